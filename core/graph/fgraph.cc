@@ -1,0 +1,185 @@
+#include "core/graph/fgraph.h"
+
+#include <algorithm>
+#include <unordered_set>
+
+#include "absl/strings/str_cat.h"
+#include "core/graph/op.h"
+#include "core/graph/traversal.h"
+
+namespace kiln {
+namespace {
+
+const std::vector<FunctionGraph::Client> kNoClients;
+
+// Aesara's MissingInputError for the first owner-less, non-constant, non-input leaf.
+absl::Status CheckNoMissingInputs(const std::vector<VariablePtr>& inputs,
+                                  const std::vector<VariablePtr>& outputs) {
+  std::unordered_set<const Variable*> given;
+  for (const VariablePtr& in : inputs) given.insert(in.get());
+  for (Apply* node : IoToposort(inputs, outputs)) {
+    for (int i = 0; i < node->num_inputs(); ++i) {
+      const Variable* in = node->inputs()[i].get();
+      if (in->owner() == nullptr && !in->is_constant() && !given.contains(in)) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "MissingInputError: Input ", i, " (", in->ToString(),
+            ") of the graph (indices start from 0), used to compute ", node->ToString(),
+            ", was not provided and not given a value."));
+      }
+    }
+  }
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const Variable* out = outputs[i].get();
+    if (out->owner() == nullptr && !out->is_constant() && !given.contains(out)) {
+      return absl::InvalidArgumentError(absl::StrCat("MissingInputError: output ", i, " (",
+                                                     out->ToString(),
+                                                     ") is not computed from the inputs."));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<FunctionGraph>> FunctionGraph::Make(
+    std::vector<VariablePtr> inputs, std::vector<VariablePtr> outputs, bool clone) {
+  std::unordered_set<const Variable*> seen;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (inputs[i]->is_constant()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "input ", i, " (", inputs[i]->ToString(),
+          ") is a Constant; constants are not function inputs, their value is in the graph"));
+    }
+    if (!seen.insert(inputs[i].get()).second) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "input ", i, " (", inputs[i]->ToString(), ") is given more than once"));
+    }
+  }
+  if (absl::Status s = CheckNoMissingInputs(inputs, outputs); !s.ok()) return s;
+
+  auto fg = std::unique_ptr<FunctionGraph>(new FunctionGraph());
+  if (clone) {
+    CloneMap memo;
+    outputs = Clone(inputs, outputs, /*copy_inputs=*/true, &memo);
+    for (VariablePtr& in : inputs) in = memo.at(in.get());
+  }
+  fg->inputs_ = std::move(inputs);
+  fg->outputs_ = std::move(outputs);
+  for (const VariablePtr& in : fg->inputs_) fg->clients_[in.get()];
+  for (size_t i = 0; i < fg->outputs_.size(); ++i) {
+    fg->Import(fg->outputs_[i]);
+    fg->AddClient(fg->outputs_[i].get(), {nullptr, static_cast<int>(i)});
+  }
+  return fg;
+}
+
+const std::vector<FunctionGraph::Client>& FunctionGraph::clients(const Variable* v) const {
+  auto it = clients_.find(v);
+  return it == clients_.end() ? kNoClients : it->second;
+}
+
+std::vector<Apply*> FunctionGraph::Toposort() const { return IoToposort(inputs_, outputs_); }
+
+void FunctionGraph::Import(const VariablePtr& v) {
+  // Only the new nodes are walked: the walk stops at variables the graph already holds.
+  auto known = [this](const Variable* var) { return clients_.contains(var); };
+  for (Apply* node : ToposortUntil({&v, 1}, known)) {
+    nodes_[node] = node->shared_from_this();
+    for (int i = 0; i < node->num_inputs(); ++i) AddClient(node->inputs()[i].get(), {node, i});
+    for (int i = 0; i < node->num_outputs(); ++i) clients_[node->output_ptr(i)];
+  }
+}
+
+void FunctionGraph::RemoveClient(const Variable* v, Client c) {
+  auto it = clients_.find(v);
+  if (it == clients_.end()) return;
+  auto pos = std::find(it->second.begin(), it->second.end(), c);
+  if (pos != it->second.end()) it->second.erase(pos);
+}
+
+void FunctionGraph::PruneFrom(Apply* start) {
+  std::vector<Apply*> work = {start};
+  while (!work.empty()) {
+    Apply* node = work.back();
+    work.pop_back();
+    auto owned = nodes_.find(node);
+    if (owned == nodes_.end()) continue;
+    bool used = false;
+    for (int i = 0; i < node->num_outputs(); ++i) used |= !clients(node->output_ptr(i)).empty();
+    if (used) continue;
+    ApplyPtr keep_alive = owned->second;
+    nodes_.erase(owned);
+    for (int i = 0; i < node->num_outputs(); ++i) clients_.erase(node->output_ptr(i));
+    for (int i = 0; i < node->num_inputs(); ++i) {
+      const Variable* in = node->inputs()[i].get();
+      RemoveClient(in, {node, i});
+      if (in->owner() != nullptr && clients(in).empty()) work.push_back(in->owner());
+    }
+  }
+}
+
+absl::Status FunctionGraph::Replace(Variable* old_var, VariablePtr new_var,
+                                    std::string_view reason) {
+  if (!old_var->type()->Equals(*new_var->type())) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "replace", reason.empty() ? "" : absl::StrCat(" (", std::string(reason), ")"), ": the replacement ",
+        new_var->ToString(), " has type ", new_var->type()->ToString(), " but ",
+        old_var->ToString(), " has type ", old_var->type()->ToString()));
+  }
+  if (old_var == new_var.get()) return absl::OkStatus();
+  // The uses are taken before the import, so that new_var may itself be computed from old_var.
+  const std::vector<Client> uses = clients(old_var);
+  Import(new_var);
+  for (const Client& c : uses) {
+    if (c.node == nullptr) {
+      outputs_[c.index] = new_var;
+    } else {
+      c.node->set_input(c.index, new_var);
+    }
+    AddClient(new_var.get(), c);
+    RemoveClient(old_var, c);
+  }
+  if (old_var->owner() != nullptr) PruneFrom(old_var->owner());
+  return absl::OkStatus();
+}
+
+absl::Status FunctionGraph::CheckIntegrity() const {
+  const std::vector<Apply*> order = Toposort();
+  if (order.size() != nodes_.size()) {
+    return absl::InternalError(absl::StrCat("the graph holds ", nodes_.size(),
+                                            " nodes but ", order.size(),
+                                            " are reachable from the outputs"));
+  }
+  std::unordered_set<const Apply*> done;
+  for (Apply* node : order) {
+    for (int i = 0; i < node->num_inputs(); ++i) {
+      const Variable* in = node->inputs()[i].get();
+      if (in->owner() != nullptr && !done.contains(in->owner())) {
+        return absl::InternalError(absl::StrCat(node->ToString(), ": input ", i,
+                                                " is computed by a node outside the graph or "
+                                                "after it (a cycle)"));
+      }
+      const std::vector<Client>& cs = clients(in);
+      if (std::find(cs.begin(), cs.end(), Client{node, i}) == cs.end()) {
+        return absl::InternalError(absl::StrCat(node->ToString(), ": input ", i, " (",
+                                                in->ToString(), ") does not list it as a client"));
+      }
+    }
+    done.insert(node);
+  }
+  for (const auto& [var, uses] : clients_) {
+    for (const Client& c : uses) {
+      const bool stale = c.node == nullptr
+                             ? c.index >= static_cast<int>(outputs_.size()) ||
+                                   outputs_[c.index].get() != var
+                             : !nodes_.contains(c.node) || c.index >= c.node->num_inputs() ||
+                                   c.node->inputs()[c.index].get() != var;
+      if (stale) {
+        return absl::InternalError(absl::StrCat(var->ToString(), " has a stale client"));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace kiln

@@ -1,0 +1,69 @@
+// Op: a kind of computation plus its props. Equal kinds with equal props are equal ops.
+#ifndef KILN_CORE_GRAPH_OP_H_
+#define KILN_CORE_GRAPH_OP_H_
+
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "core/graph/basic.h"
+#include "core/runtime/tensor.h"
+
+namespace kiln {
+
+// Every op kind Kiln knows, listed once. X(enum name, Aesara class name).
+#define KILN_OP_KINDS(X)     \
+  X(kElemwise, "Elemwise")   \
+  X(kDimShuffle, "DimShuffle")
+
+enum class OpKind {
+#define KILN_OP_KIND_ENUM(e, name) e,
+  KILN_OP_KINDS(KILN_OP_KIND_ENUM)
+#undef KILN_OP_KIND_ENUM
+};
+
+// Aesara's class name of the kind: "Elemwise".
+std::string OpKindName(OpKind kind);
+
+class Op : public std::enable_shared_from_this<Op> {
+ public:
+  virtual ~Op() = default;
+
+  virtual OpKind kind() const = 0;
+  // Aesara's str(op): "Elemwise{mul,no_inplace}", "InplaceDimShuffle{x,x}".
+  virtual std::string Name() const = 0;
+  // The props in a canonical text form; ops of one kind are equal exactly when these are.
+  virtual std::string Props() const = 0;
+
+  // Type inference: the Apply node of this op on `inputs`, or an INVALID_ARGUMENT status naming
+  // the op, the input index and the types involved.
+  virtual absl::StatusOr<ApplyPtr> MakeNode(std::vector<VariablePtr> inputs) const = 0;
+
+  // Reference kernel: fills `outputs` (one per node output) from `inputs`.
+  virtual absl::Status Perform(const Apply& node, std::span<const Tensor> inputs,
+                               std::vector<Tensor>& outputs) const = 0;
+
+  // Aesara's view_map as (output, input) pairs: the output aliases the input's buffer.
+  virtual std::vector<std::pair<int, int>> view_map() const { return {}; }
+  // Aesara's destroy_map as (output, input) pairs: the output overwrites the input's buffer.
+  virtual std::vector<std::pair<int, int>> destroy_map() const { return {}; }
+
+  bool operator==(const Op& other) const {
+    return kind() == other.kind() && Props() == other.Props();
+  }
+  // Hash consistent with ==.
+  size_t Hash() const;
+
+ protected:
+  // This op as a shared pointer, for the Apply nodes it makes.
+  OpPtr self() const { return shared_from_this(); }
+};
+
+}  // namespace kiln
+
+#endif  // KILN_CORE_GRAPH_OP_H_

@@ -1,0 +1,20 @@
+// Everything a user of the C++ DSL needs: types and constructors, the ops, function and printing.
+// Library code includes the narrower headers instead.
+#ifndef KILN_CORE_KILN_H_
+#define KILN_CORE_KILN_H_
+
+#include "core/graph/basic.h"
+#include "core/graph/constructors.h"
+#include "core/graph/fgraph.h"
+#include "core/graph/op.h"
+#include "core/graph/traversal.h"
+#include "core/graph/var.h"
+#include "core/ops/dimshuffle.h"
+#include "core/ops/elemwise.h"
+#include "core/ops/math.h"
+#include "core/runtime/function.h"
+#include "core/runtime/tensor.h"
+#include "core/text/dot.h"
+#include "core/text/dprint.h"
+
+#endif  // KILN_CORE_KILN_H_

@@ -1,0 +1,101 @@
+#include "core/ops/elemwise.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "core/ops/dimshuffle.h"
+
+namespace kiln {
+
+OpPtr Elemwise::Make(ScalarOpKind scalar_op, InplacePattern inplace_pattern) {
+  return std::make_shared<Elemwise>(scalar_op, std::move(inplace_pattern));
+}
+
+std::string Elemwise::Name() const {
+  if (inplace_pattern_.empty()) {
+    return absl::StrCat("Elemwise{", ScalarOpName(scalar_op_), ",no_inplace}");
+  }
+  return absl::StrCat("Elemwise{", ScalarOpName(scalar_op_), "}[",
+                      absl::StrJoin(inplace_pattern_, ", ",
+                                    [](std::string* out, const std::pair<int, int>& p) {
+                                      absl::StrAppend(out, "(", p.first, ", ", p.second, ")");
+                                    }),
+                      "]");
+}
+
+std::string Elemwise::Props() const {
+  return absl::StrCat("scalar_op=", ScalarOpName(scalar_op_), ";inplace_pattern=",
+                      absl::StrJoin(inplace_pattern_, ",", absl::PairFormatter(":")));
+}
+
+absl::StatusOr<ApplyPtr> Elemwise::MakeNode(std::vector<VariablePtr> inputs) const {
+  const int arity = ScalarOpArity(scalar_op_);
+  const int n = static_cast<int>(inputs.size());
+  if ((arity >= 0 && n != arity) || (arity < 0 && n < 2)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        Name(), ": expects ", arity >= 0 ? absl::StrCat(arity) : "at least 2", " inputs, got ", n));
+  }
+  std::vector<const TensorType*> types;
+  int ndim = 0;
+  for (int i = 0; i < n; ++i) {
+    const TensorType* t = inputs[i]->tensor_type();
+    if (t == nullptr) {
+      return absl::InvalidArgumentError(absl::StrCat(Name(), ": input ", i, " has type ",
+                                                     inputs[i]->type()->ToString(),
+                                                     ", which is not a TensorType"));
+    }
+    types.push_back(t);
+    ndim = std::max(ndim, t->ndim());
+  }
+
+  // Static shape by broadcasting; remember which input fixed each known dim for the error.
+  StaticShape shape(ndim, StaticDim(1));
+  std::vector<int> fixed_by(ndim, -1);
+  for (int i = 0; i < n; ++i) {
+    const int pad = ndim - types[i]->ndim();
+    for (int d = 0; d < types[i]->ndim(); ++d) {
+      const StaticDim& dim = types[i]->shape()[d];
+      StaticDim& out = shape[pad + d];
+      if (dim == 1) continue;
+      if (!dim) {
+        if (out == 1) out = std::nullopt;
+        continue;
+      }
+      if (fixed_by[pad + d] >= 0 && *out != *dim) {
+        const TensorType* first = types[fixed_by[pad + d]];
+        return absl::InvalidArgumentError(absl::StrCat(
+            Name(), ": input ", i, " has type ", types[i]->ToString(), " but input ",
+            fixed_by[pad + d], " has ", first->ToString(), ": shapes ",
+            StaticShapeToString(first->shape()), " and ", StaticShapeToString(types[i]->shape()),
+            " do not broadcast"));
+      }
+      out = dim;
+      fixed_by[pad + d] = i;
+    }
+  }
+
+  std::vector<DType> dtypes;
+  for (const TensorType* t : types) dtypes.push_back(t->dtype());
+  absl::StatusOr<DType> dtype = ScalarOutputDType(scalar_op_, dtypes);
+  if (!dtype.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        Name(), ": input 0 has type ", types[0]->ToString(),
+        n > 1 ? absl::StrCat(" and input 1 has type ", types[1]->ToString()) : "", ": ",
+        dtype.status().message()));
+  }
+
+  // Lower-rank inputs are broadcast on the left by an InplaceDimShuffle{x,...,0,...}.
+  for (int i = 0; i < n; ++i) {
+    const int pad = ndim - types[i]->ndim();
+    if (pad == 0) continue;
+    std::vector<int> order(pad, kX);
+    for (int d = 0; d < types[i]->ndim(); ++d) order.push_back(d);
+    absl::StatusOr<OpPtr> ds = DimShuffle::Make(types[i]->broadcastable(), std::move(order));
+    if (!ds.ok()) return ds.status();
+    absl::StatusOr<ApplyPtr> node = (*ds)->MakeNode({inputs[i]});
+    if (!node.ok()) return node.status();
+    inputs[i] = (*node)->output(0);
+  }
+  return Apply::Make(self(), std::move(inputs), {TensorType::Make(*dtype, std::move(shape))});
+}
+
+}  // namespace kiln

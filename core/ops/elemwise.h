@@ -1,0 +1,46 @@
+// Aesara's Elemwise: a scalar op mapped over tensors with NumPy broadcasting.
+#ifndef KILN_CORE_OPS_ELEMWISE_H_
+#define KILN_CORE_OPS_ELEMWISE_H_
+
+#include <utility>
+#include <vector>
+
+#include "core/graph/op.h"
+#include "core/ops/scalar_op.h"
+
+namespace kiln {
+
+class Elemwise final : public Op {
+ public:
+  // (output index, input index) pairs: the output is written into that input's buffer.
+  using InplacePattern = std::vector<std::pair<int, int>>;
+
+  explicit Elemwise(ScalarOpKind scalar_op, InplacePattern inplace_pattern = {})
+      : scalar_op_(scalar_op), inplace_pattern_(std::move(inplace_pattern)) {}
+  static OpPtr Make(ScalarOpKind scalar_op, InplacePattern inplace_pattern = {});
+
+  ScalarOpKind scalar_op() const { return scalar_op_; }
+  const InplacePattern& inplace_pattern() const { return inplace_pattern_; }
+
+  OpKind kind() const override { return OpKind::kElemwise; }
+  // "Elemwise{mul,no_inplace}", or "Elemwise{mul}[(0, 0)]" with an inplace pattern.
+  std::string Name() const override;
+  std::string Props() const override;
+  // Checks the arity and that every input is a tensor, pads lower-rank inputs with
+  // InplaceDimShuffle{x,...} on the left, infers the dtype by the scalar op's rule and the static
+  // shape by broadcasting (an error when known dims differ and neither is 1).
+  absl::StatusOr<ApplyPtr> MakeNode(std::vector<VariablePtr> inputs) const override;
+  // The inplace pattern: each such output overwrites its input.
+  std::vector<std::pair<int, int>> destroy_map() const override { return inplace_pattern_; }
+  // NumPy semantics: broadcasting, wrap-around integer arithmetic, float16 computed in float32.
+  absl::Status Perform(const Apply& node, std::span<const Tensor> inputs,
+                       std::vector<Tensor>& outputs) const override;
+
+ private:
+  ScalarOpKind scalar_op_;
+  InplacePattern inplace_pattern_;
+};
+
+}  // namespace kiln
+
+#endif  // KILN_CORE_OPS_ELEMWISE_H_

@@ -1,0 +1,42 @@
+// function(inputs, outputs): a callable graph. For now it evaluates the unoptimized graph node by
+// node with each op's reference kernel; the optimizer and the fast linker build on it.
+#ifndef KILN_CORE_RUNTIME_FUNCTION_H_
+#define KILN_CORE_RUNTIME_FUNCTION_H_
+
+#include <memory>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "core/graph/fgraph.h"
+#include "core/graph/var.h"
+#include "core/runtime/tensor.h"
+
+namespace kiln {
+
+class Function {
+ public:
+  // Clones the graph between inputs and outputs into a FunctionGraph and schedules it.
+  static absl::StatusOr<Function> Make(const std::vector<Var>& inputs,
+                                       const std::vector<Var>& outputs);
+
+  // Runs the graph on one value per input. A value whose dtype differs is upcast when that is
+  // lossless (int64 into float64) and rejected otherwise, as Aesara's TensorType.filter does;
+  // its rank and any static dims must match the input's type.
+  absl::StatusOr<std::vector<Tensor>> operator()(std::vector<Tensor> args) const;
+
+  const FunctionGraph& fgraph() const { return *fgraph_; }
+
+ private:
+  std::shared_ptr<const FunctionGraph> fgraph_;
+  std::vector<Apply*> schedule_;
+};
+
+// Aesara's function(inputs, outputs).
+inline absl::StatusOr<Function> function(const std::vector<Var>& inputs,
+                                         const std::vector<Var>& outputs) {
+  return Function::Make(inputs, outputs);
+}
+
+}  // namespace kiln
+
+#endif  // KILN_CORE_RUNTIME_FUNCTION_H_

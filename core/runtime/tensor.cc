@@ -1,0 +1,169 @@
+#include "core/runtime/tensor.h"
+
+#include <charconv>
+#include <cmath>
+#include <new>
+
+#include "core/graph/check.h"
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "core/runtime/dtype_dispatch.h"
+#include "core/runtime/tensor_format.h"
+
+namespace kiln {
+namespace {
+
+std::shared_ptr<void> AllocateAligned(int64_t bytes) {
+  // Round up so that even zero-size tensors own a distinct, valid allocation.
+  size_t size = (static_cast<size_t>(bytes) + kTensorAlignment - 1) / kTensorAlignment *
+                kTensorAlignment;
+  if (size == 0) size = kTensorAlignment;
+  void* p = ::operator new(size, std::align_val_t(kTensorAlignment));
+  return std::shared_ptr<void>(
+      p, [](void* q) { ::operator delete(q, std::align_val_t(kTensorAlignment)); });
+}
+
+// Calls f(flat_index, element_offset) for every element of (shape, strides) in C order.
+template <typename F>
+void ForEachOffset(const Shape& shape, const std::vector<int64_t>& strides, F&& f) {
+  const int64_t n = ShapeSize(shape);
+  if (n == 0) return;
+  const int ndim = static_cast<int>(shape.size());
+  std::vector<int64_t> index(ndim, 0);
+  int64_t offset = 0;
+  for (int64_t flat = 0; flat < n; ++flat) {
+    f(flat, offset);
+    for (int d = ndim - 1; d >= 0; --d) {
+      if (++index[d] < shape[d]) {
+        offset += strides[d];
+        break;
+      }
+      offset -= strides[d] * (shape[d] - 1);
+      index[d] = 0;
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<int64_t> ContiguousStrides(const Shape& shape) {
+  std::vector<int64_t> strides(shape.size());
+  int64_t stride = 1;
+  for (int d = static_cast<int>(shape.size()) - 1; d >= 0; --d) {
+    strides[d] = stride;
+    stride *= shape[d];
+  }
+  return strides;
+}
+
+int64_t ShapeSize(const Shape& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+std::string ShapeToString(const Shape& shape) {
+  return absl::StrCat("(", absl::StrJoin(shape, ", "), shape.size() == 1 ? ",)" : ")");
+}
+
+Tensor Tensor::Empty(DType dtype, Shape shape) {
+  for (int64_t d : shape) KILN_CHECK(d >= 0) << "negative dimension in " << ShapeToString(shape);
+  Tensor t;
+  t.dtype_ = dtype;
+  t.strides_ = ContiguousStrides(shape);
+  t.shape_ = std::move(shape);
+  t.buffer_ = AllocateAligned(t.nbytes());
+  return t;
+}
+
+Tensor Tensor::Zeros(DType dtype, Shape shape) {
+  Tensor t = Empty(dtype, std::move(shape));
+  std::memset(t.raw_data(), 0, t.nbytes());
+  return t;
+}
+
+template <typename T>
+absl::StatusOr<Tensor> Tensor::FromValues(DType dtype, Shape shape, std::span<const T> values) {
+  for (int64_t d : shape) {
+    if (d < 0) return absl::InvalidArgumentError("negative dimension in " + ShapeToString(shape));
+  }
+  if (ShapeSize(shape) != static_cast<int64_t>(values.size())) {
+    return absl::InvalidArgumentError(absl::StrCat("shape ", ShapeToString(shape), " needs ",
+                                                   ShapeSize(shape), " values but ",
+                                                   values.size(), " were given"));
+  }
+  Tensor t = Empty(dtype, std::move(shape));
+  DispatchDType(dtype, [&](auto tag) {
+    using Out = typename decltype(tag)::type;
+    Out* out = t.data<Out>();
+    for (size_t i = 0; i < values.size(); ++i) out[i] = ConvertElement<Out>(values[i]);
+  });
+  return t;
+}
+
+template absl::StatusOr<Tensor> Tensor::FromValues(DType, Shape, std::span<const bool>);
+template absl::StatusOr<Tensor> Tensor::FromValues(DType, Shape, std::span<const int32_t>);
+template absl::StatusOr<Tensor> Tensor::FromValues(DType, Shape, std::span<const int64_t>);
+template absl::StatusOr<Tensor> Tensor::FromValues(DType, Shape, std::span<const uint64_t>);
+template absl::StatusOr<Tensor> Tensor::FromValues(DType, Shape, std::span<const float>);
+template absl::StatusOr<Tensor> Tensor::FromValues(DType, Shape, std::span<const double>);
+
+int64_t Tensor::size() const { return ShapeSize(shape_); }
+
+bool Tensor::is_contiguous() const {
+  int64_t expected = 1;
+  for (int d = ndim() - 1; d >= 0; --d) {
+    if (shape_[d] != 1 && strides_[d] != expected) return false;
+    expected *= shape_[d];
+  }
+  return true;
+}
+
+Tensor Tensor::View(Shape shape, std::vector<int64_t> strides, int64_t offset) const {
+  KILN_CHECK(shape.size() == strides.size());
+  Tensor t = *this;
+  t.shape_ = std::move(shape);
+  t.strides_ = std::move(strides);
+  t.offset_ = offset_ + offset;
+  return t;
+}
+
+Tensor Tensor::Contiguous() const {
+  if (is_contiguous()) return *this;
+  return AsType(dtype_);
+}
+
+Tensor Tensor::AsType(DType dtype) const {
+  Tensor out = Empty(dtype, shape_);
+  DispatchDType(dtype_, [&](auto in_tag) {
+    using In = typename decltype(in_tag)::type;
+    DispatchDType(dtype, [&](auto out_tag) {
+      using Out = typename decltype(out_tag)::type;
+      const In* in = data<In>();
+      Out* o = out.data<Out>();
+      ForEachOffset(shape_, strides_,
+                    [&](int64_t flat, int64_t off) { o[flat] = ConvertElement<Out>(in[off]); });
+    });
+  });
+  return out;
+}
+
+double Tensor::ElementAsDouble(int64_t flat_index) const {
+  const Tensor c = Contiguous();
+  return DispatchDType(dtype_, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    return ConvertElement<double>(c.data<T>()[flat_index]);
+  });
+}
+
+bool Tensor::BitwiseEquals(const Tensor& other) const {
+  if (dtype_ != other.dtype_ || shape_ != other.shape_) return false;
+  const Tensor a = Contiguous();
+  const Tensor b = other.Contiguous();
+  return std::memcmp(a.raw_data(), b.raw_data(), nbytes()) == 0;
+}
+
+std::string Tensor::ToString() const { return FormatTensor(*this); }
+
+}  // namespace kiln

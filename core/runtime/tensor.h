@@ -1,0 +1,95 @@
+// Tensor: a dtype, a shape and element strides over a shared 64-byte-aligned buffer; views share it.
+#ifndef KILN_CORE_RUNTIME_TENSOR_H_
+#define KILN_CORE_RUNTIME_TENSOR_H_
+
+#include <cstdint>
+#include <cstring>
+#include <initializer_list>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "core/graph/dtype.h"
+
+namespace kiln {
+
+using Shape = std::vector<int64_t>;
+
+// Alignment of every buffer, in bytes: a cache line and an AVX-512 register.
+inline constexpr size_t kTensorAlignment = 64;
+
+class Tensor {
+ public:
+  // A tensor without a buffer; use the factories below.
+  Tensor() = default;
+
+  // A contiguous (C-order) tensor with uninitialised contents.
+  static Tensor Empty(DType dtype, Shape shape);
+  // A contiguous tensor filled with zero bytes.
+  static Tensor Zeros(DType dtype, Shape shape);
+  // A contiguous tensor holding `values` converted to `dtype` (their count must equal the
+  // shape's size). Instantiated for bool, int32_t, int64_t, uint64_t, float and double.
+  template <typename T>
+  static absl::StatusOr<Tensor> FromValues(DType dtype, Shape shape, std::span<const T> values);
+  // Same, from a braced list: Tensor::Of<double>(DType::kFloat64, {3}, {0, 1, 2}).
+  template <typename T>
+  static absl::StatusOr<Tensor> Of(DType dtype, Shape shape, std::initializer_list<T> values) {
+    return FromValues<T>(dtype, std::move(shape), std::span<const T>(values.begin(), values.size()));
+  }
+
+  DType dtype() const { return dtype_; }
+  const Shape& shape() const { return shape_; }
+  // Strides in elements (not bytes); 0 on broadcast views.
+  const std::vector<int64_t>& strides() const { return strides_; }
+  int ndim() const { return static_cast<int>(shape_.size()); }
+  // Number of elements.
+  int64_t size() const;
+  // Bytes the elements take when contiguous.
+  int64_t nbytes() const { return size() * DTypeSize(dtype_); }
+  bool is_contiguous() const;
+  // True when both share one buffer (a view of the other, or the same tensor).
+  bool SharesBufferWith(const Tensor& other) const { return buffer_ == other.buffer_; }
+
+  // Pointer to the first element (buffer start plus the view's offset).
+  void* raw_data() { return static_cast<char*>(buffer_.get()) + offset_ * DTypeSize(dtype_); }
+  const void* raw_data() const {
+    return static_cast<const char*>(buffer_.get()) + offset_ * DTypeSize(dtype_);
+  }
+  template <typename T>
+  T* data() { return static_cast<T*>(raw_data()); }
+  template <typename T>
+  const T* data() const { return static_cast<const T*>(raw_data()); }
+
+  // A view with new shape and element strides at an element offset from this view's start.
+  Tensor View(Shape shape, std::vector<int64_t> strides, int64_t offset = 0) const;
+  // A C-contiguous copy, or this tensor itself when already contiguous.
+  Tensor Contiguous() const;
+  // A contiguous copy converted to `dtype` with C++ conversions (NumPy's astype).
+  Tensor AsType(DType dtype) const;
+  // The element at a flat C-order index, converted to double (tests and printing).
+  double ElementAsDouble(int64_t flat_index) const;
+  // Bitwise equality of dtype, shape and elements (so NaN equals NaN and -0.0 differs from 0.0).
+  bool BitwiseEquals(const Tensor& other) const;
+  // NumPy's str(array): "2.0", "[0 1 2]", "[[1. 2.]\n [3. 4.]]".
+  std::string ToString() const;
+
+ private:
+  DType dtype_ = DType::kFloat64;
+  Shape shape_;
+  std::vector<int64_t> strides_;
+  int64_t offset_ = 0;
+  std::shared_ptr<void> buffer_;
+};
+
+// C-order strides for a shape, in elements.
+std::vector<int64_t> ContiguousStrides(const Shape& shape);
+// Product of the dims.
+int64_t ShapeSize(const Shape& shape);
+// "(2, 3)", as Python prints a shape tuple.
+std::string ShapeToString(const Shape& shape);
+
+}  // namespace kiln
+
+#endif  // KILN_CORE_RUNTIME_TENSOR_H_

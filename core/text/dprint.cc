@@ -1,0 +1,107 @@
+#include "core/text/dprint.h"
+
+#include <iostream>
+#include <unordered_map>
+
+#include "absl/strings/str_cat.h"
+#include "core/graph/op.h"
+
+namespace kiln {
+namespace {
+
+// One dprint run: the ids given so far and the text.
+class Printer {
+ public:
+  explicit Printer(const DprintOptions& options) : options_(options) {}
+
+  // Prints `root` and, depth-first, what it is computed from. Iterative, so deep graphs are fine.
+  void PrintTree(const Variable* root) {
+    struct Item {
+      const Variable* var;
+      std::string prefix;        // printed before this line
+      std::string child_prefix;  // passed on to this variable's inputs
+      int depth;
+    };
+    std::vector<Item> stack = {{root, "", "", 0}};
+    while (!stack.empty()) {
+      Item item = std::move(stack.back());
+      stack.pop_back();
+      const Variable* v = item.var;
+      const Apply* node = v->owner();
+      if (node == nullptr) {
+        absl::StrAppend(&out_, item.prefix, v->ToString(), IdText(v), TypeText(v), "\n");
+        continue;
+      }
+      const bool seen = ids_.contains(node);
+      absl::StrAppend(&out_, item.prefix, node->op().Name(),
+                      node->num_outputs() > 1 ? absl::StrCat(".", v->index()) : "", IdText(node),
+                      TypeText(v), v->name().empty() ? "" : absl::StrCat(" '", v->name(), "'"),
+                      "\n");
+      if (seen || (options_.depth >= 0 && item.depth + 1 >= options_.depth) ||
+          (options_.stop_on_name && !v->name().empty() && item.depth > 0)) {
+        continue;
+      }
+      // Push inputs in reverse so that input 0 prints first.
+      const int n = node->num_inputs();
+      for (int i = n - 1; i >= 0; --i) {
+        const bool last = i == n - 1;
+        stack.push_back({node->inputs()[i].get(), item.child_prefix + " |",
+                         item.child_prefix + (last ? "  " : " |"), item.depth + 1});
+      }
+    }
+  }
+
+  // A line for an output that could not be built.
+  void PrintError(const absl::Status& status) {
+    absl::StrAppend(&out_, "<error: ", status.message(), ">\n");
+  }
+
+  std::string Take() { return std::move(out_); }
+
+ private:
+  // " [id X]" for a node or a leaf variable, given in the order first printed.
+  std::string IdText(const void* key) {
+    if (options_.ids == DprintIds::kNone) return "";
+    auto [it, inserted] = ids_.try_emplace(key, static_cast<int>(ids_.size()));
+    const int id = it->second;
+    return absl::StrCat(" [id ", options_.ids == DprintIds::kChar ? CharId(id) : absl::StrCat(id),
+                        "]");
+  }
+
+  std::string TypeText(const Variable* v) const {
+    return options_.print_type ? absl::StrCat(" <", v->type()->ToString(), ">") : "";
+  }
+
+  const DprintOptions& options_;
+  std::unordered_map<const void*, int> ids_;
+  std::string out_;
+};
+
+}  // namespace
+
+std::string CharId(int number) {
+  if (number == 0) return "A";
+  std::string id;
+  for (; number != 0; number /= 26) id.insert(id.begin(), static_cast<char>('A' + number % 26));
+  return id;
+}
+
+std::string DebugPrint(const std::vector<Var>& outputs, const DprintOptions& options) {
+  Printer printer(options);
+  for (const Var& out : outputs) {
+    if (out.ok()) {
+      printer.PrintTree(out.ptr().get());
+    } else {
+      printer.PrintError(out.status());
+    }
+  }
+  return printer.Take();
+}
+
+void dprint(const Var& output, const DprintOptions& options) { dprint(std::vector<Var>{output}, options); }
+
+void dprint(const std::vector<Var>& outputs, const DprintOptions& options) {
+  std::cout << DebugPrint(outputs, options) << std::flush;
+}
+
+}  // namespace kiln

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Installs every Debian package that Kiln's build, tests and demo need. Idempotent: packages
+# already present are skipped, so a second run does nothing. Run as root on Debian 12.
+set -euo pipefail
+
+PACKAGES=(
+  # toolchain
+  build-essential cmake ninja-build ccache pkg-config git
+  # libraries (all from Debian; nothing is vendored)
+  libabsl-dev libeigen3-dev libgtest-dev libgmock-dev libbenchmark-dev
+  libprotobuf-dev protobuf-compiler libgrpc++-dev protobuf-compiler-grpc
+  libopenblas-dev libsleef-dev
+  # python client and numeric reference
+  python3 python3-numpy python3-pytest python3-grpcio python3-protobuf
+  # pictures of graphs
+  graphviz
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if ((${#missing[@]} == 0)); then
+  echo "setup: all ${#PACKAGES[@]} packages already installed"
+  exit 0
+fi
+
+SUDO=""
+if [[ $(id -u) -ne 0 ]]; then SUDO="sudo"; fi
+echo "setup: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"

@@ -1,0 +1,93 @@
+#include "proto/convert/tensor_convert.h"
+
+#include <bit>
+#include <cstring>
+#include <limits>
+
+#include "absl/strings/str_cat.h"
+
+namespace kiln {
+
+static_assert(std::endian::native == std::endian::little, "the wire format is little-endian");
+
+v1::DType ToProto(DType dtype) { return static_cast<v1::DType>(static_cast<int>(dtype) + 1); }
+
+absl::StatusOr<DType> FromProto(v1::DType dtype) {
+  const int value = static_cast<int>(dtype);
+  if (value < 1 || value > kNumDTypes) {
+    return absl::InvalidArgumentError(absl::StrCat("unknown dtype ", value));
+  }
+  return static_cast<DType>(value - 1);
+}
+
+v1::TensorType ToProto(const TensorType& type) {
+  v1::TensorType msg;
+  msg.set_dtype(ToProto(type.dtype()));
+  for (const StaticDim& d : type.shape()) {
+    v1::StaticDim* dim = msg.add_shape();
+    dim->set_known(d.has_value());
+    dim->set_size(d.value_or(0));
+  }
+  return msg;
+}
+
+absl::StatusOr<TensorTypePtr> FromProto(const v1::TensorType& type) {
+  absl::StatusOr<DType> dtype = FromProto(type.dtype());
+  if (!dtype.ok()) return dtype.status();
+  StaticShape shape;
+  for (int i = 0; i < type.shape_size(); ++i) {
+    const v1::StaticDim& d = type.shape(i);
+    if (d.known() && d.size() < 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("tensor type: dim ", i, " has negative size ", d.size()));
+    }
+    shape.push_back(d.known() ? StaticDim(d.size()) : std::nullopt);
+  }
+  return TensorType::Make(*dtype, std::move(shape));
+}
+
+v1::Tensor ToProto(const Tensor& tensor) {
+  v1::Tensor msg;
+  msg.set_dtype(ToProto(tensor.dtype()));
+  for (int64_t d : tensor.shape()) msg.add_shape(d);
+  const Tensor c = tensor.Contiguous();
+  msg.set_data(c.raw_data(), c.nbytes());
+  return msg;
+}
+
+absl::StatusOr<Tensor> FromProto(const v1::Tensor& msg, int64_t max_bytes) {
+  absl::StatusOr<DType> dtype = FromProto(msg.dtype());
+  if (!dtype.ok()) return dtype.status();
+  Shape shape;
+  int64_t elements = 1;
+  const int64_t limit = max_bytes / DTypeSize(*dtype);
+  for (int i = 0; i < msg.shape_size(); ++i) {
+    const int64_t d = msg.shape(i);
+    if (d < 0) return absl::InvalidArgumentError(absl::StrCat("tensor: dim ", i, " is ", d));
+    // Checked before multiplying, so a hostile shape cannot overflow the count.
+    if (d != 0 && elements > limit / d) {
+      return absl::InvalidArgumentError(absl::StrCat("tensor: more than ", max_bytes, " bytes"));
+    }
+    elements *= d;
+    shape.push_back(d);
+  }
+  const int64_t expected = elements * DTypeSize(*dtype);
+  if (static_cast<int64_t>(msg.data().size()) != expected) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "tensor: ", DTypeName(*dtype), " data of shape ", ShapeToString(shape), " needs ",
+        expected, " bytes but ", msg.data().size(), " were sent"));
+  }
+  if (*dtype == DType::kBool) {
+    for (size_t i = 0; i < msg.data().size(); ++i) {
+      if (static_cast<unsigned char>(msg.data()[i]) > 1) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("tensor: bool element ", i, " is neither 0 nor 1"));
+      }
+    }
+  }
+  Tensor t = Tensor::Empty(*dtype, std::move(shape));
+  std::memcpy(t.raw_data(), msg.data().data(), expected);
+  return t;
+}
+
+}  // namespace kiln

@@ -1,0 +1,29 @@
+// Conversion of dtypes, tensor types and tensors between kiln.v1 messages and core, validating
+// everything that arrives from a client.
+#ifndef KILN_PROTO_CONVERT_TENSOR_CONVERT_H_
+#define KILN_PROTO_CONVERT_TENSOR_CONVERT_H_
+
+#include "absl/status/statusor.h"
+#include "core/graph/type.h"
+#include "core/runtime/tensor.h"
+#include "kiln/v1/types.pb.h"
+
+namespace kiln {
+
+// The wire dtype of a core dtype.
+v1::DType ToProto(DType dtype);
+// The core dtype of a wire dtype; INVALID_ARGUMENT for DTYPE_UNSPECIFIED or unknown values.
+absl::StatusOr<DType> FromProto(v1::DType dtype);
+
+// TensorType <-> message; negative static sizes are INVALID_ARGUMENT.
+v1::TensorType ToProto(const TensorType& type);
+absl::StatusOr<TensorTypePtr> FromProto(const v1::TensorType& type);
+
+// Tensor <-> message (raw little-endian bytes, C order). A byte count that does not match the
+// dtype and shape, a negative dim or more than `max_bytes` of data is INVALID_ARGUMENT.
+v1::Tensor ToProto(const Tensor& tensor);
+absl::StatusOr<Tensor> FromProto(const v1::Tensor& tensor, int64_t max_bytes = int64_t{1} << 40);
+
+}  // namespace kiln
+
+#endif  // KILN_PROTO_CONVERT_TENSOR_CONVERT_H_
