@@ -73,6 +73,23 @@ ApplyPtr Apply::Make(OpPtr op, std::vector<VariablePtr> inputs,
   return node;
 }
 
+Apply::~Apply() {
+  // The outermost destructor drains a worklist; nested ones (nodes freed by it) only add to it.
+  static thread_local std::vector<VariablePtr>* pending = nullptr;
+  if (pending != nullptr) {
+    for (VariablePtr& in : inputs_) pending->push_back(std::move(in));
+    return;
+  }
+  std::vector<VariablePtr> work = std::move(inputs_);
+  pending = &work;
+  while (!work.empty()) {
+    VariablePtr v = std::move(work.back());
+    work.pop_back();
+    v.reset();
+  }
+  pending = nullptr;
+}
+
 VariablePtr Apply::output(int i) {
   KILN_CHECK(i >= 0 && i < num_outputs()) << "output " << i << " of " << op_->Name();
   return VariablePtr(shared_from_this(), outputs_[i].get());

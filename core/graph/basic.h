@@ -81,6 +81,9 @@ class Constant final : public Variable {
 // The application of an Op to input variables, producing output variables: {op, inputs, outputs}.
 class Apply : public std::enable_shared_from_this<Apply> {
  public:
+  // Releases the inputs iteratively, so that dropping a very deep graph cannot overflow the stack.
+  ~Apply();
+
   // A node of `op` on `inputs` whose outputs have `output_types`. Ops call this from MakeNode
   // once the types are inferred; it does not check them.
   static ApplyPtr Make(OpPtr op, std::vector<VariablePtr> inputs,

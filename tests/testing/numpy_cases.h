@@ -1,0 +1,58 @@
+// Reading the NumPy reference files written by tests/golden/gen_numpy_cases.py.
+#ifndef KILN_TESTS_TESTING_NUMPY_CASES_H_
+#define KILN_TESTS_TESTING_NUMPY_CASES_H_
+
+#include <cstdlib>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_replace.h"
+#include "absl/strings/str_split.h"
+#include "core/graph/dtype.h"
+#include "core/runtime/tensor.h"
+#include "tests/testing/golden.h"
+
+namespace kiln::testing {
+
+// The '|'-separated fields of each non-comment line of a reference file.
+inline std::vector<std::vector<std::string>> ReadCases(const std::string& path) {
+  std::vector<std::vector<std::string>> cases;
+  std::istringstream text(ReadSourceFile(path));
+  std::string line;
+  while (std::getline(text, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    cases.push_back(absl::StrSplit(line, '|'));
+  }
+  return cases;
+}
+
+// "2x3" -> {2, 3}; "-" -> {} (a scalar).
+inline Shape ParseShape(const std::string& text) {
+  Shape shape;
+  if (text == "-") return shape;
+  for (const auto& d : absl::StrSplit(text, 'x')) shape.push_back(std::stoll(std::string(d)));
+  return shape;
+}
+
+// "1.5,nan,True" -> {1.5, NaN, 1}.
+inline std::vector<double> ParseValues(const std::string& text) {
+  std::vector<double> values;
+  if (text.empty()) return values;
+  for (const auto& v : absl::StrSplit(text, ',')) {
+    std::string s(v);
+    values.push_back(s == "True" ? 1.0 : s == "False" ? 0.0 : std::strtod(s.c_str(), nullptr));
+  }
+  return values;
+}
+
+// A tensor of `dtype` and `shape` holding `values`.
+inline Tensor MakeTensor(const std::string& dtype, const std::string& shape,
+                         const std::string& values) {
+  std::vector<double> v = ParseValues(values);
+  return *Tensor::FromValues<double>(*ParseDType(dtype), ParseShape(shape), v);
+}
+
+}  // namespace kiln::testing
+
+#endif  // KILN_TESTS_TESTING_NUMPY_CASES_H_
