@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Runs every test on a fresh Debian 12 machine: installs what is missing, builds everything and
+# runs CTest. With --sanitize, builds into build-asan/ with AddressSanitizer and
+# UndefinedBehaviorSanitizer instead.
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+"$ROOT/deploy/setup.sh"
+if [[ "${1:-}" == "--sanitize" ]]; then
+  export KILN_BUILD_DIR=${KILN_BUILD_DIR:-$ROOT/build-asan}
+  export KILN_CMAKE_ARGS="${KILN_CMAKE_ARGS:-} -DKILN_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug"
+fi
+BUILD=${KILN_BUILD_DIR:-$ROOT/build}
+"$ROOT/deploy/build.sh"
+ctest --test-dir "$BUILD" --output-on-failure -j "$(nproc)"
