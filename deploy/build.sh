@@ -6,8 +6,8 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${KILN_BUILD_DIR:-$ROOT/build}
 export CCACHE_DIR=${CCACHE_DIR:-$HOME/.cache/kiln-ccache}
-mkdir -p "$CCACHE_DIR"
+mkdir -p "$CCACHE_DIR" "$BUILD"
 # shellcheck disable=SC2086
-cmake -S "$ROOT" -B "$BUILD" -G Ninja ${KILN_CMAKE_ARGS:-} > "$BUILD.configure.log" 2>&1 ||
-  { cat "$BUILD.configure.log"; exit 1; }
+cmake -S "$ROOT" -B "$BUILD" -G Ninja ${KILN_CMAKE_ARGS:-} > "$BUILD/configure.log" 2>&1 ||
+  { cat "$BUILD/configure.log"; exit 1; }
 ninja -C "$BUILD" "$@"
