@@ -11,7 +11,7 @@ PACKAGES=(
   libprotobuf-dev protobuf-compiler libgrpc++-dev protobuf-compiler-grpc
   libopenblas-dev libsleef-dev
   # python client and numeric reference
-  python3 python3-numpy python3-pytest python3-grpcio python3-protobuf
+  python3 python3-numpy python3-scipy python3-pytest python3-grpcio python3-protobuf
   # pictures of graphs
   graphviz
 )

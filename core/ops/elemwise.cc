@@ -6,15 +6,13 @@
 
 namespace kiln {
 
-OpPtr Elemwise::Make(ScalarOpKind scalar_op, InplacePattern inplace_pattern) {
+OpPtr Elemwise::Make(ScalarOp scalar_op, InplacePattern inplace_pattern) {
   return std::make_shared<Elemwise>(scalar_op, std::move(inplace_pattern));
 }
 
 std::string Elemwise::Name() const {
-  if (inplace_pattern_.empty()) {
-    return absl::StrCat("Elemwise{", ScalarOpName(scalar_op_), ",no_inplace}");
-  }
-  return absl::StrCat("Elemwise{", ScalarOpName(scalar_op_), "}[",
+  if (inplace_pattern_.empty()) return scalar_op_.ElemwiseName();
+  return absl::StrCat("Elemwise{", scalar_op_.Name(), "}[",
                       absl::StrJoin(inplace_pattern_, ", ",
                                     [](std::string* out, const std::pair<int, int>& p) {
                                       absl::StrAppend(out, "(", p.first, ", ", p.second, ")");
@@ -23,12 +21,12 @@ std::string Elemwise::Name() const {
 }
 
 std::string Elemwise::Props() const {
-  return absl::StrCat("scalar_op=", ScalarOpName(scalar_op_), ";inplace_pattern=",
+  return absl::StrCat("scalar_op=", scalar_op_.Name(), ";inplace_pattern=",
                       absl::StrJoin(inplace_pattern_, ",", absl::PairFormatter(":")));
 }
 
 absl::StatusOr<ApplyPtr> Elemwise::MakeNode(std::vector<VariablePtr> inputs) const {
-  const int arity = ScalarOpArity(scalar_op_);
+  const int arity = ScalarOpArity(scalar_op_.kind);
   const int n = static_cast<int>(inputs.size());
   if ((arity >= 0 && n != arity) || (arity < 0 && n < 2)) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -77,10 +75,13 @@ absl::StatusOr<ApplyPtr> Elemwise::MakeNode(std::vector<VariablePtr> inputs) con
   for (const TensorType* t : types) dtypes.push_back(t->dtype());
   absl::StatusOr<DType> dtype = ScalarOutputDType(scalar_op_, dtypes);
   if (!dtype.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        Name(), ": input 0 has type ", types[0]->ToString(),
-        n > 1 ? absl::StrCat(" and input 1 has type ", types[1]->ToString()) : "", ": ",
-        dtype.status().message()));
+    std::string described;
+    for (int i = 0; i < n; ++i) {
+      absl::StrAppend(&described, i == 0 ? "" : i + 1 == n ? " and " : ", ", "input ", i,
+                      " has type ", types[i]->ToString());
+    }
+    return absl::InvalidArgumentError(
+        absl::StrCat(Name(), ": ", described, ": ", dtype.status().message()));
   }
 
   // Lower-rank inputs are broadcast on the left by an InplaceDimShuffle{x,...,0,...}.

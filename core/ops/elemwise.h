@@ -15,15 +15,19 @@ class Elemwise final : public Op {
   // (output index, input index) pairs: the output is written into that input's buffer.
   using InplacePattern = std::vector<std::pair<int, int>>;
 
-  explicit Elemwise(ScalarOpKind scalar_op, InplacePattern inplace_pattern = {})
+  explicit Elemwise(ScalarOp scalar_op, InplacePattern inplace_pattern = {})
       : scalar_op_(scalar_op), inplace_pattern_(std::move(inplace_pattern)) {}
-  static OpPtr Make(ScalarOpKind scalar_op, InplacePattern inplace_pattern = {});
+  static OpPtr Make(ScalarOp scalar_op, InplacePattern inplace_pattern = {});
+  static OpPtr Make(ScalarOpKind kind, InplacePattern inplace_pattern = {}) {
+    return Make(ScalarOp{kind}, std::move(inplace_pattern));
+  }
 
-  ScalarOpKind scalar_op() const { return scalar_op_; }
+  const ScalarOp& scalar_op() const { return scalar_op_; }
   const InplacePattern& inplace_pattern() const { return inplace_pattern_; }
 
   OpKind kind() const override { return OpKind::kElemwise; }
-  // "Elemwise{mul,no_inplace}", or "Elemwise{mul}[(0, 0)]" with an inplace pattern.
+  // "Elemwise{mul,no_inplace}", "Elemwise{Cast{float32}}", or "Elemwise{mul}[(0, 0)]" with an
+  // inplace pattern.
   std::string Name() const override;
   std::string Props() const override;
   // Checks the arity and that every input is a tensor, pads lower-rank inputs with
@@ -32,12 +36,13 @@ class Elemwise final : public Op {
   absl::StatusOr<ApplyPtr> MakeNode(std::vector<VariablePtr> inputs) const override;
   // The inplace pattern: each such output overwrites its input.
   std::vector<std::pair<int, int>> destroy_map() const override { return inplace_pattern_; }
-  // NumPy semantics: broadcasting, wrap-around integer arithmetic, float16 computed in float32.
+  // NumPy semantics: broadcasting, wrap-around integer arithmetic, float16 computed in float32;
+  // integer division or modulo by zero and integer negative powers are errors.
   absl::Status Perform(const Apply& node, std::span<const Tensor> inputs,
                        std::vector<Tensor>& outputs) const override;
 
  private:
-  ScalarOpKind scalar_op_;
+  ScalarOp scalar_op_;
   InplacePattern inplace_pattern_;
 };
 

@@ -5,25 +5,47 @@
 namespace kiln {
 namespace {
 
-Var ApplyScalar(ScalarOpKind op, std::vector<Var> inputs) {
+Var ApplyScalar(ScalarOp op, std::vector<Var> inputs) {
   return ApplyOp(Elemwise::Make(op), std::move(inputs));
 }
 
 }  // namespace
 
-Var add(const Var& a, const Var& b) { return ApplyScalar(ScalarOpKind::kAdd, {a, b}); }
-Var sub(const Var& a, const Var& b) { return ApplyScalar(ScalarOpKind::kSub, {a, b}); }
-Var mul(const Var& a, const Var& b) { return ApplyScalar(ScalarOpKind::kMul, {a, b}); }
-Var true_div(const Var& a, const Var& b) { return ApplyScalar(ScalarOpKind::kTrueDiv, {a, b}); }
-Var pow(const Var& a, const Var& b) { return ApplyScalar(ScalarOpKind::kPow, {a, b}); }
-Var neg(const Var& a) { return ApplyScalar(ScalarOpKind::kNeg, {a}); }
-Var exp(const Var& a) { return ApplyScalar(ScalarOpKind::kExp, {a}); }
-Var log(const Var& a) { return ApplyScalar(ScalarOpKind::kLog, {a}); }
+#define KILN_DEFINE_UNARY(name, kind) \
+  Var name(const Var& a) { return ApplyScalar({ScalarOpKind::kind}, {a}); }
+#define KILN_DEFINE_BINARY(name, kind) \
+  Var name(const Var& a, const Var& b) { return ApplyScalar({ScalarOpKind::kind}, {a, b}); }
+KILN_UNARY_MATH(KILN_DEFINE_UNARY)
+KILN_BINARY_MATH(KILN_DEFINE_BINARY)
+#undef KILN_DEFINE_UNARY
+#undef KILN_DEFINE_BINARY
+
+Var switch_(const Var& cond, const Var& a, const Var& b) {
+  return ApplyScalar({ScalarOpKind::kSwitch}, {cond, a, b});
+}
+
+Var clip(const Var& a, const Var& lo, const Var& hi) {
+  return ApplyScalar({ScalarOpKind::kClip}, {a, lo, hi});
+}
+
+Var cast(const Var& a, DType dtype) {
+  if (!a.ok() || (a->tensor_type() != nullptr && a.dtype() == dtype)) return a;
+  return ApplyScalar({ScalarOpKind::kCast, dtype}, {a});
+}
 
 Var operator+(const Var& a, const Var& b) { return add(a, b); }
 Var operator-(const Var& a, const Var& b) { return sub(a, b); }
 Var operator*(const Var& a, const Var& b) { return mul(a, b); }
 Var operator/(const Var& a, const Var& b) { return true_div(a, b); }
+Var operator%(const Var& a, const Var& b) { return mod(a, b); }
+Var operator<(const Var& a, const Var& b) { return lt(a, b); }
+Var operator>(const Var& a, const Var& b) { return gt(a, b); }
+Var operator<=(const Var& a, const Var& b) { return le(a, b); }
+Var operator>=(const Var& a, const Var& b) { return ge(a, b); }
+Var operator&(const Var& a, const Var& b) { return and_(a, b); }
+Var operator|(const Var& a, const Var& b) { return or_(a, b); }
+Var operator^(const Var& a, const Var& b) { return xor_(a, b); }
 Var operator-(const Var& a) { return neg(a); }
+Var operator~(const Var& a) { return invert(a); }
 
 }  // namespace kiln

@@ -9,34 +9,66 @@
 
 namespace kiln {
 
-// Elemwise{add}: a + b (+ c ...), with NumPy broadcasting and Aesara's upcasting.
-Var add(const Var& a, const Var& b);
-// Elemwise{sub}: a - b.
-Var sub(const Var& a, const Var& b);
-// Elemwise{mul}: a * b.
-Var mul(const Var& a, const Var& b);
-// Elemwise{true_div}: a / b; integer inputs give floatX.
-Var true_div(const Var& a, const Var& b);
-// Elemwise{pow}: a ** b.
-Var pow(const Var& a, const Var& b);
-// Elemwise{neg}: -a.
-Var neg(const Var& a);
-// Elemwise{exp}: e ** a; integers give a float.
-Var exp(const Var& a);
-// Elemwise{log}: the natural logarithm; integers give a float.
-Var log(const Var& a);
+// Unary elementwise functions, one Elemwise each, named as in aesara.tensor:
+// abs sgn ceil floor trunc round_half_to_even round_half_away_from_zero neg reciprocal log log2
+// log10 log1p exp exp2 expm1 sqr sqrt deg2rad rad2deg cos arccos sin arcsin tan arctan cosh
+// arccosh sinh arcsinh tanh arctanh erf erfc erfcx erfinv erfcinv gamma gammaln psi sigmoid
+// softplus log1mexp isnan isinf invert real imag conj angle identity.
+#define KILN_UNARY_MATH(X)                                                                      \
+  X(abs, kAbs) X(sgn, kSgn) X(ceil, kCeil) X(floor, kFloor) X(trunc, kTrunc)                   \
+  X(round_half_to_even, kRoundHalfToEven) X(round_half_away_from_zero, kRoundHalfAwayFromZero) \
+  X(neg, kNeg) X(reciprocal, kReciprocal) X(log, kLog) X(log2, kLog2) X(log10, kLog10)        \
+  X(log1p, kLog1p) X(exp, kExp) X(exp2, kExp2) X(expm1, kExpm1) X(sqr, kSqr) X(sqrt, kSqrt)   \
+  X(deg2rad, kDeg2Rad) X(rad2deg, kRad2Deg) X(cos, kCos) X(arccos, kArccos) X(sin, kSin)      \
+  X(arcsin, kArcsin) X(tan, kTan) X(arctan, kArctan) X(cosh, kCosh) X(arccosh, kArccosh)      \
+  X(sinh, kSinh) X(arcsinh, kArcsinh) X(tanh, kTanh) X(arctanh, kArctanh) X(erf, kErf)        \
+  X(erfc, kErfc) X(erfcx, kErfcx) X(erfinv, kErfinv) X(erfcinv, kErfcinv) X(gamma, kGamma)    \
+  X(gammaln, kGammaln) X(psi, kPsi) X(sigmoid, kSigmoid) X(softplus, kSoftplus)               \
+  X(log1mexp, kLog1mexp) X(isnan, kIsNan) X(isinf, kIsInf) X(invert, kInvert) X(real, kReal)  \
+  X(imag, kImag) X(conj, kConj) X(angle, kAngle) X(identity, kIdentity)
+
+// Binary elementwise functions: lt gt le ge eq neq and_ or_ xor maximum minimum add sub mul
+// true_div int_div mod pow arctan2 second (Aesara's fill: the value of b broadcast like a).
+#define KILN_BINARY_MATH(X)                                                                 \
+  X(lt, kLt) X(gt, kGt) X(le, kLe) X(ge, kGe) X(eq, kEq) X(neq, kNeq) X(and_, kAnd)        \
+  X(or_, kOr) X(xor_, kXor) X(maximum, kMaximum) X(minimum, kMinimum) X(add, kAdd)         \
+  X(sub, kSub) X(mul, kMul) X(true_div, kTrueDiv) X(int_div, kIntDiv) X(mod, kMod)         \
+  X(pow, kPow) X(arctan2, kArctan2) X(second, kSecond)
+
+#define KILN_DECLARE_UNARY(name, kind) Var name(const Var& a);
+#define KILN_DECLARE_BINARY(name, kind) Var name(const Var& a, const Var& b);
+KILN_UNARY_MATH(KILN_DECLARE_UNARY)
+KILN_BINARY_MATH(KILN_DECLARE_BINARY)
+#undef KILN_DECLARE_UNARY
+#undef KILN_DECLARE_BINARY
+
+// Elemwise{switch}: where cond is non-zero a, else b (numpy.where).
+Var switch_(const Var& cond, const Var& a, const Var& b);
+// Elemwise{clip}: a limited to [lo, hi] (lo where a < lo, else hi where a > hi).
+Var clip(const Var& a, const Var& lo, const Var& hi);
+// Elemwise{Cast{dtype}}: a converted to `dtype` (a itself when it already has it).
+Var cast(const Var& a, DType dtype);
 
 Var operator+(const Var& a, const Var& b);
 Var operator-(const Var& a, const Var& b);
 Var operator*(const Var& a, const Var& b);
 Var operator/(const Var& a, const Var& b);
+Var operator%(const Var& a, const Var& b);
+Var operator<(const Var& a, const Var& b);
+Var operator>(const Var& a, const Var& b);
+Var operator<=(const Var& a, const Var& b);
+Var operator>=(const Var& a, const Var& b);
+Var operator&(const Var& a, const Var& b);
+Var operator|(const Var& a, const Var& b);
+Var operator^(const Var& a, const Var& b);
 Var operator-(const Var& a);
+Var operator~(const Var& a);
 
 // A C++ number on either side becomes a TensorConstant by Aesara's literal rules (see constant()).
 template <typename S>
 concept Literal = std::is_arithmetic_v<S>;
 
-// The literal as a constant; 64-bit and smaller integers go through int64_t.
+// The literal as a constant; integers go through int64_t, long double through double.
 template <Literal S>
 Var literal(S value) {
   if constexpr (std::is_same_v<S, bool> || std::is_same_v<S, float> ||
@@ -49,16 +81,27 @@ Var literal(S value) {
   }
 }
 
-template <Literal S> Var operator+(const Var& a, S b) { return add(a, literal(b)); }
-template <Literal S> Var operator+(S a, const Var& b) { return add(literal(a), b); }
-template <Literal S> Var operator-(const Var& a, S b) { return sub(a, literal(b)); }
-template <Literal S> Var operator-(S a, const Var& b) { return sub(literal(a), b); }
-template <Literal S> Var operator*(const Var& a, S b) { return mul(a, literal(b)); }
-template <Literal S> Var operator*(S a, const Var& b) { return mul(literal(a), b); }
-template <Literal S> Var operator/(const Var& a, S b) { return true_div(a, literal(b)); }
-template <Literal S> Var operator/(S a, const Var& b) { return true_div(literal(a), b); }
+#define KILN_LITERAL_OPERATOR(op, fn)                                          \
+  template <Literal S> Var operator op(const Var& a, S b) { return fn(a, literal(b)); } \
+  template <Literal S> Var operator op(S a, const Var& b) { return fn(literal(a), b); }
+KILN_LITERAL_OPERATOR(+, add)
+KILN_LITERAL_OPERATOR(-, sub)
+KILN_LITERAL_OPERATOR(*, mul)
+KILN_LITERAL_OPERATOR(/, true_div)
+KILN_LITERAL_OPERATOR(%, mod)
+KILN_LITERAL_OPERATOR(<, lt)
+KILN_LITERAL_OPERATOR(>, gt)
+KILN_LITERAL_OPERATOR(<=, le)
+KILN_LITERAL_OPERATOR(>=, ge)
+#undef KILN_LITERAL_OPERATOR
+
 template <Literal S> Var pow(const Var& a, S b) { return pow(a, literal(b)); }
 template <Literal S> Var pow(S a, const Var& b) { return pow(literal(a), b); }
+template <Literal S> Var maximum(const Var& a, S b) { return maximum(a, literal(b)); }
+template <Literal S> Var minimum(const Var& a, S b) { return minimum(a, literal(b)); }
+template <Literal L, Literal H> Var clip(const Var& a, L lo, H hi) {
+  return clip(a, literal(lo), literal(hi));
+}
 
 }  // namespace kiln
 

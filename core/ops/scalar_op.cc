@@ -8,13 +8,14 @@ namespace kiln {
 namespace {
 
 struct ScalarOpInfo {
-  std::string_view name;
+  const char* name;
   int arity;
   DTypeRule rule;
+  bool complex_ok;
 };
 
 constexpr ScalarOpInfo kScalarOps[] = {
-#define KILN_SCALAR_OP_INFO(e, name, arity, rule) {name, arity, rule},
+#define KILN_SCALAR_OP_INFO(e, name, arity, rule, complex_ok) {name, arity, rule, complex_ok},
     KILN_SCALAR_OPS(KILN_SCALAR_OP_INFO)
 #undef KILN_SCALAR_OP_INFO
 };
@@ -27,33 +28,111 @@ DType Promote(std::span<const DType> dtypes) {
   return result;
 }
 
+DType RealPart(DType d) {
+  if (d == DType::kComplex64) return DType::kFloat32;
+  if (d == DType::kComplex128) return DType::kFloat64;
+  return d;
+}
+
+absl::Status Unsupported(const ScalarOp& op, std::string_view what) {
+  return absl::InvalidArgumentError(absl::StrCat(op.Name(), " is not defined for ", std::string(what)));
+}
+
 }  // namespace
 
-std::string ScalarOpName(ScalarOpKind op) { return std::string(Info(op).name); }
+int NumScalarOps() { return static_cast<int>(std::size(kScalarOps)); }
 
 int ScalarOpArity(ScalarOpKind op) { return Info(op).arity; }
 
-absl::StatusOr<DType> ScalarOutputDType(ScalarOpKind op, std::span<const DType> inputs) {
+std::string ScalarOpName(ScalarOpKind op) { return Info(op).name; }
+
+std::optional<ScalarOpKind> ParseScalarOpKind(const std::string& name) {
+  for (int i = 0; i < NumScalarOps(); ++i) {
+    if (name == kScalarOps[i].name) return static_cast<ScalarOpKind>(i);
+  }
+  return std::nullopt;
+}
+
+std::string ScalarOp::Name() const {
+  if (kind == ScalarOpKind::kCast) return absl::StrCat("Cast{", DTypeName(cast_to), "}");
+  return Info(kind).name;
+}
+
+std::string ScalarOp::ElemwiseName() const {
+  switch (kind) {
+    case ScalarOpKind::kCast:
+    case ScalarOpKind::kIdentity:
+      return absl::StrCat("Elemwise{", Name(), "}");
+    case ScalarOpKind::kMaximum:
+    case ScalarOpKind::kMinimum:
+      return absl::StrCat("Elemwise{scalar_", Name(), ",no_inplace}");
+    default:
+      return absl::StrCat("Elemwise{", Name(), ",no_inplace}");
+  }
+}
+
+absl::StatusOr<DType> ScalarOutputDType(const ScalarOp& op, std::span<const DType> inputs) {
   if (inputs.empty()) return absl::InvalidArgumentError("no inputs");
+  const ScalarOpInfo& info = Info(op.kind);
+  if (!info.complex_ok) {
+    for (DType d : inputs) {
+      if (IsComplex(d)) return Unsupported(op, DTypeName(d));
+    }
+  }
   const DType upcast = Promote(inputs);
-  switch (Info(op).rule) {
+  switch (info.rule) {
     case DTypeRule::kUpcast:
       return upcast;
-    case DTypeRule::kUpcastNumeric:
-      if (upcast == DType::kBool) {
-        return absl::InvalidArgumentError(
-            absl::StrCat(ScalarOpName(op), " is not defined for bool; cast to an integer first"));
-      }
+    case DTypeRule::kUpcastNoBool:
+    case DTypeRule::kSameNoBool:
+      if (upcast == DType::kBool) return Unsupported(op, "bool; cast to an integer first");
       return upcast;
-    case DTypeRule::kUpcastBoolInt8:
+    case DTypeRule::kUpcastMin8:
+    case DTypeRule::kSameMin8:
       return upcast == DType::kBool ? DType::kInt8 : upcast;
     case DTypeRule::kTrueDiv: {
       bool all_discrete = true;
       for (DType d : inputs) all_discrete &= IsBool(d) || IsInteger(d);
       return all_discrete ? kFloatX : upcast;
     }
-    case DTypeRule::kUpgradeToFloat:
-      return UpgradeToFloat(upcast);
+    case DTypeRule::kUpgradeToFloat: {
+      DType result = UpgradeToFloat(inputs[0]);
+      for (DType d : inputs.subspan(1)) result = PromoteTypes(result, UpgradeToFloat(d));
+      return result;
+    }
+    case DTypeRule::kSame:
+      return upcast;
+    case DTypeRule::kSameFloatOnly:
+      if (!IsFloat(upcast)) return Unsupported(op, absl::StrCat(DTypeName(upcast), "; only floats"));
+      return upcast;
+    case DTypeRule::kBool:
+      return DType::kBool;
+    case DTypeRule::kBitwise: {
+      size_t bools = 0;
+      for (DType d : inputs) {
+        if (!IsBool(d) && !IsInteger(d)) return Unsupported(op, DTypeName(d));
+        bools += IsBool(d);
+      }
+      if (bools > 0 && bools < inputs.size()) {
+        return Unsupported(op, "bool mixed with integers; cast first");
+      }
+      return upcast;
+    }
+    case DTypeRule::kBranches:
+      return PromoteTypes(inputs[1], inputs[2]);
+    case DTypeRule::kSecondInput:
+      return inputs[1];
+    case DTypeRule::kRealPart:
+      return RealPart(upcast);
+    case DTypeRule::kFloat64:
+      return DType::kFloat64;
+    case DTypeRule::kCast:
+      if (IsComplex(inputs[0]) && !IsComplex(op.cast_to)) {
+        return absl::InvalidArgumentError(
+            "Casting from complex to real is ambiguous: consider real(), imag(), angle() or "
+            "abs()");
+      }
+      return op.cast_to;
   }
   return upcast;
 }

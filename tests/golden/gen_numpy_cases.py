@@ -4,10 +4,12 @@
 numpy_dtype_promotion.txt  promote_types and can_cast('safe') for every dtype pair
 numpy_format.txt           str(ndarray) for tensors of several dtypes and shapes
 numpy_elemwise.txt         Elemwise results: NumPy computing in the output dtype Aesara infers
+numpy_scalar_ops.txt       every scalar op on edge cases of each dtype it takes (NumPy, SciPy)
 """
 import os
 
 import numpy as np
+import scipy.special as sp
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 NAMES = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
@@ -99,7 +101,232 @@ def elemwise():
           "(shape - is a scalar; NumPy computes in the output dtype Aesara infers)", lines)
 
 
+def encode(a):
+    """Values as text: complex numbers as re;im, booleans as True/False, floats by repr."""
+    if a.dtype.kind == "c":
+        return ",".join(f"{x.real!r};{x.imag!r}" for x in a.ravel().tolist())
+    return values(a)
+
+
+# Aesara's output dtype rules (aesara.scalar.basic), to compute each reference in that dtype.
+def upcast(*dts):
+    return np.result_type(*[np.zeros((), d) for d in dts]).name
+
+
+def to_float(dt):
+    conv = {"bool": "float32", "int8": "float32", "int16": "float32", "uint8": "float32",
+            "uint16": "float32", "int32": "float64", "int64": "float64", "uint32": "float64",
+            "uint64": "float64"}
+    return conv.get(dt, dt)
+
+
+def real_of(dt):
+    return {"complex64": "float32", "complex128": "float64"}.get(dt, dt)
+
+
+def out_dtype(op, dts):
+    if op in ("lt", "gt", "le", "ge", "eq", "neq", "isnan", "isinf"):
+        return "bool"
+    if op == "true_div":
+        return "float64" if all(np.dtype(d).kind in "biu" for d in dts) else upcast(*dts)
+    if op == "pow":
+        u = upcast(*dts)
+        return "int8" if u == "bool" else u
+    if op in UPGRADE:
+        return upcast(*[to_float(d) for d in dts])
+    if op in ("abs", "real", "imag"):
+        return real_of(dts[0])
+    if op == "angle":
+        return "float64"
+    if op == "switch":
+        return upcast(dts[1], dts[2])
+    if op == "second":
+        return dts[1]
+    return upcast(*dts)
+
+
+UPGRADE = {"ceil", "floor", "trunc", "reciprocal", "log", "log2", "log10", "log1p", "exp", "exp2",
+           "expm1", "sqrt", "deg2rad", "rad2deg", "cos", "arccos", "sin", "arcsin", "tan",
+           "arctan", "arctan2", "cosh", "arccosh", "sinh", "arcsinh", "tanh", "arctanh", "erf",
+           "erfc", "erfcx", "erfinv", "erfcinv", "gamma", "gammaln", "psi", "sigmoid",
+           "softplus", "log1mexp"}
+
+
+def round_away(x):
+    """Half away from zero, keeping the sign of zero (C's round)."""
+    return np.copysign(np.floor(np.abs(x) + 0.5), x).astype(x.dtype)
+
+
+def clip(x, lo, hi):
+    return np.where(x < lo, lo, np.where(x > hi, hi, x)).astype(x.dtype)
+
+
+def log1mexp(x):
+    return np.where(x < -np.log(2), np.log1p(-np.exp(x)), np.log(-np.expm1(x))).astype(x.dtype)
+
+
+REFERENCE = {
+    "lt": np.less, "gt": np.greater, "le": np.less_equal, "ge": np.greater_equal,
+    "eq": np.equal, "neq": np.not_equal, "and_": np.bitwise_and, "or_": np.bitwise_or,
+    "xor": np.bitwise_xor, "invert": np.invert, "isnan": np.isnan, "isinf": np.isinf,
+    "switch": np.where, "maximum": np.maximum, "minimum": np.minimum, "add": np.add,
+    "sub": np.subtract, "mul": np.multiply, "true_div": np.true_divide, "int_div": np.floor_divide,
+    "mod": np.mod, "pow": np.power, "clip": clip, "abs": np.abs, "sgn": np.sign, "ceil": np.ceil,
+    "floor": np.floor, "trunc": np.trunc, "round_half_to_even": np.rint,
+    "round_half_away_from_zero": round_away, "neg": np.negative, "reciprocal": np.reciprocal,
+    "log": np.log, "log2": np.log2, "log10": np.log10, "log1p": np.log1p, "exp": np.exp,
+    "exp2": np.exp2, "expm1": np.expm1, "sqr": np.square, "sqrt": np.sqrt,
+    "deg2rad": np.deg2rad, "rad2deg": np.rad2deg, "cos": np.cos, "arccos": np.arccos,
+    "sin": np.sin, "arcsin": np.arcsin, "tan": np.tan, "arctan": np.arctan,
+    "arctan2": np.arctan2, "cosh": np.cosh, "arccosh": np.arccosh, "sinh": np.sinh,
+    "arcsinh": np.arcsinh, "tanh": np.tanh, "arctanh": np.arctanh, "erf": sp.erf,
+    "erfc": sp.erfc, "erfcx": sp.erfcx, "erfinv": sp.erfinv, "erfcinv": sp.erfcinv,
+    "gamma": sp.gamma, "gammaln": sp.gammaln, "psi": sp.psi, "sigmoid": sp.expit,
+    "softplus": lambda x: np.logaddexp(np.zeros_like(x), x), "log1mexp": log1mexp,
+    "identity": np.copy, "second": lambda a, b: np.broadcast_to(b, np.broadcast(a, b).shape),
+    "real": np.real, "imag": np.imag, "conj": np.conj, "angle": np.angle,
+}
+
+FLOATS = [0.0, -0.0, 0.5, -1.5, 2.0, 2.5, -3.7, 1e10, -1e-10, 1e300, np.nan, np.inf, -np.inf]
+INT8 = [-128, -3, -1, 0, 1, 2, 5, 127]
+UINT8 = [0, 1, 2, 3, 200, 255]
+SIGNED = [-(2 ** 31), -70000, -3, 0, 1, 7, 70000, 2 ** 31 - 1]
+BOOLS = [True, False]
+COMPLEX = [0j, 1 + 2j, -1.5 - 0.5j, 3j, -2 + 0j]
+UNIT = [-1.0, -0.999, -0.5, -0.0, 0.0, 0.3, 0.9999, 1.0, 1.5, np.nan]
+POSITIVE = [1e-300, 1e-5, 0.5, 1.0, 1.5, 2.0, 10.0, 171.5, 1e5]
+GAMMA = [0.0, -0.0, -1.0, -2.5, -0.5, 1e-8, 0.5, 1.0, 3.0, 4.5, 30.0, 171.0, 180.0, np.nan]
+SPECIAL = [-40.0, -20.0, -5.0, -1.0, -0.1, 0.0, 0.1, 1.0, 5.0, 9.99, 10.0, 20.0, 30.0, 40.0]
+
+
+def arrays_for(kind, dtype):
+    return {"floats": FLOATS, "int8": INT8, "uint8": UINT8, "signed": SIGNED, "bools": BOOLS,
+            "complex": COMPLEX, "unit": UNIT, "positive": POSITIVE, "gamma": GAMMA,
+            "special": SPECIAL}[kind]
+
+
+def unary_cases():
+    fl = [("float64", "floats"), ("float32", "floats")]
+    ints = [("int8", "int8"), ("uint8", "uint8"), ("int32", "signed"), ("int64", "signed")]
+    every = fl + ints + [("bool", "bools")]
+    table = {
+        "isnan": every + [("float16", "floats"), ("complex128", "complex")],
+        "isinf": every, "invert": ints + [("bool", "bools")],
+        "abs": fl + ints + [("complex128", "complex"), ("complex64", "complex")],
+        "sgn": fl + ints, "neg": fl + ints + [("complex128", "complex")],
+        "ceil": fl + [("int8", "int8")], "floor": fl + [("int64", "signed")], "trunc": fl,
+        "round_half_to_even": fl + [("float16", "floats")], "round_half_away_from_zero": fl,
+        "reciprocal": fl + [("int8", "int8")], "sqr": fl + ints + [("complex128", "complex")],
+        "identity": every, "real": fl + [("complex128", "complex"), ("complex64", "complex")],
+        "imag": [("float64", "floats"), ("complex128", "complex")],
+        "conj": [("float64", "floats"), ("complex128", "complex"), ("complex64", "complex")],
+        "angle": [("float64", "floats"), ("complex128", "complex")],
+    }
+    for op in ["log", "log2", "log10", "log1p", "exp", "exp2", "expm1", "sqrt", "deg2rad",
+               "rad2deg", "cos", "sin", "tan", "arctan", "cosh", "sinh", "arcsinh", "tanh",
+               "erf", "erfc", "sigmoid", "softplus"]:
+        table[op] = fl + [("int8", "int8"), ("int32", "signed"), ("float16", "floats")]
+    for op in ["exp", "log", "sqrt"]:
+        table[op] = table[op] + [("complex128", "complex"), ("complex64", "complex")]
+    for op in ["arccos", "arcsin", "arctanh", "erfinv"]:
+        table[op] = [("float64", "unit"), ("float32", "unit")]
+    table["arccosh"] = [("float64", "positive"), ("float32", "positive")]
+    table["erfcinv"] = [("float64", "positive")]
+    table["erfcx"] = [("float64", "special"), ("float32", "special")]
+    table["log1mexp"] = [("float64", "special"), ("float32", "special")]
+    for op in ["gamma", "gammaln", "psi"]:
+        table[op] = [("float64", "gamma"), ("float32", "positive"), ("int32", "signed")]
+    for op, combos in table.items():
+        for dtype, kind in combos:
+            yield op, [np.array(arrays_for(kind, dtype), dtype=dtype)]
+
+
+def binary_cases():
+    f = np.array([0.0, -0.0, 1.5, -2.5, 7.0, -7.0, 1e300, np.nan, np.inf, -np.inf, 3.0, -0.5])
+    g = np.array([2.0, -2.0, 0.5, 0.5, -3.0, 3.0, 1e10, 1.0, 2.0, np.inf, 0.0, -0.0])
+    i = np.array([-128, -7, -1, 0, 7, 100, 127, 5], np.int8)
+    j = np.array([3, -3, 2, 5, -2, 7, -1, 127], np.int8)
+    u = np.array([0, 7, 200, 255, 3, 1], np.uint8)
+    v = np.array([3, 2, 7, 255, 4, 1], np.uint8)
+    b = np.array([True, True, False, False])
+    c = np.array([True, False, True, False])
+    z = np.array([1 + 2j, -3j, 0.5 + 0.5j, 2 + 0j])
+    w = np.array([2 - 1j, 1j, -1 + 0j, 0.25 + 4j])
+    pairs = {
+        "float": [(f, g), (f.astype(np.float32), g.astype(np.float32))],
+        "int": [(i, j), (u, v), (i.astype(np.int64), j.astype(np.int64))],
+        "mixed": [(i, f[:8]), (u, i[:6]), (i.astype(np.int32), g[:8].astype(np.float32))],
+        "bool": [(b, c)], "complex": [(z, w)],
+    }
+    nonzero_j = np.where(j == 0, 1, j).astype(np.int8)
+    table = {
+        "lt": ["float", "int", "mixed", "bool"], "gt": ["float", "int"], "le": ["float", "int"],
+        "ge": ["float", "mixed"], "eq": ["float", "int", "bool", "complex"],
+        "neq": ["float", "int", "complex"], "and_": ["int", "bool"], "or_": ["int", "bool"],
+        "xor": ["int", "bool"], "maximum": ["float", "int", "mixed", "bool"],
+        "minimum": ["float", "int", "mixed"], "add": ["float", "int", "mixed", "bool", "complex"],
+        "sub": ["float", "int", "mixed", "complex"], "mul": ["float", "int", "mixed", "bool",
+                                                            "complex"],
+        "true_div": ["float", "int", "mixed", "complex"], "int_div": ["float"], "mod": ["float"],
+        "pow": ["float", "complex"], "arctan2": ["float", "int"],
+    }
+    for op, groups in table.items():
+        for group in groups:
+            for a, bb in pairs[group]:
+                yield op, [a, bb]
+    for op in ["int_div", "mod"]:
+        yield op, [i, nonzero_j]
+        yield op, [u, np.where(v == 0, 1, v).astype(np.uint8)]
+        yield op, [i.astype(np.int64), nonzero_j.astype(np.int64)]
+    yield "pow", [i, np.abs(nonzero_j % 4).astype(np.int8)]
+    yield "pow", [u, np.array([0, 1, 2, 3, 8, 1], np.uint8)]
+    yield "second", [f.reshape(3, 4), g[:4]]
+    yield "second", [i, np.array([5.5])]
+
+
+def ternary_cases():
+    x = np.array([-3.0, -1.0, 0.0, 0.5, 2.0, 9.0, np.nan, np.inf])
+    yield "clip", [x, np.array([-1.0]), np.array([2.0])]
+    yield "clip", [np.arange(-4, 4, dtype=np.int8), np.array([-2], np.int8),
+                   np.array([1], np.int32)]
+    yield "switch", [np.array([1, 0, 2, 0], np.int8), np.array([1.5, 2.5, 3.5, 4.5]),
+                     np.array([-1], np.int32)]
+    yield "switch", [np.array([True, False]), np.array([1, 2], np.uint8),
+                     np.array([-1, -2], np.int8)]
+
+
+def scalar_ops():
+    lines = []
+    for op, args in [*unary_cases(), *binary_cases(), *ternary_cases()]:
+        out = out_dtype(op, [a.dtype.name for a in args])
+        with np.errstate(all="ignore"):
+            if op in ("lt", "gt", "le", "ge", "eq", "neq", "maximum", "minimum", "isnan",
+                      "isinf", "switch", "second", "abs", "real", "imag", "angle", "sgn",
+                      "invert", "and_", "or_", "xor", "clip"):
+                computed = [a for a in args]
+                if op not in ("switch", "second", "abs", "real", "imag", "angle", "invert",
+                              "isnan", "isinf", "sgn"):
+                    common = upcast(*[a.dtype.name for a in args])
+                    computed = [a.astype(common) for a in args]
+                r = np.asarray(REFERENCE[op](*computed)).astype(out)
+            else:
+                r = np.asarray(REFERENCE[op](*[a.astype(out if out != "float16" else
+                                                         "float32") for a in args])).astype(out)
+        fields = [op]
+        for k in range(3):
+            if k < len(args):
+                fields += [args[k].dtype.name, shape(args[k]), encode(args[k])]
+            else:
+                fields += ["", "", ""]
+        fields += [out, shape(r), encode(r)]
+        lines.append("|".join(fields))
+    write("numpy_scalar_ops.txt",
+          "op|a dtype|a shape|a values|b ...|c ...|out dtype|out shape|out values; complex "
+          "values as re;im (NumPy and SciPy computing in the output dtype Aesara infers)", lines)
+
+
 if __name__ == "__main__":
     promotion()
     formats()
     elemwise()
+    scalar_ops()

@@ -3,6 +3,7 @@
 #define KILN_TESTS_TESTING_NUMPY_CASES_H_
 
 #include <cstdlib>
+#include <cstring>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -46,11 +47,31 @@ inline std::vector<double> ParseValues(const std::string& text) {
   return values;
 }
 
-// A tensor of `dtype` and `shape` holding `values`.
+// A tensor of `dtype` and `shape` holding `values` (complex ones written "re;im").
 inline Tensor MakeTensor(const std::string& dtype, const std::string& shape,
                          const std::string& values) {
-  std::vector<double> v = ParseValues(values);
-  return *Tensor::FromValues<double>(*ParseDType(dtype), ParseShape(shape), v);
+  const DType d = *ParseDType(dtype);
+  if (!IsComplex(d)) {
+    std::vector<double> v = ParseValues(values);
+    return *Tensor::FromValues<double>(d, ParseShape(shape), v);
+  }
+  std::vector<double> parts = ParseValues(absl::StrReplaceAll(values, {{";", ","}}));
+  Tensor t = Tensor::Empty(DType::kComplex128, ParseShape(shape));
+  std::memcpy(t.raw_data(), parts.data(), parts.size() * sizeof(double));
+  return t.AsType(d);
+}
+
+// The elements of `t` as doubles, two per element (real, imaginary) when complex.
+inline std::vector<double> Elements(const Tensor& t) {
+  std::vector<double> out;
+  if (IsComplex(t.dtype())) {
+    const Tensor c = t.AsType(DType::kComplex128);
+    const double* p = static_cast<const double*>(c.raw_data());
+    out.assign(p, p + 2 * c.size());
+  } else {
+    for (int64_t i = 0; i < t.size(); ++i) out.push_back(t.ElementAsDouble(i));
+  }
+  return out;
 }
 
 }  // namespace kiln::testing

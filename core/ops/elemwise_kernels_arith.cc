@@ -1,0 +1,17 @@
+// Elemwise kernels: arithmetic, maximum/minimum and clip.
+#include "core/ops/elemwise_kernels_impl.h"
+
+namespace kiln {
+
+KILN_INSTANTIATE_SCALAR_KIND(kMaximum)
+KILN_INSTANTIATE_SCALAR_KIND(kMinimum)
+KILN_INSTANTIATE_SCALAR_KIND(kAdd)
+KILN_INSTANTIATE_SCALAR_KIND(kSub)
+KILN_INSTANTIATE_SCALAR_KIND(kMul)
+KILN_INSTANTIATE_SCALAR_KIND(kTrueDiv)
+KILN_INSTANTIATE_SCALAR_KIND(kIntDiv)
+KILN_INSTANTIATE_SCALAR_KIND(kMod)
+KILN_INSTANTIATE_SCALAR_KIND(kPow)
+KILN_INSTANTIATE_SCALAR_KIND(kClip)
+
+}  // namespace kiln

@@ -1,0 +1,112 @@
+// The definition of RunScalarKind, included only by the elemwise_kernels_*.cc files, each of
+// which instantiates it for a share of the scalar ops so that they compile in parallel.
+#ifndef KILN_CORE_OPS_ELEMWISE_KERNELS_IMPL_H_
+#define KILN_CORE_OPS_ELEMWISE_KERNELS_IMPL_H_
+
+#include <type_traits>
+
+#include "absl/strings/str_cat.h"
+#include "core/ops/elemwise_kernels.h"
+#include "core/ops/elemwise_loops.h"
+#include "core/ops/scalar_apply.h"
+#include "core/runtime/dtype_dispatch.h"
+
+namespace kiln {
+namespace elemwise_internal {
+
+using loops::MakeOperand;
+
+template <typename T>
+constexpr DType DTypeOf() {
+  if constexpr (std::is_same_v<T, bool>) return DType::kBool;
+  else if constexpr (std::is_same_v<T, int8_t>) return DType::kInt8;
+  else if constexpr (std::is_same_v<T, int16_t>) return DType::kInt16;
+  else if constexpr (std::is_same_v<T, int32_t>) return DType::kInt32;
+  else if constexpr (std::is_same_v<T, int64_t>) return DType::kInt64;
+  else if constexpr (std::is_same_v<T, uint8_t>) return DType::kUInt8;
+  else if constexpr (std::is_same_v<T, uint16_t>) return DType::kUInt16;
+  else if constexpr (std::is_same_v<T, uint32_t>) return DType::kUInt32;
+  else if constexpr (std::is_same_v<T, uint64_t>) return DType::kUInt64;
+  else if constexpr (std::is_same_v<T, float>) return DType::kFloat32;
+  else if constexpr (std::is_same_v<T, double>) return DType::kFloat64;
+  else if constexpr (std::is_same_v<T, std::complex<float>>) return DType::kComplex64;
+  else return DType::kComplex128;
+}
+
+// Integer division and modulo by zero, and integers to negative powers, are errors (NumPy warns
+// and returns garbage; Aesara raises).
+template <ScalarOpKind K, typename T>
+absl::Status CheckDomain(const std::string& name, const std::vector<Tensor>& in) {
+  if constexpr (scalar::kInt<T> || scalar::kBool<T>) {
+    if (K != ScalarOpKind::kIntDiv && K != ScalarOpKind::kMod && K != ScalarOpKind::kPow) {
+      return absl::OkStatus();
+    }
+    const Tensor b = in[1].Contiguous();
+    const T* p = b.data<T>();
+    for (int64_t i = 0; i < b.size(); ++i) {
+      if (K != ScalarOpKind::kPow && p[i] == T(0)) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            name, ": integer ", K == ScalarOpKind::kMod ? "modulo" : "division", " by zero"));
+      }
+      if constexpr (std::is_signed_v<T>) {
+        if (K == ScalarOpKind::kPow && p[i] < 0) {
+          return absl::InvalidArgumentError(
+              absl::StrCat(name, ": integers to negative integer powers are not allowed"));
+        }
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+// Runs op K over inputs already converted to T; the result is in out.
+template <ScalarOpKind K, typename T>
+absl::Status RunOp(const std::string& name, const std::vector<Tensor>& in, const Shape& shape,
+                   Tensor& out) {
+  if (absl::Status s = CheckDomain<K, T>(name, in); !s.ok()) return s;
+  using R = decltype(scalar::Apply<K, T>(T(), T(), T()));
+  out = Tensor::Empty(DTypeOf<R>(), shape);
+  R* o = out.data<R>();
+  auto a = MakeOperand<T>(in[0], shape);
+  if (in.size() == 1) {
+    loops::Map1(shape, o, a, [](T x) { return scalar::Apply<K, T>(x); });
+  } else if (ScalarOpArity(K) == 3) {
+    loops::Map3(shape, o, a, MakeOperand<T>(in[1], shape), MakeOperand<T>(in[2], shape),
+                [](T x, T y, T z) { return scalar::Apply<K, T>(x, y, z); });
+  } else {
+    auto f = [](T x, T y) { return scalar::Apply<K, T>(x, y); };
+    loops::Map2(shape, o, a, MakeOperand<T>(in[1], shape), f);
+    if constexpr (std::is_same_v<R, T>) {
+      // n-ary add and mul fold left to right into the output.
+      for (size_t k = 2; k < in.size(); ++k) {
+        loops::Operand<T> acc{o, ContiguousStrides(shape), true, false};
+        loops::Map2(shape, o, acc, MakeOperand<T>(in[k], shape), f);
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace elemwise_internal
+
+template <ScalarOpKind K>
+absl::Status RunScalarKind(const std::string& name, DType compute, const std::vector<Tensor>& in,
+                           const Shape& shape, Tensor& out) {
+  return DispatchDType(compute, [&](auto type_tag) -> absl::Status {
+    using T = typename decltype(type_tag)::type;
+    if constexpr (!std::is_same_v<T, Eigen::half> && scalar::Supports<K, T>()) {
+      return elemwise_internal::RunOp<K, T>(name, in, shape, out);
+    } else {
+      return absl::InternalError(absl::StrCat(name, ": no kernel for dtype ", DTypeName(compute)));
+    }
+  });
+}
+
+#define KILN_INSTANTIATE_SCALAR_KIND(kind)                                                   \
+  template absl::Status RunScalarKind<ScalarOpKind::kind>(const std::string&, DType,         \
+                                                          const std::vector<Tensor>&,        \
+                                                          const Shape&, Tensor&);
+
+}  // namespace kiln
+
+#endif  // KILN_CORE_OPS_ELEMWISE_KERNELS_IMPL_H_
