@@ -1,6 +1,7 @@
-// Elemwise reference kernel on the seed's a + a**10 (10^6 float64), against the memory floor
-// (a memcpy of the bytes the graph must at least read and write), measured in the same run.
-// Prints Google Benchmark's table, then one BENCH line per case (DESIGN.md section 5).
+// Elemwise kernels on 10^7 float64 elements against the memory-bandwidth floor measured in the
+// same run (a STREAM-style copy; the floor of an op is the time to move its bytes at that rate),
+// and the seed's a + a**10 through the reference evaluator. Prints Google Benchmark's table, then
+// one BENCH line per case (DESIGN.md section 5).
 #include <benchmark/benchmark.h>
 
 #include <cstdio>
@@ -11,26 +12,60 @@
 
 namespace {
 
-constexpr int64_t kN = 1'000'000;
+constexpr int64_t kN = 10'000'000;
+using kiln::ScalarOpKind;
 
-void BM_SeedReference(benchmark::State& state) {
-  kiln::Var a = kiln::vector("a");
-  auto f = *kiln::function({a}, {a + kiln::pow(a, 10)});
-  kiln::Tensor x = kiln::Tensor::Zeros(kiln::DType::kFloat64, {kN});
-  for (auto _ : state) benchmark::DoNotOptimize((f)({x}));
+// The ops measured, with their arity.
+const std::vector<std::pair<ScalarOpKind, int>> kOps = {
+    {ScalarOpKind::kAdd, 2},     {ScalarOpKind::kMul, 2},     {ScalarOpKind::kTrueDiv, 2},
+    {ScalarOpKind::kMaximum, 2}, {ScalarOpKind::kLt, 2},      {ScalarOpKind::kNeg, 1},
+    {ScalarOpKind::kAbs, 1},     {ScalarOpKind::kSqr, 1},     {ScalarOpKind::kSqrt, 1},
+    {ScalarOpKind::kExp, 1},     {ScalarOpKind::kLog, 1},     {ScalarOpKind::kLog1p, 1},
+    {ScalarOpKind::kSin, 1},     {ScalarOpKind::kCos, 1},     {ScalarOpKind::kTanh, 1},
+    {ScalarOpKind::kSigmoid, 1}, {ScalarOpKind::kSoftplus, 1}, {ScalarOpKind::kErf, 1},
+};
+
+kiln::Tensor Uniform(double lo, double hi) {
+  kiln::Tensor t = kiln::Tensor::Empty(kiln::DType::kFloat64, {kN});
+  double* p = t.data<double>();
+  for (int64_t i = 0; i < kN; ++i) p[i] = lo + (hi - lo) * ((i * 7919) % 10007) / 10007.0;
+  return t;
 }
-BENCHMARK(BM_SeedReference)->Unit(benchmark::kMillisecond);
 
-// One read and one write of the vector: what any implementation must move.
-void BM_MemoryFloor(benchmark::State& state) {
-  kiln::Tensor src = kiln::Tensor::Zeros(kiln::DType::kFloat64, {kN});
+void BM_Elemwise(benchmark::State& state, ScalarOpKind kind, int arity) {
+  std::vector<kiln::VariablePtr> vars;
+  std::vector<kiln::Tensor> values;
+  for (int i = 0; i < arity; ++i) {
+    vars.push_back(kiln::dvector().ptr());
+    values.push_back(Uniform(0.1, 4.0));
+  }
+  kiln::ApplyPtr node = *kiln::Elemwise::Make(kind)->MakeNode(vars);
+  std::vector<kiln::Tensor> out(1);
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(node->op().Perform(*node, values, out));
+    out[0] = kiln::Tensor();
+  }
+  state.counters["bytes"] = (arity + 1) * kN * 8.0;
+}
+
+// One read and one write of 10^7 doubles.
+void BM_CopyFloor(benchmark::State& state) {
+  kiln::Tensor src = Uniform(0, 1);
   kiln::Tensor dst = kiln::Tensor::Zeros(kiln::DType::kFloat64, {kN});
   for (auto _ : state) {
     std::memcpy(dst.raw_data(), src.raw_data(), src.nbytes());
     benchmark::ClobberMemory();
   }
 }
-BENCHMARK(BM_MemoryFloor)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_CopyFloor)->Unit(benchmark::kMillisecond);
+
+void BM_SeedReference(benchmark::State& state) {
+  kiln::Var a = kiln::vector("a");
+  auto f = *kiln::function({a}, {a + kiln::pow(a, 10)});
+  kiln::Tensor x = Uniform(0, 1);
+  for (auto _ : state) benchmark::DoNotOptimize((f)({x}));
+}
+BENCHMARK(BM_SeedReference)->Unit(benchmark::kMillisecond);
 
 // Keeps each benchmark's time per iteration for the BENCH lines.
 class Recorder : public benchmark::ConsoleReporter {
@@ -45,14 +80,29 @@ class Recorder : public benchmark::ConsoleReporter {
 }  // namespace
 
 int main(int argc, char** argv) {
+  for (const auto& [kind, arity] : kOps) {
+    benchmark::RegisterBenchmark(("BM_Elemwise/" + kiln::ScalarOpName(kind)).c_str(), BM_Elemwise,
+                                 kind, arity)
+        ->Unit(benchmark::kMillisecond);
+  }
   benchmark::Initialize(&argc, argv);
   Recorder recorder;
   benchmark::RunSpecifiedBenchmarks(&recorder);
-  const double kiln_ms = recorder.ms_["BM_SeedReference"];
-  const double floor_ms = recorder.ms_["BM_MemoryFloor"];
-  if (kiln_ms > 0 && floor_ms > 0) {
-    std::printf("BENCH seed_reference_1e6 kiln=%.3f ref=%.3f unit=ms ref_name=floor speedup=%.3f\n",
-                kiln_ms, floor_ms, floor_ms / kiln_ms);
+  const double copy_ms = recorder.ms_["BM_CopyFloor"];
+  for (const auto& [kind, arity] : kOps) {
+    const std::string name = kiln::ScalarOpName(kind);
+    const double kiln_ms = recorder.ms_["BM_Elemwise/" + name];
+    // A copy moves 2 arrays; an op with `arity` inputs moves arity + 1.
+    const double floor_ms = copy_ms * (arity + 1) / 2.0;
+    if (kiln_ms > 0 && copy_ms > 0) {
+      std::printf("BENCH elemwise_%s kiln=%.3f ref=%.3f unit=ms ref_name=floor speedup=%.3f\n",
+                  name.c_str(), kiln_ms, floor_ms, floor_ms / kiln_ms);
+    }
+  }
+  const double seed_ms = recorder.ms_["BM_SeedReference"];
+  if (seed_ms > 0 && copy_ms > 0) {
+    std::printf("BENCH seed_reference_1e7 kiln=%.3f ref=%.3f unit=ms ref_name=floor speedup=%.3f\n",
+                seed_ms, copy_ms, copy_ms / seed_ms);
   }
   benchmark::Shutdown();
   return 0;

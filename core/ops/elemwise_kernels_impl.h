@@ -9,6 +9,7 @@
 #include "core/ops/elemwise_kernels.h"
 #include "core/ops/elemwise_loops.h"
 #include "core/ops/scalar_apply.h"
+#include "core/ops/sleef_kernels.h"
 #include "core/runtime/dtype_dispatch.h"
 
 namespace kiln {
@@ -68,6 +69,15 @@ absl::Status RunOp(const std::string& name, const std::vector<Tensor>& in, const
   out = Tensor::Empty(DTypeOf<R>(), shape);
   R* o = out.data<R>();
   auto a = MakeOperand<T>(in[0], shape);
+  if constexpr ((std::is_same_v<T, double> || std::is_same_v<T, float>) &&
+                std::is_same_v<R, T> && sleef::Provides(K)) {
+    if (a.contiguous) {
+      ParallelFor(ShapeSize(shape), loops::kParallelGrain, [&](int64_t begin, int64_t end) {
+        sleef::Map(K, a.data + begin, o + begin, end - begin);
+      });
+      return absl::OkStatus();
+    }
+  }
   if (in.size() == 1) {
     loops::Map1(shape, o, a, [](T x) { return scalar::Apply<K, T>(x); });
   } else if (ScalarOpArity(K) == 3) {

@@ -2,27 +2,17 @@
 
 #include <charconv>
 #include <cmath>
-#include <new>
 
 #include "core/graph/check.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "core/runtime/allocator.h"
 #include "core/runtime/dtype_dispatch.h"
 #include "core/runtime/tensor_format.h"
 
 namespace kiln {
 namespace {
-
-std::shared_ptr<void> AllocateAligned(int64_t bytes) {
-  // Round up so that even zero-size tensors own a distinct, valid allocation.
-  size_t size = (static_cast<size_t>(bytes) + kTensorAlignment - 1) / kTensorAlignment *
-                kTensorAlignment;
-  if (size == 0) size = kTensorAlignment;
-  void* p = ::operator new(size, std::align_val_t(kTensorAlignment));
-  return std::shared_ptr<void>(
-      p, [](void* q) { ::operator delete(q, std::align_val_t(kTensorAlignment)); });
-}
 
 // Calls f(flat_index, element_offset) for every element of (shape, strides) in C order.
 template <typename F>
@@ -73,7 +63,7 @@ Tensor Tensor::Empty(DType dtype, Shape shape) {
   t.dtype_ = dtype;
   t.strides_ = ContiguousStrides(shape);
   t.shape_ = std::move(shape);
-  t.buffer_ = AllocateAligned(t.nbytes());
+  t.buffer_ = AllocateBuffer(static_cast<size_t>(t.nbytes()));
   return t;
 }
 

@@ -1,0 +1,43 @@
+// One table of SLEEF kernels per instruction set; sleef_<isa>.cc files instantiate it with their
+// compiler flags. Include only from those files.
+#ifndef KILN_CORE_OPS_SLEEF_ISA_H_
+#define KILN_CORE_OPS_SLEEF_ISA_H_
+
+#include <cstdint>
+
+#include "core/ops/scalar_op.h"
+#include "core/ops/sleef_kernels.h"
+
+namespace kiln::sleef {
+
+using MapD = void (*)(const double*, double*, int64_t);
+using MapF = void (*)(const float*, float*, int64_t);
+
+// The kernels of one instruction set, indexed by ScalarOpKind (null where SLEEF has none).
+struct Table {
+  MapD d[128] = {};
+  MapF f[128] = {};
+};
+
+// Applies the vector function F of width W to n elements; the tail goes through a padded buffer
+// (padded with 1, inside every function's domain). Plain loops only: a standard-library
+// template instantiated here would carry this file's instruction set into shared code.
+template <typename T, int W, auto F, auto Load, auto Store>
+void MapVector(const T* in, T* out, int64_t n) {
+  int64_t i = 0;
+  for (; i + W <= n; i += W) Store(out + i, F(Load(in + i)));
+  if (i < n) {
+    alignas(64) T buf[W];
+    for (int k = 0; k < W; ++k) buf[k] = i + k < n ? in[i + k] : T(1);
+    Store(buf, F(Load(buf)));
+    for (int64_t k = 0; i + k < n; ++k) out[i + k] = buf[k];
+  }
+}
+
+Table Avx512Table();
+Table Avx2Table();
+Table Sse2Table();
+
+}  // namespace kiln::sleef
+
+#endif  // KILN_CORE_OPS_SLEEF_ISA_H_

@@ -1,0 +1,47 @@
+// Vectorized transcendental functions from SLEEF for contiguous float64 and float32 arrays, on the
+// widest instruction set the CPU has (AVX-512F, AVX2+FMA, else SSE2). Every function is within
+// 1.0 ULP of the exact result (erfc within 1.5 ULP); scalar_ops_test checks them against NumPy.
+#ifndef KILN_CORE_OPS_SLEEF_KERNELS_H_
+#define KILN_CORE_OPS_SLEEF_KERNELS_H_
+
+#include <cstdint>
+
+#include "core/ops/scalar_op.h"
+
+// The scalar ops SLEEF provides. X(op, SLEEF function stem, accuracy suffix). Not asinh and
+// acosh: SLEEF returns inf for them beyond about 1e154.
+#define KILN_SLEEF_OPS(X)                                                                       \
+  X(kExp, exp, u10) X(kLog, log, u10) X(kLog1p, log1p, u10) X(kExpm1, expm1, u10)              \
+  X(kExp2, exp2, u10) X(kLog2, log2, u10) X(kLog10, log10, u10) X(kSin, sin, u10)              \
+  X(kCos, cos, u10) X(kTan, tan, u10) X(kSinh, sinh, u10) X(kCosh, cosh, u10)                  \
+  X(kTanh, tanh, u10) X(kArcsin, asin, u10) X(kArccos, acos, u10) X(kArctan, atan, u10)        \
+  X(kArctanh, atanh, u10) X(kErf, erf, u10)                                                     \
+  X(kErfc, erfc, u15)
+
+namespace kiln::sleef {
+
+// True when Map computes op: the functions above plus sigmoid and softplus built from them.
+constexpr bool Provides(ScalarOpKind op) {
+  switch (op) {
+#define KILN_SLEEF_CASE(op, fn, acc) case ScalarOpKind::op:
+    KILN_SLEEF_OPS(KILN_SLEEF_CASE)
+#undef KILN_SLEEF_CASE
+    case ScalarOpKind::kSigmoid:
+    case ScalarOpKind::kSoftplus:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Computes op on in[0..n) into out[0..n) (which may alias in) and returns true, or returns false
+// when SLEEF does not provide op.
+bool Map(ScalarOpKind op, const double* in, double* out, int64_t n);
+bool Map(ScalarOpKind op, const float* in, float* out, int64_t n);
+
+// The instruction set in use: "avx512f", "avx2" or "sse2".
+const char* IsaName();
+
+}  // namespace kiln::sleef
+
+#endif  // KILN_CORE_OPS_SLEEF_KERNELS_H_

@@ -1,0 +1,21 @@
+// Tensor buffers: 64-byte aligned; large ones on transparent huge pages and recycled through a
+// bounded cache, so that a kernel writing a fresh output does not pay a page fault per 4 KiB.
+#ifndef KILN_CORE_RUNTIME_ALLOCATOR_H_
+#define KILN_CORE_RUNTIME_ALLOCATOR_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+namespace kiln {
+
+// A buffer of at least `bytes` bytes (a distinct, valid allocation even for 0), freed or cached
+// when the last reference goes.
+std::shared_ptr<void> AllocateBuffer(size_t bytes);
+
+// Bytes currently held by the cache of freed large buffers (for tests and statistics).
+int64_t CachedBufferBytes();
+
+}  // namespace kiln
+
+#endif  // KILN_CORE_RUNTIME_ALLOCATOR_H_
