@@ -17,9 +17,14 @@
 namespace kiln {
 
 // Every op kind Kiln knows, listed once. X(enum name, Aesara class name).
-#define KILN_OP_KINDS(X)     \
-  X(kElemwise, "Elemwise")   \
-  X(kDimShuffle, "DimShuffle")
+#define KILN_OP_KINDS(X)         \
+  X(kElemwise, "Elemwise")       \
+  X(kDimShuffle, "DimShuffle")   \
+  X(kShape, "Shape")             \
+  X(kShapeI, "Shape_i")          \
+  X(kReshape, "Reshape")         \
+  X(kSpecifyShape, "SpecifyShape") \
+  X(kMakeVector, "MakeVector")
 
 enum class OpKind {
 #define KILN_OP_KIND_ENUM(e, name) e,

@@ -1,0 +1,331 @@
+#include "core/ops/shape.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "core/graph/constructors.h"
+#include "core/ops/dimshuffle.h"
+
+namespace kiln {
+namespace {
+
+absl::Status Invalid(const Op& op, const std::string& message) {
+  return absl::InvalidArgumentError(absl::StrCat(op.Name(), ": ", message));
+}
+
+// The input's TensorType, or an error naming the op and the input.
+absl::StatusOr<const TensorType*> TensorInput(const Op& op, const std::vector<VariablePtr>& in,
+                                              size_t i) {
+  const TensorType* t = in[i]->tensor_type();
+  if (t == nullptr) {
+    return Invalid(op, absl::StrCat("input ", i, " has type ", in[i]->type()->ToString(),
+                                    ", which is not a TensorType"));
+  }
+  return t;
+}
+
+// Input i must be an integer tensor of rank `ndim`.
+absl::Status CheckInteger(const Op& op, const std::vector<VariablePtr>& in, size_t i, int ndim) {
+  absl::StatusOr<const TensorType*> t = TensorInput(op, in, i);
+  if (!t.ok()) return t.status();
+  if (!IsInteger((*t)->dtype()) || (*t)->ndim() != ndim) {
+    return Invalid(op, absl::StrCat("input ", i, " has type ", (*t)->ToString(), " but an ",
+                                    ndim == 0 ? "integer scalar" : "integer vector",
+                                    " is needed"));
+  }
+  return absl::OkStatus();
+}
+
+std::vector<int64_t> AsInt64s(const Tensor& t) {
+  const Tensor c = t.AsType(DType::kInt64);
+  return std::vector<int64_t>(c.data<int64_t>(), c.data<int64_t>() + c.size());
+}
+
+Tensor Int64Tensor(const std::vector<int64_t>& values, Shape shape) {
+  return *Tensor::FromValues<int64_t>(DType::kInt64, std::move(shape), values);
+}
+
+std::string DimsText(const std::vector<int64_t>& dims) {
+  return absl::StrCat("(", absl::StrJoin(dims, ", "), dims.size() == 1 ? ",)" : ")");
+}
+
+}  // namespace
+
+// --- Shape, Shape_i ---------------------------------------------------------------------------
+
+absl::StatusOr<ApplyPtr> ShapeOp::MakeNode(std::vector<VariablePtr> inputs) const {
+  if (inputs.size() != 1) return Invalid(*this, "expects 1 input");
+  absl::StatusOr<const TensorType*> t = TensorInput(*this, inputs, 0);
+  if (!t.ok()) return t.status();
+  return Apply::Make(self(), std::move(inputs),
+                     {TensorType::Make(DType::kInt64, {StaticDim((*t)->ndim())})});
+}
+
+absl::Status ShapeOp::Perform(const Apply&, std::span<const Tensor> inputs,
+                              std::vector<Tensor>& outputs) const {
+  outputs[0] = Int64Tensor(inputs[0].shape(), {inputs[0].ndim()});
+  return absl::OkStatus();
+}
+
+std::string ShapeI::Name() const { return absl::StrCat("Shape_i{", i_, "}"); }
+std::string ShapeI::Props() const { return absl::StrCat("i=", i_); }
+
+absl::StatusOr<ApplyPtr> ShapeI::MakeNode(std::vector<VariablePtr> inputs) const {
+  if (inputs.size() != 1) return Invalid(*this, "expects 1 input");
+  absl::StatusOr<const TensorType*> t = TensorInput(*this, inputs, 0);
+  if (!t.ok()) return t.status();
+  if (i_ < 0 || i_ >= (*t)->ndim()) {
+    return Invalid(*this, absl::StrCat("input 0 has type ", (*t)->ToString(), ", which has no dim ",
+                                       i_));
+  }
+  return Apply::Make(self(), std::move(inputs), {TensorType::Make(DType::kInt64, {})});
+}
+
+absl::Status ShapeI::Perform(const Apply&, std::span<const Tensor> inputs,
+                             std::vector<Tensor>& outputs) const {
+  outputs[0] = Int64Tensor({inputs[0].shape()[i_]}, {});
+  return absl::OkStatus();
+}
+
+// --- Reshape ----------------------------------------------------------------------------------
+
+std::string Reshape::Name() const { return absl::StrCat("Reshape{", ndim_, "}"); }
+std::string Reshape::Props() const { return absl::StrCat("ndim=", ndim_); }
+
+absl::StatusOr<ApplyPtr> Reshape::MakeNode(std::vector<VariablePtr> inputs) const {
+  if (inputs.size() != 2) return Invalid(*this, "expects 2 inputs (x, shape)");
+  absl::StatusOr<const TensorType*> x = TensorInput(*this, inputs, 0);
+  if (!x.ok()) return x.status();
+  if (absl::Status s = CheckInteger(*this, inputs, 1, 1); !s.ok()) return s;
+  const TensorType* shp = inputs[1]->tensor_type();
+  if (shp->shape()[0] && *shp->shape()[0] != ndim_) {
+    return Invalid(*this, absl::StrCat("input 1 has type ", shp->ToString(), " but ", ndim_,
+                                       " entries are needed"));
+  }
+  StaticShape out(ndim_);
+  if (inputs[1]->is_constant()) {
+    const std::vector<int64_t> dims = AsInt64s(static_cast<const Constant&>(*inputs[1]).data());
+    int unknown = -1;
+    int64_t known = 1;
+    for (int d = 0; d < ndim_; ++d) {
+      if (dims[d] == -1 && unknown < 0) {
+        unknown = d;
+      } else if (dims[d] < 0) {
+        return Invalid(*this, absl::StrCat("the shape ", DimsText(dims),
+                                           " has a negative dim other than one -1"));
+      } else {
+        out[d] = dims[d];
+        known *= dims[d];
+      }
+    }
+    // With x's size known, the -1 is too.
+    int64_t size = 1;
+    bool size_known = true;
+    for (const StaticDim& d : (*x)->shape()) {
+      size_known &= d.has_value();
+      if (d) size *= *d;
+    }
+    if (size_known && (unknown >= 0 ? (known == 0 || size % known != 0) : size != known)) {
+      return Invalid(*this, absl::StrCat("cannot reshape ", (*x)->ToString(), " into shape ",
+                                         DimsText(dims)));
+    }
+    if (size_known && unknown >= 0) out[unknown] = size / known;
+  }
+  return Apply::Make(self(), std::move(inputs), {TensorType::Make((*x)->dtype(), std::move(out))});
+}
+
+absl::Status Reshape::Perform(const Apply&, std::span<const Tensor> inputs,
+                              std::vector<Tensor>& outputs) const {
+  const Tensor& x = inputs[0];
+  std::vector<int64_t> dims = AsInt64s(inputs[1]);
+  if (static_cast<int>(dims.size()) != ndim_) {
+    return Invalid(*this, absl::StrCat("the shape ", DimsText(dims), " has ", dims.size(),
+                                       " entries, not ", ndim_));
+  }
+  int unknown = -1;
+  int64_t known = 1;
+  for (int d = 0; d < ndim_; ++d) {
+    if (dims[d] == -1 && unknown < 0) {
+      unknown = d;
+    } else if (dims[d] < 0) {
+      return Invalid(*this, absl::StrCat("the shape ", DimsText(dims),
+                                         " has a negative dim other than one -1"));
+    } else {
+      known *= dims[d];
+    }
+  }
+  const bool fits = unknown >= 0 ? known != 0 && x.size() % known == 0 : x.size() == known;
+  if (!fits) {
+    return Invalid(*this, absl::StrCat("cannot reshape array of size ", x.size(), " into shape ",
+                                       DimsText(dims)));
+  }
+  if (unknown >= 0) dims[unknown] = x.size() / known;
+  const Tensor c = x.Contiguous();
+  outputs[0] = c.View(dims, ContiguousStrides(dims));
+  return absl::OkStatus();
+}
+
+// --- SpecifyShape -----------------------------------------------------------------------------
+
+absl::StatusOr<ApplyPtr> SpecifyShape::MakeNode(std::vector<VariablePtr> inputs) const {
+  if (inputs.empty()) return Invalid(*this, "expects x and one dim per dim of x");
+  absl::StatusOr<const TensorType*> x = TensorInput(*this, inputs, 0);
+  if (!x.ok()) return x.status();
+  if (static_cast<int>(inputs.size()) != (*x)->ndim() + 1) {
+    return Invalid(*this, absl::StrCat("input 0 has type ", (*x)->ToString(), " but ",
+                                       inputs.size() - 1, " dims were given"));
+  }
+  StaticShape out = (*x)->shape();
+  for (size_t i = 1; i < inputs.size(); ++i) {
+    if (absl::Status s = CheckInteger(*this, inputs, i, 0); !s.ok()) return s;
+    if (!inputs[i]->is_constant()) continue;
+    const int64_t dim = AsInt64s(static_cast<const Constant&>(*inputs[i]).data())[0];
+    if (dim < 0) continue;
+    if (out[i - 1] && *out[i - 1] != dim) {
+      return Invalid(*this, absl::StrCat("input 0 has type ", (*x)->ToString(), ", whose dim ",
+                                         i - 1, " cannot be ", dim));
+    }
+    out[i - 1] = dim;
+  }
+  return Apply::Make(self(), std::move(inputs), {TensorType::Make((*x)->dtype(), std::move(out))});
+}
+
+absl::Status SpecifyShape::Perform(const Apply&, std::span<const Tensor> inputs,
+                                   std::vector<Tensor>& outputs) const {
+  for (size_t i = 1; i < inputs.size(); ++i) {
+    const int64_t dim = AsInt64s(inputs[i])[0];
+    if (dim >= 0 && inputs[0].shape()[i - 1] != dim) {
+      return Invalid(*this, absl::StrCat("dim ", i - 1, " of input has shape ",
+                                         inputs[0].shape()[i - 1], ", expected ", dim, "."));
+    }
+  }
+  outputs[0] = inputs[0];
+  return absl::OkStatus();
+}
+
+// --- MakeVector -------------------------------------------------------------------------------
+
+std::string MakeVector::Name() const { return absl::StrCat("MakeVector{dtype='", DTypeName(dtype_), "'}"); }
+std::string MakeVector::Props() const { return absl::StrCat("dtype=", DTypeName(dtype_)); }
+
+absl::StatusOr<ApplyPtr> MakeVector::MakeNode(std::vector<VariablePtr> inputs) const {
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    absl::StatusOr<const TensorType*> t = TensorInput(*this, inputs, i);
+    if (!t.ok()) return t.status();
+    if ((*t)->ndim() != 0 || !CanCastSafely((*t)->dtype(), dtype_)) {
+      return Invalid(*this, absl::StrCat("input ", i, " has type ", (*t)->ToString(),
+                                         " but scalars that cast safely to ", DTypeName(dtype_),
+                                         " are needed"));
+    }
+  }
+  const int64_t n = static_cast<int64_t>(inputs.size());
+  return Apply::Make(self(), std::move(inputs), {TensorType::Make(dtype_, {StaticDim(n)})});
+}
+
+absl::Status MakeVector::Perform(const Apply&, std::span<const Tensor> inputs,
+                                 std::vector<Tensor>& outputs) const {
+  Tensor out = Tensor::Empty(dtype_, {static_cast<int64_t>(inputs.size())});
+  const int size = DTypeSize(dtype_);
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const Tensor v = inputs[i].AsType(dtype_);
+    std::memcpy(static_cast<char*>(out.raw_data()) + i * size, v.raw_data(), size);
+  }
+  outputs[0] = std::move(out);
+  return absl::OkStatus();
+}
+
+// --- DSL --------------------------------------------------------------------------------------
+
+Var shape(const Var& x) { return ApplyOp(OpPtr(std::make_shared<ShapeOp>()), {x}); }
+
+Var shape_i(const Var& x, int i) {
+  if (!x.ok()) return x;
+  const int ndim = x->tensor_type() != nullptr ? x.ndim() : 0;
+  return ApplyOp(OpPtr(std::make_shared<ShapeI>(i < 0 ? i + ndim : i)), {x});
+}
+
+Var reshape(const Var& x, const std::vector<int64_t>& dims) {
+  absl::StatusOr<Tensor> shp =
+      Tensor::FromValues<int64_t>(DType::kInt64, {static_cast<int64_t>(dims.size())}, dims);
+  return reshape(x, constant(*std::move(shp)));
+}
+
+Var reshape(const Var& x, const Var& dims) {
+  if (!dims.ok()) return dims;
+  const TensorType* t = dims->tensor_type();
+  if (t == nullptr || t->ndim() != 1 || !t->shape()[0]) {
+    return Var(absl::InvalidArgumentError(absl::StrCat(
+        "reshape: the shape ", dims->ToString(), " must be an integer vector of known length")));
+  }
+  return ApplyOp(OpPtr(std::make_shared<Reshape>(static_cast<int>(*t->shape()[0]))), {x, dims});
+}
+
+Var specify_shape(const Var& x, const StaticShape& dims) {
+  std::vector<Var> inputs = {x};
+  for (const StaticDim& d : dims) inputs.push_back(constant(d.value_or(-1)));
+  return ApplyOp(OpPtr(std::make_shared<SpecifyShape>()), std::move(inputs));
+}
+
+Var make_vector(const std::vector<Var>& scalars, DType dtype) {
+  return ApplyOp(OpPtr(std::make_shared<MakeVector>(dtype)), scalars);
+}
+
+Var flatten(const Var& x, int ndim) {
+  if (!x.ok()) return x;
+  if (ndim < 1 || ndim > std::max(1, x.ndim())) {
+    return Var(absl::InvalidArgumentError(
+        absl::StrCat("flatten: ndim ", ndim, " is not in [1, ", std::max(1, x.ndim()), "]")));
+  }
+  std::vector<Var> dims;
+  for (int d = 0; d < ndim - 1; ++d) dims.push_back(shape_i(x, d));
+  dims.push_back(constant(int64_t{-1}));
+  return reshape(x, make_vector(dims));
+}
+
+Var expand_dims(const Var& x, int axis) {
+  if (!x.ok()) return x;
+  const int ndim = x.ndim();
+  const int a = axis < 0 ? axis + ndim + 1 : axis;
+  if (a < 0 || a > ndim) {
+    return Var(absl::InvalidArgumentError(absl::StrCat(
+        "expand_dims: axis ", axis, " is out of bounds for ", x->type()->ToString())));
+  }
+  std::vector<int> order;
+  for (int d = 0; d < ndim; ++d) order.push_back(d);
+  order.insert(order.begin() + a, kX);
+  return dimshuffle(x, order);
+}
+
+Var squeeze(const Var& x) {
+  if (!x.ok()) return x;
+  std::vector<int> axes;
+  const std::vector<bool> b = x.type().broadcastable();
+  for (int d = 0; d < x.ndim(); ++d) {
+    if (b[d]) axes.push_back(d);
+  }
+  return squeeze(x, axes);
+}
+
+Var squeeze(const Var& x, const std::vector<int>& axes) {
+  if (!x.ok()) return x;
+  const int ndim = x.ndim();
+  const std::vector<bool> b = x.type().broadcastable();
+  std::vector<bool> drop(ndim, false);
+  for (int axis : axes) {
+    const int a = axis < 0 ? axis + ndim : axis;
+    if (a < 0 || a >= ndim || !b[a]) {
+      return Var(absl::InvalidArgumentError(absl::StrCat(
+          "squeeze: cannot squeeze axis ", axis, " of ", x->type()->ToString(),
+          ", which is not of static size 1")));
+    }
+    drop[a] = true;
+  }
+  std::vector<int> order;
+  for (int d = 0; d < ndim; ++d) {
+    if (!drop[d]) order.push_back(d);
+  }
+  return dimshuffle(x, order);
+}
+
+}  // namespace kiln
