@@ -12,6 +12,7 @@
 #include "core/ops/dimshuffle.h"
 #include "core/ops/elemwise.h"
 #include "core/ops/math.h"
+#include "core/ops/reduce.h"
 #include "core/ops/shape.h"
 #include "core/runtime/function.h"
 #include "core/runtime/tensor.h"

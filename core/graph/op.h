@@ -24,7 +24,11 @@ namespace kiln {
   X(kShapeI, "Shape_i")          \
   X(kReshape, "Reshape")         \
   X(kSpecifyShape, "SpecifyShape") \
-  X(kMakeVector, "MakeVector")
+  X(kMakeVector, "MakeVector")   \
+  X(kCAReduce, "CAReduce")       \
+  X(kMaxAndArgmax, "MaxAndArgmax") \
+  X(kArgmax, "Argmax")           \
+  X(kCumOp, "CumOp")
 
 enum class OpKind {
 #define KILN_OP_KIND_ENUM(e, name) e,

@@ -5,6 +5,7 @@ numpy_dtype_promotion.txt  promote_types and can_cast('safe') for every dtype pa
 numpy_format.txt           str(ndarray) for tensors of several dtypes and shapes
 numpy_elemwise.txt         Elemwise results: NumPy computing in the output dtype Aesara infers
 numpy_scalar_ops.txt       every scalar op on edge cases of each dtype it takes (NumPy, SciPy)
+numpy_reduce.txt           reductions over axes, with keepdims, empty and non-contiguous inputs
 """
 import os
 
@@ -325,8 +326,69 @@ def scalar_ops():
           "values as re;im (NumPy and SciPy computing in the output dtype Aesara infers)", lines)
 
 
+def reductions():
+    m = np.array([[3.0, -1.0, 2.0], [0.5, 7.0, -4.0]])
+    t = np.arange(24, dtype=np.float64).reshape(2, 3, 4) % 5 - 2
+    i8 = np.array([[100, 100, -7], [3, 120, 1]], np.int8)
+    u8 = np.array([[200, 3], [255, 0]], np.uint8)
+    b = np.array([[True, False], [True, True]])
+    nan = np.array([[1.0, np.nan, 3.0], [4.0, 5.0, 6.0]])
+    f32 = np.array([[0.1, 0.2, 0.3], [1e7, 1.0, -1e7]], np.float32)
+    empty = np.zeros((0, 3))
+    cases = []
+    for fn in ["sum", "prod", "max", "min", "mean", "var", "std", "argmax", "argmin"]:
+        for x in [m, t, i8, nan, f32]:
+            for axes in [None, (0,), (-1,), (0, 1)]:
+                if axes == (0, 1) and fn in ("argmax", "argmin") and x.ndim == 2:
+                    continue
+                cases.append((fn, x, axes, False))
+        cases.append((fn, m, (1,), True))
+    for fn in ["all", "any"]:
+        for x in [b, m, i8]:
+            for axes in [None, (0,), (1,)]:
+                cases.append((fn, x, axes, False))
+    for fn in ["sum", "prod", "all", "any", "mean"]:
+        cases.append((fn, empty, (0,), False))
+    cases += [("sum", u8, None, False), ("sum", b, (0,), False), ("max", u8, (1,), False),
+              ("sum", m.T, (0,), False), ("max", t.transpose(2, 0, 1), (0, 2), True),
+              ("argmax", t, (0, 2), False), ("argmin", u8, None, False),
+              ("argmax", np.array([[1, 3, 3], [2, 2, 1]], np.int32), (1,), False)]
+    for fn in ["cumsum", "cumprod"]:
+        for x in [m, t, i8]:
+            for axes in [None, (0,), (-1,)]:
+                cases.append((fn, x, axes, False))
+    lines = []
+    for fn, x, axes, keepdims in cases:
+        kw = {} if fn in ("cumsum", "cumprod") else {"keepdims": keepdims}
+        axis = None if axes is None else (axes if len(axes) > 1 else axes[0])
+        with np.errstate(all="ignore"):
+            if fn in ("cumsum", "cumprod"):
+                r = getattr(np, fn)(x, axis=axis, dtype=x.dtype)
+            elif fn in ("argmax", "argmin") and axes is not None and len(axes) > 1:
+                moved = np.moveaxis(x, axes, list(range(x.ndim - len(axes), x.ndim)))
+                flat = moved.reshape(moved.shape[:x.ndim - len(axes)] + (-1,))
+                r = getattr(np, fn)(flat, axis=-1)
+            elif fn in ("sum", "prod", "mean", "var", "std") and x.dtype == np.float32:
+                # Aesara accumulates float32 in float64 (acc_dtype), then rounds.
+                r = getattr(np, fn)(x, axis=axis, dtype=np.float64, **kw).astype(np.float32)
+            else:
+                r = np.asarray(getattr(np, fn)(x, axis=axis, **kw))
+        out = r.dtype.name
+        if fn in ("mean", "var", "std") and x.dtype.kind in "iub":
+            out = "float64"
+        axes_text = "None" if axes is None else ",".join(map(str, axes))
+        lines.append("|".join([fn, axes_text, str(int(keepdims)), x.dtype.name,
+                               shape(x), values(np.ascontiguousarray(x)),
+                               "T" if not x.flags.c_contiguous else "C",
+                               out, shape(r), values(r.astype(out))]))
+    write("numpy_reduce.txt",
+          "fn|axes|keepdims|in dtype|in shape|in values (C order)|layout|out dtype|out shape|"
+          "out values", lines)
+
+
 if __name__ == "__main__":
     promotion()
+    reductions()
     formats()
     elemwise()
     scalar_ops()

@@ -1,0 +1,322 @@
+#include "core/ops/reduce.h"
+
+#include <algorithm>
+#include <numeric>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "core/graph/constructors.h"
+#include "core/ops/dimshuffle.h"
+#include "core/ops/math.h"
+#include "core/ops/shape.h"
+
+namespace kiln {
+namespace {
+
+const char* ReduceName(ReduceKind k) {
+  switch (k) {
+    case ReduceKind::kSum: return "Sum";
+    case ReduceKind::kProd: return "Prod";
+    case ReduceKind::kMax: return "Max";
+    case ReduceKind::kMin: return "Min";
+    case ReduceKind::kAll: return "All";
+    case ReduceKind::kAny: return "Any";
+  }
+  return "?";
+}
+
+// Sorted, non-negative, distinct axes of an ndim tensor, or numpy's AxisError text.
+absl::StatusOr<std::vector<int>> NormalizeAxes(const std::string& op, std::vector<int> axes,
+                                               int ndim) {
+  for (int& a : axes) {
+    const int original = a;
+    if (a < 0) a += ndim;
+    if (a < 0 || a >= std::max(1, ndim) || (ndim == 0 && original != 0 && original != -1)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          op, ": axis ", original, " is out of bounds for array of dimension ", ndim));
+    }
+  }
+  std::sort(axes.begin(), axes.end());
+  if (std::adjacent_find(axes.begin(), axes.end()) != axes.end()) {
+    return absl::InvalidArgumentError(absl::StrCat(op, ": repeated axis"));
+  }
+  if (ndim == 0) axes.clear();
+  return axes;
+}
+
+std::vector<int> AllAxes(int ndim) {
+  std::vector<int> axes(ndim);
+  std::iota(axes.begin(), axes.end(), 0);
+  return axes;
+}
+
+// Aesara's default output dtype of Sum and Prod: small integers widen to int64 / uint64.
+DType SumOutputDType(DType in) {
+  if (IsBool(in) || (IsSignedInt(in) && in != DType::kInt64)) return DType::kInt64;
+  if (IsUnsignedInt(in) && in != DType::kUInt64) return DType::kUInt64;
+  return in;
+}
+
+// Aesara's default accumulator: int64 / uint64 for integers, one float size up for floats.
+DType SumAccDType(DType in) {
+  if (IsBool(in) || IsSignedInt(in)) return DType::kInt64;
+  if (IsUnsignedInt(in)) return DType::kUInt64;
+  if (in == DType::kFloat16) return DType::kFloat32;
+  if (in == DType::kFloat32) return DType::kFloat64;
+  if (in == DType::kComplex64) return DType::kComplex128;
+  return in;
+}
+
+StaticShape KeptShape(const TensorType& t, const std::vector<int>& axes) {
+  StaticShape out;
+  for (int d = 0; d < t.ndim(); ++d) {
+    if (!std::binary_search(axes.begin(), axes.end(), d)) out.push_back(t.shape()[d]);
+  }
+  return out;
+}
+
+}  // namespace
+
+// --- CAReduce ---------------------------------------------------------------------------------
+
+std::string CAReduce::Name() const {
+  const std::string axes = axis_ ? absl::StrJoin(*axis_, ", ") : "";
+  switch (reduce_) {
+    case ReduceKind::kSum:
+    case ReduceKind::kProd: {
+      std::string props = axis_ ? absl::StrCat("axis=[", axes, "], ") : "";
+      if (dtype_) absl::StrAppend(&props, "dtype=", DTypeName(*dtype_), ", ");
+      absl::StrAppend(&props, "acc_dtype=", acc_dtype_ ? DTypeName(*acc_dtype_) : "?");
+      return absl::StrCat(reduce_ == ReduceKind::kSum ? "Sum{" : "Prod{mul}{", props, "}");
+    }
+    case ReduceKind::kMax:
+    case ReduceKind::kMin:
+      return absl::StrCat(ReduceName(reduce_), reduce_ == ReduceKind::kMax ? "{maximum}" : "{minimum}",
+                          axis_ ? absl::StrCat("{", axes, "}") : "");
+    default:
+      return absl::StrCat(ReduceName(reduce_), axis_ ? absl::StrCat("{", axes, "}") : "");
+  }
+}
+
+std::string CAReduce::Props() const {
+  return absl::StrCat(ReduceName(reduce_), ";axis=", axis_ ? absl::StrJoin(*axis_, ",") : "None",
+                      ";dtype=", dtype_ ? DTypeName(*dtype_) : "", ";acc=",
+                      acc_dtype_ ? DTypeName(*acc_dtype_) : "");
+}
+
+absl::StatusOr<ApplyPtr> CAReduce::MakeNode(std::vector<VariablePtr> inputs) const {
+  if (inputs.size() != 1) {
+    return absl::InvalidArgumentError(absl::StrCat(Name(), ": expects 1 input"));
+  }
+  const TensorType* t = inputs[0]->tensor_type();
+  if (t == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        Name(), ": input 0 has type ", inputs[0]->type()->ToString(), ", which is not a TensorType"));
+  }
+  std::vector<int> axes = axis_ ? *axis_ : AllAxes(t->ndim());
+  absl::StatusOr<std::vector<int>> normalized = NormalizeAxes(Name(), axes, t->ndim());
+  if (!normalized.ok()) return normalized.status();
+  DType out = t->dtype();
+  std::optional<DType> acc;
+  switch (reduce_) {
+    case ReduceKind::kSum:
+    case ReduceKind::kProd:
+      out = dtype_.value_or(SumOutputDType(t->dtype()));
+      acc = acc_dtype_.value_or(SumAccDType(PromoteTypes(t->dtype(), out)));
+      if (!CanCastSafely(t->dtype(), *acc)) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "Cannot build ", ReduceName(reduce_), " node with input dtype ", DTypeName(t->dtype()),
+            " and acc_dtype ", DTypeName(*acc), ", as precision would be lost."));
+      }
+      break;
+    case ReduceKind::kAll:
+    case ReduceKind::kAny:
+      out = DType::kBool;
+      break;
+    default:
+      if (IsComplex(t->dtype())) {
+        return absl::InvalidArgumentError(absl::StrCat(Name(), ": input 0 has type ",
+                                                       t->ToString(), ", which has no order"));
+      }
+      break;
+  }
+  // The node's op records the normalized axes (None stays None) and the chosen dtypes.
+  auto op = std::make_shared<CAReduce>(reduce_, axis_ ? std::optional(*normalized) : std::nullopt,
+                                       dtype_, acc);
+  if (reduce_ != ReduceKind::kSum && reduce_ != ReduceKind::kProd) op->acc_dtype_ = std::nullopt;
+  OpPtr chosen = (op->Props() == Props()) ? self() : OpPtr(op);
+  return Apply::Make(chosen, std::move(inputs),
+                     {TensorType::Make(out, KeptShape(*t, *normalized))});
+}
+
+// --- MaxAndArgmax / Argmax --------------------------------------------------------------------
+
+std::string MaxAndArgmax::Name() const {
+  return absl::StrCat(argmax_only_ ? "Argmax" : "MaxAndArgmax", "{axis=(",
+                      absl::StrJoin(axis_, ", "), axis_.size() == 1 ? ",)}" : ")}");
+}
+
+std::string MaxAndArgmax::Props() const {
+  return absl::StrCat("axis=", absl::StrJoin(axis_, ","), ";argmax_only=", argmax_only_);
+}
+
+absl::StatusOr<ApplyPtr> MaxAndArgmax::MakeNode(std::vector<VariablePtr> inputs) const {
+  if (inputs.size() != 1) return absl::InvalidArgumentError(Name() + ": expects 1 input");
+  const TensorType* t = inputs[0]->tensor_type();
+  if (t == nullptr || IsComplex(t->dtype())) {
+    return absl::InvalidArgumentError(absl::StrCat(Name(), ": input 0 has type ",
+                                                   inputs[0]->type()->ToString(),
+                                                   ", which is not an ordered tensor"));
+  }
+  for (int a : axis_) {
+    if (a < 0 || a >= t->ndim()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "Computation needs a valid axis number for ", t->ndim(), "-D tensor. Got ", a));
+    }
+  }
+  const StaticShape kept = KeptShape(*t, axis_);
+  std::vector<TypePtr> types;
+  if (!argmax_only_) types.push_back(TensorType::Make(t->dtype(), kept));
+  types.push_back(TensorType::Make(DType::kInt64, kept));
+  return Apply::Make(self(), std::move(inputs), types);
+}
+
+// --- CumOp ------------------------------------------------------------------------------------
+
+std::string CumOp::Name() const {
+  return absl::StrCat("CumOp{", axis_ ? absl::StrCat(*axis_) : "None", ", ",
+                      product_ ? "mul" : "add", "}");
+}
+
+std::string CumOp::Props() const { return Name(); }
+
+absl::StatusOr<ApplyPtr> CumOp::MakeNode(std::vector<VariablePtr> inputs) const {
+  if (inputs.size() != 1) return absl::InvalidArgumentError(Name() + ": expects 1 input");
+  const TensorType* t = inputs[0]->tensor_type();
+  if (t == nullptr) {
+    return absl::InvalidArgumentError(Name() + ": input 0 is not a tensor");
+  }
+  if (!axis_) {
+    return Apply::Make(self(), std::move(inputs), {TensorType::Make(t->dtype(), {std::nullopt})});
+  }
+  if (*axis_ < 0 || *axis_ >= t->ndim()) {
+    return absl::InvalidArgumentError(absl::StrCat("axis(=", *axis_, ") out of bounds"));
+  }
+  return Apply::Make(self(), std::move(inputs), {inputs[0]->type()});
+}
+
+// --- DSL --------------------------------------------------------------------------------------
+
+namespace {
+
+// Re-inserts the reduced axes of x as broadcastable dims of the reduction r.
+Var KeepDims(const Var& x, const Var& r, const std::vector<int>& reduced) {
+  if (!r.ok()) return r;
+  std::vector<int> order;
+  int next = 0;
+  for (int d = 0; d < x.ndim(); ++d) {
+    order.push_back(std::binary_search(reduced.begin(), reduced.end(), d) ? kX : next++);
+  }
+  return dimshuffle(r, order);
+}
+
+Var Reduce(ReduceKind kind, const Var& x, const Axes& axes, bool keepdims) {
+  if (!x.ok()) return x;
+  Var r = ApplyOp(OpPtr(std::make_shared<CAReduce>(kind, axes.axes)), {x});
+  if (!keepdims || !r.ok()) return r;
+  const auto* op = static_cast<const CAReduce*>(&r->owner()->op());
+  return KeepDims(x, r, op->axis() ? *op->axis() : AllAxes(x.ndim()));
+}
+
+absl::StatusOr<std::vector<int>> ArgmaxAxes(const Var& x, const Axes& axes) {
+  std::vector<int> list = axes.axes ? *axes.axes : AllAxes(x.ndim());
+  for (int& a : list) {
+    if (a < 0) a += x.ndim();
+  }
+  std::sort(list.begin(), list.end());
+  return list;
+}
+
+}  // namespace
+
+Var sum(const Var& x, Axes axes, bool keepdims) { return Reduce(ReduceKind::kSum, x, axes, keepdims); }
+Var prod(const Var& x, Axes axes, bool keepdims) { return Reduce(ReduceKind::kProd, x, axes, keepdims); }
+Var max(const Var& x, Axes axes, bool keepdims) { return Reduce(ReduceKind::kMax, x, axes, keepdims); }
+Var min(const Var& x, Axes axes, bool keepdims) { return Reduce(ReduceKind::kMin, x, axes, keepdims); }
+Var all(const Var& x, Axes axes, bool keepdims) { return Reduce(ReduceKind::kAll, x, axes, keepdims); }
+Var any(const Var& x, Axes axes, bool keepdims) { return Reduce(ReduceKind::kAny, x, axes, keepdims); }
+
+std::vector<Var> max_and_argmax(const Var& x, Axes axes) {
+  if (!x.ok()) return {x, x};
+  absl::StatusOr<std::vector<int>> list = ArgmaxAxes(x, axes);
+  auto op = std::make_shared<MaxAndArgmax>(*list, false);
+  std::vector<VariablePtr> in = {x.ptr()};
+  absl::StatusOr<ApplyPtr> node = op->MakeNode(in);
+  if (!node.ok()) return {Var(node.status()), Var(node.status())};
+  (*node)->output(0)->set_name("max");
+  (*node)->output(1)->set_name("argmax");
+  return {Var((*node)->output(0)), Var((*node)->output(1))};
+}
+
+Var argmax(const Var& x, Axes axes, bool keepdims) {
+  if (!x.ok()) return x;
+  absl::StatusOr<std::vector<int>> list = ArgmaxAxes(x, axes);
+  Var r = ApplyOp(OpPtr(std::make_shared<MaxAndArgmax>(*list, true)), {x});
+  return keepdims ? KeepDims(x, r, *list) : r;
+}
+
+Var argmin(const Var& x, Axes axes, bool keepdims) {
+  if (!x.ok()) return x;
+  // ~x reverses the order of bools and integers without overflow (-x would wrap INT_MIN).
+  if (x->tensor_type() && !IsFloat(x.dtype())) return argmax(invert(x), axes, keepdims);
+  return argmax(-x, axes, keepdims);
+}
+
+Var mean(const Var& x, Axes axes, bool keepdims) {
+  if (!x.ok()) return x;
+  Var s = sum(x, axes, keepdims);
+  if (!s.ok()) return s;
+  const DType count_dtype = (s.dtype() == DType::kFloat16 || s.dtype() == DType::kFloat32 ||
+                             s.dtype() == DType::kComplex64)
+                                ? DType::kFloat32
+                                : DType::kFloat64;
+  const std::vector<int> reduced =
+      axes.axes ? *ArgmaxAxes(x, axes) : AllAxes(x.ndim());
+  for (int a : reduced) s = s / cast(shape_i(x, a), count_dtype);
+  if (s.ok() && !IsFloat(s.dtype()) && !IsComplex(s.dtype())) s = cast(s, count_dtype);
+  if (s.ok()) s->set_name("mean");
+  return s;
+}
+
+Var var(const Var& x, Axes axes, bool keepdims, int ddof) {
+  if (!x.ok()) return x;
+  Var centered = x - mean(x, axes, /*keepdims=*/true);
+  Var v;
+  if (ddof == 0) {
+    v = mean(sqr(centered), axes, keepdims);
+  } else {
+    v = sum(sqr(centered), axes, keepdims);
+    const std::vector<int> reduced = axes.axes ? *ArgmaxAxes(x, axes) : AllAxes(x.ndim());
+    for (int a : reduced) v = v / cast(shape_i(x, a) - ddof, DType::kFloat64);
+  }
+  if (v.ok()) v->set_name("var");
+  return v;
+}
+
+Var std(const Var& x, Axes axes, bool keepdims, int ddof) {
+  Var s = sqrt(var(x, axes, keepdims, ddof));
+  if (s.ok()) s->set_name("std");
+  return s;
+}
+
+Var cumsum(const Var& x, std::optional<int> axis) {
+  if (x.ok() && axis && *axis < 0) axis = *axis + x.ndim();
+  return ApplyOp(OpPtr(std::make_shared<CumOp>(axis, false)), {x});
+}
+
+Var cumprod(const Var& x, std::optional<int> axis) {
+  if (x.ok() && axis && *axis < 0) axis = *axis + x.ndim();
+  return ApplyOp(OpPtr(std::make_shared<CumOp>(axis, true)), {x});
+}
+
+}  // namespace kiln

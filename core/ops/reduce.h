@@ -1,0 +1,111 @@
+// Reductions, as aesara.tensor.math builds them: CAReduce (Sum, Prod, Max, Min, All, Any),
+// MaxAndArgmax, Argmax and CumOp, and mean, var and std built from them.
+#ifndef KILN_CORE_OPS_REDUCE_H_
+#define KILN_CORE_OPS_REDUCE_H_
+
+#include <initializer_list>
+#include <optional>
+#include <vector>
+
+#include "core/graph/op.h"
+#include "core/graph/var.h"
+
+namespace kiln {
+
+// The axes a reduction runs over: all of them by default, one (`0`, `-1`) or several (`{0, 2}`).
+struct Axes {
+  Axes() = default;
+  Axes(int axis) : axes(std::vector<int>{axis}) {}  // NOLINT: implicit by design
+  Axes(std::initializer_list<int> list) : axes(std::vector<int>(list)) {}
+  Axes(std::vector<int> list) : axes(std::move(list)) {}  // NOLINT
+  std::optional<std::vector<int>> axes;  // nullopt: every axis
+};
+
+// The reduction a CAReduce performs.
+enum class ReduceKind { kSum, kProd, kMax, kMin, kAll, kAny };
+
+// Aesara's CAReduce family. Axes are normalized (sorted, non-negative) when the node is made.
+class CAReduce final : public Op {
+ public:
+  // `axis` nullopt reduces every axis; `dtype`/`acc_dtype` apply to Sum and Prod, which otherwise
+  // widen integers to int64/uint64 and accumulate float32 in float64, as Aesara does.
+  CAReduce(ReduceKind reduce, std::optional<std::vector<int>> axis,
+           std::optional<DType> dtype = std::nullopt, std::optional<DType> acc_dtype = std::nullopt)
+      : reduce_(reduce), axis_(std::move(axis)), dtype_(dtype), acc_dtype_(acc_dtype) {}
+
+  ReduceKind reduce() const { return reduce_; }
+  const std::optional<std::vector<int>>& axis() const { return axis_; }
+  OpKind kind() const override { return OpKind::kCAReduce; }
+  // "Sum{axis=[0], acc_dtype=float64}", "Prod{mul}{acc_dtype=int64}", "Max{maximum}{0, 1}",
+  // "All{0}", "Any".
+  std::string Name() const override;
+  std::string Props() const override;
+  absl::StatusOr<ApplyPtr> MakeNode(std::vector<VariablePtr> inputs) const override;
+  absl::Status Perform(const Apply& node, std::span<const Tensor> inputs,
+                       std::vector<Tensor>& outputs) const override;
+
+ private:
+  ReduceKind reduce_;
+  std::optional<std::vector<int>> axis_;
+  std::optional<DType> dtype_;
+  std::optional<DType> acc_dtype_;
+};
+
+// MaxAndArgmax{axis=(0,)}: the maximum and the int64 index of its first occurrence, counted in
+// C order over the reduced axes. Argmax{axis=(0,)} is its second output alone.
+class MaxAndArgmax final : public Op {
+ public:
+  MaxAndArgmax(std::vector<int> axis, bool argmax_only) : axis_(std::move(axis)), argmax_only_(argmax_only) {}
+  const std::vector<int>& axis() const { return axis_; }
+  OpKind kind() const override { return argmax_only_ ? OpKind::kArgmax : OpKind::kMaxAndArgmax; }
+  std::string Name() const override;
+  std::string Props() const override;
+  absl::StatusOr<ApplyPtr> MakeNode(std::vector<VariablePtr> inputs) const override;
+  absl::Status Perform(const Apply& node, std::span<const Tensor> inputs,
+                       std::vector<Tensor>& outputs) const override;
+
+ private:
+  std::vector<int> axis_;
+  bool argmax_only_;
+};
+
+// CumOp{axis, add|mul}: cumulative sum or product along an axis (nullopt flattens first).
+class CumOp final : public Op {
+ public:
+  CumOp(std::optional<int> axis, bool product) : axis_(axis), product_(product) {}
+  OpKind kind() const override { return OpKind::kCumOp; }
+  std::string Name() const override;  // "CumOp{None, add}", "CumOp{1, mul}"
+  std::string Props() const override;
+  absl::StatusOr<ApplyPtr> MakeNode(std::vector<VariablePtr> inputs) const override;
+  absl::Status Perform(const Apply& node, std::span<const Tensor> inputs,
+                       std::vector<Tensor>& outputs) const override;
+
+ private:
+  std::optional<int> axis_;
+  bool product_;
+};
+
+// Reductions; keepdims re-inserts the reduced axes as broadcastable dims (a DimShuffle).
+Var sum(const Var& x, Axes axes = {}, bool keepdims = false);
+Var prod(const Var& x, Axes axes = {}, bool keepdims = false);
+Var max(const Var& x, Axes axes = {}, bool keepdims = false);
+Var min(const Var& x, Axes axes = {}, bool keepdims = false);
+Var all(const Var& x, Axes axes = {}, bool keepdims = false);
+Var any(const Var& x, Axes axes = {}, bool keepdims = false);
+// Index of the maximum (minimum) along the axes, int64.
+Var argmax(const Var& x, Axes axes = {}, bool keepdims = false);
+Var argmin(const Var& x, Axes axes = {}, bool keepdims = false);
+// Both outputs of MaxAndArgmax.
+std::vector<Var> max_and_argmax(const Var& x, Axes axes = {});
+// sum / count, in float64 for integers (float32 for float16/float32 inputs).
+Var mean(const Var& x, Axes axes = {}, bool keepdims = false);
+// mean((x - mean(x))**2) with ddof subtracted from the count; std is its square root.
+Var var(const Var& x, Axes axes = {}, bool keepdims = false, int ddof = 0);
+Var std(const Var& x, Axes axes = {}, bool keepdims = false, int ddof = 0);
+// Cumulative sum and product along `axis` (nullopt: of the flattened tensor).
+Var cumsum(const Var& x, std::optional<int> axis = std::nullopt);
+Var cumprod(const Var& x, std::optional<int> axis = std::nullopt);
+
+}  // namespace kiln
+
+#endif  // KILN_CORE_OPS_REDUCE_H_

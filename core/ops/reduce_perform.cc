@@ -1,0 +1,227 @@
+// The reductions' kernels: one pass over the input in its C order, accumulating into the output.
+#include <cmath>
+#include <limits>
+
+#include "absl/strings/str_cat.h"
+#include "core/ops/elemwise_loops.h"
+#include "core/ops/reduce.h"
+#include "core/ops/scalar_apply.h"
+#include "core/runtime/dtype_dispatch.h"
+
+namespace kiln {
+namespace {
+
+// The reduced axes of a node whose op has `axis` (nullopt: all) over an ndim input.
+std::vector<bool> ReducedMask(const std::optional<std::vector<int>>& axis, int ndim) {
+  std::vector<bool> mask(ndim, !axis.has_value());
+  if (axis) {
+    for (int a : *axis) mask[a] = true;
+  }
+  return mask;
+}
+
+// Strides that map an input index to its output element: 0 on reduced dims.
+std::vector<int64_t> OutputStrides(const Shape& in_shape, const std::vector<bool>& reduced) {
+  Shape kept;
+  for (size_t d = 0; d < in_shape.size(); ++d) {
+    if (!reduced[d]) kept.push_back(in_shape[d]);
+  }
+  const std::vector<int64_t> kept_strides = ContiguousStrides(kept);
+  std::vector<int64_t> strides(in_shape.size(), 0);
+  for (size_t d = 0, k = 0; d < in_shape.size(); ++d) {
+    if (!reduced[d]) strides[d] = kept_strides[k++];
+  }
+  return strides;
+}
+
+Shape KeptDims(const Shape& in_shape, const std::vector<bool>& reduced) {
+  Shape kept;
+  for (size_t d = 0; d < in_shape.size(); ++d) {
+    if (!reduced[d]) kept.push_back(in_shape[d]);
+  }
+  return kept;
+}
+
+template <typename Acc>
+Acc Identity(ReduceKind kind) {
+  switch (kind) {
+    case ReduceKind::kProd: case ReduceKind::kAll: return Acc(1);
+    default: return Acc(0);
+  }
+}
+
+// acc[o] op= in[i] over the input in C order, for the input already converted to Acc.
+template <typename Acc>
+void Accumulate(ReduceKind kind, const Tensor& in, const std::vector<int64_t>& out_strides,
+                Acc* acc) {
+  const Acc* data = in.data<Acc>();
+  loops::ForEachRun<2>(in.shape(), {&in.strides(), &out_strides}, 0, in.size(),
+                       [&](int64_t, int64_t count, auto& off) {
+    const int64_t si = in.strides().empty() ? 0 : in.strides().back();
+    const int64_t so = out_strides.empty() ? 0 : out_strides.back();
+    const Acc* x = data + off[0];
+    Acc* a = acc + off[1];
+    for (int64_t k = 0; k < count; ++k) {
+      Acc& target = a[k * so];
+      const Acc v = x[k * si];
+      if (kind == ReduceKind::kSum) {
+        target = scalar::Apply<ScalarOpKind::kAdd, Acc>(target, v);
+      } else if (kind == ReduceKind::kProd) {
+        target = scalar::Apply<ScalarOpKind::kMul, Acc>(target, v);
+      } else if constexpr (!scalar::kComplex<Acc>) {  // complex inputs only sum and multiply
+        switch (kind) {
+          case ReduceKind::kMax: target = scalar::Max(target, v); break;
+          case ReduceKind::kMin: target = scalar::Min(target, v); break;
+          case ReduceKind::kAll: target = target && v; break;
+          default: target = target || v; break;
+        }
+      }
+    }
+  });
+}
+
+}  // namespace
+
+absl::Status CAReduce::Perform(const Apply& node, std::span<const Tensor> inputs,
+                               std::vector<Tensor>& outputs) const {
+  const Tensor& x = inputs[0];
+  const std::vector<bool> reduced = ReducedMask(axis_, x.ndim());
+  const Shape out_shape = KeptDims(x.shape(), reduced);
+  const DType out_dtype = node.output_ptr(0)->tensor_type()->dtype();
+  if (reduce_ == ReduceKind::kMax || reduce_ == ReduceKind::kMin) {
+    for (int d = 0; d < x.ndim(); ++d) {
+      if (reduced[d] && x.shape()[d] == 0) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            Name(), ": zero-size array to reduction operation ",
+            reduce_ == ReduceKind::kMax ? "maximum" : "minimum", " which has no identity"));
+      }
+    }
+  }
+  // Accumulate in acc_dtype (Sum, Prod), bool (All, Any) or the input dtype (Max, Min), with
+  // float16 held in float32.
+  DType acc_dtype = acc_dtype_.value_or(x.dtype());
+  if (reduce_ == ReduceKind::kAll || reduce_ == ReduceKind::kAny) acc_dtype = DType::kBool;
+  if (acc_dtype == DType::kFloat16) acc_dtype = DType::kFloat32;
+  const Tensor in = x.dtype() == acc_dtype ? x : x.AsType(acc_dtype);
+  Tensor acc = Tensor::Empty(acc_dtype, out_shape);
+  DispatchDType(acc_dtype, [&](auto tag) {
+    using Acc = typename decltype(tag)::type;
+    if constexpr (std::is_same_v<Acc, Eigen::half>) {
+      return;  // never: float16 accumulates in float32
+    } else if constexpr (scalar::kComplex<Acc>) {
+      Acc* a = acc.data<Acc>();
+      for (int64_t i = 0; i < acc.size(); ++i) a[i] = Identity<Acc>(reduce_);
+      Accumulate(reduce_, in, OutputStrides(x.shape(), reduced), a);
+    } else {
+      Acc* a = acc.data<Acc>();
+      // Max and Min start from the first element of each group rather than an identity.
+      Acc init = Identity<Acc>(reduce_);
+      if (reduce_ == ReduceKind::kMax) init = std::numeric_limits<Acc>::lowest();
+      if (reduce_ == ReduceKind::kMin) init = std::numeric_limits<Acc>::max();
+      if constexpr (std::numeric_limits<Acc>::has_infinity) {
+        if (reduce_ == ReduceKind::kMax) init = -std::numeric_limits<Acc>::infinity();
+        if (reduce_ == ReduceKind::kMin) init = std::numeric_limits<Acc>::infinity();
+      }
+      for (int64_t i = 0; i < acc.size(); ++i) a[i] = init;
+      Accumulate(reduce_, in, OutputStrides(x.shape(), reduced), a);
+    }
+  });
+  outputs[0] = acc.dtype() == out_dtype ? std::move(acc) : acc.AsType(out_dtype);
+  return absl::OkStatus();
+}
+
+absl::Status MaxAndArgmax::Perform(const Apply& node, std::span<const Tensor> inputs,
+                                   std::vector<Tensor>& outputs) const {
+  const Tensor& x = inputs[0];
+  std::vector<bool> reduced(x.ndim(), false);
+  Shape reduced_shape;
+  for (int a : axis_) reduced[a] = true;
+  for (int d = 0; d < x.ndim(); ++d) {
+    if (!reduced[d]) continue;
+    reduced_shape.push_back(x.shape()[d]);
+    if (x.shape()[d] == 0) {
+      return absl::InvalidArgumentError(Name() + ": attempt to get argmax of an empty sequence");
+    }
+  }
+  // Strides that give an element's flat index among the reduced dims.
+  std::vector<int64_t> index_strides(x.ndim(), 0);
+  const std::vector<int64_t> rs = ContiguousStrides(reduced_shape);
+  for (int d = 0, k = 0; d < x.ndim(); ++d) {
+    if (reduced[d]) index_strides[d] = rs[k++];
+  }
+  const Shape out_shape = KeptDims(x.shape(), reduced);
+  const std::vector<int64_t> out_strides = OutputStrides(x.shape(), reduced);
+  const DType compute = x.dtype() == DType::kFloat16 ? DType::kFloat32 : x.dtype();
+  const Tensor in = x.dtype() == compute ? x : x.AsType(compute);
+  Tensor best = Tensor::Empty(compute, out_shape);
+  Tensor index = Tensor::Zeros(DType::kInt64, out_shape);
+  std::vector<bool> seen(ShapeSize(out_shape), false);
+  DispatchDType(compute, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (!scalar::kComplex<T> && !std::is_same_v<T, Eigen::half>) {
+      const T* data = in.data<T>();
+      T* b = best.data<T>();
+      int64_t* idx = index.data<int64_t>();
+      loops::ForEachRun<3>(x.shape(), {&in.strides(), &out_strides, &index_strides}, 0, x.size(),
+                           [&](int64_t, int64_t count, auto& off) {
+        const int ndim = x.ndim();
+        const int64_t si = ndim ? in.strides().back() : 0;
+        const int64_t so = ndim ? out_strides.back() : 0;
+        const int64_t sk = ndim ? index_strides.back() : 0;
+        for (int64_t k = 0; k < count; ++k) {
+          const int64_t o = off[1] + k * so;
+          const T v = data[off[0] + k * si];
+          // The first maximum wins; NaN is the maximum, as in numpy.argmax.
+          bool take = !seen[o];
+          if constexpr (scalar::kReal<T>) {
+            take = take || (!std::isnan(b[o]) && (std::isnan(v) || v > b[o]));
+          } else {
+            take = take || v > b[o];
+          }
+          if (take) {
+            seen[o] = true;
+            b[o] = v;
+            idx[o] = off[2] + k * sk;
+          }
+        }
+      });
+    }
+  });
+  int next = 0;
+  if (!argmax_only_) {
+    outputs[next++] = best.dtype() == x.dtype() ? std::move(best) : best.AsType(x.dtype());
+  }
+  outputs[next] = std::move(index);
+  return absl::OkStatus();
+}
+
+absl::Status CumOp::Perform(const Apply& node, std::span<const Tensor> inputs,
+                            std::vector<Tensor>& outputs) const {
+  const Tensor x = axis_ ? inputs[0].Contiguous()
+                         : inputs[0].Contiguous().View({inputs[0].size()}, {1});
+  const int axis = axis_.value_or(0);
+  const DType compute = x.dtype() == DType::kFloat16 ? DType::kFloat32 : x.dtype();
+  Tensor out = x.AsType(compute);  // a contiguous copy, accumulated in place
+  DispatchDType(compute, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (!std::is_same_v<T, Eigen::half>) {
+      T* p = out.data<T>();
+      const int64_t n = x.ndim() ? x.shape()[axis] : 1;
+      const int64_t stride = x.ndim() ? out.strides()[axis] : 1;
+      const int64_t outer = n == 0 ? 0 : x.size() / (n * stride);
+      for (int64_t o = 0; o < outer; ++o) {
+        for (int64_t i = 1; i < n; ++i) {
+          T* row = p + o * n * stride + i * stride;
+          for (int64_t s = 0; s < stride; ++s) {
+            row[s] = product_ ? scalar::Apply<ScalarOpKind::kMul, T>(row[s - stride], row[s])
+                              : scalar::Apply<ScalarOpKind::kAdd, T>(row[s - stride], row[s]);
+          }
+        }
+      }
+    }
+  });
+  outputs[0] = out.dtype() == x.dtype() ? std::move(out) : out.AsType(x.dtype());
+  return absl::OkStatus();
+}
+
+}  // namespace kiln
