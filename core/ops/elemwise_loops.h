@@ -43,9 +43,10 @@ template <size_t N, typename Body>
 void ForEachRun(const Shape& shape, const std::array<const std::vector<int64_t>*, N>& strides,
                 int64_t begin, int64_t end, Body&& body) {
   const int ndim = static_cast<int>(shape.size());
+  if (begin >= end) return;  // also keeps zero-size dims out of the index arithmetic
   if (ndim == 0) {
     std::array<int64_t, N> zero{};
-    if (begin < end) body(begin, 1, zero);
+    body(begin, 1, zero);
     return;
   }
   std::vector<int64_t> index(ndim);
