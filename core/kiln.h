@@ -11,6 +11,7 @@
 #include "core/graph/var.h"
 #include "core/ops/dimshuffle.h"
 #include "core/ops/elemwise.h"
+#include "core/ops/linalg.h"
 #include "core/ops/math.h"
 #include "core/ops/reduce.h"
 #include "core/ops/shape.h"

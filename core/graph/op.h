@@ -28,7 +28,12 @@ namespace kiln {
   X(kCAReduce, "CAReduce")       \
   X(kMaxAndArgmax, "MaxAndArgmax") \
   X(kArgmax, "Argmax")           \
-  X(kCumOp, "CumOp")
+  X(kCumOp, "CumOp")             \
+  X(kDot, "Dot")                 \
+  X(kMatMul, "MatMul")           \
+  X(kDot22, "Dot22")             \
+  X(kGemm, "Gemm")               \
+  X(kGemv, "Gemv")
 
 enum class OpKind {
 #define KILN_OP_KIND_ENUM(e, name) e,

@@ -6,6 +6,7 @@ numpy_format.txt           str(ndarray) for tensors of several dtypes and shapes
 numpy_elemwise.txt         Elemwise results: NumPy computing in the output dtype Aesara infers
 numpy_scalar_ops.txt       every scalar op on edge cases of each dtype it takes (NumPy, SciPy)
 numpy_reduce.txt           reductions over axes, with keepdims, empty and non-contiguous inputs
+numpy_linalg.txt           dot, matmul, tensordot, outer, gemm and gemv over ranks and dtypes
 """
 import os
 
@@ -386,8 +387,59 @@ def reductions():
           "out values", lines)
 
 
+def linalg():
+    rng = np.random.default_rng(7)
+
+    def arr(shape, dtype=np.float64):
+        a = rng.integers(-4, 5, size=shape)
+        if np.dtype(dtype).kind == "c":
+            return (a + 1j * rng.integers(-3, 4, size=shape)).astype(dtype)
+        if np.dtype(dtype).kind == "f":
+            return (a + rng.random(shape)).astype(dtype)
+        return a.astype(dtype)
+
+    cases = []
+    for sa, sb in [((3,), (3,)), ((2, 3), (3,)), ((3,), (3, 4)), ((2, 3), (3, 4)), ((2, 0), (0, 3)),
+                   ((0, 3), (3, 2))]:
+        for dt in [np.float64, np.float32, np.int32, np.complex128]:
+            cases.append(("dot", [arr(sa, dt), arr(sb, dt)]))
+    cases.append(("dot", [arr((2, 3), np.int8), arr((3, 2), np.float32)]))
+    cases.append(("dot", [arr((3, 2)).T, arr((4, 3)).T]))
+    cases.append(("dot", [arr((2, 3, 4)), arr((4, 5))]))
+    cases.append(("dot", [arr((2, 3, 4)), arr((3, 4, 5))]))
+    for sa, sb in [((2, 2, 3), (3, 4)), ((4, 1, 2, 3), (5, 3, 2)), ((3,), (2, 3, 4)),
+                   ((2, 3, 4), (4,)), ((1, 2, 3), (6, 3, 2))]:
+        cases.append(("matmul", [arr(sa), arr(sb)]))
+    cases.append(("matmul", [arr((2, 3), np.float32), arr((3, 2), np.float32)]))
+    cases.append(("outer", [arr((3,)), arr((4,))]))
+    cases.append(("tensordot2", [arr((2, 3, 4)), arr((3, 4, 5))]))
+    cases.append(("tensordot1", [arr((2, 3)), arr((3, 4))]))
+    lines = []
+    for fn, args in cases:
+        if fn == "dot":
+            r = np.dot(*args) if max(a.ndim for a in args) <= 2 else np.tensordot(
+                args[0], args[1], axes=([args[0].ndim - 1], [max(0, args[1].ndim - 2)]))
+        elif fn == "matmul":
+            r = np.matmul(*args)
+        elif fn == "outer":
+            r = np.outer(*args)
+        else:
+            r = np.tensordot(args[0], args[1], axes=int(fn[-1]))
+        r = np.asarray(r)
+        fields = [fn]
+        for a in args:
+            layout = "C" if a.flags.c_contiguous else "T"
+            fields += [a.dtype.name, shape(a), encode(np.ascontiguousarray(a)), layout]
+        fields += [r.dtype.name, shape(r), encode(r)]
+        lines.append("|".join(fields))
+    write("numpy_linalg.txt",
+          "fn|a dtype|a shape|a values|a layout|b dtype|b shape|b values|b layout|out dtype|"
+          "out shape|out values (layout T: a transposed, non-contiguous view)", lines)
+
+
 if __name__ == "__main__":
     promotion()
+    linalg()
     reductions()
     formats()
     elemwise()

@@ -1,0 +1,225 @@
+#include "core/ops/linalg.h"
+
+#include <algorithm>
+#include <numeric>
+
+#include "absl/strings/str_cat.h"
+#include "core/ops/dimshuffle.h"
+#include "core/graph/constructors.h"
+#include "core/ops/math.h"
+#include "core/ops/shape.h"
+
+namespace kiln {
+namespace {
+
+absl::Status Invalid(const Op& op, const std::string& message) {
+  return absl::InvalidArgumentError(absl::StrCat(op.Name(), ": ", message));
+}
+
+bool IsBlasDType(DType d) {
+  return d == DType::kFloat32 || d == DType::kFloat64 || d == DType::kComplex64 ||
+         d == DType::kComplex128;
+}
+
+// Static inner dims must agree when both are known.
+absl::Status CheckInner(const Op& op, const TensorType& a, const TensorType& b) {
+  const StaticDim ka = a.shape().back();
+  const StaticDim kb = b.ndim() == 1 ? b.shape()[0] : b.shape()[b.ndim() - 2];
+  if (ka && kb && *ka != *kb) {
+    return Invalid(op, absl::StrCat("input 1 has type ", b.ToString(), " but input 0 has ",
+                                    a.ToString(), ": inner dims ", *ka, " and ", *kb, " differ"));
+  }
+  return absl::OkStatus();
+}
+
+// numpy.matmul's static output shape.
+absl::StatusOr<StaticShape> MatMulShape(const Op& op, const TensorType& a, const TensorType& b) {
+  StaticShape sa = a.shape(), sb = b.shape();
+  if (a.ndim() == 1) sa.insert(sa.begin(), StaticDim(1));
+  if (b.ndim() == 1) sb.push_back(StaticDim(1));
+  const int nd = static_cast<int>(std::max(sa.size(), sb.size()));
+  StaticShape out(nd, StaticDim(1));
+  for (int d = 0; d < nd - 2; ++d) {
+    const int da = d - (nd - static_cast<int>(sa.size()));
+    const int db = d - (nd - static_cast<int>(sb.size()));
+    const StaticDim x = da >= 0 ? sa[da] : StaticDim(1), y = db >= 0 ? sb[db] : StaticDim(1);
+    if (x && y && *x != *y && *x != 1 && *y != 1) {
+      return Invalid(op, absl::StrCat("batch dims of ", a.ToString(), " and ", b.ToString(),
+                                      " do not broadcast"));
+    }
+    out[d] = (x == 1) ? y : (y == 1 ? x : (x ? x : y));
+  }
+  out[nd - 2] = sa[sa.size() - 2];
+  out[nd - 1] = sb.back();
+  if (b.ndim() == 1) out.pop_back();
+  if (a.ndim() == 1) out.erase(out.end() - (b.ndim() == 1 ? 1 : 2));
+  return out;
+}
+
+}  // namespace
+
+std::string ProductOp::Name() const {
+  switch (kind_) {
+    case OpKind::kDot: return "dot";
+    case OpKind::kMatMul: return "MatMul";
+    case OpKind::kDot22: return "Dot22";
+    case OpKind::kGemm: return inplace_ ? "Gemm{inplace}" : "Gemm{no_inplace}";
+    default: return inplace_ ? "Gemv{inplace}" : "Gemv{no_inplace}";
+  }
+}
+
+std::string ProductOp::Props() const { return Name(); }
+
+std::vector<std::pair<int, int>> ProductOp::destroy_map() const {
+  if (inplace_) return {{0, 0}};
+  return {};
+}
+
+absl::StatusOr<ApplyPtr> ProductOp::MakeNode(std::vector<VariablePtr> inputs) const {
+  const size_t arity = (kind_ == OpKind::kGemm || kind_ == OpKind::kGemv) ? 5 : 2;
+  if (inputs.size() != arity) {
+    return Invalid(*this, absl::StrCat("expects ", arity, " inputs, got ", inputs.size()));
+  }
+  std::vector<const TensorType*> t;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    t.push_back(inputs[i]->tensor_type());
+    if (t.back() == nullptr) {
+      return Invalid(*this, absl::StrCat("input ", i, " has type ", inputs[i]->type()->ToString(),
+                                         ", which is not a TensorType"));
+    }
+  }
+  auto rank_error = [&](size_t i, const char* wanted) {
+    return Invalid(*this, absl::StrCat("input ", i, " has type ", t[i]->ToString(), " but ",
+                                       wanted, " is needed"));
+  };
+  if (kind_ == OpKind::kGemm || kind_ == OpKind::kGemv) {
+    const bool gemm = kind_ == OpKind::kGemm;
+    const int ranks[5] = {gemm ? 2 : 1, 0, 2, gemm ? 2 : 1, 0};
+    const DType dtype = t[0]->dtype();
+    for (size_t i = 0; i < 5; ++i) {
+      if (t[i]->ndim() != ranks[i]) {
+        return rank_error(i, ranks[i] == 0 ? "a scalar" : ranks[i] == 1 ? "a vector" : "a matrix");
+      }
+      if (t[i]->dtype() != dtype || !IsBlasDType(dtype)) {
+        return Invalid(*this, absl::StrCat("input ", i, " has type ", t[i]->ToString(),
+                                           " but every input must have input 0's dtype, one of "
+                                           "float32, float64, complex64, complex128"));
+      }
+    }
+    if (absl::Status s = CheckInner(*this, *t[2], *t[3]); !s.ok()) return s;
+    return Apply::Make(self(), std::move(inputs), {inputs[0]->type()});
+  }
+  const TensorType& a = *t[0];
+  const TensorType& b = *t[1];
+  if (kind_ == OpKind::kDot) {
+    for (size_t i = 0; i < 2; ++i) {
+      if (t[i]->ndim() < 1 || t[i]->ndim() > 2) return rank_error(i, "a vector or a matrix");
+    }
+  } else if (kind_ == OpKind::kDot22) {
+    for (size_t i = 0; i < 2; ++i) {
+      if (t[i]->ndim() != 2) return rank_error(i, "a matrix");
+    }
+  } else {
+    for (size_t i = 0; i < 2; ++i) {
+      if (t[i]->ndim() < 1) return rank_error(i, "at least one dim");
+    }
+  }
+  if (absl::Status s = CheckInner(*this, a, b); !s.ok()) return s;
+  absl::StatusOr<StaticShape> shape = MatMulShape(*this, a, b);
+  if (!shape.ok()) return shape.status();
+  const DType dtype = PromoteTypes(a.dtype(), b.dtype());
+  return Apply::Make(self(), std::move(inputs), {TensorType::Make(dtype, *std::move(shape))});
+}
+
+Var dot(const Var& a, const Var& b) {
+  if (!a.ok()) return a;
+  if (!b.ok()) return b;
+  if (a->tensor_type() && b->tensor_type() && (a.ndim() > 2 || b.ndim() > 2)) {
+    return tensordot(a, b, {a.ndim() - 1}, {std::max(0, b.ndim() - 2)});
+  }
+  return ApplyOp(OpPtr(std::make_shared<ProductOp>(OpKind::kDot)), {a, b});
+}
+
+Var matmul(const Var& a, const Var& b) {
+  return ApplyOp(OpPtr(std::make_shared<ProductOp>(OpKind::kMatMul)), {a, b});
+}
+
+Var dot22(const Var& x, const Var& y) {
+  return ApplyOp(OpPtr(std::make_shared<ProductOp>(OpKind::kDot22)), {x, y});
+}
+
+Var gemm(const Var& z, const Var& a, const Var& x, const Var& y, const Var& b) {
+  return ApplyOp(OpPtr(std::make_shared<ProductOp>(OpKind::kGemm)), {z, a, x, y, b});
+}
+
+Var gemv(const Var& y, const Var& alpha, const Var& A, const Var& x, const Var& beta) {
+  return ApplyOp(OpPtr(std::make_shared<ProductOp>(OpKind::kGemv)), {y, alpha, A, x, beta});
+}
+
+Var outer(const Var& x, const Var& y) {
+  return dot(dimshuffle(x, {0, kX}), dimshuffle(y, {kX, 0}));
+}
+
+Var tensordot(const Var& a, const Var& b, int n) {
+  if (!a.ok()) return a;
+  if (!b.ok()) return b;
+  std::vector<int> a_axes, b_axes;
+  for (int i = 0; i < n; ++i) {
+    a_axes.push_back(a.ndim() - n + i);
+    b_axes.push_back(i);
+  }
+  return tensordot(a, b, a_axes, b_axes);
+}
+
+// Moves the summed axes of a last and of b first, flattens both to matrices, multiplies, and
+// reshapes to a's free dims followed by b's.
+Var tensordot(const Var& a, const Var& b, const std::vector<int>& a_axes,
+              const std::vector<int>& b_axes) {
+  if (!a.ok()) return a;
+  if (!b.ok()) return b;
+  if (a_axes.size() != b_axes.size()) {
+    return Var(absl::InvalidArgumentError("tensordot: the axes lists have different lengths"));
+  }
+  auto normalize = [](std::vector<int> axes, int ndim) -> absl::StatusOr<std::vector<int>> {
+    for (int& x : axes) {
+      if (x < 0) x += ndim;
+      if (x < 0 || x >= ndim) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("tensordot: axis out of bounds for a tensor of ", ndim, " dims"));
+      }
+    }
+    return axes;
+  };
+  absl::StatusOr<std::vector<int>> sa = normalize(a_axes, a.ndim());
+  if (!sa.ok()) return Var(sa.status());
+  absl::StatusOr<std::vector<int>> sb = normalize(b_axes, b.ndim());
+  if (!sb.ok()) return Var(sb.status());
+  std::vector<int> a_free, b_free;
+  for (int d = 0; d < a.ndim(); ++d) {
+    if (std::find(sa->begin(), sa->end(), d) == sa->end()) a_free.push_back(d);
+  }
+  for (int d = 0; d < b.ndim(); ++d) {
+    if (std::find(sb->begin(), sb->end(), d) == sb->end()) b_free.push_back(d);
+  }
+  std::vector<int> a_order = a_free, b_order = *sb;
+  a_order.insert(a_order.end(), sa->begin(), sa->end());
+  b_order.insert(b_order.end(), b_free.begin(), b_free.end());
+  Var at = dimshuffle(a, a_order), bt = dimshuffle(b, b_order);
+  // Matrices (prod(a_free), prod(summed)) and (prod(summed), prod(b_free)).
+  auto prod_of = [](const Var& x, int begin, int end) {
+    Var p = constant(int64_t{1});
+    for (int d = begin; d < end; ++d) p = p * shape_i(x, d);
+    return p;
+  };
+  const int na = static_cast<int>(a_free.size()), ns = static_cast<int>(sa->size());
+  Var am = reshape(at, make_vector({prod_of(at, 0, na), prod_of(at, na, na + ns)}));
+  Var bm = reshape(bt, make_vector({prod_of(bt, 0, ns), prod_of(bt, ns, b.ndim())}));
+  std::vector<Var> out_dims;
+  for (int d = 0; d < na; ++d) out_dims.push_back(shape_i(at, d));
+  for (int d = ns; d < b.ndim(); ++d) out_dims.push_back(shape_i(bt, d));
+  Var product = ApplyOp(OpPtr(std::make_shared<ProductOp>(OpKind::kDot)), {am, bm});
+  if (out_dims.empty()) return reshape(product, std::vector<int64_t>{});
+  return reshape(product, make_vector(out_dims));
+}
+
+}  // namespace kiln

@@ -1,0 +1,198 @@
+// The product kernels: 2-D blocks on OpenBLAS (float32, float64, complex) or Eigen (integers,
+// bool, float16 via float32), batched over broadcast leading dims.
+#include <cblas.h>
+
+#include <Eigen/Core>
+#include <complex>
+
+#include "absl/strings/str_cat.h"
+#include "core/ops/elemwise_loops.h"
+#include "core/ops/linalg.h"
+#include "core/runtime/dtype_dispatch.h"
+
+namespace kiln {
+namespace {
+
+// One 2-D operand: data and element strides (rows, cols).
+template <typename T>
+struct Mat {
+  const T* data;
+  int64_t rows, cols, rs, cs;
+};
+
+// BLAS takes a row-major operand with unit column stride, or its transpose with unit row stride.
+template <typename T>
+bool BlasLayout(const Mat<T>& m, CBLAS_TRANSPOSE* trans, int64_t* ld) {
+  if (m.cs == 1 && m.rs >= std::max<int64_t>(1, m.cols)) {
+    *trans = CblasNoTrans;
+    *ld = m.rs;
+    return true;
+  }
+  if (m.rs == 1 && m.cs >= std::max<int64_t>(1, m.rows)) {
+    *trans = CblasTrans;
+    *ld = m.cs;
+    return true;
+  }
+  return false;
+}
+
+// c (m x n, contiguous) = alpha * a @ b + beta * c.
+template <typename T>
+void Gemm2D(const Mat<T>& a, const Mat<T>& b, T alpha, T beta, T* c) {
+  const int64_t m = a.rows, n = b.cols, k = a.cols;
+  if (m == 0 || n == 0) return;
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double> ||
+                std::is_same_v<T, std::complex<float>> || std::is_same_v<T, std::complex<double>>) {
+    CBLAS_TRANSPOSE ta, tb;
+    int64_t lda, ldb;
+    if (k > 0 && BlasLayout(a, &ta, &lda) && BlasLayout(b, &tb, &ldb)) {
+      if constexpr (std::is_same_v<T, float>) {
+        cblas_sgemm(CblasRowMajor, ta, tb, m, n, k, alpha, a.data, lda, b.data, ldb, beta, c, n);
+      } else if constexpr (std::is_same_v<T, double>) {
+        cblas_dgemm(CblasRowMajor, ta, tb, m, n, k, alpha, a.data, lda, b.data, ldb, beta, c, n);
+      } else if constexpr (std::is_same_v<T, std::complex<float>>) {
+        cblas_cgemm(CblasRowMajor, ta, tb, m, n, k, &alpha, a.data, lda, b.data, ldb, &beta, c, n);
+      } else {
+        cblas_zgemm(CblasRowMajor, ta, tb, m, n, k, &alpha, a.data, lda, b.data, ldb, &beta, c, n);
+      }
+      return;
+    }
+  }
+  using Matrix = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+  using Strided = Eigen::Map<const Matrix, 0, Eigen::Stride<Eigen::Dynamic, Eigen::Dynamic>>;
+  Strided ma(a.data, m, k, Eigen::Stride<Eigen::Dynamic, Eigen::Dynamic>(a.rs, a.cs));
+  Strided mb(b.data, k, n, Eigen::Stride<Eigen::Dynamic, Eigen::Dynamic>(b.rs, b.cs));
+  Eigen::Map<Matrix> mc(c, m, n);
+  if (beta == T(0)) {
+    mc.noalias() = alpha * (ma * mb);
+  } else {
+    mc = beta * mc;
+    mc.noalias() += alpha * (ma * mb);
+  }
+}
+
+// numpy.matmul of a (..., m, k) and b (..., k, n), both already of rank >= 2, into out
+// (batch..., m, n), scaled: out = alpha * a @ b + beta * out.
+template <typename T>
+void BatchedMatMul(const Tensor& a, const Tensor& b, Tensor& out, T alpha, T beta) {
+  const int nd = out.ndim();
+  const Shape batch(out.shape().begin(), out.shape().end() - 2);
+  auto batch_strides = [&](const Tensor& t) {
+    std::vector<int64_t> s(batch.size(), 0);
+    const int pad = static_cast<int>(batch.size()) - (t.ndim() - 2);
+    for (int d = 0; d < t.ndim() - 2; ++d) {
+      if (t.shape()[d] == batch[pad + d]) s[pad + d] = t.strides()[d];
+    }
+    return s;
+  };
+  const std::vector<int64_t> sa = batch_strides(a), sb = batch_strides(b);
+  const std::vector<int64_t> so = ContiguousStrides(batch);
+  const int64_t m = out.shape()[nd - 2], n = out.shape()[nd - 1], k = a.shape()[a.ndim() - 1];
+  const T* pa = a.data<T>();
+  const T* pb = b.data<T>();
+  T* po = out.data<T>();
+  const int64_t block = m * n;
+  auto run = [&](int64_t flat, int64_t count, auto& off) {
+    for (int64_t i = 0; i < count; ++i) {
+      const int64_t ia = off[0] + i * (sa.empty() ? 0 : sa.back());
+      const int64_t ib = off[1] + i * (sb.empty() ? 0 : sb.back());
+      Mat<T> ma{pa + ia, m, k, a.strides()[a.ndim() - 2], a.strides()[a.ndim() - 1]};
+      Mat<T> mb{pb + ib, k, n, b.strides()[b.ndim() - 2], b.strides()[b.ndim() - 1]};
+      Gemm2D(ma, mb, alpha, beta, po + (flat + i) * block);
+    }
+  };
+  loops::ForEachRun<2>(batch, {&sa, &sb}, 0, ShapeSize(batch), run);
+  (void)so;
+}
+
+// The tensor as a matrix view: 1-D as a row (first operand) or a column (second operand). The
+// added dim gets a stride that keeps a contiguous vector acceptable to BLAS.
+Tensor AsMatrix(const Tensor& t, bool first) {
+  if (t.ndim() >= 2) return t;
+  const int64_t n = t.shape()[0], s = t.strides()[0];
+  if (first) return t.View({1, n}, {std::max<int64_t>(1, n * s), s});
+  return t.View({n, 1}, {s, 1});
+}
+
+}  // namespace
+
+absl::Status ProductOp::Perform(const Apply& node, std::span<const Tensor> inputs,
+                                std::vector<Tensor>& outputs) const {
+  const TensorType* out_type = node.output_ptr(0)->tensor_type();
+  const DType out_dtype = out_type->dtype();
+  const bool scaled = kind_ == OpKind::kGemm || kind_ == OpKind::kGemv;
+  const Tensor& a_in = scaled ? inputs[2] : inputs[0];
+  const Tensor& b_in = scaled ? inputs[3] : inputs[1];
+  Tensor a = AsMatrix(a_in, true), b = AsMatrix(b_in, false);
+  const int64_t ka = a.shape()[a.ndim() - 1], kb = b.shape()[b.ndim() - 2];
+  if (ka != kb) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        Name(), ": shapes ", ShapeToString(a_in.shape()), " and ", ShapeToString(b_in.shape()),
+        " not aligned: ", ka, " (dim ", a_in.ndim() - 1, ") != ", kb, " (dim ",
+        b_in.ndim() >= 2 ? b_in.ndim() - 2 : 0, ")"));
+  }
+  // The output shape: broadcast batch dims, then (m, n).
+  const int nd = std::max(a.ndim(), b.ndim());
+  Shape shape(nd, 1);
+  for (int d = 0; d < nd - 2; ++d) {
+    const int da = d - (nd - a.ndim()), db = d - (nd - b.ndim());
+    const int64_t x = da >= 0 ? a.shape()[da] : 1, y = db >= 0 ? b.shape()[db] : 1;
+    if (x != y && x != 1 && y != 1) {
+      return absl::InvalidArgumentError(absl::StrCat(Name(), ": batch shapes ",
+                                                     ShapeToString(a_in.shape()), " and ",
+                                                     ShapeToString(b_in.shape()),
+                                                     " do not broadcast"));
+    }
+    shape[d] = std::max(x, y);
+  }
+  shape[nd - 2] = a.shape()[a.ndim() - 2];
+  shape[nd - 1] = b.shape()[b.ndim() - 1];
+
+  const DType compute = out_dtype == DType::kFloat16   ? DType::kFloat32
+                        : out_dtype == DType::kBool ? DType::kInt64
+                                                       : out_dtype;
+  if (a.dtype() != compute) a = a.AsType(compute);
+  if (b.dtype() != compute) b = b.AsType(compute);
+  Tensor out;
+  if (scaled) {
+    const Tensor& z = inputs[0];
+    if (z.shape() != (kind_ == OpKind::kGemv ? Shape{shape[0]} : shape)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          Name(), ": input 0 has shape ", ShapeToString(z.shape()), " but the product has shape ",
+          ShapeToString(kind_ == OpKind::kGemv ? Shape{shape[0]} : shape)));
+    }
+    out = z.AsType(compute);  // a fresh copy, updated in place
+  } else {
+    out = Tensor::Zeros(compute, shape);
+  }
+  DispatchDType(compute, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (!std::is_same_v<T, Eigen::half> && !std::is_same_v<T, bool>) {
+      T alpha(1), beta(0);
+      if (scaled) {  // Gemm (z, a, x, y, b) and Gemv (y, alpha, A, x, beta)
+        alpha = inputs[1].AsType(compute).template data<T>()[0];
+        beta = inputs[4].AsType(compute).template data<T>()[0];
+      }
+      Tensor target = kind_ == OpKind::kGemv ? out.View({shape[0], 1}, {1, 1}) : out;
+      BatchedMatMul<T>(a, b, target, alpha, beta);
+    }
+  });
+  // Drop the dims that 1-D operands gained.
+  Shape final_shape(out_type->ndim());
+  if (kind_ == OpKind::kGemv) {
+    final_shape = {shape[0]};
+  } else {
+    final_shape.assign(shape.begin(), shape.end());
+    if (b_in.ndim() == 1) final_shape.erase(final_shape.end() - 1);
+    if (a_in.ndim() == 1) final_shape.erase(final_shape.end() - (b_in.ndim() == 1 ? 1 : 2));
+  }
+  out = out.View(final_shape, ContiguousStrides(final_shape));
+  if (out_dtype == DType::kBool) {
+    outputs[0] = out.AsType(DType::kBool);
+  } else {
+    outputs[0] = out.dtype() == out_dtype ? std::move(out) : out.AsType(out_dtype);
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace kiln

@@ -1,0 +1,115 @@
+#include "core/ops/linalg.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "absl/strings/str_join.h"
+#include "core/kiln.h"
+#include "tests/testing/numpy_cases.h"
+
+namespace kiln {
+namespace {
+
+// The same values as t in a non-contiguous layout (a transposed buffer).
+Tensor NonContiguous(const Tensor& t) {
+  Shape reversed(t.shape().rbegin(), t.shape().rend());
+  std::vector<int64_t> rstrides(t.strides().rbegin(), t.strides().rend());
+  Tensor buffer = t.View(reversed, rstrides).Contiguous();
+  std::vector<int64_t> strides(buffer.strides().rbegin(), buffer.strides().rend());
+  return buffer.View(t.shape(), strides);
+}
+
+Var Build(const std::string& fn, const Var& a, const Var& b) {
+  if (fn == "dot") return dot(a, b);
+  if (fn == "matmul") return matmul(a, b);
+  if (fn == "outer") return outer(a, b);
+  return tensordot(a, b, fn == "tensordot2" ? 2 : 1);
+}
+
+// Every case of tests/golden/numpy_linalg.txt against NumPy.
+TEST(LinalgTest, MatchesNumPy) {
+  for (const auto& c : testing::ReadCases("tests/golden/numpy_linalg.txt")) {
+    ASSERT_EQ(c.size(), 12u);
+    SCOPED_TRACE(absl::StrJoin(c, "|"));
+    std::vector<Var> inputs;
+    std::vector<Tensor> args;
+    for (int k = 0; k < 2; ++k) {
+      Tensor t = testing::MakeTensor(c[4 * k + 1], c[4 * k + 2], c[4 * k + 3]);
+      args.push_back(c[4 * k + 4] == "T" ? NonContiguous(t) : t);
+      inputs.push_back(tensor(t.dtype(), StaticShape(t.ndim())));
+    }
+    Var out = Build(c[0], inputs[0], inputs[1]);
+    ASSERT_TRUE(out.ok()) << out.status();
+    EXPECT_EQ(DTypeName(out.dtype()), c[9]);
+    auto f = function(inputs, {out});
+    ASSERT_TRUE(f.ok()) << f.status();
+    auto result = (*f)(args);
+    ASSERT_TRUE(result.ok()) << result.status();
+    const Tensor& r = (*result)[0];
+    EXPECT_EQ(DTypeName(r.dtype()), c[9]);
+    EXPECT_EQ(r.shape(), testing::ParseShape(c[10]));
+    const std::vector<double> got = testing::Elements(r);
+    const std::vector<double> expected = testing::Elements(testing::MakeTensor(c[9], c[10], c[11]));
+    ASSERT_EQ(got.size(), expected.size());
+    const double rtol = r.dtype() == DType::kFloat32 ? 1e-5 : 1e-13;
+    for (size_t i = 0; i < expected.size(); ++i) {
+      EXPECT_NEAR(got[i], expected[i], rtol * std::fabs(expected[i]) + 1e-12) << "element " << i;
+    }
+  }
+}
+
+TEST(LinalgTest, NamesAndTypes) {
+  Var m = dmatrix("m"), v = dvector("v");
+  EXPECT_EQ(dot(m, v)->owner()->op().Name(), "dot");
+  EXPECT_EQ(dot(m, v)->type()->ToString(), "TensorType(float64, (?,))");
+  EXPECT_EQ(dot(v, v)->type()->ToString(), "TensorType(float64, ())");
+  EXPECT_EQ(dot(tensor(DType::kFloat32, {2, 3}), tensor(DType::kInt16, {3, 5}))->type()->ToString(),
+            "TensorType(float32, (2, 5))");
+  EXPECT_EQ(matmul(tensor(DType::kFloat64, {4, 1, 2, 3}), tensor(DType::kFloat64, {5, 3, 7}))
+                ->type()->ToString(),
+            "TensorType(float64, (4, 5, 2, 7))");
+  EXPECT_EQ(dot22(m, m)->owner()->op().Name(), "Dot22");
+  Var s = dscalar("s");
+  EXPECT_EQ(gemm(m, s, m, m, s)->owner()->op().Name(), "Gemm{no_inplace}");
+  EXPECT_EQ(gemv(v, s, m, v, s)->owner()->op().Name(), "Gemv{no_inplace}");
+  EXPECT_EQ(outer(v, v)->type()->ToString(), "TensorType(float64, (?, ?))");
+}
+
+TEST(LinalgTest, ShapeErrors) {
+  EXPECT_EQ(dot(tensor(DType::kFloat64, {2, 3}), tensor(DType::kFloat64, {4, 5})).status().message(),
+            "dot: input 1 has type TensorType(float64, (4, 5)) but input 0 has "
+            "TensorType(float64, (2, 3)): inner dims 3 and 4 differ");
+  EXPECT_EQ(dot22(dvector(), dmatrix()).status().message(),
+            "Dot22: input 0 has type TensorType(float64, (?,)) but a matrix is needed");
+  EXPECT_EQ(gemm(dmatrix(), fscalar(), dmatrix(), dmatrix(), dscalar()).status().message(),
+            "Gemm{no_inplace}: input 1 has type TensorType(float32, ()) but every input must have "
+            "input 0's dtype, one of float32, float64, complex64, complex128");
+  Var a = dmatrix("a"), b = dmatrix("b");
+  auto f = function({a, b}, {dot(a, b)});
+  ASSERT_TRUE(f.ok());
+  EXPECT_EQ((*f)({Tensor::Zeros(DType::kFloat64, {2, 3}), Tensor::Zeros(DType::kFloat64, {4, 5})})
+                .status().message(),
+            "dot: shapes (2, 3) and (4, 5) not aligned: 3 (dim 1) != 4 (dim 0)");
+}
+
+TEST(LinalgTest, GemmAndGemv) {
+  Var z = dmatrix("z"), x = dmatrix("x"), y = dmatrix("y"), a = dscalar("a"), b = dscalar("b");
+  Var v = dvector("v"), w = dvector("w");
+  auto f = function({z, a, x, y, b, v, w}, {gemm(z, a, x, y, b), gemv(v, a, x, w, b)});
+  ASSERT_TRUE(f.ok()) << f.status();
+  auto out = (*f)({*Tensor::Of<double>(DType::kFloat64, {2, 2}, {1, 1, 1, 1}),
+                   *Tensor::Of<double>(DType::kFloat64, {}, {2}),
+                   *Tensor::Of<double>(DType::kFloat64, {2, 3}, {1, 2, 3, 4, 5, 6}),
+                   *Tensor::Of<double>(DType::kFloat64, {3, 2}, {1, 0, 0, 1, 1, 1}),
+                   *Tensor::Of<double>(DType::kFloat64, {}, {10}),
+                   *Tensor::Of<double>(DType::kFloat64, {2}, {1, -1}),
+                   *Tensor::Of<double>(DType::kFloat64, {3}, {1, 1, 1})});
+  ASSERT_TRUE(out.ok()) << out.status();
+  // 10 * 1 + 2 * [[4, 5], [10, 11]]; 10 * [1, -1] + 2 * [6, 15]
+  EXPECT_EQ((*out)[0].ToString(), "[[18. 20.]\n [30. 32.]]");
+  EXPECT_EQ((*out)[1].ToString(), "[22. 20.]");
+}
+
+}  // namespace
+}  // namespace kiln
