@@ -9,6 +9,7 @@
 #include "core/graph/op.h"
 #include "core/graph/traversal.h"
 #include "core/graph/var.h"
+#include "core/ops/alloc.h"
 #include "core/ops/dimshuffle.h"
 #include "core/ops/elemwise.h"
 #include "core/ops/linalg.h"

@@ -33,7 +33,12 @@ namespace kiln {
   X(kMatMul, "MatMul")           \
   X(kDot22, "Dot22")             \
   X(kGemm, "Gemm")               \
-  X(kGemv, "Gemv")
+  X(kGemv, "Gemv")               \
+  X(kAlloc, "Alloc")             \
+  X(kARange, "ARange")           \
+  X(kEye, "Eye")                 \
+  X(kJoin, "Join")               \
+  X(kSplit, "Split")
 
 enum class OpKind {
 #define KILN_OP_KIND_ENUM(e, name) e,
