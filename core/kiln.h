@@ -12,6 +12,7 @@
 #include "core/ops/alloc.h"
 #include "core/ops/dimshuffle.h"
 #include "core/ops/elemwise.h"
+#include "core/ops/indexing.h"
 #include "core/ops/linalg.h"
 #include "core/ops/math.h"
 #include "core/ops/reduce.h"

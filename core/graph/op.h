@@ -38,7 +38,11 @@ namespace kiln {
   X(kARange, "ARange")           \
   X(kEye, "Eye")                 \
   X(kJoin, "Join")               \
-  X(kSplit, "Split")
+  X(kSplit, "Split")             \
+  X(kSubtensor, "Subtensor")     \
+  X(kIncSubtensor, "IncSubtensor") \
+  X(kAdvancedSubtensor1, "AdvancedSubtensor1") \
+  X(kAdvancedIncSubtensor1, "AdvancedIncSubtensor1")
 
 enum class OpKind {
 #define KILN_OP_KIND_ENUM(e, name) e,

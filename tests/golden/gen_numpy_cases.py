@@ -7,6 +7,7 @@ numpy_elemwise.txt         Elemwise results: NumPy computing in the output dtype
 numpy_scalar_ops.txt       every scalar op on edge cases of each dtype it takes (NumPy, SciPy)
 numpy_reduce.txt           reductions over axes, with keepdims, empty and non-contiguous inputs
 numpy_linalg.txt           dot, matmul, tensordot, outer, gemm and gemv over ranks and dtypes
+numpy_indexing.txt         basic indexing, set/inc_subtensor, take and inc at repeated indices
 """
 import os
 
@@ -437,8 +438,66 @@ def linalg():
           "out shape|out values (layout T: a transposed, non-contiguous view)", lines)
 
 
+def parse_index(spec):
+    """'1,::-1,-3:' -> (1, slice(None, None, -1), slice(-3, None, None))."""
+    out = []
+    for part in spec.split(","):
+        if ":" in part:
+            bounds = [int(b) if b else None for b in part.split(":")]
+            bounds += [None] * (3 - len(bounds))
+            out.append(slice(*bounds))
+        else:
+            out.append(int(part))
+    return tuple(out)
+
+
+def indexing():
+    x = np.arange(60, dtype=np.float64).reshape(3, 4, 5)
+    v = np.arange(7, dtype=np.int32) * 10
+    specs3 = ["1", "-1", "0,2", "1,-1,3", ":", "::-1", "1:", ":-1", "-2:", "::2", "1::-1",
+              "-1:0:-1", "5:", "-10:2", "0:100", ":,1:3", "2,::-2,1:4:2", "::-1,::-1,::-1",
+              "3:1", "1,2:2"]
+    specsv = ["3", "-7", "2:5", "::-3", "10:", "-100:100:2", "6:-8:-2"]
+    lines = []
+    for arr, specs in [(x, specs3), (v, specsv)]:
+        for spec in specs:
+            r = arr[parse_index(spec)]
+            lines.append("|".join(["sub", spec, arr.dtype.name, shape(arr), values(arr), "", "", "",
+                                   r.dtype.name, shape(np.asarray(r)), values(np.asarray(r))]))
+    for spec, y in [("1", np.float64(-1.0)), (":,2", np.arange(5.0)), ("::-1,0,1:3", np.ones((3, 2))),
+                    ("0,1:4,::2", np.array([[1.0, 2.0, 3.0]]))]:
+        for op in ["set", "inc"]:
+            r = x.copy()
+            if op == "set":
+                r[parse_index(spec)] = y
+            else:
+                r[parse_index(spec)] += y
+            y = np.asarray(y)
+            lines.append("|".join([op, spec, x.dtype.name, shape(x), values(x), y.dtype.name,
+                                   shape(y), values(y), r.dtype.name, shape(r), values(r)]))
+    for idx in [[0, 2, -1], [1, 1, 0, 2], []]:
+        ia = np.array(idx, dtype=np.int64)
+        r = x[ia]
+        lines.append("|".join(["take", ",".join(map(str, idx)), x.dtype.name, shape(x), values(x),
+                               "", "", "", r.dtype.name, shape(r), values(r)]))
+        for op in ["set", "inc"]:
+            y = np.arange(len(idx) * 20, dtype=np.float64).reshape(len(idx), 4, 5) + 0.5
+            r = x.copy()
+            if op == "set":
+                r[ia] = y
+            else:
+                np.add.at(r, ia, y)
+            lines.append("|".join(["take_" + op, ",".join(map(str, idx)), x.dtype.name, shape(x),
+                                   values(x), y.dtype.name, shape(y), values(y), r.dtype.name,
+                                   shape(r), values(r)]))
+    write("numpy_indexing.txt",
+          "op|index (a,b:c:d; take: integer list)|x dtype|x shape|x values|y dtype|y shape|"
+          "y values|out dtype|out shape|out values", lines)
+
+
 if __name__ == "__main__":
     promotion()
+    indexing()
     linalg()
     reductions()
     formats()
