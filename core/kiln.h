@@ -15,6 +15,7 @@
 #include "core/ops/indexing.h"
 #include "core/ops/linalg.h"
 #include "core/ops/math.h"
+#include "core/ops/nnet.h"
 #include "core/ops/reduce.h"
 #include "core/ops/shape.h"
 #include "core/runtime/function.h"

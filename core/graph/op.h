@@ -42,7 +42,11 @@ namespace kiln {
   X(kSubtensor, "Subtensor")     \
   X(kIncSubtensor, "IncSubtensor") \
   X(kAdvancedSubtensor1, "AdvancedSubtensor1") \
-  X(kAdvancedIncSubtensor1, "AdvancedIncSubtensor1")
+  X(kAdvancedIncSubtensor1, "AdvancedIncSubtensor1") \
+  X(kSoftmax, "Softmax")         \
+  X(kLogSoftmax, "LogSoftmax")   \
+  X(kSort, "SortOp")             \
+  X(kArgSort, "ArgSortOp")
 
 enum class OpKind {
 #define KILN_OP_KIND_ENUM(e, name) e,

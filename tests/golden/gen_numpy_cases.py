@@ -8,6 +8,7 @@ numpy_scalar_ops.txt       every scalar op on edge cases of each dtype it takes 
 numpy_reduce.txt           reductions over axes, with keepdims, empty and non-contiguous inputs
 numpy_linalg.txt           dot, matmul, tensordot, outer, gemm and gemv over ranks and dtypes
 numpy_indexing.txt         basic indexing, set/inc_subtensor, take and inc at repeated indices
+numpy_nnet.txt             softmax, log_softmax, logsumexp, relu, crossentropies, sort, argsort
 """
 import os
 
@@ -495,8 +496,50 @@ def indexing():
           "y values|out dtype|out shape|out values", lines)
 
 
+def nnet():
+    x = np.array([[1.0, 2.0, 3.0, -1.0], [1000.0, -1000.0, 0.5, 999.0], [-1000.0, -1001.0, -999.0,
+                                                                         -1000.0]])
+    p = np.array([[0.1, 0.7, 0.2], [0.3, 0.3, 0.4]])
+    t = np.array([[0.0, 1.0, 0.0], [0.5, 0.0, 0.5]])
+    labels = np.array([1, 2], np.int64)
+    s = np.array([[3.0, np.nan, -1.0, 2.0, -5.0], [0.5, 0.25, 0.125, 1.0, -0.5]])
+    cases = [
+        ("softmax", "1", [x], sp.softmax(x, axis=1)),
+        ("softmax", "0", [x], sp.softmax(x, axis=0)),
+        ("softmax", "None", [x], sp.softmax(x, axis=None)),
+        ("log_softmax", "1", [x], sp.log_softmax(x, axis=1)),
+        ("log_softmax", "0", [x.astype(np.float32)], sp.log_softmax(x.astype(np.float32), axis=0)),
+        ("logsumexp", "1", [x], sp.logsumexp(x, axis=1)),
+        ("logsumexp", "None", [x], np.asarray(sp.logsumexp(x))),
+        ("logsumexp", "0", [np.array([[-np.inf, 1.0], [-np.inf, 2.0]])],
+         sp.logsumexp(np.array([[-np.inf, 1.0], [-np.inf, 2.0]]), axis=0)),
+        ("relu", "", [x], np.maximum(x, 0)),
+        ("binary_crossentropy", "", [p, t], -(t * np.log(p) + (1 - t) * np.log(1 - p))),
+        ("categorical_crossentropy", "", [p, t], -np.sum(t * np.log(p), axis=1)),
+        ("categorical_crossentropy", "", [p, labels], -np.log(p[np.arange(2), labels])),
+        ("sort", "1", [s], np.sort(s, axis=1, kind="stable")),
+        ("sort", "0", [s], np.sort(s, axis=0, kind="stable")),
+        ("sort", "None", [s], np.sort(s, axis=None, kind="stable")),
+        ("argsort", "1", [s], np.argsort(s, axis=1, kind="stable")),
+        ("argsort", "None", [np.array([3, 1, 2, 1], np.int32)],
+         np.argsort(np.array([3, 1, 2, 1], np.int32), axis=None, kind="stable")),
+    ]
+    lines = []
+    for fn, axis, args, r in cases:
+        r = np.asarray(r)
+        fields = [fn, axis]
+        for k in range(2):
+            a = args[k] if k < len(args) else None
+            fields += ["", "", ""] if a is None else [a.dtype.name, shape(a), values(a)]
+        fields += [r.dtype.name, shape(r), values(r)]
+        lines.append("|".join(fields))
+    write("numpy_nnet.txt", "fn|axis|a dtype|a shape|a values|b dtype|b shape|b values|out dtype|"
+          "out shape|out values (SciPy's softmax, log_softmax and logsumexp)", lines)
+
+
 if __name__ == "__main__":
     promotion()
+    nnet()
     indexing()
     linalg()
     reductions()
