@@ -18,6 +18,7 @@
 #include "core/ops/nnet.h"
 #include "core/ops/reduce.h"
 #include "core/ops/shape.h"
+#include "core/ops/shape_infer.h"
 #include "core/runtime/function.h"
 #include "core/runtime/tensor.h"
 #include "core/text/dot.h"

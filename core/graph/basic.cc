@@ -90,12 +90,12 @@ Apply::~Apply() {
   pending = nullptr;
 }
 
-VariablePtr Apply::output(int i) {
+VariablePtr Apply::output(int i) const {
   KILN_CHECK(i >= 0 && i < num_outputs()) << "output " << i << " of " << op_->Name();
-  return VariablePtr(shared_from_this(), outputs_[i].get());
+  return VariablePtr(std::const_pointer_cast<Apply>(shared_from_this()), outputs_[i].get());
 }
 
-std::vector<VariablePtr> Apply::outputs() {
+std::vector<VariablePtr> Apply::outputs() const {
   std::vector<VariablePtr> result;
   for (int i = 0; i < num_outputs(); ++i) result.push_back(output(i));
   return result;

@@ -95,8 +95,8 @@ class Apply : public std::enable_shared_from_this<Apply> {
   int num_inputs() const { return static_cast<int>(inputs_.size()); }
   int num_outputs() const { return static_cast<int>(outputs_.size()); }
   // Output i, sharing ownership of this node.
-  VariablePtr output(int i);
-  std::vector<VariablePtr> outputs();
+  VariablePtr output(int i) const;
+  std::vector<VariablePtr> outputs() const;
   // Output i without ownership (valid while the node lives).
   Variable* output_ptr(int i) const { return outputs_[i].get(); }
 

@@ -71,6 +71,11 @@ class Op : public std::enable_shared_from_this<Op> {
   // the op, the input index and the types involved.
   virtual absl::StatusOr<ApplyPtr> MakeNode(std::vector<VariablePtr> inputs) const = 0;
 
+  // Aesara's infer_shape: each output's shape as int64 scalar variables (one per dim), built from
+  // the inputs' shapes given the same way (see core/ops/shape_infer.h).
+  virtual absl::StatusOr<std::vector<std::vector<VariablePtr>>> InferShape(
+      const Apply& node, const std::vector<std::vector<VariablePtr>>& input_shapes) const = 0;
+
   // Reference kernel: fills `outputs` (one per node output) from `inputs`.
   virtual absl::Status Perform(const Apply& node, std::span<const Tensor> inputs,
                                std::vector<Tensor>& outputs) const = 0;

@@ -1,3 +1,5 @@
+#include "core/ops/indexing.h"
+#include "core/ops/shape_infer.h"
 #include "core/ops/alloc.h"
 
 #include <algorithm>
@@ -371,6 +373,54 @@ std::vector<Var> split(const Var& x, const std::vector<int64_t>& sizes, int axis
   std::vector<Var> out;
   for (int i = 0; i < n; ++i) out.push_back(Var((*node)->output(i)));
   return out;
+}
+
+// Alloc: its dims; ARange: max(0, ceil((stop - start) / step)); Eye: (n, m); Join: the sum
+// along the axis; Split: the sizes.
+absl::StatusOr<std::vector<std::vector<VariablePtr>>> BuildOp::InferShape(
+    const Apply& node, const std::vector<std::vector<VariablePtr>>& in) const {
+  const std::vector<VariablePtr>& x = node.inputs();
+  switch (kind_) {
+    case OpKind::kAlloc: {
+      ShapeVars out;
+      for (size_t i = 1; i < x.size(); ++i) out.push_back(cast(Var(x[i]), DType::kInt64).ptr());
+      return std::vector<ShapeVars>{out};
+    }
+    case OpKind::kARange: {
+      Var n = ceil(cast(Var(x[1]) - Var(x[0]), DType::kFloat64) / cast(Var(x[2]), DType::kFloat64));
+      return std::vector<ShapeVars>{
+          {cast(maximum(n, constant(0.0)), DType::kInt64).ptr()}};
+    }
+    case OpKind::kEye:
+      return std::vector<ShapeVars>{{cast(Var(x[0]), DType::kInt64).ptr(),
+                                     cast(Var(x[1]), DType::kInt64).ptr()}};
+    case OpKind::kJoin: {
+      const int64_t axis = static_cast<int64_t>(
+          static_cast<const Constant&>(*x[0]).data().ElementAsDouble(0));
+      ShapeVars out = in[1];
+      Var total = Var(in[1][axis]);
+      for (size_t i = 2; i < in.size(); ++i) total = total + Var(in[i][axis]);
+      out[axis] = total.ptr();
+      for (size_t d = 0; d < out.size(); ++d) {
+        if (static_cast<int64_t>(d) == axis) continue;
+        std::vector<VariablePtr> dims;
+        for (size_t i = 1; i < in.size(); ++i) dims.push_back(in[i][d]);
+        out[d] = BroadcastDim(dims);
+      }
+      return std::vector<ShapeVars>{out};
+    }
+    default: {
+      const int64_t axis = static_cast<int64_t>(
+          static_cast<const Constant&>(*x[1]).data().ElementAsDouble(0));
+      std::vector<ShapeVars> outs;
+      for (int i = 0; i < n_splits_; ++i) {
+        ShapeVars s = in[0];
+        s[axis] = cast(subtensor(Var(x[2]), {i}), DType::kInt64).ptr();
+        outs.push_back(s);
+      }
+      return outs;
+    }
+  }
 }
 
 }  // namespace kiln

@@ -1,3 +1,4 @@
+#include "core/ops/shape_infer.h"
 #include "core/ops/dimshuffle.h"
 
 #include <algorithm>
@@ -131,6 +132,14 @@ Var transpose(const Var& x) {
   std::vector<int> order(x.ndim());
   std::iota(order.rbegin(), order.rend(), 0);
   return dimshuffle(x, std::move(order));
+}
+
+// The kept dims in their new order; 1 for each 'x'.
+absl::StatusOr<std::vector<std::vector<VariablePtr>>> DimShuffle::InferShape(
+    const Apply& node, const std::vector<std::vector<VariablePtr>>& in) const {
+  ShapeVars out;
+  for (int d : new_order_) out.push_back(d == kX ? ConstDim(1) : in[0][d]);
+  return std::vector<ShapeVars>{out};
 }
 
 }  // namespace kiln

@@ -31,6 +31,8 @@ class DimShuffle final : public Op {
   absl::StatusOr<ApplyPtr> MakeNode(std::vector<VariablePtr> inputs) const override;
   // The output is a view of the input when inplace.
   std::vector<std::pair<int, int>> view_map() const override;
+  absl::StatusOr<std::vector<std::vector<VariablePtr>>> InferShape(
+      const Apply& node, const std::vector<std::vector<VariablePtr>>& input_shapes) const override;
   // A view of the input: no data is copied.
   absl::Status Perform(const Apply& node, std::span<const Tensor> inputs,
                        std::vector<Tensor>& outputs) const override;

@@ -1,3 +1,4 @@
+#include "core/ops/shape_infer.h"
 #include "core/ops/elemwise.h"
 
 #include "absl/strings/str_cat.h"
@@ -97,6 +98,19 @@ absl::StatusOr<ApplyPtr> Elemwise::MakeNode(std::vector<VariablePtr> inputs) con
     inputs[i] = (*node)->output(0);
   }
   return Apply::Make(self(), std::move(inputs), {TensorType::Make(*dtype, std::move(shape))});
+}
+
+// Each output dim is the broadcast of the inputs' dims (inputs are already of equal rank).
+absl::StatusOr<std::vector<std::vector<VariablePtr>>> Elemwise::InferShape(
+    const Apply& node, const std::vector<std::vector<VariablePtr>>& in) const {
+  const int ndim = node.output_ptr(0)->tensor_type()->ndim();
+  ShapeVars out;
+  for (int d = 0; d < ndim; ++d) {
+    std::vector<VariablePtr> dims;
+    for (const ShapeVars& s : in) dims.push_back(s[d]);
+    out.push_back(BroadcastDim(dims));
+  }
+  return std::vector<ShapeVars>{out};
 }
 
 }  // namespace kiln

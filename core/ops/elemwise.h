@@ -36,6 +36,8 @@ class Elemwise final : public Op {
   absl::StatusOr<ApplyPtr> MakeNode(std::vector<VariablePtr> inputs) const override;
   // The inplace pattern: each such output overwrites its input.
   std::vector<std::pair<int, int>> destroy_map() const override { return inplace_pattern_; }
+  absl::StatusOr<std::vector<std::vector<VariablePtr>>> InferShape(
+      const Apply& node, const std::vector<std::vector<VariablePtr>>& input_shapes) const override;
   // NumPy semantics: broadcasting, wrap-around integer arithmetic, float16 computed in float32;
   // integer division or modulo by zero and integer negative powers are errors.
   absl::Status Perform(const Apply& node, std::span<const Tensor> inputs,

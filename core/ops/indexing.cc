@@ -1,3 +1,4 @@
+#include "core/ops/shape_infer.h"
 #include "core/ops/indexing.h"
 
 #include "absl/strings/str_cat.h"
@@ -380,5 +381,34 @@ Var IncOrSet(const Var& indexed, const Var& y, bool set) {
 
 Var set_subtensor(const Var& indexed, const Var& y) { return IncOrSet(indexed, y, true); }
 Var inc_subtensor(const Var& indexed, const Var& y) { return IncOrSet(indexed, y, false); }
+
+// Subtensor: full slices keep the input dim, integer entries drop it, other slices fall back to
+// Shape_i of the output (as Aesara's ShapeFeature does for dims it cannot infer); Inc*: x's shape; AdvancedSubtensor1: (len(idx),)
+// + x.shape[1:].
+absl::StatusOr<std::vector<std::vector<VariablePtr>>> SubtensorOp::InferShape(
+    const Apply& node, const std::vector<std::vector<VariablePtr>>& in) const {
+  if (kind_ == OpKind::kIncSubtensor || kind_ == OpKind::kAdvancedIncSubtensor1) {
+    return std::vector<ShapeVars>{in[0]};
+  }
+  if (kind_ == OpKind::kAdvancedSubtensor1) {
+    ShapeVars out = {in[1][0]};
+    out.insert(out.end(), in[0].begin() + 1, in[0].end());
+    return std::vector<ShapeVars>{out};
+  }
+  ShapeVars out;
+  int out_dim = 0;
+  for (size_t d = 0; d < idx_.size(); ++d) {
+    const IndexEntry& e = idx_[d];
+    if (!e.is_slice) continue;
+    if (!e.has_start && !e.has_stop && !e.has_step) {
+      out.push_back(in[0][d]);
+    } else {
+      out.push_back(DimOf(node.output(0), out_dim));
+    }
+    ++out_dim;
+  }
+  out.insert(out.end(), in[0].begin() + idx_.size(), in[0].end());
+  return std::vector<ShapeVars>{out};
+}
 
 }  // namespace kiln

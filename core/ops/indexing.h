@@ -33,6 +33,8 @@ class SubtensorOp final : public Op {
   std::string Name() const override;
   std::string Props() const override;
   absl::StatusOr<ApplyPtr> MakeNode(std::vector<VariablePtr> inputs) const override;
+  absl::StatusOr<std::vector<std::vector<VariablePtr>>> InferShape(
+      const Apply& node, const std::vector<std::vector<VariablePtr>>& input_shapes) const override;
   absl::Status Perform(const Apply& node, std::span<const Tensor> inputs,
                        std::vector<Tensor>& outputs) const override;
   std::vector<std::pair<int, int>> view_map() const override;

@@ -1,3 +1,4 @@
+#include "core/ops/shape_infer.h"
 #include "core/ops/linalg.h"
 
 #include <algorithm>
@@ -220,6 +221,27 @@ Var tensordot(const Var& a, const Var& b, const std::vector<int>& a_axes,
   Var product = ApplyOp(OpPtr(std::make_shared<ProductOp>(OpKind::kDot)), {am, bm});
   if (out_dims.empty()) return reshape(product, std::vector<int64_t>{});
   return reshape(product, make_vector(out_dims));
+}
+
+// Broadcast batch dims, then the rows of a and the columns of b (as numpy.matmul).
+absl::StatusOr<std::vector<std::vector<VariablePtr>>> ProductOp::InferShape(
+    const Apply& node, const std::vector<std::vector<VariablePtr>>& in) const {
+  if (kind_ == OpKind::kGemm || kind_ == OpKind::kGemv) return std::vector<ShapeVars>{in[0]};
+  ShapeVars a = in[0], b = in[1];
+  const bool a_vec = a.size() == 1, b_vec = b.size() == 1;
+  if (a_vec) a.insert(a.begin(), ConstDim(1));
+  if (b_vec) b.push_back(ConstDim(1));
+  const size_t nd = std::max(a.size(), b.size());
+  ShapeVars out;
+  for (size_t d = 0; d + 2 < nd; ++d) {
+    std::vector<VariablePtr> dims;
+    if (d + a.size() >= nd) dims.push_back(a[d + a.size() - nd]);
+    if (d + b.size() >= nd) dims.push_back(b[d + b.size() - nd]);
+    out.push_back(BroadcastDim(dims));
+  }
+  if (!a_vec) out.push_back(a[a.size() - 2]);
+  if (!b_vec) out.push_back(b.back());
+  return std::vector<ShapeVars>{out};
 }
 
 }  // namespace kiln

@@ -24,6 +24,8 @@ class ProductOp final : public Op {
   // Checks ranks (Dot: 1 or 2; MatMul: >= 1; Dot22, Gemm: matrices; Gemv: matrix and vectors),
   // known inner dims, and for Gemm/Gemv that every input has z's float dtype.
   absl::StatusOr<ApplyPtr> MakeNode(std::vector<VariablePtr> inputs) const override;
+  absl::StatusOr<std::vector<std::vector<VariablePtr>>> InferShape(
+      const Apply& node, const std::vector<std::vector<VariablePtr>>& input_shapes) const override;
   absl::Status Perform(const Apply& node, std::span<const Tensor> inputs,
                        std::vector<Tensor>& outputs) const override;
   std::vector<std::pair<int, int>> destroy_map() const override;

@@ -1,3 +1,4 @@
+#include "core/ops/shape_infer.h"
 #include "core/ops/nnet.h"
 
 #include <algorithm>
@@ -193,6 +194,17 @@ Var categorical_crossentropy(const Var& coding_dist, const Var& true_dist) {
   Var classes = arange(shape_i(coding_dist, 1));
   Var one_hot = eq(dimshuffle(true_dist, {0, kX}), dimshuffle(classes, {kX, 0}));
   return -sum(switch_(one_hot, log(coding_dist), zeros_like(coding_dist)), 1);
+}
+
+// Softmax and sorting along an axis keep the shape; without an axis sorting flattens.
+absl::StatusOr<std::vector<std::vector<VariablePtr>>> AxisOp::InferShape(
+    const Apply& node, const std::vector<std::vector<VariablePtr>>& in) const {
+  if (axis_ || kind_ == OpKind::kSoftmax || kind_ == OpKind::kLogSoftmax) {
+    return std::vector<ShapeVars>{in[0]};
+  }
+  Var size = constant(int64_t{1});
+  for (const VariablePtr& d : in[0]) size = size * Var(d);
+  return std::vector<ShapeVars>{{cast(size, DType::kInt64).ptr()}};
 }
 
 }  // namespace kiln

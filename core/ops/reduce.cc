@@ -1,3 +1,4 @@
+#include "core/ops/shape_infer.h"
 #include "core/ops/reduce.h"
 
 #include <algorithm>
@@ -317,6 +318,39 @@ Var cumsum(const Var& x, std::optional<int> axis) {
 Var cumprod(const Var& x, std::optional<int> axis) {
   if (x.ok() && axis && *axis < 0) axis = *axis + x.ndim();
   return ApplyOp(OpPtr(std::make_shared<CumOp>(axis, true)), {x});
+}
+
+// The kept dims of the input.
+absl::StatusOr<std::vector<std::vector<VariablePtr>>> CAReduce::InferShape(
+    const Apply& node, const std::vector<std::vector<VariablePtr>>& in) const {
+  const int ndim = static_cast<int>(in[0].size());
+  std::vector<bool> reduced(ndim, !axis_.has_value());
+  if (axis_) {
+    for (int a : *axis_) reduced[a] = true;
+  }
+  ShapeVars out;
+  for (int d = 0; d < ndim; ++d) {
+    if (!reduced[d]) out.push_back(in[0][d]);
+  }
+  return std::vector<ShapeVars>{out};
+}
+
+absl::StatusOr<std::vector<std::vector<VariablePtr>>> MaxAndArgmax::InferShape(
+    const Apply& node, const std::vector<std::vector<VariablePtr>>& in) const {
+  ShapeVars out;
+  for (int d = 0; d < static_cast<int>(in[0].size()); ++d) {
+    if (std::find(axis_.begin(), axis_.end(), d) == axis_.end()) out.push_back(in[0][d]);
+  }
+  return std::vector<ShapeVars>(node.num_outputs(), out);
+}
+
+// The input's shape, or its size when flattened.
+absl::StatusOr<std::vector<std::vector<VariablePtr>>> CumOp::InferShape(
+    const Apply& node, const std::vector<std::vector<VariablePtr>>& in) const {
+  if (axis_) return std::vector<ShapeVars>{in[0]};
+  Var size = constant(int64_t{1});
+  for (const VariablePtr& d : in[0]) size = size * Var(d);
+  return std::vector<ShapeVars>{{cast(size, DType::kInt64).ptr()}};
 }
 
 }  // namespace kiln

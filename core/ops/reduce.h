@@ -41,6 +41,8 @@ class CAReduce final : public Op {
   std::string Name() const override;
   std::string Props() const override;
   absl::StatusOr<ApplyPtr> MakeNode(std::vector<VariablePtr> inputs) const override;
+  absl::StatusOr<std::vector<std::vector<VariablePtr>>> InferShape(
+      const Apply& node, const std::vector<std::vector<VariablePtr>>& input_shapes) const override;
   absl::Status Perform(const Apply& node, std::span<const Tensor> inputs,
                        std::vector<Tensor>& outputs) const override;
 
@@ -61,6 +63,8 @@ class MaxAndArgmax final : public Op {
   std::string Name() const override;
   std::string Props() const override;
   absl::StatusOr<ApplyPtr> MakeNode(std::vector<VariablePtr> inputs) const override;
+  absl::StatusOr<std::vector<std::vector<VariablePtr>>> InferShape(
+      const Apply& node, const std::vector<std::vector<VariablePtr>>& input_shapes) const override;
   absl::Status Perform(const Apply& node, std::span<const Tensor> inputs,
                        std::vector<Tensor>& outputs) const override;
 
@@ -77,6 +81,8 @@ class CumOp final : public Op {
   std::string Name() const override;  // "CumOp{None, add}", "CumOp{1, mul}"
   std::string Props() const override;
   absl::StatusOr<ApplyPtr> MakeNode(std::vector<VariablePtr> inputs) const override;
+  absl::StatusOr<std::vector<std::vector<VariablePtr>>> InferShape(
+      const Apply& node, const std::vector<std::vector<VariablePtr>>& input_shapes) const override;
   absl::Status Perform(const Apply& node, std::span<const Tensor> inputs,
                        std::vector<Tensor>& outputs) const override;
 

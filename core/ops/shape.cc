@@ -1,3 +1,6 @@
+#include "core/ops/math.h"
+#include "core/ops/indexing.h"
+#include "core/ops/shape_infer.h"
 #include "core/ops/shape.h"
 
 #include <algorithm>
@@ -326,6 +329,57 @@ Var squeeze(const Var& x, const std::vector<int>& axes) {
     if (!drop[d]) order.push_back(d);
   }
   return dimshuffle(x, order);
+}
+
+// Shape: (ndim,); Shape_i: a scalar.
+absl::StatusOr<std::vector<std::vector<VariablePtr>>> ShapeOp::InferShape(
+    const Apply& node, const std::vector<std::vector<VariablePtr>>& in) const {
+  return std::vector<ShapeVars>{{ConstDim(static_cast<int64_t>(in[0].size()))}};
+}
+
+absl::StatusOr<std::vector<std::vector<VariablePtr>>> ShapeI::InferShape(
+    const Apply& node, const std::vector<std::vector<VariablePtr>>& in) const {
+  return std::vector<ShapeVars>{{}};
+}
+
+// The shape argument's entries, a -1 among them resolved from the input's size.
+absl::StatusOr<std::vector<std::vector<VariablePtr>>> Reshape::InferShape(
+    const Apply& node, const std::vector<std::vector<VariablePtr>>& in) const {
+  Var size = constant(int64_t{1});
+  for (const VariablePtr& d : in[0]) size = size * Var(d);
+  Var known = constant(int64_t{1});
+  std::vector<Var> entries;
+  for (int d = 0; d < ndim_; ++d) {
+    entries.push_back(subtensor(Var(node.inputs()[1]), {d}));
+    known = known * entries.back();
+  }
+  ShapeVars out;
+  for (int d = 0; d < ndim_; ++d) {
+    // known is negative exactly when one entry is -1: that entry is size / (-known).
+    Var resolved = switch_(eq(entries[d], constant(-1)), int_div(size, maximum(-known, constant(1))),
+                           entries[d]);
+    out.push_back(cast(resolved, DType::kInt64).ptr());
+  }
+  return std::vector<ShapeVars>{out};
+}
+
+// The specified dims where given (>= 0 constants), the input's elsewhere.
+absl::StatusOr<std::vector<std::vector<VariablePtr>>> SpecifyShape::InferShape(
+    const Apply& node, const std::vector<std::vector<VariablePtr>>& in) const {
+  ShapeVars out = in[0];
+  for (size_t d = 0; d < out.size(); ++d) {
+    const VariablePtr& given = node.inputs()[d + 1];
+    if (given->is_constant() &&
+        static_cast<const Constant&>(*given).data().ElementAsDouble(0) >= 0) {
+      out[d] = cast(Var(given), DType::kInt64).ptr();
+    }
+  }
+  return std::vector<ShapeVars>{out};
+}
+
+absl::StatusOr<std::vector<std::vector<VariablePtr>>> MakeVector::InferShape(
+    const Apply& node, const std::vector<std::vector<VariablePtr>>& in) const {
+  return std::vector<ShapeVars>{{ConstDim(static_cast<int64_t>(node.num_inputs()))}};
 }
 
 }  // namespace kiln

@@ -17,6 +17,8 @@ class ShapeOp final : public Op {
   std::string Name() const override { return "Shape"; }
   std::string Props() const override { return ""; }
   absl::StatusOr<ApplyPtr> MakeNode(std::vector<VariablePtr> inputs) const override;
+  absl::StatusOr<std::vector<std::vector<VariablePtr>>> InferShape(
+      const Apply& node, const std::vector<std::vector<VariablePtr>>& input_shapes) const override;
   absl::Status Perform(const Apply& node, std::span<const Tensor> inputs,
                        std::vector<Tensor>& outputs) const override;
 };
@@ -30,6 +32,8 @@ class ShapeI final : public Op {
   std::string Name() const override;  // "Shape_i{0}"
   std::string Props() const override;
   absl::StatusOr<ApplyPtr> MakeNode(std::vector<VariablePtr> inputs) const override;
+  absl::StatusOr<std::vector<std::vector<VariablePtr>>> InferShape(
+      const Apply& node, const std::vector<std::vector<VariablePtr>>& input_shapes) const override;
   absl::Status Perform(const Apply& node, std::span<const Tensor> inputs,
                        std::vector<Tensor>& outputs) const override;
 
@@ -47,6 +51,8 @@ class Reshape final : public Op {
   std::string Name() const override;  // "Reshape{2}"
   std::string Props() const override;
   absl::StatusOr<ApplyPtr> MakeNode(std::vector<VariablePtr> inputs) const override;
+  absl::StatusOr<std::vector<std::vector<VariablePtr>>> InferShape(
+      const Apply& node, const std::vector<std::vector<VariablePtr>>& input_shapes) const override;
   absl::Status Perform(const Apply& node, std::span<const Tensor> inputs,
                        std::vector<Tensor>& outputs) const override;
 
@@ -62,6 +68,8 @@ class SpecifyShape final : public Op {
   std::string Name() const override { return "SpecifyShape"; }
   std::string Props() const override { return ""; }
   absl::StatusOr<ApplyPtr> MakeNode(std::vector<VariablePtr> inputs) const override;
+  absl::StatusOr<std::vector<std::vector<VariablePtr>>> InferShape(
+      const Apply& node, const std::vector<std::vector<VariablePtr>>& input_shapes) const override;
   absl::Status Perform(const Apply& node, std::span<const Tensor> inputs,
                        std::vector<Tensor>& outputs) const override;
   std::vector<std::pair<int, int>> view_map() const override { return {{0, 0}}; }
@@ -76,6 +84,8 @@ class MakeVector final : public Op {
   std::string Name() const override;  // "MakeVector{dtype='int64'}"
   std::string Props() const override;
   absl::StatusOr<ApplyPtr> MakeNode(std::vector<VariablePtr> inputs) const override;
+  absl::StatusOr<std::vector<std::vector<VariablePtr>>> InferShape(
+      const Apply& node, const std::vector<std::vector<VariablePtr>>& input_shapes) const override;
   absl::Status Perform(const Apply& node, std::span<const Tensor> inputs,
                        std::vector<Tensor>& outputs) const override;
 
