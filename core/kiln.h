@@ -10,6 +10,7 @@
 #include "core/graph/traversal.h"
 #include "core/graph/var.h"
 #include "core/ops/alloc.h"
+#include "core/ops/composite.h"
 #include "core/ops/dimshuffle.h"
 #include "core/ops/elemwise.h"
 #include "core/ops/indexing.h"

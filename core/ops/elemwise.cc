@@ -3,6 +3,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "core/ops/composite.h"
 #include "core/ops/dimshuffle.h"
 
 namespace kiln {
@@ -27,7 +28,9 @@ std::string Elemwise::Props() const {
 }
 
 absl::StatusOr<ApplyPtr> Elemwise::MakeNode(std::vector<VariablePtr> inputs) const {
-  const int arity = ScalarOpArity(scalar_op_.kind);
+  const int arity = scalar_op_.kind == ScalarOpKind::kComposite
+                        ? scalar_op_.program->num_inputs()
+                        : ScalarOpArity(scalar_op_.kind);
   const int n = static_cast<int>(inputs.size());
   if ((arity >= 0 && n != arity) || (arity < 0 && n < 2)) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -97,7 +100,14 @@ absl::StatusOr<ApplyPtr> Elemwise::MakeNode(std::vector<VariablePtr> inputs) con
     if (!node.ok()) return node.status();
     inputs[i] = (*node)->output(0);
   }
-  return Apply::Make(self(), std::move(inputs), {TensorType::Make(*dtype, std::move(shape))});
+  std::vector<TypePtr> outputs = {TensorType::Make(*dtype, shape)};
+  if (scalar_op_.kind == ScalarOpKind::kComposite) {
+    outputs.clear();
+    for (int r : scalar_op_.program->outputs) {
+      outputs.push_back(TensorType::Make(scalar_op_.program->RegisterDType(r), shape));
+    }
+  }
+  return Apply::Make(self(), std::move(inputs), outputs);
 }
 
 // Each output dim is the broadcast of the inputs' dims (inputs are already of equal rank).
@@ -110,7 +120,7 @@ absl::StatusOr<std::vector<std::vector<VariablePtr>>> Elemwise::InferShape(
     for (const ShapeVars& s : in) dims.push_back(s[d]);
     out.push_back(BroadcastDim(dims));
   }
-  return std::vector<ShapeVars>{out};
+  return std::vector<ShapeVars>(node.num_outputs(), out);
 }
 
 }  // namespace kiln

@@ -3,6 +3,7 @@
 #include <type_traits>
 
 #include "absl/strings/str_cat.h"
+#include "core/ops/composite.h"
 #include "core/ops/elemwise.h"
 #include "core/ops/elemwise_kernels.h"
 #include "core/ops/elemwise_loops.h"
@@ -73,16 +74,13 @@ absl::Status RunSwitch(std::span<const Tensor> inputs, const Shape& shape, DType
   return absl::OkStatus();
 }
 
-}  // namespace
-
-absl::Status Elemwise::Perform(const Apply& node, std::span<const Tensor> inputs,
-                               std::vector<Tensor>& outputs) const {
-  const DType out_dtype = node.output_ptr(0)->tensor_type()->dtype();
-  const size_t ndim = node.output_ptr(0)->tensor_type()->ndim();
+// The broadcast shape of inputs of rank ndim, or the error naming the first that clashes.
+absl::StatusOr<Shape> BroadcastShapes(const std::string& name, std::span<const Tensor> inputs,
+                                      size_t ndim) {
   Shape shape(ndim, 1);
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (static_cast<size_t>(inputs[i].ndim()) != ndim) {
-      return absl::InvalidArgumentError(absl::StrCat(Name(), ": input ", i, " has shape ",
+      return absl::InvalidArgumentError(absl::StrCat(name, ": input ", i, " has shape ",
                                                      ShapeToString(inputs[i].shape()), " but ",
                                                      ndim, " dims were expected"));
     }
@@ -91,46 +89,87 @@ absl::Status Elemwise::Perform(const Apply& node, std::span<const Tensor> inputs
       if (dim == shape[d] || dim == 1) continue;
       if (shape[d] != 1) {
         return absl::InvalidArgumentError(absl::StrCat(
-            Name(), ": input ", i, " has shape ", ShapeToString(inputs[i].shape()),
+            name, ": input ", i, " has shape ", ShapeToString(inputs[i].shape()),
             ", which does not broadcast with the other inputs on dim ", d, " (size ", shape[d],
             " vs ", dim, ")"));
       }
       shape[d] = dim;
     }
   }
+  return shape;
+}
 
-  Tensor out;
-  switch (scalar_op_.kind) {
+// One scalar op (not a Composite) over inputs broadcast to `shape`, giving `out_dtype`.
+absl::Status ComputeScalarOp(const ScalarOp& op, const std::string& name, DType out_dtype,
+                             const Shape& shape, std::span<const Tensor> inputs, Tensor& out) {
+  switch (op.kind) {
     case ScalarOpKind::kCast:
-      outputs[0] = inputs[0].AsType(out_dtype);
+      out = inputs[0].AsType(out_dtype);
       return absl::OkStatus();
     case ScalarOpKind::kSecond:
-      outputs[0] = BroadcastView(inputs[1], shape).AsType(out_dtype);
+      out = BroadcastView(inputs[1], shape).AsType(out_dtype);
       return absl::OkStatus();
     case ScalarOpKind::kSwitch:
-      if (absl::Status s = RunSwitch(inputs, shape, out_dtype, out); !s.ok()) return s;
-      outputs[0] = std::move(out);
-      return absl::OkStatus();
+      return RunSwitch(inputs, shape, out_dtype, out);
     default:
       break;
   }
-
-  const DType compute = ComputeDType(scalar_op_, inputs, out_dtype);
+  const DType compute = ComputeDType(op, inputs, out_dtype);
   std::vector<Tensor> cast;
   for (const Tensor& in : inputs) cast.push_back(in.dtype() == compute ? in : in.AsType(compute));
-  const std::string name = Name();
-  absl::Status status = DispatchScalarOp(scalar_op_.kind, [&](auto op_tag) {
+  absl::Status status = DispatchScalarOp(op.kind, [&](auto op_tag) {
     constexpr ScalarOpKind K = decltype(op_tag)::value;
     if constexpr (K == ScalarOpKind::kSwitch || K == ScalarOpKind::kSecond ||
-                  K == ScalarOpKind::kCast) {
-      return absl::InternalError("handled above");
+                  K == ScalarOpKind::kCast || K == ScalarOpKind::kComposite) {
+      return absl::InternalError("handled elsewhere");
     } else {
       return RunScalarKind<K>(name, compute, cast, shape, out);
     }
   });
   if (!status.ok()) return status;
-  outputs[0] = out.dtype() == out_dtype ? std::move(out) : out.AsType(out_dtype);
+  if (out.dtype() != out_dtype) out = out.AsType(out_dtype);
   return absl::OkStatus();
+}
+
+// A Composite's program, instruction by instruction over whole tensors (the fused, blocked
+// executor comes with the runtime).
+absl::Status RunProgram(const ScalarProgram& program, const std::string& name, const Shape& shape,
+                        std::span<const Tensor> inputs, std::vector<Tensor>& outputs) {
+  std::vector<Tensor> regs(inputs.begin(), inputs.end());
+  const Shape ones(shape.size(), 1);
+  for (const Tensor& c : program.constants) {
+    regs.push_back(c.View(ones, std::vector<int64_t>(shape.size(), 0)));
+  }
+  for (const ScalarProgram::Instr& instr : program.instrs) {
+    std::vector<Tensor> args;
+    for (int r : instr.args) args.push_back(regs[r]);
+    absl::StatusOr<Shape> s = BroadcastShapes(name, args, shape.size());
+    if (!s.ok()) return s.status();
+    Tensor out;
+    if (absl::Status st = ComputeScalarOp(instr.op, name, instr.dtype, *s, args, out); !st.ok()) {
+      return st;
+    }
+    regs.push_back(std::move(out));
+  }
+  for (size_t k = 0; k < program.outputs.size(); ++k) {
+    const Tensor& r = regs[program.outputs[k]];
+    outputs[k] = r.shape() == shape ? r : BroadcastView(r, shape).Contiguous();
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status Elemwise::Perform(const Apply& node, std::span<const Tensor> inputs,
+                               std::vector<Tensor>& outputs) const {
+  const size_t ndim = node.output_ptr(0)->tensor_type()->ndim();
+  absl::StatusOr<Shape> shape = BroadcastShapes(Name(), inputs, ndim);
+  if (!shape.ok()) return shape.status();
+  if (scalar_op_.kind == ScalarOpKind::kComposite) {
+    return RunProgram(*scalar_op_.program, Name(), *shape, inputs, outputs);
+  }
+  const DType out_dtype = node.output_ptr(0)->tensor_type()->dtype();
+  return ComputeScalarOp(scalar_op_, Name(), out_dtype, *shape, inputs, outputs[0]);
 }
 
 }  // namespace kiln

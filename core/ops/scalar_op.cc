@@ -1,8 +1,11 @@
 #include "core/ops/scalar_op.h"
 
+#include <algorithm>
+
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "core/graph/constructors.h"
+#include "core/ops/composite.h"
 
 namespace kiln {
 namespace {
@@ -53,8 +56,16 @@ std::optional<ScalarOpKind> ParseScalarOpKind(const std::string& name) {
   return std::nullopt;
 }
 
+bool ScalarOp::operator==(const ScalarOp& o) const {
+  if (kind != o.kind) return false;
+  if (kind == ScalarOpKind::kCast) return cast_to == o.cast_to;
+  if (kind == ScalarOpKind::kComposite) return *program == *o.program;
+  return true;
+}
+
 std::string ScalarOp::Name() const {
   if (kind == ScalarOpKind::kCast) return absl::StrCat("Cast{", DTypeName(cast_to), "}");
+  if (kind == ScalarOpKind::kComposite) return absl::StrCat("Composite{", program->ToString(), "}");
   return Info(kind).name;
 }
 
@@ -62,6 +73,7 @@ std::string ScalarOp::ElemwiseName() const {
   switch (kind) {
     case ScalarOpKind::kCast:
     case ScalarOpKind::kIdentity:
+    case ScalarOpKind::kComposite:
       return absl::StrCat("Elemwise{", Name(), "}");
     case ScalarOpKind::kMaximum:
     case ScalarOpKind::kMinimum:
@@ -126,6 +138,15 @@ absl::StatusOr<DType> ScalarOutputDType(const ScalarOp& op, std::span<const DTyp
       return RealPart(upcast);
     case DTypeRule::kFloat64:
       return DType::kFloat64;
+    case DTypeRule::kProgram: {
+      if (inputs.size() != op.program->input_dtypes.size() ||
+          !std::equal(inputs.begin(), inputs.end(), op.program->input_dtypes.begin())) {
+        std::string wanted;
+        for (DType d : op.program->input_dtypes) absl::StrAppend(&wanted, wanted.empty() ? "" : ", ", DTypeName(d));
+        return absl::InvalidArgumentError(absl::StrCat("the composite takes (", wanted, ")"));
+      }
+      return op.program->RegisterDType(op.program->outputs[0]);
+    }
     case DTypeRule::kCast:
       if (IsComplex(inputs[0]) && !IsComplex(op.cast_to)) {
         return absl::InvalidArgumentError(

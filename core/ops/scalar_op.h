@@ -3,6 +3,8 @@
 #ifndef KILN_CORE_OPS_SCALAR_OP_H_
 #define KILN_CORE_OPS_SCALAR_OP_H_
 
+#include <memory>
+#include <optional>
 #include <span>
 #include <string>
 
@@ -29,6 +31,7 @@ enum class DTypeRule {
   kFloat64,                // always float64 (angle)
   kSameMin8,               // the input's dtype, bool -> int8 (conj)
   kCast,                   // the op's target dtype
+  kProgram,                // a Composite's inner program decides
 };
 
 // Every scalar op, listed once. X(enum, Aesara scalar name, arity (-1: two or more), dtype rule,
@@ -107,7 +110,8 @@ enum class DTypeRule {
   X(kReal, "real", 1, DTypeRule::kRealPart, true)                           \
   X(kImag, "imag", 1, DTypeRule::kRealPart, true)                           \
   X(kConj, "conj", 1, DTypeRule::kSameMin8, true)                           \
-  X(kAngle, "angle", 1, DTypeRule::kFloat64, true)
+  X(kAngle, "angle", 1, DTypeRule::kFloat64, true)                         \
+  X(kComposite, "composite", -2, DTypeRule::kProgram, true)
 
 enum class ScalarOpKind {
 #define KILN_SCALAR_OP_ENUM(e, name, arity, rule, complex_ok) e,
@@ -118,14 +122,19 @@ enum class ScalarOpKind {
 // Number of scalar ops.
 int NumScalarOps();
 
-// A scalar op: its kind and, for kCast, the target dtype. Equal values are equal ops.
-struct ScalarOp {
-  ScalarOpKind kind;
-  DType cast_to = DType::kFloat64;  // meaningful for kCast only
+struct ScalarProgram;
 
-  bool operator==(const ScalarOp& o) const {
-    return kind == o.kind && (kind != ScalarOpKind::kCast || cast_to == o.cast_to);
-  }
+// A scalar op: its kind and, for kCast, the target dtype, for kComposite, the program. Equal
+// values are equal ops.
+struct ScalarOp {
+  ScalarOp(ScalarOpKind k, DType cast = DType::kFloat64,  // NOLINT: implicit by design
+           std::shared_ptr<const ScalarProgram> p = nullptr)
+      : kind(k), cast_to(cast), program(std::move(p)) {}
+  ScalarOpKind kind;
+  DType cast_to;                                 // meaningful for kCast only
+  std::shared_ptr<const ScalarProgram> program;  // meaningful for kComposite only
+
+  bool operator==(const ScalarOp& o) const;
   // Aesara's name: "mul", "true_div", "Cast{float32}".
   std::string Name() const;
   // The name Elemwise prints: "Elemwise{mul,no_inplace}", "Elemwise{scalar_maximum,no_inplace}",
@@ -133,7 +142,7 @@ struct ScalarOp {
   std::string ElemwiseName() const;
 };
 
-// Number of inputs, or -1 for ops taking two or more (add, mul).
+// Number of inputs, -1 for ops taking two or more (add, mul), -2 for Composite (its program's).
 int ScalarOpArity(ScalarOpKind op);
 // Aesara's scalar name, "mul".
 std::string ScalarOpName(ScalarOpKind op);

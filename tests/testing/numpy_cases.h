@@ -57,7 +57,7 @@ inline Tensor MakeTensor(const std::string& dtype, const std::string& shape,
   }
   std::vector<double> parts = ParseValues(absl::StrReplaceAll(values, {{";", ","}}));
   Tensor t = Tensor::Empty(DType::kComplex128, ParseShape(shape));
-  std::memcpy(t.raw_data(), parts.data(), parts.size() * sizeof(double));
+  if (!parts.empty()) std::memcpy(t.raw_data(), parts.data(), parts.size() * sizeof(double));
   return t.AsType(d);
 }
 

@@ -1,0 +1,197 @@
+#include "core/ops/composite.h"
+
+#include <unordered_map>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "core/graph/traversal.h"
+#include "core/ops/dimshuffle.h"
+#include "core/ops/elemwise.h"
+
+namespace kiln {
+namespace {
+
+// The infix symbol Aesara's pprint uses for a binary scalar op, or nullptr.
+const char* InfixSymbol(ScalarOpKind k) {
+  switch (k) {
+    case ScalarOpKind::kAdd: return "+";
+    case ScalarOpKind::kSub: return "-";
+    case ScalarOpKind::kMul: return "*";
+    case ScalarOpKind::kTrueDiv: return "/";
+    case ScalarOpKind::kIntDiv: return "//";
+    case ScalarOpKind::kMod: return "%";
+    case ScalarOpKind::kPow: return "**";
+    case ScalarOpKind::kLt: return "<";
+    case ScalarOpKind::kGt: return ">";
+    case ScalarOpKind::kLe: return "<=";
+    case ScalarOpKind::kGe: return ">=";
+    case ScalarOpKind::kEq: return "==";
+    case ScalarOpKind::kNeq: return "!=";
+    case ScalarOpKind::kAnd: return "&";
+    case ScalarOpKind::kOr: return "|";
+    case ScalarOpKind::kXor: return "^";
+    default: return nullptr;
+  }
+}
+
+// A DimShuffle that only inserts or drops broadcastable dims: the identity on scalars.
+bool IsBroadcastOnly(const DimShuffle& ds) {
+  int last = -1;
+  for (int d : ds.new_order()) {
+    if (d == kX) continue;
+    if (d < last) return false;
+    last = d;
+  }
+  return true;
+}
+
+}  // namespace
+
+DType ScalarProgram::RegisterDType(int r) const {
+  const int n_in = num_inputs(), n_const = static_cast<int>(constants.size());
+  if (r < n_in) return input_dtypes[r];
+  if (r < n_in + n_const) return constants[r - n_in].dtype();
+  return instrs[r - n_in - n_const].dtype;
+}
+
+std::string ScalarProgram::ToString() const {
+  const int n_in = num_inputs(), n_const = static_cast<int>(constants.size());
+  std::vector<std::string> text;
+  for (int i = 0; i < n_in; ++i) text.push_back(absl::StrCat("i", i));
+  for (const Tensor& c : constants) text.push_back(c.ToString());
+  for (const Instr& instr : instrs) {
+    std::vector<std::string> args;
+    for (int r : instr.args) args.push_back(text[r]);
+    const ScalarOpKind k = instr.op.kind;
+    if (const char* symbol = InfixSymbol(k); symbol != nullptr && args.size() >= 2) {
+      text.push_back(absl::StrCat("(", absl::StrJoin(args, absl::StrCat(" ", symbol, " ")), ")"));
+    } else if (k == ScalarOpKind::kNeg || k == ScalarOpKind::kInvert) {
+      text.push_back(absl::StrCat(k == ScalarOpKind::kNeg ? "(-" : "(~", args[0], ")"));
+    } else {
+      text.push_back(absl::StrCat(instr.op.Name(), "(", absl::StrJoin(args, ", "), ")"));
+    }
+  }
+  (void)n_const;
+  std::vector<std::string> outs;
+  for (int r : outputs) outs.push_back(text[r]);
+  return absl::StrJoin(outs, ", ");
+}
+
+bool ScalarProgram::operator==(const ScalarProgram& other) const {
+  if (input_dtypes != other.input_dtypes || outputs != other.outputs ||
+      constants.size() != other.constants.size() || instrs.size() != other.instrs.size()) {
+    return false;
+  }
+  for (size_t i = 0; i < constants.size(); ++i) {
+    if (!constants[i].BitwiseEquals(other.constants[i])) return false;
+  }
+  for (size_t i = 0; i < instrs.size(); ++i) {
+    if (!(instrs[i].op == other.instrs[i].op) || instrs[i].args != other.instrs[i].args ||
+        instrs[i].dtype != other.instrs[i].dtype) {
+      return false;
+    }
+  }
+  return true;
+}
+
+absl::StatusOr<std::shared_ptr<const ScalarProgram>> ScalarProgram::FromGraph(
+    const std::vector<Var>& inputs, const std::vector<Var>& outputs) {
+  std::vector<VariablePtr> ins, outs;
+  for (const Var& v : inputs) {
+    if (!v.ok()) return v.status();
+    ins.push_back(v.ptr());
+  }
+  for (const Var& v : outputs) {
+    if (!v.ok()) return v.status();
+    outs.push_back(v.ptr());
+  }
+  auto program = std::make_shared<ScalarProgram>();
+  std::unordered_map<const Variable*, int> reg;
+  for (const VariablePtr& v : ins) {
+    if (v->tensor_type() == nullptr) return absl::InvalidArgumentError("composite: a non-tensor input");
+    reg[v.get()] = program->num_inputs();
+    program->input_dtypes.push_back(v->tensor_type()->dtype());
+  }
+  // Constants first (their registers follow the inputs), then the instructions.
+  const std::vector<Apply*> order = IoToposort(ins, outs);
+  std::vector<const Constant*> constants;
+  for (Variable* leaf : GraphInputs(outs, ins)) {
+    if (reg.contains(leaf)) continue;
+    if (!leaf->is_constant()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "composite: ", leaf->ToString(), " is needed but is not among the inputs"));
+    }
+    const Tensor& data = static_cast<const Constant*>(leaf)->data();
+    if (data.size() != 1) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("composite: the constant ", leaf->ToString(), " is not a scalar"));
+    }
+    reg[leaf] = program->num_inputs() + static_cast<int>(program->constants.size());
+    program->constants.push_back(data.View({}, {}).Contiguous());
+  }
+  // The constants inside nested composites get registers among the constants too.
+  std::unordered_map<const Apply*, std::vector<int>> inner_constants;
+  for (Apply* node : order) {
+    const auto* ew = dynamic_cast<const Elemwise*>(&node->op());
+    if (ew == nullptr || ew->scalar_op().kind != ScalarOpKind::kComposite) continue;
+    for (const Tensor& c : ew->scalar_op().program->constants) {
+      inner_constants[node].push_back(program->num_inputs() +
+                                      static_cast<int>(program->constants.size()));
+      program->constants.push_back(c);
+    }
+  }
+  const int base = program->num_inputs() + static_cast<int>(program->constants.size());
+  auto emit = [&](const ScalarOp& op, std::vector<int> args, DType dtype) {
+    program->instrs.push_back({op, std::move(args), dtype});
+    return base + static_cast<int>(program->instrs.size()) - 1;
+  };
+  for (Apply* node : order) {
+    const auto* ds = dynamic_cast<const DimShuffle*>(&node->op());
+    if (ds != nullptr && IsBroadcastOnly(*ds)) {
+      reg[node->output_ptr(0)] = reg.at(node->inputs()[0].get());
+      continue;
+    }
+    const auto* ew = dynamic_cast<const Elemwise*>(&node->op());
+    if (ew == nullptr) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "composite: ", node->ToString(), " is not an elementwise operation"));
+    }
+    std::vector<int> args;
+    for (const VariablePtr& in : node->inputs()) args.push_back(reg.at(in.get()));
+    if (ew->scalar_op().kind != ScalarOpKind::kComposite) {
+      reg[node->output_ptr(0)] =
+          emit(ew->scalar_op(), args, node->output_ptr(0)->tensor_type()->dtype());
+      continue;
+    }
+    // Inline a nested composite: its registers map to this program's.
+    const ScalarProgram& inner = *ew->scalar_op().program;
+    std::vector<int> map = args;
+    map.insert(map.end(), inner_constants[node].begin(), inner_constants[node].end());
+    for (const Instr& instr : inner.instrs) {
+      std::vector<int> mapped;
+      for (int r : instr.args) mapped.push_back(map[r]);
+      map.push_back(emit(instr.op, mapped, instr.dtype));
+    }
+    for (int k = 0; k < node->num_outputs(); ++k) reg[node->output_ptr(k)] = map[inner.outputs[k]];
+  }
+  for (const VariablePtr& v : outs) program->outputs.push_back(reg.at(v.get()));
+  return std::shared_ptr<const ScalarProgram>(std::move(program));
+}
+
+std::vector<Var> apply_composite(std::shared_ptr<const ScalarProgram> program,
+                                 const std::vector<Var>& inputs) {
+  const size_t n = program ? program->outputs.size() : 1;
+  std::vector<VariablePtr> vars;
+  for (const Var& v : inputs) {
+    if (!v.ok()) return std::vector<Var>(n, v);
+    vars.push_back(v.ptr());
+  }
+  OpPtr op = Elemwise::Make(ScalarOp(ScalarOpKind::kComposite, DType::kFloat64, std::move(program)));
+  absl::StatusOr<ApplyPtr> node = op->MakeNode(std::move(vars));
+  if (!node.ok()) return std::vector<Var>(n, Var(node.status()));
+  std::vector<Var> out;
+  for (int i = 0; i < (*node)->num_outputs(); ++i) out.push_back(Var((*node)->output(i)));
+  return out;
+}
+
+}  // namespace kiln
