@@ -55,9 +55,8 @@ DType ScalarProgram::RegisterDType(int r) const {
 }
 
 std::string ScalarProgram::ToString() const {
-  const int n_in = num_inputs(), n_const = static_cast<int>(constants.size());
   std::vector<std::string> text;
-  for (int i = 0; i < n_in; ++i) text.push_back(absl::StrCat("i", i));
+  for (int i = 0; i < num_inputs(); ++i) text.push_back(absl::StrCat("i", i));
   for (const Tensor& c : constants) text.push_back(c.ToString());
   for (const Instr& instr : instrs) {
     std::vector<std::string> args;
@@ -71,7 +70,6 @@ std::string ScalarProgram::ToString() const {
       text.push_back(absl::StrCat(instr.op.Name(), "(", absl::StrJoin(args, ", "), ")"));
     }
   }
-  (void)n_const;
   std::vector<std::string> outs;
   for (int r : outputs) outs.push_back(text[r]);
   return absl::StrJoin(outs, ", ");

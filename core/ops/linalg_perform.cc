@@ -86,7 +86,6 @@ void BatchedMatMul(const Tensor& a, const Tensor& b, Tensor& out, T alpha, T bet
     return s;
   };
   const std::vector<int64_t> sa = batch_strides(a), sb = batch_strides(b);
-  const std::vector<int64_t> so = ContiguousStrides(batch);
   const int64_t m = out.shape()[nd - 2], n = out.shape()[nd - 1], k = a.shape()[a.ndim() - 1];
   const T* pa = a.data<T>();
   const T* pb = b.data<T>();
@@ -102,7 +101,6 @@ void BatchedMatMul(const Tensor& a, const Tensor& b, Tensor& out, T alpha, T bet
     }
   };
   loops::ForEachRun<2>(batch, {&sa, &sb}, 0, ShapeSize(batch), run);
-  (void)so;
 }
 
 // The tensor as a matrix view: 1-D as a row (first operand) or a column (second operand). The

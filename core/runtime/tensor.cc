@@ -126,12 +126,22 @@ Tensor Tensor::Contiguous() const {
 
 Tensor Tensor::AsType(DType dtype) const {
   Tensor out = Empty(dtype, shape_);
+  const bool contiguous = is_contiguous();
+  if (contiguous && dtype == dtype_) {
+    std::memcpy(out.raw_data(), raw_data(), nbytes());
+    return out;
+  }
   DispatchDType(dtype_, [&](auto in_tag) {
     using In = typename decltype(in_tag)::type;
     DispatchDType(dtype, [&](auto out_tag) {
       using Out = typename decltype(out_tag)::type;
       const In* in = data<In>();
       Out* o = out.data<Out>();
+      if (contiguous) {  // a flat loop the compiler vectorizes
+        const int64_t n = size();
+        for (int64_t i = 0; i < n; ++i) o[i] = ConvertElement<Out>(in[i]);
+        return;
+      }
       ForEachOffset(shape_, strides_,
                     [&](int64_t flat, int64_t off) { o[flat] = ConvertElement<Out>(in[off]); });
     });
