@@ -46,15 +46,13 @@ absl::StatusOr<Tensor> IndexView(const Op& op, const Tensor& x, const std::vecto
       offset += i * stride;
       continue;
     }
-    const std::optional<int64_t> start =
-        e.has_start ? std::optional(ScalarInt(scalars[next++])) : std::nullopt;
-    const std::optional<int64_t> stop =
-        e.has_stop ? std::optional(ScalarInt(scalars[next++])) : std::nullopt;
+    const int64_t start = e.has_start ? ScalarInt(scalars[next++]) : 0;
+    const int64_t stop = e.has_stop ? ScalarInt(scalars[next++]) : 0;
     const int64_t step = e.has_step ? ScalarInt(scalars[next++]) : 1;
     if (step == 0) return Invalid(op, "slice step cannot be zero");
-    auto clip = [&](std::optional<int64_t> v, int64_t absent) {
-      if (!v) return absent;
-      int64_t b = *v;
+    // A bound clipped into range as NumPy does; `absent` when the slice leaves it out.
+    auto clip = [&](bool present, int64_t b, int64_t absent) {
+      if (!present) return absent;
       if (b < 0) {
         b += len;
         if (b < 0) b = step < 0 ? -1 : 0;
@@ -63,8 +61,8 @@ absl::StatusOr<Tensor> IndexView(const Op& op, const Tensor& x, const std::vecto
       }
       return b;
     };
-    const int64_t lo = clip(start, step < 0 ? len - 1 : 0);
-    const int64_t hi = clip(stop, step < 0 ? -1 : len);
+    const int64_t lo = clip(e.has_start, start, step < 0 ? len - 1 : 0);
+    const int64_t hi = clip(e.has_stop, stop, step < 0 ? -1 : len);
     int64_t n = 0;
     if (step > 0 && lo < hi) n = (hi - lo - 1) / step + 1;
     if (step < 0 && hi < lo) n = (lo - hi - 1) / (-step) + 1;
