@@ -51,19 +51,24 @@ void Sigmoid(const T* in, T* out, int64_t n) {
   }
 }
 
-// softplus(x) = log1p(exp(x)) below 18, x + exp(-x) above (exact where exp(x) would overflow).
+// softplus(x) = max(x, 0) + log1p(e) with e = exp(-|x|) <= 1, exact where exp(x) would overflow.
+// log1p(e) is log(u) + c / u for u = 1 + e rounded and c = e - (u - 1) its rounding error (exact);
+// c / u needs little precision (c is below half an ulp of u), so 2 - u stands in for 1 / u.
 template <typename T>
 void Softplus(const T* in, T* out, int64_t n) {
   const auto exp = Kernel<T>(ScalarOpKind::kExp);
-  const auto log1p = Kernel<T>(ScalarOpKind::kLog1p);
-  T buf[kBlock];
+  const auto log = Kernel<T>(ScalarOpKind::kLog);
+  T e[kBlock], u[kBlock], log_u[kBlock];
   for (int64_t b = 0; b < n; b += kBlock) {
     const int64_t m = std::min(kBlock, n - b);
-    exp(in + b, buf, m);
-    log1p(buf, buf, m);
+    for (int64_t i = 0; i < m; ++i) e[i] = -std::fabs(in[b + i]);
+    exp(e, e, m);
+    for (int64_t i = 0; i < m; ++i) u[i] = T(1) + e[i];
+    log(u, log_u, m);
     for (int64_t i = 0; i < m; ++i) {
+      const T c = e[i] - (u[i] - T(1));
       const T x = in[b + i];
-      out[b + i] = x < T(18) ? buf[i] : x + std::exp(-x);
+      out[b + i] = (x > T(0) ? x : T(0)) + (log_u[i] + c * (T(2) - u[i]));
     }
   }
 }
