@@ -187,3 +187,29 @@ TEST(ElemwisePerformTest, MatchesNumPy) {
 
 }  // namespace
 }  // namespace kiln
+
+namespace kiln {
+namespace {
+
+// Outputs past the caches are streamed out in blocks from every thread's (unaligned) start.
+TEST(ElemwisePerformTest, LargeOutputsStreamCorrectly) {
+  const int64_t n = 1'000'003;  // 8 MB of float64, split at odd offsets
+  std::vector<double> values(n);
+  for (int64_t i = 0; i < n; ++i) values[i] = static_cast<double>(i % 1000);
+  Tensor x = *Tensor::FromValues<double>(DType::kFloat64, {n}, values);
+  Var a = dvector("a"), b = dvector("b");
+  auto f = function({a, b}, {a + b, -a, a * 2.0, cast(a, DType::kInt16) + cast(b, DType::kInt16)});
+  ASSERT_TRUE(f.ok()) << f.status();
+  auto out = (*f)({x, x});
+  ASSERT_TRUE(out.ok()) << out.status();
+  for (int64_t i = 0; i < n; ++i) {
+    const double v = values[i];
+    ASSERT_EQ((*out)[0].data<double>()[i], 2 * v) << i;
+    ASSERT_EQ((*out)[1].data<double>()[i], -v) << i;
+    ASSERT_EQ((*out)[2].data<double>()[i], 2 * v) << i;
+    ASSERT_EQ((*out)[3].data<int16_t>()[i], static_cast<int16_t>(2 * v)) << i;
+  }
+}
+
+}  // namespace
+}  // namespace kiln
