@@ -17,6 +17,9 @@ using MapF = void (*)(const float*, float*, int64_t);
 struct Table {
   MapD d[128] = {};
   MapF f[128] = {};
+  // sigmoid in one pass, where the instruction set has a fast reciprocal (AVX-512F).
+  MapD sigmoid_d = nullptr;
+  MapF sigmoid_f = nullptr;
 };
 
 // Applies the vector function F of width W to n elements; the tail goes through a padded buffer

@@ -76,7 +76,18 @@ void Softplus(const T* in, T* out, int64_t n) {
 template <typename T>
 bool MapT(ScalarOpKind op, const T* in, T* out, int64_t n) {
   if (op == ScalarOpKind::kSigmoid) {
-    Sigmoid(in, out, n);
+    const auto one_pass = [] {
+      if constexpr (std::is_same_v<T, double>) {
+        return Select().table.sigmoid_d;
+      } else {
+        return Select().table.sigmoid_f;
+      }
+    }();
+    if (one_pass != nullptr) {
+      one_pass(in, out, n);
+    } else {
+      Sigmoid(in, out, n);
+    }
     return true;
   }
   if (op == ScalarOpKind::kSoftplus) {
