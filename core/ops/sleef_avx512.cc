@@ -36,6 +36,26 @@ __m512 SigmoidF(__m512 x) {
   return _mm512_mul_ps(_mm512_mask_blend_ps(negative, one, e), r);
 }
 
+// softplus(x) = max(x, 0) + log1p(e), e = exp(-|x|), with log1p(e) = log(u) + c * (2 - u) for
+// u = 1 + e rounded and c = e - (u - 1) its exact rounding error (see sleef_kernels.cc).
+__m512d SoftplusD(__m512d x) {
+  const __m512d zero = _mm512_setzero_pd(), one = _mm512_set1_pd(1.0), two = _mm512_set1_pd(2.0);
+  const __m512d e = Sleef_expd8_u10avx512f(_mm512_sub_pd(zero, _mm512_abs_pd(x)));
+  const __m512d u = _mm512_add_pd(one, e);
+  const __m512d c = _mm512_sub_pd(e, _mm512_sub_pd(u, one));
+  const __m512d log1p = _mm512_fmadd_pd(c, _mm512_sub_pd(two, u), Sleef_logd8_u35avx512f(u));
+  return _mm512_add_pd(_mm512_max_pd(x, zero), log1p);
+}
+
+__m512 SoftplusF(__m512 x) {
+  const __m512 zero = _mm512_setzero_ps(), one = _mm512_set1_ps(1.0f), two = _mm512_set1_ps(2.0f);
+  const __m512 e = Sleef_expf16_u10avx512f(_mm512_sub_ps(zero, _mm512_abs_ps(x)));
+  const __m512 u = _mm512_add_ps(one, e);
+  const __m512 c = _mm512_sub_ps(e, _mm512_sub_ps(u, one));
+  const __m512 log1p = _mm512_fmadd_ps(c, _mm512_sub_ps(two, u), Sleef_logf16_u35avx512f(u));
+  return _mm512_add_ps(_mm512_max_ps(x, zero), log1p);
+}
+
 }  // namespace
 
 Table Avx512Table() {
@@ -49,6 +69,8 @@ Table Avx512Table() {
 #undef KILN_SLEEF_ENTRY
   t.sigmoid_d = &MapVector<double, 8, SigmoidD, LoadD, StoreD>;
   t.sigmoid_f = &MapVector<float, 16, SigmoidF, LoadF, StoreF>;
+  t.softplus_d = &MapVector<double, 8, SoftplusD, LoadD, StoreD>;
+  t.softplus_f = &MapVector<float, 16, SoftplusF, LoadF, StoreF>;
   return t;
 }
 

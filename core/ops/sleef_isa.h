@@ -17,9 +17,11 @@ using MapF = void (*)(const float*, float*, int64_t);
 struct Table {
   MapD d[128] = {};
   MapF f[128] = {};
-  // sigmoid in one pass, where the instruction set has a fast reciprocal (AVX-512F).
+  // sigmoid and softplus in one pass each (AVX-512F, which has a fast reciprocal).
   MapD sigmoid_d = nullptr;
   MapF sigmoid_f = nullptr;
+  MapD softplus_d = nullptr;
+  MapF softplus_f = nullptr;
 };
 
 // Applies the vector function F of width W to n elements; the tail goes through a padded buffer

@@ -73,25 +73,29 @@ void Softplus(const T* in, T* out, int64_t n) {
   }
 }
 
+// The one-pass kernel of the instruction set for T (sigmoid_d/softplus_d or the float ones).
+template <typename T>
+auto OnePass(MapD Table::*d, MapF Table::*f) {
+  if constexpr (std::is_same_v<T, double>) {
+    return Select().table.*d;
+  } else {
+    return Select().table.*f;
+  }
+}
+
 template <typename T>
 bool MapT(ScalarOpKind op, const T* in, T* out, int64_t n) {
-  if (op == ScalarOpKind::kSigmoid) {
-    const auto one_pass = [] {
-      if constexpr (std::is_same_v<T, double>) {
-        return Select().table.sigmoid_d;
-      } else {
-        return Select().table.sigmoid_f;
-      }
-    }();
+  if (op == ScalarOpKind::kSigmoid || op == ScalarOpKind::kSoftplus) {
+    const bool sigmoid = op == ScalarOpKind::kSigmoid;
+    const auto one_pass = sigmoid ? OnePass<T>(&Table::sigmoid_d, &Table::sigmoid_f)
+                                  : OnePass<T>(&Table::softplus_d, &Table::softplus_f);
     if (one_pass != nullptr) {
       one_pass(in, out, n);
-    } else {
+    } else if (sigmoid) {
       Sigmoid(in, out, n);
+    } else {
+      Softplus(in, out, n);
     }
-    return true;
-  }
-  if (op == ScalarOpKind::kSoftplus) {
-    Softplus(in, out, n);
     return true;
   }
   const auto kernel = Kernel<T>(op);
