@@ -24,6 +24,8 @@ Var switch_(const Var& cond, const Var& a, const Var& b) {
   return ApplyScalar({ScalarOpKind::kSwitch}, {cond, a, b});
 }
 
+Var where(const Var& cond, const Var& a, const Var& b) { return switch_(cond, a, b); }
+
 Var clip(const Var& a, const Var& lo, const Var& hi) {
   return ApplyScalar({ScalarOpKind::kClip}, {a, lo, hi});
 }

@@ -42,8 +42,9 @@ KILN_BINARY_MATH(KILN_DECLARE_BINARY)
 #undef KILN_DECLARE_UNARY
 #undef KILN_DECLARE_BINARY
 
-// Elemwise{switch}: where cond is non-zero a, else b (numpy.where).
+// Elemwise{switch}: where cond is non-zero a, else b; `where` is the same (numpy.where).
 Var switch_(const Var& cond, const Var& a, const Var& b);
+Var where(const Var& cond, const Var& a, const Var& b);
 // Elemwise{clip}: a limited to [lo, hi] (lo where a < lo, else hi where a > hi).
 Var clip(const Var& a, const Var& lo, const Var& hi);
 // Elemwise{Cast{dtype}}: a converted to `dtype` (a itself when it already has it).

@@ -94,6 +94,31 @@ TEST(ElemwiseCastTest, CastsAsNumPyAstype) {
             "from complex to real is ambiguous: consider real(), imag(), angle() or abs()");
 }
 
+// Cast from float64 to every dtype, as numpy.astype: truncation toward zero, non-zero -> True.
+TEST(ElemwiseCastTest, ToEveryDType) {
+  Var x = dvector("x");
+  const Tensor values = *Tensor::Of<double>(DType::kFloat64, {4}, {0.0, 1.0, 2.75, -0.5});
+  for (int i = 0; i < kNumDTypes; ++i) {
+    const DType d = static_cast<DType>(i);
+    SCOPED_TRACE(DTypeName(d));
+    Var y = cast(x, d);
+    ASSERT_TRUE(y.ok()) << y.status();
+    auto f = function({x}, {y});
+    ASSERT_TRUE(f.ok()) << f.status();
+    auto out = (*f)({values});
+    ASSERT_TRUE(out.ok()) << out.status();
+    const Tensor& r = (*out)[0];
+    EXPECT_EQ(r.dtype(), d);
+    std::vector<double> expected = {0.0, 1.0, 2.75, -0.5};
+    if (IsBool(d)) expected = {0, 1, 1, 1};
+    if (IsSignedInt(d)) expected = {0, 1, 2, 0};
+    if (IsUnsignedInt(d)) expected = {0, 1, 2, 0};  // -0.5 truncates to 0
+    for (int k = 0; k < 4; ++k) EXPECT_EQ(r.ElementAsDouble(k), expected[k]) << "element " << k;
+  }
+  EXPECT_EQ(where(bvector(), dvector(), dvector())->owner()->op().Name(),
+            "Elemwise{switch,no_inplace}");
+}
+
 TEST(ScalarOpsErrorTest, DTypesAnOpDoesNotTake) {
   EXPECT_EQ(sin(zvector("z")).status().message(),
             "Elemwise{sin,no_inplace}: input 0 has type TensorType(complex128, (?,)): sin is "
