@@ -5,7 +5,10 @@
 #include <cmath>
 
 #include "absl/strings/str_join.h"
+#include <iostream>
+
 #include "core/kiln.h"
+#include "core/ops/sleef_kernels.h"
 #include "tests/testing/numpy_cases.h"
 
 namespace kiln {
@@ -30,6 +33,7 @@ Var Build(const std::string& op, const std::vector<Var>& in) {
 }
 
 TEST(ScalarOpsTest, MatchNumPyAndSciPy) {
+  std::cout << "SLEEF instruction set: " << sleef::IsaName() << "\n";
   std::set<std::string> ops_seen;
   for (const auto& c : testing::ReadCases("tests/golden/numpy_scalar_ops.txt")) {
     ASSERT_EQ(c.size(), 13u);

@@ -1,6 +1,8 @@
 #include "core/ops/sleef_kernels.h"
 
 #include <algorithm>
+#include <cstdlib>
+#include <string>
 #include <cmath>
 #include <type_traits>
 
@@ -14,13 +16,17 @@ struct Selected {
   const char* name;
 };
 
+// The widest table the CPU runs, or a narrower one named by KILN_ISA (sse2, avx2) for tests.
 const Selected& Select() {
   static const Selected selected = [] {
     __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx512f")) return Selected{Avx512Table(), "avx512f"};
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
-      return Selected{Avx2Table(), "avx2"};
-    }
+    const char* env = std::getenv("KILN_ISA");
+    const std::string wanted = env != nullptr ? env : "";
+    const bool avx512 = __builtin_cpu_supports("avx512f") && wanted != "avx2" && wanted != "sse2";
+    const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+                      wanted != "sse2";
+    if (avx512) return Selected{Avx512Table(), "avx512f"};
+    if (avx2) return Selected{Avx2Table(), "avx2"};
     return Selected{Sse2Table(), "sse2"};
   }();
   return selected;

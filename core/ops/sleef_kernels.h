@@ -39,7 +39,8 @@ constexpr bool Provides(ScalarOpKind op) {
 bool Map(ScalarOpKind op, const double* in, double* out, int64_t n);
 bool Map(ScalarOpKind op, const float* in, float* out, int64_t n);
 
-// The instruction set in use: "avx512f", "avx2" or "sse2".
+// The instruction set in use: "avx512f", "avx2" or "sse2" (the widest the CPU has, unless the
+// environment variable KILN_ISA names a narrower one).
 const char* IsaName();
 
 }  // namespace kiln::sleef
