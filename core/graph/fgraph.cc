@@ -1,6 +1,7 @@
 #include "core/graph/fgraph.h"
 
 #include <algorithm>
+#include <optional>
 #include <unordered_set>
 
 #include "absl/strings/str_cat.h"
@@ -73,6 +74,11 @@ absl::StatusOr<std::unique_ptr<FunctionGraph>> FunctionGraph::Make(
   return fg;
 }
 
+bool FunctionGraph::IsInput(const Variable* v) const {
+  return std::any_of(inputs_.begin(), inputs_.end(),
+                     [v](const VariablePtr& in) { return in.get() == v; });
+}
+
 const std::vector<FunctionGraph::Client>& FunctionGraph::clients(const Variable* v) const {
   auto it = clients_.find(v);
   return it == clients_.end() ? kNoClients : it->second;
@@ -113,7 +119,12 @@ void FunctionGraph::PruneFrom(Apply* start) {
     for (int i = 0; i < node->num_inputs(); ++i) {
       const Variable* in = node->inputs()[i].get();
       RemoveClient(in, {node, i});
-      if (in->owner() != nullptr && clients(in).empty()) work.push_back(in->owner());
+      if (!clients(in).empty()) continue;
+      if (in->owner() != nullptr) {
+        work.push_back(in->owner());
+      } else if (!IsInput(in)) {
+        clients_.erase(in);  // a constant or orphan no longer used
+      }
     }
   }
 }
@@ -128,7 +139,17 @@ absl::Status FunctionGraph::Replace(Variable* old_var, VariablePtr new_var,
   }
   if (old_var == new_var.get()) return absl::OkStatus();
   // The uses are taken before the import, so that new_var may itself be computed from old_var.
+  // Rewiring may drop the last reference to old_var: keep it (and its node) alive until done.
   const std::vector<Client> uses = clients(old_var);
+  Apply* const old_owner = old_var->owner();
+  const ApplyPtr keep_node = old_owner != nullptr ? old_owner->shared_from_this() : nullptr;
+  std::optional<VariablePtr> keep_leaf;
+  if (old_owner == nullptr) {
+    for (const Client& c : uses) {
+      if (c.node != nullptr) keep_leaf = c.node->inputs()[c.index];
+      if (c.node == nullptr) keep_leaf = outputs_[c.index];
+    }
+  }
   Import(new_var);
   for (const Client& c : uses) {
     if (c.node == nullptr) {
@@ -139,7 +160,11 @@ absl::Status FunctionGraph::Replace(Variable* old_var, VariablePtr new_var,
     AddClient(new_var.get(), c);
     RemoveClient(old_var, c);
   }
-  if (old_var->owner() != nullptr) PruneFrom(old_var->owner());
+  if (old_owner != nullptr) {
+    PruneFrom(old_owner);
+  } else if (clients(old_var).empty() && !IsInput(old_var)) {
+    clients_.erase(old_var);  // an unused constant or orphan leaves the graph
+  }
   return absl::OkStatus();
 }
 
@@ -158,6 +183,11 @@ absl::Status FunctionGraph::CheckIntegrity() const {
         return absl::InternalError(absl::StrCat(node->ToString(), ": input ", i,
                                                 " is computed by a node outside the graph or "
                                                 "after it (a cycle)"));
+      }
+      if (in->owner() == nullptr && !in->is_constant() && !IsInput(in)) {
+        return absl::InternalError(absl::StrCat(node->ToString(), ": input ", i, " (",
+                                                in->ToString(),
+                                                ") is neither a graph input nor a constant"));
       }
       const std::vector<Client>& cs = clients(in);
       if (std::find(cs.begin(), cs.end(), Client{node, i}) == cs.end()) {

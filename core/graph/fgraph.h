@@ -52,6 +52,7 @@ class FunctionGraph {
   // Adds `v`'s owner (and everything above it not yet in the graph).
   void Import(const VariablePtr& v);
   void AddClient(const Variable* v, Client c) { clients_[v].push_back(c); }
+  bool IsInput(const Variable* v) const;
   void RemoveClient(const Variable* v, Client c);
   // Drops nodes none of whose outputs have clients, starting with `node`, moving upward.
   void PruneFrom(Apply* node);

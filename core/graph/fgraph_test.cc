@@ -67,6 +67,19 @@ TEST(FunctionGraphTest, ReplaceAnOutputWithAnExpressionOfItself) {
   EXPECT_TRUE(fg->CheckIntegrity().ok()) << fg->CheckIntegrity();
 }
 
+TEST(FunctionGraphTest, ReplaceAConstantInputDropsIt) {
+  Var x = dvector("x");
+  auto fg = MakeOrDie({x}, {x * 2.0});
+  Apply* mul = fg->outputs()[0]->owner();
+  Variable* ds_out = mul->inputs()[1].get();  // InplaceDimShuffle{x}(TensorConstant{2.0})
+  const Variable* two = ds_out->owner()->inputs()[0].get();
+  Var three = constant(3.0);
+  ASSERT_TRUE(fg->Replace(const_cast<Variable*>(two), three.ptr()).ok());
+  EXPECT_TRUE(fg->clients(two).empty());
+  EXPECT_TRUE(fg->CheckIntegrity().ok()) << fg->CheckIntegrity();
+  EXPECT_EQ(fg->clients(three.ptr().get()).size(), 1u);
+}
+
 TEST(FunctionGraphTest, ReplaceChecksTypes) {
   Var x = dvector("x");
   auto fg = MakeOrDie({x}, {exp(x)});

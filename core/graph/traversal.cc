@@ -104,7 +104,7 @@ std::vector<VariablePtr> Clone(std::span<const VariablePtr> inputs,
     for (int i = 0; i < node->num_outputs(); ++i) {
       VariablePtr out = copy->output(i);
       out->set_name(node->output_ptr(i)->name());
-      (*memo)[node->output_ptr(i)] = std::move(out);
+      memo->try_emplace(node->output_ptr(i), std::move(out));  // a substitution wins
     }
   }
   std::vector<VariablePtr> result;

@@ -30,30 +30,14 @@ absl::StatusOr<const TensorType*> Expect(const Op& op, const std::vector<Variabl
   return t;
 }
 
+int64_t ScalarInt(const Tensor& t) { return t.AsType(DType::kInt64).data<int64_t>()[0]; }
+
 // The value of a constant integer scalar, or nullopt for a symbolic one.
 std::optional<int64_t> ConstantInt(const VariablePtr& v) {
   if (!v->is_constant()) return std::nullopt;
-  return static_cast<int64_t>(static_cast<const Constant&>(*v).data().ElementAsDouble(0));
+  return ScalarInt(static_cast<const Constant&>(*v).data());
 }
-
-int64_t ScalarInt(const Tensor& t) { return static_cast<int64_t>(t.AsType(DType::kInt64).data<int64_t>()[0]); }
 double ScalarDouble(const Tensor& t) { return t.ElementAsDouble(0); }
-
-// The value's view broadcast to `shape` (its dims aligned on the right), or nullopt.
-std::optional<Tensor> BroadcastTo(const Tensor& value, const Shape& shape) {
-  if (value.ndim() > static_cast<int>(shape.size())) return std::nullopt;
-  const int pad = static_cast<int>(shape.size()) - value.ndim();
-  std::vector<int64_t> strides(shape.size(), 0);
-  for (int d = 0; d < value.ndim(); ++d) {
-    const int64_t dim = value.shape()[d];
-    if (dim == shape[pad + d]) {
-      strides[pad + d] = value.strides()[d];
-    } else if (dim != 1) {
-      return std::nullopt;
-    }
-  }
-  return value.View(shape, strides);
-}
 
 }  // namespace
 
@@ -158,7 +142,7 @@ absl::StatusOr<ApplyPtr> BuildOp::MakeJoin(std::vector<VariablePtr> inputs) cons
     for (int d = 0; d < ndim; ++d) {
       if (axis && d == *axis) {
         shape[d] = shape[d] && t.shape()[d] ? StaticDim(*shape[d] + *t.shape()[d]) : std::nullopt;
-      } else if (shape[d] && t.shape()[d] && *shape[d] != *t.shape()[d]) {
+      } else if (axis && shape[d] && t.shape()[d] && *shape[d] != *t.shape()[d]) {
         return Invalid(*this, absl::StrCat("input ", i + 1, " has type ", t.ToString(),
                                            " but input 1 has ", types[0]->ToString(),
                                            ": dim ", d, " differs"));
@@ -197,11 +181,9 @@ absl::Status BuildOp::Perform(const Apply& node, std::span<const Tensor> inputs,
   switch (kind_) {
     case OpKind::kAlloc: {
       Shape shape;
-      for (size_t i = 1; i < inputs.size(); ++i) {
-        shape.push_back(ScalarInt(inputs[i]));
-        if (shape.back() < 0) return Invalid(*this, "negative dimension");
-      }
-      std::optional<Tensor> view = BroadcastTo(inputs[0], shape);
+      for (size_t i = 1; i < inputs.size(); ++i) shape.push_back(ScalarInt(inputs[i]));
+      if (absl::Status s = CheckShape(Name(), shape, out_type->dtype()); !s.ok()) return s;
+      std::optional<Tensor> view = inputs[0].BroadcastTo(shape);
       if (!view) {
         return Invalid(*this, absl::StrCat("the value of shape ", ShapeToString(inputs[0].shape()),
                                            " does not broadcast to shape ", ShapeToString(shape)));
@@ -213,15 +195,31 @@ absl::Status BuildOp::Perform(const Apply& node, std::span<const Tensor> inputs,
       const double start = ScalarDouble(inputs[0]), stop = ScalarDouble(inputs[1]);
       const double step = ScalarDouble(inputs[2]);
       if (step == 0) return Invalid(*this, "step cannot be 0");
-      const int64_t n = std::max<int64_t>(0, static_cast<int64_t>(std::ceil((stop - start) / step)));
-      std::vector<double> values(n);
-      for (int64_t i = 0; i < n; ++i) values[i] = start + static_cast<double>(i) * step;
-      outputs[0] = *Tensor::FromValues<double>(dtype_, {n}, values);
+      const double length = std::ceil((stop - start) / step);
+      if (!std::isfinite(length) || length > static_cast<double>(kMaxTensorBytes)) {
+        return Invalid(*this, absl::StrCat("cannot make a range from ", start, " to ", stop,
+                                           " by ", step));
+      }
+      const int64_t n = std::max<int64_t>(0, static_cast<int64_t>(length));
+      if (absl::Status s = CheckShape(Name(), {n}, dtype_); !s.ok()) return s;
+      Tensor out = Tensor::Empty(dtype_, {n});
+      if (IsInteger(dtype_) && IsInteger(inputs[0].dtype()) && IsInteger(inputs[2].dtype())) {
+        // Integer ranges in integers: exact beyond 2^53.
+        const int64_t first = ScalarInt(inputs[0]), delta = ScalarInt(inputs[2]);
+        std::vector<int64_t> values(n);
+        for (int64_t i = 0; i < n; ++i) values[i] = first + i * delta;
+        out = *Tensor::FromValues<int64_t>(dtype_, {n}, values);
+      } else {
+        std::vector<double> values(n);
+        for (int64_t i = 0; i < n; ++i) values[i] = start + static_cast<double>(i) * step;
+        out = *Tensor::FromValues<double>(dtype_, {n}, values);
+      }
+      outputs[0] = std::move(out);
       return absl::OkStatus();
     }
     case OpKind::kEye: {
       const int64_t n = ScalarInt(inputs[0]), m = ScalarInt(inputs[1]), k = ScalarInt(inputs[2]);
-      if (n < 0 || m < 0) return Invalid(*this, "negative dimension");
+      if (absl::Status s = CheckShape(Name(), {n, m}, dtype_); !s.ok()) return s;
       std::vector<double> values(n * m, 0.0);
       for (int64_t i = 0; i < n; ++i) {
         if (i + k >= 0 && i + k < m) values[i * m + i + k] = 1.0;
@@ -231,9 +229,12 @@ absl::Status BuildOp::Perform(const Apply& node, std::span<const Tensor> inputs,
     }
     case OpKind::kJoin: {
       const int ndim = out_type->ndim();
-      int64_t axis = ScalarInt(inputs[0]);
-      if (axis < 0) axis += ndim;
-      if (axis < 0 || axis >= ndim) return Invalid(*this, absl::StrCat("axis ", axis, " is out of bounds"));
+      const int64_t given = ScalarInt(inputs[0]);
+      const int64_t axis = given < 0 ? given + ndim : given;
+      if (axis < 0 || axis >= ndim) {
+        return Invalid(*this, absl::StrCat("axis ", given, " is out of bounds for tensors of ",
+                                           ndim, " dims"));
+      }
       Shape shape = inputs[1].shape();
       shape[axis] = 0;
       for (size_t i = 1; i < inputs.size(); ++i) {
@@ -276,8 +277,13 @@ absl::Status BuildOp::Perform(const Apply& node, std::span<const Tensor> inputs,
       }
       int64_t total = 0;
       for (int64_t i = 0; i < sizes.size(); ++i) {
-        if (sizes.data<int64_t>()[i] < 0) return Invalid(*this, "negative size");
-        total += sizes.data<int64_t>()[i];
+        const int64_t size = sizes.data<int64_t>()[i];
+        if (size < 0 || size > x.shape()[axis] - total) {
+          return Invalid(*this, absl::StrCat("size ", size, " of piece ", i,
+                                             " does not fit axis ", axis, " of size ",
+                                             x.shape()[axis]));
+        }
+        total += size;
       }
       if (total != x.shape()[axis]) {
         return Invalid(*this, absl::StrCat("the sizes add up to ", total, " but axis ", axis,

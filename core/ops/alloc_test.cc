@@ -1,5 +1,7 @@
 #include "core/ops/alloc.h"
 
+#include <limits>
+
 #include <gtest/gtest.h>
 
 #include "core/kiln.h"
@@ -50,7 +52,7 @@ TEST(AllocTest, AllocBroadcastsAndChecks) {
             "Alloc: the value of shape (2,) does not broadcast to shape (2, 3)");
   EXPECT_EQ((*f)({*Tensor::Of<double>(DType::kFloat64, {3}, {1, 2, 3}), Scalar(-1)})
                 .status().message(),
-            "Alloc: negative dimension");
+            "Alloc: negative dimension in shape (-1, 3)");
   EXPECT_EQ(alloc(dmatrix(), {constant(3)}).status().message(),
             "Alloc: the value has type TensorType(float64, (?, ?)), of more than the 1 dims "
             "requested");
@@ -112,6 +114,65 @@ TEST(AllocTest, JoinStackSplit) {
   ASSERT_TRUE(f.ok());
   EXPECT_EQ((*f)({vv}).status().message(),
             "Split{2}: the sizes add up to 2 but axis 0 has size 3");
+}
+
+}  // namespace
+}  // namespace kiln
+
+namespace kiln {
+namespace {
+
+// Sizes from user values are checked before anything is allocated: no overflow, no crash.
+TEST(HostileInputsTest, HugeOrOverflowingShapesAreErrors) {
+  Var n = lscalar("n");
+  auto eye_f = function({n}, {eye(n, n, constant(0))});
+  ASSERT_TRUE(eye_f.ok());
+  EXPECT_EQ((*eye_f)({Scalar(int64_t{1} << 32)}).status().message(),
+            "Eye{dtype='float64'}: shape (4294967296, 4294967296) needs more than "
+            "70368744177664 bytes");
+  auto alloc_f = function({n}, {zeros({constant(3), n})});
+  ASSERT_TRUE(alloc_f.ok());
+  EXPECT_FALSE((*alloc_f)({Scalar(6148914691236517206)}).ok());
+  Var x = dvector("x");
+  Var s = lvector("s");
+  auto reshape_f = function({x, s}, {reshape(x, specify_shape(s, {3}))});
+  ASSERT_TRUE(reshape_f.ok());
+  EXPECT_FALSE((*reshape_f)({Tensor::Zeros(DType::kFloat64, {4}),
+                             *Tensor::Of<int64_t>(DType::kInt64, {3},
+                                                  {-1, 3, 6148914691236517206})})
+                   .ok());
+  auto split_f = function({x}, {split(x, {int64_t{1} << 62, int64_t{1} << 62, 3, 1})[0]});
+  ASSERT_TRUE(split_f.ok());
+  EXPECT_EQ((*split_f)({Tensor::Zeros(DType::kFloat64, {4})}).status().message(),
+            "Split{4}: size 4611686018427387904 of piece 0 does not fit axis 0 of size 4");
+  Var lo = dscalar("lo");
+  auto range_f = function({lo}, {arange(lo, constant(1.0), constant(1.0))});
+  ASSERT_TRUE(range_f.ok());
+  EXPECT_EQ((*range_f)({*Tensor::Of<double>(DType::kFloat64, {}, {-INFINITY})}).status().message(),
+            "ARange{dtype='float64'}: cannot make a range from -inf to 1 by 1");
+  auto cum_f = function({x}, {cumsum(reshape(x, {3, 0}), 0)});
+  ASSERT_TRUE(cum_f.ok());
+  auto empty = (*cum_f)({Tensor::Zeros(DType::kFloat64, {0})});
+  ASSERT_TRUE(empty.ok()) << empty.status();
+  EXPECT_EQ((*empty)[0].shape(), (Shape{3, 0}));
+}
+
+TEST(HostileInputsTest, IndicesAndSteps) {
+  Var m = dmatrix("m"), step = lscalar("step");
+  auto f = function({m, step}, {subtensor(m, {Slice{std::nullopt, std::nullopt, step}})});
+  ASSERT_TRUE(f.ok());
+  EXPECT_EQ((*f)({Tensor::Zeros(DType::kFloat64, {2, 2}),
+                  Scalar(std::numeric_limits<int64_t>::min())})
+                .status().message(),
+            "Subtensor{::int64}: slice step is out of range");
+  Var idx = tensor(DType::kUInt64, {kUnknownDim}, "idx");
+  auto g = function({m, idx}, {take(m, idx)});
+  ASSERT_TRUE(g.ok());
+  Tensor huge = Tensor::Empty(DType::kUInt64, {1});
+  huge.data<uint64_t>()[0] = ~uint64_t{0};
+  EXPECT_EQ((*g)({Tensor::Zeros(DType::kFloat64, {2, 2}), huge}).status().message(),
+            "AdvancedSubtensor1: index 18446744073709551615 is out of bounds for axis 0 with "
+            "size 2");
 }
 
 }  // namespace

@@ -32,15 +32,6 @@ absl::Status DispatchScalarOp(ScalarOpKind kind, F&& f) {
   return absl::InternalError("unknown scalar op");
 }
 
-// A view of `t` (of rank shape.size()) broadcast to `shape`: stride 0 along broadcast dims.
-Tensor BroadcastView(const Tensor& t, const Shape& shape) {
-  std::vector<int64_t> strides(shape.size(), 0);
-  for (size_t d = 0; d < shape.size(); ++d) {
-    if (t.shape()[d] == shape[d]) strides[d] = t.strides()[d];
-  }
-  return t.View(shape, strides);
-}
-
 // The dtype an op computes in: the inputs' common dtype for comparisons and for the ops whose
 // output is a real part; the output dtype otherwise. float16 is computed in float32.
 DType ComputeDType(const ScalarOp& op, std::span<const Tensor> inputs, DType out) {
@@ -107,7 +98,7 @@ absl::Status ComputeScalarOp(const ScalarOp& op, const std::string& name, DType 
       out = inputs[0].AsType(out_dtype);
       return absl::OkStatus();
     case ScalarOpKind::kSecond:
-      out = BroadcastView(inputs[1], shape).AsType(out_dtype);
+      out = inputs[1].BroadcastTo(shape)->AsType(out_dtype);
       return absl::OkStatus();
     case ScalarOpKind::kSwitch:
       return RunSwitch(inputs, shape, out_dtype, out);
@@ -153,7 +144,7 @@ absl::Status RunProgram(const ScalarProgram& program, const std::string& name, c
   }
   for (size_t k = 0; k < program.outputs.size(); ++k) {
     const Tensor& r = regs[program.outputs[k]];
-    outputs[k] = r.shape() == shape ? r : BroadcastView(r, shape).Contiguous();
+    outputs[k] = r.shape() == shape ? r : r.BroadcastTo(shape)->Contiguous();
   }
   return absl::OkStatus();
 }

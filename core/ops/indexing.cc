@@ -1,6 +1,8 @@
 #include "core/ops/shape_infer.h"
 #include "core/ops/indexing.h"
 
+#include <limits>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/graph/constructors.h"
@@ -50,6 +52,7 @@ absl::StatusOr<Tensor> IndexView(const Op& op, const Tensor& x, const std::vecto
     const int64_t stop = e.has_stop ? ScalarInt(scalars[next++]) : 0;
     const int64_t step = e.has_step ? ScalarInt(scalars[next++]) : 1;
     if (step == 0) return Invalid(op, "slice step cannot be zero");
+    if (step == std::numeric_limits<int64_t>::min()) return Invalid(op, "slice step is out of range");
     // A bound clipped into range as NumPy does; `absent` when the slice leaves it out.
     auto clip = [&](bool present, int64_t b, int64_t absent) {
       if (!present) return absent;
@@ -79,31 +82,24 @@ absl::StatusOr<Tensor> IndexView(const Op& op, const Tensor& x, const std::vecto
 
 // out[i] (+)= y[i] over the view, y broadcast to it (right-aligned).
 absl::Status Assign(const Op& op, Tensor& view, const Tensor& y, bool set) {
-  const int pad = view.ndim() - y.ndim();
-  if (pad < 0) {
+  std::optional<Tensor> yb = y.BroadcastTo(view.shape());
+  if (!yb) {
     return Invalid(op, absl::StrCat("y of shape ", ShapeToString(y.shape()),
-                                    " has more dims than x[...] of shape ",
+                                    " does not broadcast to x[...] of shape ",
                                     ShapeToString(view.shape())));
   }
-  std::vector<int64_t> ys(view.ndim(), 0);
-  for (int d = 0; d < y.ndim(); ++d) {
-    if (y.shape()[d] == view.shape()[pad + d]) {
-      ys[pad + d] = y.strides()[d];
-    } else if (y.shape()[d] != 1) {
-      return Invalid(op, absl::StrCat("y of shape ", ShapeToString(y.shape()),
-                                      " does not broadcast to x[...] of shape ",
-                                      ShapeToString(view.shape())));
-    }
-  }
-  const Tensor yc = y.dtype() == view.dtype() ? y : y.AsType(view.dtype());
+  const std::vector<int64_t> ys = yb->strides();
+  // Converting keeps the broadcast strides only when no copy is made; recompute them after.
+  const Tensor yc = y.dtype() == view.dtype() ? *yb : yb->AsType(view.dtype());
+  const std::vector<int64_t>& ycs = y.dtype() == view.dtype() ? ys : yc.strides();
   DispatchDType(view.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     T* out = view.data<T>();
     const T* in = yc.data<T>();
-    loops::ForEachRun<2>(view.shape(), {&view.strides(), &ys}, 0, view.size(),
+    loops::ForEachRun<2>(view.shape(), {&view.strides(), &ycs}, 0, view.size(),
                          [&](int64_t, int64_t count, auto& off) {
       const int64_t so = view.ndim() ? view.strides().back() : 0;
-      const int64_t si = view.ndim() ? ys.back() : 0;
+      const int64_t si = view.ndim() ? ycs.back() : 0;
       for (int64_t k = 0; k < count; ++k) {
         T& target = out[off[0] + k * so];
         const T v = in[off[1] + k * si];
@@ -192,7 +188,8 @@ absl::StatusOr<ApplyPtr> SubtensorOp::MakeNode(std::vector<VariablePtr> inputs) 
       return Invalid(*this, absl::StrCat("y has type ", t[1]->ToString(), ", which cannot be ",
                                          "stored in x of type ", x.ToString(), " without loss"));
     }
-    return Apply::Make(self(), std::move(inputs), {inputs[0]->type()});
+    TypePtr type = inputs[0]->type();
+    return Apply::Make(self(), std::move(inputs), {type});
   }
   StaticShape shape;
   if (advanced) {
@@ -230,7 +227,18 @@ absl::Status SubtensorOp::Perform(const Apply& node, std::span<const Tensor> inp
     }
     default: {
       const bool inc = kind_ == OpKind::kAdvancedIncSubtensor1;
-      const Tensor idx = inputs[inc ? 2 : 1].AsType(DType::kInt64);
+      const Tensor& raw_idx = inputs[inc ? 2 : 1];
+      if (raw_idx.dtype() == DType::kUInt64) {
+        const Tensor c = raw_idx.Contiguous();
+        for (int64_t i = 0; i < c.size(); ++i) {
+          if (c.data<uint64_t>()[i] > static_cast<uint64_t>(x.shape()[0])) {
+            return Invalid(*this, absl::StrCat("index ", c.data<uint64_t>()[i],
+                                               " is out of bounds for axis 0 with size ",
+                                               x.shape()[0]));
+          }
+        }
+      }
+      const Tensor idx = raw_idx.AsType(DType::kInt64);
       const int64_t len = x.shape()[0];
       std::vector<int64_t> rows(idx.size());
       for (int64_t i = 0; i < idx.size(); ++i) {
@@ -262,26 +270,13 @@ absl::Status SubtensorOp::Perform(const Apply& node, std::span<const Tensor> inp
       const Tensor& y = inputs[1];
       Shape target = {idx.size()};
       target.insert(target.end(), row_shape.begin(), row_shape.end());
-      if (y.ndim() > static_cast<int>(target.size())) {
+      std::optional<Tensor> broadcast = y.BroadcastTo(target);
+      if (!broadcast) {
         return Invalid(*this, absl::StrCat("y of shape ", ShapeToString(y.shape()),
-                                           " has more dims than x[idx] of shape ",
+                                           " does not broadcast to x[idx] of shape ",
                                            ShapeToString(target)));
       }
-      Tensor yb = y;
-      {
-        std::vector<int64_t> ys(target.size(), 0);
-        const int pad = static_cast<int>(target.size()) - y.ndim();
-        for (int d = 0; d < y.ndim(); ++d) {
-          if (y.shape()[d] == target[pad + d]) {
-            ys[pad + d] = y.strides()[d];
-          } else if (y.shape()[d] != 1) {
-            return Invalid(*this, absl::StrCat("y of shape ", ShapeToString(y.shape()),
-                                               " does not broadcast to x[idx] of shape ",
-                                               ShapeToString(target)));
-          }
-        }
-        yb = y.View(target, ys);
-      }
+      const Tensor& yb = *broadcast;
       for (int64_t i = 0; i < idx.size(); ++i) {
         Tensor dst = out.View(row_shape, ContiguousStrides(row_shape), rows[i] * out.strides()[0]);
         std::vector<int64_t> src_strides(yb.strides().begin() + 1, yb.strides().end());

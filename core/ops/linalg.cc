@@ -108,7 +108,8 @@ absl::StatusOr<ApplyPtr> ProductOp::MakeNode(std::vector<VariablePtr> inputs) co
       }
     }
     if (absl::Status s = CheckInner(*this, *t[2], *t[3]); !s.ok()) return s;
-    return Apply::Make(self(), std::move(inputs), {inputs[0]->type()});
+    TypePtr type = inputs[0]->type();
+    return Apply::Make(self(), std::move(inputs), {type});
   }
   const TensorType& a = *t[0];
   const TensorType& b = *t[1];

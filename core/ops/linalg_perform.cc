@@ -176,7 +176,7 @@ absl::Status ProductOp::Perform(const Apply& node, std::span<const Tensor> input
     }
   });
   // Drop the dims that 1-D operands gained.
-  Shape final_shape(out_type->ndim());
+  Shape final_shape;
   if (kind_ == OpKind::kGemv) {
     final_shape = {shape[0]};
   } else {

@@ -203,7 +203,8 @@ absl::StatusOr<ApplyPtr> CumOp::MakeNode(std::vector<VariablePtr> inputs) const 
   if (*axis_ < 0 || *axis_ >= t->ndim()) {
     return absl::InvalidArgumentError(absl::StrCat("axis(=", *axis_, ") out of bounds"));
   }
-  return Apply::Make(self(), std::move(inputs), {inputs[0]->type()});
+  TypePtr type = inputs[0]->type();
+  return Apply::Make(self(), std::move(inputs), {type});
 }
 
 // --- DSL --------------------------------------------------------------------------------------

@@ -114,7 +114,7 @@ absl::Status CAReduce::Perform(const Apply& node, std::span<const Tensor> inputs
       Accumulate(reduce_, in, OutputStrides(x.shape(), reduced), a);
     } else {
       Acc* a = acc.data<Acc>();
-      // Max and Min start from the first element of each group rather than an identity.
+      // Max and Min start from -inf / +inf (the lowest / largest value for integers).
       Acc init = Identity<Acc>(reduce_);
       if (reduce_ == ReduceKind::kMax) init = std::numeric_limits<Acc>::lowest();
       if (reduce_ == ReduceKind::kMin) init = std::numeric_limits<Acc>::max();
@@ -200,6 +200,10 @@ absl::Status CumOp::Perform(const Apply& node, std::span<const Tensor> inputs,
   const Tensor x = axis_ ? inputs[0].Contiguous()
                          : inputs[0].Contiguous().View({inputs[0].size()}, {1});
   const int axis = axis_.value_or(0);
+  if (x.size() == 0) {
+    outputs[0] = x.AsType(x.dtype());
+    return absl::OkStatus();
+  }
   const DType compute = x.dtype() == DType::kFloat16 ? DType::kFloat32 : x.dtype();
   Tensor out = x.AsType(compute);  // a contiguous copy, accumulated in place
   DispatchDType(compute, [&](auto tag) {

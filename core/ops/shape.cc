@@ -53,6 +53,13 @@ std::string DimsText(const std::vector<int64_t>& dims) {
   return absl::StrCat("(", absl::StrJoin(dims, ", "), dims.size() == 1 ? ",)" : ")");
 }
 
+// A reshape target whose product could overflow is an error; a -1 counts as 1 here.
+absl::Status CheckDims(const Op& op, const std::vector<int64_t>& dims, DType dtype) {
+  Shape shape;
+  for (int64_t d : dims) shape.push_back(d == -1 ? 1 : std::max<int64_t>(d, 0));
+  return CheckShape(op.Name(), shape, dtype);
+}
+
 }  // namespace
 
 // --- Shape, Shape_i ---------------------------------------------------------------------------
@@ -109,6 +116,7 @@ absl::StatusOr<ApplyPtr> Reshape::MakeNode(std::vector<VariablePtr> inputs) cons
   StaticShape out(ndim_);
   if (inputs[1]->is_constant()) {
     const std::vector<int64_t> dims = AsInt64s(static_cast<const Constant&>(*inputs[1]).data());
+    if (absl::Status s = CheckDims(*this, dims, (*x)->dtype()); !s.ok()) return s;
     int unknown = -1;
     int64_t known = 1;
     for (int d = 0; d < ndim_; ++d) {
@@ -146,6 +154,7 @@ absl::Status Reshape::Perform(const Apply&, std::span<const Tensor> inputs,
     return Invalid(*this, absl::StrCat("the shape ", DimsText(dims), " has ", dims.size(),
                                        " entries, not ", ndim_));
   }
+  if (absl::Status s = CheckDims(*this, dims, x.dtype()); !s.ok()) return s;
   int unknown = -1;
   int64_t known = 1;
   for (int d = 0; d < ndim_; ++d) {

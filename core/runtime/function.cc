@@ -61,6 +61,14 @@ absl::StatusOr<Function> Function::Make(const std::vector<Var>& inputs,
   if (!fg.ok()) return fg.status();
   Function f;
   f.schedule_ = (*fg)->Toposort();
+  for (const VariablePtr& out : (*fg)->outputs()) {
+    if (out->is_constant()) f.constants_.push_back(static_cast<const Constant&>(*out).data());
+  }
+  for (Apply* node : f.schedule_) {
+    for (const VariablePtr& in : node->inputs()) {
+      if (in->is_constant()) f.constants_.push_back(static_cast<const Constant&>(*in).data());
+    }
+  }
   f.fgraph_ = *std::move(fg);
   return f;
 }
@@ -97,8 +105,19 @@ absl::StatusOr<std::vector<Tensor>> Function::operator()(std::vector<Tensor> arg
       values[node->output_ptr(i)] = std::move(out[i]);
     }
   }
+  // Outputs never alias the caller's arguments, the graph's constants or each other (as
+  // Aesara's deep copy of outputs): a caller may write to what it gets back.
   std::vector<Tensor> results;
-  for (const VariablePtr& out : fgraph_->outputs()) results.push_back(value_of(out.get()));
+  for (const VariablePtr& out : fgraph_->outputs()) {
+    Tensor value = value_of(out.get());
+    bool shared = false;
+    for (const auto& [var, held] : values) {
+      shared |= var->owner() == nullptr && held.SharesBufferWith(value);
+    }
+    for (const Tensor& c : constants_) shared |= c.SharesBufferWith(value);
+    for (const Tensor& previous : results) shared |= previous.SharesBufferWith(value);
+    results.push_back(shared ? value.AsType(value.dtype()) : std::move(value));
+  }
   return results;
 }
 

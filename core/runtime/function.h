@@ -21,7 +21,8 @@ class Function {
 
   // Runs the graph on one value per input. A value whose dtype differs is upcast when that is
   // lossless (int64 into float64) and rejected otherwise, as Aesara's TensorType.filter does;
-  // its rank and any static dims must match the input's type.
+  // its rank and any static dims must match the input's type. The results never share memory
+  // with the arguments, the graph's constants or each other.
   absl::StatusOr<std::vector<Tensor>> operator()(std::vector<Tensor> args) const;
 
   const FunctionGraph& fgraph() const { return *fgraph_; }
@@ -29,6 +30,7 @@ class Function {
  private:
   std::shared_ptr<const FunctionGraph> fgraph_;
   std::vector<Apply*> schedule_;
+  std::vector<Tensor> constants_;  // the graph's constant values, never handed out to write to
 };
 
 // Aesara's function(inputs, outputs).

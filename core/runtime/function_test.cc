@@ -68,6 +68,23 @@ TEST(FunctionTest, BuildErrorsReachTheCaller) {
   EXPECT_EQ(function({}, {bad}).status(), bad.status());
 }
 
+TEST(FunctionTest, ResultsNeverAliasArgumentsOrConstants) {
+  Var x = dvector("x");
+  Var c = constant(*Tensor::Of<double>(DType::kFloat64, {2}, {7, 8}));
+  auto f = function({x}, {x, dimshuffle(x, {kX, 0}), c, x});
+  ASSERT_TRUE(f.ok());
+  Tensor arg = Vec({1, 2});
+  auto out = (*f)({arg});
+  ASSERT_TRUE(out.ok());
+  for (const Tensor& r : *out) EXPECT_FALSE(r.SharesBufferWith(arg));
+  EXPECT_FALSE((*out)[2].SharesBufferWith(static_cast<const Constant&>(*c).data()));
+  EXPECT_FALSE((*out)[0].SharesBufferWith((*out)[3]));
+  (*out)[2].data<double>()[0] = -1;  // writing a result leaves the constant alone
+  auto again = (*f)({arg});
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ((*again)[2].ToString(), "[7. 8.]");
+}
+
 TEST(FunctionTest, TheUserGraphIsNotMutated) {
   Var x = dvector("x");
   Var y = exp(x) + 1.0;

@@ -53,6 +53,46 @@ int64_t ShapeSize(const Shape& shape) {
   return n;
 }
 
+absl::Status CheckShape(const std::string& what, const Shape& shape, DType dtype) {
+  int64_t bytes = DTypeSize(dtype);
+  bool zero = false;
+  for (int64_t d : shape) {
+    if (d < 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(what, ": negative dimension in shape ", ShapeToString(shape)));
+    }
+    zero |= d == 0;
+    if (!zero && (d > kMaxTensorBytes || bytes > kMaxTensorBytes / d)) {
+      return absl::InvalidArgumentError(absl::StrCat(what, ": shape ", ShapeToString(shape),
+                                                     " needs more than ", kMaxTensorBytes,
+                                                     " bytes"));
+    }
+    if (!zero) bytes *= d;
+  }
+  // A zero dim makes the tensor empty, but each dim must still be representable.
+  for (int64_t d : shape) {
+    if (d > kMaxTensorBytes) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(what, ": dimension ", d, " of shape ", ShapeToString(shape), " is too large"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+std::optional<Tensor> Tensor::BroadcastTo(const Shape& shape) const {
+  const int pad = static_cast<int>(shape.size()) - ndim();
+  if (pad < 0) return std::nullopt;
+  std::vector<int64_t> strides(shape.size(), 0);
+  for (int d = 0; d < ndim(); ++d) {
+    if (shape_[d] == shape[pad + d]) {
+      strides[pad + d] = strides_[d];
+    } else if (shape_[d] != 1) {
+      return std::nullopt;
+    }
+  }
+  return View(shape, strides);
+}
+
 std::string ShapeToString(const Shape& shape) {
   return absl::StrCat("(", absl::StrJoin(shape, ", "), shape.size() == 1 ? ",)" : ")");
 }

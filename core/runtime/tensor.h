@@ -6,6 +6,7 @@
 #include <cstring>
 #include <initializer_list>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -66,6 +67,9 @@ class Tensor {
   Tensor View(Shape shape, std::vector<int64_t> strides, int64_t offset = 0) const;
   // A C-contiguous copy, or this tensor itself when already contiguous.
   Tensor Contiguous() const;
+  // A view broadcast to `shape` (dims aligned on the right, stride 0 where this tensor has 1),
+  // or nullopt when the shapes do not broadcast.
+  std::optional<Tensor> BroadcastTo(const Shape& shape) const;
   // A contiguous copy converted to `dtype` with C++ conversions (NumPy's astype).
   Tensor AsType(DType dtype) const;
   // The element at a flat C-order index, converted to double (tests and printing).
@@ -87,6 +91,11 @@ class Tensor {
 std::vector<int64_t> ContiguousStrides(const Shape& shape);
 // Product of the dims.
 int64_t ShapeSize(const Shape& shape);
+// The largest tensor Kiln allocates, in bytes (2^46, 64 TiB: past any machine, short of overflow).
+inline constexpr int64_t kMaxTensorBytes = int64_t{1} << 46;
+// Checks a shape that comes from user values before anything is allocated: no negative dim and
+// at most kMaxTensorBytes of `dtype` (so no product overflows). `what` prefixes the error.
+absl::Status CheckShape(const std::string& what, const Shape& shape, DType dtype);
 // "(2, 3)", as Python prints a shape tuple.
 std::string ShapeToString(const Shape& shape);
 

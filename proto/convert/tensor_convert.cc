@@ -58,18 +58,11 @@ v1::Tensor ToProto(const Tensor& tensor) {
 absl::StatusOr<Tensor> FromProto(const v1::Tensor& msg, int64_t max_bytes) {
   absl::StatusOr<DType> dtype = FromProto(msg.dtype());
   if (!dtype.ok()) return dtype.status();
-  Shape shape;
-  int64_t elements = 1;
-  const int64_t limit = max_bytes / DTypeSize(*dtype);
-  for (int i = 0; i < msg.shape_size(); ++i) {
-    const int64_t d = msg.shape(i);
-    if (d < 0) return absl::InvalidArgumentError(absl::StrCat("tensor: dim ", i, " is ", d));
-    // Checked before multiplying, so a hostile shape cannot overflow the count.
-    if (d != 0 && elements > limit / d) {
-      return absl::InvalidArgumentError(absl::StrCat("tensor: more than ", max_bytes, " bytes"));
-    }
-    elements *= d;
-    shape.push_back(d);
+  Shape shape(msg.shape().begin(), msg.shape().end());
+  if (absl::Status s = CheckShape("tensor", shape, *dtype); !s.ok()) return s;
+  const int64_t elements = ShapeSize(shape);
+  if (elements * DTypeSize(*dtype) > max_bytes) {
+    return absl::InvalidArgumentError(absl::StrCat("tensor: more than ", max_bytes, " bytes"));
   }
   const int64_t expected = elements * DTypeSize(*dtype);
   if (static_cast<int64_t>(msg.data().size()) != expected) {

@@ -42,9 +42,21 @@ TEST(TensorConvertTest, UntrustedTensorsAreValidated) {
             "tensor: float32 data of shape (2,) needs 8 bytes but 9 were sent");
   msg.clear_shape();
   msg.add_shape(-1);
-  EXPECT_EQ(FromProto(msg).status().message(), "tensor: dim 0 is -1");
+  EXPECT_EQ(FromProto(msg).status().message(), "tensor: negative dimension in shape (-1,)");
   msg.clear_shape();
   for (int i = 0; i < 4; ++i) msg.add_shape(int64_t{1} << 20);
+  EXPECT_EQ(FromProto(msg, 1 << 30).status().message(),
+            "tensor: shape (1048576, 1048576, 1048576, 1048576) needs more than 70368744177664 "
+            "bytes");
+  // A zero dim does not let later dims grow without bound.
+  msg.clear_shape();
+  for (int64_t d : {int64_t{0}, int64_t{1} << 62, int64_t{1} << 62}) msg.add_shape(d);
+  EXPECT_EQ(FromProto(msg).status().message(),
+            "tensor: dimension 4611686018427387904 of shape (0, 4611686018427387904, "
+            "4611686018427387904) is too large");
+  msg.clear_shape();
+  msg.add_shape(1 << 20);
+  msg.add_shape(1 << 20);
   EXPECT_EQ(FromProto(msg, 1 << 30).status().message(), "tensor: more than 1073741824 bytes");
   v1::Tensor flags = ToProto(*Tensor::Of<bool>(DType::kBool, {2}, {true, false}));
   (*flags.mutable_data())[1] = 7;
