@@ -1,8 +1,8 @@
 #include "core/graph/basic.h"
 
-#include "core/graph/check.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "core/graph/check.h"
 #include "core/graph/op.h"
 
 namespace kiln {
@@ -23,8 +23,8 @@ VariablePtr Variable::CloneDetached() const { return Make(type_, name_); }
 
 std::shared_ptr<Constant> Constant::Make(TypePtr type, Tensor data, std::string name) {
   if (const auto* tt = dynamic_cast<const TensorType*>(type.get())) {
-    KILN_CHECK(tt->dtype() == data.dtype()) << "constant data of dtype " << DTypeName(data.dtype())
-                                       << " for " << tt->ToString();
+    KILN_CHECK(tt->dtype() == data.dtype())
+        << "constant data of dtype " << DTypeName(data.dtype()) << " for " << tt->ToString();
     KILN_CHECK(tt->ndim() == data.ndim()) << "constant data rank for " << tt->ToString();
   }
   return std::shared_ptr<Constant>(new Constant(std::move(type), std::move(data), std::move(name)));
@@ -51,12 +51,12 @@ std::string Constant::ToString() const {
     }
   }
   if (all_equal) {
-    value = absl::StrCat(ShapeToString(data_.shape()), " of ",
-                         data_.View({}, {}).ToString());
+    value = absl::StrCat(ShapeToString(data_.shape()), " of ", data_.View({}, {}).ToString());
   } else {
     value = data_.ToString();
   }
-  if (value.size() > 20) value = absl::StrCat(value.substr(0, 10), "..", value.substr(value.size() - 10));
+  if (value.size() > 20)
+    value = absl::StrCat(value.substr(0, 10), "..", value.substr(value.size() - 10));
   return absl::StrCat("TensorConstant{", value, "}");
 }
 

@@ -107,7 +107,8 @@ class Apply : public std::enable_shared_from_this<Apply> {
   std::string ToString() const;
 
  private:
-  Apply(OpPtr op, std::vector<VariablePtr> inputs) : op_(std::move(op)), inputs_(std::move(inputs)) {}
+  Apply(OpPtr op, std::vector<VariablePtr> inputs)
+      : op_(std::move(op)), inputs_(std::move(inputs)) {}
   OpPtr op_;
   std::vector<VariablePtr> inputs_;
   std::vector<std::unique_ptr<Variable>> outputs_;

@@ -26,8 +26,8 @@ struct Voidify {
 }  // namespace kiln::internal
 
 // KILN_CHECK(cond) << "more context";
-#define KILN_CHECK(condition)  \
-  (condition) ? (void)0        \
+#define KILN_CHECK(condition)                 \
+  (condition) ? (void)0                       \
               : ::kiln::internal::Voidify() & \
                     ::kiln::internal::CheckFailure(__FILE__, __LINE__, #condition).stream()
 

@@ -34,16 +34,18 @@ Var tensor(DType dtype, StaticShape shape, std::string name) {
 
 Var tensor(std::string_view dtype, StaticShape shape, std::string name) {
   std::optional<DType> d = ParseDType(dtype);
-  if (!d) return Var(absl::InvalidArgumentError(absl::StrCat("tensor: unknown dtype '", std::string(dtype), "'")));
+  if (!d)
+    return Var(absl::InvalidArgumentError(
+        absl::StrCat("tensor: unknown dtype '", std::string(dtype), "'")));
   return tensor(*d, std::move(shape), std::move(name));
 }
 
-#define KILN_DEFINE_CONSTRUCTORS(prefix, dtype)                                                 \
-  Var prefix##scalar(std::string name) { return Scalar0(dtype, std::move(name)); }              \
-  Var prefix##vector(std::string name) { return tensor(dtype, {kU}, std::move(name)); }         \
-  Var prefix##row(std::string name) { return tensor(dtype, {1, kU}, std::move(name)); }         \
-  Var prefix##col(std::string name) { return tensor(dtype, {kU, 1}, std::move(name)); }         \
-  Var prefix##matrix(std::string name) { return tensor(dtype, {kU, kU}, std::move(name)); }     \
+#define KILN_DEFINE_CONSTRUCTORS(prefix, dtype)                                                    \
+  Var prefix##scalar(std::string name) { return Scalar0(dtype, std::move(name)); }                 \
+  Var prefix##vector(std::string name) { return tensor(dtype, {kU}, std::move(name)); }            \
+  Var prefix##row(std::string name) { return tensor(dtype, {1, kU}, std::move(name)); }            \
+  Var prefix##col(std::string name) { return tensor(dtype, {kU, 1}, std::move(name)); }            \
+  Var prefix##matrix(std::string name) { return tensor(dtype, {kU, kU}, std::move(name)); }        \
   Var prefix##tensor3(std::string name) { return tensor(dtype, StaticShape(3), std::move(name)); } \
   Var prefix##tensor4(std::string name) { return tensor(dtype, StaticShape(4), std::move(name)); } \
   Var prefix##tensor5(std::string name) { return tensor(dtype, StaticShape(5), std::move(name)); } \
@@ -64,10 +66,12 @@ DType AutocastIntDType(int64_t value) {
   if (value >= std::numeric_limits<int8_t>::min() && value <= std::numeric_limits<int8_t>::max()) {
     return DType::kInt8;
   }
-  if (value >= std::numeric_limits<int16_t>::min() && value <= std::numeric_limits<int16_t>::max()) {
+  if (value >= std::numeric_limits<int16_t>::min() &&
+      value <= std::numeric_limits<int16_t>::max()) {
     return DType::kInt16;
   }
-  if (value >= std::numeric_limits<int32_t>::min() && value <= std::numeric_limits<int32_t>::max()) {
+  if (value >= std::numeric_limits<int32_t>::min() &&
+      value <= std::numeric_limits<int32_t>::max()) {
     return DType::kInt32;
   }
   return DType::kInt64;

@@ -26,7 +26,7 @@ Var tensor(std::string_view dtype, StaticShape shape, std::string name = "");
 // Aesara's named constructors: prefix b=int8 w=int16 i=int32 l=int64 f=float32 d=float64
 // c=complex64 z=complex128, none=floatX; scalar (), vector (?,), row (1, ?), col (?, 1),
 // matrix (?, ?), tensor3..tensor7 (all unknown).
-#define KILN_DECLARE_CONSTRUCTORS(prefix)      \
+#define KILN_DECLARE_CONSTRUCTORS(prefix)     \
   Var prefix##scalar(std::string name = "");  \
   Var prefix##vector(std::string name = "");  \
   Var prefix##row(std::string name = "");     \

@@ -30,13 +30,15 @@ constexpr std::array<DTypeInfo, kNumDTypes> kInfo = {{
 // NumPy's search order for promote_types: bool, then by size with unsigned before signed, then
 // floats, then complex. The first dtype both operands cast to safely is the result.
 constexpr std::array<DType, kNumDTypes> kPromotionOrder = {
-    DType::kBool,    DType::kUInt8,   DType::kInt8,    DType::kUInt16,    DType::kInt16,
-    DType::kUInt32,  DType::kInt32,   DType::kUInt64,  DType::kInt64,     DType::kFloat16,
+    DType::kBool,    DType::kUInt8,   DType::kInt8,      DType::kUInt16,     DType::kInt16,
+    DType::kUInt32,  DType::kInt32,   DType::kUInt64,    DType::kInt64,      DType::kFloat16,
     DType::kFloat32, DType::kFloat64, DType::kComplex64, DType::kComplex128,
 };
 
 // Size in bytes of one real component: complex64 -> 4, float32 -> 4.
-int ComponentSize(DType dtype) { return IsComplex(dtype) ? DTypeSize(dtype) / 2 : DTypeSize(dtype); }
+int ComponentSize(DType dtype) {
+  return IsComplex(dtype) ? DTypeSize(dtype) / 2 : DTypeSize(dtype);
+}
 
 // Value bits of an integer dtype (sign excluded).
 int IntegerValueBits(DType dtype) {

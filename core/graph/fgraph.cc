@@ -22,10 +22,10 @@ absl::Status CheckNoMissingInputs(const std::vector<VariablePtr>& inputs,
     for (int i = 0; i < node->num_inputs(); ++i) {
       const Variable* in = node->inputs()[i].get();
       if (in->owner() == nullptr && !in->is_constant() && !given.contains(in)) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "MissingInputError: Input ", i, " (", in->ToString(),
-            ") of the graph (indices start from 0), used to compute ", node->ToString(),
-            ", was not provided and not given a value."));
+        return absl::InvalidArgumentError(
+            absl::StrCat("MissingInputError: Input ", i, " (", in->ToString(),
+                         ") of the graph (indices start from 0), used to compute ",
+                         node->ToString(), ", was not provided and not given a value."));
       }
     }
   }
@@ -42,8 +42,9 @@ absl::Status CheckNoMissingInputs(const std::vector<VariablePtr>& inputs,
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<FunctionGraph>> FunctionGraph::Make(
-    std::vector<VariablePtr> inputs, std::vector<VariablePtr> outputs, bool clone) {
+absl::StatusOr<std::unique_ptr<FunctionGraph>> FunctionGraph::Make(std::vector<VariablePtr> inputs,
+                                                                   std::vector<VariablePtr> outputs,
+                                                                   bool clone) {
   std::unordered_set<const Variable*> seen;
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (inputs[i]->is_constant()) {
@@ -52,8 +53,8 @@ absl::StatusOr<std::unique_ptr<FunctionGraph>> FunctionGraph::Make(
           ") is a Constant; constants are not function inputs, their value is in the graph"));
     }
     if (!seen.insert(inputs[i].get()).second) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "input ", i, " (", inputs[i]->ToString(), ") is given more than once"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("input ", i, " (", inputs[i]->ToString(), ") is given more than once"));
     }
   }
   if (absl::Status s = CheckNoMissingInputs(inputs, outputs); !s.ok()) return s;
@@ -133,9 +134,9 @@ absl::Status FunctionGraph::Replace(Variable* old_var, VariablePtr new_var,
                                     std::string_view reason) {
   if (!old_var->type()->Equals(*new_var->type())) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "replace", reason.empty() ? "" : absl::StrCat(" (", std::string(reason), ")"), ": the replacement ",
-        new_var->ToString(), " has type ", new_var->type()->ToString(), " but ",
-        old_var->ToString(), " has type ", old_var->type()->ToString()));
+        "replace", reason.empty() ? "" : absl::StrCat(" (", std::string(reason), ")"),
+        ": the replacement ", new_var->ToString(), " has type ", new_var->type()->ToString(),
+        " but ", old_var->ToString(), " has type ", old_var->type()->ToString()));
   }
   if (old_var == new_var.get()) return absl::OkStatus();
   // The uses are taken before the import, so that new_var may itself be computed from old_var.
@@ -171,9 +172,8 @@ absl::Status FunctionGraph::Replace(Variable* old_var, VariablePtr new_var,
 absl::Status FunctionGraph::CheckIntegrity() const {
   const std::vector<Apply*> order = Toposort();
   if (order.size() != nodes_.size()) {
-    return absl::InternalError(absl::StrCat("the graph holds ", nodes_.size(),
-                                            " nodes but ", order.size(),
-                                            " are reachable from the outputs"));
+    return absl::InternalError(absl::StrCat("the graph holds ", nodes_.size(), " nodes but ",
+                                            order.size(), " are reachable from the outputs"));
   }
   std::unordered_set<const Apply*> done;
   for (Apply* node : order) {
@@ -199,11 +199,11 @@ absl::Status FunctionGraph::CheckIntegrity() const {
   }
   for (const auto& [var, uses] : clients_) {
     for (const Client& c : uses) {
-      const bool stale = c.node == nullptr
-                             ? c.index >= static_cast<int>(outputs_.size()) ||
-                                   outputs_[c.index].get() != var
-                             : !nodes_.contains(c.node) || c.index >= c.node->num_inputs() ||
-                                   c.node->inputs()[c.index].get() != var;
+      const bool stale =
+          c.node == nullptr
+              ? c.index >= static_cast<int>(outputs_.size()) || outputs_[c.index].get() != var
+              : !nodes_.contains(c.node) || c.index >= c.node->num_inputs() ||
+                    c.node->inputs()[c.index].get() != var;
       if (stale) {
         return absl::InternalError(absl::StrCat(var->ToString(), " has a stale client"));
       }

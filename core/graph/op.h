@@ -17,35 +17,35 @@
 namespace kiln {
 
 // Every op kind Kiln knows, listed once. X(enum name, Aesara class name).
-#define KILN_OP_KINDS(X)         \
-  X(kElemwise, "Elemwise")       \
-  X(kDimShuffle, "DimShuffle")   \
-  X(kShape, "Shape")             \
-  X(kShapeI, "Shape_i")          \
-  X(kReshape, "Reshape")         \
-  X(kSpecifyShape, "SpecifyShape") \
-  X(kMakeVector, "MakeVector")   \
-  X(kCAReduce, "CAReduce")       \
-  X(kMaxAndArgmax, "MaxAndArgmax") \
-  X(kArgmax, "Argmax")           \
-  X(kCumOp, "CumOp")             \
-  X(kDot, "Dot")                 \
-  X(kMatMul, "MatMul")           \
-  X(kDot22, "Dot22")             \
-  X(kGemm, "Gemm")               \
-  X(kGemv, "Gemv")               \
-  X(kAlloc, "Alloc")             \
-  X(kARange, "ARange")           \
-  X(kEye, "Eye")                 \
-  X(kJoin, "Join")               \
-  X(kSplit, "Split")             \
-  X(kSubtensor, "Subtensor")     \
-  X(kIncSubtensor, "IncSubtensor") \
-  X(kAdvancedSubtensor1, "AdvancedSubtensor1") \
+#define KILN_OP_KINDS(X)                             \
+  X(kElemwise, "Elemwise")                           \
+  X(kDimShuffle, "DimShuffle")                       \
+  X(kShape, "Shape")                                 \
+  X(kShapeI, "Shape_i")                              \
+  X(kReshape, "Reshape")                             \
+  X(kSpecifyShape, "SpecifyShape")                   \
+  X(kMakeVector, "MakeVector")                       \
+  X(kCAReduce, "CAReduce")                           \
+  X(kMaxAndArgmax, "MaxAndArgmax")                   \
+  X(kArgmax, "Argmax")                               \
+  X(kCumOp, "CumOp")                                 \
+  X(kDot, "Dot")                                     \
+  X(kMatMul, "MatMul")                               \
+  X(kDot22, "Dot22")                                 \
+  X(kGemm, "Gemm")                                   \
+  X(kGemv, "Gemv")                                   \
+  X(kAlloc, "Alloc")                                 \
+  X(kARange, "ARange")                               \
+  X(kEye, "Eye")                                     \
+  X(kJoin, "Join")                                   \
+  X(kSplit, "Split")                                 \
+  X(kSubtensor, "Subtensor")                         \
+  X(kIncSubtensor, "IncSubtensor")                   \
+  X(kAdvancedSubtensor1, "AdvancedSubtensor1")       \
   X(kAdvancedIncSubtensor1, "AdvancedIncSubtensor1") \
-  X(kSoftmax, "Softmax")         \
-  X(kLogSoftmax, "LogSoftmax")   \
-  X(kSort, "SortOp")             \
+  X(kSoftmax, "Softmax")                             \
+  X(kLogSoftmax, "LogSoftmax")                       \
+  X(kSort, "SortOp")                                 \
   X(kArgSort, "ArgSortOp")
 
 enum class OpKind {

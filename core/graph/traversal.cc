@@ -118,10 +118,10 @@ absl::StatusOr<std::vector<VariablePtr>> CloneReplace(
   CloneMap memo;
   for (const auto& [old_var, new_var] : replace) {
     if (!old_var->type()->Equals(*new_var->type())) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "clone_replace: the replacement ", new_var->ToString(), " has type ",
-          new_var->type()->ToString(), " but ", old_var->ToString(), " has type ",
-          old_var->type()->ToString()));
+      return absl::InvalidArgumentError(
+          absl::StrCat("clone_replace: the replacement ", new_var->ToString(), " has type ",
+                       new_var->type()->ToString(), " but ", old_var->ToString(), " has type ",
+                       old_var->type()->ToString()));
     }
     memo[old_var.get()] = new_var;
   }

@@ -16,15 +16,14 @@ std::vector<std::string> Names(const std::vector<Variable*>& vars) {
 class TraversalTest : public ::testing::Test {
  protected:
   Var x = dvector("x"), y = dvector("y");
-  Var s = x + y;    // Elemwise{add}
+  Var s = x + y;  // Elemwise{add}
   Var out = exp(s) * s;
 };
 
 TEST_F(TraversalTest, AncestorsInputsFirst) {
   EXPECT_EQ(Names(Ancestors({{out.ptr()}})),
             (std::vector<std::string>{"x", "y", "Elemwise{add,no_inplace}.0",
-                                      "Elemwise{exp,no_inplace}.0",
-                                      "Elemwise{mul,no_inplace}.0"}));
+                                      "Elemwise{exp,no_inplace}.0", "Elemwise{mul,no_inplace}.0"}));
   EXPECT_EQ(Names(Ancestors({{out.ptr()}}, {{s.ptr()}})).size(), 3u);
 }
 

@@ -19,7 +19,7 @@ class Var {
   // A Var for an existing variable.
   Var(VariablePtr v) : ptr_(std::move(v)) {}  // NOLINT: implicit by design
   // A failed Var carrying `error` (which must not be OK).
-  Var(absl::Status error);  // NOLINT: implicit by design
+  Var(absl::Status error);             // NOLINT: implicit by design
   Var(absl::StatusOr<VariablePtr> v);  // NOLINT: implicit by design
 
   // True when the Var holds a variable.

@@ -1,5 +1,3 @@
-#include "core/ops/indexing.h"
-#include "core/ops/shape_infer.h"
 #include "core/ops/alloc.h"
 
 #include <algorithm>
@@ -8,16 +6,15 @@
 #include "absl/strings/str_cat.h"
 #include "core/graph/constructors.h"
 #include "core/ops/dimshuffle.h"
+#include "core/ops/indexing.h"
 #include "core/ops/math.h"
+#include "core/ops/op_util.h"
 #include "core/ops/shape.h"
+#include "core/ops/shape_infer.h"
 #include "core/runtime/dtype_dispatch.h"
 
 namespace kiln {
 namespace {
-
-absl::Status Invalid(const Op& op, const std::string& message) {
-  return absl::InvalidArgumentError(absl::StrCat(op.Name(), ": ", message));
-}
 
 // Input i must be a tensor of rank `ndim` (any rank when -1) whose dtype passes `ok`.
 absl::StatusOr<const TensorType*> Expect(const Op& op, const std::vector<VariablePtr>& in, size_t i,
@@ -30,8 +27,6 @@ absl::StatusOr<const TensorType*> Expect(const Op& op, const std::vector<Variabl
   return t;
 }
 
-int64_t ScalarInt(const Tensor& t) { return t.AsType(DType::kInt64).data<int64_t>()[0]; }
-
 // The value of a constant integer scalar, or nullopt for a symbolic one.
 std::optional<int64_t> ConstantInt(const VariablePtr& v) {
   if (!v->is_constant()) return std::nullopt;
@@ -43,11 +38,16 @@ double ScalarDouble(const Tensor& t) { return t.ElementAsDouble(0); }
 
 std::string BuildOp::Name() const {
   switch (kind_) {
-    case OpKind::kAlloc: return "Alloc";
-    case OpKind::kARange: return absl::StrCat("ARange{dtype='", DTypeName(dtype_), "'}");
-    case OpKind::kEye: return absl::StrCat("Eye{dtype='", DTypeName(dtype_), "'}");
-    case OpKind::kJoin: return "Join";
-    default: return absl::StrCat("Split{", n_splits_, "}");
+    case OpKind::kAlloc:
+      return "Alloc";
+    case OpKind::kARange:
+      return absl::StrCat("ARange{dtype='", DTypeName(dtype_), "'}");
+    case OpKind::kEye:
+      return absl::StrCat("Eye{dtype='", DTypeName(dtype_), "'}");
+    case OpKind::kJoin:
+      return "Join";
+    default:
+      return absl::StrCat("Split{", n_splits_, "}");
   }
 }
 
@@ -65,9 +65,12 @@ std::string BuildOp::Props() const {
 
 absl::StatusOr<ApplyPtr> BuildOp::MakeNode(std::vector<VariablePtr> inputs) const {
   switch (kind_) {
-    case OpKind::kJoin: return MakeJoin(std::move(inputs));
-    case OpKind::kSplit: return MakeSplit(std::move(inputs));
-    default: break;
+    case OpKind::kJoin:
+      return MakeJoin(std::move(inputs));
+    case OpKind::kSplit:
+      return MakeSplit(std::move(inputs));
+    default:
+      break;
   }
   const size_t first_dim = kind_ == OpKind::kAlloc ? 1 : 0;
   if (kind_ == OpKind::kAlloc && inputs.empty()) return Invalid(*this, "expects a value");
@@ -96,8 +99,9 @@ absl::StatusOr<ApplyPtr> BuildOp::MakeNode(std::vector<VariablePtr> inputs) cons
     return Apply::Make(self(), std::move(inputs), {TensorType::Make((*value)->dtype(), shape)});
   }
   if (kind_ == OpKind::kEye) {
-    return Apply::Make(self(), std::move(inputs),
-                       {TensorType::Make(dtype_, {ConstantInt(inputs[0]), ConstantInt(inputs[1])})});
+    return Apply::Make(
+        self(), std::move(inputs),
+        {TensorType::Make(dtype_, {ConstantInt(inputs[0]), ConstantInt(inputs[1])})});
   }
   // ARange: the length is static when the bounds are constants.
   StaticDim length;
@@ -128,24 +132,24 @@ absl::StatusOr<ApplyPtr> BuildOp::MakeJoin(std::vector<VariablePtr> inputs) cons
   DType dtype = types[0]->dtype();
   StaticShape shape = types[0]->shape();
   if (axis && (*axis < 0 || *axis >= std::max(1, ndim))) {
-    return Invalid(*this, absl::StrCat("axis ", *axis, " is out of bounds for tensors of ", ndim,
-                                       " dims"));
+    return Invalid(
+        *this, absl::StrCat("axis ", *axis, " is out of bounds for tensors of ", ndim, " dims"));
   }
   for (size_t i = 1; i < types.size(); ++i) {
     const TensorType& t = *types[i];
     if (t.ndim() != ndim) {
-      return Invalid(*this, absl::StrCat("input ", i + 1, " has type ", t.ToString(),
-                                         " but input 1 has ", types[0]->ToString(),
-                                         ": all tensors need the same number of dims"));
+      return Invalid(
+          *this, absl::StrCat("input ", i + 1, " has type ", t.ToString(), " but input 1 has ",
+                              types[0]->ToString(), ": all tensors need the same number of dims"));
     }
     dtype = PromoteTypes(dtype, t.dtype());
     for (int d = 0; d < ndim; ++d) {
       if (axis && d == *axis) {
         shape[d] = shape[d] && t.shape()[d] ? StaticDim(*shape[d] + *t.shape()[d]) : std::nullopt;
       } else if (axis && shape[d] && t.shape()[d] && *shape[d] != *t.shape()[d]) {
-        return Invalid(*this, absl::StrCat("input ", i + 1, " has type ", t.ToString(),
-                                           " but input 1 has ", types[0]->ToString(),
-                                           ": dim ", d, " differs"));
+        return Invalid(
+            *this, absl::StrCat("input ", i + 1, " has type ", t.ToString(), " but input 1 has ",
+                                types[0]->ToString(), ": dim ", d, " differs"));
       } else if (!shape[d]) {
         shape[d] = t.shape()[d];
       }
@@ -159,7 +163,8 @@ absl::StatusOr<ApplyPtr> BuildOp::MakeSplit(std::vector<VariablePtr> inputs) con
   if (inputs.size() != 3) return Invalid(*this, "expects x, axis and sizes");
   absl::StatusOr<const TensorType*> x = Expect(*this, inputs, 0, -1, false, "a tensor");
   if (!x.ok()) return x.status();
-  if (absl::Status s = Expect(*this, inputs, 1, 0, true, "an integer scalar axis").status(); !s.ok()) {
+  if (absl::Status s = Expect(*this, inputs, 1, 0, true, "an integer scalar axis").status();
+      !s.ok()) {
     return s;
   }
   if (absl::Status s = Expect(*this, inputs, 2, 1, true, "an integer vector").status(); !s.ok()) {
@@ -197,8 +202,8 @@ absl::Status BuildOp::Perform(const Apply& node, std::span<const Tensor> inputs,
       if (step == 0) return Invalid(*this, "step cannot be 0");
       const double length = std::ceil((stop - start) / step);
       if (!std::isfinite(length) || length > static_cast<double>(kMaxTensorBytes)) {
-        return Invalid(*this, absl::StrCat("cannot make a range from ", start, " to ", stop,
-                                           " by ", step));
+        return Invalid(
+            *this, absl::StrCat("cannot make a range from ", start, " to ", stop, " by ", step));
       }
       const int64_t n = std::max<int64_t>(0, static_cast<int64_t>(length));
       if (absl::Status s = CheckShape(Name(), {n}, dtype_); !s.ok()) return s;
@@ -240,10 +245,10 @@ absl::Status BuildOp::Perform(const Apply& node, std::span<const Tensor> inputs,
       for (size_t i = 1; i < inputs.size(); ++i) {
         for (int d = 0; d < ndim; ++d) {
           if (d != axis && inputs[i].shape()[d] != inputs[1].shape()[d]) {
-            return Invalid(*this, absl::StrCat("input ", i, " has shape ",
-                                               ShapeToString(inputs[i].shape()), " but input 1 has ",
-                                               ShapeToString(inputs[1].shape()), ": dim ", d,
-                                               " differs"));
+            return Invalid(
+                *this, absl::StrCat("input ", i, " has shape ", ShapeToString(inputs[i].shape()),
+                                    " but input 1 has ", ShapeToString(inputs[1].shape()), ": dim ",
+                                    d, " differs"));
           }
         }
         shape[axis] += inputs[i].shape()[axis];
@@ -273,15 +278,15 @@ absl::Status BuildOp::Perform(const Apply& node, std::span<const Tensor> inputs,
       const int64_t axis = ScalarInt(inputs[1]);
       const Tensor sizes = inputs[2].AsType(DType::kInt64);
       if (sizes.size() != n_splits_) {
-        return Invalid(*this, absl::StrCat("got ", sizes.size(), " sizes for ", n_splits_, " pieces"));
+        return Invalid(*this,
+                       absl::StrCat("got ", sizes.size(), " sizes for ", n_splits_, " pieces"));
       }
       int64_t total = 0;
       for (int64_t i = 0; i < sizes.size(); ++i) {
         const int64_t size = sizes.data<int64_t>()[i];
         if (size < 0 || size > x.shape()[axis] - total) {
-          return Invalid(*this, absl::StrCat("size ", size, " of piece ", i,
-                                             " does not fit axis ", axis, " of size ",
-                                             x.shape()[axis]));
+          return Invalid(*this, absl::StrCat("size ", size, " of piece ", i, " does not fit axis ",
+                                             axis, " of size ", x.shape()[axis]));
         }
         total += size;
       }
@@ -315,7 +320,9 @@ Var TypedConstant(double value, DType dtype) {
 }
 }  // namespace
 
-Var zeros(const std::vector<Var>& dims, DType dtype) { return alloc(TypedConstant(0, dtype), dims); }
+Var zeros(const std::vector<Var>& dims, DType dtype) {
+  return alloc(TypedConstant(0, dtype), dims);
+}
 Var ones(const std::vector<Var>& dims, DType dtype) { return alloc(TypedConstant(1, dtype), dims); }
 Var full(const std::vector<Var>& dims, const Var& fill_value) { return alloc(fill_value, dims); }
 
@@ -394,15 +401,14 @@ absl::StatusOr<std::vector<std::vector<VariablePtr>>> BuildOp::InferShape(
     }
     case OpKind::kARange: {
       Var n = ceil(cast(Var(x[1]) - Var(x[0]), DType::kFloat64) / cast(Var(x[2]), DType::kFloat64));
-      return std::vector<ShapeVars>{
-          {cast(maximum(n, constant(0.0)), DType::kInt64).ptr()}};
+      return std::vector<ShapeVars>{{cast(maximum(n, constant(0.0)), DType::kInt64).ptr()}};
     }
     case OpKind::kEye:
-      return std::vector<ShapeVars>{{cast(Var(x[0]), DType::kInt64).ptr(),
-                                     cast(Var(x[1]), DType::kInt64).ptr()}};
+      return std::vector<ShapeVars>{
+          {cast(Var(x[0]), DType::kInt64).ptr(), cast(Var(x[1]), DType::kInt64).ptr()}};
     case OpKind::kJoin: {
-      const int64_t axis = static_cast<int64_t>(
-          static_cast<const Constant&>(*x[0]).data().ElementAsDouble(0));
+      const int64_t axis =
+          static_cast<int64_t>(static_cast<const Constant&>(*x[0]).data().ElementAsDouble(0));
       ShapeVars out = in[1];
       Var total = Var(in[1][axis]);
       for (size_t i = 2; i < in.size(); ++i) total = total + Var(in[i][axis]);
@@ -416,8 +422,8 @@ absl::StatusOr<std::vector<std::vector<VariablePtr>>> BuildOp::InferShape(
       return std::vector<ShapeVars>{out};
     }
     default: {
-      const int64_t axis = static_cast<int64_t>(
-          static_cast<const Constant&>(*x[1]).data().ElementAsDouble(0));
+      const int64_t axis =
+          static_cast<int64_t>(static_cast<const Constant&>(*x[1]).data().ElementAsDouble(0));
       std::vector<ShapeVars> outs;
       for (int i = 0; i < n_splits_; ++i) {
         ShapeVars s = in[0];

@@ -1,8 +1,8 @@
 #include "core/ops/alloc.h"
 
-#include <limits>
-
 #include <gtest/gtest.h>
+
+#include <limits>
 
 #include "core/kiln.h"
 
@@ -50,9 +50,9 @@ TEST(AllocTest, AllocBroadcastsAndChecks) {
   EXPECT_EQ((*out)[0].ToString(), "[[1. 2. 3.]\n [1. 2. 3.]]");
   EXPECT_EQ((*f)({*Tensor::Of<double>(DType::kFloat64, {2}, {1, 2}), Scalar(2)}).status().message(),
             "Alloc: the value of shape (2,) does not broadcast to shape (2, 3)");
-  EXPECT_EQ((*f)({*Tensor::Of<double>(DType::kFloat64, {3}, {1, 2, 3}), Scalar(-1)})
-                .status().message(),
-            "Alloc: negative dimension in shape (-1, 3)");
+  EXPECT_EQ(
+      (*f)({*Tensor::Of<double>(DType::kFloat64, {3}, {1, 2, 3}), Scalar(-1)}).status().message(),
+      "Alloc: negative dimension in shape (-1, 3)");
   EXPECT_EQ(alloc(dmatrix(), {constant(3)}).status().message(),
             "Alloc: the value has type TensorType(float64, (?, ?)), of more than the 1 dims "
             "requested");
@@ -85,10 +85,12 @@ TEST(AllocTest, JoinStackSplit) {
   EXPECT_EQ(j->owner()->op().Name(), "Join");
   EXPECT_EQ(j->type()->ToString(), "TensorType(float64, (?, ?))");
   EXPECT_EQ(concatenate({tensor(DType::kInt8, {2, 3}), tensor(DType::kInt8, {4, 3})}, 0)
-                ->type()->ToString(),
+                ->type()
+                ->ToString(),
             "TensorType(int8, (6, 3))");
   EXPECT_EQ(concatenate({tensor(DType::kInt8, {2, 3}), tensor(DType::kInt8, {2, 4})}, 0)
-                .status().message(),
+                .status()
+                .message(),
             "Join: input 2 has type TensorType(int8, (2, 4)) but input 1 has "
             "TensorType(int8, (2, 3)): dim 1 differs");
   EXPECT_EQ(concatenate({dmatrix(), dvector()}).status().message(),
@@ -112,8 +114,7 @@ TEST(AllocTest, JoinStackSplit) {
   EXPECT_EQ(out[3].ToString(), "[2. 3.]");
   auto f = function({v}, {split(v, {1, 1})[0]});
   ASSERT_TRUE(f.ok());
-  EXPECT_EQ((*f)({vv}).status().message(),
-            "Split{2}: the sizes add up to 2 but axis 0 has size 3");
+  EXPECT_EQ((*f)({vv}).status().message(), "Split{2}: the sizes add up to 2 but axis 0 has size 3");
 }
 
 }  // namespace
@@ -137,10 +138,10 @@ TEST(HostileInputsTest, HugeOrOverflowingShapesAreErrors) {
   Var s = lvector("s");
   auto reshape_f = function({x, s}, {reshape(x, specify_shape(s, {3}))});
   ASSERT_TRUE(reshape_f.ok());
-  EXPECT_FALSE((*reshape_f)({Tensor::Zeros(DType::kFloat64, {4}),
-                             *Tensor::Of<int64_t>(DType::kInt64, {3},
-                                                  {-1, 3, 6148914691236517206})})
-                   .ok());
+  EXPECT_FALSE(
+      (*reshape_f)({Tensor::Zeros(DType::kFloat64, {4}),
+                    *Tensor::Of<int64_t>(DType::kInt64, {3}, {-1, 3, 6148914691236517206})})
+          .ok());
   auto split_f = function({x}, {split(x, {int64_t{1} << 62, int64_t{1} << 62, 3, 1})[0]});
   ASSERT_TRUE(split_f.ok());
   EXPECT_EQ((*split_f)({Tensor::Zeros(DType::kFloat64, {4})}).status().message(),
@@ -161,10 +162,11 @@ TEST(HostileInputsTest, IndicesAndSteps) {
   Var m = dmatrix("m"), step = lscalar("step");
   auto f = function({m, step}, {subtensor(m, {Slice{std::nullopt, std::nullopt, step}})});
   ASSERT_TRUE(f.ok());
-  EXPECT_EQ((*f)({Tensor::Zeros(DType::kFloat64, {2, 2}),
-                  Scalar(std::numeric_limits<int64_t>::min())})
-                .status().message(),
-            "Subtensor{::int64}: slice step is out of range");
+  EXPECT_EQ(
+      (*f)({Tensor::Zeros(DType::kFloat64, {2, 2}), Scalar(std::numeric_limits<int64_t>::min())})
+          .status()
+          .message(),
+      "Subtensor{::int64}: slice step is out of range");
   Var idx = tensor(DType::kUInt64, {kUnknownDim}, "idx");
   auto g = function({m, idx}, {take(m, idx)});
   ASSERT_TRUE(g.ok());

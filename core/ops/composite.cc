@@ -14,23 +14,40 @@ namespace {
 // The infix symbol Aesara's pprint uses for a binary scalar op, or nullptr.
 const char* InfixSymbol(ScalarOpKind k) {
   switch (k) {
-    case ScalarOpKind::kAdd: return "+";
-    case ScalarOpKind::kSub: return "-";
-    case ScalarOpKind::kMul: return "*";
-    case ScalarOpKind::kTrueDiv: return "/";
-    case ScalarOpKind::kIntDiv: return "//";
-    case ScalarOpKind::kMod: return "%";
-    case ScalarOpKind::kPow: return "**";
-    case ScalarOpKind::kLt: return "<";
-    case ScalarOpKind::kGt: return ">";
-    case ScalarOpKind::kLe: return "<=";
-    case ScalarOpKind::kGe: return ">=";
-    case ScalarOpKind::kEq: return "==";
-    case ScalarOpKind::kNeq: return "!=";
-    case ScalarOpKind::kAnd: return "&";
-    case ScalarOpKind::kOr: return "|";
-    case ScalarOpKind::kXor: return "^";
-    default: return nullptr;
+    case ScalarOpKind::kAdd:
+      return "+";
+    case ScalarOpKind::kSub:
+      return "-";
+    case ScalarOpKind::kMul:
+      return "*";
+    case ScalarOpKind::kTrueDiv:
+      return "/";
+    case ScalarOpKind::kIntDiv:
+      return "//";
+    case ScalarOpKind::kMod:
+      return "%";
+    case ScalarOpKind::kPow:
+      return "**";
+    case ScalarOpKind::kLt:
+      return "<";
+    case ScalarOpKind::kGt:
+      return ">";
+    case ScalarOpKind::kLe:
+      return "<=";
+    case ScalarOpKind::kGe:
+      return ">=";
+    case ScalarOpKind::kEq:
+      return "==";
+    case ScalarOpKind::kNeq:
+      return "!=";
+    case ScalarOpKind::kAnd:
+      return "&";
+    case ScalarOpKind::kOr:
+      return "|";
+    case ScalarOpKind::kXor:
+      return "^";
+    default:
+      return nullptr;
   }
 }
 
@@ -106,7 +123,8 @@ absl::StatusOr<std::shared_ptr<const ScalarProgram>> ScalarProgram::FromGraph(
   auto program = std::make_shared<ScalarProgram>();
   std::unordered_map<const Variable*, int> reg;
   for (const VariablePtr& v : ins) {
-    if (v->tensor_type() == nullptr) return absl::InvalidArgumentError("composite: a non-tensor input");
+    if (v->tensor_type() == nullptr)
+      return absl::InvalidArgumentError("composite: a non-tensor input");
     reg[v.get()] = program->num_inputs();
     program->input_dtypes.push_back(v->tensor_type()->dtype());
   }
@@ -116,8 +134,8 @@ absl::StatusOr<std::shared_ptr<const ScalarProgram>> ScalarProgram::FromGraph(
   for (Variable* leaf : GraphInputs(outs, ins)) {
     if (reg.contains(leaf)) continue;
     if (!leaf->is_constant()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "composite: ", leaf->ToString(), " is needed but is not among the inputs"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("composite: ", leaf->ToString(), " is needed but is not among the inputs"));
     }
     const Tensor& data = static_cast<const Constant*>(leaf)->data();
     if (data.size() != 1) {
@@ -151,8 +169,8 @@ absl::StatusOr<std::shared_ptr<const ScalarProgram>> ScalarProgram::FromGraph(
     }
     const auto* ew = dynamic_cast<const Elemwise*>(&node->op());
     if (ew == nullptr) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "composite: ", node->ToString(), " is not an elementwise operation"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("composite: ", node->ToString(), " is not an elementwise operation"));
     }
     std::vector<int> args;
     for (const VariablePtr& in : node->inputs()) args.push_back(reg.at(in.get()));
@@ -184,7 +202,8 @@ std::vector<Var> apply_composite(std::shared_ptr<const ScalarProgram> program,
     if (!v.ok()) return std::vector<Var>(n, v);
     vars.push_back(v.ptr());
   }
-  OpPtr op = Elemwise::Make(ScalarOp(ScalarOpKind::kComposite, DType::kFloat64, std::move(program)));
+  OpPtr op =
+      Elemwise::Make(ScalarOp(ScalarOpKind::kComposite, DType::kFloat64, std::move(program)));
   absl::StatusOr<ApplyPtr> node = op->MakeNode(std::move(vars));
   if (!node.ok()) return std::vector<Var>(n, Var(node.status()));
   std::vector<Var> out;

@@ -1,4 +1,3 @@
-#include "core/ops/shape_infer.h"
 #include "core/ops/dimshuffle.h"
 
 #include <algorithm>
@@ -6,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "core/ops/shape_infer.h"
 
 namespace kiln {
 namespace {
@@ -17,10 +17,11 @@ std::string PatternText(const std::vector<int>& order) {
 }
 
 std::string BroadcastableText(const std::vector<bool>& b) {
-  return absl::StrCat("(", absl::StrJoin(b, ", ", [](std::string* out, bool v) {
-                        absl::StrAppend(out, v ? "True" : "False");
-                      }),
-                      b.size() == 1 ? ",)" : ")");
+  return absl::StrCat(
+      "(",
+      absl::StrJoin(b, ", ",
+                    [](std::string* out, bool v) { absl::StrAppend(out, v ? "True" : "False"); }),
+      b.size() == 1 ? ",)" : ")");
 }
 
 }  // namespace
@@ -38,21 +39,21 @@ absl::StatusOr<OpPtr> DimShuffle::Make(std::vector<bool> input_broadcastable,
                        " is not a dim of an input with ", ndim, " dims"));
     }
     if (used[d]) {
-      return absl::InvalidArgumentError(absl::StrCat("DimShuffle{", PatternText(new_order),
-                                                     "}: dim ", d, " appears twice"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("DimShuffle{", PatternText(new_order), "}: dim ", d, " appears twice"));
     }
     used[d] = true;
   }
   for (int d = 0; d < ndim; ++d) {
     if (!used[d] && !input_broadcastable[d]) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "DimShuffle{", PatternText(new_order), "}: cannot drop dim ", d,
-          ", which is not broadcastable, of an input with broadcastable pattern ",
-          BroadcastableText(input_broadcastable)));
+      return absl::InvalidArgumentError(
+          absl::StrCat("DimShuffle{", PatternText(new_order), "}: cannot drop dim ", d,
+                       ", which is not broadcastable, of an input with broadcastable pattern ",
+                       BroadcastableText(input_broadcastable)));
     }
   }
-  return OpPtr(std::make_shared<DimShuffle>(std::move(input_broadcastable), std::move(new_order),
-                                            inplace));
+  return OpPtr(
+      std::make_shared<DimShuffle>(std::move(input_broadcastable), std::move(new_order), inplace));
 }
 
 std::string DimShuffle::Name() const {
@@ -108,9 +109,8 @@ absl::Status DimShuffle::Perform(const Apply& node, std::span<const Tensor> inpu
   for (size_t d = 0; d < input_broadcastable_.size(); ++d) {
     if (std::find(new_order_.begin(), new_order_.end(), static_cast<int>(d)) == new_order_.end() &&
         in.shape()[d] != 1) {
-      return absl::InvalidArgumentError(absl::StrCat(Name(), ": cannot drop dim ", d,
-                                                     " of an input of shape ",
-                                                     ShapeToString(in.shape())));
+      return absl::InvalidArgumentError(absl::StrCat(
+          Name(), ": cannot drop dim ", d, " of an input of shape ", ShapeToString(in.shape())));
     }
   }
   outputs[0] = in.View(std::move(shape), std::move(strides));

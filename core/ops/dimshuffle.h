@@ -1,4 +1,5 @@
-// Aesara's DimShuffle: reorders dims, inserts broadcastable dims ('x') and drops broadcastable ones.
+// Aesara's DimShuffle: reorders dims, inserts broadcastable dims ('x') and drops broadcastable
+// ones.
 #ifndef KILN_CORE_OPS_DIMSHUFFLE_H_
 #define KILN_CORE_OPS_DIMSHUFFLE_H_
 

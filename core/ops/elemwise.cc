@@ -1,10 +1,10 @@
-#include "core/ops/shape_infer.h"
 #include "core/ops/elemwise.h"
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/ops/composite.h"
 #include "core/ops/dimshuffle.h"
+#include "core/ops/shape_infer.h"
 
 namespace kiln {
 
@@ -28,9 +28,8 @@ std::string Elemwise::Props() const {
 }
 
 absl::StatusOr<ApplyPtr> Elemwise::MakeNode(std::vector<VariablePtr> inputs) const {
-  const int arity = scalar_op_.kind == ScalarOpKind::kComposite
-                        ? scalar_op_.program->num_inputs()
-                        : ScalarOpArity(scalar_op_.kind);
+  const int arity = scalar_op_.kind == ScalarOpKind::kComposite ? scalar_op_.program->num_inputs()
+                                                                : ScalarOpArity(scalar_op_.kind);
   const int n = static_cast<int>(inputs.size());
   if ((arity >= 0 && n != arity) || (arity < 0 && n < 2)) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -64,11 +63,11 @@ absl::StatusOr<ApplyPtr> Elemwise::MakeNode(std::vector<VariablePtr> inputs) con
       }
       if (fixed_by[pad + d] >= 0 && *out != *dim) {
         const TensorType* first = types[fixed_by[pad + d]];
-        return absl::InvalidArgumentError(absl::StrCat(
-            Name(), ": input ", i, " has type ", types[i]->ToString(), " but input ",
-            fixed_by[pad + d], " has ", first->ToString(), ": shapes ",
-            StaticShapeToString(first->shape()), " and ", StaticShapeToString(types[i]->shape()),
-            " do not broadcast"));
+        return absl::InvalidArgumentError(
+            absl::StrCat(Name(), ": input ", i, " has type ", types[i]->ToString(), " but input ",
+                         fixed_by[pad + d], " has ", first->ToString(), ": shapes ",
+                         StaticShapeToString(first->shape()), " and ",
+                         StaticShapeToString(types[i]->shape()), " do not broadcast"));
       }
       out = dim;
       fixed_by[pad + d] = i;
@@ -81,8 +80,11 @@ absl::StatusOr<ApplyPtr> Elemwise::MakeNode(std::vector<VariablePtr> inputs) con
   if (!dtype.ok()) {
     std::string described;
     for (int i = 0; i < n; ++i) {
-      absl::StrAppend(&described, i == 0 ? "" : i + 1 == n ? " and " : ", ", "input ", i,
-                      " has type ", types[i]->ToString());
+      absl::StrAppend(&described,
+                      i == 0       ? ""
+                      : i + 1 == n ? " and "
+                                   : ", ",
+                      "input ", i, " has type ", types[i]->ToString());
     }
     return absl::InvalidArgumentError(
         absl::StrCat(Name(), ": ", described, ": ", dtype.status().message()));

@@ -19,19 +19,32 @@ using loops::MakeOperand;
 
 template <typename T>
 constexpr DType DTypeOf() {
-  if constexpr (std::is_same_v<T, bool>) return DType::kBool;
-  else if constexpr (std::is_same_v<T, int8_t>) return DType::kInt8;
-  else if constexpr (std::is_same_v<T, int16_t>) return DType::kInt16;
-  else if constexpr (std::is_same_v<T, int32_t>) return DType::kInt32;
-  else if constexpr (std::is_same_v<T, int64_t>) return DType::kInt64;
-  else if constexpr (std::is_same_v<T, uint8_t>) return DType::kUInt8;
-  else if constexpr (std::is_same_v<T, uint16_t>) return DType::kUInt16;
-  else if constexpr (std::is_same_v<T, uint32_t>) return DType::kUInt32;
-  else if constexpr (std::is_same_v<T, uint64_t>) return DType::kUInt64;
-  else if constexpr (std::is_same_v<T, float>) return DType::kFloat32;
-  else if constexpr (std::is_same_v<T, double>) return DType::kFloat64;
-  else if constexpr (std::is_same_v<T, std::complex<float>>) return DType::kComplex64;
-  else return DType::kComplex128;
+  if constexpr (std::is_same_v<T, bool>)
+    return DType::kBool;
+  else if constexpr (std::is_same_v<T, int8_t>)
+    return DType::kInt8;
+  else if constexpr (std::is_same_v<T, int16_t>)
+    return DType::kInt16;
+  else if constexpr (std::is_same_v<T, int32_t>)
+    return DType::kInt32;
+  else if constexpr (std::is_same_v<T, int64_t>)
+    return DType::kInt64;
+  else if constexpr (std::is_same_v<T, uint8_t>)
+    return DType::kUInt8;
+  else if constexpr (std::is_same_v<T, uint16_t>)
+    return DType::kUInt16;
+  else if constexpr (std::is_same_v<T, uint32_t>)
+    return DType::kUInt32;
+  else if constexpr (std::is_same_v<T, uint64_t>)
+    return DType::kUInt64;
+  else if constexpr (std::is_same_v<T, float>)
+    return DType::kFloat32;
+  else if constexpr (std::is_same_v<T, double>)
+    return DType::kFloat64;
+  else if constexpr (std::is_same_v<T, std::complex<float>>)
+    return DType::kComplex64;
+  else
+    return DType::kComplex128;
 }
 
 // Integer division and modulo by zero, and integers to negative powers, are errors (NumPy warns
@@ -69,8 +82,8 @@ absl::Status RunOp(const std::string& name, const std::vector<Tensor>& in, const
   out = Tensor::Empty(DTypeOf<R>(), shape);
   R* o = out.data<R>();
   auto a = MakeOperand<T>(in[0], shape);
-  if constexpr ((std::is_same_v<T, double> || std::is_same_v<T, float>) &&
-                std::is_same_v<R, T> && sleef::Provides(K)) {
+  if constexpr ((std::is_same_v<T, double> || std::is_same_v<T, float>)&&std::is_same_v<R, T> &&
+                sleef::Provides(K)) {
     if (a.contiguous) {
       ParallelFor(ShapeSize(shape), loops::kParallelGrain, [&](int64_t begin, int64_t end) {
         sleef::Map(K, a.data + begin, o + begin, end - begin);
@@ -112,10 +125,9 @@ absl::Status RunScalarKind(const std::string& name, DType compute, const std::ve
   });
 }
 
-#define KILN_INSTANTIATE_SCALAR_KIND(kind)                                                   \
-  template absl::Status RunScalarKind<ScalarOpKind::kind>(const std::string&, DType,         \
-                                                          const std::vector<Tensor>&,        \
-                                                          const Shape&, Tensor&);
+#define KILN_INSTANTIATE_SCALAR_KIND(kind)                 \
+  template absl::Status RunScalarKind<ScalarOpKind::kind>( \
+      const std::string&, DType, const std::vector<Tensor>&, const Shape&, Tensor&);
 
 }  // namespace kiln
 

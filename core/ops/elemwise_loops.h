@@ -175,8 +175,8 @@ void Map2(const Shape& shape, R* out, const Operand<A>& a, const Operand<A>& b, 
 
 // out[i] = f(a[i], b[i], c[i]) over `shape` (the general strided loop).
 template <typename R, typename A, typename B, typename F>
-void Map3(const Shape& shape, R* out, const Operand<B>& a, const Operand<A>& b,
-          const Operand<A>& c, F f) {
+void Map3(const Shape& shape, R* out, const Operand<B>& a, const Operand<A>& b, const Operand<A>& c,
+          F f) {
   const int64_t n = ShapeSize(shape);
   ParallelFor(n, kParallelGrain, [&](int64_t begin, int64_t end) {
     ForEachRun<3>(shape, {&a.strides, &b.strides, &c.strides}, begin, end,

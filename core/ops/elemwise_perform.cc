@@ -37,10 +37,18 @@ absl::Status DispatchScalarOp(ScalarOpKind kind, F&& f) {
 DType ComputeDType(const ScalarOp& op, std::span<const Tensor> inputs, DType out) {
   DType compute = out;
   switch (op.kind) {
-    case ScalarOpKind::kLt: case ScalarOpKind::kGt: case ScalarOpKind::kLe:
-    case ScalarOpKind::kGe: case ScalarOpKind::kEq: case ScalarOpKind::kNeq:
-    case ScalarOpKind::kIsNan: case ScalarOpKind::kIsInf: case ScalarOpKind::kAbs:
-    case ScalarOpKind::kReal: case ScalarOpKind::kImag: case ScalarOpKind::kAngle:
+    case ScalarOpKind::kLt:
+    case ScalarOpKind::kGt:
+    case ScalarOpKind::kLe:
+    case ScalarOpKind::kGe:
+    case ScalarOpKind::kEq:
+    case ScalarOpKind::kNeq:
+    case ScalarOpKind::kIsNan:
+    case ScalarOpKind::kIsInf:
+    case ScalarOpKind::kAbs:
+    case ScalarOpKind::kReal:
+    case ScalarOpKind::kImag:
+    case ScalarOpKind::kAngle:
       compute = inputs[0].dtype();
       for (const Tensor& t : inputs.subspan(1)) compute = PromoteTypes(compute, t.dtype());
       break;
@@ -79,10 +87,10 @@ absl::StatusOr<Shape> BroadcastShapes(const std::string& name, std::span<const T
       const int64_t dim = inputs[i].shape()[d];
       if (dim == shape[d] || dim == 1) continue;
       if (shape[d] != 1) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            name, ": input ", i, " has shape ", ShapeToString(inputs[i].shape()),
-            ", which does not broadcast with the other inputs on dim ", d, " (size ", shape[d],
-            " vs ", dim, ")"));
+        return absl::InvalidArgumentError(
+            absl::StrCat(name, ": input ", i, " has shape ", ShapeToString(inputs[i].shape()),
+                         ", which does not broadcast with the other inputs on dim ", d, " (size ",
+                         shape[d], " vs ", dim, ")"));
       }
       shape[d] = dim;
     }

@@ -67,7 +67,8 @@ TEST(ElemwiseErrorTest, BadDTypesAndArity) {
   EXPECT_EQ((-b).status().message(),
             "Elemwise{neg,no_inplace}: input 0 has type TensorType(bool, (?,)): neg is not "
             "defined for bool; cast to an integer first");
-  absl::StatusOr<ApplyPtr> node = Elemwise::Make(ScalarOpKind::kTrueDiv)->MakeNode({dvector().ptr()});
+  absl::StatusOr<ApplyPtr> node =
+      Elemwise::Make(ScalarOpKind::kTrueDiv)->MakeNode({dvector().ptr()});
   EXPECT_EQ(node.status().message(), "Elemwise{true_div,no_inplace}: expects 2 inputs, got 1");
   node = Elemwise::Make(ScalarOpKind::kAdd)->MakeNode({dvector().ptr()});
   EXPECT_EQ(node.status().message(), "Elemwise{add,no_inplace}: expects at least 2 inputs, got 1");

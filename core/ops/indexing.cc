@@ -1,4 +1,3 @@
-#include "core/ops/shape_infer.h"
 #include "core/ops/indexing.h"
 
 #include <limits>
@@ -8,14 +7,12 @@
 #include "core/graph/constructors.h"
 #include "core/ops/elemwise_loops.h"
 #include "core/ops/math.h"
+#include "core/ops/op_util.h"
+#include "core/ops/shape_infer.h"
 #include "core/runtime/dtype_dispatch.h"
 
 namespace kiln {
 namespace {
-
-absl::Status Invalid(const Op& op, const std::string& message) {
-  return absl::InvalidArgumentError(absl::StrCat(op.Name(), ": ", message));
-}
 
 int NumScalars(const std::vector<IndexEntry>& idx) {
   int n = 0;
@@ -24,8 +21,6 @@ int NumScalars(const std::vector<IndexEntry>& idx) {
   }
   return n;
 }
-
-int64_t ScalarInt(const Tensor& t) { return t.AsType(DType::kInt64).data<int64_t>()[0]; }
 
 // The view of x that idx selects, given the index scalars in order (NumPy's rules: negative
 // integers count from the end, slice bounds are clipped, steps may be negative, not zero).
@@ -41,8 +36,8 @@ absl::StatusOr<Tensor> IndexView(const Op& op, const Tensor& x, const std::vecto
     if (!e.is_slice) {
       int64_t i = ScalarInt(scalars[next++]);
       if (i < -len || i >= len) {
-        return Invalid(op, absl::StrCat("index ", i, " is out of bounds for axis ", d,
-                                        " with size ", len));
+        return Invalid(
+            op, absl::StrCat("index ", i, " is out of bounds for axis ", d, " with size ", len));
       }
       if (i < 0) i += len;
       offset += i * stride;
@@ -52,7 +47,8 @@ absl::StatusOr<Tensor> IndexView(const Op& op, const Tensor& x, const std::vecto
     const int64_t stop = e.has_stop ? ScalarInt(scalars[next++]) : 0;
     const int64_t step = e.has_step ? ScalarInt(scalars[next++]) : 1;
     if (step == 0) return Invalid(op, "slice step cannot be zero");
-    if (step == std::numeric_limits<int64_t>::min()) return Invalid(op, "slice step is out of range");
+    if (step == std::numeric_limits<int64_t>::min())
+      return Invalid(op, "slice step is out of range");
     // A bound clipped into range as NumPy does; `absent` when the slice leaves it out.
     auto clip = [&](bool present, int64_t b, int64_t absent) {
       if (!present) return absent;
@@ -84,9 +80,9 @@ absl::StatusOr<Tensor> IndexView(const Op& op, const Tensor& x, const std::vecto
 absl::Status Assign(const Op& op, Tensor& view, const Tensor& y, bool set) {
   std::optional<Tensor> yb = y.BroadcastTo(view.shape());
   if (!yb) {
-    return Invalid(op, absl::StrCat("y of shape ", ShapeToString(y.shape()),
-                                    " does not broadcast to x[...] of shape ",
-                                    ShapeToString(view.shape())));
+    return Invalid(
+        op, absl::StrCat("y of shape ", ShapeToString(y.shape()),
+                         " does not broadcast to x[...] of shape ", ShapeToString(view.shape())));
   }
   const std::vector<int64_t> ys = yb->strides();
   // Converting keeps the broadcast strides only when no copy is made; recompute them after.
@@ -96,26 +92,27 @@ absl::Status Assign(const Op& op, Tensor& view, const Tensor& y, bool set) {
     using T = typename decltype(tag)::type;
     T* out = view.data<T>();
     const T* in = yc.data<T>();
-    loops::ForEachRun<2>(view.shape(), {&view.strides(), &ycs}, 0, view.size(),
-                         [&](int64_t, int64_t count, auto& off) {
-      const int64_t so = view.ndim() ? view.strides().back() : 0;
-      const int64_t si = view.ndim() ? ycs.back() : 0;
-      for (int64_t k = 0; k < count; ++k) {
-        T& target = out[off[0] + k * so];
-        const T v = in[off[1] + k * si];
-        if (set) {
-          target = v;
-        } else if constexpr (std::is_same_v<T, bool>) {
-          target = target || v;
-        } else if constexpr (std::is_same_v<T, Eigen::half>) {
-          target = T(static_cast<float>(target) + static_cast<float>(v));
-        } else if constexpr (std::is_integral_v<T>) {
-          target = static_cast<T>(static_cast<uint64_t>(target) + static_cast<uint64_t>(v));
-        } else {
-          target = target + v;
-        }
-      }
-    });
+    loops::ForEachRun<2>(
+        view.shape(), {&view.strides(), &ycs}, 0, view.size(),
+        [&](int64_t, int64_t count, auto& off) {
+          const int64_t so = view.ndim() ? view.strides().back() : 0;
+          const int64_t si = view.ndim() ? ycs.back() : 0;
+          for (int64_t k = 0; k < count; ++k) {
+            T& target = out[off[0] + k * so];
+            const T v = in[off[1] + k * si];
+            if (set) {
+              target = v;
+            } else if constexpr (std::is_same_v<T, bool>) {
+              target = target || v;
+            } else if constexpr (std::is_same_v<T, Eigen::half>) {
+              target = T(static_cast<float>(target) + static_cast<float>(v));
+            } else if constexpr (std::is_integral_v<T>) {
+              target = static_cast<T>(static_cast<uint64_t>(target) + static_cast<uint64_t>(v));
+            } else {
+              target = target + v;
+            }
+          }
+        });
   });
   return absl::OkStatus();
 }
@@ -128,15 +125,14 @@ std::string SubtensorOp::Name() const {
     return absl::StrCat("AdvancedIncSubtensor1{", inplace_ ? "inplace" : "no_inplace",
                         set_ ? ",set}" : ",inc}");
   }
-  const std::string entries =
-      absl::StrJoin(idx_, ", ", [](std::string* out, const IndexEntry& e) {
-        if (!e.is_slice) {
-          absl::StrAppend(out, "int64");
-          return;
-        }
-        absl::StrAppend(out, e.has_start ? "int64" : "", ":", e.has_stop ? "int64" : "", ":",
-                        e.has_step ? "int64" : "");
-      });
+  const std::string entries = absl::StrJoin(idx_, ", ", [](std::string* out, const IndexEntry& e) {
+    if (!e.is_slice) {
+      absl::StrAppend(out, "int64");
+      return;
+    }
+    absl::StrAppend(out, e.has_start ? "int64" : "", ":", e.has_stop ? "int64" : "", ":",
+                    e.has_step ? "int64" : "");
+  });
   if (kind_ == OpKind::kSubtensor) return absl::StrCat("Subtensor{", entries, "}");
   return absl::StrCat("IncSubtensor{", inplace_ ? "Inplace" : "", set_ ? "Set;" : "Inc;", entries,
                       "}");
@@ -156,7 +152,8 @@ std::vector<std::pair<int, int>> SubtensorOp::destroy_map() const {
 
 absl::StatusOr<ApplyPtr> SubtensorOp::MakeNode(std::vector<VariablePtr> inputs) const {
   const bool inc = kind_ == OpKind::kIncSubtensor || kind_ == OpKind::kAdvancedIncSubtensor1;
-  const bool advanced = kind_ == OpKind::kAdvancedSubtensor1 || kind_ == OpKind::kAdvancedIncSubtensor1;
+  const bool advanced =
+      kind_ == OpKind::kAdvancedSubtensor1 || kind_ == OpKind::kAdvancedIncSubtensor1;
   const size_t first_index = inc ? 2 : 1;
   const size_t expected = first_index + (advanced ? 1 : NumScalars(idx_));
   if (inputs.size() != expected) {
@@ -175,9 +172,9 @@ absl::StatusOr<ApplyPtr> SubtensorOp::MakeNode(std::vector<VariablePtr> inputs) 
     const bool ok = advanced ? (t[i]->ndim() == 1 && IsInteger(t[i]->dtype()))
                              : (t[i]->ndim() == 0 && t[i]->dtype() == DType::kInt64);
     if (!ok) {
-      return Invalid(*this, absl::StrCat("input ", i, " has type ", t[i]->ToString(), " but ",
-                                         advanced ? "an integer vector" : "an int64 scalar",
-                                         " is needed"));
+      return Invalid(
+          *this, absl::StrCat("input ", i, " has type ", t[i]->ToString(), " but ",
+                              advanced ? "an integer vector" : "an int64 scalar", " is needed"));
     }
   }
   if (advanced ? x.ndim() < 1 : static_cast<int>(idx_.size()) > x.ndim()) {
@@ -232,9 +229,9 @@ absl::Status SubtensorOp::Perform(const Apply& node, std::span<const Tensor> inp
         const Tensor c = raw_idx.Contiguous();
         for (int64_t i = 0; i < c.size(); ++i) {
           if (c.data<uint64_t>()[i] > static_cast<uint64_t>(x.shape()[0])) {
-            return Invalid(*this, absl::StrCat("index ", c.data<uint64_t>()[i],
-                                               " is out of bounds for axis 0 with size ",
-                                               x.shape()[0]));
+            return Invalid(*this,
+                           absl::StrCat("index ", c.data<uint64_t>()[i],
+                                        " is out of bounds for axis 0 with size ", x.shape()[0]));
           }
         }
       }
@@ -244,8 +241,8 @@ absl::Status SubtensorOp::Perform(const Apply& node, std::span<const Tensor> inp
       for (int64_t i = 0; i < idx.size(); ++i) {
         int64_t r = idx.data<int64_t>()[i];
         if (r < -len || r >= len) {
-          return Invalid(*this, absl::StrCat("index ", r, " is out of bounds for axis 0 with size ",
-                                             len));
+          return Invalid(*this,
+                         absl::StrCat("index ", r, " is out of bounds for axis 0 with size ", len));
         }
         rows[i] = r < 0 ? r + len : r;
       }
@@ -258,7 +255,9 @@ absl::Status SubtensorOp::Perform(const Apply& node, std::span<const Tensor> inp
         Shape one_row = row_shape;
         for (int64_t i = 0; i < idx.size(); ++i) {
           Tensor dst = out.View(one_row, ContiguousStrides(one_row), i * ShapeSize(one_row));
-          if (absl::Status s = Assign(*this, dst, x.View(row_shape, row_strides, rows[i] * x.strides()[0]), true); !s.ok()) {
+          if (absl::Status s = Assign(
+                  *this, dst, x.View(row_shape, row_strides, rows[i] * x.strides()[0]), true);
+              !s.ok()) {
             return s;
           }
         }
@@ -272,9 +271,9 @@ absl::Status SubtensorOp::Perform(const Apply& node, std::span<const Tensor> inp
       target.insert(target.end(), row_shape.begin(), row_shape.end());
       std::optional<Tensor> broadcast = y.BroadcastTo(target);
       if (!broadcast) {
-        return Invalid(*this, absl::StrCat("y of shape ", ShapeToString(y.shape()),
-                                           " does not broadcast to x[idx] of shape ",
-                                           ShapeToString(target)));
+        return Invalid(
+            *this, absl::StrCat("y of shape ", ShapeToString(y.shape()),
+                                " does not broadcast to x[idx] of shape ", ShapeToString(target)));
       }
       const Tensor& yb = *broadcast;
       for (int64_t i = 0; i < idx.size(); ++i) {
@@ -300,13 +299,14 @@ absl::StatusOr<Var> IndexScalar(const Var& v) {
   if (!v.ok()) return v.status();
   const TensorType* t = v->tensor_type();
   if (t == nullptr || t->ndim() != 0 || !IsInteger(t->dtype())) {
-    return absl::InvalidArgumentError(absl::StrCat("subtensor: the index ", v->ToString(),
-                                                   " is not an integer scalar"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("subtensor: the index ", v->ToString(), " is not an integer scalar"));
   }
   if (v->is_constant()) {
     const int64_t value =
         static_cast<const Constant&>(*v).data().AsType(DType::kInt64).data<int64_t>()[0];
-    return constant(*Tensor::FromValues<int64_t>(DType::kInt64, {}, std::span<const int64_t>(&value, 1)));
+    return constant(
+        *Tensor::FromValues<int64_t>(DType::kInt64, {}, std::span<const int64_t>(&value, 1)));
   }
   return cast(v, DType::kInt64);
 }
@@ -345,9 +345,9 @@ Var subtensor(const Var& x, const std::vector<Index>& idx) {
 }
 
 Var take(const Var& x, const Var& indices) {
-  return ApplyOp(OpPtr(std::make_shared<SubtensorOp>(OpKind::kAdvancedSubtensor1,
-                                                     std::vector<IndexEntry>{})),
-                 {x, indices});
+  return ApplyOp(
+      OpPtr(std::make_shared<SubtensorOp>(OpKind::kAdvancedSubtensor1, std::vector<IndexEntry>{})),
+      {x, indices});
 }
 
 namespace {
@@ -359,14 +359,14 @@ Var IncOrSet(const Var& indexed, const Var& y, bool set) {
   const auto* op = node ? dynamic_cast<const SubtensorOp*>(&node->op()) : nullptr;
   if (op == nullptr ||
       (op->kind() != OpKind::kSubtensor && op->kind() != OpKind::kAdvancedSubtensor1)) {
-    return Var(absl::InvalidArgumentError(absl::StrCat(
-        set ? "set_subtensor" : "inc_subtensor", ": ", indexed->ToString(),
-        " is not the result of indexing (subtensor or take)")));
+    return Var(absl::InvalidArgumentError(
+        absl::StrCat(set ? "set_subtensor" : "inc_subtensor", ": ", indexed->ToString(),
+                     " is not the result of indexing (subtensor or take)")));
   }
   std::vector<Var> inputs = {node->inputs()[0], y};
   for (int i = 1; i < node->num_inputs(); ++i) inputs.push_back(node->inputs()[i]);
-  const OpKind kind = op->kind() == OpKind::kSubtensor ? OpKind::kIncSubtensor
-                                                       : OpKind::kAdvancedIncSubtensor1;
+  const OpKind kind =
+      op->kind() == OpKind::kSubtensor ? OpKind::kIncSubtensor : OpKind::kAdvancedIncSubtensor1;
   return ApplyOp(OpPtr(std::make_shared<SubtensorOp>(kind, op->idx(), set)), inputs);
 }
 
@@ -376,7 +376,8 @@ Var set_subtensor(const Var& indexed, const Var& y) { return IncOrSet(indexed, y
 Var inc_subtensor(const Var& indexed, const Var& y) { return IncOrSet(indexed, y, false); }
 
 // Subtensor: full slices keep the input dim, integer entries drop it, other slices fall back to
-// Shape_i of the output (as Aesara's ShapeFeature does for dims it cannot infer); Inc*: x's shape; AdvancedSubtensor1: (len(idx),)
+// Shape_i of the output (as Aesara's ShapeFeature does for dims it cannot infer); Inc*: x's shape;
+// AdvancedSubtensor1: (len(idx),)
 // + x.shape[1:].
 absl::StatusOr<std::vector<std::vector<VariablePtr>>> SubtensorOp::InferShape(
     const Apply& node, const std::vector<std::vector<VariablePtr>>& in) const {

@@ -50,8 +50,8 @@ class SubtensorOp final : public Op {
 // A slice bound or an integer index: absent (None), a constant, or an integer scalar variable.
 struct Bound {
   Bound() = default;
-  Bound(std::nullopt_t) {}           // NOLINT: None
-  Bound(int64_t v);                  // NOLINT
+  Bound(std::nullopt_t) {}             // NOLINT: None
+  Bound(int64_t v);                    // NOLINT
   Bound(int v) : Bound(int64_t{v}) {}  // NOLINT
   Bound(Var v) : var(std::move(v)) {}  // NOLINT
   std::optional<Var> var;
@@ -64,9 +64,9 @@ struct Slice {
 
 // One index: an integer (constant or symbolic) or a slice.
 struct Index {
-  Index(int64_t v) : value(v) {}    // NOLINT
-  Index(int v) : value(v) {}        // NOLINT
-  Index(Var v) : value(std::move(v)) {}  // NOLINT
+  Index(int64_t v) : value(v) {}           // NOLINT
+  Index(int v) : value(v) {}               // NOLINT
+  Index(Var v) : value(std::move(v)) {}    // NOLINT
   Index(Slice s) : slice(std::move(s)) {}  // NOLINT
   Bound value;
   std::optional<Slice> slice;

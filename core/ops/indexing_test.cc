@@ -21,7 +21,9 @@ std::vector<Index> ParseIndex(const std::string& spec) {
     }
     std::vector<std::string> b = absl::StrSplit(p, ':');
     b.resize(3);
-    auto bound = [](const std::string& s) { return s.empty() ? Bound() : Bound(int64_t{std::stoll(s)}); };
+    auto bound = [](const std::string& s) {
+      return s.empty() ? Bound() : Bound(int64_t{std::stoll(s)});
+    };
     idx.push_back(Slice{bound(b[0]), bound(b[1]), bound(b[2])});
   }
   return idx;
@@ -47,16 +49,20 @@ TEST(IndexingTest, MatchesNumPy) {
     const std::string& op = c[0];
     if (op == "sub" || op == "set" || op == "inc") {
       Var indexed = subtensor(x, ParseIndex(c[1]));
-      out = op == "sub" ? indexed : op == "set" ? set_subtensor(indexed, y) : inc_subtensor(indexed, y);
+      out = op == "sub"   ? indexed
+            : op == "set" ? set_subtensor(indexed, y)
+                          : inc_subtensor(indexed, y);
     } else {
       std::vector<int64_t> rows;
       if (!c[1].empty()) {
         for (const auto& r : absl::StrSplit(c[1], ',')) rows.push_back(std::stoll(std::string(r)));
       }
-      Var idx = constant(*Tensor::FromValues<int64_t>(
-          DType::kInt64, {static_cast<int64_t>(rows.size())}, rows));
+      Var idx = constant(
+          *Tensor::FromValues<int64_t>(DType::kInt64, {static_cast<int64_t>(rows.size())}, rows));
       Var taken = take(x, idx);
-      out = op == "take" ? taken : op == "take_set" ? set_subtensor(taken, y) : inc_subtensor(taken, y);
+      out = op == "take"       ? taken
+            : op == "take_set" ? set_subtensor(taken, y)
+                               : inc_subtensor(taken, y);
     }
     ASSERT_TRUE(out.ok()) << out.status();
     auto f = function(inputs, {out});

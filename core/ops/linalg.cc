@@ -1,21 +1,18 @@
-#include "core/ops/shape_infer.h"
 #include "core/ops/linalg.h"
 
 #include <algorithm>
 #include <numeric>
 
 #include "absl/strings/str_cat.h"
-#include "core/ops/dimshuffle.h"
 #include "core/graph/constructors.h"
+#include "core/ops/dimshuffle.h"
 #include "core/ops/math.h"
+#include "core/ops/op_util.h"
 #include "core/ops/shape.h"
+#include "core/ops/shape_infer.h"
 
 namespace kiln {
 namespace {
-
-absl::Status Invalid(const Op& op, const std::string& message) {
-  return absl::InvalidArgumentError(absl::StrCat(op.Name(), ": ", message));
-}
 
 bool IsBlasDType(DType d) {
   return d == DType::kFloat32 || d == DType::kFloat64 || d == DType::kComplex64 ||
@@ -61,11 +58,16 @@ absl::StatusOr<StaticShape> MatMulShape(const Op& op, const TensorType& a, const
 
 std::string ProductOp::Name() const {
   switch (kind_) {
-    case OpKind::kDot: return "dot";
-    case OpKind::kMatMul: return "MatMul";
-    case OpKind::kDot22: return "Dot22";
-    case OpKind::kGemm: return inplace_ ? "Gemm{inplace}" : "Gemm{no_inplace}";
-    default: return inplace_ ? "Gemv{inplace}" : "Gemv{no_inplace}";
+    case OpKind::kDot:
+      return "dot";
+    case OpKind::kMatMul:
+      return "MatMul";
+    case OpKind::kDot22:
+      return "Dot22";
+    case OpKind::kGemm:
+      return inplace_ ? "Gemm{inplace}" : "Gemm{no_inplace}";
+    default:
+      return inplace_ ? "Gemv{inplace}" : "Gemv{no_inplace}";
   }
 }
 
@@ -90,8 +92,8 @@ absl::StatusOr<ApplyPtr> ProductOp::MakeNode(std::vector<VariablePtr> inputs) co
     }
   }
   auto rank_error = [&](size_t i, const char* wanted) {
-    return Invalid(*this, absl::StrCat("input ", i, " has type ", t[i]->ToString(), " but ",
-                                       wanted, " is needed"));
+    return Invalid(*this, absl::StrCat("input ", i, " has type ", t[i]->ToString(), " but ", wanted,
+                                       " is needed"));
   };
   if (kind_ == OpKind::kGemm || kind_ == OpKind::kGemv) {
     const bool gemm = kind_ == OpKind::kGemm;

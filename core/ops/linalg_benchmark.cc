@@ -20,16 +20,16 @@ kiln::Tensor Filled(double seed) {
 }
 
 void BM_KilnDot(benchmark::State& state) {
-  kiln::ApplyPtr node =
-      *std::make_shared<kiln::ProductOp>(kiln::OpKind::kDot)->MakeNode(
-          {kiln::dmatrix().ptr(), kiln::dmatrix().ptr()});
+  kiln::ApplyPtr node = *std::make_shared<kiln::ProductOp>(kiln::OpKind::kDot)
+                             ->MakeNode({kiln::dmatrix().ptr(), kiln::dmatrix().ptr()});
   std::vector<kiln::Tensor> in = {Filled(1), Filled(2)}, out(1);
   for (auto _ : state) benchmark::DoNotOptimize(node->op().Perform(*node, in, out));
 }
 BENCHMARK(BM_KilnDot)->Unit(benchmark::kMillisecond);
 
 void BM_OpenBlasDgemm(benchmark::State& state) {
-  kiln::Tensor a = Filled(1), b = Filled(2), c = kiln::Tensor::Zeros(kiln::DType::kFloat64, {kN, kN});
+  kiln::Tensor a = Filled(1), b = Filled(2),
+               c = kiln::Tensor::Zeros(kiln::DType::kFloat64, {kN, kN});
   for (auto _ : state) {
     cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, kN, kN, kN, 1.0, a.data<double>(), kN,
                 b.data<double>(), kN, 0.0, c.data<double>(), kN);

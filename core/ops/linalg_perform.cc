@@ -124,10 +124,10 @@ absl::Status ProductOp::Perform(const Apply& node, std::span<const Tensor> input
   Tensor a = AsMatrix(a_in, true), b = AsMatrix(b_in, false);
   const int64_t ka = a.shape()[a.ndim() - 1], kb = b.shape()[b.ndim() - 2];
   if (ka != kb) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        Name(), ": shapes ", ShapeToString(a_in.shape()), " and ", ShapeToString(b_in.shape()),
-        " not aligned: ", ka, " (dim ", a_in.ndim() - 1, ") != ", kb, " (dim ",
-        b_in.ndim() >= 2 ? b_in.ndim() - 2 : 0, ")"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(Name(), ": shapes ", ShapeToString(a_in.shape()), " and ",
+                     ShapeToString(b_in.shape()), " not aligned: ", ka, " (dim ", a_in.ndim() - 1,
+                     ") != ", kb, " (dim ", b_in.ndim() >= 2 ? b_in.ndim() - 2 : 0, ")"));
   }
   // The output shape: broadcast batch dims, then (m, n).
   const int nd = std::max(a.ndim(), b.ndim());
@@ -136,19 +136,18 @@ absl::Status ProductOp::Perform(const Apply& node, std::span<const Tensor> input
     const int da = d - (nd - a.ndim()), db = d - (nd - b.ndim());
     const int64_t x = da >= 0 ? a.shape()[da] : 1, y = db >= 0 ? b.shape()[db] : 1;
     if (x != y && x != 1 && y != 1) {
-      return absl::InvalidArgumentError(absl::StrCat(Name(), ": batch shapes ",
-                                                     ShapeToString(a_in.shape()), " and ",
-                                                     ShapeToString(b_in.shape()),
-                                                     " do not broadcast"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(Name(), ": batch shapes ", ShapeToString(a_in.shape()), " and ",
+                       ShapeToString(b_in.shape()), " do not broadcast"));
     }
     shape[d] = std::max(x, y);
   }
   shape[nd - 2] = a.shape()[a.ndim() - 2];
   shape[nd - 1] = b.shape()[b.ndim() - 1];
 
-  const DType compute = out_dtype == DType::kFloat16   ? DType::kFloat32
-                        : out_dtype == DType::kBool ? DType::kInt64
-                                                       : out_dtype;
+  const DType compute = out_dtype == DType::kFloat16 ? DType::kFloat32
+                        : out_dtype == DType::kBool  ? DType::kInt64
+                                                     : out_dtype;
   if (a.dtype() != compute) a = a.AsType(compute);
   if (b.dtype() != compute) b = b.AsType(compute);
   Tensor out;

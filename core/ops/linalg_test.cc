@@ -67,7 +67,8 @@ TEST(LinalgTest, NamesAndTypes) {
   EXPECT_EQ(dot(tensor(DType::kFloat32, {2, 3}), tensor(DType::kInt16, {3, 5}))->type()->ToString(),
             "TensorType(float32, (2, 5))");
   EXPECT_EQ(matmul(tensor(DType::kFloat64, {4, 1, 2, 3}), tensor(DType::kFloat64, {5, 3, 7}))
-                ->type()->ToString(),
+                ->type()
+                ->ToString(),
             "TensorType(float64, (4, 5, 2, 7))");
   EXPECT_EQ(dot22(m, m)->owner()->op().Name(), "Dot22");
   Var s = dscalar("s");
@@ -77,9 +78,10 @@ TEST(LinalgTest, NamesAndTypes) {
 }
 
 TEST(LinalgTest, ShapeErrors) {
-  EXPECT_EQ(dot(tensor(DType::kFloat64, {2, 3}), tensor(DType::kFloat64, {4, 5})).status().message(),
-            "dot: input 1 has type TensorType(float64, (4, 5)) but input 0 has "
-            "TensorType(float64, (2, 3)): inner dims 3 and 4 differ");
+  EXPECT_EQ(
+      dot(tensor(DType::kFloat64, {2, 3}), tensor(DType::kFloat64, {4, 5})).status().message(),
+      "dot: input 1 has type TensorType(float64, (4, 5)) but input 0 has "
+      "TensorType(float64, (2, 3)): inner dims 3 and 4 differ");
   EXPECT_EQ(dot22(dvector(), dmatrix()).status().message(),
             "Dot22: input 0 has type TensorType(float64, (?,)) but a matrix is needed");
   EXPECT_EQ(gemm(dmatrix(), fscalar(), dmatrix(), dmatrix(), dscalar()).status().message(),
@@ -89,7 +91,8 @@ TEST(LinalgTest, ShapeErrors) {
   auto f = function({a, b}, {dot(a, b)});
   ASSERT_TRUE(f.ok());
   EXPECT_EQ((*f)({Tensor::Zeros(DType::kFloat64, {2, 3}), Tensor::Zeros(DType::kFloat64, {4, 5})})
-                .status().message(),
+                .status()
+                .message(),
             "dot: shapes (2, 3) and (4, 5) not aligned: 3 (dim 1) != 4 (dim 0)");
 }
 

@@ -1,4 +1,3 @@
-#include "core/ops/shape_infer.h"
 #include "core/ops/nnet.h"
 
 #include <algorithm>
@@ -11,6 +10,7 @@
 #include "core/ops/dimshuffle.h"
 #include "core/ops/math.h"
 #include "core/ops/shape.h"
+#include "core/ops/shape_infer.h"
 #include "core/runtime/dtype_dispatch.h"
 
 namespace kiln {
@@ -43,10 +43,14 @@ bool Less(T a, T b) {
 std::string AxisOp::Name() const {
   const std::string axis = axis_ ? absl::StrCat(*axis_) : "None";
   switch (kind_) {
-    case OpKind::kSoftmax: return absl::StrCat("Softmax{axis=", axis, "}");
-    case OpKind::kLogSoftmax: return absl::StrCat("LogSoftmax{axis=", axis, "}");
-    case OpKind::kSort: return absl::StrCat("SortOp{quicksort, axis=", axis, "}");
-    default: return absl::StrCat("ArgSortOp{quicksort, axis=", axis, "}");
+    case OpKind::kSoftmax:
+      return absl::StrCat("Softmax{axis=", axis, "}");
+    case OpKind::kLogSoftmax:
+      return absl::StrCat("LogSoftmax{axis=", axis, "}");
+    case OpKind::kSort:
+      return absl::StrCat("SortOp{quicksort, axis=", axis, "}");
+    default:
+      return absl::StrCat("ArgSortOp{quicksort, axis=", axis, "}");
   }
 }
 
@@ -55,13 +59,13 @@ absl::StatusOr<ApplyPtr> AxisOp::MakeNode(std::vector<VariablePtr> inputs) const
   const TensorType* t = inputs[0]->tensor_type();
   const bool softmax = kind_ == OpKind::kSoftmax || kind_ == OpKind::kLogSoftmax;
   if (t == nullptr || IsComplex(t->dtype()) || (softmax && !IsFloat(t->dtype()))) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        Name(), ": input 0 has type ", inputs[0]->type()->ToString(), " but ",
-        softmax ? "a float tensor" : "a real tensor", " is needed"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(Name(), ": input 0 has type ", inputs[0]->type()->ToString(), " but ",
+                     softmax ? "a float tensor" : "a real tensor", " is needed"));
   }
   if (axis_ && (*axis_ < 0 || *axis_ >= t->ndim())) {
-    return absl::InvalidArgumentError(absl::StrCat(Name(), ": axis ", *axis_,
-                                                   " is out of bounds for ", t->ToString()));
+    return absl::InvalidArgumentError(
+        absl::StrCat(Name(), ": axis ", *axis_, " is out of bounds for ", t->ToString()));
   }
   TypePtr out = inputs[0]->type();
   if (!axis_ && !softmax) out = TensorType::Make(t->dtype(), {std::nullopt});
@@ -138,12 +142,16 @@ Var ApplyAxisOp(OpKind kind, const Var& x, std::optional<int> axis) {
 
 }  // namespace
 
-Var softmax(const Var& x, std::optional<int> axis) { return ApplyAxisOp(OpKind::kSoftmax, x, axis); }
+Var softmax(const Var& x, std::optional<int> axis) {
+  return ApplyAxisOp(OpKind::kSoftmax, x, axis);
+}
 Var log_softmax(const Var& x, std::optional<int> axis) {
   return ApplyAxisOp(OpKind::kLogSoftmax, x, axis);
 }
 Var sort(const Var& x, std::optional<int> axis) { return ApplyAxisOp(OpKind::kSort, x, axis); }
-Var argsort(const Var& x, std::optional<int> axis) { return ApplyAxisOp(OpKind::kArgSort, x, axis); }
+Var argsort(const Var& x, std::optional<int> axis) {
+  return ApplyAxisOp(OpKind::kArgSort, x, axis);
+}
 
 Var logsumexp(const Var& x, Axes axes, bool keepdims) {
   Var m = max(x, axes, /*keepdims=*/true);

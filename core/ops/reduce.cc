@@ -1,4 +1,3 @@
-#include "core/ops/shape_infer.h"
 #include "core/ops/reduce.h"
 
 #include <algorithm>
@@ -10,18 +9,25 @@
 #include "core/ops/dimshuffle.h"
 #include "core/ops/math.h"
 #include "core/ops/shape.h"
+#include "core/ops/shape_infer.h"
 
 namespace kiln {
 namespace {
 
 const char* ReduceName(ReduceKind k) {
   switch (k) {
-    case ReduceKind::kSum: return "Sum";
-    case ReduceKind::kProd: return "Prod";
-    case ReduceKind::kMax: return "Max";
-    case ReduceKind::kMin: return "Min";
-    case ReduceKind::kAll: return "All";
-    case ReduceKind::kAny: return "Any";
+    case ReduceKind::kSum:
+      return "Sum";
+    case ReduceKind::kProd:
+      return "Prod";
+    case ReduceKind::kMax:
+      return "Max";
+    case ReduceKind::kMin:
+      return "Min";
+    case ReduceKind::kAll:
+      return "All";
+    case ReduceKind::kAny:
+      return "Any";
   }
   return "?";
 }
@@ -33,8 +39,8 @@ absl::StatusOr<std::vector<int>> NormalizeAxes(const std::string& op, std::vecto
     const int original = a;
     if (a < 0) a += ndim;
     if (a < 0 || a >= std::max(1, ndim) || (ndim == 0 && original != 0 && original != -1)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          op, ": axis ", original, " is out of bounds for array of dimension ", ndim));
+      return absl::InvalidArgumentError(
+          absl::StrCat(op, ": axis ", original, " is out of bounds for array of dimension ", ndim));
     }
   }
   std::sort(axes.begin(), axes.end());
@@ -92,7 +98,8 @@ std::string CAReduce::Name() const {
     }
     case ReduceKind::kMax:
     case ReduceKind::kMin:
-      return absl::StrCat(ReduceName(reduce_), reduce_ == ReduceKind::kMax ? "{maximum}" : "{minimum}",
+      return absl::StrCat(ReduceName(reduce_),
+                          reduce_ == ReduceKind::kMax ? "{maximum}" : "{minimum}",
                           axis_ ? absl::StrCat("{", axes, "}") : "");
     default:
       return absl::StrCat(ReduceName(reduce_), axis_ ? absl::StrCat("{", axes, "}") : "");
@@ -101,8 +108,8 @@ std::string CAReduce::Name() const {
 
 std::string CAReduce::Props() const {
   return absl::StrCat(ReduceName(reduce_), ";axis=", axis_ ? absl::StrJoin(*axis_, ",") : "None",
-                      ";dtype=", dtype_ ? DTypeName(*dtype_) : "", ";acc=",
-                      acc_dtype_ ? DTypeName(*acc_dtype_) : "");
+                      ";dtype=", dtype_ ? DTypeName(*dtype_) : "",
+                      ";acc=", acc_dtype_ ? DTypeName(*acc_dtype_) : "");
 }
 
 absl::StatusOr<ApplyPtr> CAReduce::MakeNode(std::vector<VariablePtr> inputs) const {
@@ -111,8 +118,9 @@ absl::StatusOr<ApplyPtr> CAReduce::MakeNode(std::vector<VariablePtr> inputs) con
   }
   const TensorType* t = inputs[0]->tensor_type();
   if (t == nullptr) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        Name(), ": input 0 has type ", inputs[0]->type()->ToString(), ", which is not a TensorType"));
+    return absl::InvalidArgumentError(absl::StrCat(Name(), ": input 0 has type ",
+                                                   inputs[0]->type()->ToString(),
+                                                   ", which is not a TensorType"));
   }
   std::vector<int> axes = axis_ ? *axis_ : AllAxes(t->ndim());
   absl::StatusOr<std::vector<int>> normalized = NormalizeAxes(Name(), axes, t->ndim());
@@ -136,8 +144,8 @@ absl::StatusOr<ApplyPtr> CAReduce::MakeNode(std::vector<VariablePtr> inputs) con
       break;
     default:
       if (IsComplex(t->dtype())) {
-        return absl::InvalidArgumentError(absl::StrCat(Name(), ": input 0 has type ",
-                                                       t->ToString(), ", which has no order"));
+        return absl::InvalidArgumentError(
+            absl::StrCat(Name(), ": input 0 has type ", t->ToString(), ", which has no order"));
       }
       break;
   }
@@ -171,8 +179,8 @@ absl::StatusOr<ApplyPtr> MaxAndArgmax::MakeNode(std::vector<VariablePtr> inputs)
   }
   for (int a : axis_) {
     if (a < 0 || a >= t->ndim()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "Computation needs a valid axis number for ", t->ndim(), "-D tensor. Got ", a));
+      return absl::InvalidArgumentError(absl::StrCat("Computation needs a valid axis number for ",
+                                                     t->ndim(), "-D tensor. Got ", a));
     }
   }
   const StaticShape kept = KeptShape(*t, axis_);
@@ -241,12 +249,24 @@ absl::StatusOr<std::vector<int>> ArgmaxAxes(const Var& x, const Axes& axes) {
 
 }  // namespace
 
-Var sum(const Var& x, Axes axes, bool keepdims) { return Reduce(ReduceKind::kSum, x, axes, keepdims); }
-Var prod(const Var& x, Axes axes, bool keepdims) { return Reduce(ReduceKind::kProd, x, axes, keepdims); }
-Var max(const Var& x, Axes axes, bool keepdims) { return Reduce(ReduceKind::kMax, x, axes, keepdims); }
-Var min(const Var& x, Axes axes, bool keepdims) { return Reduce(ReduceKind::kMin, x, axes, keepdims); }
-Var all(const Var& x, Axes axes, bool keepdims) { return Reduce(ReduceKind::kAll, x, axes, keepdims); }
-Var any(const Var& x, Axes axes, bool keepdims) { return Reduce(ReduceKind::kAny, x, axes, keepdims); }
+Var sum(const Var& x, Axes axes, bool keepdims) {
+  return Reduce(ReduceKind::kSum, x, axes, keepdims);
+}
+Var prod(const Var& x, Axes axes, bool keepdims) {
+  return Reduce(ReduceKind::kProd, x, axes, keepdims);
+}
+Var max(const Var& x, Axes axes, bool keepdims) {
+  return Reduce(ReduceKind::kMax, x, axes, keepdims);
+}
+Var min(const Var& x, Axes axes, bool keepdims) {
+  return Reduce(ReduceKind::kMin, x, axes, keepdims);
+}
+Var all(const Var& x, Axes axes, bool keepdims) {
+  return Reduce(ReduceKind::kAll, x, axes, keepdims);
+}
+Var any(const Var& x, Axes axes, bool keepdims) {
+  return Reduce(ReduceKind::kAny, x, axes, keepdims);
+}
 
 std::vector<Var> max_and_argmax(const Var& x, Axes axes) {
   if (!x.ok()) return {x, x};
@@ -282,8 +302,7 @@ Var mean(const Var& x, Axes axes, bool keepdims) {
                              s.dtype() == DType::kComplex64)
                                 ? DType::kFloat32
                                 : DType::kFloat64;
-  const std::vector<int> reduced =
-      axes.axes ? *ArgmaxAxes(x, axes) : AllAxes(x.ndim());
+  const std::vector<int> reduced = axes.axes ? *ArgmaxAxes(x, axes) : AllAxes(x.ndim());
   for (int a : reduced) s = s / cast(shape_i(x, a), count_dtype);
   if (s.ok() && !IsFloat(s.dtype()) && !IsComplex(s.dtype())) s = cast(s, count_dtype);
   if (s.ok()) s->set_name("mean");

@@ -18,7 +18,7 @@ struct Axes {
   Axes(int axis) : axes(std::vector<int>{axis}) {}  // NOLINT: implicit by design
   Axes(std::initializer_list<int> list) : axes(std::vector<int>(list)) {}
   Axes(std::vector<int> list) : axes(std::move(list)) {}  // NOLINT
-  std::optional<std::vector<int>> axes;  // nullopt: every axis
+  std::optional<std::vector<int>> axes;                   // nullopt: every axis
 };
 
 // The reduction a CAReduce performs.
@@ -57,7 +57,8 @@ class CAReduce final : public Op {
 // C order over the reduced axes. Argmax{axis=(0,)} is its second output alone.
 class MaxAndArgmax final : public Op {
  public:
-  MaxAndArgmax(std::vector<int> axis, bool argmax_only) : axis_(std::move(axis)), argmax_only_(argmax_only) {}
+  MaxAndArgmax(std::vector<int> axis, bool argmax_only)
+      : axis_(std::move(axis)), argmax_only_(argmax_only) {}
   const std::vector<int>& axis() const { return axis_; }
   OpKind kind() const override { return argmax_only_ ? OpKind::kArgmax : OpKind::kMaxAndArgmax; }
   std::string Name() const override;

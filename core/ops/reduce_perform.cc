@@ -45,8 +45,11 @@ Shape KeptDims(const Shape& in_shape, const std::vector<bool>& reduced) {
 template <typename Acc>
 Acc Identity(ReduceKind kind) {
   switch (kind) {
-    case ReduceKind::kProd: case ReduceKind::kAll: return Acc(1);
-    default: return Acc(0);
+    case ReduceKind::kProd:
+    case ReduceKind::kAll:
+      return Acc(1);
+    default:
+      return Acc(0);
   }
 }
 
@@ -55,29 +58,38 @@ template <typename Acc>
 void Accumulate(ReduceKind kind, const Tensor& in, const std::vector<int64_t>& out_strides,
                 Acc* acc) {
   const Acc* data = in.data<Acc>();
-  loops::ForEachRun<2>(in.shape(), {&in.strides(), &out_strides}, 0, in.size(),
-                       [&](int64_t, int64_t count, auto& off) {
-    const int64_t si = in.strides().empty() ? 0 : in.strides().back();
-    const int64_t so = out_strides.empty() ? 0 : out_strides.back();
-    const Acc* x = data + off[0];
-    Acc* a = acc + off[1];
-    for (int64_t k = 0; k < count; ++k) {
-      Acc& target = a[k * so];
-      const Acc v = x[k * si];
-      if (kind == ReduceKind::kSum) {
-        target = scalar::Apply<ScalarOpKind::kAdd, Acc>(target, v);
-      } else if (kind == ReduceKind::kProd) {
-        target = scalar::Apply<ScalarOpKind::kMul, Acc>(target, v);
-      } else if constexpr (!scalar::kComplex<Acc>) {  // complex inputs only sum and multiply
-        switch (kind) {
-          case ReduceKind::kMax: target = scalar::Max(target, v); break;
-          case ReduceKind::kMin: target = scalar::Min(target, v); break;
-          case ReduceKind::kAll: target = target && v; break;
-          default: target = target || v; break;
+  loops::ForEachRun<2>(
+      in.shape(), {&in.strides(), &out_strides}, 0, in.size(),
+      [&](int64_t, int64_t count, auto& off) {
+        const int64_t si = in.strides().empty() ? 0 : in.strides().back();
+        const int64_t so = out_strides.empty() ? 0 : out_strides.back();
+        const Acc* x = data + off[0];
+        Acc* a = acc + off[1];
+        for (int64_t k = 0; k < count; ++k) {
+          Acc& target = a[k * so];
+          const Acc v = x[k * si];
+          if (kind == ReduceKind::kSum) {
+            target = scalar::Apply<ScalarOpKind::kAdd, Acc>(target, v);
+          } else if (kind == ReduceKind::kProd) {
+            target = scalar::Apply<ScalarOpKind::kMul, Acc>(target, v);
+          } else if constexpr (!scalar::kComplex<Acc>) {  // complex inputs only sum and multiply
+            switch (kind) {
+              case ReduceKind::kMax:
+                target = scalar::Max(target, v);
+                break;
+              case ReduceKind::kMin:
+                target = scalar::Min(target, v);
+                break;
+              case ReduceKind::kAll:
+                target = target && v;
+                break;
+              default:
+                target = target || v;
+                break;
+            }
+          }
         }
-      }
-    }
-  });
+      });
 }
 
 }  // namespace
@@ -164,27 +176,27 @@ absl::Status MaxAndArgmax::Perform(const Apply& node, std::span<const Tensor> in
       int64_t* idx = index.data<int64_t>();
       loops::ForEachRun<3>(x.shape(), {&in.strides(), &out_strides, &index_strides}, 0, x.size(),
                            [&](int64_t, int64_t count, auto& off) {
-        const int ndim = x.ndim();
-        const int64_t si = ndim ? in.strides().back() : 0;
-        const int64_t so = ndim ? out_strides.back() : 0;
-        const int64_t sk = ndim ? index_strides.back() : 0;
-        for (int64_t k = 0; k < count; ++k) {
-          const int64_t o = off[1] + k * so;
-          const T v = data[off[0] + k * si];
-          // The first maximum wins; NaN is the maximum, as in numpy.argmax.
-          bool take = !seen[o];
-          if constexpr (scalar::kReal<T>) {
-            take = take || (!std::isnan(b[o]) && (std::isnan(v) || v > b[o]));
-          } else {
-            take = take || v > b[o];
-          }
-          if (take) {
-            seen[o] = true;
-            b[o] = v;
-            idx[o] = off[2] + k * sk;
-          }
-        }
-      });
+                             const int ndim = x.ndim();
+                             const int64_t si = ndim ? in.strides().back() : 0;
+                             const int64_t so = ndim ? out_strides.back() : 0;
+                             const int64_t sk = ndim ? index_strides.back() : 0;
+                             for (int64_t k = 0; k < count; ++k) {
+                               const int64_t o = off[1] + k * so;
+                               const T v = data[off[0] + k * si];
+                               // The first maximum wins; NaN is the maximum, as in numpy.argmax.
+                               bool take = !seen[o];
+                               if constexpr (scalar::kReal<T>) {
+                                 take = take || (!std::isnan(b[o]) && (std::isnan(v) || v > b[o]));
+                               } else {
+                                 take = take || v > b[o];
+                               }
+                               if (take) {
+                                 seen[o] = true;
+                                 b[o] = v;
+                                 idx[o] = off[2] + k * sk;
+                               }
+                             }
+                           });
     }
   });
   int next = 0;
@@ -197,8 +209,8 @@ absl::Status MaxAndArgmax::Perform(const Apply& node, std::span<const Tensor> in
 
 absl::Status CumOp::Perform(const Apply& node, std::span<const Tensor> inputs,
                             std::vector<Tensor>& outputs) const {
-  const Tensor x = axis_ ? inputs[0].Contiguous()
-                         : inputs[0].Contiguous().View({inputs[0].size()}, {1});
+  const Tensor x =
+      axis_ ? inputs[0].Contiguous() : inputs[0].Contiguous().View({inputs[0].size()}, {1});
   const int axis = axis_.value_or(0);
   if (x.size() == 0) {
     outputs[0] = x.AsType(x.dtype());

@@ -38,7 +38,8 @@ DType RealPart(DType d) {
 }
 
 absl::Status Unsupported(const ScalarOp& op, std::string_view what) {
-  return absl::InvalidArgumentError(absl::StrCat(op.Name(), " is not defined for ", std::string(what)));
+  return absl::InvalidArgumentError(
+      absl::StrCat(op.Name(), " is not defined for ", std::string(what)));
 }
 
 }  // namespace
@@ -115,7 +116,8 @@ absl::StatusOr<DType> ScalarOutputDType(const ScalarOp& op, std::span<const DTyp
     case DTypeRule::kSame:
       return upcast;
     case DTypeRule::kSameFloatOnly:
-      if (!IsFloat(upcast)) return Unsupported(op, absl::StrCat(DTypeName(upcast), "; only floats"));
+      if (!IsFloat(upcast))
+        return Unsupported(op, absl::StrCat(DTypeName(upcast), "; only floats"));
       return upcast;
     case DTypeRule::kBool:
       return DType::kBool;
@@ -142,7 +144,8 @@ absl::StatusOr<DType> ScalarOutputDType(const ScalarOp& op, std::span<const DTyp
       if (inputs.size() != op.program->input_dtypes.size() ||
           !std::equal(inputs.begin(), inputs.end(), op.program->input_dtypes.begin())) {
         std::string wanted;
-        for (DType d : op.program->input_dtypes) absl::StrAppend(&wanted, wanted.empty() ? "" : ", ", DTypeName(d));
+        for (DType d : op.program->input_dtypes)
+          absl::StrAppend(&wanted, wanted.empty() ? "" : ", ", DTypeName(d));
         return absl::InvalidArgumentError(absl::StrCat("the composite takes (", wanted, ")"));
       }
       return op.program->RegisterDType(op.program->outputs[0]);

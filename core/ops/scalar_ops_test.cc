@@ -3,10 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-
-#include "absl/strings/str_join.h"
 #include <iostream>
 
+#include "absl/strings/str_join.h"
 #include "core/kiln.h"
 #include "core/ops/sleef_kernels.h"
 #include "tests/testing/numpy_cases.h"
@@ -21,8 +20,8 @@ double Tolerance(DType dtype, const std::string& op) {
   const bool special = op == "erfcx" || op == "erfinv" || op == "erfcinv" || op == "gamma" ||
                        op == "gammaln" || op == "psi" || op == "softplus" || op == "tan";
   // SLEEF's 3.5-ULP variants (log, sin, cos, arc functions, tanh): within 4 ULP.
-  const bool u35 = op == "log" || op == "sin" || op == "cos" || op == "arcsin" ||
-                   op == "arccos" || op == "arctan" || op == "tanh";
+  const bool u35 = op == "log" || op == "sin" || op == "cos" || op == "arcsin" || op == "arccos" ||
+                   op == "arctan" || op == "tanh";
   return special ? 1e-13 : u35 ? 9e-16 : 4e-16;
 }
 
@@ -150,7 +149,8 @@ TEST(ScalarOpsErrorTest, IntegerDivisionByZero) {
   ASSERT_TRUE(f.ok() && g.ok());
   Tensor x = *Tensor::Of<int64_t>(DType::kInt32, {2}, {1, 2});
   Tensor zero = *Tensor::Of<int64_t>(DType::kInt32, {2}, {1, 0});
-  EXPECT_EQ((*f)({x, zero}).status().message(), "Elemwise{int_div,no_inplace}: integer division by zero");
+  EXPECT_EQ((*f)({x, zero}).status().message(),
+            "Elemwise{int_div,no_inplace}: integer division by zero");
   EXPECT_EQ((*g)({x, zero}).status().message(), "Elemwise{mod,no_inplace}: integer modulo by zero");
 }
 

@@ -1,6 +1,3 @@
-#include "core/ops/math.h"
-#include "core/ops/indexing.h"
-#include "core/ops/shape_infer.h"
 #include "core/ops/shape.h"
 
 #include <algorithm>
@@ -9,13 +6,13 @@
 #include "absl/strings/str_join.h"
 #include "core/graph/constructors.h"
 #include "core/ops/dimshuffle.h"
+#include "core/ops/indexing.h"
+#include "core/ops/math.h"
+#include "core/ops/op_util.h"
+#include "core/ops/shape_infer.h"
 
 namespace kiln {
 namespace {
-
-absl::Status Invalid(const Op& op, const std::string& message) {
-  return absl::InvalidArgumentError(absl::StrCat(op.Name(), ": ", message));
-}
 
 // The input's TensorType, or an error naming the op and the input.
 absl::StatusOr<const TensorType*> TensorInput(const Op& op, const std::vector<VariablePtr>& in,
@@ -34,8 +31,7 @@ absl::Status CheckInteger(const Op& op, const std::vector<VariablePtr>& in, size
   if (!t.ok()) return t.status();
   if (!IsInteger((*t)->dtype()) || (*t)->ndim() != ndim) {
     return Invalid(op, absl::StrCat("input ", i, " has type ", (*t)->ToString(), " but an ",
-                                    ndim == 0 ? "integer scalar" : "integer vector",
-                                    " is needed"));
+                                    ndim == 0 ? "integer scalar" : "integer vector", " is needed"));
   }
   return absl::OkStatus();
 }
@@ -86,8 +82,8 @@ absl::StatusOr<ApplyPtr> ShapeI::MakeNode(std::vector<VariablePtr> inputs) const
   absl::StatusOr<const TensorType*> t = TensorInput(*this, inputs, 0);
   if (!t.ok()) return t.status();
   if (i_ < 0 || i_ >= (*t)->ndim()) {
-    return Invalid(*this, absl::StrCat("input 0 has type ", (*t)->ToString(), ", which has no dim ",
-                                       i_));
+    return Invalid(*this,
+                   absl::StrCat("input 0 has type ", (*t)->ToString(), ", which has no dim ", i_));
   }
   return Apply::Make(self(), std::move(inputs), {TensorType::Make(DType::kInt64, {})});
 }
@@ -138,8 +134,8 @@ absl::StatusOr<ApplyPtr> Reshape::MakeNode(std::vector<VariablePtr> inputs) cons
       if (d) size *= *d;
     }
     if (size_known && (unknown >= 0 ? (known == 0 || size % known != 0) : size != known)) {
-      return Invalid(*this, absl::StrCat("cannot reshape ", (*x)->ToString(), " into shape ",
-                                         DimsText(dims)));
+      return Invalid(
+          *this, absl::StrCat("cannot reshape ", (*x)->ToString(), " into shape ", DimsText(dims)));
     }
     if (size_known && unknown >= 0) out[unknown] = size / known;
   }
@@ -218,7 +214,9 @@ absl::Status SpecifyShape::Perform(const Apply&, std::span<const Tensor> inputs,
 
 // --- MakeVector -------------------------------------------------------------------------------
 
-std::string MakeVector::Name() const { return absl::StrCat("MakeVector{dtype='", DTypeName(dtype_), "'}"); }
+std::string MakeVector::Name() const {
+  return absl::StrCat("MakeVector{dtype='", DTypeName(dtype_), "'}");
+}
 std::string MakeVector::Props() const { return absl::StrCat("dtype=", DTypeName(dtype_)); }
 
 absl::StatusOr<ApplyPtr> MakeVector::MakeNode(std::vector<VariablePtr> inputs) const {
@@ -300,8 +298,8 @@ Var expand_dims(const Var& x, int axis) {
   const int ndim = x.ndim();
   const int a = axis < 0 ? axis + ndim + 1 : axis;
   if (a < 0 || a > ndim) {
-    return Var(absl::InvalidArgumentError(absl::StrCat(
-        "expand_dims: axis ", axis, " is out of bounds for ", x->type()->ToString())));
+    return Var(absl::InvalidArgumentError(
+        absl::StrCat("expand_dims: axis ", axis, " is out of bounds for ", x->type()->ToString())));
   }
   std::vector<int> order;
   for (int d = 0; d < ndim; ++d) order.push_back(d);
@@ -327,9 +325,9 @@ Var squeeze(const Var& x, const std::vector<int>& axes) {
   for (int axis : axes) {
     const int a = axis < 0 ? axis + ndim : axis;
     if (a < 0 || a >= ndim || !b[a]) {
-      return Var(absl::InvalidArgumentError(absl::StrCat(
-          "squeeze: cannot squeeze axis ", axis, " of ", x->type()->ToString(),
-          ", which is not of static size 1")));
+      return Var(absl::InvalidArgumentError(absl::StrCat("squeeze: cannot squeeze axis ", axis,
+                                                         " of ", x->type()->ToString(),
+                                                         ", which is not of static size 1")));
     }
     drop[a] = true;
   }
@@ -365,8 +363,8 @@ absl::StatusOr<std::vector<std::vector<VariablePtr>>> Reshape::InferShape(
   ShapeVars out;
   for (int d = 0; d < ndim_; ++d) {
     // known is negative exactly when one entry is -1: that entry is size / (-known).
-    Var resolved = switch_(eq(entries[d], constant(-1)), int_div(size, maximum(-known, constant(1))),
-                           entries[d]);
+    Var resolved = switch_(eq(entries[d], constant(-1)),
+                           int_div(size, maximum(-known, constant(1))), entries[d]);
     out.push_back(cast(resolved, DType::kInt64).ptr());
   }
   return std::vector<ShapeVars>{out};

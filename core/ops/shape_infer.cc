@@ -9,7 +9,8 @@
 namespace kiln {
 
 VariablePtr ConstDim(int64_t value) {
-  return constant(*Tensor::FromValues<int64_t>(DType::kInt64, {}, std::span<const int64_t>(&value, 1)))
+  return constant(
+             *Tensor::FromValues<int64_t>(DType::kInt64, {}, std::span<const int64_t>(&value, 1)))
       .ptr();
 }
 

@@ -61,7 +61,8 @@ TEST(ShapeTest, ReshapeErrorsAtRunTimeAndStridedInputs) {
   ASSERT_TRUE(y.ok()) << y.status();
   auto f = function({x, s}, {y});
   ASSERT_TRUE(f.ok()) << f.status();
-  auto bad = (*f)({Range(DType::kFloat64, {2, 3}), *Tensor::Of<int64_t>(DType::kInt64, {2}, {4, 2})});
+  auto bad =
+      (*f)({Range(DType::kFloat64, {2, 3}), *Tensor::Of<int64_t>(DType::kInt64, {2}, {4, 2})});
   EXPECT_EQ(bad.status().message(), "Reshape{2}: cannot reshape array of size 6 into shape (4, 2)");
   // A transposed (non-contiguous) input reshapes in C order of its logical layout.
   Tensor t = Range(DType::kFloat64, {2, 3}).View({3, 2}, {1, 3});

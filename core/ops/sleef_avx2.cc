@@ -16,10 +16,10 @@ void StoreF(float* p, __m256 v) { _mm256_storeu_ps(p, v); }
 
 Table Avx2Table() {
   Table t;
-#define KILN_SLEEF_ENTRY(op, fn, acc)                                                         \
-  t.d[static_cast<int>(ScalarOpKind::op)] =                                                  \
-      &MapVector<double, 4, Sleef_##fn##d4_##acc##avx2, LoadD, StoreD>;          \
-  t.f[static_cast<int>(ScalarOpKind::op)] =                                                  \
+#define KILN_SLEEF_ENTRY(op, fn, acc)                                   \
+  t.d[static_cast<int>(ScalarOpKind::op)] =                             \
+      &MapVector<double, 4, Sleef_##fn##d4_##acc##avx2, LoadD, StoreD>; \
+  t.f[static_cast<int>(ScalarOpKind::op)] =                             \
       &MapVector<float, 8, Sleef_##fn##f8_##acc##avx2, LoadF, StoreF>;
   KILN_SLEEF_OPS(KILN_SLEEF_ENTRY)
 #undef KILN_SLEEF_ENTRY

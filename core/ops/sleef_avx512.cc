@@ -60,10 +60,10 @@ __m512 SoftplusF(__m512 x) {
 
 Table Avx512Table() {
   Table t;
-#define KILN_SLEEF_ENTRY(op, fn, acc)                                                         \
-  t.d[static_cast<int>(ScalarOpKind::op)] =                                                  \
-      &MapVector<double, 8, Sleef_##fn##d8_##acc##avx512f, LoadD, StoreD>;          \
-  t.f[static_cast<int>(ScalarOpKind::op)] =                                                  \
+#define KILN_SLEEF_ENTRY(op, fn, acc)                                      \
+  t.d[static_cast<int>(ScalarOpKind::op)] =                                \
+      &MapVector<double, 8, Sleef_##fn##d8_##acc##avx512f, LoadD, StoreD>; \
+  t.f[static_cast<int>(ScalarOpKind::op)] =                                \
       &MapVector<float, 16, Sleef_##fn##f16_##acc##avx512f, LoadF, StoreF>;
   KILN_SLEEF_OPS(KILN_SLEEF_ENTRY)
 #undef KILN_SLEEF_ENTRY

@@ -1,9 +1,9 @@
 #include "core/ops/sleef_kernels.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <string>
-#include <cmath>
 #include <type_traits>
 
 #include "core/ops/sleef_isa.h"
@@ -23,8 +23,8 @@ const Selected& Select() {
     const char* env = std::getenv("KILN_ISA");
     const std::string wanted = env != nullptr ? env : "";
     const bool avx512 = __builtin_cpu_supports("avx512f") && wanted != "avx2" && wanted != "sse2";
-    const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-                      wanted != "sse2";
+    const bool avx2 =
+        __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && wanted != "sse2";
     if (avx512) return Selected{Avx512Table(), "avx512f"};
     if (avx2) return Selected{Avx2Table(), "avx2"};
     return Selected{Sse2Table(), "sse2"};
@@ -112,9 +112,7 @@ bool MapT(ScalarOpKind op, const T* in, T* out, int64_t n) {
 
 }  // namespace
 
-bool Map(ScalarOpKind op, const double* in, double* out, int64_t n) {
-  return MapT(op, in, out, n);
-}
+bool Map(ScalarOpKind op, const double* in, double* out, int64_t n) { return MapT(op, in, out, n); }
 
 bool Map(ScalarOpKind op, const float* in, float* out, int64_t n) { return MapT(op, in, out, n); }
 

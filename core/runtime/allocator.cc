@@ -69,8 +69,8 @@ void FreeLarge(void* p, size_t size) {
 
 std::shared_ptr<void> AllocateBuffer(size_t bytes) {
   if (bytes < kLargeBuffer) {
-    const size_t size = std::max(kTensorAlignment, (bytes + kTensorAlignment - 1) /
-                                                       kTensorAlignment * kTensorAlignment);
+    const size_t size = std::max(
+        kTensorAlignment, (bytes + kTensorAlignment - 1) / kTensorAlignment * kTensorAlignment);
     void* p = ::operator new(size, std::align_val_t(kTensorAlignment));
     return std::shared_ptr<void>(
         p, [](void* q) { ::operator delete(q, std::align_val_t(kTensorAlignment)); });

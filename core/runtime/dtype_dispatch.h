@@ -20,20 +20,34 @@ struct TypeTag {
 template <typename F>
 decltype(auto) DispatchDType(DType dtype, F&& f) {
   switch (dtype) {
-    case DType::kBool: return f(TypeTag<bool>{});
-    case DType::kInt8: return f(TypeTag<int8_t>{});
-    case DType::kInt16: return f(TypeTag<int16_t>{});
-    case DType::kInt32: return f(TypeTag<int32_t>{});
-    case DType::kInt64: return f(TypeTag<int64_t>{});
-    case DType::kUInt8: return f(TypeTag<uint8_t>{});
-    case DType::kUInt16: return f(TypeTag<uint16_t>{});
-    case DType::kUInt32: return f(TypeTag<uint32_t>{});
-    case DType::kUInt64: return f(TypeTag<uint64_t>{});
-    case DType::kFloat16: return f(TypeTag<Eigen::half>{});
-    case DType::kFloat32: return f(TypeTag<float>{});
-    case DType::kFloat64: return f(TypeTag<double>{});
-    case DType::kComplex64: return f(TypeTag<std::complex<float>>{});
-    case DType::kComplex128: break;
+    case DType::kBool:
+      return f(TypeTag<bool>{});
+    case DType::kInt8:
+      return f(TypeTag<int8_t>{});
+    case DType::kInt16:
+      return f(TypeTag<int16_t>{});
+    case DType::kInt32:
+      return f(TypeTag<int32_t>{});
+    case DType::kInt64:
+      return f(TypeTag<int64_t>{});
+    case DType::kUInt8:
+      return f(TypeTag<uint8_t>{});
+    case DType::kUInt16:
+      return f(TypeTag<uint16_t>{});
+    case DType::kUInt32:
+      return f(TypeTag<uint32_t>{});
+    case DType::kUInt64:
+      return f(TypeTag<uint64_t>{});
+    case DType::kFloat16:
+      return f(TypeTag<Eigen::half>{});
+    case DType::kFloat32:
+      return f(TypeTag<float>{});
+    case DType::kFloat64:
+      return f(TypeTag<double>{});
+    case DType::kComplex64:
+      return f(TypeTag<std::complex<float>>{});
+    case DType::kComplex128:
+      break;
   }
   return f(TypeTag<std::complex<double>>{});
 }

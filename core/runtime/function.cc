@@ -34,8 +34,8 @@ absl::StatusOr<Tensor> FilterInput(const Variable& input, int index, Tensor valu
     const StaticDim& dim = type->shape()[d];
     if (dim && *dim != value.shape()[d]) {
       return bad(absl::StrCat("The type's shape (", StaticShapeToString(type->shape()),
-                              ") is not compatible with the data's (",
-                              ShapeToString(value.shape()), ")"));
+                              ") is not compatible with the data's (", ShapeToString(value.shape()),
+                              ")"));
     }
   }
   if (value.dtype() == type->dtype()) return value;
@@ -97,10 +97,9 @@ absl::StatusOr<std::vector<Tensor>> Function::operator()(std::vector<Tensor> arg
     for (int i = 0; i < node->num_outputs(); ++i) {
       const TensorType* t = node->output_ptr(i)->tensor_type();
       if (t != nullptr && (out[i].dtype() != t->dtype() || out[i].ndim() != t->ndim())) {
-        return absl::InternalError(absl::StrCat(node->ToString(), ": output ", i, " has dtype ",
-                                                DTypeName(out[i].dtype()), " and shape ",
-                                                ShapeToString(out[i].shape()), " but its type is ",
-                                                t->ToString()));
+        return absl::InternalError(absl::StrCat(
+            node->ToString(), ": output ", i, " has dtype ", DTypeName(out[i].dtype()),
+            " and shape ", ShapeToString(out[i].shape()), " but its type is ", t->ToString()));
       }
       values[node->output_ptr(i)] = std::move(out[i]);
     }

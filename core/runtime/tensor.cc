@@ -3,10 +3,10 @@
 #include <charconv>
 #include <cmath>
 
-#include "core/graph/check.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "core/graph/check.h"
 #include "core/runtime/allocator.h"
 #include "core/runtime/dtype_dispatch.h"
 #include "core/runtime/tensor_format.h"
@@ -63,17 +63,16 @@ absl::Status CheckShape(const std::string& what, const Shape& shape, DType dtype
     }
     zero |= d == 0;
     if (!zero && (d > kMaxTensorBytes || bytes > kMaxTensorBytes / d)) {
-      return absl::InvalidArgumentError(absl::StrCat(what, ": shape ", ShapeToString(shape),
-                                                     " needs more than ", kMaxTensorBytes,
-                                                     " bytes"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          what, ": shape ", ShapeToString(shape), " needs more than ", kMaxTensorBytes, " bytes"));
     }
     if (!zero) bytes *= d;
   }
   // A zero dim makes the tensor empty, but each dim must still be representable.
   for (int64_t d : shape) {
     if (d > kMaxTensorBytes) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(what, ": dimension ", d, " of shape ", ShapeToString(shape), " is too large"));
+      return absl::InvalidArgumentError(absl::StrCat(what, ": dimension ", d, " of shape ",
+                                                     ShapeToString(shape), " is too large"));
     }
   }
   return absl::OkStatus();
@@ -120,8 +119,8 @@ absl::StatusOr<Tensor> Tensor::FromValues(DType dtype, Shape shape, std::span<co
   }
   if (ShapeSize(shape) != static_cast<int64_t>(values.size())) {
     return absl::InvalidArgumentError(absl::StrCat("shape ", ShapeToString(shape), " needs ",
-                                                   ShapeSize(shape), " values but ",
-                                                   values.size(), " were given"));
+                                                   ShapeSize(shape), " values but ", values.size(),
+                                                   " were given"));
   }
   Tensor t = Empty(dtype, std::move(shape));
   DispatchDType(dtype, [&](auto tag) {

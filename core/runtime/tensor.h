@@ -1,4 +1,5 @@
-// Tensor: a dtype, a shape and element strides over a shared 64-byte-aligned buffer; views share it.
+// Tensor: a dtype, a shape and element strides over a shared 64-byte-aligned buffer; views share
+// it.
 #ifndef KILN_CORE_RUNTIME_TENSOR_H_
 #define KILN_CORE_RUNTIME_TENSOR_H_
 
@@ -37,7 +38,8 @@ class Tensor {
   // Same, from a braced list: Tensor::Of<double>(DType::kFloat64, {3}, {0, 1, 2}).
   template <typename T>
   static absl::StatusOr<Tensor> Of(DType dtype, Shape shape, std::initializer_list<T> values) {
-    return FromValues<T>(dtype, std::move(shape), std::span<const T>(values.begin(), values.size()));
+    return FromValues<T>(dtype, std::move(shape),
+                         std::span<const T>(values.begin(), values.size()));
   }
 
   DType dtype() const { return dtype_; }
@@ -59,9 +61,13 @@ class Tensor {
     return static_cast<const char*>(buffer_.get()) + offset_ * DTypeSize(dtype_);
   }
   template <typename T>
-  T* data() { return static_cast<T*>(raw_data()); }
+  T* data() {
+    return static_cast<T*>(raw_data());
+  }
   template <typename T>
-  const T* data() const { return static_cast<const T*>(raw_data()); }
+  const T* data() const {
+    return static_cast<const T*>(raw_data());
+  }
 
   // A view with new shape and element strides at an element offset from this view's start.
   Tensor View(Shape shape, std::vector<int64_t> strides, int64_t offset = 0) const;

@@ -148,8 +148,8 @@ std::vector<std::string> ArrayElements(const T* data, int64_t n) {
 }
 
 // Joins elements [begin, ...) of dimension `dim` into NumPy's nested bracket layout.
-void AppendNested(const std::vector<std::string>& elems, const Shape& shape, int dim,
-                  int64_t* next, std::string* out) {
+void AppendNested(const std::vector<std::string>& elems, const Shape& shape, int dim, int64_t* next,
+                  std::string* out) {
   const int ndim = static_cast<int>(shape.size());
   out->push_back('[');
   for (int64_t i = 0; i < shape[dim]; ++i) {

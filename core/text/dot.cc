@@ -35,9 +35,9 @@ std::string Cut(std::string s) {
 // pydotprint's variable label: "name=x TensorType(...)", "val=2.0 TensorType(...)" or the type.
 std::string VariableLabel(const Variable& v, const DotOptions& options) {
   if (!v.name().empty()) {
-    return Cut(options.var_with_name_simple ? v.name()
-                                            : absl::StrCat("name=", v.name(), " ",
-                                                           v.type()->ToString()));
+    return Cut(options.var_with_name_simple
+                   ? v.name()
+                   : absl::StrCat("name=", v.name(), " ", v.type()->ToString()));
   }
   if (v.is_constant()) {
     std::string value = static_cast<const Constant&>(v).data().ToString();
@@ -71,15 +71,13 @@ std::string ToDot(const std::vector<Var>& outputs, const DotOptions& options) {
     return it->second;
   };
   auto var_box = [&](const Variable* v, const std::string& fill) {
-    absl::StrAppend(&dot, "  ", id_of(v, "var"), " [label=", Quote(VariableLabel(*v, options)),
-                    ", shape=box", fill.empty() ? "" : absl::StrCat(", style=filled, fillcolor=",
-                                                                    Quote(fill)),
-                    "];\n");
+    absl::StrAppend(
+        &dot, "  ", id_of(v, "var"), " [label=", Quote(VariableLabel(*v, options)), ", shape=box",
+        fill.empty() ? "" : absl::StrCat(", style=filled, fillcolor=", Quote(fill)), "];\n");
   };
   // An intermediate is drawn as a box unless compact mode folds it into an edge label.
   auto drawn_as_box = [&](const Variable* v) {
-    return v->owner() == nullptr || !v->name().empty() || !options.compact ||
-           is_output.contains(v);
+    return v->owner() == nullptr || !v->name().empty() || !options.compact || is_output.contains(v);
   };
 
   for (size_t k = 0; k < order.size(); ++k) {
@@ -105,7 +103,8 @@ std::string ToDot(const std::vector<Var>& outputs, const DotOptions& options) {
         source = id_of(in, "var");
       } else {
         source = id_of(in->owner(), "apply");
-        label_text = absl::StrCat(label_text, label_text.empty() ? "" : " ", in->type()->ToString());
+        label_text =
+            absl::StrCat(label_text, label_text.empty() ? "" : " ", in->type()->ToString());
       }
       if (!label_text.empty()) attrs.push_back(absl::StrCat("label=", Quote(label_text)));
       if (HasPair(views, i)) attrs.push_back("color=blue");
@@ -118,10 +117,10 @@ std::string ToDot(const std::vector<Var>& outputs, const DotOptions& options) {
       const Variable* out = node->output_ptr(i);
       if (!drawn_as_box(out)) continue;
       var_box(out, is_output.contains(out) ? "blue" : "");
-      absl::StrAppend(&dot, "  ", aid, " -> ", id_of(out, "var"),
-                      node->num_outputs() > 1 ? absl::StrCat(" [label=", Quote(absl::StrCat(i)), "]")
-                                              : "",
-                      ";\n");
+      absl::StrAppend(
+          &dot, "  ", aid, " -> ", id_of(out, "var"),
+          node->num_outputs() > 1 ? absl::StrCat(" [label=", Quote(absl::StrCat(i)), "]") : "",
+          ";\n");
     }
   }
   // Outputs that are graph inputs or constants have no node drawing them.

@@ -98,7 +98,9 @@ std::string DebugPrint(const std::vector<Var>& outputs, const DprintOptions& opt
   return printer.Take();
 }
 
-void dprint(const Var& output, const DprintOptions& options) { dprint(std::vector<Var>{output}, options); }
+void dprint(const Var& output, const DprintOptions& options) {
+  dprint(std::vector<Var>{output}, options);
+}
 
 void dprint(const std::vector<Var>& outputs, const DprintOptions& options) {
   std::cout << DebugPrint(outputs, options) << std::flush;

@@ -66,9 +66,9 @@ absl::StatusOr<Tensor> FromProto(const v1::Tensor& msg, int64_t max_bytes) {
   }
   const int64_t expected = elements * DTypeSize(*dtype);
   if (static_cast<int64_t>(msg.data().size()) != expected) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "tensor: ", DTypeName(*dtype), " data of shape ", ShapeToString(shape), " needs ",
-        expected, " bytes but ", msg.data().size(), " were sent"));
+    return absl::InvalidArgumentError(absl::StrCat("tensor: ", DTypeName(*dtype), " data of shape ",
+                                                   ShapeToString(shape), " needs ", expected,
+                                                   " bytes but ", msg.data().size(), " were sent"));
   }
   if (*dtype == DType::kBool) {
     for (size_t i = 0; i < msg.data().size(); ++i) {

@@ -23,7 +23,8 @@ inline std::string ReadSourceFile(const std::string& path) {
 // Expects `actual` to equal the golden file at `path`; with KILN_UPDATE_GOLDEN=1 in the
 // environment, rewrites the file instead (review the diff before committing it).
 inline void ExpectGolden(const std::string& actual, const std::string& path) {
-  if (const char* update = std::getenv("KILN_UPDATE_GOLDEN"); update && std::string(update) == "1") {
+  if (const char* update = std::getenv("KILN_UPDATE_GOLDEN");
+      update && std::string(update) == "1") {
     std::ofstream(std::string(KILN_SOURCE_DIR) + "/" + path) << actual;
     return;
   }

@@ -37,7 +37,8 @@ int main(int argc, char** argv) {
   kiln::dprint(b, {.print_type = true});
   absl::StatusOr<kiln::Function> f = kiln::function({a}, {b});
   if (!f.ok()) return Fail(f.status());
-  absl::StatusOr<kiln::Tensor> input = kiln::Tensor::Of<double>(kiln::DType::kFloat64, {3}, {0, 1, 2});
+  absl::StatusOr<kiln::Tensor> input =
+      kiln::Tensor::Of<double>(kiln::DType::kFloat64, {3}, {0, 1, 2});
   if (!input.ok()) return Fail(input.status());
   absl::StatusOr<std::vector<kiln::Tensor>> out = (*f)({*input});
   if (!out.ok()) return Fail(out.status());
