@@ -91,6 +91,17 @@ absl::Status RunOp(const std::string& name, const std::vector<Tensor>& in, const
       return absl::OkStatus();
     }
   }
+  if constexpr ((std::is_same_v<T, double> || std::is_same_v<T, float>)&&std::is_same_v<R, T> &&
+                sleef::ProvidesBinary(K)) {
+    const auto b = MakeOperand<T>(in[1], shape);
+    if (a.contiguous && (b.contiguous || b.scalar)) {
+      ParallelFor(ShapeSize(shape), loops::kParallelGrain, [&](int64_t begin, int64_t end) {
+        const int64_t b_stride = b.contiguous ? 1 : 0;
+        sleef::Map2(K, a.data + begin, b.data + begin * b_stride, b_stride, o + begin, end - begin);
+      });
+      return absl::OkStatus();
+    }
+  }
   if (in.size() == 1) {
     loops::Map1(shape, o, a, [](T x) { return scalar::Apply<K, T>(x); });
   } else if (ScalarOpArity(K) == 3) {

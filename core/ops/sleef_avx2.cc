@@ -23,6 +23,13 @@ Table Avx2Table() {
       &MapVector<float, 8, Sleef_##fn##f8_##acc##avx2, LoadF, StoreF>;
   KILN_SLEEF_OPS(KILN_SLEEF_ENTRY)
 #undef KILN_SLEEF_ENTRY
+#define KILN_SLEEF_BINARY_ENTRY(op, fn, acc)                             \
+  t.d2[static_cast<int>(ScalarOpKind::op)] =                             \
+      &MapVector2<double, 4, Sleef_##fn##d4_##acc##avx2, LoadD, StoreD>; \
+  t.f2[static_cast<int>(ScalarOpKind::op)] =                             \
+      &MapVector2<float, 8, Sleef_##fn##f8_##acc##avx2, LoadF, StoreF>;
+  KILN_SLEEF_BINARY_OPS(KILN_SLEEF_BINARY_ENTRY)
+#undef KILN_SLEEF_BINARY_ENTRY
   return t;
 }
 

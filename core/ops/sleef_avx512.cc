@@ -67,6 +67,13 @@ Table Avx512Table() {
       &MapVector<float, 16, Sleef_##fn##f16_##acc##avx512f, LoadF, StoreF>;
   KILN_SLEEF_OPS(KILN_SLEEF_ENTRY)
 #undef KILN_SLEEF_ENTRY
+#define KILN_SLEEF_BINARY_ENTRY(op, fn, acc)                                \
+  t.d2[static_cast<int>(ScalarOpKind::op)] =                                \
+      &MapVector2<double, 8, Sleef_##fn##d8_##acc##avx512f, LoadD, StoreD>; \
+  t.f2[static_cast<int>(ScalarOpKind::op)] =                                \
+      &MapVector2<float, 16, Sleef_##fn##f16_##acc##avx512f, LoadF, StoreF>;
+  KILN_SLEEF_BINARY_OPS(KILN_SLEEF_BINARY_ENTRY)
+#undef KILN_SLEEF_BINARY_ENTRY
   t.sigmoid_d = &MapVector<double, 8, SigmoidD, LoadD, StoreD>;
   t.sigmoid_f = &MapVector<float, 16, SigmoidF, LoadF, StoreF>;
   t.softplus_d = &MapVector<double, 8, SoftplusD, LoadD, StoreD>;

@@ -116,6 +116,16 @@ bool Map(ScalarOpKind op, const double* in, double* out, int64_t n) { return Map
 
 bool Map(ScalarOpKind op, const float* in, float* out, int64_t n) { return MapT(op, in, out, n); }
 
+void Map2(ScalarOpKind op, const double* a, const double* b, int64_t b_stride, double* out,
+          int64_t n) {
+  Select().table.d2[static_cast<int>(op)](a, b, b_stride, out, n);
+}
+
+void Map2(ScalarOpKind op, const float* a, const float* b, int64_t b_stride, float* out,
+          int64_t n) {
+  Select().table.f2[static_cast<int>(op)](a, b, b_stride, out, n);
+}
+
 const char* IsaName() { return Select().name; }
 
 }  // namespace kiln::sleef

@@ -11,15 +11,19 @@
 
 // The scalar ops SLEEF provides. X(op, SLEEF function stem, error bound). Not asinh and
 // acosh: SLEEF returns inf for them beyond about 1e154.
-#define KILN_SLEEF_OPS(X)                                                               \
-  X(kExp, exp, u10)                                                                     \
-  X(kLog, log, u35) X(kLog1p, log1p, u10) X(kExpm1, expm1, u10) X(kExp2, exp2, u10)     \
-      X(kLog2, log2, u10) X(kLog10, log10, u10) X(kSin, sin, u35) X(kCos, cos, u35)     \
-          X(kTan, tan, u35) X(kSinh, sinh, u10) X(kCosh, cosh, u10) X(kTanh, tanh, u35) \
-              X(kArcsin, asin, u35) X(kArccos, acos, u35) X(kArctan, atan, u35)         \
-                  X(kArctanh, atanh, u10) X(kErf, erf, u10) X(kErfc, erfc, u15)
+#define KILN_SLEEF_OPS(X)                                                                   \
+  X(kExp, exp, u10)                                                                         \
+  X(kLog, log, u35)                                                                         \
+  X(kLog1p, log1p, u10) X(kExpm1, expm1, u10) X(kExp2, exp2, u10) X(kLog2, log2, u10)       \
+      X(kLog10, log10, u10) X(kSin, sin, u35) X(kCos, cos, u35) X(kTan, tan, u35)           \
+          X(kSinh, sinh, u10) X(kCosh, cosh, u10) X(kTanh, tanh, u35) X(kArcsin, asin, u35) \
+              X(kArccos, acos, u35) X(kArctan, atan, u35) X(kArctanh, atanh, u10)           \
+                  X(kErf, erf, u10) X(kErfc, erfc, u15)
 
 namespace kiln::sleef {
+
+// The binary ops SLEEF provides. X(op, SLEEF function stem, error bound).
+#define KILN_SLEEF_BINARY_OPS(X) X(kPow, pow, u10) X(kArctan2, atan2, u10)
 
 // True when Map computes op: the functions above plus sigmoid and softplus built from them.
 constexpr bool Provides(ScalarOpKind op) {
@@ -39,6 +43,15 @@ constexpr bool Provides(ScalarOpKind op) {
 // when SLEEF does not provide op.
 bool Map(ScalarOpKind op, const double* in, double* out, int64_t n);
 bool Map(ScalarOpKind op, const float* in, float* out, int64_t n);
+
+// True when Map2 computes the binary op.
+constexpr bool ProvidesBinary(ScalarOpKind op) {
+  return op == ScalarOpKind::kPow || op == ScalarOpKind::kArctan2;
+}
+// out[i] = op(a[i], b[i * b_stride]) for b_stride 0 (b broadcast) or 1.
+void Map2(ScalarOpKind op, const double* a, const double* b, int64_t b_stride, double* out,
+          int64_t n);
+void Map2(ScalarOpKind op, const float* a, const float* b, int64_t b_stride, float* out, int64_t n);
 
 // The instruction set in use: "avx512f", "avx2" or "sse2" (the widest the CPU has, unless the
 // environment variable KILN_ISA names a narrower one).

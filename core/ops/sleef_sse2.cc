@@ -23,6 +23,13 @@ Table Sse2Table() {
       &MapVector<float, 4, Sleef_##fn##f4_##acc, LoadF, StoreF>;
   KILN_SLEEF_OPS(KILN_SLEEF_ENTRY)
 #undef KILN_SLEEF_ENTRY
+#define KILN_SLEEF_BINARY_ENTRY(op, fn, acc)                       \
+  t.d2[static_cast<int>(ScalarOpKind::op)] =                       \
+      &MapVector2<double, 2, Sleef_##fn##d2_##acc, LoadD, StoreD>; \
+  t.f2[static_cast<int>(ScalarOpKind::op)] =                       \
+      &MapVector2<float, 4, Sleef_##fn##f4_##acc, LoadF, StoreF>;
+  KILN_SLEEF_BINARY_OPS(KILN_SLEEF_BINARY_ENTRY)
+#undef KILN_SLEEF_BINARY_ENTRY
   return t;
 }
 
