@@ -26,6 +26,10 @@ std::shared_ptr<Constant> Constant::Make(TypePtr type, Tensor data, std::string 
     KILN_CHECK(tt->dtype() == data.dtype())
         << "constant data of dtype " << DTypeName(data.dtype()) << " for " << tt->ToString();
     KILN_CHECK(tt->ndim() == data.ndim()) << "constant data rank for " << tt->ToString();
+    for (int d = 0; d < tt->ndim(); ++d) {
+      KILN_CHECK(!tt->shape()[d] || *tt->shape()[d] == data.shape()[d])
+          << "constant data of shape " << ShapeToString(data.shape()) << " for " << tt->ToString();
+    }
   }
   return std::shared_ptr<Constant>(new Constant(std::move(type), std::move(data), std::move(name)));
 }

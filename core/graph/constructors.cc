@@ -98,6 +98,11 @@ Var constant(int value, std::string name) { return constant(int64_t{value}, std:
 Var constant(bool value, std::string name) {
   return ScalarConstant<bool>(DType::kBool, value, std::move(name));
 }
+Var scalar_constant(double value, DType dtype) { return ScalarConstant<double>(dtype, value, ""); }
+Var scalar_constant(int64_t value, DType dtype) {
+  return ScalarConstant<int64_t>(dtype, value, "");
+}
+
 Var constant(Tensor data, std::string name) {
   return Var(VariablePtr(Constant::FromTensor(std::move(data), std::move(name))));
 }

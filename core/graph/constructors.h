@@ -58,6 +58,9 @@ Var constant(int value, std::string name = "");
 Var constant(bool value, std::string name = "");
 // A constant holding `data`, typed by its dtype and full static shape.
 Var constant(Tensor data, std::string name = "");
+// A 0-d constant of exactly `dtype` (value converted as numpy.astype does).
+Var scalar_constant(double value, DType dtype);
+Var scalar_constant(int64_t value, DType dtype);
 
 // The dtype Aesara gives a Python int / float literal.
 DType AutocastIntDType(int64_t value);

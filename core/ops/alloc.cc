@@ -314,26 +314,22 @@ Var alloc(const Var& value, const std::vector<Var>& dims) {
   return ApplyOp(OpPtr(std::make_shared<BuildOp>(OpKind::kAlloc)), inputs);
 }
 
-namespace {
-Var TypedConstant(double value, DType dtype) {
-  return constant(*Tensor::FromValues<double>(dtype, {}, std::span<const double>(&value, 1)));
-}
-}  // namespace
-
 Var zeros(const std::vector<Var>& dims, DType dtype) {
-  return alloc(TypedConstant(0, dtype), dims);
+  return alloc(scalar_constant(0.0, dtype), dims);
 }
-Var ones(const std::vector<Var>& dims, DType dtype) { return alloc(TypedConstant(1, dtype), dims); }
+Var ones(const std::vector<Var>& dims, DType dtype) {
+  return alloc(scalar_constant(1.0, dtype), dims);
+}
 Var full(const std::vector<Var>& dims, const Var& fill_value) { return alloc(fill_value, dims); }
 
 Var zeros_like(const Var& x, std::optional<DType> dtype) {
   if (!x.ok()) return x;
-  return second(x, TypedConstant(0, dtype.value_or(x.dtype())));
+  return second(x, scalar_constant(0.0, dtype.value_or(x.dtype())));
 }
 
 Var ones_like(const Var& x, std::optional<DType> dtype) {
   if (!x.ok()) return x;
-  return second(x, TypedConstant(1, dtype.value_or(x.dtype())));
+  return second(x, scalar_constant(1.0, dtype.value_or(x.dtype())));
 }
 
 Var arange(const Var& start, const Var& stop, const Var& step, std::optional<DType> dtype) {

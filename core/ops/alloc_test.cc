@@ -5,19 +5,10 @@
 #include <limits>
 
 #include "core/kiln.h"
+#include "tests/testing/eval.h"
 
 namespace kiln {
 namespace {
-
-std::vector<Tensor> Eval(const std::vector<Var>& inputs, const std::vector<Var>& outputs,
-                         std::vector<Tensor> args) {
-  auto f = function(inputs, outputs);
-  EXPECT_TRUE(f.ok()) << f.status();
-  if (!f.ok()) return {};
-  auto out = (*f)(std::move(args));
-  EXPECT_TRUE(out.ok()) << out.status();
-  return out.ok() ? *out : std::vector<Tensor>{};
-}
 
 Tensor Scalar(int64_t v) { return *Tensor::Of<int64_t>(DType::kInt64, {}, {v}); }
 
@@ -31,8 +22,8 @@ TEST(AllocTest, ZerosOnesFullAndLike) {
   Var x = dvector("x");
   Var zl = zeros_like(x);
   EXPECT_EQ(zl->owner()->op().Name(), "Elemwise{second,no_inplace}");
-  auto out = Eval({n, x}, {z, o, f, zl, ones_like(x, DType::kInt8)},
-                  {Scalar(2), *Tensor::Of<double>(DType::kFloat64, {3}, {5, 6, 7})});
+  auto out = testing::Eval({n, x}, {z, o, f, zl, ones_like(x, DType::kInt8)},
+                           {Scalar(2), *Tensor::Of<double>(DType::kFloat64, {3}, {5, 6, 7})});
   ASSERT_EQ(out.size(), 5u);
   EXPECT_EQ(out[0].ToString(), "[[0. 0. 0.]\n [0. 0. 0.]]");
   EXPECT_EQ(out[1].ToString(), "[1 1]");
@@ -68,7 +59,7 @@ TEST(AllocTest, ARangeAndEye) {
   EXPECT_EQ(rf->type()->ToString(), "TensorType(float64, (4,))");
   Var e = eye(constant(2), constant(3), constant(1));
   EXPECT_EQ(e->owner()->op().Name(), "Eye{dtype='float64'}");
-  auto out = Eval({}, {r, rf, e, arange(constant(5)), eye(2, DType::kInt8)}, {});
+  auto out = testing::Eval({}, {r, rf, e, arange(constant(5)), eye(2, DType::kInt8)}, {});
   ASSERT_EQ(out.size(), 5u);
   EXPECT_EQ(out[0].ToString(), "[2 5 8]");
   EXPECT_EQ(out[1].ToString(), "[1.   0.75 0.5  0.25]");
@@ -106,7 +97,7 @@ TEST(AllocTest, JoinStackSplit) {
   Tensor bv = *Tensor::Of<int64_t>(DType::kInt32, {2, 1}, {5, 6});
   Tensor vv = *Tensor::Of<double>(DType::kFloat64, {3}, {1, 2, 3});
   Tensor wv = *Tensor::Of<double>(DType::kFloat64, {3}, {4, 5, 6});
-  auto out = Eval({a, b, v, w}, {j, s, parts[0], parts[1]}, {av, bv, vv, wv});
+  auto out = testing::Eval({a, b, v, w}, {j, s, parts[0], parts[1]}, {av, bv, vv, wv});
   ASSERT_EQ(out.size(), 4u);
   EXPECT_EQ(out[0].ToString(), "[[1. 2. 5.]\n [3. 4. 6.]]");
   EXPECT_EQ(out[1].ToString(), "[[1. 4.]\n [2. 5.]\n [3. 6.]]");

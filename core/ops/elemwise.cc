@@ -12,14 +12,18 @@ OpPtr Elemwise::Make(ScalarOp scalar_op, InplacePattern inplace_pattern) {
   return std::make_shared<Elemwise>(scalar_op, std::move(inplace_pattern));
 }
 
-std::string Elemwise::Name() const {
-  if (inplace_pattern_.empty()) return scalar_op_.ElemwiseName();
-  return absl::StrCat("Elemwise{", scalar_op_.Name(), "}[",
-                      absl::StrJoin(inplace_pattern_, ", ",
-                                    [](std::string* out, const std::pair<int, int>& p) {
-                                      absl::StrAppend(out, "(", p.first, ", ", p.second, ")");
-                                    }),
-                      "]");
+Elemwise::Elemwise(ScalarOp scalar_op, InplacePattern inplace_pattern)
+    : scalar_op_(std::move(scalar_op)), inplace_pattern_(std::move(inplace_pattern)) {
+  if (inplace_pattern_.empty()) {
+    name_ = scalar_op_.ElemwiseName();
+    return;
+  }
+  name_ = absl::StrCat("Elemwise{", scalar_op_.Name(), "}[",
+                       absl::StrJoin(inplace_pattern_, ", ",
+                                     [](std::string* out, const std::pair<int, int>& p) {
+                                       absl::StrAppend(out, "(", p.first, ", ", p.second, ")");
+                                     }),
+                       "]");
 }
 
 std::string Elemwise::Props() const {

@@ -15,8 +15,7 @@ class Elemwise final : public Op {
   // (output index, input index) pairs: the output is written into that input's buffer.
   using InplacePattern = std::vector<std::pair<int, int>>;
 
-  explicit Elemwise(ScalarOp scalar_op, InplacePattern inplace_pattern = {})
-      : scalar_op_(scalar_op), inplace_pattern_(std::move(inplace_pattern)) {}
+  explicit Elemwise(ScalarOp scalar_op, InplacePattern inplace_pattern = {});
   static OpPtr Make(ScalarOp scalar_op, InplacePattern inplace_pattern = {});
   static OpPtr Make(ScalarOpKind kind, InplacePattern inplace_pattern = {}) {
     return Make(ScalarOp{kind}, std::move(inplace_pattern));
@@ -28,7 +27,7 @@ class Elemwise final : public Op {
   OpKind kind() const override { return OpKind::kElemwise; }
   // "Elemwise{mul,no_inplace}", "Elemwise{Cast{float32}}", or "Elemwise{mul}[(0, 0)]" with an
   // inplace pattern.
-  std::string Name() const override;
+  std::string Name() const override { return name_; }
   std::string Props() const override;
   // Checks the arity and that every input is a tensor, pads lower-rank inputs with
   // InplaceDimShuffle{x,...} on the left, infers the dtype by the scalar op's rule and the static
@@ -46,6 +45,7 @@ class Elemwise final : public Op {
  private:
   ScalarOp scalar_op_;
   InplacePattern inplace_pattern_;
+  std::string name_;  // computed once: kernels use it in their error messages on every call
 };
 
 }  // namespace kiln

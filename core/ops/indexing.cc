@@ -303,10 +303,7 @@ absl::StatusOr<Var> IndexScalar(const Var& v) {
         absl::StrCat("subtensor: the index ", v->ToString(), " is not an integer scalar"));
   }
   if (v->is_constant()) {
-    const int64_t value =
-        static_cast<const Constant&>(*v).data().AsType(DType::kInt64).data<int64_t>()[0];
-    return constant(
-        *Tensor::FromValues<int64_t>(DType::kInt64, {}, std::span<const int64_t>(&value, 1)));
+    return scalar_constant(ScalarInt(static_cast<const Constant&>(*v).data()), DType::kInt64);
   }
   return cast(v, DType::kInt64);
 }

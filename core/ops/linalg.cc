@@ -211,9 +211,8 @@ Var tensordot(const Var& a, const Var& b, const std::vector<int>& a_axes,
   Var at = dimshuffle(a, a_order), bt = dimshuffle(b, b_order);
   // Matrices (prod(a_free), prod(summed)) and (prod(summed), prod(b_free)).
   auto prod_of = [](const Var& x, int begin, int end) {
-    Var p = constant(int64_t{1});
-    for (int d = begin; d < end; ++d) p = p * shape_i(x, d);
-    return p;
+    const ShapeVars dims = ShapeOf(x.ptr());
+    return Var(ProductOf(ShapeVars(dims.begin() + begin, dims.begin() + end)));
   };
   const int na = static_cast<int>(a_free.size()), ns = static_cast<int>(sa->size());
   Var am = reshape(at, make_vector({prod_of(at, 0, na), prod_of(at, na, na + ns)}));

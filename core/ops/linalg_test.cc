@@ -11,15 +11,6 @@
 namespace kiln {
 namespace {
 
-// The same values as t in a non-contiguous layout (a transposed buffer).
-Tensor NonContiguous(const Tensor& t) {
-  Shape reversed(t.shape().rbegin(), t.shape().rend());
-  std::vector<int64_t> rstrides(t.strides().rbegin(), t.strides().rend());
-  Tensor buffer = t.View(reversed, rstrides).Contiguous();
-  std::vector<int64_t> strides(buffer.strides().rbegin(), buffer.strides().rend());
-  return buffer.View(t.shape(), strides);
-}
-
 Var Build(const std::string& fn, const Var& a, const Var& b) {
   if (fn == "dot") return dot(a, b);
   if (fn == "matmul") return matmul(a, b);
@@ -36,7 +27,7 @@ TEST(LinalgTest, MatchesNumPy) {
     std::vector<Tensor> args;
     for (int k = 0; k < 2; ++k) {
       Tensor t = testing::MakeTensor(c[4 * k + 1], c[4 * k + 2], c[4 * k + 3]);
-      args.push_back(c[4 * k + 4] == "T" ? NonContiguous(t) : t);
+      args.push_back(c[4 * k + 4] == "T" ? testing::NonContiguous(t) : t);
       inputs.push_back(tensor(t.dtype(), StaticShape(t.ndim())));
     }
     Var out = Build(c[0], inputs[0], inputs[1]);

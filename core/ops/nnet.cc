@@ -210,9 +210,7 @@ absl::StatusOr<std::vector<std::vector<VariablePtr>>> AxisOp::InferShape(
   if (axis_ || kind_ == OpKind::kSoftmax || kind_ == OpKind::kLogSoftmax) {
     return std::vector<ShapeVars>{in[0]};
   }
-  Var size = constant(int64_t{1});
-  for (const VariablePtr& d : in[0]) size = size * Var(d);
-  return std::vector<ShapeVars>{{cast(size, DType::kInt64).ptr()}};
+  return std::vector<ShapeVars>{{ProductOf(in[0])}};
 }
 
 }  // namespace kiln

@@ -368,9 +368,7 @@ absl::StatusOr<std::vector<std::vector<VariablePtr>>> MaxAndArgmax::InferShape(
 absl::StatusOr<std::vector<std::vector<VariablePtr>>> CumOp::InferShape(
     const Apply& node, const std::vector<std::vector<VariablePtr>>& in) const {
   if (axis_) return std::vector<ShapeVars>{in[0]};
-  Var size = constant(int64_t{1});
-  for (const VariablePtr& d : in[0]) size = size * Var(d);
-  return std::vector<ShapeVars>{{cast(size, DType::kInt64).ptr()}};
+  return std::vector<ShapeVars>{{ProductOf(in[0])}};
 }
 
 }  // namespace kiln

@@ -20,26 +20,22 @@ std::vector<bool> ReducedMask(const std::optional<std::vector<int>>& axis, int n
   return mask;
 }
 
-// Strides that map an input index to its output element: 0 on reduced dims.
-std::vector<int64_t> OutputStrides(const Shape& in_shape, const std::vector<bool>& reduced) {
-  Shape kept;
-  for (size_t d = 0; d < in_shape.size(); ++d) {
-    if (!reduced[d]) kept.push_back(in_shape[d]);
-  }
-  const std::vector<int64_t> kept_strides = ContiguousStrides(kept);
-  std::vector<int64_t> strides(in_shape.size(), 0);
-  for (size_t d = 0, k = 0; d < in_shape.size(); ++d) {
-    if (!reduced[d]) strides[d] = kept_strides[k++];
-  }
-  return strides;
-}
-
 Shape KeptDims(const Shape& in_shape, const std::vector<bool>& reduced) {
   Shape kept;
   for (size_t d = 0; d < in_shape.size(); ++d) {
     if (!reduced[d]) kept.push_back(in_shape[d]);
   }
   return kept;
+}
+
+// Strides that map an input index to its output element: 0 on reduced dims.
+std::vector<int64_t> OutputStrides(const Shape& in_shape, const std::vector<bool>& reduced) {
+  const std::vector<int64_t> kept_strides = ContiguousStrides(KeptDims(in_shape, reduced));
+  std::vector<int64_t> strides(in_shape.size(), 0);
+  for (size_t d = 0, k = 0; d < in_shape.size(); ++d) {
+    if (!reduced[d]) strides[d] = kept_strides[k++];
+  }
+  return strides;
 }
 
 template <typename Acc>

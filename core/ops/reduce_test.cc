@@ -19,15 +19,6 @@ Axes ParseAxes(const std::string& text) {
   return Axes(axes);
 }
 
-// The same values as t in a non-contiguous layout (a transposed buffer).
-Tensor NonContiguous(const Tensor& t) {
-  Shape reversed(t.shape().rbegin(), t.shape().rend());
-  std::vector<int64_t> rstrides(t.strides().rbegin(), t.strides().rend());
-  Tensor buffer = t.View(reversed, rstrides).Contiguous();
-  std::vector<int64_t> strides(buffer.strides().rbegin(), buffer.strides().rend());
-  return buffer.View(t.shape(), strides);
-}
-
 Var Build(const std::string& fn, const Var& x, const Axes& axes, bool keepdims) {
   if (fn == "sum") return sum(x, axes, keepdims);
   if (fn == "prod") return prod(x, axes, keepdims);
@@ -50,7 +41,7 @@ TEST(ReduceTest, MatchesNumPy) {
     ASSERT_EQ(c.size(), 10u);
     SCOPED_TRACE(absl::StrJoin(c, "|"));
     Tensor arg = testing::MakeTensor(c[3], c[4], c[5]);
-    if (c[6] == "T") arg = NonContiguous(arg);
+    if (c[6] == "T") arg = testing::NonContiguous(arg);
     Var x = tensor(arg.dtype(), StaticShape(arg.ndim()), "x");
     Var out = Build(c[0], x, ParseAxes(c[1]), c[2] == "1");
     ASSERT_TRUE(out.ok()) << out.status();

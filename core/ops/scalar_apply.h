@@ -11,13 +11,9 @@
 
 #include "core/ops/scalar_op.h"
 #include "core/ops/special_math.h"
+#include "core/runtime/dtype_dispatch.h"
 
 namespace kiln::scalar {
-
-template <typename T>
-struct IsComplex : std::false_type {};
-template <typename T>
-struct IsComplex<std::complex<T>> : std::true_type {};
 
 template <typename T>
 inline constexpr bool kInt = std::is_integral_v<T> && !std::is_same_v<T, bool>;
@@ -26,7 +22,7 @@ inline constexpr bool kBool = std::is_same_v<T, bool>;
 template <typename T>
 inline constexpr bool kReal = std::is_floating_point_v<T>;
 template <typename T>
-inline constexpr bool kComplex = IsComplex<T>::value;
+inline constexpr bool kComplex = IsComplexType<T>::value;
 
 // Integer results wrap around as in NumPy (without C++'s signed-overflow UB).
 template <typename T>

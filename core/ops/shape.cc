@@ -352,9 +352,8 @@ absl::StatusOr<std::vector<std::vector<VariablePtr>>> ShapeI::InferShape(
 // The shape argument's entries, a -1 among them resolved from the input's size.
 absl::StatusOr<std::vector<std::vector<VariablePtr>>> Reshape::InferShape(
     const Apply& node, const std::vector<std::vector<VariablePtr>>& in) const {
-  Var size = constant(int64_t{1});
-  for (const VariablePtr& d : in[0]) size = size * Var(d);
-  Var known = constant(int64_t{1});
+  Var size = Var(ProductOf(in[0]));
+  Var known = Var(ConstDim(1));
   std::vector<Var> entries;
   for (int d = 0; d < ndim_; ++d) {
     entries.push_back(subtensor(Var(node.inputs()[1]), {d}));

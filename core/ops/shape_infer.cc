@@ -8,10 +8,12 @@
 
 namespace kiln {
 
-VariablePtr ConstDim(int64_t value) {
-  return constant(
-             *Tensor::FromValues<int64_t>(DType::kInt64, {}, std::span<const int64_t>(&value, 1)))
-      .ptr();
+VariablePtr ConstDim(int64_t value) { return scalar_constant(value, DType::kInt64).ptr(); }
+
+VariablePtr ProductOf(const ShapeVars& dims) {
+  Var size = Var(ConstDim(1));
+  for (const VariablePtr& d : dims) size = size * Var(d);
+  return size.ptr();
 }
 
 VariablePtr DimOf(const VariablePtr& v, int d) {

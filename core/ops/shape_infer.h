@@ -25,6 +25,9 @@ absl::StatusOr<std::vector<ShapeVars>> InferOutputShapes(const Apply& node);
 // The inferred shape of v (ShapeOf for a variable without owner).
 absl::StatusOr<ShapeVars> infer_shape(const Var& v);
 
+// The number of elements of a shape: the int64 product of its dims.
+VariablePtr ProductOf(const ShapeVars& dims);
+
 // The dim of several broadcast operands: the first that is not statically 1, else 1.
 VariablePtr BroadcastDim(const std::vector<VariablePtr>& dims);
 

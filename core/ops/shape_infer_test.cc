@@ -5,15 +5,10 @@
 #include <gtest/gtest.h>
 
 #include "core/kiln.h"
+#include "tests/testing/numpy_cases.h"
 
 namespace kiln {
 namespace {
-
-Tensor Range(DType dtype, Shape shape) {
-  std::vector<double> v(ShapeSize(shape));
-  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<double>(i % 7) + 0.5;
-  return *Tensor::FromValues<double>(dtype, std::move(shape), v);
-}
 
 // Compiles `out` and its inferred shape over `inputs` and checks they agree on `args`.
 void CheckShape(const std::string& what, const std::vector<Var>& inputs, const Var& out,
@@ -41,8 +36,11 @@ void CheckShape(const std::string& what, const std::vector<Var>& inputs, const V
 TEST(ShapeInferTest, EveryOpFamily) {
   Var m = dmatrix("m"), v = dvector("v"), c = tensor(DType::kFloat64, {kUnknownDim, 1}, "c");
   Var t = dtensor3("t"), i = lvector("i"), n = lscalar("n");
-  const Tensor mv = Range(DType::kFloat64, {3, 4}), vv = Range(DType::kFloat64, {4});
-  const Tensor cv = Range(DType::kFloat64, {3, 1}), tv = Range(DType::kFloat64, {2, 3, 4});
+  const Tensor mv = testing::Filled(DType::kFloat64, {3, 4}, [](int64_t i) { return i % 7 + 0.5; }),
+               vv = testing::Filled(DType::kFloat64, {4}, [](int64_t i) { return i % 7 + 0.5; });
+  const Tensor cv = testing::Filled(DType::kFloat64, {3, 1}, [](int64_t i) { return i % 7 + 0.5; }),
+               tv = testing::Filled(DType::kFloat64, {2, 3, 4},
+                                    [](int64_t i) { return i % 7 + 0.5; });
   const Tensor iv = *Tensor::Of<int64_t>(DType::kInt64, {5}, {0, 2, 1, 1, 0});
   const Tensor nv = *Tensor::Of<int64_t>(DType::kInt64, {}, {3});
   const std::vector<Var> in = {m, v, c, t, i, n};

@@ -3,25 +3,15 @@
 #include <gtest/gtest.h>
 
 #include "core/kiln.h"
+#include "tests/testing/eval.h"
+#include "tests/testing/numpy_cases.h"
 
 namespace kiln {
 namespace {
 
-Tensor Range(DType dtype, Shape shape) {
-  std::vector<double> v(ShapeSize(shape));
-  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<double>(i);
-  return *Tensor::FromValues<double>(dtype, std::move(shape), v);
-}
-
-// Evaluates the outputs on the given input values (the test fails on any error).
-std::vector<Tensor> Eval(const std::vector<Var>& inputs, const std::vector<Var>& outputs,
-                         std::vector<Tensor> args) {
-  auto f = function(inputs, outputs);
-  EXPECT_TRUE(f.ok()) << f.status();
-  if (!f.ok()) return {};
-  auto out = (*f)(std::move(args));
-  EXPECT_TRUE(out.ok()) << out.status();
-  return out.ok() ? *out : std::vector<Tensor>{};
+// 0, 1, 2, ... in float64.
+Tensor Iota(Shape shape) {
+  return testing::Filled(DType::kFloat64, std::move(shape), [](int64_t i) { return double(i); });
 }
 
 TEST(ShapeTest, ShapeAndShapeI) {
@@ -31,7 +21,7 @@ TEST(ShapeTest, ShapeAndShapeI) {
   EXPECT_EQ(shape_i(x, -1)->owner()->op().Name(), "Shape_i{2}");
   EXPECT_EQ(shape_i(x, 3).status().message(),
             "Shape_i{3}: input 0 has type TensorType(float64, (?, ?, ?)), which has no dim 3");
-  auto out = Eval({x}, {shape(x), shape_i(x, 1)}, {Range(DType::kFloat64, {2, 3, 4})});
+  auto out = testing::Eval({x}, {shape(x), shape_i(x, 1)}, {Iota({2, 3, 4})});
   ASSERT_EQ(out.size(), 2u);
   EXPECT_EQ(out[0].ToString(), "[2 3 4]");
   EXPECT_EQ(out[1].ToString(), "3");
@@ -49,7 +39,7 @@ TEST(ShapeTest, ReshapeWithConstantShape) {
             "Reshape{2}: cannot reshape TensorType(int8, (2, 6)) into shape (5, -1)");
   EXPECT_EQ(reshape(x, {-1, -1}).status().message(),
             "Reshape{2}: the shape (-1, -1) has a negative dim other than one -1");
-  auto out = Eval({x}, {y}, {Range(DType::kFloat64, {2, 3})});
+  auto out = testing::Eval({x}, {y}, {Iota({2, 3})});
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].ToString(), "[[0. 1.]\n [2. 3.]\n [4. 5.]]");
 }
@@ -61,11 +51,10 @@ TEST(ShapeTest, ReshapeErrorsAtRunTimeAndStridedInputs) {
   ASSERT_TRUE(y.ok()) << y.status();
   auto f = function({x, s}, {y});
   ASSERT_TRUE(f.ok()) << f.status();
-  auto bad =
-      (*f)({Range(DType::kFloat64, {2, 3}), *Tensor::Of<int64_t>(DType::kInt64, {2}, {4, 2})});
+  auto bad = (*f)({Iota({2, 3}), *Tensor::Of<int64_t>(DType::kInt64, {2}, {4, 2})});
   EXPECT_EQ(bad.status().message(), "Reshape{2}: cannot reshape array of size 6 into shape (4, 2)");
   // A transposed (non-contiguous) input reshapes in C order of its logical layout.
-  Tensor t = Range(DType::kFloat64, {2, 3}).View({3, 2}, {1, 3});
+  Tensor t = Iota({2, 3}).View({3, 2}, {1, 3});
   auto good = (*f)({t, *Tensor::Of<int64_t>(DType::kInt64, {2}, {2, 3})});
   ASSERT_TRUE(good.ok()) << good.status();
   EXPECT_EQ((*good)[0].ToString(), "[[0. 3. 1.]\n [4. 2. 5.]]");
@@ -79,8 +68,8 @@ TEST(ShapeTest, SpecifyShape) {
   EXPECT_EQ(y->owner()->op().Name(), "SpecifyShape");
   auto f = function({x}, {y});
   ASSERT_TRUE(f.ok());
-  EXPECT_TRUE((*f)({Range(DType::kFloat64, {5, 3})}).ok());
-  EXPECT_EQ((*f)({Range(DType::kFloat64, {5, 4})}).status().message(),
+  EXPECT_TRUE((*f)({Iota({5, 3})}).ok());
+  EXPECT_EQ((*f)({Iota({5, 4})}).status().message(),
             "SpecifyShape: dim 1 of input has shape 4, expected 3.");
   EXPECT_EQ(specify_shape(x, {3}).status().message(),
             "SpecifyShape: input 0 has type TensorType(float64, (?, ?)) but 1 dims were given");
@@ -100,8 +89,8 @@ TEST(ShapeTest, FlattenExpandDimsSqueeze) {
   EXPECT_EQ(squeeze(dmatrix(), {0}).status().message(),
             "squeeze: cannot squeeze axis 0 of TensorType(float64, (?, ?)), which is not of "
             "static size 1");
-  auto out = Eval({x}, {flatten(x, 2), make_vector({shape_i(x, 0), constant(7)})},
-                  {Range(DType::kFloat64, {2, 2, 2})});
+  auto out = testing::Eval({x}, {flatten(x, 2), make_vector({shape_i(x, 0), constant(7)})},
+                           {Iota({2, 2, 2})});
   ASSERT_EQ(out.size(), 2u);
   EXPECT_EQ(out[0].ToString(), "[[0. 1. 2. 3.]\n [4. 5. 6. 7.]]");
   EXPECT_EQ(out[1].ToString(), "[2 7]");

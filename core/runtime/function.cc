@@ -110,9 +110,7 @@ absl::StatusOr<std::vector<Tensor>> Function::operator()(std::vector<Tensor> arg
   for (const VariablePtr& out : fgraph_->outputs()) {
     Tensor value = value_of(out.get());
     bool shared = false;
-    for (const auto& [var, held] : values) {
-      shared |= var->owner() == nullptr && held.SharesBufferWith(value);
-    }
+    for (const VariablePtr& in : inputs) shared |= values.at(in.get()).SharesBufferWith(value);
     for (const Tensor& c : constants_) shared |= c.SharesBufferWith(value);
     for (const Tensor& previous : results) shared |= previous.SharesBufferWith(value);
     results.push_back(shared ? value.AsType(value.dtype()) : std::move(value));

@@ -74,6 +74,23 @@ inline std::vector<double> Elements(const Tensor& t) {
   return out;
 }
 
+// The same values as t in a non-contiguous layout (a transposed buffer).
+inline Tensor NonContiguous(const Tensor& t) {
+  Shape reversed(t.shape().rbegin(), t.shape().rend());
+  std::vector<int64_t> rstrides(t.strides().rbegin(), t.strides().rend());
+  Tensor buffer = t.View(reversed, rstrides).Contiguous();
+  std::vector<int64_t> strides(buffer.strides().rbegin(), buffer.strides().rend());
+  return buffer.View(t.shape(), strides);
+}
+
+// A tensor of `dtype` and `shape` whose i-th element is f(i).
+template <typename F>
+Tensor Filled(DType dtype, Shape shape, F f) {
+  std::vector<double> v(ShapeSize(shape));
+  for (size_t i = 0; i < v.size(); ++i) v[i] = f(static_cast<int64_t>(i));
+  return *Tensor::FromValues<double>(dtype, std::move(shape), v);
+}
+
 }  // namespace kiln::testing
 
 #endif  // KILN_TESTS_TESTING_NUMPY_CASES_H_
