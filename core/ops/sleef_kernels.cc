@@ -79,6 +79,25 @@ void Softplus(const T* in, T* out, int64_t n) {
   }
 }
 
+// Where SLEEF's asinh and acosh overflow (x * x beyond the range of T), both are log(2|x|) to
+// within an ULP (the next term, 1 / (4 x^2), is far below it); asinh keeps x's sign.
+template <typename T>
+void InverseHyperbolic(ScalarOpKind op, const T* in, T* out, int64_t n) {
+  const T large = std::is_same_v<T, double> ? T(1e150) : T(1e18);
+  const auto kernel = Kernel<T>(op);
+  T x[kBlock];
+  for (int64_t b = 0; b < n; b += kBlock) {
+    const int64_t m = std::min(kBlock, n - b);
+    std::copy(in + b, in + b + m, x);  // out may alias in
+    kernel(x, out + b, m);
+    for (int64_t i = 0; i < m; ++i) {
+      if (std::fabs(x[i]) > large && std::isfinite(x[i]) && (x[i] > 0 || op == ScalarOpKind::kArcsinh)) {
+        out[b + i] = std::copysign(std::log(std::fabs(x[i])) + T(0.69314718055994530942), x[i]);
+      }
+    }
+  }
+}
+
 // The one-pass kernel of the instruction set for T (sigmoid_d/softplus_d or the float ones).
 template <typename T>
 auto OnePass(MapD Table::*d, MapF Table::*f) {
@@ -102,6 +121,10 @@ bool MapT(ScalarOpKind op, const T* in, T* out, int64_t n) {
     } else {
       Softplus(in, out, n);
     }
+    return true;
+  }
+  if (op == ScalarOpKind::kArcsinh || op == ScalarOpKind::kArccosh) {
+    InverseHyperbolic(op, in, out, n);
     return true;
   }
   const auto kernel = Kernel<T>(op);

@@ -200,13 +200,15 @@ COMPLEX = [0j, 1 + 2j, -1.5 - 0.5j, 3j, -2 + 0j]
 UNIT = [-1.0, -0.999, -0.5, -0.0, 0.0, 0.3, 0.9999, 1.0, 1.5, np.nan]
 POSITIVE = [1e-300, 1e-5, 0.5, 1.0, 1.5, 2.0, 10.0, 171.5, 1e5, 1e300]
 GAMMA = [0.0, -0.0, -1.0, -2.5, -0.5, 1e-8, 0.5, 1.0, 3.0, 4.5, 30.0, 171.0, 180.0, np.nan]
+# Around the points where asinh and acosh switch to log(2|x|) (1e18 in float32, 1e150 in float64).
+LARGE = [-1e300, -1e151, -1e149, -1e19, -1e17, 1e17, 3e18, 1e19, 1e30, 1e149, 1e151, 1e200, 1e308]
 SPECIAL = [-40.0, -20.0, -5.0, -1.0, -0.1, 0.0, 0.1, 1.0, 5.0, 9.99, 10.0, 20.0, 30.0, 40.0]
 
 
 def arrays_for(kind, dtype):
     return {"floats": FLOATS, "int8": INT8, "uint8": UINT8, "signed": SIGNED, "bools": BOOLS,
             "complex": COMPLEX, "unit": UNIT, "positive": POSITIVE, "gamma": GAMMA,
-            "special": SPECIAL}[kind]
+            "special": SPECIAL, "large": LARGE}[kind]
 
 
 def unary_cases():
@@ -234,7 +236,9 @@ def unary_cases():
         table[op] = table[op] + [("complex128", "complex"), ("complex64", "complex")]
     for op in ["arccos", "arcsin", "arctanh", "erfinv"]:
         table[op] = [("float64", "unit"), ("float32", "unit")]
-    table["arccosh"] = [("float64", "positive"), ("float32", "positive")]
+    table["arccosh"] = [("float64", "positive"), ("float32", "positive"), ("float64", "large"),
+                        ("float32", "large")]
+    table["arcsinh"] = table["arcsinh"] + [("float64", "large"), ("float32", "large")]
     table["erfcinv"] = [("float64", "positive")]
     table["erfcx"] = [("float64", "special"), ("float32", "special")]
     table["log1mexp"] = [("float64", "special"), ("float32", "special")]

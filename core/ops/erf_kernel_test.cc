@@ -1,0 +1,65 @@
+// The vector erf kernel against correctly rounded values (tests/golden/erf_reference.txt).
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "core/ops/sleef_kernels.h"
+#include "gtest/gtest.h"
+#include "tests/testing/numpy_cases.h"
+
+namespace kiln {
+namespace {
+
+// Distance in units in the last place between two finite doubles of the same sign.
+int64_t UlpDistance(double a, double b) {
+  int64_t ia, ib;
+  std::memcpy(&ia, &a, sizeof a);
+  std::memcpy(&ib, &b, sizeof b);
+  return ia > ib ? ia - ib : ib - ia;
+}
+
+TEST(ErfKernelTest, WithinOneUlpOfCorrectlyRounded) {
+  std::vector<double> x, expected;
+  for (const auto& c : testing::ReadCases("tests/golden/erf_reference.txt")) {
+    x.push_back(std::strtod(c[0].c_str(), nullptr));
+    expected.push_back(std::strtod(c[1].c_str(), nullptr));
+  }
+  ASSERT_GT(x.size(), 2000u);
+  std::vector<double> y(x.size());
+  ASSERT_TRUE(sleef::Map(ScalarOpKind::kErf, x.data(), y.data(), static_cast<int64_t>(x.size())));
+  int64_t worst = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    const int64_t ulps = UlpDistance(y[i], expected[i]);
+    EXPECT_LE(ulps, 1) << "erf(" << x[i] << ") = " << y[i] << ", expected " << expected[i];
+    worst = std::max(worst, ulps);
+  }
+  std::printf("erf on %s: worst %lld ULP over %zu points\n", sleef::IsaName(),
+              static_cast<long long>(worst), x.size());
+}
+
+TEST(ErfKernelTest, SpecialValues) {
+  const double inf = std::numeric_limits<double>::infinity();
+  const std::vector<double> x = {0.0, -0.0, inf, -inf, std::nan(""), 6.0, -7.5, 1e300, 5e-324};
+  std::vector<double> y(x.size());
+  ASSERT_TRUE(sleef::Map(ScalarOpKind::kErf, x.data(), y.data(), static_cast<int64_t>(x.size())));
+  EXPECT_EQ(y[0], 0.0);
+  EXPECT_FALSE(std::signbit(y[0]));
+  EXPECT_EQ(y[1], 0.0);
+  EXPECT_TRUE(std::signbit(y[1]));
+  EXPECT_EQ(y[2], 1.0);
+  EXPECT_EQ(y[3], -1.0);
+  EXPECT_TRUE(std::isnan(y[4]));
+  EXPECT_EQ(y[5], 1.0);
+  EXPECT_EQ(y[6], -1.0);
+  EXPECT_EQ(y[7], 1.0);
+  EXPECT_EQ(y[8], std::erf(5e-324));
+}
+
+}  // namespace
+}  // namespace kiln
