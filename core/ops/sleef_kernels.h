@@ -1,7 +1,8 @@
 // Vectorized transcendental functions from SLEEF for contiguous float64 and float32 arrays, on the
 // widest instruction set the CPU has (AVX-512F, AVX2+FMA, else SSE2). Each function's error bound
 // is its suffix: u10 = 1.0 ULP, u15 = 1.5 ULP, u35 = 3.5 ULP (the faster variants of log, tan and
-// the trigonometric functions); scalar_ops_test checks them against NumPy within 4 ULP.
+// the trigonometric functions), none for the exact rounding functions; scalar_ops_test checks
+// them against NumPy within 4 ULP.
 #ifndef KILN_CORE_OPS_SLEEF_KERNELS_H_
 #define KILN_CORE_OPS_SLEEF_KERNELS_H_
 
@@ -10,7 +11,7 @@
 #include "core/ops/scalar_op.h"
 
 // The scalar ops SLEEF provides. X(op, SLEEF function stem, error bound). SLEEF's asinh and acosh
-// return inf beyond about 1e154; Map computes log(2|x|) there instead (see LargeArgument).
+// return inf beyond about 1e154; Map computes log(2|x|) there instead (see InverseHyperbolic).
 #define KILN_SLEEF_OPS(X)                                                                   \
   X(kExp, exp, u10)                                                                         \
   X(kLog, log, u35)                                                                         \
@@ -19,7 +20,9 @@
           X(kSinh, sinh, u10) X(kCosh, cosh, u10) X(kTanh, tanh, u35) X(kArcsin, asin, u35) \
               X(kArccos, acos, u35) X(kArctan, atan, u35) X(kArctanh, atanh, u10)           \
                   X(kErf, erf, u10) X(kErfc, erfc, u15) X(kArcsinh, asinh, u10)             \
-                      X(kArccosh, acosh, u10)
+                      X(kArccosh, acosh, u10) X(kFloor, floor, ) X(kCeil, ceil, )           \
+                          X(kTrunc, trunc, ) X(kRoundHalfToEven, rint, )                    \
+                              X(kRoundHalfAwayFromZero, round, )
 
 namespace kiln::sleef {
 

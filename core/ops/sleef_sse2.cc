@@ -1,4 +1,4 @@
-// SLEEF kernels for SSE2, the x86-64 baseline (SLEEF picks SSE4.1 at run time when present).
+// SLEEF kernels for SSE2, the x86-64 baseline (CPUs without AVX2 and FMA, or KILN_ISA=sse2).
 #include <immintrin.h>
 #include <sleef.h>
 
@@ -18,16 +18,16 @@ Table Sse2Table() {
   Table t;
 #define KILN_SLEEF_ENTRY(op, fn, acc)                             \
   t.d[static_cast<int>(ScalarOpKind::op)] =                       \
-      &MapVector<double, 2, Sleef_##fn##d2_##acc, LoadD, StoreD>; \
+      &MapVector<double, 2, Sleef_##fn##d2_##acc##sse2, LoadD, StoreD>; \
   t.f[static_cast<int>(ScalarOpKind::op)] =                       \
-      &MapVector<float, 4, Sleef_##fn##f4_##acc, LoadF, StoreF>;
+      &MapVector<float, 4, Sleef_##fn##f4_##acc##sse2, LoadF, StoreF>;
   KILN_SLEEF_OPS(KILN_SLEEF_ENTRY)
 #undef KILN_SLEEF_ENTRY
 #define KILN_SLEEF_BINARY_ENTRY(op, fn, acc)                       \
   t.d2[static_cast<int>(ScalarOpKind::op)] =                       \
-      &MapVector2<double, 2, Sleef_##fn##d2_##acc, LoadD, StoreD>; \
+      &MapVector2<double, 2, Sleef_##fn##d2_##acc##sse2, LoadD, StoreD>; \
   t.f2[static_cast<int>(ScalarOpKind::op)] =                       \
-      &MapVector2<float, 4, Sleef_##fn##f4_##acc, LoadF, StoreF>;
+      &MapVector2<float, 4, Sleef_##fn##f4_##acc##sse2, LoadF, StoreF>;
   KILN_SLEEF_BINARY_OPS(KILN_SLEEF_BINARY_ENTRY)
 #undef KILN_SLEEF_BINARY_ENTRY
   return t;
