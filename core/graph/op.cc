@@ -1,5 +1,7 @@
 #include "core/graph/op.h"
 
+#include "core/graph/gradient_types.h"
+
 #include "absl/hash/hash.h"
 
 namespace kiln {
@@ -13,6 +15,19 @@ std::string OpKindName(OpKind kind) {
 #undef KILN_OP_KIND_NAME
   }
   return "?";
+}
+
+std::vector<Var> Op::LOp(const Apply& node, const std::vector<Var>& output_grads) const {
+  std::vector<Var> grads;
+  for (int i = 0; i < node.num_inputs(); ++i) {
+    grads.push_back(grad_not_implemented(Name(), i, node.inputs()[i]));
+  }
+  return grads;
+}
+
+std::vector<std::vector<bool>> Op::ConnectionPattern(const Apply& node) const {
+  return std::vector<std::vector<bool>>(node.num_inputs(),
+                                        std::vector<bool>(node.num_outputs(), true));
 }
 
 size_t Op::Hash() const { return absl::HashOf(static_cast<int>(kind()), Props()); }

@@ -12,6 +12,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "core/graph/basic.h"
+#include "core/graph/var.h"
 #include "core/runtime/tensor.h"
 
 namespace kiln {
@@ -46,7 +47,8 @@ namespace kiln {
   X(kSoftmax, "Softmax")                             \
   X(kLogSoftmax, "LogSoftmax")                       \
   X(kSort, "SortOp")                                 \
-  X(kArgSort, "ArgSortOp")
+  X(kArgSort, "ArgSortOp")                           \
+  X(kGradientOp, "GradientOp")
 
 enum class OpKind {
 #define KILN_OP_KIND_ENUM(e, name) e,
@@ -79,6 +81,16 @@ class Op : public std::enable_shared_from_this<Op> {
   // Reference kernel: fills `outputs` (one per node output) from `inputs`.
   virtual absl::Status Perform(const Apply& node, std::span<const Tensor> inputs,
                                std::vector<Tensor>& outputs) const = 0;
+
+  // Aesara's L_op: the gradient of the cost with respect to each input of `node`, given the
+  // gradient with respect to each output (DisconnectedType for outputs the cost does not depend
+  // on while others are connected). Each result is a tensor, a NullType variable
+  // (grad_undefined) or a DisconnectedType variable; errors travel in the Vars. The default
+  // says the gradient is not implemented.
+  virtual std::vector<Var> LOp(const Apply& node, const std::vector<Var>& output_grads) const;
+  // Aesara's connection_pattern: [input][output] is true when the output's value depends on the
+  // input's values (not only on its shape). The default: every input feeds every output.
+  virtual std::vector<std::vector<bool>> ConnectionPattern(const Apply& node) const;
 
   // Aesara's view_map as (output, input) pairs: the output aliases the input's buffer.
   virtual std::vector<std::pair<int, int>> view_map() const { return {}; }

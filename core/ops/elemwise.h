@@ -41,6 +41,11 @@ class Elemwise final : public Op {
   // integer division or modulo by zero and integer negative powers are errors.
   absl::Status Perform(const Apply& node, std::span<const Tensor> inputs,
                        std::vector<Tensor>& outputs) const override;
+  // The scalar op's gradient rule elementwise, summed over the dims each input was broadcast
+  // along; zeros for integer and bool results (elemwise_grad.cc).
+  std::vector<Var> LOp(const Apply& node, const std::vector<Var>& output_grads) const override;
+  // second (fill) does not depend on its first input's values.
+  std::vector<std::vector<bool>> ConnectionPattern(const Apply& node) const override;
 
  private:
   ScalarOp scalar_op_;

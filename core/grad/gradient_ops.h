@@ -1,0 +1,55 @@
+// The identity ops that change only the gradient, as in aesara.gradient: consider_constant,
+// zero_grad, undefined_grad, disconnected_grad, grad_clip and grad_scale.
+#ifndef KILN_CORE_GRAD_GRADIENT_OPS_H_
+#define KILN_CORE_GRAD_GRADIENT_OPS_H_
+
+#include <string>
+#include <vector>
+
+#include "core/graph/op.h"
+#include "core/graph/var.h"
+
+namespace kiln {
+
+// Forward: the input itself (a view). Backward: depends on the mode.
+class GradientOp final : public Op {
+ public:
+  enum class Mode { kConsiderConstant, kZeroGrad, kUndefinedGrad, kDisconnectedGrad, kClip, kScale };
+  // a, b: the clip bounds (kClip) or the multiplier a (kScale).
+  explicit GradientOp(Mode mode, double a = 0, double b = 0) : mode_(mode), a_(a), b_(b) {}
+
+  OpKind kind() const override { return OpKind::kGradientOp; }
+  // "ZeroGrad", "GradClip{clip_lower_bound=-1.0, clip_upper_bound=1.0}", "GradScale{multiplier=2.0}".
+  std::string Name() const override;
+  std::string Props() const override { return Name(); }
+  absl::StatusOr<ApplyPtr> MakeNode(std::vector<VariablePtr> inputs) const override;
+  absl::StatusOr<std::vector<std::vector<VariablePtr>>> InferShape(
+      const Apply& node, const std::vector<std::vector<VariablePtr>>& input_shapes) const override;
+  absl::Status Perform(const Apply& node, std::span<const Tensor> inputs,
+                       std::vector<Tensor>& outputs) const override;
+  std::vector<std::pair<int, int>> view_map() const override { return {{0, 0}}; }
+  // Zeros (consider_constant, zero_grad), undefined, disconnected, clip(g, lo, hi) or a * g.
+  std::vector<Var> LOp(const Apply& node, const std::vector<Var>& output_grads) const override;
+  std::vector<std::vector<bool>> ConnectionPattern(const Apply& node) const override;
+
+ private:
+  Mode mode_;
+  double a_, b_;
+};
+
+// x, through which no gradient flows (the gradient with respect to x is zeros).
+Var consider_constant(const Var& x);
+// x, whose gradient is zeros.
+Var zero_grad(const Var& x);
+// x, whose gradient is undefined (NullType).
+Var undefined_grad(const Var& x);
+// x, disconnected from the cost for the gradient.
+Var disconnected_grad(const Var& x);
+// x, whose gradient is clipped to [lower, upper] (an error when upper < lower).
+Var grad_clip(const Var& x, double lower, double upper);
+// x, whose gradient is multiplied by `multiplier`.
+Var grad_scale(const Var& x, double multiplier);
+
+}  // namespace kiln
+
+#endif  // KILN_CORE_GRAD_GRADIENT_OPS_H_
