@@ -7,15 +7,16 @@
 #include <unordered_set>
 
 #include "absl/strings/str_cat.h"
+#include "core/graph/check.h"
 #include "core/graph/gradient_types.h"
 #include "core/graph/op.h"
 #include "core/graph/traversal.h"
-#include "core/graph/check.h"
 #include "core/ops/alloc.h"
+#include "core/ops/grad_util.h"
 #include "core/ops/indexing.h"
 #include "core/ops/math.h"
-#include "core/ops/shape.h"
 #include "core/ops/reduce.h"
+#include "core/ops/shape.h"
 
 namespace kiln {
 namespace {
@@ -33,9 +34,6 @@ std::optional<DType> DTypeOfVar(const Variable& v) {
 // Aesara's _float_ones_like: ones like x, in x's dtype when it is a float, else floatX.
 Var FloatOnesLike(const Var& x) {
   return ones_like(x, IsFloat(x.dtype()) ? x.dtype() : DType::kFloat64);
-}
-Var FloatZerosLike(const Var& x) {
-  return zeros_like(x, IsFloat(x.dtype()) ? x.dtype() : DType::kFloat64);
 }
 
 // The nodes that use each variable on a path from wrt to the outputs, with the input positions;
@@ -208,25 +206,21 @@ absl::Status GradBuilder::ComputeTerms(Apply* node) {
     output_grads.push_back(*g);
   }
   const auto& pattern = Pattern(node);
-  std::vector<bool> output_connected(n_out), output_is_int(n_out), output_is_null(n_out);
+  std::vector<bool> output_connected(n_out), output_is_null(n_out);
   for (int o = 0; o < n_out; ++o) {
     output_connected[o] = !IsDisconnected(*output_grads[o]);
     output_is_null[o] = IsNullType(*output_grads[o]);
-    const std::optional<DType> d = DTypeOfVar(*node->output_ptr(o));
-    output_is_int[o] = d && IsDiscrete(*d);
   }
-  std::vector<bool> input_connected(n_in), only_null(n_in), only_int(n_in);
+  std::vector<bool> input_connected(n_in), only_null(n_in);
   for (int i = 0; i < n_in; ++i) {
-    bool connected = false, to_non_null = false, to_non_int = false;
+    bool connected = false, to_non_null = false;
     for (int o = 0; o < n_out; ++o) {
       if (!pattern[i][o] || !output_connected[o]) continue;
       connected = true;
       to_non_null |= !output_is_null[o];
-      to_non_int |= !output_is_int[o];
     }
     input_connected[i] = connected;
     only_null[i] = !to_non_null;
-    only_int[i] = !to_non_int;
   }
   std::vector<Var> input_grads;
   if (std::find(input_connected.begin(), input_connected.end(), true) == input_connected.end()) {
@@ -266,26 +260,24 @@ absl::Status GradBuilder::ComputeTerms(Apply* node) {
   for (int i = 0; i < n_in; ++i) {
     const Var& term = input_grads[i];
     const bool disconnected = IsDisconnected(*term);
-    if (!disconnected && !IsNullType(*term) && !IsFloat(term.dtype()) &&
-        !IsComplex(term.dtype())) {
+    if (!disconnected && !IsNullType(*term) && !IsFloat(term.dtype()) && !IsComplex(term.dtype())) {
       return absl::InvalidArgumentError(absl::StrCat(
           node->op().Name(), ".grad illegally  returned an integer-valued variable. (Input index ",
           i, ", dtype ", DTypeName(term.dtype()), ")"));
     }
     if (!disconnected && !input_connected[i]) {
-      return absl::InternalError(absl::StrCat(
-          node->op().Name(), ".grad returned ", term->ToString(), " of type ",
-          term->type()->ToString(), " for input ", i,
-          ". Expected DisconnectedType instance based on  the output of the op's "
-          "connection_pattern method."));
+      return absl::InternalError(
+          absl::StrCat(node->op().Name(), ".grad returned ", term->ToString(), " of type ",
+                       term->type()->ToString(), " for input ", i,
+                       ". Expected DisconnectedType instance based on  the output of the op's "
+                       "connection_pattern method."));
     }
     if (disconnected && input_connected[i]) {
-      return absl::InternalError(absl::StrCat(node->op().Name(),
-                                              ".grad returned DisconnectedType for input ", i,
-                                              ". Its connection_pattern method does not allow this."));
+      return absl::InternalError(
+          absl::StrCat(node->op().Name(), ".grad returned DisconnectedType for input ", i,
+                       ". Its connection_pattern method does not allow this."));
     }
   }
-  (void)only_int;
   terms_.emplace(node, std::move(input_grads));
   return absl::OkStatus();
 }
@@ -353,9 +345,8 @@ absl::StatusOr<std::vector<Var>> GradBuilder::Run(const Var& cost, const std::ve
   for (const auto& [v, c] : consumers_) {
     for (const auto& use : c.uses) needed.insert(use.first);
   }
-  const std::vector<Apply*> order = ToposortUntil(outputs, [&](const Variable* v) {
-    return constants.count(v) > 0;
-  });
+  const std::vector<Apply*> order =
+      ToposortUntil(outputs, [&](const Variable* v) { return constants.count(v) > 0; });
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     if (!needed.count(*it)) continue;
     if (absl::Status s = ComputeTerms(*it); !s.ok()) return s;
@@ -412,8 +403,8 @@ absl::StatusOr<std::vector<Var>> Lop(const std::vector<Var>& f, const std::vecto
                                      const std::vector<Var>& eval_points,
                                      const GradOptions& options) {
   if (f.size() != eval_points.size()) {
-    return absl::InvalidArgumentError(absl::StrCat("Lop: ", f.size(), " expressions but ",
-                                                   eval_points.size(), " eval_points"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("Lop: ", f.size(), " expressions but ", eval_points.size(), " eval_points"));
   }
   GradOptions lop_options = options;
   lop_options.known_grads.clear();

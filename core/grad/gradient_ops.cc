@@ -34,8 +34,8 @@ absl::StatusOr<ApplyPtr> GradientOp::MakeNode(std::vector<VariablePtr> inputs) c
   if (inputs.size() != 1) return Invalid(*this, "expects 1 input");
   const TypePtr type = inputs[0]->type();
   if (inputs[0]->tensor_type() == nullptr) {
-    return Invalid(*this, absl::StrCat("input 0 has type ", type->ToString(),
-                                       ", which is not a TensorType"));
+    return Invalid(
+        *this, absl::StrCat("input 0 has type ", type->ToString(), ", which is not a TensorType"));
   }
   return Apply::Make(self(), std::move(inputs), {type});
 }

@@ -14,12 +14,20 @@ namespace kiln {
 // Forward: the input itself (a view). Backward: depends on the mode.
 class GradientOp final : public Op {
  public:
-  enum class Mode { kConsiderConstant, kZeroGrad, kUndefinedGrad, kDisconnectedGrad, kClip, kScale };
+  enum class Mode {
+    kConsiderConstant,
+    kZeroGrad,
+    kUndefinedGrad,
+    kDisconnectedGrad,
+    kClip,
+    kScale
+  };
   // a, b: the clip bounds (kClip) or the multiplier a (kScale).
   explicit GradientOp(Mode mode, double a = 0, double b = 0) : mode_(mode), a_(a), b_(b) {}
 
   OpKind kind() const override { return OpKind::kGradientOp; }
-  // "ZeroGrad", "GradClip{clip_lower_bound=-1.0, clip_upper_bound=1.0}", "GradScale{multiplier=2.0}".
+  // "ZeroGrad", "GradClip{clip_lower_bound=-1.0, clip_upper_bound=1.0}",
+  // "GradScale{multiplier=2.0}".
   std::string Name() const override;
   std::string Props() const override { return Name(); }
   absl::StatusOr<ApplyPtr> MakeNode(std::vector<VariablePtr> inputs) const override;

@@ -73,9 +73,9 @@ absl::Status verify_grad(const std::function<Var(const std::vector<Var>&)>& fun,
   for (size_t i = 0; i < pt.size(); ++i) {
     const DType d = pt[i].dtype();
     if (!IsFloat(d)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "verify_grad can work only with floating point inputs, but input ", i,
-          " has dtype \"", DTypeName(d), "\"."));
+      return absl::InvalidArgumentError(
+          absl::StrCat("verify_grad can work only with floating point inputs, but input ", i,
+                       " has dtype \"", DTypeName(d), "\"."));
     }
     eps = std::max(eps, TypeEps(d));
     tol = std::max(tol, TypeTol(d));
@@ -125,18 +125,17 @@ absl::Status verify_grad(const std::function<Var(const std::vector<Var>&)>& fun,
     for (size_t a = 0; a < pt.size(); ++a) {
       const std::vector<double> g = Values((*analytic)[a]);
       if (g.size() != (*numeric)[a].size()) {
-        return absl::InvalidArgumentError(absl::StrCat("argument element ", a,
-                                                       " has wrong shapes: the gradient has ",
-                                                       g.size(), " elements"));
+        return absl::InvalidArgumentError(absl::StrCat(
+            "argument element ", a, " has wrong shapes: the gradient has ", g.size(), " elements"));
       }
       for (size_t i = 0; i < g.size(); ++i) {
         const double n = (*numeric)[a][i];
         const double abs_err = std::fabs(g[i] - n);
         const double rel_err = abs_err / std::max(std::fabs(g[i]) + std::fabs(n), 1e-8);
         if (!std::isfinite(abs_err)) {
-          return absl::InvalidArgumentError(absl::StrCat(
-              "abs_err not finite: argument ", a, " position ", i, ": analytic ", g[i],
-              ", numeric ", n));
+          return absl::InvalidArgumentError(absl::StrCat("abs_err not finite: argument ", a,
+                                                         " position ", i, ": analytic ", g[i],
+                                                         ", numeric ", n));
         }
         const double scaled = std::min(abs_err / abs_tol, rel_err / rel_tol);
         if (scaled > worst) {

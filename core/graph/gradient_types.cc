@@ -24,7 +24,9 @@ Var null_type(std::string why_null) {
 
 Var disconnected_type() { return Var(Variable::Make(std::make_shared<DisconnectedType>())); }
 
-const NullType* AsNullType(const Variable& v) { return dynamic_cast<const NullType*>(v.type().get()); }
+const NullType* AsNullType(const Variable& v) {
+  return dynamic_cast<const NullType*>(v.type().get());
+}
 
 bool IsNullType(const Variable& v) { return AsNullType(v) != nullptr; }
 
@@ -34,18 +36,18 @@ bool IsDisconnected(const Variable& v) {
 
 Var grad_undefined(std::string_view op_name, int x_pos, const VariablePtr& x,
                    std::string_view comment) {
-  return null_type(absl::StrCat("This variable is Null because the grad method for input ", x_pos,
-                                " (", x->ToString(), ") of the ", absl::string_view(op_name.data(), op_name.size()),
-                                " op is mathematically undefined. ",
-                                absl::string_view(comment.data(), comment.size())));
+  return null_type(absl::StrCat(
+      "This variable is Null because the grad method for input ", x_pos, " (", x->ToString(),
+      ") of the ", absl::string_view(op_name.data(), op_name.size()),
+      " op is mathematically undefined. ", absl::string_view(comment.data(), comment.size())));
 }
 
 Var grad_not_implemented(std::string_view op_name, int x_pos, const VariablePtr& x,
                          std::string_view comment) {
-  return null_type(absl::StrCat("This variable is Null because the grad method for input ", x_pos,
-                                " (", x->ToString(), ") of the ", absl::string_view(op_name.data(), op_name.size()),
-                                " op is not implemented. ",
-                                absl::string_view(comment.data(), comment.size())));
+  return null_type(
+      absl::StrCat("This variable is Null because the grad method for input ", x_pos, " (",
+                   x->ToString(), ") of the ", absl::string_view(op_name.data(), op_name.size()),
+                   " op is not implemented. ", absl::string_view(comment.data(), comment.size())));
 }
 
 }  // namespace kiln

@@ -37,6 +37,8 @@ class DimShuffle final : public Op {
   // A view of the input: no data is copied.
   absl::Status Perform(const Apply& node, std::span<const Tensor> inputs,
                        std::vector<Tensor>& outputs) const override;
+  // The gradient rule (Aesara's L_op), in the family's *_grad.cc.
+  std::vector<Var> LOp(const Apply& node, const std::vector<Var>& output_grads) const override;
 
   DimShuffle(std::vector<bool> input_broadcastable, std::vector<int> new_order, bool inplace)
       : input_broadcastable_(std::move(input_broadcastable)),

@@ -7,6 +7,7 @@
 #include "core/graph/gradient_types.h"
 #include "core/ops/alloc.h"
 #include "core/ops/elemwise.h"
+#include "core/ops/grad_util.h"
 #include "core/ops/math.h"
 #include "core/ops/reduce.h"
 
@@ -14,11 +15,6 @@ namespace kiln {
 namespace {
 
 using K = ScalarOpKind;
-
-bool Discrete(const Var& v) { return IsBool(v.dtype()) || IsInteger(v.dtype()); }
-
-// Zeros like x: in x's dtype when continuous, else floatX (Aesara's zeros_like().astype(floatX)).
-Var FloatZeros(const Var& x) { return zeros_like(x, Discrete(x) ? DType::kFloat64 : x.dtype()); }
 
 // The scalar rule of one op: the gradient with respect to each input, given the inputs, the
 // output z and its gradient gz (both continuous).
@@ -30,7 +26,7 @@ std::vector<Var> ScalarRule(const Elemwise& op, const Apply& node, const std::ve
   const double two_over_sqrt_pi = 2.0 / std::sqrt(std::numbers::pi);
   switch (op.scalar_op().kind) {
     case K::kSwitch:
-      return {FloatZeros(in[0]), switch_(in[0], gz, c(0)), switch_(in[0], c(0), gz)};
+      return {FloatZerosLike(in[0]), switch_(in[0], gz, c(0)), switch_(in[0], c(0), gz)};
     case K::kMaximum:
     case K::kMinimum: {
       const Var e = eq(z, x);
@@ -53,11 +49,11 @@ std::vector<Var> ScalarRule(const Elemwise& op, const Apply& node, const std::ve
     }
     case K::kTrueDiv: {
       const Var& y = in[1];
-      if (Discrete(x) && Discrete(y)) return {FloatZeros(x), FloatZeros(y)};
+      if (IsDiscreteVar(x) && IsDiscreteVar(y)) return {FloatZerosLike(x), FloatZerosLike(y)};
       return {gz / y, -(gz * x) / (y * y)};
     }
     case K::kIntDiv:
-      return {FloatZeros(x), FloatZeros(in[1])};
+      return {FloatZerosLike(x), FloatZerosLike(in[1])};
     case K::kMod:
       return {gz, -int_div(x, in[1]) * gz};
     case K::kPow: {
@@ -77,7 +73,7 @@ std::vector<Var> ScalarRule(const Elemwise& op, const Apply& node, const std::ve
     case K::kTrunc:
     case K::kRoundHalfToEven:
     case K::kRoundHalfAwayFromZero:
-      return {FloatZeros(x)};
+      return {FloatZerosLike(x)};
     case K::kNeg:
       return {-gz};
     case K::kReciprocal:
@@ -163,23 +159,20 @@ std::vector<Var> ScalarRule(const Elemwise& op, const Apply& node, const std::ve
     }
     case K::kIdentity:
     case K::kReal:
-      return {Discrete(x) ? FloatZeros(x) : gz};
+      return {IsDiscreteVar(x) ? FloatZerosLike(x) : gz};
     case K::kCast:
-      return {Discrete(x) ? FloatZeros(x) : gz};
+      return {IsDiscreteVar(x) ? FloatZerosLike(x) : gz};
     case K::kSecond:
       return {disconnected_type(), gz};
     case K::kImag:
     case K::kConj:
     case K::kAngle:
-      return {FloatZeros(x)};
+      return {FloatZerosLike(x)};
     default:
       break;
   }
-  std::vector<Var> grads;
-  for (int i = 0; i < node.num_inputs(); ++i) {
-    grads.push_back(grad_not_implemented(op.Name(), i, node.inputs()[i]));
-  }
-  return grads;
+  return PerInput(node,
+                  [&](int i) { return grad_not_implemented(op.Name(), i, node.inputs()[i]); });
 }
 
 }  // namespace
@@ -195,30 +188,21 @@ std::vector<Var> Elemwise::LOp(const Apply& node, const std::vector<Var>& output
   std::vector<Var> in(node.inputs().begin(), node.inputs().end());
   const int n = node.num_inputs();
   bool discrete_output = false;
-  for (int o = 0; o < node.num_outputs(); ++o) {
-    discrete_output |= IsBool(node.output_ptr(o)->tensor_type()->dtype()) ||
-                       IsInteger(node.output_ptr(o)->tensor_type()->dtype());
-  }
+  for (int o = 0; o < node.num_outputs(); ++o) discrete_output |= IsDiscreteVar(node.output(o));
   // Integer and bool results carry no gradient: zeros (floatX for discrete inputs).
   if (discrete_output) {
-    std::vector<Var> grads;
-    for (int i = 0; i < n; ++i) {
-      grads.push_back(scalar_op_.kind == K::kSecond && i == 0 ? disconnected_type()
-                                                               : FloatZeros(in[i]));
-    }
-    return grads;
+    return PerInput(node, [&](int i) {
+      return scalar_op_.kind == K::kSecond && i == 0 ? disconnected_type() : FloatZerosLike(in[i]);
+    });
   }
   bool complex = IsComplex(output_grads[0].dtype());
   for (const Var& v : in) complex |= IsComplex(v.dtype());
   if (complex || scalar_op_.kind == K::kComposite) {
-    std::vector<Var> grads;
-    for (int i = 0; i < n; ++i) {
-      grads.push_back(grad_not_implemented(
-          Name(), i, node.inputs()[i],
-          complex ? "Gradients of complex values are not implemented."
-                  : "grad is not implemented for Composite"));
-    }
-    return grads;
+    return PerInput(node, [&](int i) {
+      return grad_not_implemented(Name(), i, node.inputs()[i],
+                                  complex ? "Gradients of complex values are not implemented."
+                                          : "grad is not implemented for Composite");
+    });
   }
   std::vector<Var> grads = ScalarRule(*this, node, in, Var(node.output(0)), output_grads[0]);
   // Sum each gradient over the dims its input was broadcast along.

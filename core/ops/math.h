@@ -16,27 +16,28 @@ namespace kiln {
 // softplus log1mexp isnan isinf invert real imag conj angle identity.
 #define KILN_UNARY_MATH(X)                                                                         \
   X(abs, kAbs)                                                                                     \
-  X(sgn, kSgn) X(ceil, kCeil) X(floor, kFloor) X(trunc, kTrunc)                                    \
-      X(round_half_to_even, kRoundHalfToEven) X(round_half_away_from_zero, kRoundHalfAwayFromZero) \
-          X(neg, kNeg) X(reciprocal, kReciprocal) X(log, kLog) X(log2, kLog2) X(log10, kLog10)     \
-              X(log1p, kLog1p) X(exp, kExp) X(exp2, kExp2) X(expm1, kExpm1) X(sqr, kSqr)           \
-                  X(sqrt, kSqrt) X(deg2rad, kDeg2Rad) X(rad2deg, kRad2Deg) X(cos, kCos)            \
-                      X(arccos, kArccos) X(sin, kSin) X(arcsin, kArcsin) X(tan, kTan)              \
-                          X(arctan, kArctan) X(cosh, kCosh) X(arccosh, kArccosh) X(sinh, kSinh)    \
-                              X(arcsinh, kArcsinh) X(tanh, kTanh) X(arctanh, kArctanh)             \
-                                  X(erf, kErf) X(erfc, kErfc) X(erfcx, kErfcx) X(erfinv, kErfinv)  \
-                                      X(erfcinv, kErfcinv) X(gamma, kGamma) X(gammaln, kGammaln)   \
-                                          X(psi, kPsi) X(sigmoid, kSigmoid) X(softplus, kSoftplus) \
-                                              X(log1mexp, kLog1mexp) X(isnan, kIsNan)              \
-                                                  X(isinf, kIsInf) X(invert, kInvert)              \
-                                                      X(real, kReal) X(imag, kImag) X(conj, kConj) \
-                                                          X(angle, kAngle) X(identity, kIdentity)
+  X(sgn, kSgn)                                                                                     \
+  X(ceil, kCeil) X(floor, kFloor) X(trunc, kTrunc) X(round_half_to_even, kRoundHalfToEven)         \
+      X(round_half_away_from_zero, kRoundHalfAwayFromZero) X(neg, kNeg) X(reciprocal, kReciprocal) \
+          X(log, kLog) X(log2, kLog2) X(log10, kLog10) X(log1p, kLog1p) X(exp, kExp)               \
+              X(exp2, kExp2) X(expm1, kExpm1) X(sqr, kSqr) X(sqrt, kSqrt) X(deg2rad, kDeg2Rad)     \
+                  X(rad2deg, kRad2Deg) X(cos, kCos) X(arccos, kArccos) X(sin, kSin)                \
+                      X(arcsin, kArcsin) X(tan, kTan) X(arctan, kArctan) X(cosh, kCosh)            \
+                          X(arccosh, kArccosh) X(sinh, kSinh) X(arcsinh, kArcsinh) X(tanh, kTanh)  \
+                              X(arctanh, kArctanh) X(erf, kErf) X(erfc, kErfc) X(erfcx, kErfcx)    \
+                                  X(erfinv, kErfinv) X(erfcinv, kErfcinv) X(gamma, kGamma)         \
+                                      X(gammaln, kGammaln) X(psi, kPsi) X(sigmoid, kSigmoid)       \
+                                          X(softplus, kSoftplus) X(log1mexp, kLog1mexp)            \
+                                              X(isnan, kIsNan) X(isinf, kIsInf) X(invert, kInvert) \
+                                                  X(real, kReal) X(imag, kImag) X(conj, kConj)     \
+                                                      X(angle, kAngle) X(identity, kIdentity)
 
 // Binary elementwise functions: lt gt le ge eq neq and_ or_ xor maximum minimum add sub mul
 // true_div int_div mod pow arctan2 second (Aesara's fill: the value of b broadcast like a).
 #define KILN_BINARY_MATH(X)                                                                        \
   X(lt, kLt)                                                                                       \
-  X(gt, kGt) X(le, kLe) X(ge, kGe) X(eq, kEq) X(neq, kNeq) X(and_, kAnd) X(or_, kOr) X(xor_, kXor) \
+  X(gt, kGt)                                                                                       \
+  X(le, kLe) X(ge, kGe) X(eq, kEq) X(neq, kNeq) X(and_, kAnd) X(or_, kOr) X(xor_, kXor)            \
       X(maximum, kMaximum) X(minimum, kMinimum) X(add, kAdd) X(sub, kSub) X(mul, kMul)             \
           X(true_div, kTrueDiv) X(int_div, kIntDiv) X(mod, kMod) X(pow, kPow) X(arctan2, kArctan2) \
               X(second, kSecond)

@@ -45,6 +45,8 @@ class CAReduce final : public Op {
       const Apply& node, const std::vector<std::vector<VariablePtr>>& input_shapes) const override;
   absl::Status Perform(const Apply& node, std::span<const Tensor> inputs,
                        std::vector<Tensor>& outputs) const override;
+  // The gradient rule (Aesara's L_op), in the family's *_grad.cc.
+  std::vector<Var> LOp(const Apply& node, const std::vector<Var>& output_grads) const override;
 
  private:
   ReduceKind reduce_;
@@ -68,6 +70,8 @@ class MaxAndArgmax final : public Op {
       const Apply& node, const std::vector<std::vector<VariablePtr>>& input_shapes) const override;
   absl::Status Perform(const Apply& node, std::span<const Tensor> inputs,
                        std::vector<Tensor>& outputs) const override;
+  // The gradient rule (Aesara's L_op), in the family's *_grad.cc.
+  std::vector<Var> LOp(const Apply& node, const std::vector<Var>& output_grads) const override;
 
  private:
   std::vector<int> axis_;
@@ -86,6 +90,8 @@ class CumOp final : public Op {
       const Apply& node, const std::vector<std::vector<VariablePtr>>& input_shapes) const override;
   absl::Status Perform(const Apply& node, std::span<const Tensor> inputs,
                        std::vector<Tensor>& outputs) const override;
+  // The gradient rule (Aesara's L_op), in the family's *_grad.cc.
+  std::vector<Var> LOp(const Apply& node, const std::vector<Var>& output_grads) const override;
 
  private:
   std::optional<int> axis_;

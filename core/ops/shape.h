@@ -21,6 +21,9 @@ class ShapeOp final : public Op {
       const Apply& node, const std::vector<std::vector<VariablePtr>>& input_shapes) const override;
   absl::Status Perform(const Apply& node, std::span<const Tensor> inputs,
                        std::vector<Tensor>& outputs) const override;
+  // The gradient rule (Aesara's L_op), in the family's *_grad.cc.
+  std::vector<Var> LOp(const Apply& node, const std::vector<Var>& output_grads) const override;
+  std::vector<std::vector<bool>> ConnectionPattern(const Apply& node) const override;
 };
 
 // x.shape[i]: an int64 scalar.
@@ -36,6 +39,9 @@ class ShapeI final : public Op {
       const Apply& node, const std::vector<std::vector<VariablePtr>>& input_shapes) const override;
   absl::Status Perform(const Apply& node, std::span<const Tensor> inputs,
                        std::vector<Tensor>& outputs) const override;
+  // The gradient rule (Aesara's L_op), in the family's *_grad.cc.
+  std::vector<Var> LOp(const Apply& node, const std::vector<Var>& output_grads) const override;
+  std::vector<std::vector<bool>> ConnectionPattern(const Apply& node) const override;
 
  private:
   int i_;
@@ -55,6 +61,9 @@ class Reshape final : public Op {
       const Apply& node, const std::vector<std::vector<VariablePtr>>& input_shapes) const override;
   absl::Status Perform(const Apply& node, std::span<const Tensor> inputs,
                        std::vector<Tensor>& outputs) const override;
+  // The gradient rule (Aesara's L_op), in the family's *_grad.cc.
+  std::vector<Var> LOp(const Apply& node, const std::vector<Var>& output_grads) const override;
+  std::vector<std::vector<bool>> ConnectionPattern(const Apply& node) const override;
 
  private:
   int ndim_;
@@ -72,6 +81,9 @@ class SpecifyShape final : public Op {
       const Apply& node, const std::vector<std::vector<VariablePtr>>& input_shapes) const override;
   absl::Status Perform(const Apply& node, std::span<const Tensor> inputs,
                        std::vector<Tensor>& outputs) const override;
+  // The gradient rule (Aesara's L_op), in the family's *_grad.cc.
+  std::vector<Var> LOp(const Apply& node, const std::vector<Var>& output_grads) const override;
+  std::vector<std::vector<bool>> ConnectionPattern(const Apply& node) const override;
   std::vector<std::pair<int, int>> view_map() const override { return {{0, 0}}; }
 };
 
@@ -88,6 +100,8 @@ class MakeVector final : public Op {
       const Apply& node, const std::vector<std::vector<VariablePtr>>& input_shapes) const override;
   absl::Status Perform(const Apply& node, std::span<const Tensor> inputs,
                        std::vector<Tensor>& outputs) const override;
+  // The gradient rule (Aesara's L_op), in the family's *_grad.cc.
+  std::vector<Var> LOp(const Apply& node, const std::vector<Var>& output_grads) const override;
 
  private:
   DType dtype_;
