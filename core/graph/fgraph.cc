@@ -130,9 +130,29 @@ void FunctionGraph::PruneFrom(Apply* start) {
   }
 }
 
+namespace {
+// True when a variable of type `given` may stand where `wanted` is expected: equal types, or
+// tensors of one dtype and rank whose every dim known in `wanted` has that size in `given`
+// (Aesara's Type.is_super).
+bool Accepts(const Type& wanted, const Type& given) {
+  if (wanted.Equals(given)) return true;
+  const auto* w = dynamic_cast<const TensorType*>(&wanted);
+  const auto* g = dynamic_cast<const TensorType*>(&given);
+  if (w == nullptr || g == nullptr || w->dtype() != g->dtype() || w->ndim() != g->ndim()) {
+    return false;
+  }
+  for (int d = 0; d < w->ndim(); ++d) {
+    if (w->shape()[d] && w->shape()[d] != g->shape()[d]) return false;
+  }
+  return true;
+}
+}  // namespace
+
+bool FunctionGraph::Contains(const Apply* node) const { return nodes_.count(node) > 0; }
+
 absl::Status FunctionGraph::Replace(Variable* old_var, VariablePtr new_var,
                                     std::string_view reason) {
-  if (!old_var->type()->Equals(*new_var->type())) {
+  if (!Accepts(*old_var->type(), *new_var->type())) {
     return absl::InvalidArgumentError(absl::StrCat(
         "replace", reason.empty() ? "" : absl::StrCat(" (", std::string(reason), ")"),
         ": the replacement ", new_var->ToString(), " has type ", new_var->type()->ToString(),

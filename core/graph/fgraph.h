@@ -39,7 +39,10 @@ class FunctionGraph {
   // The Apply nodes, each after the nodes computing its inputs.
   std::vector<Apply*> Toposort() const;
 
-  // Makes every client of `old_var` use `new_var` instead (their types must be equal), imports
+  // True while `node` is part of the graph (rewrites drop replaced nodes).
+  bool Contains(const Apply* node) const;
+  // Makes every client of `old_var` use `new_var` instead (new_var's type must equal old_var's
+  // or be more specific: the same dtype and rank, with old_var's known dims), imports
   // the nodes new_var needs and drops the nodes no longer used. `reason` names the rewrite.
   absl::Status Replace(Variable* old_var, VariablePtr new_var, std::string_view reason = "");
 

@@ -16,6 +16,7 @@ namespace kiln {
 class AxisOp final : public Op {
  public:
   AxisOp(OpKind kind, std::optional<int> axis) : kind_(kind), axis_(axis) {}
+  const std::optional<int>& axis() const { return axis_; }
   OpKind kind() const override { return kind_; }
   std::string Name() const override;
   std::string Props() const override { return Name(); }

@@ -1,0 +1,338 @@
+// canonicalize: algebraic simplification into a canonical form. Each rule reads
+// `before -> after`.
+#include <algorithm>
+
+#include "core/graph/constructors.h"
+#include "core/ops/alloc.h"
+#include "core/ops/dimshuffle.h"
+#include "core/ops/elemwise.h"
+#include "core/ops/indexing.h"
+#include "core/ops/math.h"
+#include "core/ops/reduce.h"
+#include "core/ops/shape.h"
+#include "core/passes/passes.h"
+#include "core/passes/rule_util.h"
+#include "core/rewrite/pattern.h"
+
+namespace kiln {
+namespace {
+
+using K = ScalarOpKind;
+
+std::vector<Var> Inputs(const Apply& node) {
+  return std::vector<Var>(node.inputs().begin(), node.inputs().end());
+}
+
+// Elemwise{kind} over `inputs` as one n-ary node (add and mul) or a left fold.
+Var Combine(K kind, const std::vector<Var>& inputs) {
+  if (inputs.size() == 1) return inputs[0];
+  return ApplyOp(Elemwise::Make(kind), inputs);
+}
+
+// A constant (or a DimShuffle of one) that broadcasts like a scalar: every static dim is 1.
+std::optional<double> ScalarLikeConstant(const Variable& v) {
+  for (const StaticDim& d : v.tensor_type()->shape()) {
+    if (d != StaticDim(1)) return std::nullopt;
+  }
+  return ScalarConstantValue(v);
+}
+
+bool FloatOutput(const Apply& node) { return IsFloat(node.output_ptr(0)->tensor_type()->dtype()); }
+
+// x * 1 -> x, x + 0 -> x (any number of operands; the neutral constants are dropped).
+Replacement DropNeutral(const FunctionGraph&, Apply& node) {
+  const std::optional<K> kind = ElemwiseKind(*node.output_ptr(0));
+  if (kind != K::kMul && kind != K::kAdd) return std::nullopt;
+  const double neutral = kind == K::kMul ? 1.0 : 0.0;
+  std::vector<Var> kept;
+  for (const VariablePtr& in : node.inputs()) {
+    if (ScalarConstantValue(*in) != neutral) kept.push_back(in);
+  }
+  if (kept.size() == static_cast<size_t>(node.num_inputs()) || kept.empty()) return std::nullopt;
+  return ReplaceWith(Combine(*kind, kept), node);
+}
+
+// x * 0 -> zeros like x, when x alone has the product's shape (floats; NaN * 0 is not kept, as
+// in Aesara).
+Replacement MulByZero(const FunctionGraph&, Apply& node) {
+  if (ElemwiseKind(*node.output_ptr(0)) != K::kMul || !FloatOutput(node)) return std::nullopt;
+  bool zero = false;
+  for (const VariablePtr& in : node.inputs()) zero |= ScalarConstantValue(*in) == 0.0;
+  if (!zero) return std::nullopt;
+  const TensorType& out = *node.output_ptr(0)->tensor_type();
+  for (const VariablePtr& in : node.inputs()) {
+    if (in->tensor_type()->shape() == out.shape() && !in->is_constant()) {
+      return ReplaceWith(zeros_like(Var(in), out.dtype()), node);
+    }
+  }
+  return std::nullopt;
+}
+
+// --x -> x.
+Replacement NegNeg(const FunctionGraph&, Apply& node) {
+  VariablePtr x;
+  if (!m::Neg(m::Neg(m::Any(&x))).Match(node.output(0))) return std::nullopt;
+  return ReplaceWith(Var(x), node);
+}
+
+// x - (-y) -> x + y.
+Replacement SubNeg(const FunctionGraph&, Apply& node) {
+  VariablePtr x, y;
+  if (!m::Sub(m::Any(&x), m::Neg(m::Any(&y))).Match(node.output(0))) return std::nullopt;
+  return ReplaceWith(Var(x) + Var(y), node);
+}
+
+// The factors of a product/quotient tree of one float dtype: x*y/(z*w) -> num {x, y},
+// den {z, w}; constants multiply into *coefficient.
+void Factors(const VariablePtr& v, bool numerator, DType dtype, std::vector<VariablePtr>& num,
+             std::vector<VariablePtr>& den, double& coefficient, int& n_constants) {
+  if (const std::optional<double> c = ScalarLikeConstant(*v)) {
+    coefficient = numerator ? coefficient * *c : coefficient / *c;
+    ++n_constants;
+    return;
+  }
+  const std::optional<K> kind = ElemwiseKind(*v);
+  const bool same_dtype = v->tensor_type()->dtype() == dtype;
+  if (same_dtype && kind == K::kMul) {
+    for (const VariablePtr& in : v->owner()->inputs()) {
+      Factors(in, numerator, dtype, num, den, coefficient, n_constants);
+    }
+  } else if (same_dtype && kind == K::kTrueDiv) {
+    Factors(v->owner()->inputs()[0], numerator, dtype, num, den, coefficient, n_constants);
+    Factors(v->owner()->inputs()[1], !numerator, dtype, num, den, coefficient, n_constants);
+  } else if (same_dtype && kind == K::kReciprocal) {
+    Factors(v->owner()->inputs()[0], !numerator, dtype, num, den, coefficient, n_constants);
+  } else {
+    (numerator ? num : den).push_back(v);
+  }
+}
+
+// The mul/div canonizer: x*y/y -> x; (2*x)/(4*y) -> (0.5*x)/y; equal factors above and below
+// the line cancel and constants fold into one coefficient.
+Replacement MulDivCanonizer(const FunctionGraph&, Apply& node) {
+  const std::optional<K> kind = ElemwiseKind(*node.output_ptr(0));
+  if ((kind != K::kMul && kind != K::kTrueDiv) || !FloatOutput(node)) return std::nullopt;
+  const DType dtype = node.output_ptr(0)->tensor_type()->dtype();
+  std::vector<VariablePtr> num, den;
+  double coefficient = 1;
+  int n_constants = 0;
+  Factors(node.output(0), true, dtype, num, den, coefficient, n_constants);
+  bool cancelled = false;
+  for (auto it = num.begin(); it != num.end();) {
+    auto match = std::find(den.begin(), den.end(), *it);
+    if (match == den.end()) {
+      ++it;
+      continue;
+    }
+    den.erase(match);
+    it = num.erase(it);
+    cancelled = true;
+  }
+  if (!cancelled && n_constants < 2) return std::nullopt;
+  std::vector<Var> top;
+  if (coefficient != 1 || num.empty()) top.push_back(scalar_constant(coefficient, dtype));
+  top.insert(top.end(), num.begin(), num.end());
+  Var result = Combine(K::kMul, top);
+  if (!den.empty()) {
+    result = true_div(result, Combine(K::kMul, std::vector<Var>(den.begin(), den.end())));
+  }
+  return ReplaceWith(result, node);
+}
+
+// The terms of a sum/difference tree of one dtype, with their signs; constants add into *sum.
+void Terms(const VariablePtr& v, bool positive, DType dtype, std::vector<VariablePtr>& plus,
+           std::vector<VariablePtr>& minus, double& constant_sum, int& n_constants) {
+  if (const std::optional<double> c = ScalarLikeConstant(*v)) {
+    constant_sum += positive ? *c : -*c;
+    ++n_constants;
+    return;
+  }
+  const std::optional<K> kind = ElemwiseKind(*v);
+  const bool same_dtype = v->tensor_type()->dtype() == dtype;
+  if (same_dtype && kind == K::kAdd) {
+    for (const VariablePtr& in : v->owner()->inputs()) {
+      Terms(in, positive, dtype, plus, minus, constant_sum, n_constants);
+    }
+  } else if (same_dtype && kind == K::kSub) {
+    Terms(v->owner()->inputs()[0], positive, dtype, plus, minus, constant_sum, n_constants);
+    Terms(v->owner()->inputs()[1], !positive, dtype, plus, minus, constant_sum, n_constants);
+  } else if (same_dtype && kind == K::kNeg) {
+    Terms(v->owner()->inputs()[0], !positive, dtype, plus, minus, constant_sum, n_constants);
+  } else {
+    (positive ? plus : minus).push_back(v);
+  }
+}
+
+// The add/sub canonizer: x + y - y -> x; x - x -> 0; (x + 1) + 2 -> x + 3.
+Replacement AddSubCanonizer(const FunctionGraph&, Apply& node) {
+  const std::optional<K> kind = ElemwiseKind(*node.output_ptr(0));
+  if ((kind != K::kAdd && kind != K::kSub) || !FloatOutput(node)) return std::nullopt;
+  const DType dtype = node.output_ptr(0)->tensor_type()->dtype();
+  std::vector<VariablePtr> plus, minus;
+  double constant_sum = 0;
+  int n_constants = 0;
+  Terms(node.output(0), true, dtype, plus, minus, constant_sum, n_constants);
+  bool cancelled = false;
+  for (auto it = plus.begin(); it != plus.end();) {
+    auto match = std::find(minus.begin(), minus.end(), *it);
+    if (match == minus.end()) {
+      ++it;
+      continue;
+    }
+    minus.erase(match);
+    it = plus.erase(it);
+    cancelled = true;
+  }
+  if (!cancelled && n_constants < 2) return std::nullopt;
+  std::vector<Var> pos(plus.begin(), plus.end());
+  if (constant_sum != 0 || (plus.empty() && minus.empty())) {
+    pos.push_back(scalar_constant(constant_sum, dtype));
+  }
+  Var result = pos.empty() ? Var() : Combine(K::kAdd, pos);
+  if (!minus.empty()) {
+    const Var neg_part = Combine(K::kAdd, std::vector<Var>(minus.begin(), minus.end()));
+    result = result.ok() ? result - neg_part : -neg_part;
+  }
+  // x - x of a shape only x knows: zeros like x.
+  if (plus.empty() && minus.empty() && cancelled) {
+    const TensorType& out = *node.output_ptr(0)->tensor_type();
+    for (const VariablePtr& in : node.inputs()) {
+      if (in->tensor_type()->shape() == out.shape()) {
+        return ReplaceWith(second(Var(in), result), node);
+      }
+    }
+  }
+  return ReplaceWith(result, node);
+}
+
+// cast(x, t) with x already of dtype t -> x; cast(cast(x, t1), t2) -> cast(x, t2) when t1 holds
+// every value of x's dtype.
+Replacement CastCast(const FunctionGraph&, Apply& node) {
+  if (ElemwiseKind(*node.output_ptr(0)) != K::kCast) return std::nullopt;
+  const VariablePtr& x = node.inputs()[0];
+  const DType to = node.output_ptr(0)->tensor_type()->dtype();
+  if (x->tensor_type()->dtype() == to) return ReplaceWith(Var(x), node);
+  if (ElemwiseKind(*x) != K::kCast) return std::nullopt;
+  const VariablePtr& inner = x->owner()->inputs()[0];
+  if (!CanCastSafely(inner->tensor_type()->dtype(), x->tensor_type()->dtype())) {
+    return std::nullopt;
+  }
+  return ReplaceWith(cast(Var(inner), to), node);
+}
+
+// switch(constant c, a, b) -> a if c else b.
+Replacement SwitchConstantCondition(const FunctionGraph&, Apply& node) {
+  if (ElemwiseKind(*node.output_ptr(0)) != K::kSwitch) return std::nullopt;
+  const std::optional<double> c = ScalarConstantValue(*node.inputs()[0]);
+  if (!c) return std::nullopt;
+  return ReplaceWith(Var(node.inputs()[*c != 0 ? 1 : 2]), node);
+}
+
+// log(exp(x)) -> x; exp(log(x)) -> switch(x >= 0, x, nan).
+Replacement ExpLog(const FunctionGraph&, Apply& node) {
+  VariablePtr x;
+  if (m::Log(m::Exp(m::Any(&x))).Match(node.output(0))) return ReplaceWith(Var(x), node);
+  if (m::Exp(m::Log(m::Any(&x))).Match(node.output(0)) && IsFloat(x->tensor_type()->dtype())) {
+    const DType d = x->tensor_type()->dtype();
+    return ReplaceWith(switch_(Var(x) >= scalar_constant(0.0, d), Var(x),
+                               scalar_constant(std::nan(""), d)),
+                       node);
+  }
+  return std::nullopt;
+}
+
+// identity(x) -> x; second(x, y) -> y when y already has the result's type.
+Replacement UselessElemwise(const FunctionGraph&, Apply& node) {
+  const std::optional<K> kind = ElemwiseKind(*node.output_ptr(0));
+  if (kind == K::kIdentity) return ReplaceWith(Var(node.inputs()[0]), node);
+  if (kind == K::kSecond && node.inputs()[1]->type()->Equals(*node.output_ptr(0)->type())) {
+    return ReplaceWith(Var(node.inputs()[1]), node);
+  }
+  return std::nullopt;
+}
+
+// DimShuffle{order}(x) with order the identity -> x; DimShuffle(DimShuffle(x)) -> one DimShuffle.
+Replacement DimShuffleRules(const FunctionGraph&, Apply& node) {
+  const auto& op = static_cast<const DimShuffle&>(node.op());
+  const VariablePtr& x = node.inputs()[0];
+  const std::vector<int>& order = op.new_order();
+  bool identity = static_cast<int>(order.size()) == x->tensor_type()->ndim();
+  for (size_t i = 0; identity && i < order.size(); ++i) identity = order[i] == static_cast<int>(i);
+  if (identity) return ReplaceWith(Var(x), node);
+  const Apply* inner = x->owner();
+  if (inner == nullptr || inner->op().kind() != OpKind::kDimShuffle) return std::nullopt;
+  const auto& inner_op = static_cast<const DimShuffle&>(inner->op());
+  std::vector<int> combined;
+  for (int o : order) combined.push_back(o == kX ? kX : inner_op.new_order()[o]);
+  return ReplaceWith(dimshuffle(Var(inner->inputs()[0]), combined), node);
+}
+
+// reshape(x, s) where the result's known static shape is x's -> x; reshape(reshape(x, s1), s2)
+// -> reshape(x, s2).
+Replacement ReshapeRules(const FunctionGraph&, Apply& node) {
+  const VariablePtr& x = node.inputs()[0];
+  const TensorType& out = *node.output_ptr(0)->tensor_type();
+  const StaticShape& in_shape = x->tensor_type()->shape();
+  const bool all_known = std::all_of(out.shape().begin(), out.shape().end(),
+                                     [](const StaticDim& d) { return d.has_value(); });
+  if (all_known && in_shape == out.shape()) return ReplaceWith(Var(x), node);
+  if (x->owner() != nullptr && x->owner()->op().kind() == OpKind::kReshape) {
+    return ReplaceWith(reshape(Var(x->owner()->inputs()[0]), Var(node.inputs()[1])), node);
+  }
+  return std::nullopt;
+}
+
+// x[:, :] (every entry a full slice) -> x.
+Replacement UselessSubtensor(const FunctionGraph&, Apply& node) {
+  const auto& op = static_cast<const SubtensorOp&>(node.op());
+  if (op.kind() != OpKind::kSubtensor) return std::nullopt;
+  for (const IndexEntry& e : op.idx()) {
+    if (!e.is_slice || e.has_start || e.has_stop || e.has_step) return std::nullopt;
+  }
+  return ReplaceWith(Var(node.inputs()[0]), node);
+}
+
+// alloc(x, dims) where x already has the result's shape -> x.
+Replacement UselessAlloc(const FunctionGraph&, Apply& node) {
+  const VariablePtr& x = node.inputs()[0];
+  if (!x->type()->Equals(*node.output_ptr(0)->type())) return std::nullopt;
+  return ReplaceWith(Var(x), node);
+}
+
+// sum(x, axis=[]) -> x (in the sum's dtype).
+Replacement UselessReduce(const FunctionGraph&, Apply& node) {
+  const auto& op = static_cast<const CAReduce&>(node.op());
+  if (!op.axis() || !op.axis()->empty()) return std::nullopt;
+  return ReplaceWith(Var(node.inputs()[0]), node);
+}
+
+RewriteRule Rule(std::string name, std::vector<OpKind> tracks,
+                 std::function<Replacement(const FunctionGraph&, Apply&)> apply) {
+  return RewriteRule{std::move(name), {"canonicalize"}, std::move(tracks), std::move(apply)};
+}
+
+}  // namespace
+
+std::vector<RewriteRule> CanonicalizeRules() {
+  const std::vector<OpKind> elemwise = {OpKind::kElemwise};
+  return {
+      ConstantFoldingRule(),
+      Rule("local_useless_elemwise", elemwise, UselessElemwise),
+      Rule("local_neutral_operand", elemwise, DropNeutral),
+      Rule("local_mul_zero", elemwise, MulByZero),
+      Rule("local_neg_neg", elemwise, NegNeg),
+      Rule("local_sub_neg_to_add", elemwise, SubNeg),
+      Rule("local_mul_canonizer", elemwise, MulDivCanonizer),
+      Rule("local_add_canonizer", elemwise, AddSubCanonizer),
+      Rule("local_cast_cast", elemwise, CastCast),
+      Rule("local_useless_switch", elemwise, SwitchConstantCondition),
+      Rule("local_exp_log", elemwise, ExpLog),
+      Rule("local_dimshuffle", {OpKind::kDimShuffle}, DimShuffleRules),
+      Rule("local_useless_reshape", {OpKind::kReshape}, ReshapeRules),
+      Rule("local_useless_subtensor", {OpKind::kSubtensor}, UselessSubtensor),
+      Rule("local_useless_alloc", {OpKind::kAlloc}, UselessAlloc),
+      Rule("local_useless_reduce", {OpKind::kCAReduce}, UselessReduce),
+  };
+}
+
+}  // namespace kiln

@@ -1,0 +1,40 @@
+// Constant folding: a node whose inputs are all constants is computed once, by its own kernel.
+#include "core/graph/basic.h"
+#include "core/graph/op.h"
+#include "core/passes/passes.h"
+#include "core/passes/rule_util.h"
+
+namespace kiln {
+namespace {
+
+// Outputs larger than this stay computed at run time (as Aesara keeps Alloc unfolded).
+constexpr int64_t kMaxFoldedElements = 1 << 16;
+
+Replacement Fold(const FunctionGraph&, Apply& node) {
+  const OpKind kind = node.op().kind();
+  if (kind == OpKind::kAlloc || kind == OpKind::kGradientOp || node.num_inputs() == 0) {
+    return std::nullopt;
+  }
+  std::vector<Tensor> inputs;
+  for (const VariablePtr& in : node.inputs()) {
+    if (!in->is_constant()) return std::nullopt;
+    inputs.push_back(static_cast<const Constant&>(*in).data());
+  }
+  std::vector<Tensor> outputs(node.num_outputs());
+  if (!node.op().Perform(node, inputs, outputs).ok()) return std::nullopt;  // fails at run time
+  std::vector<VariablePtr> folded;
+  for (int o = 0; o < node.num_outputs(); ++o) {
+    if (outputs[o].size() > kMaxFoldedElements) return std::nullopt;
+    folded.push_back(Constant::Make(node.output_ptr(o)->type(), outputs[o].Contiguous()));
+  }
+  return folded;
+}
+
+}  // namespace
+
+// f(constants) -> TensorConstant{f(constants)}.
+RewriteRule ConstantFoldingRule() {
+  return RewriteRule{"constant_folding", {"fast_compile", "canonicalize"}, {}, Fold};
+}
+
+}  // namespace kiln

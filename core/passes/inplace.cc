@@ -1,0 +1,63 @@
+// in-place: an Elemwise writes its output into the buffer of an input that nothing else needs,
+// never into a graph input, a constant or anything they share memory with.
+#include <unordered_set>
+
+#include "core/ops/elemwise.h"
+#include "core/passes/passes.h"
+
+namespace kiln {
+namespace {
+
+// True when overwriting v's buffer could change anything but v: v may be, or be a view of, a
+// graph input, a graph output or a constant, or some variable on its view chain has another use.
+bool Protected(const FunctionGraph& fg, const std::unordered_set<const Variable*>& io,
+               const Variable* v) {
+  while (true) {
+    if (v->is_constant() || io.count(v) || fg.clients(v).size() != 1) return true;
+    const Apply* node = v->owner();
+    if (node == nullptr) return true;
+    const Variable* aliased = nullptr;
+    for (const auto& pairs : {node->op().view_map(), node->op().destroy_map()}) {
+      for (const auto& [out, in] : pairs) {
+        if (out == v->index()) aliased = node->inputs()[in].get();
+      }
+    }
+    if (aliased == nullptr) return false;
+    v = aliased;
+  }
+}
+
+}  // namespace
+
+// Elemwise{add,no_inplace}(t, u) -> Elemwise{add}[(0, 0)](t, u) when t is an intermediate of
+// the output's type used by this node alone (and not a graph output).
+absl::Status InplacePass(FunctionGraph& fg, RewriteContext& ctx) {
+  std::unordered_set<const Variable*> io;
+  for (const VariablePtr& o : fg.outputs()) io.insert(o.get());
+  for (const VariablePtr& i : fg.inputs()) io.insert(i.get());
+  for (Apply* node : fg.Toposort()) {
+    if (node->op().kind() != OpKind::kElemwise || node->num_outputs() != 1) continue;
+    const auto& op = static_cast<const Elemwise&>(node->op());
+    if (!op.inplace_pattern().empty()) continue;
+    const Type& out_type = *node->output_ptr(0)->type();
+    for (int i = 0; i < node->num_inputs(); ++i) {
+      const VariablePtr& in = node->inputs()[i];
+      if (!in->type()->Equals(out_type) || Protected(fg, io, in.get())) continue;
+      // The same variable twice among the inputs would be read after being overwritten.
+      int uses = 0;
+      for (const VariablePtr& other : node->inputs()) uses += other == in;
+      if (uses != 1) continue;
+      const Var replaced = ApplyOp(Elemwise::Make(op.scalar_op(), {{0, i}}),
+                                   std::vector<Var>(node->inputs().begin(), node->inputs().end()));
+      if (!replaced.ok()) break;
+      ++ctx.report().rules["inplace_elemwise"].count;
+      if (absl::Status s = ctx.Apply(fg, "inplace_elemwise", *node, {replaced.ptr()}); !s.ok()) {
+        return s;
+      }
+      break;
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace kiln

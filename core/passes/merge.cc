@@ -1,0 +1,63 @@
+// merge: identical subgraphs and equal constants computed once.
+#include <cstring>
+#include <string>
+#include <unordered_map>
+
+#include "absl/hash/hash.h"
+#include "absl/strings/str_cat.h"
+#include "core/passes/passes.h"
+
+namespace kiln {
+namespace {
+
+// A key equal for equal constants: the type and the value bits.
+std::string ConstantKey(const Constant& c) {
+  const Tensor t = c.data().Contiguous();
+  return absl::StrCat(c.type()->ToString(), "|",
+                      std::string(static_cast<const char*>(t.raw_data()), t.nbytes()));
+}
+
+}  // namespace
+
+// f(a, b) and f(a, b) -> one f(a, b); TensorConstant{2.0} twice -> one constant.
+absl::Status MergePass(FunctionGraph& fg, RewriteContext& ctx) {
+  std::vector<Apply*> order = fg.Toposort();
+  // Constants first: every use of an equal constant goes to the first one seen.
+  std::unordered_map<std::string, VariablePtr> constants;
+  for (Apply* node : order) {
+    for (int i = 0; i < node->num_inputs(); ++i) {
+      const VariablePtr& in = node->inputs()[i];
+      if (!in->is_constant()) continue;
+      auto [it, inserted] = constants.emplace(ConstantKey(static_cast<const Constant&>(*in)), in);
+      if (!inserted && it->second != in) {
+        if (absl::Status s = fg.Replace(in.get(), it->second, "merge"); !s.ok()) return s;
+        ctx.report().trace.push_back({"merge", "constant"});
+        ++ctx.report().rules["merge"].count;
+      }
+    }
+  }
+  // Then nodes, in order: equal ops on the same inputs are the same node.
+  struct Key {
+    const Op* op;
+    std::vector<const Variable*> inputs;
+    bool operator==(const Key& o) const { return *op == *o.op && inputs == o.inputs; }
+  };
+  struct KeyHash {
+    size_t operator()(const Key& k) const {
+      return absl::HashOf(k.op->Hash(), k.inputs);
+    }
+  };
+  std::unordered_map<Key, Apply*, KeyHash> seen;
+  for (Apply* node : fg.Toposort()) {
+    if (!fg.Contains(node) || !node->op().destroy_map().empty()) continue;
+    Key key{&node->op(), {}};
+    for (const VariablePtr& in : node->inputs()) key.inputs.push_back(in.get());
+    auto [it, inserted] = seen.emplace(key, node);
+    if (inserted) continue;
+    ++ctx.report().rules["merge"].count;
+    if (absl::Status s = ctx.Apply(fg, "merge", *node, it->second->outputs()); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace kiln

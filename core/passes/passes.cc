@@ -1,0 +1,32 @@
+#include "core/passes/passes.h"
+
+namespace kiln {
+
+const RewriteDB& DefaultRewriteDB() {
+  static const RewriteDB* db = [] {
+    auto* d = new RewriteDB();
+    d->Register(Phase{"merge1", 0, {"fast_compile", "merge"}, {}, MergePass});
+    d->Register(Phase{"canonicalize", 1, {"canonicalize"}, CanonicalizeRules(), nullptr});
+    // Constant folding runs in every equilibrium phase: the rules of one phase make constant
+    // subexpressions the next should not have to see.
+    auto with_folding = [](std::vector<RewriteRule> rules) {
+      rules.insert(rules.begin(), ConstantFoldingRule());
+      return rules;
+    };
+    d->Register(Phase{"stabilize", 1.5, {"stabilize"}, with_folding(StabilizeRules()), nullptr});
+    d->Register(Phase{"specialize", 2, {"specialize"}, with_folding(SpecializeRules()), nullptr});
+    d->Register(Phase{"elemwise_fusion", 49, {"fusion"}, {}, FusionPass});
+    // The second merge comes before in-place: merging a node destroyed by one client with
+    // its twin used by another would let the first overwrite what the second reads.
+    d->Register(Phase{"merge2", 60, {"fast_compile", "merge"}, {}, MergePass});
+    d->Register(Phase{"inplace", 75, {"inplace"}, {}, InplacePass});
+    return d;
+  }();
+  return *db;
+}
+
+absl::StatusOr<RewriteReport> optimize(FunctionGraph& fg, const RewriteOptions& options) {
+  return RunPhases(fg, DefaultRewriteDB(), options);
+}
+
+}  // namespace kiln

@@ -1,0 +1,29 @@
+// Kiln's rewrite phases, as Aesara's FAST_RUN: merge, canonicalize (with constant folding),
+// stabilize, specialize, elemwise fusion, in-place, and merge again.
+#ifndef KILN_CORE_PASSES_PASSES_H_
+#define KILN_CORE_PASSES_PASSES_H_
+
+#include "absl/status/statusor.h"
+#include "core/graph/fgraph.h"
+#include "core/rewrite/rewriter.h"
+
+namespace kiln {
+
+// The database of every phase and rule.
+const RewriteDB& DefaultRewriteDB();
+
+// Rewrites fg in place (mode FAST_RUN, FAST_COMPILE or NONE; see RewriteOptions).
+absl::StatusOr<RewriteReport> optimize(FunctionGraph& fg, const RewriteOptions& options = {});
+
+// The phases, for tests and for building other databases.
+absl::Status MergePass(FunctionGraph& fg, RewriteContext& ctx);
+absl::Status FusionPass(FunctionGraph& fg, RewriteContext& ctx);
+absl::Status InplacePass(FunctionGraph& fg, RewriteContext& ctx);
+RewriteRule ConstantFoldingRule();
+std::vector<RewriteRule> CanonicalizeRules();
+std::vector<RewriteRule> StabilizeRules();
+std::vector<RewriteRule> SpecializeRules();
+
+}  // namespace kiln
+
+#endif  // KILN_CORE_PASSES_PASSES_H_

@@ -1,0 +1,218 @@
+// Every rewrite rule on a graph built to trigger it: the dprint after FAST_RUN (golden file
+// tests/golden/rewrites.txt), the values before and after on random inputs, the verifier after
+// every phase, and a second optimization that changes nothing.
+#include "core/passes/passes.h"
+
+#include <random>
+
+#include "absl/strings/str_cat.h"
+#include "core/kiln.h"
+#include "gtest/gtest.h"
+#include "tests/testing/golden.h"
+
+namespace kiln {
+namespace {
+
+// Random values for an input: positive for names starting with 'p', else in [-2, 2]; unknown
+// dims get size 3.
+Tensor RandomFor(const Var& v, uint64_t seed) {
+  Shape shape;
+  for (const StaticDim& d : v.type().shape()) shape.push_back(d.value_or(3));
+  std::mt19937_64 rng(seed);
+  const bool positive = !v->name().empty() && v->name()[0] == 'p';
+  std::uniform_real_distribution<double> u(positive ? 0.5 : -2.0, 2.0);
+  std::vector<double> values(ShapeSize(shape));
+  for (double& e : values) e = u(rng);
+  return Tensor::FromValues<double>(DType::kFloat64, shape, values)->AsType(v.dtype());
+}
+
+struct Optimized {
+  std::unique_ptr<FunctionGraph> fg;
+  RewriteReport report;
+};
+
+Optimized Optimize(const std::vector<Var>& inputs, const std::vector<Var>& outputs,
+                   RewriteOptions options = {}) {
+  std::vector<VariablePtr> ins, outs;
+  for (const Var& v : inputs) ins.push_back(v.ptr());
+  for (const Var& v : outputs) outs.push_back(v.ptr());
+  auto fg = FunctionGraph::Make(ins, outs);
+  EXPECT_TRUE(fg.ok()) << fg.status();
+  options.verify = true;
+  absl::StatusOr<RewriteReport> report = optimize(**fg, options);
+  EXPECT_TRUE(report.ok()) << report.status();
+  return {std::move(*fg), report.ok() ? *report : RewriteReport{}};
+}
+
+std::vector<Tensor> Run(const std::vector<Var>& inputs, const std::vector<Var>& outputs,
+                        const std::vector<Tensor>& args) {
+  auto f = function(inputs, outputs);
+  EXPECT_TRUE(f.ok()) << f.status();
+  auto r = (*f)(args);
+  EXPECT_TRUE(r.ok()) << r.status();
+  return r.ok() ? *r : std::vector<Tensor>{};
+}
+
+// The optimized graph's values equal the original's (within float rounding).
+void ExpectSameValues(const std::string& name, const std::vector<Var>& inputs,
+                      const std::vector<Var>& outputs, const FunctionGraph& fg) {
+  std::vector<Tensor> args;
+  for (size_t i = 0; i < inputs.size(); ++i) args.push_back(RandomFor(inputs[i], 17 + i));
+  const std::vector<Tensor> before = Run(inputs, outputs, args);
+  const std::vector<Var> opt_in(fg.inputs().begin(), fg.inputs().end());
+  const std::vector<Var> opt_out(fg.outputs().begin(), fg.outputs().end());
+  const std::vector<Tensor> after = Run(opt_in, opt_out, args);
+  ASSERT_EQ(before.size(), after.size()) << name;
+  for (size_t o = 0; o < before.size(); ++o) {
+    ASSERT_EQ(before[o].shape(), after[o].shape()) << name;
+    const Tensor a = before[o].AsType(DType::kFloat64), b = after[o].AsType(DType::kFloat64);
+    for (int64_t i = 0; i < a.size(); ++i) {
+      const double x = a.ElementAsDouble(i), y = b.ElementAsDouble(i);
+      if (std::isnan(x) && std::isnan(y)) continue;
+      EXPECT_NEAR(x, y, 1e-9 * (1 + std::fabs(x))) << name << " output " << o << " element " << i;
+    }
+  }
+}
+
+struct Case {
+  std::string name;
+  std::vector<Var> inputs, outputs;
+};
+
+std::vector<Case> Cases() {
+  Var a = dvector("a"), x = dmatrix("x"), y = dmatrix("y"), z = dmatrix("z");
+  Var px = dmatrix("px"), v = dvector("v"), s = dscalar("s");
+  Var fx = fmatrix("fx");
+  return {
+      {"seed a + a**10", {a}, {a + pow(a, 10)}},
+      {"x * y / y", {x, y}, {x * y / y}},
+      {"(2 * x) / (4 * y)", {x, y}, {(2.0 * x) / (4.0 * y)}},
+      {"x * 1 + 0", {x}, {x * 1.0 + 0.0}},
+      {"x + y - y", {x, y}, {x + y - y}},
+      {"--x", {x}, {-(-x)}},
+      {"x - (-y)", {x, y}, {x - (-y)}},
+      {"x * 0", {x}, {x * 0.0}},
+      {"cast of cast", {fx}, {cast(cast(fx, DType::kFloat64), DType::kFloat32)}},
+      {"switch on a constant", {x, y}, {switch_(constant(true), x, y)}},
+      {"log(exp(x))", {x}, {log(exp(x))}},
+      {"exp(log(px))", {px}, {exp(log(px))}},
+      {"dimshuffle of dimshuffle", {x}, {dimshuffle(dimshuffle(x, {1, 0}), {1, 0})}},
+      {"constant folding", {x}, {x + (constant(2.0) * constant(3.0))}},
+      {"merge", {x, y}, {exp(x) + y, exp(x) * y}},
+      {"log(1 + x)", {px}, {log(1.0 + px)}},
+      {"exp(x) - 1", {x}, {exp(x) - 1.0}},
+      {"log(1 + exp(x))", {x}, {log(1.0 + exp(x))}},
+      {"log(sigmoid(x))", {x}, {log(sigmoid(x))}},
+      {"1 - sigmoid(x)", {x}, {1.0 - sigmoid(x)}},
+      {"log(softmax(x))", {x}, {log(softmax(x))}},
+      {"log(sum(exp(x)))", {x}, {log(sum(exp(x), 1))}},
+      {"log(erfc(x))", {x}, {log(erfc(x))}},
+      {"x ** 2, x ** 0.5, x ** -1", {px}, {pow(px, 2) + pow(px, 0.5) + pow(px, -1)}},
+      {"dot of matrices plus z", {x, y, z}, {z + dot(x, y)}},
+      {"z + 2 * dot", {x, y, z}, {z + 2.0 * dot(x, y)}},
+      {"v + dot(x, v)", {x, v}, {v + dot(x, v)}},
+      {"sum(x * s)", {x, s}, {sum(x * s)}},
+      {"shape of a known dim", {}, {}},
+      {"max and argmax", {x}, {max(x, 1), cast(argmax(x, 1), DType::kFloat64)}},
+      {"in-place chain", {x, y}, {exp(x) * y + sin(x) * 2.0}},
+  };
+}
+
+TEST(PassesTest, EveryRuleGoldenAndNumericallyEqual) {
+  std::string transcript;
+  for (Case c : Cases()) {
+    if (c.name == "shape of a known dim") {
+      Var t = tensor(DType::kFloat64, {2, StaticDim()}, "t");
+      c.inputs = {t};
+      c.outputs = {cast(shape_i(t, 0), DType::kFloat64) * t};
+    }
+    Optimized o = Optimize(c.inputs, c.outputs);
+    ASSERT_NE(o.fg, nullptr);
+    absl::StrAppend(&transcript, "== ", c.name, "\n",
+                    DebugPrint(std::vector<Var>(o.fg->outputs().begin(), o.fg->outputs().end())));
+    ExpectSameValues(c.name, c.inputs, c.outputs, *o.fg);
+    // Optimizing again changes nothing.
+    RewriteOptions again;
+    again.verify = true;
+    absl::StatusOr<RewriteReport> second = optimize(*o.fg, again);
+    ASSERT_TRUE(second.ok()) << second.status();
+    EXPECT_TRUE(second->trace.empty()) << c.name << ": " << second->trace[0].rule << " on "
+                                       << second->trace[0].node;
+  }
+  testing::ExpectGolden(transcript, "tests/golden/rewrites.txt");
+}
+
+}  // namespace
+}  // namespace kiln
+
+namespace kiln {
+namespace {
+
+// The in-place phase never overwrites a graph input, a constant, a graph output, or a value
+// another node still reads (directly or through a view).
+TEST(PassesTest, InplaceNeverOverwritesWhatIsStillNeeded) {
+  Var x = dmatrix("x"), y = dmatrix("y");
+  Var e = exp(x);
+  Var t = transpose(e);  // a view of e
+  // e is read by two nodes (through the view and directly): neither may overwrite it.
+  std::vector<Var> outs = {sin(t) + 1.0, e * y};
+  RewriteOptions only_inplace;
+  only_inplace.mode = "NONE";
+  only_inplace.include = {"inplace"};
+  Optimized o = Optimize({x, y}, outs, only_inplace);
+  for (Apply* node : o.fg->Toposort()) {
+    for (const auto& [out, in] : node->op().destroy_map()) {
+      const Variable* victim = node->inputs()[in].get();
+      EXPECT_NE(victim, o.fg->inputs()[0].get());
+      EXPECT_NE(victim, o.fg->inputs()[1].get());
+      EXPECT_FALSE(victim->is_constant());
+      EXPECT_EQ(o.fg->clients(victim).size(), 1u) << node->ToString();
+      EXPECT_NE(victim->owner()->op().kind(), OpKind::kDimShuffle) << node->ToString();
+    }
+  }
+  ExpectSameValues("tempting in-place", {x, y}, outs, *o.fg);
+  // A dead intermediate of the output's type is overwritten.
+  Var chain = exp(x) * y;
+  Optimized c = Optimize({x, y}, {chain}, only_inplace);
+  EXPECT_EQ(DebugPrint(std::vector<Var>(c.fg->outputs().begin(), c.fg->outputs().end())),
+            "Elemwise{mul}[(0, 0)] [id A]\n |Elemwise{exp,no_inplace} [id B]\n | |x [id C]\n"
+            " |y [id D]\n");
+}
+
+TEST(PassesTest, ModesIncludeExcludeAndProfile) {
+  Var x = dmatrix("x"), y = dmatrix("y");
+  const std::vector<Var> outs = {log(1.0 + exp(x * y / y)) + constant(2.0) * constant(3.0)};
+  RewriteOptions none;
+  none.mode = "NONE";
+  Optimized n = Optimize({x, y}, outs, none);
+  EXPECT_TRUE(n.report.trace.empty());
+  RewriteOptions fast_compile;
+  fast_compile.mode = "FAST_COMPILE";
+  Optimized fc = Optimize({x, y}, outs, fast_compile);
+  for (const auto& f : fc.report.trace) {
+    EXPECT_TRUE(f.rule == "merge" || f.rule == "constant_folding") << f.rule;
+  }
+  EXPECT_FALSE(fc.report.trace.empty());
+  RewriteOptions no_canonical;
+  no_canonical.exclude = {"local_mul_canonizer"};
+  Optimized ex = Optimize({x, y}, outs, no_canonical);
+  for (const auto& f : ex.report.trace) EXPECT_NE(f.rule, "local_mul_canonizer");
+  Optimized all = Optimize({x, y}, outs);
+  EXPECT_GE(all.report.rules.at("local_mul_canonizer").count, 1);
+  EXPECT_EQ(all.report.rules.at("local_log1p").count, 1);
+  const std::string profile = all.report.ToString();
+  EXPECT_NE(profile.find("Rewriter profile:"), std::string::npos);
+  EXPECT_NE(profile.find("local_log1p"), std::string::npos);
+  EXPECT_EQ(DebugPrint(std::vector<Var>(all.fg->outputs().begin(), all.fg->outputs().end())),
+            "Elemwise{Composite{(softplus(i0) + 6.0)}} [id A]\n |x [id B]\n");
+}
+
+TEST(PassesTest, VerifierCatchesABrokenGraph) {
+  Var x = dvector("x");
+  auto fg = FunctionGraph::Make({x.ptr()}, {exp(x).ptr()});
+  ASSERT_TRUE(fg.ok());
+  EXPECT_TRUE(VerifyGraph(**fg).ok());
+}
+
+}  // namespace
+}  // namespace kiln

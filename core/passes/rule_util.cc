@@ -1,0 +1,35 @@
+#include "core/passes/rule_util.h"
+
+#include "core/ops/math.h"
+#include "core/ops/shape.h"
+
+namespace kiln {
+
+Replacement ReplaceWith(const Var& v, const Apply& node) {
+  if (!v.ok() || v->tensor_type() == nullptr) return std::nullopt;
+  const TensorType& want = *node.output_ptr(0)->tensor_type();
+  Var r = v;
+  if (r.dtype() != want.dtype()) r = cast(r, want.dtype());
+  if (!r.ok() || r.ndim() != want.ndim()) return std::nullopt;
+  bool less_specific = false;
+  for (int d = 0; d < want.ndim(); ++d) {
+    const StaticDim have = r.type().shape()[d];
+    if (have && want.shape()[d] && *have != *want.shape()[d]) return std::nullopt;
+    if (!have && want.shape()[d]) {
+      // Where the output has static size 1, v must be 1 too and may say so; a larger known
+      // size might come from broadcasting v, so v cannot stand for the output.
+      if (*want.shape()[d] != 1) return std::nullopt;
+      less_specific = true;
+    }
+  }
+  if (less_specific) r = specify_shape(r, want.shape());
+  if (!r.ok()) return std::nullopt;
+  return std::vector<VariablePtr>{r.ptr()};
+}
+
+RewriteRule ElemwiseRule(std::string name, std::vector<std::string> tags,
+                         std::function<Replacement(const FunctionGraph&, Apply&)> apply) {
+  return RewriteRule{std::move(name), std::move(tags), {OpKind::kElemwise}, std::move(apply)};
+}
+
+}  // namespace kiln

@@ -1,0 +1,30 @@
+// Helpers for writing rewrite rules.
+#ifndef KILN_CORE_PASSES_RULE_UTIL_H_
+#define KILN_CORE_PASSES_RULE_UTIL_H_
+
+#include <optional>
+#include <vector>
+
+#include "core/graph/fgraph.h"
+#include "core/graph/var.h"
+#include "core/rewrite/rewriter.h"
+
+namespace kiln {
+
+using Replacement = std::optional<std::vector<VariablePtr>>;
+
+// `v` as the replacement of node's single output: cast to the output's dtype when it differs,
+// given the output's static shape when v's is less specific; nullopt when v failed to build or
+// its shape cannot stand for the output's (a rule must not change a result's shape).
+Replacement ReplaceWith(const Var& v, const Apply& node);
+
+// The output of node, as a Var.
+inline Var OutputOf(const Apply& node, int i = 0) { return Var(node.output(i)); }
+
+// A rule over Elemwise nodes.
+RewriteRule ElemwiseRule(std::string name, std::vector<std::string> tags,
+                         std::function<Replacement(const FunctionGraph&, Apply&)> apply);
+
+}  // namespace kiln
+
+#endif  // KILN_CORE_PASSES_RULE_UTIL_H_

@@ -1,0 +1,189 @@
+// specialize: general ops replaced by faster special cases. Each rule reads `before -> after`.
+#include <cmath>
+
+#include "core/graph/constructors.h"
+#include "core/ops/alloc.h"
+#include "core/ops/linalg.h"
+#include "core/ops/math.h"
+#include "core/ops/reduce.h"
+#include "core/ops/shape.h"
+#include "core/passes/passes.h"
+#include "core/passes/rule_util.h"
+#include "core/rewrite/pattern.h"
+
+namespace kiln {
+namespace {
+
+using K = ScalarOpKind;
+
+// x**n for an integer n by repeated squaring: x**10 -> sqr(sqr(x) * x).
+Var PowByMultiplication(const Var& x, int64_t n) {
+  if (n == 1) return x;
+  const Var half = PowByMultiplication(x, n / 2);
+  const Var squared = sqr(half);
+  return n % 2 == 0 ? squared : squared * x;
+}
+
+// x**2 -> sqr(x); x**0.5 -> sqrt(x); x**-1 -> reciprocal(x); x**1 -> x; x**0 -> ones;
+// x**-0.5 -> reciprocal(sqrt(x)); x**n for |n| <= 32 -> multiplications.
+Replacement PowSpecialize(const FunctionGraph&, Apply& node) {
+  VariablePtr x;
+  double p = 0;
+  if (!m::Pow(m::Any(&x), m::AnyConst(&p)).Match(node.output(0))) return std::nullopt;
+  const Var xv(x);
+  if (!IsFloat(node.output_ptr(0)->tensor_type()->dtype())) return std::nullopt;
+  if (p == 0.5) return ReplaceWith(sqrt(xv), node);
+  if (p == -0.5) return ReplaceWith(reciprocal(sqrt(xv)), node);
+  if (p == 0) return ReplaceWith(ones_like(Var(node.output(0))), node);
+  if (p != std::trunc(p) || std::fabs(p) > 32) return std::nullopt;
+  const Var positive = PowByMultiplication(xv, static_cast<int64_t>(std::fabs(p)));
+  return ReplaceWith(p < 0 ? reciprocal(positive) : positive, node);
+}
+
+bool FloatMatrix(const Variable& v) {
+  const TensorType* t = v.tensor_type();
+  return t->ndim() == 2 && (t->dtype() == DType::kFloat64 || t->dtype() == DType::kFloat32);
+}
+
+// dot(matrix, matrix) -> Dot22 (float32/float64).
+Replacement DotToDot22(const FunctionGraph&, Apply& node) {
+  if (node.op().kind() != OpKind::kDot) return std::nullopt;
+  const VariablePtr &x = node.inputs()[0], &y = node.inputs()[1];
+  if (!FloatMatrix(*x) || !FloatMatrix(*y) || x->tensor_type()->dtype() != y->tensor_type()->dtype()) {
+    return std::nullopt;
+  }
+  return ReplaceWith(dot22(Var(x), Var(y)), node);
+}
+
+// z + a * Dot22(x, y) -> Gemm(z, a, x, y, 1); z + dot(A, v) -> Gemv(z, 1, A, v, 1), when z has
+// the product's shape and dtype and the product has no other use.
+Replacement AddToGemm(const FunctionGraph& fg, Apply& node) {
+  if (ElemwiseKind(*node.output_ptr(0)) != K::kAdd || node.num_inputs() != 2) return std::nullopt;
+  const TensorType& out = *node.output_ptr(0)->tensor_type();
+  for (int i = 0; i < 2; ++i) {
+    const VariablePtr& z = node.inputs()[1 - i];
+    VariablePtr product = node.inputs()[i];
+    Var alpha = scalar_constant(1.0, out.dtype());
+    VariablePtr a, b;
+    double c = 0;
+    if (m::Mul(m::AnyConst(&c), m::Any(&b)).Match(product) &&
+        product->tensor_type()->dtype() == out.dtype() && fg.clients(product.get()).size() == 1) {
+      alpha = scalar_constant(c, out.dtype());
+      product = b;
+    }
+    const Apply* p = product->owner();
+    if (p == nullptr || fg.clients(product.get()).size() != 1 ||
+        !z->type()->Equals(*node.output_ptr(0)->type()) || z->tensor_type()->dtype() != out.dtype()) {
+      continue;
+    }
+    const Var one = scalar_constant(1.0, out.dtype());
+    if (p->op().kind() == OpKind::kDot22) {
+      return ReplaceWith(gemm(Var(z), alpha, Var(p->inputs()[0]), Var(p->inputs()[1]), one), node);
+    }
+    if (p->op().kind() == OpKind::kDot && p->inputs()[0]->tensor_type()->ndim() == 2 &&
+        p->inputs()[1]->tensor_type()->ndim() == 1 && IsFloat(out.dtype())) {
+      return ReplaceWith(gemv(Var(z), alpha, Var(p->inputs()[0]), Var(p->inputs()[1]), one), node);
+    }
+  }
+  return std::nullopt;
+}
+
+// sum(x * s) for a scalar-like s -> sum(x) * s.
+Replacement SumOfScaled(const FunctionGraph&, Apply& node) {
+  const auto& op = static_cast<const CAReduce&>(node.op());
+  if (op.reduce() != ReduceKind::kSum) return std::nullopt;
+  const VariablePtr& in = node.inputs()[0];
+  if (ElemwiseKind(*in) != K::kMul || in->owner()->num_inputs() != 2) return std::nullopt;
+  for (int i = 0; i < 2; ++i) {
+    const VariablePtr& s = in->owner()->inputs()[i];
+    bool scalar_like = true;
+    for (const StaticDim& d : s->tensor_type()->shape()) scalar_like &= d == StaticDim(1);
+    if (!scalar_like || s->tensor_type()->dtype() != in->tensor_type()->dtype()) continue;
+    const Var x(in->owner()->inputs()[1 - i]);
+    if (x.type().shape() != in->tensor_type()->shape()) continue;
+    // The scalar itself when s is a broadcast DimShuffle of a 0-d variable.
+    const Apply* ds = s->owner();
+    const bool of_scalar = ds != nullptr && ds->op().kind() == OpKind::kDimShuffle &&
+                           ds->inputs()[0]->tensor_type()->ndim() == 0;
+    const Var scalar = s->tensor_type()->ndim() == 0 ? Var(s)
+                       : of_scalar ? Var(ds->inputs()[0])
+                                   : reshape(Var(s), std::vector<int64_t>{});
+    return ReplaceWith(ApplyOp(node.op_ptr(), {x}) * scalar, node);
+  }
+  return std::nullopt;
+}
+
+// Shape_i(x) of a statically known dim -> constant; Shape(x) of a known shape -> constant.
+Replacement KnownShape(const FunctionGraph&, Apply& node) {
+  const TensorType& t = *node.inputs()[0]->tensor_type();
+  if (node.op().kind() == OpKind::kShapeI) {
+    const StaticDim d = t.shape()[static_cast<const ShapeI&>(node.op()).i()];
+    if (!d) return std::nullopt;
+    return ReplaceWith(scalar_constant(*d, DType::kInt64), node);
+  }
+  std::vector<int64_t> dims;
+  for (const StaticDim& d : t.shape()) {
+    if (!d) return std::nullopt;
+    dims.push_back(*d);
+  }
+  const int64_t n = static_cast<int64_t>(dims.size());
+  return ReplaceWith(constant(*Tensor::FromValues<int64_t>(DType::kInt64, {n}, dims)), node);
+}
+
+// max(x, axes) and argmax(x, axes) of one x -> the two outputs of one MaxAndArgmax (the final
+// merge joins the two MaxAndArgmax nodes this makes).
+Replacement MaxAndArgmaxMerge(const FunctionGraph& fg, Apply& node) {
+  const VariablePtr& x = node.inputs()[0];
+  std::optional<std::vector<int>> axes;
+  if (node.op().kind() == OpKind::kCAReduce) {
+    const auto& op = static_cast<const CAReduce&>(node.op());
+    if (op.reduce() != ReduceKind::kMax) return std::nullopt;
+    axes = op.axis();
+  } else if (node.op().kind() == OpKind::kArgmax) {
+    axes = static_cast<const MaxAndArgmax&>(node.op()).axis();
+  } else {
+    return std::nullopt;
+  }
+  const int ndim = x->tensor_type()->ndim();
+  std::vector<int> all;
+  for (int d = 0; d < ndim; ++d) all.push_back(d);
+  const std::vector<int> want = axes.value_or(all);
+  for (const FunctionGraph::Client& c : fg.clients(x.get())) {
+    if (c.node == nullptr || c.node == &node) continue;
+    if (c.node->op().kind() == OpKind::kMaxAndArgmax && node.op().kind() == OpKind::kArgmax &&
+        static_cast<const MaxAndArgmax&>(c.node->op()).axis() == want) {
+      return ReplaceWith(Var(c.node->output(1)), node);
+    }
+    std::optional<std::vector<int>> other;
+    if (c.node->op().kind() == OpKind::kArgmax && node.op().kind() == OpKind::kCAReduce) {
+      other = static_cast<const MaxAndArgmax&>(c.node->op()).axis();
+    } else if (c.node->op().kind() == OpKind::kCAReduce && node.op().kind() == OpKind::kArgmax &&
+               static_cast<const CAReduce&>(c.node->op()).reduce() == ReduceKind::kMax) {
+      other = static_cast<const CAReduce&>(c.node->op()).axis().value_or(all);
+    }
+    if (!other || *other != want) continue;
+    const std::vector<Var> both = max_and_argmax(Var(x), Axes(want));
+    return ReplaceWith(both[node.op().kind() == OpKind::kArgmax ? 1 : 0], node);
+  }
+  return std::nullopt;
+}
+
+RewriteRule Rule(std::string name, std::vector<OpKind> tracks,
+                 std::function<Replacement(const FunctionGraph&, Apply&)> f) {
+  return RewriteRule{std::move(name), {"specialize"}, std::move(tracks), std::move(f)};
+}
+
+}  // namespace
+
+std::vector<RewriteRule> SpecializeRules() {
+  return {
+      Rule("local_pow_specialize", {OpKind::kElemwise}, PowSpecialize),
+      Rule("local_dot_to_dot22", {OpKind::kDot}, DotToDot22),
+      Rule("local_add_to_gemm", {OpKind::kElemwise}, AddToGemm),
+      Rule("local_sum_of_scaled", {OpKind::kCAReduce}, SumOfScaled),
+      Rule("local_shape_to_constant", {OpKind::kShapeI, OpKind::kShape}, KnownShape),
+      Rule("local_max_and_argmax", {OpKind::kCAReduce, OpKind::kArgmax}, MaxAndArgmaxMerge),
+  };
+}
+
+}  // namespace kiln

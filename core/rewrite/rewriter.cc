@@ -1,0 +1,181 @@
+#include "core/rewrite/rewriter.h"
+
+#include <algorithm>
+#include <chrono>
+#include <unordered_map>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+
+namespace kiln {
+namespace {
+
+double Now() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+bool Tagged(const std::vector<std::string>& tags, const std::string& tag) {
+  return std::find(tags.begin(), tags.end(), tag) != tags.end();
+}
+
+}  // namespace
+
+void RewriteDB::Register(Phase phase) {
+  auto at = std::upper_bound(phases_.begin(), phases_.end(), phase.position,
+                             [](double p, const Phase& x) { return p < x.position; });
+  phases_.insert(at, std::move(phase));
+}
+
+void RewriteDB::AddRule(const std::string& phase, RewriteRule rule) {
+  for (Phase& p : phases_) {
+    if (p.name == phase) {
+      p.rules.push_back(std::move(rule));
+      return;
+    }
+  }
+}
+
+bool RewriteContext::Enabled(const std::string& name, const std::vector<std::string>& tags) const {
+  auto named = [&](const std::set<std::string>& set) {
+    if (set.count(name)) return true;
+    for (const std::string& t : tags) {
+      if (set.count(t)) return true;
+    }
+    return false;
+  };
+  if (named(options_.exclude)) return false;
+  if (named(options_.include)) return true;
+  if (options_.mode == "NONE") return false;
+  if (options_.mode == "FAST_COMPILE") return Tagged(tags, "fast_compile");
+  return true;
+}
+
+absl::Status RewriteContext::Apply(FunctionGraph& fg, const std::string& rule, kiln::Apply& node,
+                                   const std::vector<VariablePtr>& replacements) {
+  if (static_cast<int>(replacements.size()) != node.num_outputs()) {
+    return absl::InternalError(absl::StrCat(rule, " returned ", replacements.size(),
+                                            " replacements for ", node.ToString()));
+  }
+  report_.trace.push_back({rule, node.ToString()});
+  const std::vector<VariablePtr> outputs = node.outputs();  // node may die during the loop
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    if (replacements[i] == nullptr || replacements[i] == outputs[i]) continue;
+    if (absl::Status s = fg.Replace(outputs[i].get(), replacements[i], rule); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status RunEquilibrium(FunctionGraph& fg, const std::vector<RewriteRule>& rules,
+                            RewriteContext& ctx) {
+  // Rules by the op kind they track; rules tracking nothing see every node.
+  std::unordered_map<int, std::vector<const RewriteRule*>> by_kind;
+  std::vector<const RewriteRule*> any;
+  for (const RewriteRule& r : rules) {
+    if (!ctx.Enabled(r.name, r.tags)) continue;
+    if (r.tracks.empty()) any.push_back(&r);
+    for (OpKind k : r.tracks) by_kind[static_cast<int>(k)].push_back(&r);
+  }
+  std::unordered_map<const RewriteRule*, int> uses;
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (Apply* node : fg.Toposort()) {
+      if (!fg.Contains(node)) continue;
+      auto it = by_kind.find(static_cast<int>(node->op().kind()));
+      for (const std::vector<const RewriteRule*>* list :
+           {it == by_kind.end() ? nullptr : &it->second, &any}) {
+        if (list == nullptr) continue;
+        bool fired = false;
+        for (const RewriteRule* r : *list) {
+          if (uses[r] >= ctx.options().max_uses_per_rule) continue;
+          const double start = Now();
+          std::optional<std::vector<VariablePtr>> out = r->apply(fg, *node);
+          RewriteReport::RuleStats& stats = ctx.report().rules[r->name];
+          ++stats.tried;
+          stats.seconds += Now() - start;
+          if (!out) continue;
+          ++stats.count;
+          ++uses[r];
+          if (absl::Status s = ctx.Apply(fg, r->name, *node, *out); !s.ok()) return s;
+          changed = fired = true;
+          break;
+        }
+        if (fired) break;
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<RewriteReport> RunPhases(FunctionGraph& fg, const RewriteDB& db,
+                                        const RewriteOptions& options) {
+  RewriteReport report;
+  RewriteContext ctx(options, report);
+  const double start = Now();
+  for (const Phase& phase : db.phases()) {
+    // A phase runs when enabled itself or, in FAST_COMPILE, for its fast_compile rules.
+    const bool whole = ctx.Enabled(phase.name, phase.tags);
+    if (!whole && !phase.pass && options.mode != "FAST_COMPILE" && options.include.empty()) {
+      continue;
+    }
+    const double phase_start = Now();
+    if (phase.pass) {
+      if (!whole) continue;
+      if (absl::Status s = phase.pass(fg, ctx); !s.ok()) return s;
+    } else if (absl::Status s = RunEquilibrium(fg, phase.rules, ctx); !s.ok()) {
+      return s;
+    }
+    report.phase_seconds[phase.name] += Now() - phase_start;
+    if (options.verify) {
+      if (absl::Status s = VerifyGraph(fg); !s.ok()) {
+        return absl::InternalError(absl::StrCat("after phase ", phase.name, ": ", s.message()));
+      }
+    }
+  }
+  report.seconds = Now() - start;
+  return report;
+}
+
+absl::Status VerifyGraph(const FunctionGraph& fg) {
+  if (absl::Status s = fg.CheckIntegrity(); !s.ok()) return s;
+  for (Apply* node : fg.Toposort()) {
+    absl::StatusOr<ApplyPtr> again = node->op().MakeNode(node->inputs());
+    if (!again.ok()) {
+      return absl::InternalError(
+          absl::StrCat(node->ToString(), " no longer type-checks: ", again.status().message()));
+    }
+    for (int o = 0; o < node->num_outputs(); ++o) {
+      const Type& inferred = *(*again)->output_ptr(o)->type();
+      const Type& held = *node->output_ptr(o)->type();
+      const auto* ti = dynamic_cast<const TensorType*>(&inferred);
+      const auto* th = dynamic_cast<const TensorType*>(&held);
+      const bool compatible =
+          inferred.Equals(held) ||
+          (ti && th && ti->dtype() == th->dtype() && ti->ndim() == th->ndim());
+      if (!compatible) {
+        return absl::InternalError(absl::StrCat(node->ToString(), " output ", o, " has type ",
+                                                held.ToString(), " but its inputs give ",
+                                                inferred.ToString()));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+std::string RewriteReport::ToString() const {
+  std::string out = absl::StrFormat("Rewriter profile: %.3f ms in total\n", seconds * 1e3);
+  for (const auto& [name, s] : phase_seconds) {
+    absl::StrAppendFormat(&out, "  phase %-24s %9.3f ms\n", name, s * 1e3);
+  }
+  std::vector<std::pair<std::string, RuleStats>> sorted(rules.begin(), rules.end());
+  std::sort(sorted.begin(), sorted.end(),
+            [](const auto& a, const auto& b) { return a.second.seconds > b.second.seconds; });
+  absl::StrAppend(&out, "  rule                             applied     tried   time (ms)\n");
+  for (const auto& [name, s] : sorted) {
+    absl::StrAppendFormat(&out, "  %-32s %7d %9d %11.3f\n", name, s.count, s.tried,
+                          s.seconds * 1e3);
+  }
+  return out;
+}
+
+}  // namespace kiln
