@@ -19,10 +19,6 @@ namespace {
 
 using K = ScalarOpKind;
 
-std::vector<Var> Inputs(const Apply& node) {
-  return std::vector<Var>(node.inputs().begin(), node.inputs().end());
-}
-
 // Elemwise{kind} over `inputs` as one n-ary node (add and mul) or a left fold.
 Var Combine(K kind, const std::vector<Var>& inputs) {
   if (inputs.size() == 1) return inputs[0];

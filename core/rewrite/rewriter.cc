@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <deque>
+#include <unordered_set>
 #include <unordered_map>
 
 #include "absl/strings/str_cat.h"
@@ -77,31 +79,58 @@ absl::Status RunEquilibrium(FunctionGraph& fg, const std::vector<RewriteRule>& r
     for (OpKind k : r.tracks) by_kind[static_cast<int>(k)].push_back(&r);
   }
   std::unordered_map<const RewriteRule*, int> uses;
-  for (bool changed = true; changed;) {
-    changed = false;
-    for (Apply* node : fg.Toposort()) {
-      if (!fg.Contains(node)) continue;
-      auto it = by_kind.find(static_cast<int>(node->op().kind()));
-      for (const std::vector<const RewriteRule*>* list :
-           {it == by_kind.end() ? nullptr : &it->second, &any}) {
-        if (list == nullptr) continue;
-        bool fired = false;
-        for (const RewriteRule* r : *list) {
-          if (uses[r] >= ctx.options().max_uses_per_rule) continue;
-          const double start = Now();
-          std::optional<std::vector<VariablePtr>> out = r->apply(fg, *node);
-          RewriteReport::RuleStats& stats = ctx.report().rules[r->name];
-          ++stats.tried;
-          stats.seconds += Now() - start;
-          if (!out) continue;
-          ++stats.count;
-          ++uses[r];
-          if (absl::Status s = ctx.Apply(fg, r->name, *node, *out); !s.ok()) return s;
-          changed = fired = true;
-          break;
-        }
-        if (fired) break;
+  // A worklist in topological order: every node once, then whatever a firing may have made
+  // rewritable (the replacements' new nodes and the nodes that use the replacements).
+  std::deque<Apply*> work;
+  std::unordered_set<const Apply*> queued;
+  for (Apply* node : fg.Toposort()) {
+    work.push_back(node);
+    queued.insert(node);
+  }
+  auto enqueue = [&](Apply* node) {
+    if (node != nullptr && queued.insert(node).second) work.push_back(node);
+  };
+  while (!work.empty()) {
+    Apply* node = work.front();
+    work.pop_front();
+    queued.erase(node);
+    if (!fg.Contains(node)) continue;
+    auto it = by_kind.find(static_cast<int>(node->op().kind()));
+    const RewriteRule* fired = nullptr;
+    std::optional<std::vector<VariablePtr>> out;
+    for (const std::vector<const RewriteRule*>* list :
+         {it == by_kind.end() ? nullptr : &it->second, &any}) {
+      if (list == nullptr || fired != nullptr) continue;
+      for (const RewriteRule* r : *list) {
+        if (uses[r] >= ctx.options().max_uses_per_rule) continue;
+        const double start = Now();
+        out = r->apply(fg, *node);
+        RewriteReport::RuleStats& stats = ctx.report().rules[r->name];
+        ++stats.tried;
+        stats.seconds += Now() - start;
+        if (!out) continue;
+        ++stats.count;
+        ++uses[r];
+        fired = r;
+        break;
       }
+    }
+    if (fired == nullptr) continue;
+    if (absl::Status s = ctx.Apply(fg, fired->name, *node, *out); !s.ok()) return s;
+    for (const VariablePtr& v : *out) {
+      if (v == nullptr) continue;
+      // The nodes the rule made (those above v that were not in the graph's work before).
+      std::vector<Apply*> fresh = {v->owner()};
+      while (!fresh.empty()) {
+        Apply* n = fresh.back();
+        fresh.pop_back();
+        if (n == nullptr || !fg.Contains(n) || queued.count(n)) continue;
+        enqueue(n);
+        for (const VariablePtr& in : n->inputs()) {
+          if (in->owner() != nullptr && fg.clients(in.get()).size() == 1) fresh.push_back(in->owner());
+        }
+      }
+      for (const FunctionGraph::Client& c : fg.clients(v.get())) enqueue(c.node);
     }
   }
   return absl::OkStatus();
