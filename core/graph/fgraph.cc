@@ -82,7 +82,19 @@ bool FunctionGraph::IsInput(const Variable* v) const {
 
 const std::vector<FunctionGraph::Client>& FunctionGraph::clients(const Variable* v) const {
   auto it = clients_.find(v);
-  return it == clients_.end() ? kNoClients : it->second;
+  return it == clients_.end() ? kNoClients : it->second.list;
+}
+
+void FunctionGraph::AddClient(const Variable* v, Client c) {
+  ClientList& uses = clients_[v];
+  uses.list.push_back(c);
+  constexpr size_t kIndexFrom = 16;
+  if (uses.position != nullptr) {
+    (*uses.position)[c] = uses.list.size() - 1;
+  } else if (uses.list.size() > kIndexFrom) {
+    uses.position = std::make_unique<std::unordered_map<Client, size_t, ClientHash>>();
+    for (size_t i = 0; i < uses.list.size(); ++i) (*uses.position)[uses.list[i]] = i;
+  }
 }
 
 std::vector<Apply*> FunctionGraph::Toposort() const { return IoToposort(inputs_, outputs_); }
@@ -100,8 +112,22 @@ void FunctionGraph::Import(const VariablePtr& v) {
 void FunctionGraph::RemoveClient(const Variable* v, Client c) {
   auto it = clients_.find(v);
   if (it == clients_.end()) return;
-  auto pos = std::find(it->second.begin(), it->second.end(), c);
-  if (pos != it->second.end()) it->second.erase(pos);
+  ClientList& uses = it->second;
+  if (uses.position == nullptr) {
+    auto pos = std::find(uses.list.begin(), uses.list.end(), c);
+    if (pos != uses.list.end()) uses.list.erase(pos);
+    return;
+  }
+  // Indexed: swap the last use into the removed one's place.
+  auto found = uses.position->find(c);
+  if (found == uses.position->end()) return;
+  const size_t at = found->second;
+  uses.position->erase(found);
+  if (at + 1 != uses.list.size()) {
+    uses.list[at] = uses.list.back();
+    (*uses.position)[uses.list[at]] = at;
+  }
+  uses.list.pop_back();
 }
 
 void FunctionGraph::PruneFrom(Apply* start) {
@@ -218,7 +244,7 @@ absl::Status FunctionGraph::CheckIntegrity() const {
     done.insert(node);
   }
   for (const auto& [var, uses] : clients_) {
-    for (const Client& c : uses) {
+    for (const Client& c : uses.list) {
       const bool stale =
           c.node == nullptr
               ? c.index >= static_cast<int>(outputs_.size()) || outputs_[c.index].get() != var

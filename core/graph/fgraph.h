@@ -54,7 +54,7 @@ class FunctionGraph {
   FunctionGraph() = default;
   // Adds `v`'s owner (and everything above it not yet in the graph).
   void Import(const VariablePtr& v);
-  void AddClient(const Variable* v, Client c) { clients_[v].push_back(c); }
+  void AddClient(const Variable* v, Client c);
   bool IsInput(const Variable* v) const;
   void RemoveClient(const Variable* v, Client c);
   // Drops nodes none of whose outputs have clients, starting with `node`, moving upward.
@@ -62,7 +62,18 @@ class FunctionGraph {
 
   std::vector<VariablePtr> inputs_;
   std::vector<VariablePtr> outputs_;
-  std::unordered_map<const Variable*, std::vector<Client>> clients_;
+  struct ClientHash {
+    size_t operator()(const Client& c) const {
+      return std::hash<const void*>()(c.node) * 31 + static_cast<size_t>(c.index);
+    }
+  };
+  // A variable's uses, with an index by use once there are many, so that removing one use of a
+  // widely used variable (a merged constant) is O(1) rather than a scan.
+  struct ClientList {
+    std::vector<Client> list;
+    std::unique_ptr<std::unordered_map<Client, size_t, ClientHash>> position;
+  };
+  std::unordered_map<const Variable*, ClientList> clients_;
   std::unordered_map<const Apply*, ApplyPtr> nodes_;
 };
 

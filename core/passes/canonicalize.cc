@@ -78,26 +78,40 @@ Replacement SubNeg(const FunctionGraph&, Apply& node) {
   return ReplaceWith(Var(x) + Var(y), node);
 }
 
+// True when node's only use is another node of the tree kinds with its dtype: the canonizer
+// works on the whole tree from its root, once, instead of on every subtree.
+bool InsideTree(const FunctionGraph& fg, const Apply& node, std::initializer_list<K> kinds) {
+  const std::vector<FunctionGraph::Client>& uses = fg.clients(node.output_ptr(0));
+  if (uses.size() != 1 || uses[0].node == nullptr) return false;
+  const Variable& parent = *uses[0].node->output_ptr(0);
+  const std::optional<K> k = ElemwiseKind(parent);
+  return k && std::find(kinds.begin(), kinds.end(), *k) != kinds.end() &&
+         parent.tensor_type()->dtype() == node.output_ptr(0)->tensor_type()->dtype();
+}
+
 // The factors of a product/quotient tree of one float dtype: x*y/(z*w) -> num {x, y},
 // den {z, w}; constants multiply into *coefficient.
-void Factors(const VariablePtr& v, bool numerator, DType dtype, std::vector<VariablePtr>& num,
-             std::vector<VariablePtr>& den, double& coefficient, int& n_constants) {
+void Factors(const FunctionGraph& fg, const VariablePtr& v, bool numerator, DType dtype,
+             std::vector<VariablePtr>& num, std::vector<VariablePtr>& den, double& coefficient,
+             int& n_constants, bool root = false) {
   if (const std::optional<double> c = ScalarLikeConstant(*v)) {
     coefficient = numerator ? coefficient * *c : coefficient / *c;
     ++n_constants;
     return;
   }
   const std::optional<K> kind = ElemwiseKind(*v);
-  const bool same_dtype = v->tensor_type()->dtype() == dtype;
+  // Inner nodes used elsewhere too stay whole (flattening them would compute them twice).
+  const bool inner = root || fg.clients(v.get()).size() == 1;
+  const bool same_dtype = inner && v->tensor_type()->dtype() == dtype;
   if (same_dtype && kind == K::kMul) {
     for (const VariablePtr& in : v->owner()->inputs()) {
-      Factors(in, numerator, dtype, num, den, coefficient, n_constants);
+      Factors(fg, in, numerator, dtype, num, den, coefficient, n_constants);
     }
   } else if (same_dtype && kind == K::kTrueDiv) {
-    Factors(v->owner()->inputs()[0], numerator, dtype, num, den, coefficient, n_constants);
-    Factors(v->owner()->inputs()[1], !numerator, dtype, num, den, coefficient, n_constants);
+    Factors(fg, v->owner()->inputs()[0], numerator, dtype, num, den, coefficient, n_constants);
+    Factors(fg, v->owner()->inputs()[1], !numerator, dtype, num, den, coefficient, n_constants);
   } else if (same_dtype && kind == K::kReciprocal) {
-    Factors(v->owner()->inputs()[0], !numerator, dtype, num, den, coefficient, n_constants);
+    Factors(fg, v->owner()->inputs()[0], !numerator, dtype, num, den, coefficient, n_constants);
   } else {
     (numerator ? num : den).push_back(v);
   }
@@ -105,14 +119,15 @@ void Factors(const VariablePtr& v, bool numerator, DType dtype, std::vector<Vari
 
 // The mul/div canonizer: x*y/y -> x; (2*x)/(4*y) -> (0.5*x)/y; equal factors above and below
 // the line cancel and constants fold into one coefficient.
-Replacement MulDivCanonizer(const FunctionGraph&, Apply& node) {
+Replacement MulDivCanonizer(const FunctionGraph& fg, Apply& node) {
   const std::optional<K> kind = ElemwiseKind(*node.output_ptr(0));
   if ((kind != K::kMul && kind != K::kTrueDiv) || !FloatOutput(node)) return std::nullopt;
   const DType dtype = node.output_ptr(0)->tensor_type()->dtype();
+  if (InsideTree(fg, node, {K::kMul, K::kTrueDiv, K::kReciprocal})) return std::nullopt;
   std::vector<VariablePtr> num, den;
   double coefficient = 1;
   int n_constants = 0;
-  Factors(node.output(0), true, dtype, num, den, coefficient, n_constants);
+  Factors(fg, node.output(0), true, dtype, num, den, coefficient, n_constants, /*root=*/true);
   bool cancelled = false;
   for (auto it = num.begin(); it != num.end();) {
     auto match = std::find(den.begin(), den.end(), *it);
@@ -136,38 +151,41 @@ Replacement MulDivCanonizer(const FunctionGraph&, Apply& node) {
 }
 
 // The terms of a sum/difference tree of one dtype, with their signs; constants add into *sum.
-void Terms(const VariablePtr& v, bool positive, DType dtype, std::vector<VariablePtr>& plus,
-           std::vector<VariablePtr>& minus, double& constant_sum, int& n_constants) {
+void Terms(const FunctionGraph& fg, const VariablePtr& v, bool positive, DType dtype,
+           std::vector<VariablePtr>& plus, std::vector<VariablePtr>& minus, double& constant_sum,
+           int& n_constants, bool root = false) {
   if (const std::optional<double> c = ScalarLikeConstant(*v)) {
     constant_sum += positive ? *c : -*c;
     ++n_constants;
     return;
   }
   const std::optional<K> kind = ElemwiseKind(*v);
-  const bool same_dtype = v->tensor_type()->dtype() == dtype;
+  const bool inner = root || fg.clients(v.get()).size() == 1;
+  const bool same_dtype = inner && v->tensor_type()->dtype() == dtype;
   if (same_dtype && kind == K::kAdd) {
     for (const VariablePtr& in : v->owner()->inputs()) {
-      Terms(in, positive, dtype, plus, minus, constant_sum, n_constants);
+      Terms(fg, in, positive, dtype, plus, minus, constant_sum, n_constants);
     }
   } else if (same_dtype && kind == K::kSub) {
-    Terms(v->owner()->inputs()[0], positive, dtype, plus, minus, constant_sum, n_constants);
-    Terms(v->owner()->inputs()[1], !positive, dtype, plus, minus, constant_sum, n_constants);
+    Terms(fg, v->owner()->inputs()[0], positive, dtype, plus, minus, constant_sum, n_constants);
+    Terms(fg, v->owner()->inputs()[1], !positive, dtype, plus, minus, constant_sum, n_constants);
   } else if (same_dtype && kind == K::kNeg) {
-    Terms(v->owner()->inputs()[0], !positive, dtype, plus, minus, constant_sum, n_constants);
+    Terms(fg, v->owner()->inputs()[0], !positive, dtype, plus, minus, constant_sum, n_constants);
   } else {
     (positive ? plus : minus).push_back(v);
   }
 }
 
 // The add/sub canonizer: x + y - y -> x; x - x -> 0; (x + 1) + 2 -> x + 3.
-Replacement AddSubCanonizer(const FunctionGraph&, Apply& node) {
+Replacement AddSubCanonizer(const FunctionGraph& fg, Apply& node) {
   const std::optional<K> kind = ElemwiseKind(*node.output_ptr(0));
   if ((kind != K::kAdd && kind != K::kSub) || !FloatOutput(node)) return std::nullopt;
   const DType dtype = node.output_ptr(0)->tensor_type()->dtype();
+  if (InsideTree(fg, node, {K::kAdd, K::kSub, K::kNeg})) return std::nullopt;
   std::vector<VariablePtr> plus, minus;
   double constant_sum = 0;
   int n_constants = 0;
-  Terms(node.output(0), true, dtype, plus, minus, constant_sum, n_constants);
+  Terms(fg, node.output(0), true, dtype, plus, minus, constant_sum, n_constants, /*root=*/true);
   bool cancelled = false;
   for (auto it = plus.begin(); it != plus.end();) {
     auto match = std::find(minus.begin(), minus.end(), *it);
@@ -230,9 +248,8 @@ Replacement ExpLog(const FunctionGraph&, Apply& node) {
   if (m::Log(m::Exp(m::Any(&x))).Match(node.output(0))) return ReplaceWith(Var(x), node);
   if (m::Exp(m::Log(m::Any(&x))).Match(node.output(0)) && IsFloat(x->tensor_type()->dtype())) {
     const DType d = x->tensor_type()->dtype();
-    return ReplaceWith(switch_(Var(x) >= scalar_constant(0.0, d), Var(x),
-                               scalar_constant(std::nan(""), d)),
-                       node);
+    return ReplaceWith(
+        switch_(Var(x) >= scalar_constant(0.0, d), Var(x), scalar_constant(std::nan(""), d)), node);
   }
   return std::nullopt;
 }
@@ -302,6 +319,45 @@ Replacement UselessReduce(const FunctionGraph&, Apply& node) {
   return ReplaceWith(Var(node.inputs()[0]), node);
 }
 
+// DimShuffle(f(x, y)) -> f(DimShuffle(x), DimShuffle(y)) for an Elemwise f used only here: the
+// dimshuffles move toward the inputs, where they merge or fold into constants, and the
+// elementwise chain above stays in one piece for fusion.
+Replacement DimShuffleLift(const FunctionGraph& fg, Apply& node) {
+  const auto& op = static_cast<const DimShuffle&>(node.op());
+  const VariablePtr& x = node.inputs()[0];
+  const Apply* inner = x->owner();
+  if (inner == nullptr || inner->op().kind() != OpKind::kElemwise || inner->num_outputs() != 1 ||
+      fg.clients(x.get()).size() != 1) {
+    return std::nullopt;
+  }
+  const auto& elemwise = static_cast<const Elemwise&>(inner->op());
+  if (!elemwise.inplace_pattern().empty()) return std::nullopt;
+  std::vector<Var> moved;
+  for (const VariablePtr& in : inner->inputs())
+    moved.push_back(dimshuffle(Var(in), op.new_order()));
+  return ReplaceWith(ApplyOp(Elemwise::Make(elemwise.scalar_op()), moved), node);
+}
+
+// f(second(a, b), y) -> second(a, f(b, y)) for an Elemwise f (Aesara's fill sinking): the fill
+// moves out so that f sees the value b, and a later rule may drop the fill.
+Replacement FillSink(const FunctionGraph& fg, Apply& node) {
+  const auto& op = static_cast<const Elemwise&>(node.op());
+  if (!op.inplace_pattern().empty() || node.num_outputs() != 1 ||
+      op.scalar_op().kind == K::kSecond || op.scalar_op().kind == K::kComposite) {
+    return std::nullopt;
+  }
+  for (int i = 0; i < node.num_inputs(); ++i) {
+    const VariablePtr& in = node.inputs()[i];
+    if (ElemwiseKind(*in) != K::kSecond || fg.clients(in.get()).size() != 1) continue;
+    std::vector<Var> args(node.inputs().begin(), node.inputs().end());
+    args[i] = Var(in->owner()->inputs()[1]);
+    const Var inner = ApplyOp(node.op_ptr(), args);
+    if (!inner.ok()) return std::nullopt;
+    return ReplaceWith(second(Var(in->owner()->inputs()[0]), inner), node);
+  }
+  return std::nullopt;
+}
+
 RewriteRule Rule(std::string name, std::vector<OpKind> tracks,
                  std::function<Replacement(const FunctionGraph&, Apply&)> apply) {
   return RewriteRule{std::move(name), {"canonicalize"}, std::move(tracks), std::move(apply)};
@@ -324,6 +380,8 @@ std::vector<RewriteRule> CanonicalizeRules() {
       Rule("local_useless_switch", elemwise, SwitchConstantCondition),
       Rule("local_exp_log", elemwise, ExpLog),
       Rule("local_dimshuffle", {OpKind::kDimShuffle}, DimShuffleRules),
+      Rule("local_dimshuffle_lift", {OpKind::kDimShuffle}, DimShuffleLift),
+      Rule("local_fill_sink", elemwise, FillSink),
       Rule("local_useless_reshape", {OpKind::kReshape}, ReshapeRules),
       Rule("local_useless_subtensor", {OpKind::kSubtensor}, UselessSubtensor),
       Rule("local_useless_alloc", {OpKind::kAlloc}, UselessAlloc),

@@ -52,8 +52,8 @@ absl::Status FusionPass(FunctionGraph& fg, RewriteContext& ctx) {
         }
         if (producer != nullptr && group.count(producer)) continue;
         // A one-element constant goes into the program; anything else is an input.
-        const bool inline_constant = in->is_constant() &&
-                                     static_cast<const Constant&>(*in).data().size() == 1;
+        const bool inline_constant =
+            in->is_constant() && static_cast<const Constant&>(*in).data().size() == 1;
         if (!inline_constant && seen_inputs.insert(in.get()).second) inputs.push_back(in);
       }
     }

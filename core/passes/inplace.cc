@@ -3,6 +3,7 @@
 #include <unordered_set>
 
 #include "core/ops/elemwise.h"
+#include "core/ops/linalg.h"
 #include "core/passes/passes.h"
 
 namespace kiln {
@@ -30,12 +31,30 @@ bool Protected(const FunctionGraph& fg, const std::unordered_set<const Variable*
 }  // namespace
 
 // Elemwise{add,no_inplace}(t, u) -> Elemwise{add}[(0, 0)](t, u) when t is an intermediate of
-// the output's type used by this node alone (and not a graph output).
+// the output's type used by this node alone (and not a graph output); Gemm and Gemv likewise
+// into their z / y.
 absl::Status InplacePass(FunctionGraph& fg, RewriteContext& ctx) {
   std::unordered_set<const Variable*> io;
   for (const VariablePtr& o : fg.outputs()) io.insert(o.get());
   for (const VariablePtr& i : fg.inputs()) io.insert(i.get());
   for (Apply* node : fg.Toposort()) {
+    // Gemm{no_inplace}(z, ...) -> Gemm{inplace}(z, ...) (and Gemv) when z is a dead intermediate.
+    const OpKind kind = node->op().kind();
+    if ((kind == OpKind::kGemm || kind == OpKind::kGemv) && node->op().destroy_map().empty()) {
+      const VariablePtr& z = node->inputs()[0];
+      if (z->type()->Equals(*node->output_ptr(0)->type()) && !Protected(fg, io, z.get())) {
+        const Var replaced =
+            ApplyOp(OpPtr(std::make_shared<ProductOp>(kind, /*inplace=*/true)),
+                    std::vector<Var>(node->inputs().begin(), node->inputs().end()));
+        if (replaced.ok()) {
+          ++ctx.report().rules["inplace_gemm"].count;
+          if (absl::Status s = ctx.Apply(fg, "inplace_gemm", *node, {replaced.ptr()}); !s.ok()) {
+            return s;
+          }
+        }
+      }
+      continue;
+    }
     if (node->op().kind() != OpKind::kElemwise || node->num_outputs() != 1) continue;
     const auto& op = static_cast<const Elemwise&>(node->op());
     if (!op.inplace_pattern().empty()) continue;

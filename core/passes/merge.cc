@@ -31,7 +31,7 @@ absl::Status MergePass(FunctionGraph& fg, RewriteContext& ctx) {
       auto [it, inserted] = constants.emplace(ConstantKey(static_cast<const Constant&>(*in)), in);
       if (!inserted && it->second != in) {
         if (absl::Status s = fg.Replace(in.get(), it->second, "merge"); !s.ok()) return s;
-        ctx.report().trace.push_back({"merge", "constant"});
+        if (ctx.options().trace) ctx.report().trace.push_back({"merge", in->ToString()});
         ++ctx.report().rules["merge"].count;
       }
     }
@@ -43,9 +43,7 @@ absl::Status MergePass(FunctionGraph& fg, RewriteContext& ctx) {
     bool operator==(const Key& o) const { return *op == *o.op && inputs == o.inputs; }
   };
   struct KeyHash {
-    size_t operator()(const Key& k) const {
-      return absl::HashOf(k.op->Hash(), k.inputs);
-    }
+    size_t operator()(const Key& k) const { return absl::HashOf(k.op->Hash(), k.inputs); }
   };
   std::unordered_map<Key, Apply*, KeyHash> seen;
   for (Apply* node : fg.Toposort()) {

@@ -98,6 +98,8 @@ std::vector<Case> Cases() {
       {"exp(log(px))", {px}, {exp(log(px))}},
       {"dimshuffle of dimshuffle", {x}, {dimshuffle(dimshuffle(x, {1, 0}), {1, 0})}},
       {"constant folding", {x}, {x + (constant(2.0) * constant(3.0))}},
+      {"dimshuffle lift", {x, y}, {transpose(exp(x) * y)}},
+      {"fill sink", {x, y}, {ones_like(x) * y}},
       {"merge", {x, y}, {exp(x) + y, exp(x) * y}},
       {"log(1 + x)", {px}, {log(1.0 + px)}},
       {"exp(x) - 1", {x}, {exp(x) - 1.0}},
@@ -110,6 +112,7 @@ std::vector<Case> Cases() {
       {"x ** 2, x ** 0.5, x ** -1", {px}, {pow(px, 2) + pow(px, 0.5) + pow(px, -1)}},
       {"dot of matrices plus z", {x, y, z}, {z + dot(x, y)}},
       {"z + 2 * dot", {x, y, z}, {z + 2.0 * dot(x, y)}},
+      {"gemm into a dead intermediate", {x, y, z}, {exp(z) + dot(x, y)}},
       {"v + dot(x, v)", {x, v}, {v + dot(x, v)}},
       {"sum(x * s)", {x, s}, {sum(x * s)}},
       {"shape of a known dim", {}, {}},
@@ -136,8 +139,8 @@ TEST(PassesTest, EveryRuleGoldenAndNumericallyEqual) {
     again.verify = true;
     absl::StatusOr<RewriteReport> second = optimize(*o.fg, again);
     ASSERT_TRUE(second.ok()) << second.status();
-    EXPECT_TRUE(second->trace.empty()) << c.name << ": " << second->trace[0].rule << " on "
-                                       << second->trace[0].node;
+    EXPECT_TRUE(second->trace.empty())
+        << c.name << ": " << second->trace[0].rule << " on " << second->trace[0].node;
   }
   testing::ExpectGolden(transcript, "tests/golden/rewrites.txt");
 }

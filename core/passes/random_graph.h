@@ -16,7 +16,8 @@ namespace kiln {
 // later one, and the last 4 are the outputs. `bounded` picks forms whose values stay finite on
 // inputs in [-2, 2] (for numeric checks: where values overflow, an optimized graph may give a
 // finite result where the original gave inf - inf = nan).
-inline std::pair<std::vector<Var>, std::vector<Var>> RandomGraph(int n, uint64_t seed, bool bounded = false) {
+inline std::pair<std::vector<Var>, std::vector<Var>> RandomGraph(int n, uint64_t seed,
+                                                                 bool bounded = false) {
   std::mt19937_64 rng(seed);
   std::vector<Var> inputs, pool;
   for (int i = 0; i < 8; ++i) inputs.push_back(dmatrix("x" + std::to_string(i)));
@@ -32,25 +33,55 @@ inline std::pair<std::vector<Var>, std::vector<Var>> RandomGraph(int n, uint64_t
     const Var a = pick(), b = pick();
     if (bounded) {
       switch (rng() % 6) {
-        case 0: pool.push_back((a + b) * 0.5); break;
-        case 1: pool.push_back(a * tanh(b)); break;
-        case 2: pool.push_back(sin(a) - b * 0.5); break;
-        case 3: pool.push_back((a * (b * b + 1.0)) / (b * b + 1.0)); break;
-        case 4: pool.push_back(log(1.0 + a * a)); break;
-        default: pool.push_back(tanh(sqr(a)) + 1.0); break;
+        case 0:
+          pool.push_back((a + b) * 0.5);
+          break;
+        case 1:
+          pool.push_back(a * tanh(b));
+          break;
+        case 2:
+          pool.push_back(sin(a) - b * 0.5);
+          break;
+        case 3:
+          pool.push_back((a * (b * b + 1.0)) / (b * b + 1.0));
+          break;
+        case 4:
+          pool.push_back(log(1.0 + a * a));
+          break;
+        default:
+          pool.push_back(tanh(sqr(a)) + 1.0);
+          break;
       }
       continue;
     }
     switch (rng() % 9) {
-      case 0: pool.push_back(a + b); break;
-      case 1: pool.push_back(a * b); break;
-      case 2: pool.push_back(a - b); break;
-      case 3: pool.push_back(exp(a)); break;
-      case 4: pool.push_back(tanh(a)); break;
-      case 5: pool.push_back(a * 2.0); break;
-      case 6: pool.push_back(a * b / b); break;
-      case 7: pool.push_back(log(1.0 + a * a)); break;
-      default: pool.push_back(sqr(a) + 1.0); break;
+      case 0:
+        pool.push_back(a + b);
+        break;
+      case 1:
+        pool.push_back(a * b);
+        break;
+      case 2:
+        pool.push_back(a - b);
+        break;
+      case 3:
+        pool.push_back(exp(a));
+        break;
+      case 4:
+        pool.push_back(tanh(a));
+        break;
+      case 5:
+        pool.push_back(a * 2.0);
+        break;
+      case 6:
+        pool.push_back(a * b / b);
+        break;
+      case 7:
+        pool.push_back(log(1.0 + a * a));
+        break;
+      default:
+        pool.push_back(sqr(a) + 1.0);
+        break;
     }
   }
   return {inputs, {pool.end() - 4, pool.end()}};

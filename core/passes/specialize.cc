@@ -49,7 +49,8 @@ bool FloatMatrix(const Variable& v) {
 Replacement DotToDot22(const FunctionGraph&, Apply& node) {
   if (node.op().kind() != OpKind::kDot) return std::nullopt;
   const VariablePtr &x = node.inputs()[0], &y = node.inputs()[1];
-  if (!FloatMatrix(*x) || !FloatMatrix(*y) || x->tensor_type()->dtype() != y->tensor_type()->dtype()) {
+  if (!FloatMatrix(*x) || !FloatMatrix(*y) ||
+      x->tensor_type()->dtype() != y->tensor_type()->dtype()) {
     return std::nullopt;
   }
   return ReplaceWith(dot22(Var(x), Var(y)), node);
@@ -73,7 +74,8 @@ Replacement AddToGemm(const FunctionGraph& fg, Apply& node) {
     }
     const Apply* p = product->owner();
     if (p == nullptr || fg.clients(product.get()).size() != 1 ||
-        !z->type()->Equals(*node.output_ptr(0)->type()) || z->tensor_type()->dtype() != out.dtype()) {
+        !z->type()->Equals(*node.output_ptr(0)->type()) ||
+        z->tensor_type()->dtype() != out.dtype()) {
       continue;
     }
     const Var one = scalar_constant(1.0, out.dtype());
@@ -106,8 +108,8 @@ Replacement SumOfScaled(const FunctionGraph&, Apply& node) {
     const bool of_scalar = ds != nullptr && ds->op().kind() == OpKind::kDimShuffle &&
                            ds->inputs()[0]->tensor_type()->ndim() == 0;
     const Var scalar = s->tensor_type()->ndim() == 0 ? Var(s)
-                       : of_scalar ? Var(ds->inputs()[0])
-                                   : reshape(Var(s), std::vector<int64_t>{});
+                       : of_scalar                   ? Var(ds->inputs()[0])
+                                                     : reshape(Var(s), std::vector<int64_t>{});
     return ReplaceWith(ApplyOp(node.op_ptr(), {x}) * scalar, node);
   }
   return std::nullopt;

@@ -75,8 +75,7 @@ Replacement LogRules(const FunctionGraph&, Apply& node) {
   if (m::Erfc(m::Any(&x)).Match(arg)) {
     const Var v(x);
     const DType d = v.dtype();
-    return ReplaceWith(switch_(v > scalar_constant(0.0, d), log(erfcx(v)) - v * v,
-                               log1p(-erf(v))),
+    return ReplaceWith(switch_(v > scalar_constant(0.0, d), log(erfcx(v)) - v * v, log1p(-erf(v))),
                        node);
   }
   if (arg->owner() != nullptr && arg->owner()->op().kind() == OpKind::kSoftmax) {
@@ -102,7 +101,7 @@ Replacement LogRules(const FunctionGraph&, Apply& node) {
     // Where the maximum is infinite the sum is dominated by it (or empty of finite terms).
     return ReplaceWith(
         switch_(isinf(mx), mx, log(sum(exp(xv - max(xv, axes, /*keepdims=*/true)), axes)) + mx),
-                       node);
+        node);
   }
   return std::nullopt;
 }

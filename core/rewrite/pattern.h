@@ -43,9 +43,9 @@ Pattern Op(ScalarOpKind kind, std::vector<Pattern> args, Apply** node = nullptr)
 
 #define KILN_PATTERN_UNARY(name, kind) \
   inline Pattern name(Pattern a) { return Op(ScalarOpKind::kind, {std::move(a)}); }
-#define KILN_PATTERN_BINARY(name, kind)                               \
-  inline Pattern name(Pattern a, Pattern b) {                         \
-    return Op(ScalarOpKind::kind, {std::move(a), std::move(b)});      \
+#define KILN_PATTERN_BINARY(name, kind)                          \
+  inline Pattern name(Pattern a, Pattern b) {                    \
+    return Op(ScalarOpKind::kind, {std::move(a), std::move(b)}); \
   }
 KILN_PATTERN_BINARY(Add, kAdd)
 KILN_PATTERN_BINARY(Sub, kSub)

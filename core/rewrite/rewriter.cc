@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <chrono>
 #include <deque>
-#include <unordered_set>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -13,8 +13,7 @@ namespace kiln {
 namespace {
 
 double Now() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
 bool Tagged(const std::vector<std::string>& tags, const std::string& tag) {
@@ -59,7 +58,7 @@ absl::Status RewriteContext::Apply(FunctionGraph& fg, const std::string& rule, k
     return absl::InternalError(absl::StrCat(rule, " returned ", replacements.size(),
                                             " replacements for ", node.ToString()));
   }
-  report_.trace.push_back({rule, node.ToString()});
+  if (options_.trace) report_.trace.push_back({rule, node.ToString()});
   const std::vector<VariablePtr> outputs = node.outputs();  // node may die during the loop
   for (size_t i = 0; i < outputs.size(); ++i) {
     if (replacements[i] == nullptr || replacements[i] == outputs[i]) continue;
@@ -127,7 +126,8 @@ absl::Status RunEquilibrium(FunctionGraph& fg, const std::vector<RewriteRule>& r
         if (n == nullptr || !fg.Contains(n) || queued.count(n)) continue;
         enqueue(n);
         for (const VariablePtr& in : n->inputs()) {
-          if (in->owner() != nullptr && fg.clients(in.get()).size() == 1) fresh.push_back(in->owner());
+          if (in->owner() != nullptr && fg.clients(in.get()).size() == 1)
+            fresh.push_back(in->owner());
         }
       }
       for (const FunctionGraph::Client& c : fg.clients(v.get())) enqueue(c.node);
@@ -178,9 +178,8 @@ absl::Status VerifyGraph(const FunctionGraph& fg) {
       const Type& held = *node->output_ptr(o)->type();
       const auto* ti = dynamic_cast<const TensorType*>(&inferred);
       const auto* th = dynamic_cast<const TensorType*>(&held);
-      const bool compatible =
-          inferred.Equals(held) ||
-          (ti && th && ti->dtype() == th->dtype() && ti->ndim() == th->ndim());
+      const bool compatible = inferred.Equals(held) ||
+                              (ti && th && ti->dtype() == th->dtype() && ti->ndim() == th->ndim());
       if (!compatible) {
         return absl::InternalError(absl::StrCat(node->ToString(), " output ", o, " has type ",
                                                 held.ToString(), " but its inputs give ",

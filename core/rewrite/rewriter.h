@@ -33,7 +33,7 @@ struct Phase {
   std::string name;
   double position = 0;
   std::vector<std::string> tags;
-  std::vector<RewriteRule> rules;  // equilibrium phases
+  std::vector<RewriteRule> rules;                                     // equilibrium phases
   std::function<absl::Status(FunctionGraph&, RewriteContext&)> pass;  // whole-graph phases
 };
 
@@ -58,6 +58,8 @@ struct RewriteOptions {
   int max_uses_per_rule = 100000;
   // Run the verifier after every phase.
   bool verify = false;
+  // Record each firing with the node's text in RewriteReport::trace (counts are always kept).
+  bool trace = true;
 };
 
 // What happened: each firing in order and, per rule, its count and time.
