@@ -90,6 +90,16 @@ void BM_SeedReference(benchmark::State& state) {
 }
 BENCHMARK(BM_SeedReference)->Unit(benchmark::kMillisecond);
 
+// G2 of the runtime issue: exp(-x**2)*sin(x) + log1p(abs(x))*0.5 - tanh(x), compiled (fused).
+void BM_G2(benchmark::State& state) {
+  kiln::Var x = kiln::dvector("x");
+  auto f = *kiln::function({x}, {kiln::exp(-kiln::pow(x, 2)) * kiln::sin(x) +
+                                 kiln::log1p(kiln::abs(x)) * 0.5 - kiln::tanh(x)});
+  kiln::Tensor v = Uniform(-2, 2);
+  for (auto _ : state) benchmark::DoNotOptimize((f)({v}));
+}
+BENCHMARK(BM_G2)->Unit(benchmark::kMillisecond);
+
 // Keeps each benchmark's time per iteration for the BENCH lines.
 class Recorder : public benchmark::ConsoleReporter {
  public:
@@ -130,6 +140,8 @@ int main(int argc, char** argv) {
   if (seed_ms > 0 && copy_ms > 0) {
     std::printf("BENCH seed_reference_1e7 kiln=%.3f ref=%.3f unit=ms ref_name=floor speedup=%.3f\n",
                 seed_ms, copy_ms, copy_ms / seed_ms);
+    std::printf("BENCH g1 kiln=%.3f ref=%.3f unit=ms ref_name=floor speedup=%.3f\n", seed_ms,
+                copy_ms, copy_ms / seed_ms);
   }
   benchmark::Shutdown();
   return 0;

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/ops/composite.h"
+#include "core/ops/composite_kernel.h"
 #include "core/ops/elemwise.h"
 #include "core/ops/elemwise_kernels.h"
 #include "core/ops/elemwise_loops.h"
@@ -164,7 +165,21 @@ absl::Status Elemwise::Perform(const Apply& node, std::span<const Tensor> inputs
   const size_t ndim = node.output_ptr(0)->tensor_type()->ndim();
   absl::StatusOr<Shape> shape = BroadcastShapes(Name(), inputs, ndim);
   if (!shape.ok()) return shape.status();
+  // Aesara's rule, which the optimizer's rewrites rely on: only dims of static size 1 broadcast.
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const StaticShape& type_shape = node.inputs()[i]->tensor_type()->shape();
+    for (size_t d = 0; d < ndim; ++d) {
+      if (inputs[i].shape()[d] == 1 && (*shape)[d] != 1 && type_shape[d] != StaticDim(1)) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            Name(), ": input ", i, " has shape ", ShapeToString(inputs[i].shape()),
+            " and would broadcast on dim ", d, " to size ", (*shape)[d], ", but its type ",
+            node.inputs()[i]->type()->ToString(),
+            " does not mark that dim broadcastable (static size 1), as Aesara requires"));
+      }
+    }
+  }
   if (scalar_op_.kind == ScalarOpKind::kComposite) {
+    if (RunFusedBlocks(*scalar_op_.program, *shape, inputs, outputs)) return absl::OkStatus();
     return RunProgram(*scalar_op_.program, Name(), *shape, inputs, outputs);
   }
   const DType out_dtype = node.output_ptr(0)->tensor_type()->dtype();

@@ -94,7 +94,7 @@ TEST(ElemwiseOpTest, EqualPropsAreEqualOps) {
 }
 
 TEST(ElemwisePerformTest, VariadicAddFolds) {
-  Var a = dvector("a"), b = dvector("b"), c = dvector("c");
+  Var a = dvector("a"), b = dvector("b"), c = tensor(DType::kFloat64, {1}, "c");
   Var sum = ApplyOp(Elemwise::Make(ScalarOpKind::kAdd), {a, b, c});
   ASSERT_TRUE(sum.ok());
   auto f = function({a, b, c}, {sum});
@@ -114,6 +114,12 @@ TEST(ElemwisePerformTest, RuntimeErrors) {
   EXPECT_EQ(out.status().message(),
             "Elemwise{add,no_inplace}: input 1 has shape (3,), which does not broadcast with the "
             "other inputs on dim 0 (size 2 vs 3)");
+  // Only dims of static size 1 broadcast (Aesara's rule, which the rewrites rely on).
+  out = (*f)({Tensor::Zeros(DType::kFloat64, {1}), Tensor::Zeros(DType::kFloat64, {3})});
+  EXPECT_EQ(out.status().message(),
+            "Elemwise{add,no_inplace}: input 0 has shape (1,) and would broadcast on dim 0 to "
+            "size 3, but its type TensorType(float64, (?,)) does not mark that dim broadcastable "
+            "(static size 1), as Aesara requires");
   Var i = lvector("i");
   auto g = function({i}, {pow(i, i)});
   ASSERT_TRUE(g.ok());
@@ -142,7 +148,7 @@ TEST(ElemwisePerformTest, MatchesNumPy) {
     std::vector<Tensor> args;
     for (int k = 0; k < (unary ? 1 : 2); ++k) {
       args.push_back(testing::MakeTensor(c[3 * k + 1], c[3 * k + 2], c[3 * k + 3]));
-      inputs.push_back(tensor(args.back().dtype(), StaticShape(args.back().ndim())));
+      inputs.push_back(tensor(args.back().dtype(), testing::BroadcastableShape(args.back())));
     }
     Var out = ApplyOp(Elemwise::Make(*ParseScalarOpKind(c[0])), inputs);
     ASSERT_TRUE(out.ok()) << out.status();

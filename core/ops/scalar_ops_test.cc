@@ -41,7 +41,7 @@ TEST(ScalarOpsTest, MatchNumPyAndSciPy) {
     std::vector<Tensor> args;
     for (int k = 0; k < 3 && !c[3 * k + 1].empty(); ++k) {
       args.push_back(testing::MakeTensor(c[3 * k + 1], c[3 * k + 2], c[3 * k + 3]));
-      inputs.push_back(tensor(args.back().dtype(), StaticShape(args.back().ndim())));
+      inputs.push_back(tensor(args.back().dtype(), testing::BroadcastableShape(args.back())));
     }
     Var out = Build(c[0], inputs);
     ASSERT_TRUE(out.ok()) << out.status();

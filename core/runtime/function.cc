@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/graph/op.h"
+#include "core/passes/passes.h"
 
 namespace kiln {
 namespace {
@@ -51,7 +52,8 @@ absl::StatusOr<Tensor> FilterInput(const Variable& input, int index, Tensor valu
 }  // namespace
 
 absl::StatusOr<Function> Function::Make(const std::vector<Var>& inputs,
-                                        const std::vector<Var>& outputs) {
+                                        const std::vector<Var>& outputs,
+                                        const FunctionOptions& options) {
   absl::StatusOr<std::vector<VariablePtr>> ins = UnwrapAll(inputs);
   if (!ins.ok()) return ins.status();
   absl::StatusOr<std::vector<VariablePtr>> outs = UnwrapAll(outputs);
@@ -59,6 +61,10 @@ absl::StatusOr<Function> Function::Make(const std::vector<Var>& inputs,
   absl::StatusOr<std::unique_ptr<FunctionGraph>> fg =
       FunctionGraph::Make(*std::move(ins), *std::move(outs));
   if (!fg.ok()) return fg.status();
+  RewriteOptions rewrite;
+  rewrite.mode = options.mode;
+  rewrite.trace = false;
+  if (absl::StatusOr<RewriteReport> r = optimize(**fg, rewrite); !r.ok()) return r.status();
   Function f;
   f.schedule_ = (*fg)->Toposort();
   for (const VariablePtr& out : (*fg)->outputs()) {

@@ -1,9 +1,10 @@
-// function(inputs, outputs): a callable graph. For now it evaluates the unoptimized graph node by
-// node with each op's reference kernel; the optimizer and the fast linker build on it.
+// function(inputs, outputs): a callable graph. The graph is optimized (FAST_RUN unless the mode
+// says otherwise) and then run node by node, fused Elemwise{Composite} nodes in blocks.
 #ifndef KILN_CORE_RUNTIME_FUNCTION_H_
 #define KILN_CORE_RUNTIME_FUNCTION_H_
 
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -13,11 +14,17 @@
 
 namespace kiln {
 
+// How function() compiles: the optimizer's mode (FAST_RUN, FAST_COMPILE or NONE).
+struct FunctionOptions {
+  std::string mode = "FAST_RUN";
+};
+
 class Function {
  public:
   // Clones the graph between inputs and outputs into a FunctionGraph and schedules it.
   static absl::StatusOr<Function> Make(const std::vector<Var>& inputs,
-                                       const std::vector<Var>& outputs);
+                                       const std::vector<Var>& outputs,
+                                       const FunctionOptions& options = {});
 
   // Runs the graph on one value per input. A value whose dtype differs is upcast when that is
   // lossless (int64 into float64) and rejected otherwise, as Aesara's TensorType.filter does;
@@ -35,8 +42,9 @@ class Function {
 
 // Aesara's function(inputs, outputs).
 inline absl::StatusOr<Function> function(const std::vector<Var>& inputs,
-                                         const std::vector<Var>& outputs) {
-  return Function::Make(inputs, outputs);
+                                         const std::vector<Var>& outputs,
+                                         const FunctionOptions& options = {}) {
+  return Function::Make(inputs, outputs, options);
 }
 
 }  // namespace kiln

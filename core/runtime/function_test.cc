@@ -99,3 +99,52 @@ TEST(FunctionTest, TheUserGraphIsNotMutated) {
 
 }  // namespace
 }  // namespace kiln
+
+namespace kiln {
+namespace {
+
+// The fused block executor against the unoptimized graph: many blocks over both threads,
+// float32 and float64, a broadcast scalar, and a strided input (which takes the general path).
+TEST(FunctionTest, FusedChainsMatchTheUnoptimizedGraph) {
+  for (DType dtype : {DType::kFloat64, DType::kFloat32}) {
+    Var x = tensor(dtype, {kUnknownDim}, "x");
+    Var s = tensor(dtype, {1}, "s");
+    Var y = exp(-pow(x, 2)) * sin(x) + log1p(abs(x)) * 0.5 - tanh(x) + sqr(x * s) / (s + 2.0) +
+            maximum(x, s) - sigmoid(x) * softplus(x);
+    auto fast = function({x, s}, {y});
+    auto slow = function({x, s}, {y}, {.mode = "NONE"});
+    ASSERT_TRUE(fast.ok() && slow.ok());
+    EXPECT_EQ(fast->fgraph().num_nodes(), 1) << "one fused node";
+    const int64_t n = 100003;
+    std::vector<double> values(n);
+    for (int64_t i = 0; i < n; ++i) values[i] = -3.0 + 6.0 * ((i * 7919) % 10007) / 10007.0;
+    for (bool strided : {false, true}) {
+      Tensor xv = Tensor::FromValues<double>(DType::kFloat64, {n}, values)->AsType(dtype);
+      if (strided) {
+        Tensor twice =
+            Tensor::FromValues<double>(DType::kFloat64, {2 * n}, std::vector<double>(2 * n))
+                ->AsType(dtype);
+        xv = twice.View({n}, {2});
+        for (int64_t i = 0; i < n; ++i) {
+          if (dtype == DType::kFloat64) {
+            twice.data<double>()[2 * i] = values[i];
+          } else {
+            twice.data<float>()[2 * i] = static_cast<float>(values[i]);
+          }
+        }
+      }
+      const Tensor sv = Tensor::Of<double>(DType::kFloat64, {1}, {0.75})->AsType(dtype);
+      auto a = (*fast)({xv, sv});
+      auto b = (*slow)({xv, sv});
+      ASSERT_TRUE(a.ok() && b.ok()) << a.status() << b.status();
+      const double tol = dtype == DType::kFloat64 ? 1e-12 : 1e-5;
+      for (int64_t i = 0; i < n; ++i) {
+        const double p = (*a)[0].ElementAsDouble(i), q = (*b)[0].ElementAsDouble(i);
+        ASSERT_NEAR(p, q, tol * (1 + std::fabs(q))) << DTypeName(dtype) << " element " << i;
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace kiln

@@ -40,17 +40,27 @@ def numpy_ms(fn, args, repeats=5):
 
 def main():
     with tempfile.NamedTemporaryFile(suffix=".json") as report:
-        subprocess.run([sys.argv[1], "--benchmark_filter=BM_Elemwise",
+        subprocess.run([sys.argv[1], "--benchmark_filter=BM_Elemwise|BM_SeedReference|BM_G2",
                         f"--benchmark_out={report.name}", "--benchmark_out_format=json"],
                        check=True, capture_output=True)
         results = json.load(open(report.name))["benchmarks"]
-    kiln = {b["name"].split("/")[1]: b["real_time"] for b in results}
+    kiln = {b["name"].split("/")[-1]: b["real_time"] for b in results}
     x = uniform(0.1, 0.9)
     for name, (fn, arity) in OPS.items():  # the ops NumPy and SciPy have
         ref = numpy_ms(fn, [x] * arity)
         k = kiln[name]
         print(f"BENCH elemwise_{name} kiln={k:.3f} ref={ref:.3f} unit=ms ref_name=numpy "
               f"speedup={ref / k:.3f}")
+    # The compiled graphs G1 (the seed a + a**10, on [0, 1)) and G2.
+    a = uniform(0.0, 1.0)
+    g1 = numpy_ms(lambda v: v + v ** 10, [a])
+    print(f"BENCH g1 kiln={kiln['BM_SeedReference']:.3f} ref={g1:.3f} unit=ms ref_name=numpy "
+          f"speedup={g1 / kiln['BM_SeedReference']:.3f}")
+    v = uniform(-2.0, 2.0)
+    g2 = numpy_ms(lambda t: np.exp(-t ** 2) * np.sin(t) + np.log1p(np.abs(t)) * 0.5 - np.tanh(t),
+                  [v])
+    print(f"BENCH g2 kiln={kiln['BM_G2']:.3f} ref={g2:.3f} unit=ms ref_name=numpy "
+          f"speedup={g2 / kiln['BM_G2']:.3f}")
 
 
 if __name__ == "__main__":

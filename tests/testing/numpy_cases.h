@@ -11,6 +11,7 @@
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "core/graph/dtype.h"
+#include "core/graph/type.h"
 #include "core/runtime/tensor.h"
 #include "tests/testing/golden.h"
 
@@ -26,6 +27,14 @@ inline std::vector<std::vector<std::string>> ReadCases(const std::string& path) 
     cases.push_back(absl::StrSplit(line, '|'));
   }
   return cases;
+}
+
+// The type shape Aesara gives a value: its size-1 dims broadcastable (static 1), the others
+// unknown.
+inline StaticShape BroadcastableShape(const Tensor& t) {
+  StaticShape shape;
+  for (int64_t d : t.shape()) shape.push_back(d == 1 ? StaticDim(1) : std::nullopt);
+  return shape;
 }
 
 // "2x3" -> {2, 3}; "-" -> {} (a scalar).

@@ -1,0 +1,214 @@
+#include "core/ops/composite_kernel.h"
+
+#include <algorithm>
+#include <cstring>
+#include <type_traits>
+
+#include "core/ops/scalar_apply.h"
+#include "core/ops/sleef_kernels.h"
+#include "core/runtime/parallel.h"
+
+namespace kiln {
+namespace {
+
+using K = ScalarOpKind;
+
+// Elements per block: the live registers of a block stay in L1/L2.
+constexpr int64_t kBlock = 512;
+
+bool SimpleOp(K k) {
+  switch (k) {
+    case K::kAdd:
+    case K::kSub:
+    case K::kMul:
+    case K::kTrueDiv:
+    case K::kNeg:
+    case K::kSqr:
+    case K::kSqrt:
+    case K::kAbs:
+    case K::kMaximum:
+    case K::kMinimum:
+    case K::kReciprocal:
+    case K::kIdentity:
+    case K::kSecond:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Inlined into each instruction-set clone of StepD/StepF, so that they vectorize for it.
+template <K Op, typename T>
+[[gnu::always_inline]] inline void Unary(const T* a, T* o, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) o[i] = scalar::Apply<Op, T>(a[i]);
+}
+
+template <K Op, typename T>
+[[gnu::always_inline]] inline void Binary(const T* a, const T* b, T* o, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) o[i] = scalar::Apply<Op, T>(a[i], b[i]);
+}
+
+// One instruction over a block: o = op(args).
+template <typename T>
+[[gnu::always_inline]] inline void Step(K k, const std::vector<const T*>& a, T* o, int64_t n) {
+  switch (k) {
+    case K::kAdd:
+    case K::kMul: {
+      // n-ary: folded left to right, as the unfused kernel does.
+      if (k == K::kAdd) {
+        Binary<K::kAdd, T>(a[0], a[1], o, n);
+        for (size_t j = 2; j < a.size(); ++j) Binary<K::kAdd, T>(o, a[j], o, n);
+      } else {
+        Binary<K::kMul, T>(a[0], a[1], o, n);
+        for (size_t j = 2; j < a.size(); ++j) Binary<K::kMul, T>(o, a[j], o, n);
+      }
+      return;
+    }
+    case K::kSub:
+      return Binary<K::kSub, T>(a[0], a[1], o, n);
+    case K::kTrueDiv:
+      return Binary<K::kTrueDiv, T>(a[0], a[1], o, n);
+    case K::kMaximum:
+      return Binary<K::kMaximum, T>(a[0], a[1], o, n);
+    case K::kMinimum:
+      return Binary<K::kMinimum, T>(a[0], a[1], o, n);
+    case K::kNeg:
+      return Unary<K::kNeg, T>(a[0], o, n);
+    case K::kSqr:
+      return Unary<K::kSqr, T>(a[0], o, n);
+    case K::kSqrt:
+      return Unary<K::kSqrt, T>(a[0], o, n);
+    case K::kAbs:
+      return Unary<K::kAbs, T>(a[0], o, n);
+    case K::kReciprocal:
+      return Unary<K::kReciprocal, T>(a[0], o, n);
+    case K::kIdentity:
+      std::memcpy(o, a[0], n * sizeof(T));
+      return;
+    case K::kSecond:
+      std::memcpy(o, a[1], n * sizeof(T));
+      return;
+    case K::kPow:
+      sleef::Map2(k, a[0], a[1], 1, o, n);
+      return;
+    default:
+      sleef::Map(k, a[0], o, n);
+      return;
+  }
+}
+
+// Step for double and float, compiled for AVX-512F, AVX2 and the baseline, picked at load time:
+// the block loops are where a fused graph spends its time.
+__attribute__((target_clones("avx512f", "avx2", "default"))) void StepD(
+    K k, const std::vector<const double*>& a, double* o, int64_t n) {
+  Step<double>(k, a, o, n);
+}
+__attribute__((target_clones("avx512f", "avx2", "default"))) void StepF(
+    K k, const std::vector<const float*>& a, float* o, int64_t n) {
+  Step<float>(k, a, o, n);
+}
+
+template <typename T>
+bool Run(const ScalarProgram& program, const Shape& shape, std::span<const Tensor> inputs,
+         std::vector<Tensor>& outputs) {
+  constexpr DType kT = std::is_same_v<T, double> ? DType::kFloat64 : DType::kFloat32;
+  const int64_t n = ShapeSize(shape);
+  const int n_in = program.num_inputs();
+  const int n_const = static_cast<int>(program.constants.size());
+  const int n_regs = n_in + n_const + static_cast<int>(program.instrs.size());
+  // Each input: a pointer into its data (full shape) or a single value to broadcast.
+  std::vector<const T*> data(n_in, nullptr);
+  std::vector<T> splat(n_in + n_const);
+  for (int r = 0; r < n_in; ++r) {
+    const Tensor& t = inputs[r];
+    if (t.dtype() != kT) return false;
+    if (t.size() == 1) {
+      splat[r] = t.data<T>()[0];
+    } else if (t.shape() == shape && t.is_contiguous()) {
+      data[r] = t.data<T>();
+    } else {
+      return false;
+    }
+  }
+  for (int c = 0; c < n_const; ++c) {
+    splat[n_in + c] = static_cast<T>(program.constants[c].ElementAsDouble(0));
+  }
+  for (const ScalarProgram::Instr& instr : program.instrs) {
+    const K k = instr.op.kind;
+    const bool supported = SimpleOp(k) || (k == K::kPow && sleef::ProvidesBinary(k)) ||
+                           (instr.args.size() == 1 && sleef::Provides(k));
+    if (!supported || instr.dtype != kT) return false;
+  }
+  // The instruction registers read for the last time by each instruction: their block buffers
+  // are free once it has run.
+  std::vector<int> last_use(n_regs, -1);
+  for (size_t i = 0; i < program.instrs.size(); ++i) {
+    for (int r : program.instrs[i].args) last_use[r] = static_cast<int>(i);
+  }
+  for (int r : program.outputs) last_use[r] = static_cast<int>(program.instrs.size());
+  std::vector<std::vector<int>> frees(program.instrs.size());
+  for (int r = n_in + n_const; r < n_regs; ++r) {
+    if (last_use[r] >= 0 && last_use[r] < static_cast<int>(program.instrs.size())) {
+      frees[last_use[r]].push_back(r);
+    }
+  }
+  for (size_t k = 0; k < program.outputs.size(); ++k) outputs[k] = Tensor::Empty(kT, shape);
+
+  ParallelFor(n, 1 << 15, [&](int64_t begin, int64_t end) {
+    // Block buffers: one per splat register, then a pool for instruction results.
+    std::vector<T> storage((n_in + n_const + program.instrs.size()) * kBlock);
+    auto buffer = [&](int slot) { return storage.data() + slot * kBlock; };
+    std::vector<T*> reg_buffer(n_regs, nullptr);
+    for (int r = 0; r < n_in + n_const; ++r) {
+      if (r < n_in && data[r] != nullptr) continue;
+      reg_buffer[r] = buffer(r);
+      std::fill(reg_buffer[r], reg_buffer[r] + kBlock, splat[r]);
+    }
+    std::vector<const T*> args, reg(n_regs);
+    std::vector<int> free_slots;
+    for (int64_t b = begin; b < end; b += kBlock) {
+      const int64_t m = std::min(kBlock, end - b);
+      free_slots.clear();
+      for (int s = static_cast<int>(program.instrs.size()) - 1; s >= 0; --s) {
+        free_slots.push_back(n_in + n_const + s);
+      }
+      for (int r = 0; r < n_in + n_const; ++r) {
+        reg[r] = r < n_in && data[r] != nullptr ? data[r] + b : reg_buffer[r];
+      }
+      for (size_t i = 0; i < program.instrs.size(); ++i) {
+        const ScalarProgram::Instr& instr = program.instrs[i];
+        args.clear();
+        for (int r : instr.args) args.push_back(reg[r]);
+        T* out = buffer(free_slots.back());
+        free_slots.pop_back();
+        if constexpr (std::is_same_v<T, double>) {
+          StepD(instr.op.kind, args, out, m);
+        } else {
+          StepF(instr.op.kind, args, out, m);
+        }
+        const int r_out = n_in + n_const + static_cast<int>(i);
+        reg[r_out] = out;
+        for (int r : frees[i]) {
+          free_slots.push_back(static_cast<int>((reg[r] - storage.data()) / kBlock));
+        }
+      }
+      for (size_t k = 0; k < program.outputs.size(); ++k) {
+        std::memcpy(outputs[k].data<T>() + b, reg[program.outputs[k]], m * sizeof(T));
+      }
+    }
+  });
+  return true;
+}
+
+}  // namespace
+
+bool RunFusedBlocks(const ScalarProgram& program, const Shape& shape,
+                    std::span<const Tensor> inputs, std::vector<Tensor>& outputs) {
+  if (program.instrs.empty()) return false;
+  const DType d = program.instrs[0].dtype;
+  if (d == DType::kFloat64) return Run<double>(program, shape, inputs, outputs);
+  if (d == DType::kFloat32) return Run<float>(program, shape, inputs, outputs);
+  return false;
+}
+
+}  // namespace kiln

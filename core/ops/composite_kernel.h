@@ -1,0 +1,25 @@
+// The fused executor of Elemwise{Composite}: the scalar program runs over cache-sized blocks of
+// the output, each instruction a vectorized loop (SLEEF for the transcendental functions) over
+// block buffers, so no intermediate is ever materialised in memory; blocks are split across the
+// cores.
+#ifndef KILN_CORE_OPS_COMPOSITE_KERNEL_H_
+#define KILN_CORE_OPS_COMPOSITE_KERNEL_H_
+
+#include <span>
+#include <vector>
+
+#include "core/ops/composite.h"
+#include "core/runtime/tensor.h"
+
+namespace kiln {
+
+// Runs program over inputs broadcast to `shape` into outputs, and returns true; returns false
+// (doing nothing) outside the fast path: every register float32 or every register float64, each
+// input contiguous with the output's shape or a single element, and only ops the block
+// executor has (arithmetic, maximum/minimum, abs, sqr, sqrt and SLEEF's functions).
+bool RunFusedBlocks(const ScalarProgram& program, const Shape& shape,
+                    std::span<const Tensor> inputs, std::vector<Tensor>& outputs);
+
+}  // namespace kiln
+
+#endif  // KILN_CORE_OPS_COMPOSITE_KERNEL_H_
