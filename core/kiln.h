@@ -28,6 +28,7 @@
 #include "core/rewrite/pattern.h"
 #include "core/rewrite/rewriter.h"
 #include "core/runtime/function.h"
+#include "core/runtime/shared.h"
 #include "core/runtime/tensor.h"
 #include "core/text/dot.h"
 #include "core/text/dprint.h"

@@ -1,13 +1,40 @@
 #include "core/runtime/function.h"
 
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <map>
+#include <mutex>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "core/graph/op.h"
+#include "core/graph/traversal.h"
 #include "core/passes/passes.h"
+#include "core/runtime/shared.h"
 
 namespace kiln {
+
+// What a Function shares between its copies and calls: the shared containers, the updates, the
+// liveness of values, the checking mode and the statistics.
+struct Function::State {
+  std::vector<std::shared_ptr<SharedContainer>> shared;   // one per implicit shared input
+  std::vector<std::shared_ptr<SharedContainer>> updated;  // one per update, in output order
+  std::unordered_map<const Variable*, int> last_use;      // schedule index of the last reader
+  CheckMode check = CheckMode::kNone;
+  bool profile = false;
+  std::shared_ptr<const Function> reference;  // the unoptimized function (debug mode)
+  mutable std::mutex mutex;                   // guards stats
+  FunctionStats stats;
+};
+
 namespace {
+
+double Seconds(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
 
 absl::StatusOr<std::vector<VariablePtr>> UnwrapAll(const std::vector<Var>& vars) {
   std::vector<VariablePtr> result;
@@ -49,6 +76,26 @@ absl::StatusOr<Tensor> FilterInput(const Variable& input, int index, Tensor valu
   return value.AsType(type->dtype());
 }
 
+// The first element of a float tensor that is NaN or infinite, or -1.
+int64_t FirstNonFinite(const Tensor& t) {
+  if (!IsFloat(t.dtype()) && !IsComplex(t.dtype())) return -1;
+  const Tensor d = t.AsType(IsComplex(t.dtype()) ? t.dtype() : DType::kFloat64);
+  for (int64_t i = 0; i < d.size(); ++i) {
+    if (!std::isfinite(d.ElementAsDouble(i))) return i;
+  }
+  return -1;
+}
+
+// Locks every container at once (in address order, so that concurrent calls cannot deadlock).
+std::vector<std::unique_lock<std::mutex>> LockAll(
+    std::vector<std::shared_ptr<SharedContainer>> containers) {
+  std::sort(containers.begin(), containers.end());
+  containers.erase(std::unique(containers.begin(), containers.end()), containers.end());
+  std::vector<std::unique_lock<std::mutex>> locks;
+  for (const auto& c : containers) locks.emplace_back(c->mutex);
+  return locks;
+}
+
 }  // namespace
 
 absl::StatusOr<Function> Function::Make(const std::vector<Var>& inputs,
@@ -58,6 +105,46 @@ absl::StatusOr<Function> Function::Make(const std::vector<Var>& inputs,
   if (!ins.ok()) return ins.status();
   absl::StatusOr<std::vector<VariablePtr>> outs = UnwrapAll(outputs);
   if (!outs.ok()) return outs.status();
+  auto state = std::make_shared<State>();
+  state->check = options.check;
+  state->profile = options.profile;
+  const int num_user_outputs = static_cast<int>(outs->size());
+  // Updates are extra outputs; their targets must be shared variables of the new value's type.
+  for (const auto& [target, value] : options.updates) {
+    if (!target.ok()) return target.status();
+    if (!value.ok()) return value.status();
+    const SharedVariable* s = AsShared(*target);
+    if (s == nullptr) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("update of ", target->ToString(), ": only shared variables can be updated"));
+    }
+    if (!target->type()->Equals(*value->type())) {
+      const TensorType* tv = value->tensor_type();
+      if (tv == nullptr || tv->dtype() != target.dtype() || tv->ndim() != target.ndim()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("update of ", target->ToString(), ": the new value ", value->ToString(),
+                         " has type ", value->type()->ToString(), " but the shared variable has ",
+                         target->type()->ToString()));
+      }
+    }
+    state->updated.push_back(s->container());
+    outs->push_back(value.ptr());
+  }
+  // Shared variables the outputs depend on become implicit inputs, after the user's.
+  const int num_user_inputs = static_cast<int>(ins->size());
+  std::unordered_set<const Variable*> listed;
+  for (const VariablePtr& v : *ins) listed.insert(v.get());
+  auto add_shared = [&](const VariablePtr& v) {
+    const SharedVariable* s = AsShared(*v);
+    if (s == nullptr || !listed.insert(v.get()).second) return;
+    state->shared.push_back(s->container());
+    ins->push_back(v);
+  };
+  for (const VariablePtr& out : *outs) add_shared(out);
+  for (Apply* node : IoToposort(*ins, *outs)) {
+    for (const VariablePtr& in : node->inputs()) add_shared(in);
+  }
+  const auto compile_start = std::chrono::steady_clock::now();
   absl::StatusOr<std::unique_ptr<FunctionGraph>> fg =
       FunctionGraph::Make(*std::move(ins), *std::move(outs));
   if (!fg.ok()) return fg.status();
@@ -65,25 +152,51 @@ absl::StatusOr<Function> Function::Make(const std::vector<Var>& inputs,
   rewrite.mode = options.mode;
   rewrite.trace = false;
   if (absl::StatusOr<RewriteReport> r = optimize(**fg, rewrite); !r.ok()) return r.status();
+  state->stats.optimize_seconds = Seconds(compile_start);
+  const auto link_start = std::chrono::steady_clock::now();
   Function f;
+  f.num_user_inputs_ = num_user_inputs;
+  f.num_user_outputs_ = num_user_outputs;
   f.schedule_ = (*fg)->Toposort();
   for (const VariablePtr& out : (*fg)->outputs()) {
     if (out->is_constant()) f.constants_.push_back(static_cast<const Constant&>(*out).data());
   }
-  for (Apply* node : f.schedule_) {
-    for (const VariablePtr& in : node->inputs()) {
+  for (size_t i = 0; i < f.schedule_.size(); ++i) {
+    for (const VariablePtr& in : f.schedule_[i]->inputs()) {
       if (in->is_constant()) f.constants_.push_back(static_cast<const Constant&>(*in).data());
+      state->last_use[in.get()] = static_cast<int>(i);
     }
   }
+  for (const VariablePtr& out : (*fg)->outputs()) state->last_use[out.get()] = INT32_MAX;
+  state->stats.node_calls.assign(f.schedule_.size(), 0);
+  state->stats.node_seconds.assign(f.schedule_.size(), 0.0);
   f.fgraph_ = *std::move(fg);
+  if (options.check == CheckMode::kDebug) {
+    FunctionOptions plain;
+    plain.mode = "NONE";
+    plain.updates = options.updates;
+    absl::StatusOr<Function> reference = Make(inputs, outputs, plain);
+    if (!reference.ok()) return reference.status();
+    state->reference = std::make_shared<Function>(*std::move(reference));
+  }
+  state->stats.link_seconds = Seconds(link_start);
+  f.state_ = std::move(state);
   return f;
 }
 
 absl::StatusOr<std::vector<Tensor>> Function::operator()(std::vector<Tensor> args) const {
+  const auto call_start = std::chrono::steady_clock::now();
   const std::vector<VariablePtr>& inputs = fgraph_->inputs();
-  if (args.size() != inputs.size()) {
-    return absl::InvalidArgumentError(absl::StrCat("the function takes ", inputs.size(),
+  if (static_cast<int>(args.size()) != num_user_inputs_) {
+    return absl::InvalidArgumentError(absl::StrCat("the function takes ", num_user_inputs_,
                                                    " inputs but was called with ", args.size()));
+  }
+  std::vector<Tensor> debug_args =
+      state_->check == CheckMode::kDebug ? args : std::vector<Tensor>{};
+  // The shared values, read together.
+  {
+    auto locks = LockAll(state_->shared);
+    for (const auto& c : state_->shared) args.push_back(c->value);
   }
   std::unordered_map<const Variable*, Tensor> values;
   for (size_t i = 0; i < args.size(); ++i) {
@@ -95,11 +208,21 @@ absl::StatusOr<std::vector<Tensor>> Function::operator()(std::vector<Tensor> arg
     if (v->is_constant()) return static_cast<const Constant*>(v)->data();
     return values.at(v);
   };
-  for (Apply* node : schedule_) {
+  std::unordered_set<const Variable*> user_inputs;
+  for (const VariablePtr& in : inputs) user_inputs.insert(in.get());
+  int64_t live_bytes = 0, peak_bytes = 0;
+  double thunk_seconds = 0;
+  std::vector<double> node_seconds(state_->profile ? schedule_.size() : 0);
+  for (size_t n = 0; n < schedule_.size(); ++n) {
+    Apply* node = schedule_[n];
     std::vector<Tensor> in;
     for (const VariablePtr& v : node->inputs()) in.push_back(value_of(v.get()));
     std::vector<Tensor> out(node->num_outputs());
+    const auto start = std::chrono::steady_clock::now();
     if (absl::Status s = node->op().Perform(*node, in, out); !s.ok()) return s;
+    const double spent = Seconds(start);
+    thunk_seconds += spent;
+    if (state_->profile) node_seconds[n] = spent;
     for (int i = 0; i < node->num_outputs(); ++i) {
       const TensorType* t = node->output_ptr(i)->tensor_type();
       if (t != nullptr && (out[i].dtype() != t->dtype() || out[i].ndim() != t->ndim())) {
@@ -107,13 +230,39 @@ absl::StatusOr<std::vector<Tensor>> Function::operator()(std::vector<Tensor> arg
             node->ToString(), ": output ", i, " has dtype ", DTypeName(out[i].dtype()),
             " and shape ", ShapeToString(out[i].shape()), " but its type is ", t->ToString()));
       }
+      if (state_->check != CheckMode::kNone) {
+        if (const int64_t bad = FirstNonFinite(out[i]); bad >= 0) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              "NanGuardMode: output ", i, " of ", node->ToString(), " holds ",
+              out[i].AsType(DType::kFloat64).ElementAsDouble(bad), " at flat index ", bad));
+        }
+      }
+      // A new buffer counts towards the live bytes; a view of an input does not.
+      bool view = false;
+      for (const Tensor& x : in) view |= x.SharesBufferWith(out[i]);
+      if (!view) live_bytes += out[i].nbytes();
       values[node->output_ptr(i)] = std::move(out[i]);
+    }
+    peak_bytes = std::max(peak_bytes, live_bytes);
+    // Values read for the last time here are released.
+    for (const VariablePtr& v : node->inputs()) {
+      auto it = values.find(v.get());
+      if (it == values.end() || user_inputs.count(v.get())) continue;
+      if (state_->last_use.at(v.get()) != static_cast<int>(n)) continue;
+      bool view = false;
+      for (const VariablePtr& other : node->inputs()) {
+        if (other != v && values.count(other.get()))
+          view |= it->second.SharesBufferWith(values.at(other.get()));
+      }
+      if (!view) live_bytes -= it->second.nbytes();
+      values.erase(it);
     }
   }
   // Outputs never alias the caller's arguments, the graph's constants or each other (as
   // Aesara's deep copy of outputs): a caller may write to what it gets back.
   std::vector<Tensor> results;
-  for (const VariablePtr& out : fgraph_->outputs()) {
+  const std::vector<VariablePtr>& outs = fgraph_->outputs();
+  for (const VariablePtr& out : outs) {
     Tensor value = value_of(out.get());
     bool shared = false;
     for (const VariablePtr& in : inputs) shared |= values.at(in.get()).SharesBufferWith(value);
@@ -121,7 +270,89 @@ absl::StatusOr<std::vector<Tensor>> Function::operator()(std::vector<Tensor> arg
     for (const Tensor& previous : results) shared |= previous.SharesBufferWith(value);
     results.push_back(shared ? value.AsType(value.dtype()) : std::move(value));
   }
+  if (state_->reference != nullptr) {
+    absl::StatusOr<std::vector<Tensor>> expected = (*state_->reference)(debug_args);
+    if (!expected.ok()) return expected.status();
+    for (int o = 0; o < num_user_outputs_; ++o) {
+      const Tensor a = results[o].AsType(DType::kFloat64),
+                   b = (*expected)[o].AsType(DType::kFloat64);
+      bool same = a.shape() == b.shape();
+      for (int64_t i = 0; same && i < a.size(); ++i) {
+        const double x = a.ElementAsDouble(i), y = b.ElementAsDouble(i);
+        same = x == y || (std::isnan(x) && std::isnan(y)) ||
+               std::fabs(x - y) <= 1e-6 * (1 + std::fabs(y));
+      }
+      if (!same) {
+        const Apply* owner = outs[o]->owner();
+        return absl::InternalError(
+            absl::StrCat("DebugMode: output ", o, " of the optimized graph (computed by ",
+                         owner ? owner->ToString() : outs[o]->ToString(),
+                         ") differs from the unoptimized graph's: ", results[o].ToString(), " vs ",
+                         (*expected)[o].ToString()));
+      }
+    }
+  }
+  // The updates, all at once.
+  if (!state_->updated.empty()) {
+    auto locks = LockAll(state_->updated);
+    for (size_t u = 0; u < state_->updated.size(); ++u) {
+      state_->updated[u]->value = std::move(results[num_user_outputs_ + u]);
+    }
+  }
+  results.resize(num_user_outputs_);
+  {
+    std::lock_guard<std::mutex> lock(state_->mutex);
+    FunctionStats& s = state_->stats;
+    ++s.calls;
+    s.call_seconds += Seconds(call_start);
+    s.thunk_seconds += thunk_seconds;
+    s.peak_bytes = std::max(s.peak_bytes, peak_bytes);
+    for (size_t n = 0; n < node_seconds.size(); ++n) {
+      ++s.node_calls[n];
+      s.node_seconds[n] += node_seconds[n];
+    }
+  }
   return results;
+}
+
+FunctionStats Function::stats() const {
+  std::lock_guard<std::mutex> lock(state_->mutex);
+  return state_->stats;
+}
+
+std::string Function::ProfileSummary() const {
+  const FunctionStats s = stats();
+  std::string out = "Function profiling\n==================\n";
+  absl::StrAppendFormat(&out, "  Time in %d calls to Function.__call__: %es\n", s.calls,
+                        s.call_seconds);
+  absl::StrAppendFormat(&out, "  Time in thunks: %es (%.3f%%)\n", s.thunk_seconds,
+                        s.call_seconds > 0 ? 100 * s.thunk_seconds / s.call_seconds : 0.0);
+  absl::StrAppendFormat(&out, "  Total compilation time: %es\n    Rewriter time: %es\n",
+                        s.optimize_seconds + s.link_seconds, s.optimize_seconds);
+  absl::StrAppendFormat(&out, "    Linker time: %es\n", s.link_seconds);
+  absl::StrAppendFormat(&out, "  Peak memory of intermediates and outputs: %d bytes\n",
+                        s.peak_bytes);
+  if (!state_->profile) return out;
+  // Ops by total time.
+  std::map<std::string, std::pair<double, int64_t>> by_op;
+  for (size_t n = 0; n < schedule_.size(); ++n) {
+    auto& entry = by_op[schedule_[n]->op().Name()];
+    entry.first += s.node_seconds[n];
+    entry.second += s.node_calls[n];
+  }
+  std::vector<std::pair<std::string, std::pair<double, int64_t>>> sorted(by_op.begin(),
+                                                                         by_op.end());
+  std::sort(sorted.begin(), sorted.end(),
+            [](const auto& a, const auto& b) { return a.second.first > b.second.first; });
+  out += "\nOps\n---\n  <% time> <sum %> <time (s)> <#call> <Op name>\n";
+  double cumulative = 0;
+  for (const auto& [name, t] : sorted) {
+    const double pct = s.thunk_seconds > 0 ? 100 * t.first / s.thunk_seconds : 0;
+    cumulative += pct;
+    absl::StrAppendFormat(&out, "  %6.1f%%  %6.1f%%  %10.6fs  %6d  %s\n", pct, cumulative, t.first,
+                          t.second, name);
+  }
+  return out;
 }
 
 }  // namespace kiln

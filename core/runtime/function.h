@@ -1,10 +1,12 @@
 // function(inputs, outputs): a callable graph. The graph is optimized (FAST_RUN unless the mode
-// says otherwise) and then run node by node, fused Elemwise{Composite} nodes in blocks.
+// says otherwise) and then run node by node, fused Elemwise{Composite} nodes in blocks; values
+// are released as soon as their last reader has run.
 #ifndef KILN_CORE_RUNTIME_FUNCTION_H_
 #define KILN_CORE_RUNTIME_FUNCTION_H_
 
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -14,14 +16,43 @@
 
 namespace kiln {
 
-// How function() compiles: the optimizer's mode (FAST_RUN, FAST_COMPILE or NONE).
+// Run-time checks, as Aesara's NanGuardMode and DebugMode.
+enum class CheckMode {
+  kNone,
+  // Fails naming the first node whose output holds a NaN or an infinity.
+  kNanGuard,
+  // Also runs the unoptimized graph and fails naming the first output (and the node computing
+  // it) whose values differ beyond rounding.
+  kDebug,
+};
+
+// How function() compiles and runs.
 struct FunctionOptions {
+  // The optimizer's mode: FAST_RUN, FAST_COMPILE or NONE.
   std::string mode = "FAST_RUN";
+  // (shared variable, new value) pairs, applied together after every output is computed.
+  std::vector<std::pair<Var, Var>> updates;
+  CheckMode check = CheckMode::kNone;
+  // Record per-node calls and times (Function::ProfileSummary).
+  bool profile = false;
+};
+
+// Per-call statistics of a function.
+struct FunctionStats {
+  int64_t calls = 0;
+  double call_seconds = 0, thunk_seconds = 0;
+  double optimize_seconds = 0, link_seconds = 0;
+  // Per node of the schedule: calls and seconds (profile mode).
+  std::vector<int64_t> node_calls;
+  std::vector<double> node_seconds;
+  // The largest number of bytes held by live intermediate values and outputs in one call.
+  int64_t peak_bytes = 0;
 };
 
 class Function {
  public:
-  // Clones the graph between inputs and outputs into a FunctionGraph and schedules it.
+  // Clones the graph between inputs and outputs into a FunctionGraph (shared variables become
+  // implicit inputs), optimizes it and schedules it.
   static absl::StatusOr<Function> Make(const std::vector<Var>& inputs,
                                        const std::vector<Var>& outputs,
                                        const FunctionOptions& options = {});
@@ -29,15 +60,25 @@ class Function {
   // Runs the graph on one value per input. A value whose dtype differs is upcast when that is
   // lossless (int64 into float64) and rejected otherwise, as Aesara's TensorType.filter does;
   // its rank and any static dims must match the input's type. The results never share memory
-  // with the arguments, the graph's constants or each other.
+  // with the arguments, the graph's constants or each other. Updates are applied after all
+  // outputs are computed, all at once.
   absl::StatusOr<std::vector<Tensor>> operator()(std::vector<Tensor> args) const;
 
   const FunctionGraph& fgraph() const { return *fgraph_; }
+  // Calls, times and peak memory so far.
+  FunctionStats stats() const;
+  // Aesara's "Function profiling" summary: calls, time in calls and in thunks, compile time
+  // (optimize and link), peak memory and the ops by time (per-node times need profile mode).
+  std::string ProfileSummary() const;
 
  private:
+  struct State;
   std::shared_ptr<const FunctionGraph> fgraph_;
   std::vector<Apply*> schedule_;
   std::vector<Tensor> constants_;  // the graph's constant values, never handed out to write to
+  int num_user_inputs_ = 0;        // then the shared variables' values
+  int num_user_outputs_ = 0;       // then the updates' new values
+  std::shared_ptr<State> state_;
 };
 
 // Aesara's function(inputs, outputs).

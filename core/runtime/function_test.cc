@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <thread>
+
 #include "core/kiln.h"
 
 namespace kiln {
@@ -144,6 +146,103 @@ TEST(FunctionTest, FusedChainsMatchTheUnoptimizedGraph) {
       }
     }
   }
+}
+
+}  // namespace
+}  // namespace kiln
+
+namespace kiln {
+namespace {
+
+Tensor Doubles(std::vector<double> v) {
+  const int64_t n = static_cast<int64_t>(v.size());
+  return *Tensor::FromValues<double>(DType::kFloat64, {n}, v);
+}
+
+TEST(FunctionTest, SharedVariablesAndUpdates) {
+  Var w = shared(Doubles({1, 2}), "w");
+  Var count = shared(*Tensor::Of<double>(DType::kFloat64, {}, {0}), "count");
+  Var x = dvector("x");
+  // Both updates read the old values; they are applied together after the outputs.
+  auto step = function({x}, {sum(w * x)}, {.updates = {{w, w - x * 0.5}, {count, count + 1.0}}});
+  ASSERT_TRUE(step.ok()) << step.status();
+  auto out = (*step)({Doubles({2, 4})});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[0].ToString(), "10.0");
+  EXPECT_EQ(get_value(w)->ToString(), "[0. 0.]");
+  out = (*step)({Doubles({2, 4})});
+  EXPECT_EQ((*out)[0].ToString(), "0.0");
+  EXPECT_EQ(get_value(w)->ToString(), "[-1. -2.]");
+  EXPECT_EQ(get_value(count)->ToString(), "2.0");
+  ASSERT_TRUE(set_value(w, Doubles({3, 3})).ok());
+  EXPECT_EQ((*(*step)({Doubles({1, 1})}))[0].ToString(), "6.0");
+  // A function without updates reads the current value.
+  auto read = function({}, {w * 2.0});
+  ASSERT_TRUE(read.ok());
+  EXPECT_EQ((*(*read)({}))[0].ToString(), "[5. 5.]");
+  EXPECT_EQ(set_value(w, Doubles({1})).ok(), true);  // the shape may change, not the rank
+  EXPECT_FALSE(set_value(w, *Tensor::Of<double>(DType::kFloat64, {}, {1})).ok());
+  EXPECT_EQ(function({x}, {x}, {.updates = {{x, x * 2.0}}}).status().message(),
+            "update of x: only shared variables can be updated");
+}
+
+TEST(FunctionTest, UpdatesAreNeverSeenHalfDone) {
+  // Two shared values updated together: a concurrent reader always sees them equal.
+  Var a = shared(*Tensor::Of<double>(DType::kFloat64, {}, {0}), "a");
+  Var b = shared(*Tensor::Of<double>(DType::kFloat64, {}, {0}), "b");
+  auto bump = function({}, {}, {.updates = {{a, a + 1.0}, {b, b + 1.0}}});
+  auto diff = function({}, {a - b}, {.mode = "NONE"});
+  ASSERT_TRUE(bump.ok() && diff.ok());
+  std::thread writer([&] {
+    for (int i = 0; i < 2000; ++i) ASSERT_TRUE((*bump)({}).ok());
+  });
+  for (int i = 0; i < 2000; ++i) EXPECT_EQ((*(*diff)({}))[0].ElementAsDouble(0), 0.0);
+  writer.join();
+  EXPECT_EQ(get_value(a)->ElementAsDouble(0), 2000.0);
+}
+
+TEST(FunctionTest, NanGuardNamesTheFirstBadNode) {
+  Var x = dvector("x");
+  auto f =
+      function({x}, {exp(log(x) * 2.0) + 1.0}, {.mode = "NONE", .check = CheckMode::kNanGuard});
+  ASSERT_TRUE(f.ok());
+  EXPECT_TRUE((*f)({Doubles({1, 2})}).ok());
+  EXPECT_EQ((*f)({Doubles({1, -2})}).status().message(),
+            "NanGuardMode: output 0 of Elemwise{log,no_inplace}(x) holds nan at flat index 1");
+}
+
+TEST(FunctionTest, DebugModeComparesWithTheUnoptimizedGraph) {
+  Var x = dvector("x"), y = dvector("y");
+  auto f = function({x, y}, {x * y / y + 1.0}, {.check = CheckMode::kDebug});
+  ASSERT_TRUE(f.ok());
+  EXPECT_TRUE((*f)({Doubles({1, 2}), Doubles({3, 4})}).ok());
+  // y = 0: the optimized x*y/y -> x gives x, the unoptimized graph nan; debug mode says so.
+  const absl::Status s = (*f)({Doubles({1, 2}), Doubles({0, 4})}).status();
+  EXPECT_NE(s.message().find("DebugMode: output 0 of the optimized graph"), std::string::npos) << s;
+}
+
+TEST(FunctionTest, ProfileAndPeakMemory) {
+  Var x = dmatrix("x");
+  auto f = function({x}, {sum(exp(x) * 2.0) + sum(sin(x))}, {.profile = true});
+  ASSERT_TRUE(f.ok());
+  const Tensor big = Tensor::Zeros(DType::kFloat64, {100, 100});
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE((*f)({big}).ok());
+  const FunctionStats s = f->stats();
+  EXPECT_EQ(s.calls, 3);
+  double node_total = 0;
+  for (size_t n = 0; n < s.node_calls.size(); ++n) {
+    EXPECT_EQ(s.node_calls[n], 3);
+    node_total += s.node_seconds[n];
+  }
+  EXPECT_NEAR(node_total, s.thunk_seconds, 1e-9);
+  EXPECT_LE(s.thunk_seconds, s.call_seconds);
+  // Two 100x100 intermediates at most are alive at once, plus the scalar outputs.
+  EXPECT_GE(s.peak_bytes, 80000);
+  EXPECT_LE(s.peak_bytes, 2 * 80000 + 64);
+  const std::string summary = f->ProfileSummary();
+  EXPECT_NE(summary.find("Function profiling"), std::string::npos);
+  EXPECT_NE(summary.find("Time in 3 calls to Function.__call__"), std::string::npos);
+  EXPECT_NE(summary.find("Sum{acc_dtype=float64}"), std::string::npos) << summary;
 }
 
 }  // namespace
