@@ -1,0 +1,87 @@
+// Compiled training graphs of the runtime issue, timed through function(): G3 (logistic
+// regression cost and gradients, X 20000x100) and G4 (a 2-layer MLP, X 4096x512, 1024 hidden,
+// 10 classes, softmax cross-entropy, cost and gradients), G4's compile time and peak memory.
+// Prints "KILN <case> <value>" lines; tests/bench/graphs_vs_numpy.py runs NumPy on the same
+// graphs in the same run and prints the BENCH lines.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+
+#include "core/kiln.h"
+
+namespace kiln {
+namespace {
+
+Tensor Random(Shape shape, uint64_t seed, double scale) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> normal(0.0, scale);
+  std::vector<double> v(ShapeSize(shape));
+  for (double& e : v) e = normal(rng);
+  return *Tensor::FromValues<double>(DType::kFloat64, std::move(shape), v);
+}
+
+double BestMs(const Function& f, const std::vector<Tensor>& args, int repeats) {
+  double best = 1e30;
+  for (int r = 0; r < repeats; ++r) {
+    const auto start = std::chrono::steady_clock::now();
+    auto out = f(args);
+    const double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    if (!out.ok()) {
+      std::fprintf(stderr, "%s\n", out.status().ToString().c_str());
+      std::exit(1);
+    }
+    best = std::min(best, ms);
+  }
+  return best;
+}
+
+}  // namespace
+}  // namespace kiln
+
+int main() {
+  using namespace kiln;
+  {
+    Var X = dmatrix("X"), y = dvector("y"), w = dvector("w"), b = dscalar("b");
+    Var cost = mean(softplus(-y * (dot(X, w) + b)));
+    auto g = grad(cost, {w, b});
+    auto f = function({X, y, w, b}, {cost, (*g)[0], (*g)[1]});
+    if (!f.ok()) return 1;
+    std::vector<double> labels(20000);
+    for (size_t i = 0; i < labels.size(); ++i) labels[i] = i % 3 == 0 ? 1.0 : -1.0;
+    const std::vector<Tensor> args = {
+        Random({20000, 100}, 1, 1.0), *Tensor::FromValues<double>(DType::kFloat64, {20000}, labels),
+        Random({100}, 2, 0.1), *Tensor::Of<double>(DType::kFloat64, {}, {0.1})};
+    std::printf("KILN g3 %.3f\n", BestMs(*f, args, 50));
+  }
+  {
+    Var X = dmatrix("X"), W1 = dmatrix("W1"), W2 = dmatrix("W2");
+    Var t = lvector("t");
+    Var cost = mean(categorical_crossentropy(softmax(dot(tanh(dot(X, W1)), W2)), t));
+    auto g = grad(cost, {W1, W2});
+    const auto start = std::chrono::steady_clock::now();
+    FunctionOptions options;
+    options.profile = std::getenv("KILN_PROFILE") != nullptr;
+    auto f = function({X, W1, W2, t}, {cost, (*g)[0], (*g)[1]}, options);
+    const double compile_ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    if (!f.ok()) return 1;
+    std::vector<int64_t> labels(4096);
+    for (size_t i = 0; i < labels.size(); ++i) labels[i] = static_cast<int64_t>(i % 10);
+    const std::vector<Tensor> args = {Random({4096, 512}, 3, 1.0), Random({512, 1024}, 4, 0.04),
+                                      Random({1024, 10}, 5, 0.03),
+                                      *Tensor::FromValues<int64_t>(DType::kInt64, {4096}, labels)};
+    std::printf("KILN g4 %.3f\n", BestMs(*f, args, 10));
+    std::printf("KILN compile_g4 %.3f\n", compile_ms);
+    std::printf("KILN peak_memory_g4 %.1f\n", f->stats().peak_bytes / 1e6);
+    std::printf("KILN nodes_g4 %d\n", f->fgraph().num_nodes());
+    if (options.profile) {
+      std::fprintf(stderr, "%s", f->ProfileSummary().c_str());
+      for (Apply* node : f->fgraph().Toposort())
+        std::fprintf(stderr, "  %s\n", node->ToString().c_str());
+    }
+  }
+  return 0;
+}
