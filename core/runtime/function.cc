@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <iostream>
 #include <map>
 #include <mutex>
 #include <unordered_map>
@@ -25,6 +26,7 @@ struct Function::State {
   std::unordered_map<const Variable*, int> last_use;      // schedule index of the last reader
   CheckMode check = CheckMode::kNone;
   bool profile = false;
+  bool allow_input_downcast = false;
   std::shared_ptr<const Function> reference;  // the unoptimized function (debug mode)
   mutable std::mutex mutex;                   // guards stats
   FunctionStats stats;
@@ -47,7 +49,8 @@ absl::StatusOr<std::vector<VariablePtr>> UnwrapAll(const std::vector<Var>& vars)
 }
 
 // Aesara's TensorType.filter for a value bound to input `index`.
-absl::StatusOr<Tensor> FilterInput(const Variable& input, int index, Tensor value) {
+absl::StatusOr<Tensor> FilterInput(const Variable& input, int index, Tensor value,
+                                   bool allow_downcast) {
   const TensorType* type = input.tensor_type();
   auto bad = [&](const std::string& why) {
     return absl::InvalidArgumentError(
@@ -67,7 +70,7 @@ absl::StatusOr<Tensor> FilterInput(const Variable& input, int index, Tensor valu
     }
   }
   if (value.dtype() == type->dtype()) return value;
-  if (PromoteTypes(type->dtype(), value.dtype()) != type->dtype()) {
+  if (!allow_downcast && PromoteTypes(type->dtype(), value.dtype()) != type->dtype()) {
     return bad(absl::StrCat(type->ToString(), " cannot store a value of dtype ",
                             DTypeName(value.dtype()),
                             " without risking loss of precision. Cast the value to ",
@@ -108,9 +111,31 @@ absl::StatusOr<Function> Function::Make(const std::vector<Var>& inputs,
   auto state = std::make_shared<State>();
   state->check = options.check;
   state->profile = options.profile;
+  state->allow_input_downcast = options.allow_input_downcast;
+  std::vector<std::pair<Var, Var>> updates = options.updates;
+  if (!options.givens.empty()) {
+    // givens: substituted into the outputs and the updates' new values.
+    std::vector<std::pair<VariablePtr, VariablePtr>> replace;
+    for (const auto& [from, to] : options.givens) {
+      if (!from.ok()) return from.status();
+      if (!to.ok()) return to.status();
+      replace.push_back({from.ptr(), to.ptr()});
+    }
+    std::vector<VariablePtr> all = *outs;
+    for (const auto& u : updates) {
+      if (!u.second.ok()) return u.second.status();
+      all.push_back(u.second.ptr());
+    }
+    absl::StatusOr<std::vector<VariablePtr>> replaced = CloneReplace(all, replace);
+    if (!replaced.ok()) return replaced.status();
+    outs->assign(replaced->begin(), replaced->begin() + outs->size());
+    for (size_t u = 0; u < updates.size(); ++u) {
+      updates[u].second = Var((*replaced)[outs->size() + u]);
+    }
+  }
   const int num_user_outputs = static_cast<int>(outs->size());
   // Updates are extra outputs; their targets must be shared variables of the new value's type.
-  for (const auto& [target, value] : options.updates) {
+  for (const auto& [target, value] : updates) {
     if (!target.ok()) return target.status();
     if (!value.ok()) return value.status();
     const SharedVariable* s = AsShared(*target);
@@ -141,8 +166,27 @@ absl::StatusOr<Function> Function::Make(const std::vector<Var>& inputs,
     ins->push_back(v);
   };
   for (const VariablePtr& out : *outs) add_shared(out);
+  std::unordered_set<const Variable*> used;
+  for (const VariablePtr& out : *outs) used.insert(out.get());
   for (Apply* node : IoToposort(*ins, *outs)) {
-    for (const VariablePtr& in : node->inputs()) add_shared(in);
+    for (const VariablePtr& in : node->inputs()) {
+      add_shared(in);
+      used.insert(in.get());
+    }
+  }
+  for (int i = 0; i < num_user_inputs; ++i) {
+    if (used.count((*ins)[i].get()) || options.on_unused_input == OnUnusedInput::kIgnore) continue;
+    const std::string message = absl::StrCat(
+        "function was asked to create a function computing outputs given certain inputs, but "
+        "the provided input variable at index ",
+        i, " is not part of the computational graph needed to compute the outputs: ",
+        (*ins)[i]->ToString(),
+        ".\nTo make this error into a warning, pass on_unused_input = kWarn; to disable it "
+        "completely, kIgnore.");
+    if (options.on_unused_input == OnUnusedInput::kRaise) {
+      return absl::InvalidArgumentError(absl::StrCat("UnusedInputError: ", message));
+    }
+    std::cerr << "UserWarning: " << message << "\n";
   }
   const auto compile_start = std::chrono::steady_clock::now();
   absl::StatusOr<std::unique_ptr<FunctionGraph>> fg =
@@ -175,6 +219,9 @@ absl::StatusOr<Function> Function::Make(const std::vector<Var>& inputs,
     FunctionOptions plain;
     plain.mode = "NONE";
     plain.updates = options.updates;
+    plain.givens = options.givens;
+    plain.on_unused_input = options.on_unused_input;
+    plain.allow_input_downcast = options.allow_input_downcast;
     absl::StatusOr<Function> reference = Make(inputs, outputs, plain);
     if (!reference.ok()) return reference.status();
     state->reference = std::make_shared<Function>(*std::move(reference));
@@ -185,6 +232,22 @@ absl::StatusOr<Function> Function::Make(const std::vector<Var>& inputs,
 }
 
 absl::StatusOr<std::vector<Tensor>> Function::operator()(std::vector<Tensor> args) const {
+  return Run(std::move(args), nullptr);
+}
+
+absl::StatusOr<std::vector<Tensor>> Function::operator()(
+    std::vector<Tensor> args, const std::vector<int>& output_subset) const {
+  for (int o : output_subset) {
+    if (o < 0 || o >= num_user_outputs_) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("output_subset: index ", o, " of ", num_user_outputs_, " outputs"));
+    }
+  }
+  return Run(std::move(args), &output_subset);
+}
+
+absl::StatusOr<std::vector<Tensor>> Function::Run(std::vector<Tensor> args,
+                                                  const std::vector<int>* output_subset) const {
   const auto call_start = std::chrono::steady_clock::now();
   const std::vector<VariablePtr>& inputs = fgraph_->inputs();
   if (static_cast<int>(args.size()) != num_user_inputs_) {
@@ -200,7 +263,8 @@ absl::StatusOr<std::vector<Tensor>> Function::operator()(std::vector<Tensor> arg
   }
   std::unordered_map<const Variable*, Tensor> values;
   for (size_t i = 0; i < args.size(); ++i) {
-    absl::StatusOr<Tensor> v = FilterInput(*inputs[i], static_cast<int>(i), std::move(args[i]));
+    absl::StatusOr<Tensor> v = FilterInput(*inputs[i], static_cast<int>(i), std::move(args[i]),
+                                           state_->allow_input_downcast);
     if (!v.ok()) return v.status();
     values[inputs[i].get()] = *std::move(v);
   }
@@ -213,8 +277,17 @@ absl::StatusOr<std::vector<Tensor>> Function::operator()(std::vector<Tensor> arg
   int64_t live_bytes = 0, peak_bytes = 0;
   double thunk_seconds = 0;
   std::vector<double> node_seconds(state_->profile ? schedule_.size() : 0);
+  // With an output subset, only the nodes those outputs need run.
+  std::unordered_set<const Apply*> needed;
+  const std::vector<VariablePtr>& outs = fgraph_->outputs();
+  if (output_subset != nullptr) {
+    std::vector<VariablePtr> wanted;
+    for (int o : *output_subset) wanted.push_back(outs[o]);
+    for (Apply* node : IoToposort(inputs, wanted)) needed.insert(node);
+  }
   for (size_t n = 0; n < schedule_.size(); ++n) {
     Apply* node = schedule_[n];
+    if (output_subset != nullptr && !needed.count(node)) continue;
     std::vector<Tensor> in;
     for (const VariablePtr& v : node->inputs()) in.push_back(value_of(v.get()));
     std::vector<Tensor> out(node->num_outputs());
@@ -260,8 +333,15 @@ absl::StatusOr<std::vector<Tensor>> Function::operator()(std::vector<Tensor> arg
   }
   // Outputs never alias the caller's arguments, the graph's constants or each other (as
   // Aesara's deep copy of outputs): a caller may write to what it gets back.
+  if (output_subset != nullptr) {
+    std::vector<Tensor> results;
+    for (int o : *output_subset) {
+      const Tensor& value = value_of(outs[o].get());
+      results.push_back(value.AsType(value.dtype()));
+    }
+    return results;
+  }
   std::vector<Tensor> results;
-  const std::vector<VariablePtr>& outs = fgraph_->outputs();
   for (const VariablePtr& out : outs) {
     Tensor value = value_of(out.get());
     bool shared = false;

@@ -26,12 +26,20 @@ enum class CheckMode {
   kDebug,
 };
 
+// What function() does with an input the outputs do not need.
+enum class OnUnusedInput { kRaise, kWarn, kIgnore };
+
 // How function() compiles and runs.
 struct FunctionOptions {
   // The optimizer's mode: FAST_RUN, FAST_COMPILE or NONE.
   std::string mode = "FAST_RUN";
   // (shared variable, new value) pairs, applied together after every output is computed.
   std::vector<std::pair<Var, Var>> updates;
+  // (variable, replacement) pairs substituted into the outputs and updates before compiling.
+  std::vector<std::pair<Var, Var>> givens;
+  OnUnusedInput on_unused_input = OnUnusedInput::kRaise;
+  // Accept argument values of any dtype, cast to the input's even when that loses precision.
+  bool allow_input_downcast = false;
   CheckMode check = CheckMode::kNone;
   // Record per-node calls and times (Function::ProfileSummary).
   bool profile = false;
@@ -63,6 +71,10 @@ class Function {
   // with the arguments, the graph's constants or each other. Updates are applied after all
   // outputs are computed, all at once.
   absl::StatusOr<std::vector<Tensor>> operator()(std::vector<Tensor> args) const;
+  // Computes only the outputs at `output_subset` (indices into the outputs, in that order), and
+  // only the nodes they need; updates are not applied.
+  absl::StatusOr<std::vector<Tensor>> operator()(std::vector<Tensor> args,
+                                                 const std::vector<int>& output_subset) const;
 
   const FunctionGraph& fgraph() const { return *fgraph_; }
   // Calls, times and peak memory so far.
@@ -79,6 +91,8 @@ class Function {
   int num_user_inputs_ = 0;        // then the shared variables' values
   int num_user_outputs_ = 0;       // then the updates' new values
   std::shared_ptr<State> state_;
+  absl::StatusOr<std::vector<Tensor>> Run(std::vector<Tensor> args,
+                                          const std::vector<int>* output_subset) const;
 };
 
 // Aesara's function(inputs, outputs).

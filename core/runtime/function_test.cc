@@ -247,3 +247,41 @@ TEST(FunctionTest, ProfileAndPeakMemory) {
 
 }  // namespace
 }  // namespace kiln
+
+namespace kiln {
+namespace {
+
+TEST(FunctionTest, GivensUnusedInputsDowncastAndOutputSubsets) {
+  Var x = dvector("x"), y = dvector("y"), z = dvector("z");
+  // givens: y is replaced by x * 2 before compiling.
+  auto f = function({x}, {x + y}, {.givens = {{y, x * 2.0}}});
+  ASSERT_TRUE(f.ok()) << f.status();
+  EXPECT_EQ((*(*f)({Doubles({1, 2})}))[0].ToString(), "[3. 6.]");
+  // Unused inputs.
+  EXPECT_EQ(function({x, z}, {x * 2.0}).status().message(),
+            "UnusedInputError: function was asked to create a function computing outputs given "
+            "certain inputs, but the provided input variable at index 1 is not part of the "
+            "computational graph needed to compute the outputs: z.\nTo make this error into a "
+            "warning, pass on_unused_input = kWarn; to disable it completely, kIgnore.");
+  EXPECT_TRUE(function({x, z}, {x * 2.0}, {.on_unused_input = OnUnusedInput::kIgnore}).ok());
+  // Downcasting float64 into a float32 input needs allow_input_downcast.
+  Var v = fvector("v");
+  auto g = function({v}, {v * 2.0f});
+  ASSERT_TRUE(g.ok());
+  EXPECT_FALSE((*g)({Doubles({1.5})}).ok());
+  auto h = function({v}, {v * 2.0f}, {.allow_input_downcast = true});
+  ASSERT_TRUE(h.ok());
+  EXPECT_EQ((*(*h)({Doubles({1.5})}))[0].ToString(), "[3.]");
+  // output_subset computes the chosen outputs only.
+  auto many = function({x}, {x + 1.0, x * 3.0, exp(x)}, {.profile = true});
+  ASSERT_TRUE(many.ok());
+  auto some = (*many)({Doubles({0, 1})}, {2, 0});
+  ASSERT_TRUE(some.ok()) << some.status();
+  ASSERT_EQ(some->size(), 2u);
+  EXPECT_EQ((*some)[0].ToString(), Doubles({1, std::exp(1.0)}).ToString());
+  EXPECT_EQ((*some)[1].ToString(), "[1. 2.]");
+  EXPECT_FALSE((*many)({Doubles({0, 1})}, {3}).ok());
+}
+
+}  // namespace
+}  // namespace kiln
