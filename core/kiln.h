@@ -9,7 +9,7 @@
 #include "core/graph/op.h"
 #include "core/graph/traversal.h"
 #include "core/grad/gradient.h"
-#include "core/grad/gradient_ops.h"
+#include "core/ops/gradient_ops.h"
 #include "core/grad/verify_grad.h"
 #include "core/graph/gradient_types.h"
 #include "core/graph/var.h"

@@ -12,6 +12,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "core/graph/basic.h"
+#include "core/graph/op_attrs.h"
 #include "core/graph/var.h"
 #include "core/runtime/tensor.h"
 
@@ -91,6 +92,10 @@ class Op : public std::enable_shared_from_this<Op> {
   // Aesara's connection_pattern: [input][output] is true when the output's value depends on the
   // input's values (not only on its shape). The default: every input feeds every output.
   virtual std::vector<std::vector<bool>> ConnectionPattern(const Apply& node) const;
+
+  // The props as typed attributes: MakeOp(kind(), Attrs()) builds an equal op
+  // (core/ops/op_registry.h). Serialization stores these.
+  virtual OpAttrs Attrs() const = 0;
 
   // Aesara's view_map as (output, input) pairs: the output aliases the input's buffer.
   virtual std::vector<std::pair<int, int>> view_map() const { return {}; }

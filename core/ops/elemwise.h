@@ -41,6 +41,8 @@ class Elemwise final : public Op {
   // integer division or modulo by zero and integer negative powers are errors.
   absl::Status Perform(const Apply& node, std::span<const Tensor> inputs,
                        std::vector<Tensor>& outputs) const override;
+  // The props as typed attributes (see core/ops/op_registry.h).
+  OpAttrs Attrs() const override;
   // The scalar op's gradient rule elementwise, summed over the dims each input was broadcast
   // along; zeros for integer and bool results (elemwise_grad.cc).
   std::vector<Var> LOp(const Apply& node, const std::vector<Var>& output_grads) const override;

@@ -28,6 +28,8 @@ class ProductOp final : public Op {
       const Apply& node, const std::vector<std::vector<VariablePtr>>& input_shapes) const override;
   absl::Status Perform(const Apply& node, std::span<const Tensor> inputs,
                        std::vector<Tensor>& outputs) const override;
+  // The props as typed attributes (see core/ops/op_registry.h).
+  OpAttrs Attrs() const override;
   // The gradient rule (Aesara's L_op), in the family's *_grad.cc.
   std::vector<Var> LOp(const Apply& node, const std::vector<Var>& output_grads) const override;
   std::vector<std::pair<int, int>> destroy_map() const override;

@@ -17,7 +17,8 @@ namespace kiln {
 #define KILN_UNARY_MATH(X)                                                                         \
   X(abs, kAbs)                                                                                     \
   X(sgn, kSgn)                                                                                     \
-  X(ceil, kCeil) X(floor, kFloor) X(trunc, kTrunc) X(round_half_to_even, kRoundHalfToEven)         \
+  X(ceil, kCeil)                                                                                   \
+  X(floor, kFloor) X(trunc, kTrunc) X(round_half_to_even, kRoundHalfToEven)                        \
       X(round_half_away_from_zero, kRoundHalfAwayFromZero) X(neg, kNeg) X(reciprocal, kReciprocal) \
           X(log, kLog) X(log2, kLog2) X(log10, kLog10) X(log1p, kLog1p) X(exp, kExp)               \
               X(exp2, kExp2) X(expm1, kExpm1) X(sqr, kSqr) X(sqrt, kSqrt) X(deg2rad, kDeg2Rad)     \
@@ -34,13 +35,13 @@ namespace kiln {
 
 // Binary elementwise functions: lt gt le ge eq neq and_ or_ xor maximum minimum add sub mul
 // true_div int_div mod pow arctan2 second (Aesara's fill: the value of b broadcast like a).
-#define KILN_BINARY_MATH(X)                                                                        \
-  X(lt, kLt)                                                                                       \
-  X(gt, kGt)                                                                                       \
-  X(le, kLe) X(ge, kGe) X(eq, kEq) X(neq, kNeq) X(and_, kAnd) X(or_, kOr) X(xor_, kXor)            \
-      X(maximum, kMaximum) X(minimum, kMinimum) X(add, kAdd) X(sub, kSub) X(mul, kMul)             \
-          X(true_div, kTrueDiv) X(int_div, kIntDiv) X(mod, kMod) X(pow, kPow) X(arctan2, kArctan2) \
-              X(second, kSecond)
+#define KILN_BINARY_MATH(X)                                                                       \
+  X(lt, kLt)                                                                                      \
+  X(gt, kGt)                                                                                      \
+  X(le, kLe)                                                                                      \
+  X(ge, kGe) X(eq, kEq) X(neq, kNeq) X(and_, kAnd) X(or_, kOr) X(xor_, kXor) X(maximum, kMaximum) \
+      X(minimum, kMinimum) X(add, kAdd) X(sub, kSub) X(mul, kMul) X(true_div, kTrueDiv)           \
+          X(int_div, kIntDiv) X(mod, kMod) X(pow, kPow) X(arctan2, kArctan2) X(second, kSecond)
 
 #define KILN_DECLARE_UNARY(name, kind) Var name(const Var& a);
 #define KILN_DECLARE_BINARY(name, kind) Var name(const Var& a, const Var& b);

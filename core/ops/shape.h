@@ -21,6 +21,8 @@ class ShapeOp final : public Op {
       const Apply& node, const std::vector<std::vector<VariablePtr>>& input_shapes) const override;
   absl::Status Perform(const Apply& node, std::span<const Tensor> inputs,
                        std::vector<Tensor>& outputs) const override;
+  // The props as typed attributes (see core/ops/op_registry.h).
+  OpAttrs Attrs() const override;
   // The gradient rule (Aesara's L_op), in the family's *_grad.cc.
   std::vector<Var> LOp(const Apply& node, const std::vector<Var>& output_grads) const override;
   std::vector<std::vector<bool>> ConnectionPattern(const Apply& node) const override;
@@ -39,6 +41,8 @@ class ShapeI final : public Op {
       const Apply& node, const std::vector<std::vector<VariablePtr>>& input_shapes) const override;
   absl::Status Perform(const Apply& node, std::span<const Tensor> inputs,
                        std::vector<Tensor>& outputs) const override;
+  // The props as typed attributes (see core/ops/op_registry.h).
+  OpAttrs Attrs() const override;
   // The gradient rule (Aesara's L_op), in the family's *_grad.cc.
   std::vector<Var> LOp(const Apply& node, const std::vector<Var>& output_grads) const override;
   std::vector<std::vector<bool>> ConnectionPattern(const Apply& node) const override;
@@ -61,6 +65,8 @@ class Reshape final : public Op {
       const Apply& node, const std::vector<std::vector<VariablePtr>>& input_shapes) const override;
   absl::Status Perform(const Apply& node, std::span<const Tensor> inputs,
                        std::vector<Tensor>& outputs) const override;
+  // The props as typed attributes (see core/ops/op_registry.h).
+  OpAttrs Attrs() const override;
   // The gradient rule (Aesara's L_op), in the family's *_grad.cc.
   std::vector<Var> LOp(const Apply& node, const std::vector<Var>& output_grads) const override;
   std::vector<std::vector<bool>> ConnectionPattern(const Apply& node) const override;
@@ -81,6 +87,8 @@ class SpecifyShape final : public Op {
       const Apply& node, const std::vector<std::vector<VariablePtr>>& input_shapes) const override;
   absl::Status Perform(const Apply& node, std::span<const Tensor> inputs,
                        std::vector<Tensor>& outputs) const override;
+  // The props as typed attributes (see core/ops/op_registry.h).
+  OpAttrs Attrs() const override;
   // The gradient rule (Aesara's L_op), in the family's *_grad.cc.
   std::vector<Var> LOp(const Apply& node, const std::vector<Var>& output_grads) const override;
   std::vector<std::vector<bool>> ConnectionPattern(const Apply& node) const override;
@@ -100,6 +108,8 @@ class MakeVector final : public Op {
       const Apply& node, const std::vector<std::vector<VariablePtr>>& input_shapes) const override;
   absl::Status Perform(const Apply& node, std::span<const Tensor> inputs,
                        std::vector<Tensor>& outputs) const override;
+  // The props as typed attributes (see core/ops/op_registry.h).
+  OpAttrs Attrs() const override;
   // The gradient rule (Aesara's L_op), in the family's *_grad.cc.
   std::vector<Var> LOp(const Apply& node, const std::vector<Var>& output_grads) const override;
 

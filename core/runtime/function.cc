@@ -14,6 +14,7 @@
 #include "core/graph/op.h"
 #include "core/graph/traversal.h"
 #include "core/passes/passes.h"
+#include "core/runtime/serialize.h"
 #include "core/runtime/shared.h"
 
 namespace kiln {
@@ -393,6 +394,26 @@ absl::StatusOr<std::vector<Tensor>> Function::Run(std::vector<Tensor> args,
     }
   }
   return results;
+}
+
+absl::StatusOr<std::string> Function::Serialize() const {
+  if (!state_->shared.empty() || !state_->updated.empty()) {
+    return absl::FailedPreconditionError(
+        "a function with shared variables or updates cannot be serialized");
+  }
+  return SerializeGraph(*fgraph_);
+}
+
+absl::StatusOr<Function> Function::Load(std::string_view bytes, const FunctionOptions& options) {
+  absl::StatusOr<LoadedGraph> g = DeserializeGraph(bytes);
+  if (!g.ok()) return g.status();
+  FunctionOptions stored;
+  stored.mode = "NONE";  // already optimized
+  stored.check = options.check == CheckMode::kDebug ? CheckMode::kNanGuard : options.check;
+  stored.profile = options.profile;
+  stored.on_unused_input = OnUnusedInput::kIgnore;  // the optimizer may have dropped a use
+  return Make(std::vector<Var>(g->inputs.begin(), g->inputs.end()),
+              std::vector<Var>(g->outputs.begin(), g->outputs.end()), stored);
 }
 
 FunctionStats Function::stats() const {

@@ -6,6 +6,7 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -77,6 +78,12 @@ class Function {
                                                  const std::vector<int>& output_subset) const;
 
   const FunctionGraph& fgraph() const { return *fgraph_; }
+  // The optimized graph as bytes (see core/runtime/serialize.h): Load gives back an equal
+  // function without optimizing again. Functions with shared variables or updates cannot be
+  // stored.
+  absl::StatusOr<std::string> Serialize() const;
+  // A function from Serialize's bytes; `options` may set check and profile (the rest is stored).
+  static absl::StatusOr<Function> Load(std::string_view bytes, const FunctionOptions& options = {});
   // Calls, times and peak memory so far.
   FunctionStats stats() const;
   // Aesara's "Function profiling" summary: calls, time in calls and in thunks, compile time

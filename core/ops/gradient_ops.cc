@@ -1,4 +1,4 @@
-#include "core/grad/gradient_ops.h"
+#include "core/ops/gradient_ops.h"
 
 #include <memory>
 

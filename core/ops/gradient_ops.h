@@ -1,7 +1,7 @@
 // The identity ops that change only the gradient, as in aesara.gradient: consider_constant,
 // zero_grad, undefined_grad, disconnected_grad, grad_clip and grad_scale.
-#ifndef KILN_CORE_GRAD_GRADIENT_OPS_H_
-#define KILN_CORE_GRAD_GRADIENT_OPS_H_
+#ifndef KILN_CORE_OPS_GRADIENT_OPS_H_
+#define KILN_CORE_OPS_GRADIENT_OPS_H_
 
 #include <string>
 #include <vector>
@@ -35,6 +35,8 @@ class GradientOp final : public Op {
       const Apply& node, const std::vector<std::vector<VariablePtr>>& input_shapes) const override;
   absl::Status Perform(const Apply& node, std::span<const Tensor> inputs,
                        std::vector<Tensor>& outputs) const override;
+  // The props as typed attributes (see core/ops/op_registry.h).
+  OpAttrs Attrs() const override;
   std::vector<std::pair<int, int>> view_map() const override { return {{0, 0}}; }
   // Zeros (consider_constant, zero_grad), undefined, disconnected, clip(g, lo, hi) or a * g.
   std::vector<Var> LOp(const Apply& node, const std::vector<Var>& output_grads) const override;
@@ -60,4 +62,4 @@ Var grad_scale(const Var& x, double multiplier);
 
 }  // namespace kiln
 
-#endif  // KILN_CORE_GRAD_GRADIENT_OPS_H_
+#endif  // KILN_CORE_OPS_GRADIENT_OPS_H_
