@@ -152,7 +152,14 @@ bool Run(const ScalarProgram& program, const Shape& shape, std::span<const Tenso
       frees[last_use[r]].push_back(r);
     }
   }
-  for (size_t k = 0; k < program.outputs.size(); ++k) outputs[k] = Tensor::Empty(kT, shape);
+  for (size_t k = 0; k < program.outputs.size(); ++k) {
+    // An output already holding a buffer of the right kind (an in-place input) is reused: each
+    // block reads its inputs before it writes the same block of the output.
+    Tensor& o = outputs[k];
+    if (o.raw_data() == nullptr || o.dtype() != kT || o.shape() != shape || !o.is_contiguous()) {
+      o = Tensor::Empty(kT, shape);
+    }
+  }
 
   ParallelFor(n, 1 << 15, [&](int64_t begin, int64_t end) {
     // Block buffers: one per splat register, then a pool for instruction results.

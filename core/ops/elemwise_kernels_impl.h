@@ -79,7 +79,11 @@ absl::Status RunOp(const std::string& name, const std::vector<Tensor>& in, const
                    Tensor& out) {
   if (absl::Status s = CheckDomain<K, T>(name, in); !s.ok()) return s;
   using R = decltype(scalar::Apply<K, T>(T(), T(), T()));
-  out = Tensor::Empty(DTypeOf<R>(), shape);
+  // An output already holding a buffer of the right kind (an in-place input) is written in place.
+  if (out.raw_data() == nullptr || out.dtype() != DTypeOf<R>() || out.shape() != shape ||
+      !out.is_contiguous()) {
+    out = Tensor::Empty(DTypeOf<R>(), shape);
+  }
   R* o = out.data<R>();
   auto a = MakeOperand<T>(in[0], shape);
   if constexpr ((std::is_same_v<T, double> || std::is_same_v<T, float>)&&std::is_same_v<R, T> &&

@@ -178,6 +178,15 @@ absl::Status Elemwise::Perform(const Apply& node, std::span<const Tensor> inputs
       }
     }
   }
+  // In place: the destroyed input's buffer becomes the output's when it fits exactly (the
+  // runtime has made sure nothing else reads it).
+  const DType out_dtype0 = node.output_ptr(0)->tensor_type()->dtype();
+  for (const auto& [o, i] : inplace_pattern_) {
+    const Tensor& victim = inputs[i];
+    if (victim.shape() == *shape && victim.dtype() == out_dtype0 && victim.is_contiguous()) {
+      outputs[o] = victim;
+    }
+  }
   if (scalar_op_.kind == ScalarOpKind::kComposite) {
     if (RunFusedBlocks(*scalar_op_.program, *shape, inputs, outputs)) return absl::OkStatus();
     return RunProgram(*scalar_op_.program, Name(), *shape, inputs, outputs);

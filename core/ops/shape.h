@@ -67,6 +67,8 @@ class Reshape final : public Op {
                        std::vector<Tensor>& outputs) const override;
   // The props as typed attributes (see core/ops/op_registry.h).
   OpAttrs Attrs() const override;
+  // The output is a view of x when x is contiguous.
+  std::vector<std::pair<int, int>> view_map() const override { return {{0, 0}}; }
   // The gradient rule (Aesara's L_op), in the family's *_grad.cc.
   std::vector<Var> LOp(const Apply& node, const std::vector<Var>& output_grads) const override;
   std::vector<std::vector<bool>> ConnectionPattern(const Apply& node) const override;

@@ -291,6 +291,17 @@ absl::StatusOr<std::vector<Tensor>> Function::Run(std::vector<Tensor> args,
     if (output_subset != nullptr && !needed.count(node)) continue;
     std::vector<Tensor> in;
     for (const VariablePtr& v : node->inputs()) in.push_back(value_of(v.get()));
+    // An input the node overwrites must not share its buffer with an argument, a constant or
+    // another live value (a view the graph does not declare); if it does, the node gets a copy.
+    for (const auto& [o, i] : node->op().destroy_map()) {
+      const Variable* victim = node->inputs()[i].get();
+      bool shared = victim->is_constant() || user_inputs.count(victim);
+      for (const Tensor& c : constants_) shared |= c.SharesBufferWith(in[i]);
+      for (const auto& [var, value] : values) {
+        if (var != victim && value.SharesBufferWith(in[i])) shared = true;
+      }
+      if (shared) in[i] = in[i].AsType(in[i].dtype());
+    }
     std::vector<Tensor> out(node->num_outputs());
     const auto start = std::chrono::steady_clock::now();
     if (absl::Status s = node->op().Perform(*node, in, out); !s.ok()) return s;
@@ -323,10 +334,15 @@ absl::StatusOr<std::vector<Tensor>> Function::Run(std::vector<Tensor> args,
       auto it = values.find(v.get());
       if (it == values.end() || user_inputs.count(v.get())) continue;
       if (state_->last_use.at(v.get()) != static_cast<int>(n)) continue;
+      // The buffer lives on when another input or one of this node's outputs shares it.
       bool view = false;
       for (const VariablePtr& other : node->inputs()) {
-        if (other != v && values.count(other.get()))
+        if (other != v && values.count(other.get())) {
           view |= it->second.SharesBufferWith(values.at(other.get()));
+        }
+      }
+      for (int o = 0; o < node->num_outputs(); ++o) {
+        view |= it->second.SharesBufferWith(values.at(node->output_ptr(o)));
       }
       if (!view) live_bytes -= it->second.nbytes();
       values.erase(it);

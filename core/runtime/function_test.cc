@@ -285,3 +285,28 @@ TEST(FunctionTest, GivensUnusedInputsDowncastAndOutputSubsets) {
 
 }  // namespace
 }  // namespace kiln
+
+namespace kiln {
+namespace {
+
+// In-place nodes never write into the caller's arguments, even through views.
+TEST(FunctionTest, InPlaceNeverWritesIntoArguments) {
+  Var x = dmatrix("x");
+  Var flat = reshape(x, {-1});
+  auto f = function({x}, {exp(flat * 2.0) + 1.0, sin(transpose(x)) * 3.0});
+  ASSERT_TRUE(f.ok()) << f.status();
+  const Tensor arg = *Tensor::Of<double>(DType::kFloat64, {2, 2}, {1, 2, 3, 4});
+  const Tensor before = arg.AsType(DType::kFloat64);
+  for (int i = 0; i < 2; ++i) ASSERT_TRUE((*f)({arg}).ok());
+  EXPECT_TRUE(arg.BitwiseEquals(before));
+  // An in-place chain over intermediates gives the unoptimized values.
+  Var y = dmatrix("y");
+  Var chain = tanh(exp(x) * y + 1.0) * y - x;
+  auto fast = function({x, y}, {chain});
+  auto slow = function({x, y}, {chain}, {.mode = "NONE"});
+  const Tensor yv = *Tensor::Of<double>(DType::kFloat64, {2, 2}, {0.5, -1, 2, 0.25});
+  EXPECT_EQ((*(*fast)({arg, yv}))[0].ToString(), (*(*slow)({arg, yv}))[0].ToString());
+}
+
+}  // namespace
+}  // namespace kiln
