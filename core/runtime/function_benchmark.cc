@@ -76,6 +76,10 @@ int main() {
     std::printf("KILN g4 %.3f\n", BestMs(*f, args, 10));
     std::printf("KILN compile_g4 %.3f\n", compile_ms);
     std::printf("KILN peak_memory_g4 %.1f\n", f->stats().peak_bytes / 1e6);
+    // The least that must be alive at once besides the inputs: tanh(X W1) and the gradient
+    // flowing into it (two 4096x1024 matrices) while dW1's input is formed, plus the outputs.
+    const double live_set = 2.0 * 4096 * 1024 * 8 + (512 * 1024 + 1024 * 10 + 1) * 8.0;
+    std::printf("KILN live_set_g4 %.1f\n", live_set / 1e6);
     std::printf("KILN nodes_g4 %d\n", f->fgraph().num_nodes());
     if (options.profile) {
       std::fprintf(stderr, "%s", f->ProfileSummary().c_str());
