@@ -39,7 +39,8 @@ struct GradOptions {
 // `cost` may be an empty Var() when options.known_grads is set.
 absl::StatusOr<std::vector<Var>> grad(const Var& cost, const std::vector<Var>& wrt,
                                       const GradOptions& options = {});
-// The gradient with respect to one variable (the Var carries any error).
+// The gradient with respect to one variable (the Var carries any error). Note that a one-element
+// brace list, grad(cost, {w}), picks this overload; write std::vector<Var>{w} for a list.
 Var grad(const Var& cost, const Var& wrt, const GradOptions& options = {});
 
 // Aesara's Lop: the vector-Jacobian products eval_points^T * d(f)/d(wrt).

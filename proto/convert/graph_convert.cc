@@ -1,0 +1,226 @@
+#include "proto/convert/graph_convert.h"
+
+#include <unordered_map>
+
+#include "absl/strings/str_cat.h"
+#include "core/graph/op.h"
+#include "core/graph/traversal.h"
+#include "core/ops/op_registry.h"
+#include "proto/convert/tensor_convert.h"
+
+namespace kiln {
+namespace {
+
+absl::Status Invalid(const std::string& where, absl::string_view why) {
+  return absl::InvalidArgumentError(absl::StrCat(where, ": ", why));
+}
+
+v1::AttrValue AttrToProto(const AttrValue& value) {
+  v1::AttrValue msg;
+  if (const auto* i = std::get_if<int64_t>(&value)) msg.set_i(*i);
+  if (const auto* d = std::get_if<double>(&value)) msg.set_f(*d);
+  if (const auto* s = std::get_if<std::string>(&value)) msg.set_s(*s);
+  if (const auto* v = std::get_if<std::vector<int64_t>>(&value)) {
+    v1::Ints* ints = msg.mutable_ints();  // set even when empty
+    for (int64_t e : *v) ints->add_values(e);
+  }
+  return msg;
+}
+
+}  // namespace
+
+absl::StatusOr<v1::Graph> GraphToProto(const std::vector<Var>& inputs,
+                                       const std::vector<Var>& outputs) {
+  v1::Graph g;
+  std::vector<VariablePtr> ins, outs;
+  std::unordered_map<const Variable*, v1::ValueRef> refs;
+  for (const Var& v : inputs) {
+    if (!v.ok()) return v.status();
+    if (v->tensor_type() == nullptr) return absl::InvalidArgumentError("a non-tensor input");
+    v1::Input* in = g.add_inputs();
+    in->set_name(v->name());
+    *in->mutable_type() = ToProto(v.type());
+    refs[v.ptr().get()].set_input(g.inputs_size() - 1);
+    ins.push_back(v.ptr());
+  }
+  for (const Var& v : outputs) {
+    if (!v.ok()) return v.status();
+    outs.push_back(v.ptr());
+  }
+  auto ref_of = [&](const VariablePtr& v) -> absl::StatusOr<v1::ValueRef> {
+    if (auto it = refs.find(v.get()); it != refs.end()) return it->second;
+    if (!v->is_constant()) {
+      return absl::InvalidArgumentError(absl::StrCat("MissingInputError: ", v->ToString(),
+                                                     " is needed but is not among the inputs"));
+    }
+    const auto& c = static_cast<const Constant&>(*v);
+    v1::Constant* msg = g.add_constants();
+    *msg->mutable_value() = ToProto(c.data());
+    *msg->mutable_type() = ToProto(*c.tensor_type());
+    refs[v.get()].set_constant(g.constants_size() - 1);
+    return refs[v.get()];
+  };
+  for (Apply* node : IoToposort(ins, outs)) {
+    v1::Node* n = g.add_nodes();
+    n->mutable_op()->set_kind(OpKindName(node->op().kind()));
+    const OpAttrs attrs = node->op().Attrs();
+    for (const auto& [name, value] : attrs.values()) {
+      v1::Attr* a = n->mutable_op()->add_attrs();
+      a->set_name(name);
+      *a->mutable_value() = AttrToProto(value);
+    }
+    for (const VariablePtr& in : node->inputs()) {
+      absl::StatusOr<v1::ValueRef> r = ref_of(in);
+      if (!r.ok()) return r.status();
+      *n->add_inputs() = *r;
+    }
+    for (int o = 0; o < node->num_outputs(); ++o) {
+      *n->add_output_types() = ToProto(*node->output_ptr(o)->tensor_type());
+      v1::ValueRef r;
+      r.mutable_node_output()->set_node(g.nodes_size() - 1);
+      r.mutable_node_output()->set_output(o);
+      refs[node->output_ptr(o)] = r;
+    }
+  }
+  for (const VariablePtr& out : outs) {
+    absl::StatusOr<v1::ValueRef> r = ref_of(out);
+    if (!r.ok()) return r.status();
+    *g.add_outputs() = *r;
+  }
+  return g;
+}
+
+absl::StatusOr<ProtoGraph> GraphFromProto(const v1::Graph& g, const GraphLimits& limits) {
+  if (g.nodes_size() > limits.max_nodes) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the graph has ", g.nodes_size(), " nodes, more than the limit of ", limits.max_nodes));
+  }
+  ProtoGraph result;
+  for (int i = 0; i < g.inputs_size(); ++i) {
+    absl::StatusOr<TensorTypePtr> t = FromProto(g.inputs(i).type());
+    if (!t.ok()) return Invalid(absl::StrCat("input ", i), t.status().message());
+    result.inputs.push_back(Var(Variable::Make(*t, g.inputs(i).name())));
+  }
+  std::vector<VariablePtr> constants;
+  int64_t constant_bytes = 0;
+  for (int i = 0; i < g.constants_size(); ++i) {
+    const std::string where = absl::StrCat("constant ", i);
+    const v1::Constant& c = g.constants(i);
+    absl::StatusOr<Tensor> value = FromProto(c.value(), limits.max_constant_bytes - constant_bytes);
+    if (!value.ok()) return Invalid(where, value.status().message());
+    constant_bytes += value->nbytes();
+    TypePtr type;
+    if (c.has_type()) {
+      absl::StatusOr<TensorTypePtr> t = FromProto(c.type());
+      if (!t.ok()) return Invalid(where, t.status().message());
+      type = *t;
+    } else {
+      StaticShape shape(value->shape().begin(), value->shape().end());
+      type = TensorType::Make(value->dtype(), shape);
+    }
+    const auto* tt = static_cast<const TensorType*>(type.get());
+    bool fits = tt->dtype() == value->dtype() && tt->ndim() == value->ndim();
+    for (int d = 0; fits && d < tt->ndim(); ++d) {
+      fits = !tt->shape()[d] || *tt->shape()[d] == value->shape()[d];
+    }
+    if (!fits) {
+      return Invalid(where, absl::StrCat("a value of dtype ", DTypeName(value->dtype()),
+                                         " and shape ", ShapeToString(value->shape()),
+                                         " does not have type ", tt->ToString()));
+    }
+    constants.push_back(Constant::Make(type, *value));
+  }
+  std::vector<std::vector<VariablePtr>> node_outputs;
+  auto resolve = [&](const v1::ValueRef& r, const std::string& where,
+                     int current_node) -> absl::StatusOr<VariablePtr> {
+    switch (r.ref_case()) {
+      case v1::ValueRef::kInput:
+        if (r.input() >= result.inputs.size()) {
+          return Invalid(where,
+                         absl::StrCat("refers to input ", r.input(), " of ", result.inputs.size()));
+        }
+        return result.inputs[r.input()].ptr();
+      case v1::ValueRef::kConstant:
+        if (r.constant() >= constants.size()) {
+          return Invalid(
+              where, absl::StrCat("refers to constant ", r.constant(), " of ", constants.size()));
+        }
+        return constants[r.constant()];
+      case v1::ValueRef::kNodeOutput: {
+        const uint32_t n = r.node_output().node(), o = r.node_output().output();
+        if (n >= node_outputs.size()) {
+          return Invalid(where, absl::StrCat("refers to node ", n, ", which does not come before ",
+                                             current_node < 0 ? "the outputs"
+                                                              : absl::StrCat("node ", current_node),
+                                             " (references must point to earlier nodes)"));
+        }
+        if (o >= node_outputs[n].size()) {
+          return Invalid(where, absl::StrCat("refers to output ", o, " of node ", n, ", which has ",
+                                             node_outputs[n].size()));
+        }
+        return node_outputs[n][o];
+      }
+      default:
+        return Invalid(where, "an empty reference");
+    }
+  };
+  for (int i = 0; i < g.nodes_size(); ++i) {
+    const v1::Node& n = g.nodes(i);
+    const std::string where = absl::StrCat("node ", i);
+    std::optional<OpKind> kind = ParseOpKind(n.op().kind());
+    if (!kind) return Invalid(where, absl::StrCat("unknown op '", n.op().kind(), "'"));
+    OpAttrs attrs;
+    for (const v1::Attr& a : n.op().attrs()) {
+      const v1::AttrValue& v = a.value();
+      switch (v.value_case()) {
+        case v1::AttrValue::kI:
+          attrs.Set(a.name(), v.i());
+          break;
+        case v1::AttrValue::kF:
+          attrs.Set(a.name(), v.f());
+          break;
+        case v1::AttrValue::kS:
+          attrs.Set(a.name(), v.s());
+          break;
+        case v1::AttrValue::kInts:
+          attrs.Set(a.name(),
+                    std::vector<int64_t>(v.ints().values().begin(), v.ints().values().end()));
+          break;
+        default:
+          return Invalid(where, absl::StrCat("attribute '", a.name(), "' has no value"));
+      }
+    }
+    absl::StatusOr<OpPtr> op = MakeOp(*kind, attrs);
+    if (!op.ok()) return Invalid(where, op.status().message());
+    std::vector<VariablePtr> inputs;
+    for (int k = 0; k < n.inputs_size(); ++k) {
+      absl::StatusOr<VariablePtr> v = resolve(n.inputs(k), absl::StrCat(where, " input ", k), i);
+      if (!v.ok()) return v.status();
+      inputs.push_back(*v);
+    }
+    absl::StatusOr<ApplyPtr> node = (*op)->MakeNode(inputs);
+    if (!node.ok()) return Invalid(where, node.status().message());
+    if (n.output_types_size() > 0 && n.output_types_size() != (*node)->num_outputs()) {
+      return Invalid(where, absl::StrCat(n.output_types_size(), " output types for ",
+                                         (*node)->num_outputs(), " outputs"));
+    }
+    for (int o = 0; o < n.output_types_size(); ++o) {
+      absl::StatusOr<TensorTypePtr> t = FromProto(n.output_types(o));
+      if (!t.ok()) return Invalid(where, t.status().message());
+      const Type& inferred = *(*node)->output_ptr(o)->type();
+      if (!inferred.Equals(**t)) {
+        return Invalid(where, absl::StrCat("output ", o, " has type ", inferred.ToString(),
+                                           " but the graph says ", (*t)->ToString()));
+      }
+    }
+    node_outputs.push_back((*node)->outputs());
+  }
+  for (int i = 0; i < g.outputs_size(); ++i) {
+    absl::StatusOr<VariablePtr> v = resolve(g.outputs(i), absl::StrCat("output ", i), -1);
+    if (!v.ok()) return v.status();
+    result.outputs.push_back(Var(*v));
+  }
+  return result;
+}
+
+}  // namespace kiln

@@ -1,0 +1,35 @@
+// Conversion of graphs between kiln.v1.Graph and core, validating every graph that arrives
+// from a client: each defect is INVALID_ARGUMENT naming the node (or input, constant, output)
+// and what is wrong.
+#ifndef KILN_PROTO_CONVERT_GRAPH_CONVERT_H_
+#define KILN_PROTO_CONVERT_GRAPH_CONVERT_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "core/graph/var.h"
+#include "kiln/v1/graph.pb.h"
+
+namespace kiln {
+
+// What an untrusted graph may hold.
+struct GraphLimits {
+  int64_t max_nodes = 1000000;
+  int64_t max_constant_bytes = int64_t{1} << 30;  // in all constants together
+};
+
+// The graph computing `outputs` from `inputs`: every leaf must be an input or a constant
+// (MissingInputError otherwise), nodes in topological order, output types included.
+absl::StatusOr<v1::Graph> GraphToProto(const std::vector<Var>& inputs,
+                                       const std::vector<Var>& outputs);
+
+struct ProtoGraph {
+  std::vector<Var> inputs, outputs;
+};
+// The core graph of a message: ops made with MakeOp and type-checked by their MakeNode.
+absl::StatusOr<ProtoGraph> GraphFromProto(const v1::Graph& graph, const GraphLimits& limits = {});
+
+}  // namespace kiln
+
+#endif  // KILN_PROTO_CONVERT_GRAPH_CONVERT_H_
