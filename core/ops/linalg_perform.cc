@@ -158,7 +158,9 @@ absl::Status ProductOp::Perform(const Apply& node, std::span<const Tensor> input
           Name(), ": input 0 has shape ", ShapeToString(z.shape()), " but the product has shape ",
           ShapeToString(kind_ == OpKind::kGemv ? Shape{shape[0]} : shape)));
     }
-    out = z.AsType(compute);  // a fresh copy, updated in place
+    // In place (Gemm{inplace}): z's own buffer, which the runtime hands over only when nothing
+    // else reads it; otherwise a fresh copy, updated in place.
+    out = inplace_ && z.dtype() == compute && z.is_contiguous() ? z : z.AsType(compute);
   } else {
     out = Tensor::Zeros(compute, shape);
   }

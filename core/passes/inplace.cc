@@ -42,7 +42,10 @@ absl::Status InplacePass(FunctionGraph& fg, RewriteContext& ctx) {
     const OpKind kind = node->op().kind();
     if ((kind == OpKind::kGemm || kind == OpKind::kGemv) && node->op().destroy_map().empty()) {
       const VariablePtr& z = node->inputs()[0];
-      if (z->type()->Equals(*node->output_ptr(0)->type()) && !Protected(fg, io, z.get())) {
+      int uses = 0;
+      for (const VariablePtr& other : node->inputs()) uses += other == z;
+      if (uses == 1 && z->type()->Equals(*node->output_ptr(0)->type()) &&
+          !Protected(fg, io, z.get())) {
         const Var replaced =
             ApplyOp(OpPtr(std::make_shared<ProductOp>(kind, /*inplace=*/true)),
                     std::vector<Var>(node->inputs().begin(), node->inputs().end()));

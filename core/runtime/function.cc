@@ -300,6 +300,9 @@ absl::StatusOr<std::vector<Tensor>> Function::Run(std::vector<Tensor> args,
       for (const auto& [var, value] : values) {
         if (var != victim && value.SharesBufferWith(in[i])) shared = true;
       }
+      for (size_t j = 0; j < in.size(); ++j) {
+        if (static_cast<int>(j) != i && in[j].SharesBufferWith(in[i])) shared = true;
+      }
       if (shared) in[i] = in[i].AsType(in[i].dtype());
     }
     std::vector<Tensor> out(node->num_outputs());
