@@ -2,6 +2,7 @@
 #ifndef KILN_CORE_GRAPH_BASIC_H_
 #define KILN_CORE_GRAPH_BASIC_H_
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -112,6 +113,10 @@ class Apply : public std::enable_shared_from_this<Apply> {
   OpPtr op_;
   std::vector<VariablePtr> inputs_;
   std::vector<std::unique_ptr<Variable>> outputs_;
+  // The last FunctionGraph walk that visited this node (a mark, so that walks of a graph's own
+  // nodes need no hash set).
+  friend class FunctionGraph;
+  mutable uint64_t walk_mark_ = 0;
 };
 
 }  // namespace kiln

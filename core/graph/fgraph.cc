@@ -1,6 +1,7 @@
 #include "core/graph/fgraph.h"
 
 #include <algorithm>
+#include <atomic>
 #include <optional>
 #include <unordered_set>
 
@@ -97,7 +98,38 @@ void FunctionGraph::AddClient(const Variable* v, Client c) {
   }
 }
 
-std::vector<Apply*> FunctionGraph::Toposort() const { return IoToposort(inputs_, outputs_); }
+std::vector<Apply*> FunctionGraph::Toposort() const {
+  // Depth-first from the outputs, inputs before their users, marking nodes instead of keeping a
+  // visited set: the graph's nodes are its own clones, walked by one thread at a time.
+  static std::atomic<uint64_t> walks{0};
+  const uint64_t mark = ++walks;
+  std::vector<Apply*> order;
+  order.reserve(nodes_.size());
+  struct Frame {
+    Apply* node;
+    int next;
+  };
+  std::vector<Frame> stack;
+  auto visit = [&](const Variable* v) {
+    Apply* node = v->owner();
+    if (node == nullptr || node->walk_mark_ == mark || IsInput(v)) return;
+    node->walk_mark_ = mark;
+    stack.push_back({node, 0});
+  };
+  for (const VariablePtr& out : outputs_) {
+    visit(out.get());
+    while (!stack.empty()) {
+      Frame& f = stack.back();
+      if (f.next < f.node->num_inputs()) {
+        visit(f.node->inputs()[f.next++].get());
+        continue;
+      }
+      order.push_back(f.node);
+      stack.pop_back();
+    }
+  }
+  return order;
+}
 
 void FunctionGraph::Import(const VariablePtr& v) {
   // Only the new nodes are walked: the walk stops at variables the graph already holds.

@@ -77,7 +77,16 @@ int main() {
     Bench("optimize_mlp_train", ms);
   }
   double base = 0;
-  for (int n : {1000, 10000, 100000}) {
+  std::vector<int> sizes = {1000, 10000, 100000};
+  if (const char* env = std::getenv("KILN_OPTIMIZE_SIZES")) {  // e.g. "1000,30000" to explore
+    sizes.clear();
+    for (const char* p = env; *p != 0;) {
+      sizes.push_back(std::atoi(p));
+      while (*p != 0 && *p != ',') ++p;
+      if (*p == ',') ++p;
+    }
+  }
+  for (int n : sizes) {
     auto [in, out] = RandomGraph(n, 7, /*bounded=*/true);
     int before = 0, after = 0;
     const double ms = OptimizeMs(in, out, n >= 100000 ? 1 : 3, &before, &after);

@@ -115,21 +115,33 @@ absl::Status RunEquilibrium(FunctionGraph& fg, const std::vector<RewriteRule>& r
       }
     }
     if (fired == nullptr) continue;
+    // The nodes the rule made: above its replacements, down to nodes the graph already holds
+    // (found before the replacement imports them).
+    std::vector<Apply*> made;
+    {
+      std::unordered_set<const Apply*> seen;
+      std::vector<Apply*> stack;
+      for (const VariablePtr& v : *out) {
+        if (v != nullptr) stack.push_back(v->owner());
+      }
+      while (!stack.empty()) {
+        Apply* n = stack.back();
+        stack.pop_back();
+        if (n == nullptr || fg.Contains(n) || !seen.insert(n).second) continue;
+        made.push_back(n);
+        for (const VariablePtr& in : n->inputs()) stack.push_back(in->owner());
+      }
+    }
+    // The replaced node's producers lose a use, which may let rules that need a single use fire.
+    std::vector<Apply*> producers;
+    for (const VariablePtr& in : node->inputs()) producers.push_back(in->owner());
     if (absl::Status s = ctx.Apply(fg, fired->name, *node, *out); !s.ok()) return s;
+    for (Apply* n : made) enqueue(n);
+    for (Apply* n : producers) {
+      if (n != nullptr && fg.Contains(n)) enqueue(n);
+    }
     for (const VariablePtr& v : *out) {
       if (v == nullptr) continue;
-      // The nodes the rule made (those above v that were not in the graph's work before).
-      std::vector<Apply*> fresh = {v->owner()};
-      while (!fresh.empty()) {
-        Apply* n = fresh.back();
-        fresh.pop_back();
-        if (n == nullptr || !fg.Contains(n) || queued.count(n)) continue;
-        enqueue(n);
-        for (const VariablePtr& in : n->inputs()) {
-          if (in->owner() != nullptr && fg.clients(in.get()).size() == 1)
-            fresh.push_back(in->owner());
-        }
-      }
       for (const FunctionGraph::Client& c : fg.clients(v.get())) enqueue(c.node);
     }
   }
