@@ -113,6 +113,20 @@ absl::StatusOr<ApplyPtr> Elemwise::MakeNode(std::vector<VariablePtr> inputs) con
       outputs.push_back(TensorType::Make(scalar_op_.program->RegisterDType(r), shape));
     }
   }
+  // An in-place output overwrites an input of its own dtype and rank.
+  for (const auto& [o, i] : inplace_pattern_) {
+    if (o < 0 || o >= static_cast<int>(outputs.size()) || i < 0 || i >= n) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(Name(), ": the inplace pattern names output ", o, " and input ", i));
+    }
+    const auto& out = static_cast<const TensorType&>(*outputs[o]);
+    const TensorType& in = *inputs[i]->tensor_type();
+    if (in.dtype() != out.dtype() || in.ndim() != out.ndim()) {
+      return absl::InvalidArgumentError(absl::StrCat(Name(), ": output ", o, " (", out.ToString(),
+                                                     ") cannot overwrite input ", i, " (",
+                                                     in.ToString(), ")"));
+    }
+  }
   return Apply::Make(self(), std::move(inputs), outputs);
 }
 

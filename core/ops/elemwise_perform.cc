@@ -182,6 +182,8 @@ absl::Status Elemwise::Perform(const Apply& node, std::span<const Tensor> inputs
   // runtime has made sure nothing else reads it).
   const DType out_dtype0 = node.output_ptr(0)->tensor_type()->dtype();
   for (const auto& [o, i] : inplace_pattern_) {
+    // (An n-ary add or mul reads operands 2 and later after its first write.)
+    if (i >= 2 && scalar_op_.kind != ScalarOpKind::kComposite) continue;
     const Tensor& victim = inputs[i];
     if (victim.shape() == *shape && victim.dtype() == out_dtype0 && victim.is_contiguous()) {
       outputs[o] = victim;

@@ -108,6 +108,10 @@ absl::StatusOr<std::shared_ptr<const ScalarProgram>> DecodeProgram(const std::st
       }
       absl::StatusOr<std::vector<int>> args = IntList(f[3]);
       if (!args.ok()) return args.status();
+      const int arity = ScalarOpArity(*k);
+      if (arity >= 0 ? static_cast<int>(args->size()) != arity : args->size() < 2) {
+        return bad(absl::StrCat("instruction '", instr, "' has ", args->size(), " arguments"));
+      }
       const int self = first_instr + static_cast<int>(p->instrs.size());
       for (int a : *args) {
         if (a < 0 || a >= self) return bad("an argument register out of range");

@@ -112,6 +112,10 @@ absl::StatusOr<ApplyPtr> Reshape::MakeNode(std::vector<VariablePtr> inputs) cons
   StaticShape out(ndim_);
   if (inputs[1]->is_constant()) {
     const std::vector<int64_t> dims = AsInt64s(static_cast<const Constant&>(*inputs[1]).data());
+    if (static_cast<int>(dims.size()) != ndim_) {
+      return Invalid(*this, absl::StrCat("the shape ", DimsText(dims), " has ", dims.size(),
+                                         " entries but ", ndim_, " are needed"));
+    }
     if (absl::Status s = CheckDims(*this, dims, (*x)->dtype()); !s.ok()) return s;
     int unknown = -1;
     int64_t known = 1;

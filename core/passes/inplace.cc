@@ -1,5 +1,6 @@
 // in-place: an Elemwise writes its output into the buffer of an input that nothing else needs,
 // never into a graph input, a constant or anything they share memory with.
+#include <algorithm>
 #include <unordered_set>
 
 #include "core/ops/elemwise.h"
@@ -62,7 +63,12 @@ absl::Status InplacePass(FunctionGraph& fg, RewriteContext& ctx) {
     const auto& op = static_cast<const Elemwise&>(node->op());
     if (!op.inplace_pattern().empty()) continue;
     const Type& out_type = *node->output_ptr(0)->type();
-    for (int i = 0; i < node->num_inputs(); ++i) {
+    // An n-ary add or mul folds its third and later operands into the output after the first
+    // write: only operands 0 and 1 may share the output's buffer.
+    const int candidates = op.scalar_op().kind == ScalarOpKind::kComposite
+                               ? node->num_inputs()
+                               : std::min(2, node->num_inputs());
+    for (int i = 0; i < candidates; ++i) {
       const VariablePtr& in = node->inputs()[i];
       if (!in->type()->Equals(out_type) || Protected(fg, io, in.get())) continue;
       // The same variable twice among the inputs would be read after being overwritten.

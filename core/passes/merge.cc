@@ -13,7 +13,7 @@ namespace {
 // A key equal for equal constants: the type and the value bits.
 std::string ConstantKey(const Constant& c) {
   const Tensor t = c.data().Contiguous();
-  return absl::StrCat(c.type()->ToString(), "|",
+  return absl::StrCat(c.type()->ToString(), "|", ShapeToString(t.shape()), "|",
                       std::string(static_cast<const char*>(t.raw_data()), t.nbytes()));
 }
 

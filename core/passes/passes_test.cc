@@ -238,3 +238,39 @@ TEST(PassesTest, RandomGraphsKeepTheirValues) {
 
 }  // namespace
 }  // namespace kiln
+
+namespace kiln {
+namespace {
+
+// Cases a review found: each once gave a wrong value, shape or error.
+TEST(PassesTest, ReviewedCornerCases) {
+  Var x = dmatrix("x"), y = dmatrix("y"), m = dmatrix("m");
+  // An n-ary add whose third operand is a dead intermediate.
+  Var sum3 = ApplyOp(Elemwise::Make(ScalarOpKind::kAdd), {x, y, softmax(m)});
+  Optimized a = Optimize({x, y, m}, {sum3});
+  ExpectSameValues("n-ary add in place", {x, y, m}, {sum3}, *a.fg);
+  // A broadcast row must not replace the broadcast result.
+  Var row = tensor(DType::kFloat64, {1, kUnknownDim}, "row");
+  for (const Var& out : {row * y / y, (row + y) - y, switch_(constant(true), row, y)}) {
+    Optimized b = Optimize({row, y}, {out});
+    EXPECT_EQ(b.fg->outputs()[0]->tensor_type()->shape()[0], std::nullopt);
+  }
+  // An add that broadcasts a one-row product is not a Gemm.
+  Var w = dmatrix("w");
+  Optimized g = Optimize({row, w, y}, {y + dot(row, w)});
+  for (Apply* node : g.fg->Toposort()) EXPECT_NE(node->op().kind(), OpKind::kGemm);
+  // Integer bases of float powers are squared in float.
+  Var i = ivector("i");
+  auto f = function({i}, {pow(i, 2.0)});
+  ASSERT_TRUE(f.ok());
+  EXPECT_EQ((*(*f)({*Tensor::Of<int32_t>(DType::kInt32, {1}, {100000})}))[0].ToString(),
+            "[1.e+10]");
+  // x**0 leaves no pow behind.
+  Optimized z = Optimize({x}, {pow(x, 0.0)});
+  for (Apply* node : z.fg->Toposort()) {
+    EXPECT_NE(node->op().Name(), "Elemwise{pow,no_inplace}");
+  }
+}
+
+}  // namespace
+}  // namespace kiln

@@ -15,6 +15,8 @@ Replacement ReplaceWith(const Var& v, const Apply& node) {
   for (int d = 0; d < want.ndim(); ++d) {
     const StaticDim have = r.type().shape()[d];
     if (have && want.shape()[d] && *have != *want.shape()[d]) return std::nullopt;
+    // v broadcast along a dim of static size 1 that the output does not know: v is smaller.
+    if (have == StaticDim(1) && !want.shape()[d]) return std::nullopt;
     if (!have && want.shape()[d]) {
       // Where the output has static size 1, v must be 1 too and may say so; a larger known
       // size might come from broadcasting v, so v cannot stand for the output.

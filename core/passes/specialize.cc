@@ -30,11 +30,13 @@ Replacement PowSpecialize(const FunctionGraph&, Apply& node) {
   VariablePtr x;
   double p = 0;
   if (!m::Pow(m::Any(&x), m::AnyConst(&p)).Match(node.output(0))) return std::nullopt;
-  const Var xv(x);
-  if (!IsFloat(node.output_ptr(0)->tensor_type()->dtype())) return std::nullopt;
+  const DType out_dtype = node.output_ptr(0)->tensor_type()->dtype();
+  if (!IsFloat(out_dtype)) return std::nullopt;
+  // Computed in the result's dtype (sqr of an int32 would wrap).
+  const Var xv = x->tensor_type()->dtype() == out_dtype ? Var(x) : cast(Var(x), out_dtype);
   if (p == 0.5) return ReplaceWith(sqrt(xv), node);
   if (p == -0.5) return ReplaceWith(reciprocal(sqrt(xv)), node);
-  if (p == 0) return ReplaceWith(ones_like(Var(node.output(0))), node);
+  if (p == 0) return ReplaceWith(ones_like(xv), node);
   if (p != std::trunc(p) || std::fabs(p) > 32) return std::nullopt;
   const Var positive = PowByMultiplication(xv, static_cast<int64_t>(std::fabs(p)));
   return ReplaceWith(p < 0 ? reciprocal(positive) : positive, node);
@@ -73,9 +75,10 @@ Replacement AddToGemm(const FunctionGraph& fg, Apply& node) {
       product = b;
     }
     const Apply* p = product->owner();
+    // z and the product both have the sum's type: no broadcasting happens in the add.
     if (p == nullptr || fg.clients(product.get()).size() != 1 ||
         !z->type()->Equals(*node.output_ptr(0)->type()) ||
-        z->tensor_type()->dtype() != out.dtype()) {
+        !product->type()->Equals(*node.output_ptr(0)->type())) {
       continue;
     }
     const Var one = scalar_constant(1.0, out.dtype());

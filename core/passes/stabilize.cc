@@ -95,6 +95,8 @@ Replacement LogRules(const FunctionGraph&, Apply& node) {
       if (s != nullptr && s->op().kind() == OpKind::kDimShuffle) s = s->inputs()[0]->owner();
       if (s != nullptr && s->op().kind() == OpKind::kCAReduce) return std::nullopt;
     }
+    // (As in Aesara, the max makes a reduction over an empty axis an error where the plain sum
+    // gave -inf.)
     const Var xv(inner);
     const Axes axes = reduce.axis() ? Axes(*reduce.axis()) : Axes();
     const Var mx = max(xv, axes);

@@ -295,7 +295,9 @@ absl::StatusOr<std::vector<Tensor>> Function::Run(std::vector<Tensor> args,
     // another live value (a view the graph does not declare); if it does, the node gets a copy.
     for (const auto& [o, i] : node->op().destroy_map()) {
       const Variable* victim = node->inputs()[i].get();
-      bool shared = victim->is_constant() || user_inputs.count(victim);
+      // ... or that is read again later or returned (a destroy map the optimizer did not make).
+      bool shared = victim->is_constant() || user_inputs.count(victim) ||
+                    state_->last_use.at(victim) != static_cast<int>(n);
       for (const Tensor& c : constants_) shared |= c.SharesBufferWith(in[i]);
       for (const auto& [var, value] : values) {
         if (var != victim && value.SharesBufferWith(in[i])) shared = true;

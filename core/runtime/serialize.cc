@@ -251,8 +251,18 @@ absl::StatusOr<LoadedGraph> DeserializeGraph(std::string_view bytes) {
           if (!dim.ok()) return dim.status();
           shape.push_back(static_cast<int64_t>(*dim));
         }
-        const DType dtype = static_cast<const TensorType&>(**t).dtype();
+        const auto& type = static_cast<const TensorType&>(**t);
+        const DType dtype = type.dtype();
         if (absl::Status s = CheckShape("constant", shape, dtype); !s.ok()) return s;
+        bool fits = type.ndim() == static_cast<int>(shape.size());
+        for (int d = 0; fits && d < type.ndim(); ++d) {
+          fits = !type.shape()[d] || *type.shape()[d] == shape[d];
+        }
+        if (!fits) {
+          return absl::InvalidArgumentError(absl::StrCat("node ", n, ": a constant of shape ",
+                                                         ShapeToString(shape),
+                                                         " does not have type ", type.ToString()));
+        }
         if (static_cast<int64_t>(data->size()) != ShapeSize(shape) * DTypeSize(dtype)) {
           return absl::InvalidArgumentError(absl::StrCat("node ", n, ": constant byte count"));
         }

@@ -103,3 +103,33 @@ TEST(SerializeTest, CorruptBytesAreErrors) {
 
 }  // namespace
 }  // namespace kiln
+
+namespace kiln {
+namespace {
+
+// Attributes that a hostile graph could carry are rejected when the op or node is made.
+TEST(SerializeTest, HostileAttributesAreErrors) {
+  Var x = dvector("x");
+  auto add = MakeOp(OpKind::kElemwise,
+                    {{"scalar_op", "add"}, {"inplace_pattern", std::vector<int64_t>{0, 7}}});
+  ASSERT_TRUE(add.ok());
+  EXPECT_EQ(ApplyOp(*add, {x, x}).status().message(),
+            "Elemwise{add}[(0, 7)]: the inplace pattern names output 0 and input 7");
+  const absl::Status bad_program =
+      MakeOp(OpKind::kElemwise,
+             {{"scalar_op", "composite"}, {"program", "float64||sqrt/float64/float64/|1"}})
+          .status();
+  EXPECT_EQ(std::string(bad_program.message()),
+            "Elemwise: bad composite program: instruction 'sqrt/float64/float64/' has 0 "
+            "arguments");
+  // A shape constant whose type hides its length.
+  auto reshape3 = MakeOp(OpKind::kReshape, {{"ndim", int64_t{3}}});
+  ASSERT_TRUE(reshape3.ok());
+  Var dims = Var(VariablePtr(Constant::Make(TensorType::Make(DType::kInt64, {std::nullopt}),
+                                            *Tensor::Of<int64_t>(DType::kInt64, {1}, {2}))));
+  EXPECT_EQ(ApplyOp(*reshape3, {x, dims}).status().message(),
+            "Reshape{3}: the shape (2,) has 1 entries but 3 are needed");
+}
+
+}  // namespace
+}  // namespace kiln
