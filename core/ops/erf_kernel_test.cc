@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -59,6 +60,44 @@ TEST(ErfKernelTest, SpecialValues) {
   EXPECT_EQ(y[6], -1.0);
   EXPECT_EQ(y[7], 1.0);
   EXPECT_EQ(y[8], std::erf(5e-324));
+}
+
+}  // namespace
+}  // namespace kiln
+
+namespace kiln {
+namespace {
+
+// log1p (Kiln's AVX-512 form, else SLEEF's) against glibc's log1p over magnitudes from 1e-300
+// to 1e300 and down to -1.
+TEST(Log1pKernelTest, WithinTwoUlpOfLibm) {
+  std::mt19937_64 rng(9);
+  std::uniform_real_distribution<double> exponent(-300, 300), unit(-1, 0);
+  std::vector<double> x;
+  for (int i = 0; i < 20000; ++i) x.push_back(std::pow(10.0, exponent(rng)));
+  for (int i = 0; i < 20000; ++i) x.push_back(-std::pow(10.0, -std::fabs(exponent(rng))));
+  for (int i = 0; i < 5000; ++i) x.push_back(unit(rng));
+  std::vector<double> y(x.size());
+  ASSERT_TRUE(sleef::Map(ScalarOpKind::kLog1p, x.data(), y.data(), static_cast<int64_t>(x.size())));
+  int64_t worst = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    const int64_t ulps = UlpDistance(y[i], std::log1p(x[i]));
+    EXPECT_LE(ulps, 2) << "log1p(" << x[i] << ") = " << y[i] << " vs " << std::log1p(x[i]);
+    worst = std::max(worst, ulps);
+  }
+  std::printf("log1p on %s: worst %lld ULP from libm over %zu points\n", sleef::IsaName(),
+              static_cast<long long>(worst), x.size());
+  const double inf = std::numeric_limits<double>::infinity();
+  std::vector<double> s = {0.0, -0.0, -1.0, inf, -2.0, std::nan("")};
+  std::vector<double> r(s.size());
+  sleef::Map(ScalarOpKind::kLog1p, s.data(), r.data(), static_cast<int64_t>(s.size()));
+  EXPECT_EQ(r[0], 0.0);
+  EXPECT_FALSE(std::signbit(r[0]));
+  EXPECT_TRUE(std::signbit(r[1]) && r[1] == 0.0);
+  EXPECT_EQ(r[2], -inf);
+  EXPECT_EQ(r[3], inf);
+  EXPECT_TRUE(std::isnan(r[4]));
+  EXPECT_TRUE(std::isnan(r[5]));
 }
 
 }  // namespace
