@@ -1,8 +1,8 @@
 // Vectorized transcendental functions from SLEEF for contiguous float64 and float32 arrays, on the
 // widest instruction set the CPU has (AVX-512F, AVX2+FMA, else SSE2). Each function's error bound
-// is its suffix (on AVX-512F, float64 erf and log1p are Kiln's own, within 1 ULP): u10 = 1.0 ULP, u15 = 1.5 ULP, u35 = 3.5 ULP (the faster variants of log, tan and
-// the trigonometric functions), none for the exact rounding functions; scalar_ops_test checks
-// them against NumPy within 4 ULP.
+// is its suffix: u10 = 1.0 ULP, u15 = 1.5 ULP, u35 = 3.5 ULP (the faster variants of log, tan and
+// the trigonometric functions), none for the exact rounding functions. On AVX-512F, float64 erf
+// and log1p are Kiln's own, within 1 ULP. scalar_ops_test checks them against NumPy within 4 ULP.
 #ifndef KILN_CORE_OPS_SLEEF_KERNELS_H_
 #define KILN_CORE_OPS_SLEEF_KERNELS_H_
 
