@@ -34,6 +34,21 @@ std::shared_ptr<Constant> Constant::Make(TypePtr type, Tensor data, std::string 
   return std::shared_ptr<Constant>(new Constant(std::move(type), std::move(data), std::move(name)));
 }
 
+absl::StatusOr<std::shared_ptr<Constant>> Constant::MakeChecked(TypePtr type, Tensor data,
+                                                                std::string name) {
+  const auto* tt = dynamic_cast<const TensorType*>(type.get());
+  bool fits = tt != nullptr && tt->dtype() == data.dtype() && tt->ndim() == data.ndim();
+  for (int d = 0; fits && d < tt->ndim(); ++d) {
+    fits = !tt->shape()[d] || *tt->shape()[d] == data.shape()[d];
+  }
+  if (!fits) {
+    return absl::InvalidArgumentError(absl::StrCat("a value of dtype ", DTypeName(data.dtype()),
+                                                   " and shape ", ShapeToString(data.shape()),
+                                                   " does not have type ", type->ToString()));
+  }
+  return Make(std::move(type), std::move(data), std::move(name));
+}
+
 std::shared_ptr<Constant> Constant::FromTensor(Tensor data, std::string name) {
   StaticShape shape(data.shape().begin(), data.shape().end());
   TypePtr type = TensorType::Make(data.dtype(), std::move(shape));

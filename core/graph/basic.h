@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "core/graph/type.h"
 #include "core/runtime/tensor.h"
 
@@ -64,6 +65,9 @@ class Constant final : public Variable {
  public:
   // A constant of `type` holding `data` (whose dtype and shape must match the type).
   static std::shared_ptr<Constant> Make(TypePtr type, Tensor data, std::string name = "");
+  // Make for untrusted data: INVALID_ARGUMENT, not a crash, when the data does not fit the type.
+  static absl::StatusOr<std::shared_ptr<Constant>> MakeChecked(TypePtr type, Tensor data,
+                                                               std::string name = "");
   // A constant whose type is exactly the data's dtype and shape.
   static std::shared_ptr<Constant> FromTensor(Tensor data, std::string name = "");
 

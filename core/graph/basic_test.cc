@@ -60,3 +60,18 @@ TEST(VarTest, FailedVarsCarryTheirError) {
 
 }  // namespace
 }  // namespace kiln
+
+namespace kiln {
+namespace {
+
+TEST(ConstantTest, MakeCheckedRejectsDataThatDoesNotFitItsType) {
+  const Tensor data = *Tensor::Of<double>(DType::kFloat64, {2}, {1, 2});
+  EXPECT_TRUE(Constant::MakeChecked(TensorType::Make(DType::kFloat64, {std::nullopt}), data).ok());
+  EXPECT_EQ(Constant::MakeChecked(TensorType::Make(DType::kFloat64, {3}), data).status().message(),
+            "a value of dtype float64 and shape (2,) does not have type TensorType(float64, (3,))");
+  EXPECT_FALSE(Constant::MakeChecked(TensorType::Make(DType::kFloat32, {2}), data).ok());
+  EXPECT_FALSE(Constant::MakeChecked(TensorType::Make(DType::kFloat64, {2, 1}), data).ok());
+}
+
+}  // namespace
+}  // namespace kiln

@@ -159,7 +159,6 @@ std::vector<Var> ScalarRule(const Elemwise& op, const Apply& node, const std::ve
     }
     case K::kIdentity:
     case K::kReal:
-      return {IsDiscreteVar(x) ? FloatZerosLike(x) : gz};
     case K::kCast:
       return {IsDiscreteVar(x) ? FloatZerosLike(x) : gz};
     case K::kSecond:

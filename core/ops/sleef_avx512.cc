@@ -158,6 +158,7 @@ Table Avx512Table() {
   t.d[static_cast<int>(ScalarOpKind::kLog1p)] = &MapVector<double, 8, Log1pD, LoadD, StoreD>;
   t.d[static_cast<int>(ScalarOpKind::kArcsinh)] = &MapVector<double, 8, AsinhD, LoadD, StoreD>;
   t.d[static_cast<int>(ScalarOpKind::kArccosh)] = &MapVector<double, 8, AcoshD, LoadD, StoreD>;
+  t.large_inverse_hyperbolic_d = true;
   t.sigmoid_d = &MapVector<double, 8, SigmoidD, LoadD, StoreD>;
   t.sigmoid_f = &MapVector<float, 16, SigmoidF, LoadF, StoreF>;
   t.softplus_d = &MapVector<double, 8, SoftplusD, LoadD, StoreD>;

@@ -25,6 +25,8 @@ struct Table {
   MapF sigmoid_f = nullptr;
   MapD softplus_d = nullptr;
   MapF softplus_f = nullptr;
+  // True when d[kArcsinh] and d[kArccosh] are exact beyond 1e150 themselves (Kiln's own).
+  bool large_inverse_hyperbolic_d = false;
   // pow and arctan2, indexed like d and f.
   MapD2 d2[128] = {};
   MapF2 f2[128] = {};

@@ -91,7 +91,8 @@ void InverseHyperbolic(ScalarOpKind op, const T* in, T* out, int64_t n) {
     std::copy(in + b, in + b + m, x);  // out may alias in
     kernel(x, out + b, m);
     for (int64_t i = 0; i < m; ++i) {
-      if (std::fabs(x[i]) > large && std::isfinite(x[i]) && (x[i] > 0 || op == ScalarOpKind::kArcsinh)) {
+      if (std::fabs(x[i]) > large && std::isfinite(x[i]) &&
+          (x[i] > 0 || op == ScalarOpKind::kArcsinh)) {
         out[b + i] = std::copysign(std::log(std::fabs(x[i])) + T(0.69314718055994530942), x[i]);
       }
     }
@@ -123,7 +124,9 @@ bool MapT(ScalarOpKind op, const T* in, T* out, int64_t n) {
     }
     return true;
   }
-  if (op == ScalarOpKind::kArcsinh || op == ScalarOpKind::kArccosh) {
+  const bool exact_for_large =
+      std::is_same_v<T, double> && Select().table.large_inverse_hyperbolic_d;
+  if ((op == ScalarOpKind::kArcsinh || op == ScalarOpKind::kArccosh) && !exact_for_large) {
     InverseHyperbolic(op, in, out, n);
     return true;
   }

@@ -12,18 +12,18 @@
 
 // The scalar ops SLEEF provides. X(op, SLEEF function stem, error bound). SLEEF's asinh and acosh
 // return inf beyond about 1e154; Map computes log(2|x|) there instead (see InverseHyperbolic).
-#define KILN_SLEEF_OPS(X)                                                                       \
-  X(kExp, exp, u10)                                                                             \
-  X(kLog, log, u35)                                                                             \
-  X(kLog1p, log1p, u10)                                                                         \
-  X(kExpm1, expm1, u10)                                                                         \
-  X(kExp2, exp2, u10) X(kLog2, log2, u10) X(kLog10, log10, u10) X(kSin, sin, u35)               \
-      X(kCos, cos, u35) X(kTan, tan, u35) X(kSinh, sinh, u10) X(kCosh, cosh, u10)               \
-          X(kTanh, tanh, u35) X(kArcsin, asin, u35) X(kArccos, acos, u35) X(kArctan, atan, u35) \
-              X(kArctanh, atanh, u10) X(kErf, erf, u10) X(kErfc, erfc, u15)                     \
-                  X(kArcsinh, asinh, u10) X(kArccosh, acosh, u10) X(kFloor, floor, )            \
-                      X(kCeil, ceil, ) X(kTrunc, trunc, ) X(kRoundHalfToEven, rint, )           \
-                          X(kRoundHalfAwayFromZero, round, )
+#define KILN_SLEEF_OPS(X)                                                                         \
+  X(kExp, exp, u10)                                                                               \
+  X(kLog, log, u35)                                                                               \
+  X(kLog1p, log1p, u10)                                                                           \
+  X(kExpm1, expm1, u10)                                                                           \
+  X(kExp2, exp2, u10)                                                                             \
+  X(kLog2, log2, u10) X(kLog10, log10, u10) X(kSin, sin, u35) X(kCos, cos, u35) X(kTan, tan, u35) \
+      X(kSinh, sinh, u10) X(kCosh, cosh, u10) X(kTanh, tanh, u35) X(kArcsin, asin, u35)           \
+          X(kArccos, acos, u35) X(kArctan, atan, u35) X(kArctanh, atanh, u10) X(kErf, erf, u10)   \
+              X(kErfc, erfc, u15) X(kArcsinh, asinh, u10) X(kArccosh, acosh, u10)                 \
+                  X(kFloor, floor, ) X(kCeil, ceil, ) X(kTrunc, trunc, )                          \
+                      X(kRoundHalfToEven, rint, ) X(kRoundHalfAwayFromZero, round, )
 
 namespace kiln::sleef {
 

@@ -16,17 +16,17 @@ void StoreF(float* p, __m128 v) { _mm_storeu_ps(p, v); }
 
 Table Sse2Table() {
   Table t;
-#define KILN_SLEEF_ENTRY(op, fn, acc)                             \
-  t.d[static_cast<int>(ScalarOpKind::op)] =                       \
+#define KILN_SLEEF_ENTRY(op, fn, acc)                                   \
+  t.d[static_cast<int>(ScalarOpKind::op)] =                             \
       &MapVector<double, 2, Sleef_##fn##d2_##acc##sse2, LoadD, StoreD>; \
-  t.f[static_cast<int>(ScalarOpKind::op)] =                       \
+  t.f[static_cast<int>(ScalarOpKind::op)] =                             \
       &MapVector<float, 4, Sleef_##fn##f4_##acc##sse2, LoadF, StoreF>;
   KILN_SLEEF_OPS(KILN_SLEEF_ENTRY)
 #undef KILN_SLEEF_ENTRY
-#define KILN_SLEEF_BINARY_ENTRY(op, fn, acc)                       \
-  t.d2[static_cast<int>(ScalarOpKind::op)] =                       \
+#define KILN_SLEEF_BINARY_ENTRY(op, fn, acc)                             \
+  t.d2[static_cast<int>(ScalarOpKind::op)] =                             \
       &MapVector2<double, 2, Sleef_##fn##d2_##acc##sse2, LoadD, StoreD>; \
-  t.f2[static_cast<int>(ScalarOpKind::op)] =                       \
+  t.f2[static_cast<int>(ScalarOpKind::op)] =                             \
       &MapVector2<float, 4, Sleef_##fn##f4_##acc##sse2, LoadF, StoreF>;
   KILN_SLEEF_BINARY_OPS(KILN_SLEEF_BINARY_ENTRY)
 #undef KILN_SLEEF_BINARY_ENTRY

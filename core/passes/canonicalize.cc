@@ -360,7 +360,7 @@ Replacement FillSink(const FunctionGraph& fg, Apply& node) {
 
 RewriteRule Rule(std::string name, std::vector<OpKind> tracks,
                  std::function<Replacement(const FunctionGraph&, Apply&)> apply) {
-  return RewriteRule{std::move(name), {"canonicalize"}, std::move(tracks), std::move(apply)};
+  return PhaseRule(std::move(name), "canonicalize", std::move(tracks), std::move(apply));
 }
 
 }  // namespace

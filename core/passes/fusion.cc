@@ -65,7 +65,6 @@ absl::Status FusionPass(FunctionGraph& fg, RewriteContext& ctx) {
     if (!program.ok()) continue;  // something the program cannot express: leave the chain
     std::vector<Var> fused = apply_composite(*program, in_vars);
     if (fused.size() != 1 || !fused[0].ok()) continue;
-    ++ctx.report().rules["elemwise_fusion"].count;
     if (absl::Status s = ctx.Apply(fg, "elemwise_fusion", *root, {fused[0].ptr()}); !s.ok()) {
       return s;
     }

@@ -38,47 +38,40 @@ absl::Status InplacePass(FunctionGraph& fg, RewriteContext& ctx) {
   std::unordered_set<const Variable*> io;
   for (const VariablePtr& o : fg.outputs()) io.insert(o.get());
   for (const VariablePtr& i : fg.inputs()) io.insert(i.get());
+  // Input i may be overwritten by node's output: it has the output's type, the node reads it
+  // once (a second operand would be read after the write) and nothing else needs it.
+  auto destroyable = [&](const Apply& node, int i) {
+    const VariablePtr& in = node.inputs()[i];
+    const int uses = static_cast<int>(std::count(node.inputs().begin(), node.inputs().end(), in));
+    return uses == 1 && in->type()->Equals(*node.output_ptr(0)->type()) &&
+           !Protected(fg, io, in.get());
+  };
   for (Apply* node : fg.Toposort()) {
-    // Gemm{no_inplace}(z, ...) -> Gemm{inplace}(z, ...) (and Gemv) when z is a dead intermediate.
+    const std::vector<Var> inputs(node->inputs().begin(), node->inputs().end());
     const OpKind kind = node->op().kind();
+    // Gemm{no_inplace}(z, ...) -> Gemm{inplace}(z, ...), and Gemv.
     if ((kind == OpKind::kGemm || kind == OpKind::kGemv) && node->op().destroy_map().empty()) {
-      const VariablePtr& z = node->inputs()[0];
-      int uses = 0;
-      for (const VariablePtr& other : node->inputs()) uses += other == z;
-      if (uses == 1 && z->type()->Equals(*node->output_ptr(0)->type()) &&
-          !Protected(fg, io, z.get())) {
-        const Var replaced =
-            ApplyOp(OpPtr(std::make_shared<ProductOp>(kind, /*inplace=*/true)),
-                    std::vector<Var>(node->inputs().begin(), node->inputs().end()));
-        if (replaced.ok()) {
-          ++ctx.report().rules["inplace_gemm"].count;
-          if (absl::Status s = ctx.Apply(fg, "inplace_gemm", *node, {replaced.ptr()}); !s.ok()) {
-            return s;
-          }
-        }
+      if (!destroyable(*node, 0)) continue;
+      const Var replaced =
+          ApplyOp(OpPtr(std::make_shared<ProductOp>(kind, /*inplace=*/true)), inputs);
+      if (!replaced.ok()) continue;
+      if (absl::Status s = ctx.Apply(fg, "inplace_gemm", *node, {replaced.ptr()}); !s.ok()) {
+        return s;
       }
       continue;
     }
-    if (node->op().kind() != OpKind::kElemwise || node->num_outputs() != 1) continue;
+    if (kind != OpKind::kElemwise || node->num_outputs() != 1) continue;
     const auto& op = static_cast<const Elemwise&>(node->op());
     if (!op.inplace_pattern().empty()) continue;
-    const Type& out_type = *node->output_ptr(0)->type();
     // An n-ary add or mul folds its third and later operands into the output after the first
     // write: only operands 0 and 1 may share the output's buffer.
     const int candidates = op.scalar_op().kind == ScalarOpKind::kComposite
                                ? node->num_inputs()
                                : std::min(2, node->num_inputs());
     for (int i = 0; i < candidates; ++i) {
-      const VariablePtr& in = node->inputs()[i];
-      if (!in->type()->Equals(out_type) || Protected(fg, io, in.get())) continue;
-      // The same variable twice among the inputs would be read after being overwritten.
-      int uses = 0;
-      for (const VariablePtr& other : node->inputs()) uses += other == in;
-      if (uses != 1) continue;
-      const Var replaced = ApplyOp(Elemwise::Make(op.scalar_op(), {{0, i}}),
-                                   std::vector<Var>(node->inputs().begin(), node->inputs().end()));
+      if (!destroyable(*node, i)) continue;
+      const Var replaced = ApplyOp(Elemwise::Make(op.scalar_op(), {{0, i}}), inputs);
       if (!replaced.ok()) break;
-      ++ctx.report().rules["inplace_elemwise"].count;
       if (absl::Status s = ctx.Apply(fg, "inplace_elemwise", *node, {replaced.ptr()}); !s.ok()) {
         return s;
       }

@@ -52,7 +52,6 @@ absl::Status MergePass(FunctionGraph& fg, RewriteContext& ctx) {
     for (const VariablePtr& in : node->inputs()) key.inputs.push_back(in.get());
     auto [it, inserted] = seen.emplace(key, node);
     if (inserted) continue;
-    ++ctx.report().rules["merge"].count;
     if (absl::Status s = ctx.Apply(fg, "merge", *node, it->second->outputs()); !s.ok()) return s;
   }
   return absl::OkStatus();

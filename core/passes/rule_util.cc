@@ -29,9 +29,9 @@ Replacement ReplaceWith(const Var& v, const Apply& node) {
   return std::vector<VariablePtr>{r.ptr()};
 }
 
-RewriteRule ElemwiseRule(std::string name, std::vector<std::string> tags,
-                         std::function<Replacement(const FunctionGraph&, Apply&)> apply) {
-  return RewriteRule{std::move(name), std::move(tags), {OpKind::kElemwise}, std::move(apply)};
+RewriteRule PhaseRule(std::string name, std::string phase, std::vector<OpKind> tracks,
+                      std::function<Replacement(const FunctionGraph&, Apply&)> apply) {
+  return RewriteRule{std::move(name), {std::move(phase)}, std::move(tracks), std::move(apply)};
 }
 
 }  // namespace kiln

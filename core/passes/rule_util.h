@@ -18,12 +18,9 @@ using Replacement = std::optional<std::vector<VariablePtr>>;
 // its shape cannot stand for the output's (a rule must not change a result's shape).
 Replacement ReplaceWith(const Var& v, const Apply& node);
 
-// The output of node, as a Var.
-inline Var OutputOf(const Apply& node, int i = 0) { return Var(node.output(i)); }
-
-// A rule over Elemwise nodes.
-RewriteRule ElemwiseRule(std::string name, std::vector<std::string> tags,
-                         std::function<Replacement(const FunctionGraph&, Apply&)> apply);
+// A rule of the phase tagged `phase` looking at nodes of the `tracks` kinds.
+RewriteRule PhaseRule(std::string name, std::string phase, std::vector<OpKind> tracks,
+                      std::function<Replacement(const FunctionGraph&, Apply&)> apply);
 
 }  // namespace kiln
 

@@ -175,7 +175,7 @@ Replacement MaxAndArgmaxMerge(const FunctionGraph& fg, Apply& node) {
 
 RewriteRule Rule(std::string name, std::vector<OpKind> tracks,
                  std::function<Replacement(const FunctionGraph&, Apply&)> f) {
-  return RewriteRule{std::move(name), {"specialize"}, std::move(tracks), std::move(f)};
+  return PhaseRule(std::move(name), "specialize", std::move(tracks), std::move(f));
 }
 
 }  // namespace

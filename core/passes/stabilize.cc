@@ -109,7 +109,7 @@ Replacement LogRules(const FunctionGraph&, Apply& node) {
 }
 
 RewriteRule Rule(std::string name, std::function<Replacement(const FunctionGraph&, Apply&)> f) {
-  return RewriteRule{std::move(name), {"stabilize"}, {OpKind::kElemwise}, std::move(f)};
+  return PhaseRule(std::move(name), "stabilize", {OpKind::kElemwise}, std::move(f));
 }
 
 }  // namespace

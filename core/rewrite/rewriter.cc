@@ -58,6 +58,7 @@ absl::Status RewriteContext::Apply(FunctionGraph& fg, const std::string& rule, k
     return absl::InternalError(absl::StrCat(rule, " returned ", replacements.size(),
                                             " replacements for ", node.ToString()));
   }
+  ++report_.rules[rule].count;
   if (options_.trace) report_.trace.push_back({rule, node.ToString()});
   const std::vector<VariablePtr> outputs = node.outputs();  // node may die during the loop
   for (size_t i = 0; i < outputs.size(); ++i) {
@@ -108,7 +109,6 @@ absl::Status RunEquilibrium(FunctionGraph& fg, const std::vector<RewriteRule>& r
         ++stats.tried;
         stats.seconds += Now() - start;
         if (!out) continue;
-        ++stats.count;
         ++uses[r];
         fired = r;
         break;

@@ -85,7 +85,8 @@ class RewriteContext {
   RewriteContext(const RewriteOptions& options, RewriteReport& report)
       : options_(options), report_(report) {}
   bool Enabled(const std::string& name, const std::vector<std::string>& tags) const;
-  // Replaces node's outputs by `replacements`, recording the firing of `rule`.
+  // Replaces node's outputs by `replacements`, recording the firing of `rule` (its count, and
+  // the trace).
   absl::Status Apply(FunctionGraph& fg, const std::string& rule, Apply& node,
                      const std::vector<VariablePtr>& replacements);
   const RewriteOptions& options() const { return options_; }

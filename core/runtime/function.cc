@@ -25,6 +25,7 @@ struct Function::State {
   std::vector<std::shared_ptr<SharedContainer>> shared;   // one per implicit shared input
   std::vector<std::shared_ptr<SharedContainer>> updated;  // one per update, in output order
   std::unordered_map<const Variable*, int> last_use;      // schedule index of the last reader
+  std::unordered_set<const Variable*> inputs;             // the graph's inputs, shared included
   CheckMode check = CheckMode::kNone;
   bool profile = false;
   bool allow_input_downcast = false;
@@ -213,6 +214,7 @@ absl::StatusOr<Function> Function::Make(const std::vector<Var>& inputs,
     }
   }
   for (const VariablePtr& out : (*fg)->outputs()) state->last_use[out.get()] = INT32_MAX;
+  for (const VariablePtr& in : (*fg)->inputs()) state->inputs.insert(in.get());
   state->stats.node_calls.assign(f.schedule_.size(), 0);
   state->stats.node_seconds.assign(f.schedule_.size(), 0.0);
   f.fgraph_ = *std::move(fg);
@@ -273,8 +275,7 @@ absl::StatusOr<std::vector<Tensor>> Function::Run(std::vector<Tensor> args,
     if (v->is_constant()) return static_cast<const Constant*>(v)->data();
     return values.at(v);
   };
-  std::unordered_set<const Variable*> user_inputs;
-  for (const VariablePtr& in : inputs) user_inputs.insert(in.get());
+  const std::unordered_set<const Variable*>& user_inputs = state_->inputs;
   int64_t live_bytes = 0, peak_bytes = 0;
   double thunk_seconds = 0;
   std::vector<double> node_seconds(state_->profile ? schedule_.size() : 0);

@@ -251,29 +251,17 @@ absl::StatusOr<LoadedGraph> DeserializeGraph(std::string_view bytes) {
           if (!dim.ok()) return dim.status();
           shape.push_back(static_cast<int64_t>(*dim));
         }
-        const auto& type = static_cast<const TensorType&>(**t);
-        const DType dtype = type.dtype();
+        const DType dtype = static_cast<const TensorType&>(**t).dtype();
         if (absl::Status s = CheckShape("constant", shape, dtype); !s.ok()) return s;
-        bool fits = type.ndim() == static_cast<int>(shape.size());
-        for (int d = 0; fits && d < type.ndim(); ++d) {
-          fits = !type.shape()[d] || *type.shape()[d] == shape[d];
-        }
-        if (!fits) {
-          return absl::InvalidArgumentError(absl::StrCat("node ", n, ": a constant of shape ",
-                                                         ShapeToString(shape),
-                                                         " does not have type ", type.ToString()));
-        }
         if (static_cast<int64_t>(data->size()) != ShapeSize(shape) * DTypeSize(dtype)) {
           return absl::InvalidArgumentError(absl::StrCat("node ", n, ": constant byte count"));
         }
         Tensor value = Tensor::Empty(dtype, shape);
         if (!data->empty()) std::memcpy(value.raw_data(), data->data(), data->size());
-        absl::StatusOr<std::shared_ptr<Constant>> c =
-            [&]() -> absl::StatusOr<std::shared_ptr<Constant>> {
-          // Constant::Make checks the data against the type.
-          return Constant::Make(*t, value);
-        }();
-        if (!c.ok()) return c.status();
+        absl::StatusOr<std::shared_ptr<Constant>> c = Constant::MakeChecked(*t, value);
+        if (!c.ok()) {
+          return absl::InvalidArgumentError(absl::StrCat("node ", n, ": ", c.status().message()));
+        }
         inputs.push_back(*c);
       } else if (*is_constant == 0) {
         absl::StatusOr<uint64_t> ref = r.U64();

@@ -118,17 +118,9 @@ absl::StatusOr<ProtoGraph> GraphFromProto(const v1::Graph& g, const GraphLimits&
       StaticShape shape(value->shape().begin(), value->shape().end());
       type = TensorType::Make(value->dtype(), shape);
     }
-    const auto* tt = static_cast<const TensorType*>(type.get());
-    bool fits = tt->dtype() == value->dtype() && tt->ndim() == value->ndim();
-    for (int d = 0; fits && d < tt->ndim(); ++d) {
-      fits = !tt->shape()[d] || *tt->shape()[d] == value->shape()[d];
-    }
-    if (!fits) {
-      return Invalid(where, absl::StrCat("a value of dtype ", DTypeName(value->dtype()),
-                                         " and shape ", ShapeToString(value->shape()),
-                                         " does not have type ", tt->ToString()));
-    }
-    constants.push_back(Constant::Make(type, *value));
+    absl::StatusOr<std::shared_ptr<Constant>> constant = Constant::MakeChecked(type, *value);
+    if (!constant.ok()) return Invalid(where, constant.status().message());
+    constants.push_back(*constant);
   }
   std::vector<std::vector<VariablePtr>> node_outputs;
   auto resolve = [&](const v1::ValueRef& r, const std::string& where,
