@@ -36,15 +36,49 @@ bool BlasLayout(const Mat<T>& m, CBLAS_TRANSPOSE* trans, int64_t* ld) {
   return false;
 }
 
-// c (m x n, contiguous) = alpha * a @ b + beta * c.
+template <typename T>
+constexpr bool kHasBlas =
+    std::is_same_v<T, float> || std::is_same_v<T, double> ||
+    std::is_same_v<T, std::complex<float>> || std::is_same_v<T, std::complex<double>>;
+
+// y (contiguous) = alpha * op(m) @ x + beta * y, where op(m) is m (rows x cols) or, when
+// transpose is set, its transpose; x has element stride incx (> 0).
+template <typename T>
+void Gemv(const Mat<T>& m, bool transpose, const T* x, int64_t incx, T alpha, T beta, T* y) {
+  CBLAS_TRANSPOSE t;
+  int64_t ld;
+  BlasLayout(m, &t, &ld);
+  // BLAS sees the stored matrix: rows x cols when untransposed, cols x rows otherwise.
+  const bool stored_trans = t == CblasTrans;
+  const int64_t rows = stored_trans ? m.cols : m.rows, cols = stored_trans ? m.rows : m.cols;
+  const CBLAS_TRANSPOSE op = stored_trans != transpose ? CblasTrans : CblasNoTrans;
+  if constexpr (std::is_same_v<T, float>) {
+    cblas_sgemv(CblasRowMajor, op, rows, cols, alpha, m.data, ld, x, incx, beta, y, 1);
+  } else if constexpr (std::is_same_v<T, double>) {
+    cblas_dgemv(CblasRowMajor, op, rows, cols, alpha, m.data, ld, x, incx, beta, y, 1);
+  } else if constexpr (std::is_same_v<T, std::complex<float>>) {
+    cblas_cgemv(CblasRowMajor, op, rows, cols, &alpha, m.data, ld, x, incx, &beta, y, 1);
+  } else {
+    cblas_zgemv(CblasRowMajor, op, rows, cols, &alpha, m.data, ld, x, incx, &beta, y, 1);
+  }
+}
+
+// c (m x n, contiguous) = alpha * a @ b + beta * c. Written in full even when beta is 0, so c
+// may start uninitialised.
 template <typename T>
 void Gemm2D(const Mat<T>& a, const Mat<T>& b, T alpha, T beta, T* c) {
   const int64_t m = a.rows, n = b.cols, k = a.cols;
   if (m == 0 || n == 0) return;
-  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double> ||
-                std::is_same_v<T, std::complex<float>> || std::is_same_v<T, std::complex<double>>) {
+  if constexpr (kHasBlas<T>) {
     CBLAS_TRANSPOSE ta, tb;
     int64_t lda, ldb;
+    // A matrix times a vector: BLAS's gemm packs its operands, gemv streams the matrix once.
+    if (k > 0 && n == 1 && b.rs > 0 && BlasLayout(a, &ta, &lda)) {
+      return Gemv(a, false, b.data, b.rs, alpha, beta, c);
+    }
+    if (k > 0 && m == 1 && a.cs > 0 && BlasLayout(b, &tb, &ldb)) {
+      return Gemv(b, true, a.data, a.cs, alpha, beta, c);
+    }
     if (k > 0 && BlasLayout(a, &ta, &lda) && BlasLayout(b, &tb, &ldb)) {
       if constexpr (std::is_same_v<T, float>) {
         cblas_sgemm(CblasRowMajor, ta, tb, m, n, k, alpha, a.data, lda, b.data, ldb, beta, c, n);
@@ -162,7 +196,7 @@ absl::Status ProductOp::Perform(const Apply& node, std::span<const Tensor> input
     // else reads it; otherwise a fresh copy, updated in place.
     out = inplace_ && z.dtype() == compute && z.is_contiguous() ? z : z.AsType(compute);
   } else {
-    out = Tensor::Zeros(compute, shape);
+    out = Tensor::Empty(compute, shape);  // every product kernel writes all of it
   }
   DispatchDType(compute, [&](auto tag) {
     using T = typename decltype(tag)::type;

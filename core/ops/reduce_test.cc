@@ -121,5 +121,23 @@ TEST(ReduceTest, SumOfInt8AccumulatesInInt64) {
   EXPECT_EQ((*out)[0].ToString(), "300");
 }
 
+// Contiguous float sums are NumPy's pairwise sums, bit for bit: sum(1/k, k = 1..10^4) is
+// 9.787606036044384 there, 9.787606036044348 summed in order. Max and min over eight lanes
+// give the same answer as in order, at any stride.
+TEST(ReduceTest, FloatSumsArePairwiseAsNumPy) {
+  std::vector<double> values(10000);
+  for (size_t i = 0; i < values.size(); ++i) values[i] = 1.0 / static_cast<double>(i + 1);
+  Tensor x = *Tensor::FromValues<double>(DType::kFloat64, {10000}, values);
+  Var v = dvector("v");
+  auto f =
+      function({v}, {sum(v), max(v), min(subtensor(v, {Slice{std::nullopt, std::nullopt, -3}}))});
+  ASSERT_TRUE(f.ok()) << f.status();
+  auto out = (*f)({x});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[0].ElementAsDouble(0), 9.787606036044384);
+  EXPECT_EQ((*out)[1].ElementAsDouble(0), 1.0);
+  EXPECT_EQ((*out)[2].ElementAsDouble(0), 1.0 / 10000);
+}
+
 }  // namespace
 }  // namespace kiln

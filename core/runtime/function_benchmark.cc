@@ -47,7 +47,9 @@ int main() {
     Var X = dmatrix("X"), y = dvector("y"), w = dvector("w"), b = dscalar("b");
     Var cost = mean(softplus(-y * (dot(X, w) + b)));
     auto g = grad(cost, {w, b});
-    auto f = function({X, y, w, b}, {cost, (*g)[0], (*g)[1]});
+    FunctionOptions options;
+    options.profile = std::getenv("KILN_PROFILE") != nullptr;
+    auto f = function({X, y, w, b}, {cost, (*g)[0], (*g)[1]}, options);
     if (!f.ok()) return 1;
     std::vector<double> labels(20000);
     for (size_t i = 0; i < labels.size(); ++i) labels[i] = i % 3 == 0 ? 1.0 : -1.0;
@@ -55,6 +57,7 @@ int main() {
         Random({20000, 100}, 1, 1.0), *Tensor::FromValues<double>(DType::kFloat64, {20000}, labels),
         Random({100}, 2, 0.1), *Tensor::Of<double>(DType::kFloat64, {}, {0.1})};
     std::printf("KILN g3 %.3f\n", BestMs(*f, args, 50));
+    if (options.profile) std::fprintf(stderr, "%s", f->ProfileSummary().c_str());
   }
   {
     Var X = dmatrix("X"), W1 = dmatrix("W1"), W2 = dmatrix("W2");
