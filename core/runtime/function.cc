@@ -235,7 +235,12 @@ absl::StatusOr<Function> Function::Make(const std::vector<Var>& inputs,
 }
 
 absl::StatusOr<std::vector<Tensor>> Function::operator()(std::vector<Tensor> args) const {
-  return Run(std::move(args), nullptr);
+  return Run(std::move(args), nullptr, nullptr);
+}
+
+absl::StatusOr<std::vector<Tensor>> Function::Call(
+    std::vector<Tensor> args, const std::function<absl::Status()>& interrupt) const {
+  return Run(std::move(args), nullptr, &interrupt);
 }
 
 absl::StatusOr<std::vector<Tensor>> Function::operator()(
@@ -246,11 +251,12 @@ absl::StatusOr<std::vector<Tensor>> Function::operator()(
           absl::StrCat("output_subset: index ", o, " of ", num_user_outputs_, " outputs"));
     }
   }
-  return Run(std::move(args), &output_subset);
+  return Run(std::move(args), &output_subset, nullptr);
 }
 
-absl::StatusOr<std::vector<Tensor>> Function::Run(std::vector<Tensor> args,
-                                                  const std::vector<int>* output_subset) const {
+absl::StatusOr<std::vector<Tensor>> Function::Run(
+    std::vector<Tensor> args, const std::vector<int>* output_subset,
+    const std::function<absl::Status()>* interrupt) const {
   const auto call_start = std::chrono::steady_clock::now();
   const std::vector<VariablePtr>& inputs = fgraph_->inputs();
   if (static_cast<int>(args.size()) != num_user_inputs_) {
@@ -290,6 +296,9 @@ absl::StatusOr<std::vector<Tensor>> Function::Run(std::vector<Tensor> args,
   for (size_t n = 0; n < schedule_.size(); ++n) {
     Apply* node = schedule_[n];
     if (output_subset != nullptr && !needed.count(node)) continue;
+    if (interrupt != nullptr && *interrupt) {
+      if (absl::Status s = (*interrupt)(); !s.ok()) return s;
+    }
     std::vector<Tensor> in;
     for (const VariablePtr& v : node->inputs()) in.push_back(value_of(v.get()));
     // An input the node overwrites must not share its buffer with an argument, a constant or

@@ -4,6 +4,7 @@
 #ifndef KILN_CORE_RUNTIME_FUNCTION_H_
 #define KILN_CORE_RUNTIME_FUNCTION_H_
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -77,6 +78,11 @@ class Function {
   absl::StatusOr<std::vector<Tensor>> operator()(std::vector<Tensor> args,
                                                  const std::vector<int>& output_subset) const;
 
+  // Runs as operator() does, calling `interrupt` before each node: a non-OK status it returns
+  // (a deadline passed, the caller went away) stops the call with that status.
+  absl::StatusOr<std::vector<Tensor>> Call(std::vector<Tensor> args,
+                                           const std::function<absl::Status()>& interrupt) const;
+
   const FunctionGraph& fgraph() const { return *fgraph_; }
   // The optimized graph as bytes (see core/runtime/serialize.h): Load gives back an equal
   // function without optimizing again. Functions with shared variables or updates cannot be
@@ -99,7 +105,8 @@ class Function {
   int num_user_outputs_ = 0;       // then the updates' new values
   std::shared_ptr<State> state_;
   absl::StatusOr<std::vector<Tensor>> Run(std::vector<Tensor> args,
-                                          const std::vector<int>* output_subset) const;
+                                          const std::vector<int>* output_subset,
+                                          const std::function<absl::Status()>* interrupt) const;
 };
 
 // Aesara's function(inputs, outputs).

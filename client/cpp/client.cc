@@ -1,0 +1,416 @@
+#include "client/cpp/client.h"
+
+#include <grpcpp/grpcpp.h>
+
+#include <map>
+#include <unordered_set>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "core/graph/traversal.h"
+#include "core/runtime/shared.h"
+#include "kiln/v1/service.grpc.pb.h"
+#include "proto/convert/graph_convert.h"
+#include "proto/convert/tensor_convert.h"
+
+namespace kiln::client {
+namespace {
+
+constexpr uint32_t kProtocol = 1;
+constexpr size_t kChunkBytes = size_t{1} << 20;
+
+absl::Status FromGrpc(const grpc::Status& s) {
+  if (s.ok()) return absl::OkStatus();
+  return absl::Status(static_cast<absl::StatusCode>(s.error_code()), s.error_message());
+}
+
+// The owner-less, non-constant variables the outputs depend on, in the order first reached.
+std::vector<VariablePtr> Leaves(const std::vector<VariablePtr>& outputs) {
+  std::vector<VariablePtr> leaves, stack(outputs.rbegin(), outputs.rend());
+  std::unordered_set<const Variable*> seen;
+  while (!stack.empty()) {
+    VariablePtr v = std::move(stack.back());
+    stack.pop_back();
+    if (!seen.insert(v.get()).second) continue;
+    if (v->owner() == nullptr) {
+      if (!v->is_constant()) leaves.push_back(v);
+      continue;
+    }
+    const auto& ins = v->owner()->inputs();
+    for (auto it = ins.rbegin(); it != ins.rend(); ++it) stack.push_back(*it);
+  }
+  return leaves;
+}
+
+absl::StatusOr<std::vector<VariablePtr>> Unwrap(const std::vector<Var>& vars) {
+  std::vector<VariablePtr> out;
+  for (const Var& v : vars) {
+    if (!v.ok()) return v.status();
+    out.push_back(v.ptr());
+  }
+  return out;
+}
+
+// The graph of `outputs` over `leaves`, sent to the server; the replies' inputs map back to
+// `leaves` by position.
+absl::StatusOr<v1::Graph> ToGraph(const std::vector<VariablePtr>& leaves,
+                                  const std::vector<VariablePtr>& outputs) {
+  return GraphToProto(std::vector<Var>(leaves.begin(), leaves.end()),
+                      std::vector<Var>(outputs.begin(), outputs.end()));
+}
+
+// The outputs of a reply graph, rewired onto the caller's leaves.
+absl::StatusOr<std::vector<Var>> FromGraph(const v1::Graph& g,
+                                           const std::vector<VariablePtr>& leaves) {
+  absl::StatusOr<ProtoGraph> graph = GraphFromProto(g);
+  if (!graph.ok()) return graph.status();
+  if (graph->inputs.size() != leaves.size()) {
+    return absl::InternalError("the server's graph has other inputs than the request's");
+  }
+  std::vector<std::pair<VariablePtr, VariablePtr>> replace;
+  for (size_t i = 0; i < leaves.size(); ++i) replace.emplace_back(graph->inputs[i].ptr(), leaves[i]);
+  absl::StatusOr<std::vector<VariablePtr>> outs = Unwrap(graph->outputs);
+  if (!outs.ok()) return outs.status();
+  absl::StatusOr<std::vector<VariablePtr>> rewired = CloneReplace(*outs, replace);
+  if (!rewired.ok()) return rewired.status();
+  return std::vector<Var>(rewired->begin(), rewired->end());
+}
+
+}  // namespace
+
+struct Client::Stub {
+  std::shared_ptr<grpc::Channel> channel;
+  std::unique_ptr<v1::Kiln::Stub> kiln;
+  // Each shared variable's name in the session: its own when free, else made unique.
+  std::map<const void*, std::string> shared_names;
+  std::set<std::string> taken_names;
+
+  std::string NameOf(const SharedVariable& v) {
+    const void* key = v.container().get();
+    if (auto it = shared_names.find(key); it != shared_names.end()) return it->second;
+    std::string name = v.name().empty() ? "shared" : v.name();
+    for (int k = 1; taken_names.count(name); ++k) {
+      name = absl::StrCat(v.name().empty() ? "shared" : v.name(), "_", k);
+    }
+    taken_names.insert(name);
+    shared_names[key] = name;
+    return name;
+  }
+};
+
+Client::Client(std::unique_ptr<Stub> stub) : stub_(std::move(stub)) {}
+Client::~Client() = default;
+
+absl::StatusOr<std::unique_ptr<Client>> Client::Connect(const std::string& address) {
+  auto stub = std::make_unique<Stub>();
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(-1);
+  args.SetMaxSendMessageSize(-1);
+  stub->channel = grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args);
+  stub->kiln = v1::Kiln::NewStub(stub->channel);
+  std::unique_ptr<Client> client(new Client(std::move(stub)));
+  absl::StatusOr<v1::GetVersionResponse> version = client->Version();
+  if (!version.ok()) {
+    return absl::Status(version.status().code(), absl::StrCat("cannot reach the Kiln server at ",
+                                                              address, ": ",
+                                                              version.status().message()));
+  }
+  return client;
+}
+
+absl::StatusOr<v1::GetVersionResponse> Client::Version() {
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+  ctx.set_wait_for_ready(true);
+  v1::GetVersionRequest req;
+  req.set_client_protocol(kProtocol);
+  v1::GetVersionResponse resp;
+  if (absl::Status s = FromGrpc(stub_->kiln->GetVersion(&ctx, req, &resp)); !s.ok()) return s;
+  return resp;
+}
+
+absl::StatusOr<std::string> Client::Session() {
+  if (!session_.empty()) return session_;
+  grpc::ClientContext ctx;
+  v1::CreateSessionResponse resp;
+  if (absl::Status s = FromGrpc(stub_->kiln->CreateSession(&ctx, {}, &resp)); !s.ok()) return s;
+  session_ = resp.session();
+  return session_;
+}
+
+absl::StatusOr<RemoteFunction> Client::Compile(const std::vector<Var>& inputs,
+                                               const std::vector<Var>& outputs,
+                                               const CompileOptions& options) {
+  absl::StatusOr<std::vector<VariablePtr>> ins = Unwrap(inputs);
+  if (!ins.ok()) return ins.status();
+  absl::StatusOr<std::vector<VariablePtr>> outs = Unwrap(outputs);
+  if (!outs.ok()) return outs.status();
+  std::vector<VariablePtr> all_outs = *outs;
+  for (const auto& [var, value] : options.updates) {
+    if (!var.ok()) return var.status();
+    if (!value.ok()) return value.status();
+    if (AsShared(*var) == nullptr) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("updates: ", var->ToString(), " is not a shared variable"));
+    }
+    all_outs.push_back(value.ptr());
+  }
+  // Shared variables read by the graph or updated become inputs bound to the session.
+  std::vector<VariablePtr> graph_inputs = *ins, update_targets;
+  std::vector<Var> shared;
+  for (const auto& [var, value] : options.updates) update_targets.push_back(var.ptr());
+  std::vector<VariablePtr> candidates = Leaves(all_outs);
+  candidates.insert(candidates.end(), update_targets.begin(), update_targets.end());
+  std::unordered_set<const Variable*> seen;
+  for (const VariablePtr& v : graph_inputs) seen.insert(v.get());
+  for (const VariablePtr& v : candidates) {
+    if (AsShared(*v) != nullptr && seen.insert(v.get()).second) {
+      graph_inputs.push_back(v);
+      shared.push_back(v);
+    }
+  }
+  absl::StatusOr<v1::Graph> graph = ToGraph(graph_inputs, all_outs);
+  if (!graph.ok()) return graph.status();
+  auto request = std::make_shared<v1::CompileRequest>();
+  *request->mutable_graph() = *std::move(graph);
+  v1::Graph& g = *request->mutable_graph();
+  for (size_t i = ins->size(); i < graph_inputs.size(); ++i) {
+    g.mutable_inputs(static_cast<int>(i))->set_shared(stub_->NameOf(*AsShared(*graph_inputs[i])));
+  }
+  for (size_t u = 0; u < options.updates.size(); ++u) {
+    v1::Update* update = request->add_updates();
+    const Variable* target = options.updates[u].first.ptr().get();
+    for (size_t i = 0; i < graph_inputs.size(); ++i) {
+      if (graph_inputs[i].get() == target) update->set_input(static_cast<uint32_t>(i));
+    }
+    *update->mutable_value() = g.outputs(static_cast<int>(outs->size() + u));
+  }
+  g.mutable_outputs()->DeleteSubrange(static_cast<int>(outs->size()),
+                                      g.outputs_size() - static_cast<int>(outs->size()));
+  request->set_mode(options.mode);
+  request->set_on_unused_input(options.on_unused_input);
+  // The session gets each shared variable's local value the first time.
+  for (const Var& v : shared) {
+    const SharedVariable* sv = AsShared(*v);
+    if (uploaded_.count(sv->container().get())) continue;
+    absl::StatusOr<Tensor> value = get_value(v);
+    if (!value.ok()) return value.status();
+    if (absl::Status s = SetValue(v, *value); !s.ok()) return s;
+  }
+  return CompileRequest(std::move(request), std::move(shared));
+}
+
+absl::StatusOr<RemoteFunction> Client::CompileRequest(
+    std::shared_ptr<const v1::CompileRequest> request, std::vector<Var> shared) {
+  grpc::ClientContext ctx;
+  v1::CompileResponse resp;
+  if (absl::Status s = FromGrpc(stub_->kiln->Compile(&ctx, *request, &resp)); !s.ok()) return s;
+  RemoteFunction f;
+  f.id = resp.function_id();
+  f.source = resp.source();
+  f.signature = resp.signature();
+  f.request = std::move(request);
+  f.shared = std::move(shared);
+  return f;
+}
+
+absl::StatusOr<std::vector<Tensor>> Client::Execute(RemoteFunction& f,
+                                                    const std::vector<Tensor>& args) {
+  v1::ExecuteRequest req;
+  for (const Tensor& t : args) *req.add_args() = ToProto(t);
+  if (!f.shared.empty()) {
+    absl::StatusOr<std::string> session = Session();
+    if (!session.ok()) return session.status();
+    req.set_session(*session);
+  }
+  for (int attempt = 0;; ++attempt) {
+    req.set_function_id(f.id);
+    grpc::ClientContext ctx;
+    v1::ExecuteResponse resp;
+    absl::Status s = FromGrpc(stub_->kiln->Execute(&ctx, req, &resp));
+    if (absl::IsNotFound(s) && attempt == 0 && f.request != nullptr &&
+        absl::StrContains(s.message(), "compile it again")) {
+      absl::StatusOr<RemoteFunction> again = CompileRequest(f.request, f.shared);
+      if (!again.ok()) return again.status();
+      f = *std::move(again);
+      continue;
+    }
+    if (!s.ok()) return s;
+    std::vector<Tensor> out;
+    for (const v1::Tensor& t : resp.outputs()) {
+      absl::StatusOr<Tensor> v = FromProto(t);
+      if (!v.ok()) return v.status();
+      out.push_back(*std::move(v));
+    }
+    return out;
+  }
+}
+
+absl::StatusOr<std::vector<Tensor>> Client::ExecuteStreamed(RemoteFunction& f,
+                                                            const std::vector<Tensor>& args) {
+  grpc::ClientContext ctx;
+  auto stream = stub_->kiln->ExecuteStream(&ctx);
+  v1::ExecuteStreamRequest head;
+  head.mutable_request()->set_function_id(f.id);
+  if (!f.shared.empty()) {
+    absl::StatusOr<std::string> session = Session();
+    if (!session.ok()) return session.status();
+    head.mutable_request()->set_session(*session);
+  }
+  bool open = stream->Write(head);
+  for (size_t i = 0; i < args.size() && open; ++i) {
+    const Tensor t = args[i].Contiguous();
+    const size_t total = static_cast<size_t>(t.nbytes());
+    size_t offset = 0;
+    do {
+      v1::ExecuteStreamRequest msg;
+      v1::TensorChunk* c = msg.mutable_chunk();
+      c->set_index(static_cast<uint32_t>(i));
+      if (offset == 0) {
+        c->set_dtype(ToProto(t.dtype()));
+        for (int64_t d : t.shape()) c->add_shape(d);
+      }
+      c->set_offset(offset);
+      const size_t n = std::min(kChunkBytes, total - offset);
+      c->set_data(static_cast<const char*>(t.raw_data()) + offset, n);
+      offset += n;
+      open = stream->Write(msg);
+    } while (offset < total && open);
+  }
+  stream->WritesDone();
+  std::vector<v1::Tensor> outs;
+  v1::TensorChunk chunk;
+  while (stream->Read(&chunk)) {
+    if (chunk.index() == outs.size()) {
+      outs.emplace_back();
+      outs.back().set_dtype(chunk.dtype());
+      *outs.back().mutable_shape() = chunk.shape();
+    }
+    outs.back().mutable_data()->append(chunk.data());
+  }
+  if (absl::Status s = FromGrpc(stream->Finish()); !s.ok()) return s;
+  std::vector<Tensor> out;
+  for (const v1::Tensor& t : outs) {
+    absl::StatusOr<Tensor> v = FromProto(t);
+    if (!v.ok()) return v.status();
+    out.push_back(*std::move(v));
+  }
+  return out;
+}
+
+absl::StatusOr<std::vector<Var>> Client::Grad(const Var& cost, const std::vector<Var>& wrt) {
+  std::vector<Var> all = {cost};
+  all.insert(all.end(), wrt.begin(), wrt.end());
+  absl::StatusOr<std::vector<VariablePtr>> outs = Unwrap(all);
+  if (!outs.ok()) return outs.status();
+  const std::vector<VariablePtr> leaves = Leaves(*outs);
+  absl::StatusOr<v1::Graph> graph = ToGraph(leaves, *outs);
+  if (!graph.ok()) return graph.status();
+  v1::GradRequest req;
+  for (size_t i = 1; i < all.size(); ++i) *req.add_wrt() = graph->outputs(static_cast<int>(i));
+  graph->mutable_outputs()->DeleteSubrange(1, graph->outputs_size() - 1);
+  *req.mutable_graph() = *std::move(graph);
+  grpc::ClientContext ctx;
+  v1::GradResponse resp;
+  if (absl::Status s = FromGrpc(stub_->kiln->Grad(&ctx, req, &resp)); !s.ok()) return s;
+  return FromGraph(resp.graph(), leaves);
+}
+
+absl::StatusOr<std::vector<Var>> Client::Optimize(const std::vector<Var>& outputs,
+                                                  const std::string& mode) {
+  absl::StatusOr<std::vector<VariablePtr>> outs = Unwrap(outputs);
+  if (!outs.ok()) return outs.status();
+  const std::vector<VariablePtr> leaves = Leaves(*outs);
+  absl::StatusOr<v1::Graph> graph = ToGraph(leaves, *outs);
+  if (!graph.ok()) return graph.status();
+  v1::OptimizeRequest req;
+  *req.mutable_graph() = *std::move(graph);
+  req.set_mode(mode);
+  grpc::ClientContext ctx;
+  v1::OptimizeResponse resp;
+  if (absl::Status s = FromGrpc(stub_->kiln->Optimize(&ctx, req, &resp)); !s.ok()) return s;
+  return FromGraph(resp.graph(), leaves);
+}
+
+namespace {
+
+absl::StatusOr<v1::PrintRequest::Format> ParseFormat(const std::string& format) {
+  if (format == "dprint") return v1::PrintRequest::DPRINT;
+  if (format == "dot") return v1::PrintRequest::DOT;
+  return absl::InvalidArgumentError(
+      absl::StrCat("print format '", format, "': expected dprint or dot"));
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> Client::Print(const std::vector<Var>& outputs,
+                                          const std::string& format) {
+  absl::StatusOr<v1::PrintRequest::Format> f = ParseFormat(format);
+  if (!f.ok()) return f.status();
+  absl::StatusOr<std::vector<VariablePtr>> outs = Unwrap(outputs);
+  if (!outs.ok()) return outs.status();
+  absl::StatusOr<v1::Graph> graph = ToGraph(Leaves(*outs), *outs);
+  if (!graph.ok()) return graph.status();
+  v1::PrintRequest req;
+  *req.mutable_graph() = *std::move(graph);
+  req.set_format(*f);
+  grpc::ClientContext ctx;
+  v1::PrintResponse resp;
+  if (absl::Status s = FromGrpc(stub_->kiln->Print(&ctx, req, &resp)); !s.ok()) return s;
+  return resp.text();
+}
+
+absl::StatusOr<std::string> Client::Print(const RemoteFunction& fn, const std::string& format) {
+  absl::StatusOr<v1::PrintRequest::Format> f = ParseFormat(format);
+  if (!f.ok()) return f.status();
+  v1::PrintRequest req;
+  req.set_function_id(fn.id);
+  req.set_format(*f);
+  grpc::ClientContext ctx;
+  v1::PrintResponse resp;
+  if (absl::Status s = FromGrpc(stub_->kiln->Print(&ctx, req, &resp)); !s.ok()) return s;
+  return resp.text();
+}
+
+absl::StatusOr<Tensor> Client::GetValue(const Var& shared_var) {
+  if (!shared_var.ok()) return shared_var.status();
+  const SharedVariable* sv = AsShared(*shared_var);
+  if (sv == nullptr) return absl::InvalidArgumentError("GetValue: not a shared variable");
+  if (!uploaded_.count(sv->container().get())) return get_value(shared_var);
+  absl::StatusOr<std::string> session = Session();
+  if (!session.ok()) return session.status();
+  v1::GetSharedRequest req;
+  req.set_session(*session);
+  req.set_name(stub_->NameOf(*sv));
+  grpc::ClientContext ctx;
+  v1::GetSharedResponse resp;
+  if (absl::Status s = FromGrpc(stub_->kiln->GetShared(&ctx, req, &resp)); !s.ok()) return s;
+  return FromProto(resp.value());
+}
+
+absl::Status Client::SetValue(const Var& shared_var, const Tensor& value) {
+  if (!shared_var.ok()) return shared_var.status();
+  const SharedVariable* sv = AsShared(*shared_var);
+  if (sv == nullptr) return absl::InvalidArgumentError("SetValue: not a shared variable");
+  if (absl::Status s = set_value(shared_var, value); !s.ok()) return s;
+  absl::StatusOr<std::string> session = Session();
+  if (!session.ok()) return session.status();
+  v1::SetSharedRequest req;
+  req.set_session(*session);
+  req.set_name(stub_->NameOf(*sv));
+  *req.mutable_value() = ToProto(value);
+  grpc::ClientContext ctx;
+  v1::SetSharedResponse resp;
+  if (absl::Status s = FromGrpc(stub_->kiln->SetShared(&ctx, req, &resp)); !s.ok()) return s;
+  uploaded_.insert(sv->container().get());
+  return absl::OkStatus();
+}
+
+absl::StatusOr<v1::GetStatsResponse> Client::Stats() {
+  grpc::ClientContext ctx;
+  v1::GetStatsResponse resp;
+  if (absl::Status s = FromGrpc(stub_->kiln->GetStats(&ctx, {}, &resp)); !s.ok()) return s;
+  return resp;
+}
+
+}  // namespace kiln::client

@@ -1,0 +1,85 @@
+// The C++ client of a Kiln server: build graphs with core's Aesara-like DSL, then compile,
+// execute, differentiate, optimize and print them on the server. Shared variables (kiln::shared)
+// live in the client's session on the server; the function's updates replace them there.
+#ifndef KILN_CLIENT_CPP_CLIENT_H_
+#define KILN_CLIENT_CPP_CLIENT_H_
+
+#include <memory>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "core/graph/var.h"
+#include "core/runtime/tensor.h"
+#include "kiln/v1/service.pb.h"
+
+namespace kiln::client {
+
+struct CompileOptions {
+  std::string mode;  // FAST_RUN (default), FAST_COMPILE or NONE
+  // (shared variable, new value) pairs, applied on the server after every output is computed.
+  std::vector<std::pair<Var, Var>> updates;
+  std::string on_unused_input;  // raise (default), warn or ignore
+};
+
+// A function compiled on the server. Keeps its request, so that Execute can compile it again
+// when the server has evicted it (NOT_FOUND) or restarted.
+struct RemoteFunction {
+  std::string id;
+  std::string source;  // where the server found it: "compiled", "memory" or "disk"
+  v1::FunctionSignature signature;
+  std::shared_ptr<const v1::CompileRequest> request;
+  std::vector<Var> shared;  // the shared variables it reads, bound by name in the session
+};
+
+class Client {
+ public:
+  // Connects to host:port and checks the protocol version (FAILED_PRECONDITION on a mismatch).
+  static absl::StatusOr<std::unique_ptr<Client>> Connect(const std::string& address);
+  ~Client();
+
+  // Compiles `outputs` as a function of `inputs`; shared variables in the graph become session
+  // bindings, and their values are sent to the session the first time.
+  absl::StatusOr<RemoteFunction> Compile(const std::vector<Var>& inputs,
+                                         const std::vector<Var>& outputs,
+                                         const CompileOptions& options = {});
+  // Runs f on one tensor per input, compiling it again if the server no longer has it.
+  absl::StatusOr<std::vector<Tensor>> Execute(RemoteFunction& f, const std::vector<Tensor>& args);
+  // Execute through ExecuteStream: tensors of any size, sent and received in chunks.
+  absl::StatusOr<std::vector<Tensor>> ExecuteStreamed(RemoteFunction& f,
+                                                      const std::vector<Tensor>& args);
+
+  // grad(cost, wrt) computed by the server, as variables of the caller's graph.
+  absl::StatusOr<std::vector<Var>> Grad(const Var& cost, const std::vector<Var>& wrt);
+  // The outputs after the server's optimizer (their inputs are the caller's variables).
+  absl::StatusOr<std::vector<Var>> Optimize(const std::vector<Var>& outputs,
+                                            const std::string& mode = "FAST_RUN");
+  // dprint text (format "dprint") or Graphviz DOT ("dot") of a graph or of a compiled function.
+  absl::StatusOr<std::string> Print(const std::vector<Var>& outputs,
+                                    const std::string& format = "dprint");
+  absl::StatusOr<std::string> Print(const RemoteFunction& f, const std::string& format = "dprint");
+
+  // A shared variable's value in the session, and its replacement.
+  absl::StatusOr<Tensor> GetValue(const Var& shared_var);
+  absl::Status SetValue(const Var& shared_var, const Tensor& value);
+  // The session holding this client's shared variables (created on first use).
+  absl::StatusOr<std::string> Session();
+
+  absl::StatusOr<v1::GetStatsResponse> Stats();
+  absl::StatusOr<v1::GetVersionResponse> Version();
+
+ private:
+  struct Stub;
+  explicit Client(std::unique_ptr<Stub> stub);
+  absl::StatusOr<RemoteFunction> CompileRequest(std::shared_ptr<const v1::CompileRequest> request,
+                                                std::vector<Var> shared);
+  std::unique_ptr<Stub> stub_;
+  std::string session_;
+  std::set<const void*> uploaded_;  // shared containers whose value the session has
+};
+
+}  // namespace kiln::client
+
+#endif  // KILN_CLIENT_CPP_CLIENT_H_

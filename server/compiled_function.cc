@@ -1,0 +1,218 @@
+#include "server/compiled_function.h"
+
+#include <cstring>
+#include <set>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "core/graph/canonical.h"
+#include "proto/convert/tensor_convert.h"
+#include "server/graph_requests.h"
+#include "server/version.h"
+
+namespace kiln::server {
+namespace {
+
+absl::StatusOr<OnUnusedInput> ParseOnUnusedInput(const std::string& s) {
+  if (s.empty() || s == "raise") return OnUnusedInput::kRaise;
+  if (s == "warn") return OnUnusedInput::kWarn;
+  if (s == "ignore") return OnUnusedInput::kIgnore;
+  return absl::InvalidArgumentError(
+      absl::StrCat("on_unused_input '", s, "': expected raise, warn or ignore"));
+}
+
+// Length-prefixed fields: 8 little-endian bytes of length, then the bytes.
+void PutField(std::string& out, std::string_view field) {
+  uint64_t n = field.size();
+  for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>((n >> (8 * i)) & 0xff));
+  out.append(field);
+}
+
+bool GetField(std::string_view& in, std::string_view* field) {
+  if (in.size() < 8) return false;
+  uint64_t n = 0;
+  for (int i = 0; i < 8; ++i) n |= uint64_t{static_cast<unsigned char>(in[i])} << (8 * i);
+  in.remove_prefix(8);
+  if (n > in.size()) return false;
+  *field = in.substr(0, n);
+  in.remove_prefix(n);
+  return true;
+}
+
+constexpr std::string_view kMagic = "KILNFN01";
+
+}  // namespace
+
+absl::StatusOr<CompileJob> PrepareCompile(const v1::CompileRequest& request,
+                                          const GraphLimits& limits) {
+  CompileJob job;
+  absl::StatusOr<std::string> parsed_mode = ParseMode(request.mode());
+  if (!parsed_mode.ok()) return parsed_mode.status();
+  const std::string& mode = *parsed_mode;
+  absl::StatusOr<OnUnusedInput> unused = ParseOnUnusedInput(request.on_unused_input());
+  if (!unused.ok()) return unused.status();
+  job.on_unused_input = *unused;
+
+  const v1::Graph& g = request.graph();
+  std::set<std::string> shared_names;
+  std::vector<std::string> shared_salt;
+  for (int i = 0; i < g.inputs_size(); ++i) {
+    const std::string& name = g.inputs(i).shared();
+    if (name.empty()) continue;
+    if (!shared_names.insert(name).second) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("input ", i, ": shared variable '", name, "' is bound twice"));
+    }
+    shared_salt.push_back(absl::StrCat(i, ":", name));
+  }
+  // The updates' new values become extra outputs, so that conversion checks them too.
+  v1::Graph with_updates = g;
+  std::set<uint32_t> updated;
+  std::vector<std::string> update_salt;
+  for (int u = 0; u < request.updates_size(); ++u) {
+    const v1::Update& update = request.updates(u);
+    if (update.input() >= static_cast<uint32_t>(g.inputs_size()) ||
+        g.inputs(update.input()).shared().empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "update ", u, ": input ", update.input(), " is not a shared input of the graph"));
+    }
+    if (!updated.insert(update.input()).second) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("update ", u, ": input ", update.input(), " is updated twice"));
+    }
+    *with_updates.add_outputs() = update.value();
+    update_salt.push_back(absl::StrCat(update.input()));
+  }
+  absl::StatusOr<ProtoGraph> graph = GraphFromProto(with_updates, limits);
+  if (!graph.ok()) return graph.status();
+  for (int u = 0; u < request.updates_size(); ++u) {
+    const Var& target = graph->inputs[request.updates(u).input()];
+    const Var& value = graph->outputs[g.outputs_size() + u];
+    if (value.dtype() != target.dtype() || value.ndim() != target.ndim()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "update ", u, ": the new value of shared variable '",
+          g.inputs(request.updates(u).input()).shared(), "' has type ",
+          value.type().ToString(), " but the variable has type ", target.type().ToString()));
+    }
+  }
+  const std::string salt =
+      absl::StrCat(kCompilerVersion, "|mode=", mode, "|outputs=", g.outputs_size(),
+                   "|unused=", job.on_unused_input == OnUnusedInput::kRaise ? "raise" : "other",
+                   "|shared=", absl::StrJoin(shared_salt, ","),
+                   "|updates=", absl::StrJoin(update_salt, ","));
+  absl::StatusOr<CanonicalGraph> canonical =
+      Canonicalize(graph->inputs, graph->outputs, salt);
+  if (!canonical.ok()) return canonical.status();
+  job.id = canonical->id;
+  job.canonical_form = absl::StrCat(canonical->form, "\n", salt);
+
+  v1::FunctionSignature& sig = job.signature;
+  for (int i = 0; i < g.inputs_size(); ++i) {
+    v1::Input* in = sig.add_inputs();
+    in->set_name(g.inputs(i).name());
+    in->set_shared(g.inputs(i).shared());
+    *in->mutable_type() = ToProto(*graph->inputs[i]->tensor_type());
+  }
+  for (int o = 0; o < g.outputs_size(); ++o) {
+    *sig.add_output_types() = ToProto(*graph->outputs[o]->tensor_type());
+  }
+  for (const v1::Update& update : request.updates()) sig.add_update_inputs(update.input());
+  sig.set_mode(mode);
+  job.graph = *std::move(graph);
+  return job;
+}
+
+int64_t CompiledFunction::bytes() const {
+  return static_cast<int64_t>(serialized.size() + canonical_form.size() + id.size()) + 4096;
+}
+
+absl::StatusOr<std::shared_ptr<const CompiledFunction>> Compile(const CompileJob& job) {
+  FunctionOptions options;
+  options.mode = job.signature.mode();
+  options.on_unused_input = job.on_unused_input;
+  absl::StatusOr<Function> f = Function::Make(job.graph.inputs, job.graph.outputs, options);
+  if (!f.ok()) return f.status();
+  absl::StatusOr<std::string> bytes = f->Serialize();
+  if (!bytes.ok()) return bytes.status();
+  return std::make_shared<const CompiledFunction>(CompiledFunction{
+      job.id, job.canonical_form, job.signature, *std::move(f), *std::move(bytes)});
+}
+
+std::string EncodeCompiled(const CompiledFunction& f) {
+  std::string out(kMagic);
+  PutField(out, f.id);
+  PutField(out, f.canonical_form);
+  PutField(out, f.signature.SerializeAsString());
+  PutField(out, f.serialized);
+  return out;
+}
+
+absl::StatusOr<std::shared_ptr<const CompiledFunction>> DecodeCompiled(std::string_view bytes) {
+  if (bytes.substr(0, kMagic.size()) != kMagic) {
+    return absl::DataLossError("not a compiled Kiln function (bad magic)");
+  }
+  bytes.remove_prefix(kMagic.size());
+  std::string_view id, form, sig, fn;
+  if (!GetField(bytes, &id) || !GetField(bytes, &form) || !GetField(bytes, &sig) ||
+      !GetField(bytes, &fn) || !bytes.empty()) {
+    return absl::DataLossError("a compiled Kiln function is truncated");
+  }
+  v1::FunctionSignature signature;
+  if (!signature.ParseFromArray(sig.data(), static_cast<int>(sig.size()))) {
+    return absl::DataLossError("a compiled Kiln function has a corrupt signature");
+  }
+  absl::StatusOr<Function> f = Function::Load(fn);
+  if (!f.ok()) return f.status();
+  return std::make_shared<const CompiledFunction>(CompiledFunction{
+      std::string(id), std::string(form), std::move(signature), *std::move(f), std::string(fn)});
+}
+
+absl::StatusOr<std::vector<Tensor>> Execute(const CompiledFunction& f, std::vector<Tensor> args,
+                                            Session* session,
+                                            const std::function<absl::Status()>& interrupt) {
+  const auto& inputs = f.signature.inputs();
+  std::vector<std::string> shared;
+  for (const v1::Input& in : inputs) {
+    if (!in.shared().empty()) shared.push_back(in.shared());
+  }
+  const size_t explicit_inputs = inputs.size() - shared.size();
+  if (args.size() != explicit_inputs) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the function takes ", explicit_inputs,
+                     " arguments (its inputs without `shared`) but was called with ", args.size()));
+  }
+  if (!shared.empty() && session == nullptr) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("the function reads shared variables (", absl::StrJoin(shared, ", "),
+                     "): Execute needs a session"));
+  }
+  const bool updates = f.signature.update_inputs_size() > 0;
+  std::unique_lock<std::mutex> update_lock;
+  if (updates) update_lock = std::unique_lock<std::mutex>(session->update_mutex());
+  std::vector<Tensor> values;
+  if (!shared.empty()) {
+    absl::StatusOr<std::vector<Tensor>> read = session->Read(shared);
+    if (!read.ok()) return read.status();
+    values = *std::move(read);
+  }
+  std::vector<Tensor> full;
+  full.reserve(inputs.size());
+  for (int i = 0, a = 0, s = 0; i < inputs.size(); ++i) {
+    full.push_back(inputs[i].shared().empty() ? std::move(args[a++]) : std::move(values[s++]));
+  }
+  absl::StatusOr<std::vector<Tensor>> out = f.function.Call(std::move(full), interrupt);
+  if (!out.ok()) return out.status();
+  const size_t n_out = f.signature.output_types_size();
+  if (updates) {
+    std::vector<std::pair<std::string, Tensor>> writes;
+    for (int u = 0; u < f.signature.update_inputs_size(); ++u) {
+      writes.emplace_back(inputs[f.signature.update_inputs(u)].shared(),
+                          std::move((*out)[n_out + u]));
+    }
+    session->Write(std::move(writes));
+  }
+  out->resize(n_out);
+  return out;
+}
+
+}  // namespace kiln::server

@@ -1,0 +1,57 @@
+// A compiled function as the server keeps it: the request's graph validated and canonicalized
+// (its id), then optimized and linked; its signature says which inputs are bound to a session's
+// shared variables and which of them its updates replace.
+#ifndef KILN_SERVER_COMPILED_FUNCTION_H_
+#define KILN_SERVER_COMPILED_FUNCTION_H_
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "core/runtime/function.h"
+#include "kiln/v1/service.pb.h"
+#include "proto/convert/graph_convert.h"
+#include "server/sessions.h"
+
+namespace kiln::server {
+
+// A validated compile request and its identity, before any optimization.
+struct CompileJob {
+  std::string id;              // hex SHA-256 of the canonical form and the salt
+  std::string canonical_form;  // compared on every cache hit: a collision is never served
+  ProtoGraph graph;            // outputs: the graph's, then the updates' new values
+  v1::FunctionSignature signature;
+  OnUnusedInput on_unused_input = OnUnusedInput::kRaise;
+};
+
+// Validates the request (graph, mode, updates) and computes its id; INVALID_ARGUMENT naming the
+// defect otherwise.
+absl::StatusOr<CompileJob> PrepareCompile(const v1::CompileRequest& request,
+                                          const GraphLimits& limits);
+
+struct CompiledFunction {
+  std::string id, canonical_form;
+  v1::FunctionSignature signature;
+  Function function;  // every graph input in order; outputs, then the updates' new values
+  std::string serialized;  // Function::Serialize, what the disk tier stores
+  int64_t bytes() const;   // what the function holds in memory, for the cache's byte budget
+};
+
+// Optimizes and links the job.
+absl::StatusOr<std::shared_ptr<const CompiledFunction>> Compile(const CompileJob& job);
+
+// The function as bytes with its identity and signature, and back (no re-optimization).
+std::string EncodeCompiled(const CompiledFunction& f);
+absl::StatusOr<std::shared_ptr<const CompiledFunction>> DecodeCompiled(std::string_view bytes);
+
+// Runs f on the explicit arguments, binding shared inputs from `session` (may be null when f
+// has none) and applying f's updates there atomically. `interrupt` is polled between nodes.
+absl::StatusOr<std::vector<Tensor>> Execute(const CompiledFunction& f, std::vector<Tensor> args,
+                                            Session* session,
+                                            const std::function<absl::Status()>& interrupt);
+
+}  // namespace kiln::server
+
+#endif  // KILN_SERVER_COMPILED_FUNCTION_H_

@@ -1,0 +1,97 @@
+#include "server/disk_cache.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "absl/strings/str_cat.h"
+#include "core/graph/canonical.h"
+
+namespace kiln::server {
+namespace {
+
+constexpr size_t kChecksumHex = 64;
+
+absl::Status Errno(absl::string_view what, const std::string& path) {
+  return absl::InternalError(absl::StrCat(what, " ", path, ": ", std::strerror(errno)));
+}
+
+}  // namespace
+
+bool IsFunctionId(std::string_view id) {
+  if (id.size() != 64) return false;
+  for (char c : id) {
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+  }
+  return true;
+}
+
+absl::StatusOr<DiskCache> DiskCache::Open(std::string dir) {
+  if (dir.empty()) return absl::InvalidArgumentError("the cache directory is empty");
+  if (mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) return Errno("cannot create", dir);
+  struct stat st;
+  if (stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    return absl::InvalidArgumentError(absl::StrCat(dir, " is not a directory"));
+  }
+  return DiskCache(std::move(dir));
+}
+
+std::string DiskCache::PathOf(const std::string& id) const {
+  return absl::StrCat(dir_, "/", id, ".kfn");
+}
+
+absl::Status DiskCache::Store(const std::string& id, std::string_view bytes) const {
+  if (!IsFunctionId(id)) return absl::InvalidArgumentError("not a function id");
+  static std::atomic<uint64_t> counter{0};
+  const std::string tmp =
+      absl::StrCat(dir_, "/.", id, ".", getpid(), ".", counter.fetch_add(1), ".tmp");
+  const std::string content = absl::StrCat(Sha256Hex(bytes), "\n", absl::string_view(bytes.data(), bytes.size()));
+  const int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return Errno("cannot create", tmp);
+  size_t written = 0;
+  while (written < content.size()) {
+    const ssize_t n = write(fd, content.data() + written, content.size() - written);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      close(fd);
+      unlink(tmp.c_str());
+      return Errno("cannot write", tmp);
+    }
+    written += static_cast<size_t>(n);
+  }
+  if (fsync(fd) != 0 || close(fd) != 0) {
+    unlink(tmp.c_str());
+    return Errno("cannot flush", tmp);
+  }
+  if (rename(tmp.c_str(), PathOf(id).c_str()) != 0) {
+    unlink(tmp.c_str());
+    return Errno("cannot rename", tmp);
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::string> DiskCache::Load(const std::string& id) const {
+  if (!IsFunctionId(id)) return absl::NotFoundError(absl::StrCat("no function '", id, "'"));
+  const std::string path = PathOf(id);
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::NotFoundError(absl::StrCat("no cached function ", id));
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  const std::string content = buffer.str();
+  std::string_view body(content);
+  if (body.size() < kChecksumHex + 1 || body[kChecksumHex] != '\n' ||
+      Sha256Hex(body.substr(kChecksumHex + 1)) != body.substr(0, kChecksumHex)) {
+    unlink(path.c_str());
+    return absl::DataLossError(absl::StrCat("cache entry ", path, " is corrupt; removed"));
+  }
+  return std::string(body.substr(kChecksumHex + 1));
+}
+
+}  // namespace kiln::server

@@ -1,0 +1,128 @@
+#include "server/function_cache.h"
+
+#include "absl/strings/str_cat.h"
+
+namespace kiln::server {
+
+const char* CacheSourceName(CacheSource source) {
+  switch (source) {
+    case CacheSource::kMemory:
+      return "memory";
+    case CacheSource::kDisk:
+      return "disk";
+    default:
+      return "compiled";
+  }
+}
+
+FunctionCache::FunctionCache(int64_t memory_bytes, std::optional<DiskCache> disk)
+    : memory_bytes_(memory_bytes), disk_(std::move(disk)) {}
+
+std::shared_ptr<const CompiledFunction> FunctionCache::LookupLocked(const std::string& id) {
+  auto it = entries_.find(id);
+  if (it == entries_.end()) return nullptr;
+  lru_.splice(lru_.begin(), lru_, it->second.lru);
+  return it->second.function;
+}
+
+void FunctionCache::InsertLocked(std::shared_ptr<const CompiledFunction> f) {
+  const std::string id = f->id;
+  if (entries_.count(id)) return;
+  lru_.push_front(id);
+  stats_.bytes += f->bytes();
+  entries_[id] = Entry{std::move(f), lru_.begin()};
+  // Evict from the least recently used end; the newest entry stays even when over budget.
+  while (stats_.bytes > static_cast<uint64_t>(memory_bytes_) && lru_.size() > 1) {
+    auto victim = entries_.find(lru_.back());
+    stats_.bytes -= victim->second.function->bytes();
+    entries_.erase(victim);
+    lru_.pop_back();
+    ++stats_.evictions;
+  }
+  stats_.entries = entries_.size();
+}
+
+std::shared_ptr<const CompiledFunction> FunctionCache::LoadFromDisk(const std::string& id) {
+  if (!disk_) return nullptr;
+  absl::StatusOr<std::string> bytes = disk_->Load(id);
+  if (!bytes.ok()) return nullptr;
+  absl::StatusOr<std::shared_ptr<const CompiledFunction>> f = DecodeCompiled(*bytes);
+  if (!f.ok() || (*f)->id != id) return nullptr;
+  return *std::move(f);
+}
+
+absl::StatusOr<std::shared_ptr<const CompiledFunction>> FunctionCache::GetOrCompile(
+    const CompileJob& job, CacheSource* source) {
+  std::promise<Result> promise;
+  {
+    std::unique_lock<std::mutex> lock(mutex_);
+    if (auto f = LookupLocked(job.id); f && f->canonical_form == job.canonical_form) {
+      ++stats_.memory_hits;
+      *source = CacheSource::kMemory;
+      return f;
+    }
+    if (auto it = inflight_.find(job.id); it != inflight_.end()) {
+      std::shared_future<Result> pending = it->second;
+      lock.unlock();
+      Result r = pending.get();
+      if (r.ok() && (*r)->canonical_form == job.canonical_form) {
+        std::lock_guard<std::mutex> relock(mutex_);
+        ++stats_.memory_hits;
+        *source = CacheSource::kMemory;
+        return r;
+      }
+      if (!r.ok()) return r;
+      // A collision with the other job: compile this one on its own, uncached.
+      *source = CacheSource::kCompiled;
+      return Compile(job);
+    }
+    inflight_.emplace(job.id, promise.get_future().share());
+  }
+  // This caller compiles (or loads) for everyone waiting on the id.
+  Result result;
+  CacheSource found = CacheSource::kCompiled;
+  if (auto f = LoadFromDisk(job.id); f && f->canonical_form == job.canonical_form) {
+    result = std::move(f);
+    found = CacheSource::kDisk;
+  } else {
+    result = Compile(job);
+    if (result.ok() && disk_) disk_->Store(job.id, EncodeCompiled(**result)).IgnoreError();
+  }
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (found == CacheSource::kDisk) {
+      ++stats_.disk_hits;
+    } else {
+      ++stats_.misses;
+      if (result.ok()) ++stats_.compiles;
+    }
+    if (result.ok()) InsertLocked(*result);
+    inflight_.erase(job.id);
+  }
+  promise.set_value(result);
+  *source = found;
+  return result;
+}
+
+absl::StatusOr<std::shared_ptr<const CompiledFunction>> FunctionCache::Find(
+    const std::string& id) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (auto f = LookupLocked(id)) return f;
+  }
+  if (auto f = LoadFromDisk(id)) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    ++stats_.disk_hits;
+    InsertLocked(f);
+    return f;
+  }
+  return absl::NotFoundError(
+      absl::StrCat("function ", id, " is not in the cache (unknown or evicted): compile it again"));
+}
+
+CacheStats FunctionCache::stats() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return stats_;
+}
+
+}  // namespace kiln::server

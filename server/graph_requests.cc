@@ -1,0 +1,103 @@
+#include "server/graph_requests.h"
+
+#include "absl/strings/str_cat.h"
+#include "core/graph/fgraph.h"
+#include "core/grad/gradient.h"
+#include "core/passes/passes.h"
+#include "core/text/dot.h"
+#include "core/text/dprint.h"
+
+namespace kiln::server {
+namespace {
+
+// The response graph keeps the request's input names and shared bindings.
+void KeepInputs(const v1::Graph& request, v1::Graph& response) {
+  for (int i = 0; i < request.inputs_size() && i < response.inputs_size(); ++i) {
+    response.mutable_inputs(i)->set_name(request.inputs(i).name());
+    response.mutable_inputs(i)->set_shared(request.inputs(i).shared());
+  }
+}
+
+std::vector<Var> AsVars(const std::vector<VariablePtr>& vs) {
+  return std::vector<Var>(vs.begin(), vs.end());
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> ParseMode(const std::string& mode) {
+  if (mode.empty()) return std::string("FAST_RUN");
+  if (mode == "FAST_RUN" || mode == "FAST_COMPILE" || mode == "NONE") return mode;
+  return absl::InvalidArgumentError(
+      absl::StrCat("mode '", mode, "': expected FAST_RUN, FAST_COMPILE or NONE"));
+}
+
+absl::StatusOr<v1::GradResponse> GradGraph(const v1::GradRequest& request,
+                                           const GraphLimits& limits) {
+  const v1::Graph& g = request.graph();
+  if (request.cost() >= static_cast<uint32_t>(g.outputs_size())) {
+    return absl::InvalidArgumentError(absl::StrCat("cost: output ", request.cost(), " of ",
+                                                   g.outputs_size(), " graph outputs"));
+  }
+  if (request.wrt_size() == 0) return absl::InvalidArgumentError("wrt: no variables");
+  GradOptions options;
+  const std::string& disconnected = request.disconnected_inputs();
+  if (disconnected.empty() || disconnected == "raise") {
+    options.disconnected_inputs = DisconnectedInputs::kRaise;
+  } else if (disconnected == "warn") {
+    options.disconnected_inputs = DisconnectedInputs::kWarn;
+  } else if (disconnected == "ignore") {
+    options.disconnected_inputs = DisconnectedInputs::kIgnore;
+  } else {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "disconnected_inputs '", disconnected, "': expected raise, warn or ignore"));
+  }
+  std::vector<std::string> warnings;
+  options.warnings = &warnings;
+  // The wrt references become extra outputs, so that conversion resolves and checks them.
+  v1::Graph with_wrt = g;
+  for (const v1::ValueRef& ref : request.wrt()) *with_wrt.add_outputs() = ref;
+  absl::StatusOr<ProtoGraph> graph = GraphFromProto(with_wrt, limits);
+  if (!graph.ok()) return graph.status();
+  const std::vector<Var> wrt(graph->outputs.begin() + g.outputs_size(), graph->outputs.end());
+  absl::StatusOr<std::vector<Var>> grads = grad(graph->outputs[request.cost()], wrt, options);
+  if (!grads.ok()) return grads.status();
+  absl::StatusOr<v1::Graph> out = GraphToProto(graph->inputs, *grads);
+  if (!out.ok()) return out.status();
+  v1::GradResponse response;
+  *response.mutable_graph() = *std::move(out);
+  KeepInputs(g, *response.mutable_graph());
+  return response;
+}
+
+absl::StatusOr<v1::OptimizeResponse> OptimizeGraph(const v1::OptimizeRequest& request,
+                                                   const GraphLimits& limits) {
+  absl::StatusOr<ProtoGraph> graph = GraphFromProto(request.graph(), limits);
+  if (!graph.ok()) return graph.status();
+  std::vector<VariablePtr> ins, outs;
+  for (const Var& v : graph->inputs) ins.push_back(v.ptr());
+  for (const Var& v : graph->outputs) outs.push_back(v.ptr());
+  auto fg = FunctionGraph::Make(std::move(ins), std::move(outs));
+  if (!fg.ok()) return fg.status();
+  absl::StatusOr<std::string> mode = ParseMode(request.mode());
+  if (!mode.ok()) return mode.status();
+  RewriteOptions options;
+  options.mode = *mode;
+  options.trace = false;
+  absl::StatusOr<RewriteReport> report = optimize(**fg, options);
+  if (!report.ok()) return report.status();
+  absl::StatusOr<v1::Graph> out = GraphToProto(AsVars((*fg)->inputs()), AsVars((*fg)->outputs()));
+  if (!out.ok()) return out.status();
+  v1::OptimizeResponse response;
+  *response.mutable_graph() = *std::move(out);
+  KeepInputs(request.graph(), *response.mutable_graph());
+  for (const auto& [rule, stats] : report->rules) {
+    if (stats.count > 0) response.add_rewrites(absl::StrCat(rule, ": ", stats.count));
+  }
+  return response;
+}
+
+std::string PrintGraph(const std::vector<Var>& outputs, v1::PrintRequest::Format format) {
+  return format == v1::PrintRequest::DOT ? ToDot(outputs) : DebugPrint(outputs);
+}
+
+}  // namespace kiln::server

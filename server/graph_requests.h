@@ -1,0 +1,34 @@
+// The service's requests that transform graphs rather than run them: Grad, Optimize and Print,
+// on kiln.v1 messages (no gRPC here, so they test without a server).
+#ifndef KILN_SERVER_GRAPH_REQUESTS_H_
+#define KILN_SERVER_GRAPH_REQUESTS_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "core/graph/var.h"
+#include "kiln/v1/service.pb.h"
+#include "proto/convert/graph_convert.h"
+
+namespace kiln::server {
+
+// The optimizer mode a request names: FAST_RUN when empty, FAST_COMPILE or NONE;
+// INVALID_ARGUMENT otherwise.
+absl::StatusOr<std::string> ParseMode(const std::string& mode);
+
+// The gradients of the request's cost with respect to its wrt, as a graph over the request's
+// inputs (their names and shared bindings kept).
+absl::StatusOr<v1::GradResponse> GradGraph(const v1::GradRequest& request,
+                                           const GraphLimits& limits);
+
+// The request's graph after the optimizer's phases for its mode, and the rewrites that fired.
+absl::StatusOr<v1::OptimizeResponse> OptimizeGraph(const v1::OptimizeRequest& request,
+                                                   const GraphLimits& limits);
+
+// dprint text or Graphviz DOT of the outputs.
+std::string PrintGraph(const std::vector<Var>& outputs, v1::PrintRequest::Format format);
+
+}  // namespace kiln::server
+
+#endif  // KILN_SERVER_GRAPH_REQUESTS_H_

@@ -1,0 +1,90 @@
+// kiln-server: the Kiln gRPC service on its embedded defaults (port 50051, an in-memory cache of
+// 1 GiB, one worker per core). Every flag also reads an environment variable (KILN_PORT...).
+// SIGTERM or SIGINT shut it down gracefully: in-flight calls finish, then it exits.
+#include <signal.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "server/log.h"
+#include "server/server.h"
+
+namespace {
+
+std::string EnvOr(const char* name, const std::string& fallback) {
+  const char* v = std::getenv(name);
+  return v != nullptr && *v != '\0' ? std::string(v) : fallback;
+}
+
+int64_t EnvOr(const char* name, int64_t fallback) {
+  const char* v = std::getenv(name);
+  return v != nullptr && *v != '\0' ? std::strtoll(v, nullptr, 10) : fallback;
+}
+
+}  // namespace
+
+ABSL_FLAG(std::string, host, EnvOr("KILN_HOST", "0.0.0.0"), "address to listen on (KILN_HOST)");
+ABSL_FLAG(int, port, EnvOr("KILN_PORT", 50051), "gRPC port; 0 picks a free one (KILN_PORT)");
+ABSL_FLAG(int, metrics_port, EnvOr("KILN_METRICS_PORT", 9464),
+          "Prometheus /metrics port; -1 disables it (KILN_METRICS_PORT)");
+ABSL_FLAG(int, threads, EnvOr("KILN_THREADS", 0),
+          "workers compiling and executing; 0: one per core (KILN_THREADS)");
+ABSL_FLAG(int64_t, cache_bytes, EnvOr("KILN_CACHE_BYTES", int64_t{1} << 30),
+          "byte budget of the in-memory function cache (KILN_CACHE_BYTES)");
+ABSL_FLAG(std::string, cache_dir, EnvOr("KILN_CACHE_DIR", ""),
+          "directory of compiled functions kept across restarts; empty: none (KILN_CACHE_DIR)");
+ABSL_FLAG(int, max_message_bytes, EnvOr("KILN_MAX_MESSAGE_BYTES", 64 << 20),
+          "largest gRPC message (KILN_MAX_MESSAGE_BYTES)");
+ABSL_FLAG(int64_t, max_nodes, EnvOr("KILN_MAX_NODES", 100000),
+          "most nodes in one graph (KILN_MAX_NODES)");
+ABSL_FLAG(int64_t, max_tensor_bytes, EnvOr("KILN_MAX_TENSOR_BYTES", int64_t{1} << 30),
+          "largest tensor or constant (KILN_MAX_TENSOR_BYTES)");
+ABSL_FLAG(int, max_concurrent_executions, EnvOr("KILN_MAX_CONCURRENT_EXECUTIONS", 64),
+          "executions running at once; more are RESOURCE_EXHAUSTED (KILN_MAX_CONCURRENT_EXECUTIONS)");
+ABSL_FLAG(std::string, log_level, EnvOr("KILN_LOG_LEVEL", "info"),
+          "debug, info, warning or error (KILN_LOG_LEVEL)");
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage("kiln-server: the Kiln graph-compilation service over gRPC");
+  absl::ParseCommandLine(argc, argv);
+  using namespace kiln::server;
+  LogLevel level;
+  if (!ParseLogLevel(absl::GetFlag(FLAGS_log_level), &level)) {
+    std::fprintf(stderr, "kiln-server: --log_level must be debug, info, warning or error\n");
+    return 2;
+  }
+  SetLogLevel(level);
+
+  // SIGTERM and SIGINT are taken by sigwait below, never by a handler in another thread.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  ServerOptions options;
+  options.host = absl::GetFlag(FLAGS_host);
+  options.port = absl::GetFlag(FLAGS_port);
+  options.metrics_port = absl::GetFlag(FLAGS_metrics_port);
+  options.threads = absl::GetFlag(FLAGS_threads);
+  options.cache_bytes = absl::GetFlag(FLAGS_cache_bytes);
+  options.cache_dir = absl::GetFlag(FLAGS_cache_dir);
+  options.max_message_bytes = absl::GetFlag(FLAGS_max_message_bytes);
+  options.limits.max_nodes = absl::GetFlag(FLAGS_max_nodes);
+  options.limits.max_tensor_bytes = absl::GetFlag(FLAGS_max_tensor_bytes);
+  options.limits.max_concurrent_executions = absl::GetFlag(FLAGS_max_concurrent_executions);
+  absl::StatusOr<std::unique_ptr<Server>> server = Server::Start(options);
+  if (!server.ok()) {
+    Log(LogLevel::kError, "cannot start", {{"error", server.status().ToString()}});
+    return 1;
+  }
+  int sig = 0;
+  sigwait(&signals, &sig);
+  Log(LogLevel::kInfo, "shutting down", {{"signal", sig == SIGTERM ? "SIGTERM" : "SIGINT"}});
+  (*server)->Shutdown();
+  return 0;
+}

@@ -1,0 +1,57 @@
+// The server's counters and histograms, rendered in Prometheus's text format for /metrics.
+#ifndef KILN_SERVER_METRICS_H_
+#define KILN_SERVER_METRICS_H_
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+
+#include "absl/status/status.h"
+#include "server/function_cache.h"
+
+namespace kiln::server {
+
+// A histogram of durations in seconds over fixed buckets.
+class Histogram {
+ public:
+  static constexpr std::array<double, 12> kBounds = {1e-4, 2.5e-4, 5e-4, 1e-3, 2.5e-3, 5e-3,
+                                                     1e-2, 5e-2,   0.1,  0.5,  1,      5};
+  void Observe(double seconds);
+  // The histogram's lines for metric `name`, labels `labels` ("" or `tier="memory"`).
+  std::string Render(const std::string& name, const std::string& labels) const;
+  uint64_t count() const { return count_; }
+
+ private:
+  std::array<uint64_t, kBounds.size() + 1> counts_{};
+  double sum_ = 0;
+  uint64_t count_ = 0;
+};
+
+class Metrics {
+ public:
+  // One finished RPC: its method and status code.
+  void CountRequest(const std::string& method, absl::StatusCode code);
+  // A Compile's duration, by where the function came from.
+  void ObserveCompile(double seconds, CacheSource source);
+  void ObserveExecute(double seconds);
+  void AddBytes(int64_t in, int64_t out);
+  uint64_t requests() const;
+  uint64_t errors() const;
+  uint64_t executions() const;
+  // Every metric, the cache's and the sessions' included.
+  std::string Render(const CacheStats& cache, size_t sessions) const;
+
+ private:
+  mutable std::mutex mutex_;
+  std::map<std::string, uint64_t> requests_;             // by method
+  std::map<std::pair<std::string, int>, uint64_t> errors_;  // by method and code
+  std::map<CacheSource, Histogram> compile_;
+  Histogram execute_;
+  uint64_t bytes_in_ = 0, bytes_out_ = 0;
+};
+
+}  // namespace kiln::server
+
+#endif  // KILN_SERVER_METRICS_H_

@@ -1,0 +1,59 @@
+// A running Kiln server: the gRPC service (with grpc.health.v1 and reflection), its cache,
+// sessions, thread pool, and the Prometheus endpoint. kiln-server's main and the integration
+// tests both start it through here.
+#ifndef KILN_SERVER_SERVER_H_
+#define KILN_SERVER_SERVER_H_
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "server/service.h"
+
+namespace kiln::server {
+
+struct ServerOptions {
+  std::string host = "0.0.0.0";
+  int port = 50051;  // 0: any free port (see Server::port)
+  int threads = 0;   // the pool's workers; 0: one per core
+  int64_t cache_bytes = int64_t{1} << 30;
+  std::string cache_dir;  // empty: no disk tier
+  int max_message_bytes = 64 << 20;
+  ServiceLimits limits;
+  int metrics_port = -1;  // -1: no HTTP endpoint; 0: any free port
+};
+
+class Server {
+ public:
+  static absl::StatusOr<std::unique_ptr<Server>> Start(const ServerOptions& options);
+  ~Server();
+
+  int port() const { return port_; }
+  int metrics_port() const { return metrics_port_; }
+  // Stops taking calls, lets in-flight ones finish (cancelling those still running after
+  // `grace`), drains the pool and stops the HTTP endpoint. Safe to call twice.
+  void Shutdown(std::chrono::milliseconds grace = std::chrono::seconds(10));
+
+  const FunctionCache& cache() const { return *cache_; }
+  // The Prometheus text of /metrics.
+  std::string MetricsText() const;
+
+ private:
+  struct Http;
+  Server() = default;
+  Metrics metrics_;
+  SessionStore sessions_;
+  std::unique_ptr<FunctionCache> cache_;
+  std::unique_ptr<KilnService> service_;
+  std::unique_ptr<ThreadPool> pool_;
+  std::unique_ptr<grpc::Server> grpc_;
+  std::unique_ptr<Http> http_;
+  int port_ = 0, metrics_port_ = -1;
+  bool stopped_ = false;
+};
+
+}  // namespace kiln::server
+
+#endif  // KILN_SERVER_SERVER_H_

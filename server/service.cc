@@ -1,0 +1,316 @@
+#include "server/service.h"
+
+#include <chrono>
+
+#include "absl/strings/str_cat.h"
+#include "proto/convert/tensor_convert.h"
+#include "server/graph_requests.h"
+#include "server/log.h"
+#include "server/version.h"
+
+namespace kiln::server {
+namespace {
+
+double SecondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// Polled between nodes: the caller's deadline and cancellation.
+std::function<absl::Status()> Interrupt(grpc::CallbackServerContext* ctx) {
+  return [ctx] {
+    if (ctx->IsCancelled()) return absl::CancelledError("the call was cancelled");
+    if (ctx->deadline() < std::chrono::system_clock::now()) {
+      return absl::DeadlineExceededError("the deadline passed during execution");
+    }
+    return absl::OkStatus();
+  };
+}
+
+GraphLimits GraphLimitsOf(const ServiceLimits& limits) {
+  GraphLimits g;
+  g.max_nodes = limits.max_nodes;
+  g.max_constant_bytes = limits.max_tensor_bytes;
+  return g;
+}
+
+absl::Status CheckNodes(const v1::Graph& graph, const ServiceLimits& limits) {
+  if (graph.nodes_size() > limits.max_nodes) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("the graph has ", graph.nodes_size(),
+                     " nodes, more than this server's limit of ", limits.max_nodes));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+grpc::Status ToGrpc(const absl::Status& status) {
+  if (status.ok()) return grpc::Status::OK;
+  return grpc::Status(static_cast<grpc::StatusCode>(status.code()),
+                      std::string(status.message()));
+}
+
+KilnService::KilnService(FunctionCache& cache, SessionStore& sessions, Metrics& metrics,
+                         ThreadPool& pool, ServiceLimits limits)
+    : cache_(cache), sessions_(sessions), metrics_(metrics), pool_(pool), limits_(limits) {}
+
+template <typename Fn>
+KilnService::Reactor* KilnService::Handle(const char* method, Ctx* ctx, bool offload, Fn fn) {
+  Reactor* reactor = ctx->DefaultReactor();
+  auto finish = [this, method, reactor, fn = std::move(fn)]() mutable {
+    absl::Status status;
+    try {
+      status = fn();
+    } catch (const std::exception& e) {  // a bug or an allocation failure: never a crash
+      status = absl::InternalError(absl::StrCat(method, ": ", e.what()));
+    }
+    metrics_.CountRequest(method, status.code());
+    if (!status.ok()) {
+      Log(status.code() == absl::StatusCode::kInternal ? LogLevel::kError : LogLevel::kDebug,
+          "request failed",
+          {{"method", method},
+           {"code", absl::StatusCodeToString(status.code())},
+           {"error", std::string(status.message())}});
+    }
+    reactor->Finish(ToGrpc(status));
+  };
+  if (offload) {
+    pool_.Schedule(std::move(finish));
+  } else {
+    finish();
+  }
+  return reactor;
+}
+
+KilnService::Reactor* KilnService::GetVersion(Ctx* ctx, const v1::GetVersionRequest* req,
+                                              v1::GetVersionResponse* resp) {
+  return Handle("GetVersion", ctx, false, [req, resp] {
+    resp->set_protocol(kProtocolVersion);
+    resp->set_compiler_version(kCompilerVersion);
+    resp->set_server_version(kServerVersion);
+    if (req->client_protocol() != 0 && req->client_protocol() != kProtocolVersion) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("this server speaks protocol ", kProtocolVersion, ", the client ",
+                       req->client_protocol()));
+    }
+    return absl::OkStatus();
+  });
+}
+
+KilnService::Reactor* KilnService::Compile(Ctx* ctx, const v1::CompileRequest* req,
+                                           v1::CompileResponse* resp) {
+  return Handle("Compile", ctx, true, [this, req, resp] {
+    const auto start = std::chrono::steady_clock::now();
+    if (absl::Status s = CheckNodes(req->graph(), limits_); !s.ok()) return s;
+    absl::StatusOr<CompileJob> job = PrepareCompile(*req, GraphLimitsOf(limits_));
+    if (!job.ok()) return job.status();
+    CacheSource source;
+    absl::StatusOr<std::shared_ptr<const CompiledFunction>> f = cache_.GetOrCompile(*job, &source);
+    if (!f.ok()) return f.status();
+    resp->set_function_id((*f)->id);
+    *resp->mutable_signature() = (*f)->signature;
+    resp->set_source(CacheSourceName(source));
+    if (req->return_optimized()) {
+      const FunctionGraph& fg = (*f)->function.fgraph();
+      absl::StatusOr<v1::Graph> g =
+          GraphToProto(std::vector<Var>(fg.inputs().begin(), fg.inputs().end()),
+                       std::vector<Var>(fg.outputs().begin(), fg.outputs().end()));
+      if (!g.ok()) return g.status();
+      *resp->mutable_optimized() = *std::move(g);
+    }
+    metrics_.ObserveCompile(SecondsSince(start), source);
+    if (source == CacheSource::kCompiled) {
+      Log(LogLevel::kInfo, "compiled",
+          {{"function_id", (*f)->id},
+           {"nodes", absl::StrCat((*f)->function.fgraph().num_nodes())},
+           {"ms", absl::StrCat(SecondsSince(start) * 1e3)}});
+    }
+    return absl::OkStatus();
+  });
+}
+
+absl::StatusOr<std::vector<Tensor>> KilnService::RunExecution(Ctx* ctx,
+                                                              const std::string& function_id,
+                                                              const std::string& session,
+                                                              std::vector<Tensor> args) {
+  const auto start = std::chrono::steady_clock::now();
+  absl::StatusOr<std::shared_ptr<const CompiledFunction>> f = cache_.Find(function_id);
+  if (!f.ok()) return f.status();
+  std::shared_ptr<Session> s;
+  if (!session.empty()) {
+    absl::StatusOr<std::shared_ptr<Session>> found = sessions_.Get(session);
+    if (!found.ok()) return found.status();
+    s = *std::move(found);
+  }
+  if (executions_.fetch_add(1) >= limits_.max_concurrent_executions) {
+    executions_.fetch_sub(1);
+    return absl::ResourceExhaustedError(
+        absl::StrCat("this server already runs its limit of ", limits_.max_concurrent_executions,
+                     " executions; retry later"));
+  }
+  absl::StatusOr<std::vector<Tensor>> out =
+      server::Execute(**f, std::move(args), s.get(), Interrupt(ctx));
+  executions_.fetch_sub(1);
+  metrics_.ObserveExecute(SecondsSince(start));
+  return out;
+}
+
+KilnService::Reactor* KilnService::Execute(Ctx* ctx, const v1::ExecuteRequest* req,
+                                           v1::ExecuteResponse* resp) {
+  return Handle("Execute", ctx, true, [this, ctx, req, resp] {
+    std::vector<Tensor> args;
+    int64_t bytes_in = 0;
+    for (int i = 0; i < req->args_size(); ++i) {
+      if (static_cast<int64_t>(req->args(i).data().size()) > limits_.max_tensor_bytes) {
+        return absl::ResourceExhaustedError(
+            absl::StrCat("argument ", i, " has ", req->args(i).data().size(),
+                         " bytes, more than this server's limit of ", limits_.max_tensor_bytes));
+      }
+      absl::StatusOr<Tensor> t = FromProto(req->args(i), limits_.max_tensor_bytes);
+      if (!t.ok()) return absl::InvalidArgumentError(absl::StrCat("argument ", i, ": ",
+                                                                  t.status().message()));
+      bytes_in += req->args(i).data().size();
+      args.push_back(*std::move(t));
+    }
+    absl::StatusOr<std::vector<Tensor>> out =
+        RunExecution(ctx, req->function_id(), req->session(), std::move(args));
+    if (!out.ok()) return out.status();
+    int64_t bytes_out = 0;
+    for (const Tensor& t : *out) {
+      *resp->add_outputs() = ToProto(t);
+      bytes_out += t.nbytes();
+    }
+    metrics_.AddBytes(bytes_in, bytes_out);
+    return absl::OkStatus();
+  });
+}
+
+KilnService::Reactor* KilnService::Grad(Ctx* ctx, const v1::GradRequest* req,
+                                        v1::GradResponse* resp) {
+  return Handle("Grad", ctx, true, [this, req, resp] {
+    if (absl::Status s = CheckNodes(req->graph(), limits_); !s.ok()) return s;
+    absl::StatusOr<v1::GradResponse> r = GradGraph(*req, GraphLimitsOf(limits_));
+    if (!r.ok()) return r.status();
+    *resp = *std::move(r);
+    return absl::OkStatus();
+  });
+}
+
+KilnService::Reactor* KilnService::Optimize(Ctx* ctx, const v1::OptimizeRequest* req,
+                                            v1::OptimizeResponse* resp) {
+  return Handle("Optimize", ctx, true, [this, req, resp] {
+    if (absl::Status s = CheckNodes(req->graph(), limits_); !s.ok()) return s;
+    absl::StatusOr<v1::OptimizeResponse> r = OptimizeGraph(*req, GraphLimitsOf(limits_));
+    if (!r.ok()) return r.status();
+    *resp = *std::move(r);
+    return absl::OkStatus();
+  });
+}
+
+KilnService::Reactor* KilnService::Print(Ctx* ctx, const v1::PrintRequest* req,
+                                         v1::PrintResponse* resp) {
+  return Handle("Print", ctx, true, [this, req, resp] {
+    if (req->has_graph()) {
+      if (absl::Status s = CheckNodes(req->graph(), limits_); !s.ok()) return s;
+      absl::StatusOr<ProtoGraph> g = GraphFromProto(req->graph(), GraphLimitsOf(limits_));
+      if (!g.ok()) return g.status();
+      resp->set_text(PrintGraph(g->outputs, req->format()));
+      return absl::OkStatus();
+    }
+    absl::StatusOr<std::shared_ptr<const CompiledFunction>> f = cache_.Find(req->function_id());
+    if (!f.ok()) return f.status();
+    const auto& outs = (*f)->function.fgraph().outputs();
+    resp->set_text(PrintGraph(std::vector<Var>(outs.begin(), outs.end()), req->format()));
+    return absl::OkStatus();
+  });
+}
+
+KilnService::Reactor* KilnService::CreateSession(Ctx* ctx, const v1::CreateSessionRequest*,
+                                                 v1::CreateSessionResponse* resp) {
+  return Handle("CreateSession", ctx, false, [this, resp] {
+    resp->set_session(sessions_.Create());
+    return absl::OkStatus();
+  });
+}
+
+KilnService::Reactor* KilnService::DeleteSession(Ctx* ctx, const v1::DeleteSessionRequest* req,
+                                                 v1::DeleteSessionResponse*) {
+  return Handle("DeleteSession", ctx, false, [this, req] {
+    return sessions_.Delete(req->session());
+  });
+}
+
+KilnService::Reactor* KilnService::SetShared(Ctx* ctx, const v1::SetSharedRequest* req,
+                                             v1::SetSharedResponse*) {
+  return Handle("SetShared", ctx, false, [this, req] {
+    if (req->name().empty()) return absl::InvalidArgumentError("SetShared: the name is empty");
+    absl::StatusOr<std::shared_ptr<Session>> s = sessions_.Get(req->session());
+    if (!s.ok()) return s.status();
+    absl::StatusOr<Tensor> value = FromProto(req->value(), limits_.max_tensor_bytes);
+    if (!value.ok()) return value.status();
+    (*s)->Write({{req->name(), *std::move(value)}});
+    return absl::OkStatus();
+  });
+}
+
+KilnService::Reactor* KilnService::GetShared(Ctx* ctx, const v1::GetSharedRequest* req,
+                                             v1::GetSharedResponse* resp) {
+  return Handle("GetShared", ctx, false, [this, req, resp] {
+    absl::StatusOr<std::shared_ptr<Session>> s = sessions_.Get(req->session());
+    if (!s.ok()) return s.status();
+    absl::StatusOr<Tensor> value = (*s)->Get(req->name());
+    if (!value.ok()) return value.status();
+    *resp->mutable_value() = ToProto(*value);
+    return absl::OkStatus();
+  });
+}
+
+KilnService::Reactor* KilnService::DeleteShared(Ctx* ctx, const v1::DeleteSharedRequest* req,
+                                                v1::DeleteSharedResponse*) {
+  return Handle("DeleteShared", ctx, false, [this, req] {
+    absl::StatusOr<std::shared_ptr<Session>> s = sessions_.Get(req->session());
+    if (!s.ok()) return s.status();
+    return (*s)->Delete(req->name());
+  });
+}
+
+KilnService::Reactor* KilnService::ListShared(Ctx* ctx, const v1::ListSharedRequest* req,
+                                              v1::ListSharedResponse* resp) {
+  return Handle("ListShared", ctx, false, [this, req, resp] {
+    absl::StatusOr<std::shared_ptr<Session>> s = sessions_.Get(req->session());
+    if (!s.ok()) return s.status();
+    for (const auto& [name, value] : (*s)->List()) {
+      v1::Input* v = resp->add_variables();
+      v->set_name(name);
+      v->set_shared(name);
+      v->mutable_type()->set_dtype(ToProto(value.dtype()));
+      for (int64_t d : value.shape()) {
+        v1::StaticDim* dim = v->mutable_type()->add_shape();
+        dim->set_known(true);
+        dim->set_size(d);
+      }
+    }
+    return absl::OkStatus();
+  });
+}
+
+KilnService::Reactor* KilnService::GetStats(Ctx* ctx, const v1::GetStatsRequest*,
+                                            v1::GetStatsResponse* resp) {
+  return Handle("GetStats", ctx, false, [this, resp] {
+    const CacheStats c = cache_.stats();
+    resp->set_compiles(c.compiles);
+    resp->set_memory_hits(c.memory_hits);
+    resp->set_disk_hits(c.disk_hits);
+    resp->set_misses(c.misses);
+    resp->set_evictions(c.evictions);
+    resp->set_cached_functions(c.entries);
+    resp->set_cached_bytes(c.bytes);
+    resp->set_executions(metrics_.executions());
+    resp->set_sessions(sessions_.size());
+    resp->set_requests(metrics_.requests());
+    resp->set_errors(metrics_.errors());
+    return absl::OkStatus();
+  });
+}
+
+}  // namespace kiln::server

@@ -1,0 +1,84 @@
+// kiln.v1.Kiln over gRPC's callback API: each call is validated, then handed to the server's
+// thread pool, which compiles or executes and finishes the call. A thin layer over
+// compiled_function, function_cache, sessions and graph_requests.
+#ifndef KILN_SERVER_SERVICE_H_
+#define KILN_SERVER_SERVICE_H_
+
+#include <atomic>
+#include <cstdint>
+
+#include "kiln/v1/service.grpc.pb.h"
+#include "server/function_cache.h"
+#include "server/metrics.h"
+#include "server/sessions.h"
+#include "server/thread_pool.h"
+
+namespace kiln::server {
+
+// Per-request limits; exceeding one is RESOURCE_EXHAUSTED.
+struct ServiceLimits {
+  int64_t max_nodes = 100000;
+  int64_t max_tensor_bytes = int64_t{1} << 30;
+  int max_concurrent_executions = 64;
+};
+
+class KilnService final : public v1::Kiln::CallbackService {
+ public:
+  KilnService(FunctionCache& cache, SessionStore& sessions, Metrics& metrics, ThreadPool& pool,
+              ServiceLimits limits);
+
+  using Ctx = grpc::CallbackServerContext;
+  using Reactor = grpc::ServerUnaryReactor;
+  Reactor* GetVersion(Ctx* ctx, const v1::GetVersionRequest* req,
+                      v1::GetVersionResponse* resp) override;
+  Reactor* Compile(Ctx* ctx, const v1::CompileRequest* req, v1::CompileResponse* resp) override;
+  Reactor* Execute(Ctx* ctx, const v1::ExecuteRequest* req, v1::ExecuteResponse* resp) override;
+  grpc::ServerBidiReactor<v1::ExecuteStreamRequest, v1::TensorChunk>* ExecuteStream(
+      Ctx* ctx) override;
+  Reactor* Grad(Ctx* ctx, const v1::GradRequest* req, v1::GradResponse* resp) override;
+  Reactor* Optimize(Ctx* ctx, const v1::OptimizeRequest* req,
+                    v1::OptimizeResponse* resp) override;
+  Reactor* Print(Ctx* ctx, const v1::PrintRequest* req, v1::PrintResponse* resp) override;
+  Reactor* CreateSession(Ctx* ctx, const v1::CreateSessionRequest* req,
+                         v1::CreateSessionResponse* resp) override;
+  Reactor* DeleteSession(Ctx* ctx, const v1::DeleteSessionRequest* req,
+                         v1::DeleteSessionResponse* resp) override;
+  Reactor* SetShared(Ctx* ctx, const v1::SetSharedRequest* req,
+                     v1::SetSharedResponse* resp) override;
+  Reactor* GetShared(Ctx* ctx, const v1::GetSharedRequest* req,
+                     v1::GetSharedResponse* resp) override;
+  Reactor* DeleteShared(Ctx* ctx, const v1::DeleteSharedRequest* req,
+                        v1::DeleteSharedResponse* resp) override;
+  Reactor* ListShared(Ctx* ctx, const v1::ListSharedRequest* req,
+                      v1::ListSharedResponse* resp) override;
+  Reactor* GetStats(Ctx* ctx, const v1::GetStatsRequest* req,
+                    v1::GetStatsResponse* resp) override;
+
+  // Runs an execution of `function_id` with the arguments (shared by Execute and
+  // ExecuteStream): limits, session binding, the run with deadline and cancellation, metrics.
+  absl::StatusOr<std::vector<Tensor>> RunExecution(Ctx* ctx, const std::string& function_id,
+                                                   const std::string& session,
+                                                   std::vector<Tensor> args);
+  Metrics& metrics() { return metrics_; }
+  ThreadPool& pool() { return pool_; }
+  const ServiceLimits& limits() const { return limits_; }
+
+ private:
+  // Finishes the call with fn's status; on the pool when `offload`, else inline.
+  template <typename Fn>
+  Reactor* Handle(const char* method, Ctx* ctx, bool offload, Fn fn);
+
+  FunctionCache& cache_;
+  SessionStore& sessions_;
+  Metrics& metrics_;
+  ThreadPool& pool_;
+  const ServiceLimits limits_;
+  std::atomic<int> executions_{0};
+};
+
+// The gRPC status of an absl::Status: same code and message.
+grpc::Status ToGrpc(const absl::Status& status);
+
+}  // namespace kiln::server
+
+#endif  // KILN_SERVER_SERVICE_H_
