@@ -73,8 +73,8 @@ absl::StatusOr<CompileJob> PrepareCompile(const v1::CompileRequest& request,
     const v1::Update& update = request.updates(u);
     if (update.input() >= static_cast<uint32_t>(g.inputs_size()) ||
         g.inputs(update.input()).shared().empty()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "update ", u, ": input ", update.input(), " is not a shared input of the graph"));
+      return absl::InvalidArgumentError(absl::StrCat("update ", u, ": input ", update.input(),
+                                                     " is not a shared input of the graph"));
     }
     if (!updated.insert(update.input()).second) {
       return absl::InvalidArgumentError(
@@ -91,17 +91,15 @@ absl::StatusOr<CompileJob> PrepareCompile(const v1::CompileRequest& request,
     if (value.dtype() != target.dtype() || value.ndim() != target.ndim()) {
       return absl::InvalidArgumentError(absl::StrCat(
           "update ", u, ": the new value of shared variable '",
-          g.inputs(request.updates(u).input()).shared(), "' has type ",
-          value.type().ToString(), " but the variable has type ", target.type().ToString()));
+          g.inputs(request.updates(u).input()).shared(), "' has type ", value.type().ToString(),
+          " but the variable has type ", target.type().ToString()));
     }
   }
-  const std::string salt =
-      absl::StrCat(kCompilerVersion, "|mode=", mode, "|outputs=", g.outputs_size(),
-                   "|unused=", job.on_unused_input == OnUnusedInput::kRaise ? "raise" : "other",
-                   "|shared=", absl::StrJoin(shared_salt, ","),
-                   "|updates=", absl::StrJoin(update_salt, ","));
-  absl::StatusOr<CanonicalGraph> canonical =
-      Canonicalize(graph->inputs, graph->outputs, salt);
+  const std::string salt = absl::StrCat(
+      kCompilerVersion, "|mode=", mode, "|outputs=", g.outputs_size(),
+      "|unused=", job.on_unused_input == OnUnusedInput::kRaise ? "raise" : "other",
+      "|shared=", absl::StrJoin(shared_salt, ","), "|updates=", absl::StrJoin(update_salt, ","));
+  absl::StatusOr<CanonicalGraph> canonical = Canonicalize(graph->inputs, graph->outputs, salt);
   if (!canonical.ok()) return canonical.status();
   job.id = canonical->id;
   job.canonical_form = absl::StrCat(canonical->form, "\n", salt);
@@ -182,9 +180,9 @@ absl::StatusOr<std::vector<Tensor>> Execute(const CompiledFunction& f, std::vect
                      " arguments (its inputs without `shared`) but was called with ", args.size()));
   }
   if (!shared.empty() && session == nullptr) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("the function reads shared variables (", absl::StrJoin(shared, ", "),
-                     "): Execute needs a session"));
+    return absl::FailedPreconditionError(absl::StrCat("the function reads shared variables (",
+                                                      absl::StrJoin(shared, ", "),
+                                                      "): Execute needs a session"));
   }
   const bool updates = f.signature.update_inputs_size() > 0;
   std::unique_lock<std::mutex> update_lock;

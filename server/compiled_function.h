@@ -34,7 +34,7 @@ absl::StatusOr<CompileJob> PrepareCompile(const v1::CompileRequest& request,
 struct CompiledFunction {
   std::string id, canonical_form;
   v1::FunctionSignature signature;
-  Function function;  // every graph input in order; outputs, then the updates' new values
+  Function function;       // every graph input in order; outputs, then the updates' new values
   std::string serialized;  // Function::Serialize, what the disk tier stores
   int64_t bytes() const;   // what the function holds in memory, for the cache's byte budget
 };

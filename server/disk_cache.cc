@@ -52,7 +52,8 @@ absl::Status DiskCache::Store(const std::string& id, std::string_view bytes) con
   static std::atomic<uint64_t> counter{0};
   const std::string tmp =
       absl::StrCat(dir_, "/.", id, ".", getpid(), ".", counter.fetch_add(1), ".tmp");
-  const std::string content = absl::StrCat(Sha256Hex(bytes), "\n", absl::string_view(bytes.data(), bytes.size()));
+  const std::string content =
+      absl::StrCat(Sha256Hex(bytes), "\n", absl::string_view(bytes.data(), bytes.size()));
   const int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return Errno("cannot create", tmp);
   size_t written = 0;

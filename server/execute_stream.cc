@@ -43,7 +43,8 @@ class ExecuteStreamReactor final
       has_request_ = true;
       return absl::OkStatus();
     }
-    if (!has_request_) return absl::InvalidArgumentError("ExecuteStream: a chunk before the request");
+    if (!has_request_)
+      return absl::InvalidArgumentError("ExecuteStream: a chunk before the request");
     const v1::TensorChunk& c = msg.chunk();
     if (c.index() > args_.size() || (c.index() == args_.size() && c.offset() != 0)) {
       return absl::InvalidArgumentError(
@@ -57,14 +58,14 @@ class ExecuteStreamReactor final
     v1::Tensor& t = args_[c.index()];
     if (c.offset() != t.data().size()) {
       return absl::InvalidArgumentError(absl::StrCat("ExecuteStream: argument ", c.index(),
-                                                     " chunk at offset ", c.offset(),
-                                                     " after ", t.data().size(), " bytes"));
+                                                     " chunk at offset ", c.offset(), " after ",
+                                                     t.data().size(), " bytes"));
     }
     if (static_cast<int64_t>(t.data().size() + c.data().size()) >
         service_.limits().max_tensor_bytes) {
-      return absl::ResourceExhaustedError(absl::StrCat(
-          "argument ", c.index(), " exceeds this server's limit of ",
-          service_.limits().max_tensor_bytes, " bytes"));
+      return absl::ResourceExhaustedError(
+          absl::StrCat("argument ", c.index(), " exceeds this server's limit of ",
+                       service_.limits().max_tensor_bytes, " bytes"));
     }
     t.mutable_data()->append(c.data());
     return absl::OkStatus();
@@ -76,13 +77,14 @@ class ExecuteStreamReactor final
     for (size_t i = 0; i < args_.size(); ++i) {
       absl::StatusOr<Tensor> t = FromProto(args_[i], service_.limits().max_tensor_bytes);
       if (!t.ok()) {
-        return Fail(absl::InvalidArgumentError(absl::StrCat("argument ", i, ": ", t.status().message())));
+        return Fail(
+            absl::InvalidArgumentError(absl::StrCat("argument ", i, ": ", t.status().message())));
       }
       args.push_back(*std::move(t));
     }
     args_.clear();
-    absl::StatusOr<std::vector<Tensor>> out = service_.RunExecution(
-        ctx_, request_.function_id(), request_.session(), std::move(args));
+    absl::StatusOr<std::vector<Tensor>> out =
+        service_.RunExecution(ctx_, request_.function_id(), request_.session(), std::move(args));
     if (!out.ok()) return Fail(out.status());
     for (Tensor& t : *out) outputs_.push_back(t.Contiguous());
     WriteNext();

@@ -104,8 +104,7 @@ absl::StatusOr<std::shared_ptr<const CompiledFunction>> FunctionCache::GetOrComp
   return result;
 }
 
-absl::StatusOr<std::shared_ptr<const CompiledFunction>> FunctionCache::Find(
-    const std::string& id) {
+absl::StatusOr<std::shared_ptr<const CompiledFunction>> FunctionCache::Find(const std::string& id) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (auto f = LookupLocked(id)) return f;

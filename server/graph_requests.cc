@@ -1,8 +1,8 @@
 #include "server/graph_requests.h"
 
 #include "absl/strings/str_cat.h"
-#include "core/graph/fgraph.h"
 #include "core/grad/gradient.h"
+#include "core/graph/fgraph.h"
 #include "core/passes/passes.h"
 #include "core/text/dot.h"
 #include "core/text/dprint.h"
@@ -35,8 +35,8 @@ absl::StatusOr<v1::GradResponse> GradGraph(const v1::GradRequest& request,
                                            const GraphLimits& limits) {
   const v1::Graph& g = request.graph();
   if (request.cost() >= static_cast<uint32_t>(g.outputs_size())) {
-    return absl::InvalidArgumentError(absl::StrCat("cost: output ", request.cost(), " of ",
-                                                   g.outputs_size(), " graph outputs"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("cost: output ", request.cost(), " of ", g.outputs_size(), " graph outputs"));
   }
   if (request.wrt_size() == 0) return absl::InvalidArgumentError("wrt: no variables");
   GradOptions options;
@@ -48,8 +48,8 @@ absl::StatusOr<v1::GradResponse> GradGraph(const v1::GradRequest& request,
   } else if (disconnected == "ignore") {
     options.disconnected_inputs = DisconnectedInputs::kIgnore;
   } else {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "disconnected_inputs '", disconnected, "': expected raise, warn or ignore"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("disconnected_inputs '", disconnected, "': expected raise, warn or ignore"));
   }
   std::vector<std::string> warnings;
   options.warnings = &warnings;

@@ -63,9 +63,11 @@ void Log(LogLevel level, std::string_view message,
          std::initializer_list<std::pair<std::string_view, std::string>> fields) {
   if (level < min_level.load()) return;
   std::string line = absl::StrCat(
-      "{\"time\":", Quote(absl::FormatTime("%Y-%m-%dT%H:%M:%E6SZ", absl::Now(), absl::UTCTimeZone())),
+      "{\"time\":",
+      Quote(absl::FormatTime("%Y-%m-%dT%H:%M:%E6SZ", absl::Now(), absl::UTCTimeZone())),
       ",\"level\":\"", LevelName(level), "\",\"msg\":", Quote(message));
-  for (const auto& [key, value] : fields) absl::StrAppend(&line, ",", Quote(key), ":", Quote(value));
+  for (const auto& [key, value] : fields)
+    absl::StrAppend(&line, ",", Quote(key), ":", Quote(value));
   line += "}\n";
   std::fwrite(line.data(), 1, line.size(), stderr);
 }

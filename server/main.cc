@@ -43,8 +43,9 @@ ABSL_FLAG(int64_t, max_nodes, EnvOr("KILN_MAX_NODES", 100000),
           "most nodes in one graph (KILN_MAX_NODES)");
 ABSL_FLAG(int64_t, max_tensor_bytes, EnvOr("KILN_MAX_TENSOR_BYTES", int64_t{1} << 30),
           "largest tensor or constant (KILN_MAX_TENSOR_BYTES)");
-ABSL_FLAG(int, max_concurrent_executions, EnvOr("KILN_MAX_CONCURRENT_EXECUTIONS", 64),
-          "executions running at once; more are RESOURCE_EXHAUSTED (KILN_MAX_CONCURRENT_EXECUTIONS)");
+ABSL_FLAG(
+    int, max_concurrent_executions, EnvOr("KILN_MAX_CONCURRENT_EXECUTIONS", 64),
+    "executions running at once; more are RESOURCE_EXHAUSTED (KILN_MAX_CONCURRENT_EXECUTIONS)");
 ABSL_FLAG(std::string, log_level, EnvOr("KILN_LOG_LEVEL", "info"),
           "debug, info, warning or error (KILN_LOG_LEVEL)");
 

@@ -82,21 +82,21 @@ std::string Metrics::Render(const CacheStats& cache, size_t sessions) const {
   header("kiln_errors_total", "counter", "RPCs finished with an error, by method and code.");
   for (const auto& [key, n] : errors_) {
     absl::StrAppend(&out, "kiln_errors_total{method=\"", key.first, "\",code=\"",
-                    absl::StatusCodeToString(static_cast<absl::StatusCode>(key.second)), "\"} ",
-                    n, "\n");
+                    absl::StatusCodeToString(static_cast<absl::StatusCode>(key.second)), "\"} ", n,
+                    "\n");
   }
   header("kiln_compile_seconds", "histogram", "Compile time, by where the function came from.");
   for (const auto& [source, h] : compile_) {
-    out += h.Render("kiln_compile_seconds",
-                    absl::StrCat("source=\"", CacheSourceName(source), "\""));
+    out +=
+        h.Render("kiln_compile_seconds", absl::StrCat("source=\"", CacheSourceName(source), "\""));
   }
   header("kiln_execute_seconds", "histogram", "Execution time of compiled functions.");
   out += execute_.Render("kiln_execute_seconds", "");
   header("kiln_cache_lookups_total", "counter", "Function cache lookups, by tier and result.");
   absl::StrAppend(&out, "kiln_cache_lookups_total{tier=\"memory\",result=\"hit\"} ",
                   cache.memory_hits, "\n");
-  absl::StrAppend(&out, "kiln_cache_lookups_total{tier=\"disk\",result=\"hit\"} ",
-                  cache.disk_hits, "\n");
+  absl::StrAppend(&out, "kiln_cache_lookups_total{tier=\"disk\",result=\"hit\"} ", cache.disk_hits,
+                  "\n");
   absl::StrAppend(&out, "kiln_cache_lookups_total{tier=\"all\",result=\"miss\"} ", cache.misses,
                   "\n");
   header("kiln_cache_evictions_total", "counter", "Functions evicted from memory.");

@@ -45,7 +45,7 @@ class Metrics {
 
  private:
   mutable std::mutex mutex_;
-  std::map<std::string, uint64_t> requests_;             // by method
+  std::map<std::string, uint64_t> requests_;                // by method
   std::map<std::pair<std::string, int>, uint64_t> errors_;  // by method and code
   std::map<CacheSource, Histogram> compile_;
   Histogram execute_;

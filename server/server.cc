@@ -1,10 +1,9 @@
 #include "server/server.h"
 
-#include <httplib.h>
-
 #include <grpcpp/ext/proto_server_reflection_plugin.h>
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/health_check_service_interface.h>
+#include <httplib.h>
 
 #include <thread>
 
@@ -59,16 +58,15 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServerOptions& optio
     http->server.Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
       res.set_content("ok\n", "text/plain");
     });
-    s->metrics_port_ =
-        options.metrics_port == 0
-            ? http->server.bind_to_any_port(options.host.c_str())
-            : (http->server.bind_to_port(options.host.c_str(), options.metrics_port)
-                   ? options.metrics_port
-                   : -1);
+    s->metrics_port_ = options.metrics_port == 0
+                           ? http->server.bind_to_any_port(options.host.c_str())
+                           : (http->server.bind_to_port(options.host.c_str(), options.metrics_port)
+                                  ? options.metrics_port
+                                  : -1);
     if (s->metrics_port_ < 0) {
       s->Shutdown(std::chrono::milliseconds(0));
-      return absl::UnavailableError(absl::StrCat("cannot listen for metrics on ", options.host,
-                                                 ":", options.metrics_port));
+      return absl::UnavailableError(
+          absl::StrCat("cannot listen for metrics on ", options.host, ":", options.metrics_port));
     }
     Http* h = http.get();
     http->thread = std::thread([h] { h->server.listen_after_bind(); });
@@ -101,6 +99,8 @@ void Server::Shutdown(std::chrono::milliseconds grace) {
 
 Server::~Server() { Shutdown(); }
 
-std::string Server::MetricsText() const { return metrics_.Render(cache_->stats(), sessions_.size()); }
+std::string Server::MetricsText() const {
+  return metrics_.Render(cache_->stats(), sessions_.size());
+}
 
 }  // namespace kiln::server

@@ -35,9 +35,9 @@ GraphLimits GraphLimitsOf(const ServiceLimits& limits) {
 
 absl::Status CheckNodes(const v1::Graph& graph, const ServiceLimits& limits) {
   if (graph.nodes_size() > limits.max_nodes) {
-    return absl::ResourceExhaustedError(
-        absl::StrCat("the graph has ", graph.nodes_size(),
-                     " nodes, more than this server's limit of ", limits.max_nodes));
+    return absl::ResourceExhaustedError(absl::StrCat("the graph has ", graph.nodes_size(),
+                                                     " nodes, more than this server's limit of ",
+                                                     limits.max_nodes));
   }
   return absl::OkStatus();
 }
@@ -46,8 +46,7 @@ absl::Status CheckNodes(const v1::Graph& graph, const ServiceLimits& limits) {
 
 grpc::Status ToGrpc(const absl::Status& status) {
   if (status.ok()) return grpc::Status::OK;
-  return grpc::Status(static_cast<grpc::StatusCode>(status.code()),
-                      std::string(status.message()));
+  return grpc::Status(static_cast<grpc::StatusCode>(status.code()), std::string(status.message()));
 }
 
 KilnService::KilnService(FunctionCache& cache, SessionStore& sessions, Metrics& metrics,
@@ -89,9 +88,9 @@ KilnService::Reactor* KilnService::GetVersion(Ctx* ctx, const v1::GetVersionRequ
     resp->set_compiler_version(kCompilerVersion);
     resp->set_server_version(kServerVersion);
     if (req->client_protocol() != 0 && req->client_protocol() != kProtocolVersion) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("this server speaks protocol ", kProtocolVersion, ", the client ",
-                       req->client_protocol()));
+      return absl::FailedPreconditionError(absl::StrCat("this server speaks protocol ",
+                                                        kProtocolVersion, ", the client ",
+                                                        req->client_protocol()));
     }
     return absl::OkStatus();
   });
@@ -144,9 +143,9 @@ absl::StatusOr<std::vector<Tensor>> KilnService::RunExecution(Ctx* ctx,
   }
   if (executions_.fetch_add(1) >= limits_.max_concurrent_executions) {
     executions_.fetch_sub(1);
-    return absl::ResourceExhaustedError(
-        absl::StrCat("this server already runs its limit of ", limits_.max_concurrent_executions,
-                     " executions; retry later"));
+    return absl::ResourceExhaustedError(absl::StrCat("this server already runs its limit of ",
+                                                     limits_.max_concurrent_executions,
+                                                     " executions; retry later"));
   }
   absl::StatusOr<std::vector<Tensor>> out =
       server::Execute(**f, std::move(args), s.get(), Interrupt(ctx));
@@ -167,8 +166,8 @@ KilnService::Reactor* KilnService::Execute(Ctx* ctx, const v1::ExecuteRequest* r
                          " bytes, more than this server's limit of ", limits_.max_tensor_bytes));
       }
       absl::StatusOr<Tensor> t = FromProto(req->args(i), limits_.max_tensor_bytes);
-      if (!t.ok()) return absl::InvalidArgumentError(absl::StrCat("argument ", i, ": ",
-                                                                  t.status().message()));
+      if (!t.ok())
+        return absl::InvalidArgumentError(absl::StrCat("argument ", i, ": ", t.status().message()));
       bytes_in += req->args(i).data().size();
       args.push_back(*std::move(t));
     }
@@ -235,9 +234,8 @@ KilnService::Reactor* KilnService::CreateSession(Ctx* ctx, const v1::CreateSessi
 
 KilnService::Reactor* KilnService::DeleteSession(Ctx* ctx, const v1::DeleteSessionRequest* req,
                                                  v1::DeleteSessionResponse*) {
-  return Handle("DeleteSession", ctx, false, [this, req] {
-    return sessions_.Delete(req->session());
-  });
+  return Handle("DeleteSession", ctx, false,
+                [this, req] { return sessions_.Delete(req->session()); });
 }
 
 KilnService::Reactor* KilnService::SetShared(Ctx* ctx, const v1::SetSharedRequest* req,

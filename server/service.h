@@ -36,8 +36,7 @@ class KilnService final : public v1::Kiln::CallbackService {
   grpc::ServerBidiReactor<v1::ExecuteStreamRequest, v1::TensorChunk>* ExecuteStream(
       Ctx* ctx) override;
   Reactor* Grad(Ctx* ctx, const v1::GradRequest* req, v1::GradResponse* resp) override;
-  Reactor* Optimize(Ctx* ctx, const v1::OptimizeRequest* req,
-                    v1::OptimizeResponse* resp) override;
+  Reactor* Optimize(Ctx* ctx, const v1::OptimizeRequest* req, v1::OptimizeResponse* resp) override;
   Reactor* Print(Ctx* ctx, const v1::PrintRequest* req, v1::PrintResponse* resp) override;
   Reactor* CreateSession(Ctx* ctx, const v1::CreateSessionRequest* req,
                          v1::CreateSessionResponse* resp) override;
@@ -51,8 +50,7 @@ class KilnService final : public v1::Kiln::CallbackService {
                         v1::DeleteSharedResponse* resp) override;
   Reactor* ListShared(Ctx* ctx, const v1::ListSharedRequest* req,
                       v1::ListSharedResponse* resp) override;
-  Reactor* GetStats(Ctx* ctx, const v1::GetStatsRequest* req,
-                    v1::GetStatsResponse* resp) override;
+  Reactor* GetStats(Ctx* ctx, const v1::GetStatsRequest* req, v1::GetStatsResponse* resp) override;
 
   // Runs an execution of `function_id` with the arguments (shared by Execute and
   // ExecuteStream): limits, session binding, the run with deadline and cancellation, metrics.

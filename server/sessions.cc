@@ -14,8 +14,8 @@ absl::StatusOr<std::vector<Tensor>> Session::Read(const std::vector<std::string>
   for (const std::string& name : names) {
     auto it = values_.find(name);
     if (it == values_.end()) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "the session has no shared variable '", name, "': set it with SetShared first"));
+      return absl::FailedPreconditionError(absl::StrCat("the session has no shared variable '",
+                                                        name, "': set it with SetShared first"));
     }
     out.push_back(it->second);
   }

@@ -68,7 +68,8 @@ absl::StatusOr<std::vector<Var>> FromGraph(const v1::Graph& g,
     return absl::InternalError("the server's graph has other inputs than the request's");
   }
   std::vector<std::pair<VariablePtr, VariablePtr>> replace;
-  for (size_t i = 0; i < leaves.size(); ++i) replace.emplace_back(graph->inputs[i].ptr(), leaves[i]);
+  for (size_t i = 0; i < leaves.size(); ++i)
+    replace.emplace_back(graph->inputs[i].ptr(), leaves[i]);
   absl::StatusOr<std::vector<VariablePtr>> outs = Unwrap(graph->outputs);
   if (!outs.ok()) return outs.status();
   absl::StatusOr<std::vector<VariablePtr>> rewired = CloneReplace(*outs, replace);
@@ -111,9 +112,9 @@ absl::StatusOr<std::unique_ptr<Client>> Client::Connect(const std::string& addre
   std::unique_ptr<Client> client(new Client(std::move(stub)));
   absl::StatusOr<v1::GetVersionResponse> version = client->Version();
   if (!version.ok()) {
-    return absl::Status(version.status().code(), absl::StrCat("cannot reach the Kiln server at ",
-                                                              address, ": ",
-                                                              version.status().message()));
+    return absl::Status(version.status().code(),
+                        absl::StrCat("cannot reach the Kiln server at ", address, ": ",
+                                     version.status().message()));
   }
   return client;
 }

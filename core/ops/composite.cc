@@ -75,6 +75,16 @@ std::string ScalarProgram::ToString() const {
   std::vector<std::string> text;
   for (int i = 0; i < num_inputs(); ++i) text.push_back(absl::StrCat("i", i));
   for (const Tensor& c : constants) text.push_back(c.ToString());
+  // Results read more than once are written inline, as Aesara does, unless long: those are
+  // named t<register> and defined first, so that the text of a deep, shared expression grows
+  // linearly with the program rather than exponentially.
+  constexpr size_t kMaxInlineShared = 64;
+  std::vector<int> uses(text.size() + instrs.size(), 0);
+  for (const Instr& instr : instrs) {
+    for (int r : instr.args) ++uses[r];
+  }
+  for (int r : outputs) ++uses[r];
+  std::vector<std::string> definitions;
   for (const Instr& instr : instrs) {
     std::vector<std::string> args;
     for (int r : instr.args) args.push_back(text[r]);
@@ -86,10 +96,16 @@ std::string ScalarProgram::ToString() const {
     } else {
       text.push_back(absl::StrCat(instr.op.Name(), "(", absl::StrJoin(args, ", "), ")"));
     }
+    const int r = static_cast<int>(text.size()) - 1;
+    if (uses[r] > 1 && text[r].size() > kMaxInlineShared) {
+      definitions.push_back(absl::StrCat("t", r, "=", text[r]));
+      text[r] = absl::StrCat("t", r);
+    }
   }
   std::vector<std::string> outs;
   for (int r : outputs) outs.push_back(text[r]);
-  return absl::StrJoin(outs, ", ");
+  if (definitions.empty()) return absl::StrJoin(outs, ", ");
+  return absl::StrCat(absl::StrJoin(definitions, ", "), "; ", absl::StrJoin(outs, ", "));
 }
 
 bool ScalarProgram::operator==(const ScalarProgram& other) const {

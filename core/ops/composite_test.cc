@@ -34,6 +34,23 @@ TEST(CompositeTest, FromGraphPrintsAndRuns) {
   EXPECT_EQ((*out)[1].ToString(), "[[-0. -1.]]");
 }
 
+// A long subexpression read twice is named once (t<register>) instead of being written out at
+// each use: y = log1p(y) + y repeated 40 times would otherwise print 2^40 characters.
+TEST(CompositeTest, SharedLongSubexpressionsAreNamedOnce) {
+  Var x = dscalar("x");
+  Var y = x;
+  for (int i = 0; i < 40; ++i) y = log1p(y) + y;
+  auto program = ScalarProgram::FromGraph({x}, {y});
+  ASSERT_TRUE(program.ok()) << program.status();
+  const std::string text = (*program)->ToString();
+  EXPECT_LT(text.size(), 8000u);
+  EXPECT_EQ(text.substr(0, 40), "t6=(log1p((log1p((log1p(i0) + i0)) + (lo");
+  // Short shared subexpressions stay inline, as Aesara prints them.
+  auto small = ScalarProgram::FromGraph({x}, {exp(x) * exp(x)});
+  ASSERT_TRUE(small.ok());
+  EXPECT_EQ((*small)->ToString(), "(exp(i0) * exp(i0))");
+}
+
 TEST(CompositeTest, NestedCompositesInlineAndEqualProgramsAreEqualOps) {
   Var x = dscalar("x");
   auto inner = *ScalarProgram::FromGraph({x}, {sqr(x) + 1.5});

@@ -55,7 +55,8 @@ int RemoteDemo(const std::string& address) {
   if (!grad_out.ok()) return Fail(grad_out.status());
   std::cout << "grad(sum(a**2), a)([0, 1, 2]) = " << (*grad_out)[0].ToString() << "\n";
 
-  absl::StatusOr<kiln::Tensor> zeros = kiln::Tensor::Of<double>(kiln::DType::kFloat64, {3}, {0, 0, 0});
+  absl::StatusOr<kiln::Tensor> zeros =
+      kiln::Tensor::Of<double>(kiln::DType::kFloat64, {3}, {0, 0, 0});
   if (!zeros.ok()) return Fail(zeros.status());
   Var w = kiln::shared(*zeros, "w");
   kiln::client::CompileOptions options;

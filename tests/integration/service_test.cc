@@ -1,0 +1,453 @@
+// The real server on 127.0.0.1, through the C++ client and raw kiln.v1 stubs: the seed end to
+// end, one compile for two clients, what the function id depends on, a restart served from the
+// cache directory, eviction and resend, concurrent updates, streaming, deadlines, metrics, and a
+// battery of malformed requests answered with the right code while the server keeps serving.
+#include <grpcpp/grpcpp.h>
+#include <gtest/gtest.h>
+#include <httplib.h>
+
+#include <filesystem>
+#include <thread>
+
+#include "absl/strings/match.h"
+#include "client/cpp/client.h"
+#include "core/kiln.h"
+#include "kiln/v1/service.grpc.pb.h"
+#include "proto/convert/graph_convert.h"
+#include "proto/convert/tensor_convert.h"
+#include "server/log.h"
+#include "server/server.h"
+
+namespace kiln {
+namespace {
+
+using client::Client;
+using client::RemoteFunction;
+using server::Server;
+using server::ServerOptions;
+
+ServerOptions Local() {
+  server::SetLogLevel(server::LogLevel::kWarning);
+  ServerOptions o;
+  o.host = "127.0.0.1";
+  o.port = 0;
+  o.threads = 4;
+  return o;
+}
+
+std::unique_ptr<Server> Start(const ServerOptions& o = Local()) {
+  auto s = Server::Start(o);
+  EXPECT_TRUE(s.ok()) << s.status();
+  return std::move(*s);
+}
+
+std::string Address(const Server& s) { return "127.0.0.1:" + std::to_string(s.port()); }
+
+std::unique_ptr<Client> Connect(const Server& s) {
+  auto c = Client::Connect(Address(s));
+  EXPECT_TRUE(c.ok()) << c.status();
+  return std::move(*c);
+}
+
+std::unique_ptr<v1::Kiln::Stub> RawStub(const Server& s) {
+  return v1::Kiln::NewStub(grpc::CreateChannel(Address(s), grpc::InsecureChannelCredentials()));
+}
+
+Tensor Vec(std::initializer_list<double> v) {
+  return *Tensor::Of<double>(DType::kFloat64, {static_cast<int64_t>(v.size())}, v);
+}
+
+v1::CompileRequest Request(const std::vector<Var>& ins, const std::vector<Var>& outs) {
+  v1::CompileRequest r;
+  *r.mutable_graph() = *GraphToProto(ins, outs);
+  return r;
+}
+
+grpc::Status RawCompile(v1::Kiln::Stub& stub, const v1::CompileRequest& req,
+                        v1::CompileResponse* resp) {
+  grpc::ClientContext ctx;
+  return stub.Compile(&ctx, req, resp);
+}
+
+TEST(ServiceTest, SeedExamplesEndToEnd) {
+  auto server = Start();
+  auto c = Connect(*server);
+  Var a = vector("a");
+  auto f = c->Compile({a}, {a + pow(a, 10)});
+  ASSERT_TRUE(f.ok()) << f.status();
+  EXPECT_EQ(f->source, "compiled");
+  EXPECT_EQ(f->id.size(), 64u);
+  auto out = c->Execute(*f, {Vec({0, 1, 2})});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[0].ToString(), "[   0.    2. 1026.]");
+
+  Var x = dmatrix("x");
+  auto g = c->Compile({x}, {x * 2.0});
+  ASSERT_TRUE(g.ok()) << g.status();
+  auto twice = c->Execute(*g, {*Tensor::Of<double>(DType::kFloat64, {2, 2}, {1, 2, 3, 4})});
+  ASSERT_TRUE(twice.ok()) << twice.status();
+  EXPECT_EQ((*twice)[0].ToString(), "[[2. 4.]\n [6. 8.]]");
+  auto text = c->Print({x * 2.0});
+  ASSERT_TRUE(text.ok());
+  EXPECT_EQ(*text, DebugPrint({x * 2.0}));
+
+  auto grads = c->Grad(sum(pow(a, 2)), {a});
+  ASSERT_TRUE(grads.ok()) << grads.status();
+  auto df = c->Compile({a}, {(*grads)[0]});
+  ASSERT_TRUE(df.ok()) << df.status();
+  auto d = c->Execute(*df, {Vec({0, 1, 2})});
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ((*d)[0].ToString(), "[0. 2. 4.]");
+
+  Var m = dmatrix("m"), z = dmatrix("z");
+  auto optimized = c->Optimize({m * z / z});
+  ASSERT_TRUE(optimized.ok()) << optimized.status();
+  EXPECT_EQ((*optimized)[0]->ToString(), "m");
+}
+
+// Eight clients at once on a graph that takes a while to optimize: one compile, seven hits
+// (most of them waiting on the compile in flight rather than starting their own).
+TEST(ServiceTest, ClientsCompilingOneGraphShareOneCompile) {
+  auto server = Start();
+  Var x = dvector("x");
+  Var y = x;
+  for (int i = 0; i < 1500; ++i) y = i % 2 ? exp(y) * 0.5 : log1p(y) + y;
+  constexpr int kClients = 8;
+  std::vector<std::unique_ptr<Client>> clients;
+  for (int i = 0; i < kClients; ++i) clients.push_back(Connect(*server));
+  std::vector<std::string> ids(kClients);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kClients; ++i) {
+    threads.emplace_back([&, i] {
+      auto f = clients[i]->Compile({x}, {y});
+      ASSERT_TRUE(f.ok()) << f.status();
+      ids[i] = f->id;
+    });
+  }
+  for (auto& th : threads) th.join();
+  for (const std::string& id : ids) EXPECT_EQ(id, ids[0]);
+  auto stats = clients[0]->Stats();
+  ASSERT_TRUE(stats.ok());
+  EXPECT_EQ(stats->compiles(), 1u);
+  EXPECT_EQ(stats->memory_hits(), kClients - 1u);
+}
+
+TEST(ServiceTest, IdIgnoresNamesAndNodeOrderButNotConstants) {
+  auto server = Start();
+  auto stub = RawStub(*server);
+  // exp(x) + log(x): two independent nodes, then their sum.
+  Var x = dvector("x");
+  v1::CompileRequest base = Request({x}, {exp(x) + log(x)});
+  v1::CompileResponse r0, r1, r2, r3;
+  ASSERT_TRUE(RawCompile(*stub, base, &r0).ok());
+
+  v1::CompileRequest renamed = base;
+  renamed.mutable_graph()->mutable_inputs(0)->set_name("something_else");
+  ASSERT_TRUE(RawCompile(*stub, renamed, &r1).ok());
+  EXPECT_EQ(r1.function_id(), r0.function_id());
+
+  // The same graph with its first two nodes swapped (and the references fixed).
+  v1::CompileRequest reordered = base;
+  v1::Graph* g = reordered.mutable_graph();
+  ASSERT_EQ(g->nodes_size(), 3);
+  g->mutable_nodes()->SwapElements(0, 1);
+  for (v1::ValueRef& in : *g->mutable_nodes(2)->mutable_inputs()) {
+    if (in.has_node_output()) in.mutable_node_output()->set_node(1 - in.node_output().node());
+  }
+  ASSERT_TRUE(RawCompile(*stub, reordered, &r2).ok());
+  EXPECT_EQ(r2.function_id(), r0.function_id());
+
+  v1::CompileRequest other_constant = Request({x}, {exp(x) + log(x) * 2.0});
+  v1::CompileRequest other_constant2 = Request({x}, {exp(x) + log(x) * 3.0});
+  ASSERT_TRUE(RawCompile(*stub, other_constant, &r3).ok());
+  v1::CompileResponse r4;
+  ASSERT_TRUE(RawCompile(*stub, other_constant2, &r4).ok());
+  EXPECT_NE(r3.function_id(), r4.function_id());
+  EXPECT_NE(r3.function_id(), r0.function_id());
+  v1::CompileRequest other_mode = base;
+  other_mode.set_mode("FAST_COMPILE");
+  v1::CompileResponse r5;
+  ASSERT_TRUE(RawCompile(*stub, other_mode, &r5).ok());
+  EXPECT_NE(r5.function_id(), r0.function_id());
+}
+
+TEST(ServiceTest, RestartedServerServesFromTheCacheDirectory) {
+  const std::string dir = ::testing::TempDir() + "/kiln_cache_" + std::to_string(getpid());
+  std::filesystem::remove_all(dir);
+  ServerOptions o = Local();
+  o.cache_dir = dir;
+  Var a = vector("a");
+  std::string id;
+  {
+    auto server = Start(o);
+    auto f = Connect(*server)->Compile({a}, {a + pow(a, 10)});
+    ASSERT_TRUE(f.ok()) << f.status();
+    EXPECT_EQ(f->source, "compiled");
+    id = f->id;
+  }
+  {
+    auto server = Start(o);
+    auto c = Connect(*server);
+    // Executing the id alone works: the entry loads from disk without a compile.
+    auto stub = RawStub(*server);
+    v1::ExecuteRequest req;
+    req.set_function_id(id);
+    *req.add_args() = ToProto(Vec({0, 1, 2}));
+    v1::ExecuteResponse resp;
+    grpc::ClientContext ctx;
+    ASSERT_TRUE(stub->Execute(&ctx, req, &resp).ok());
+    EXPECT_EQ(FromProto(resp.outputs(0))->ToString(), "[   0.    2. 1026.]");
+    auto stats = c->Stats();
+    EXPECT_EQ(stats->compiles(), 0u);
+    EXPECT_EQ(stats->disk_hits(), 1u);
+  }
+  {
+    auto server = Start(o);
+    auto f = Connect(*server)->Compile({a}, {a + pow(a, 10)});
+    ASSERT_TRUE(f.ok());
+    EXPECT_EQ(f->source, "disk");
+    EXPECT_EQ(f->id, id);
+  }
+  // A corrupt entry is detected, dropped and compiled again.
+  {
+    std::ofstream(dir + "/" + id + ".kfn", std::ios::binary | std::ios::trunc) << "garbage";
+    auto server = Start(o);
+    auto f = Connect(*server)->Compile({a}, {a + pow(a, 10)});
+    ASSERT_TRUE(f.ok()) << f.status();
+    EXPECT_EQ(f->source, "compiled");
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST(ServiceTest, EvictedFunctionsAreNotFoundAndClientsResend) {
+  ServerOptions o = Local();
+  o.cache_bytes = 1;  // one function at a time
+  auto server = Start(o);
+  auto c = Connect(*server);
+  Var a = vector("a");
+  auto f1 = c->Compile({a}, {exp(a)});
+  auto f2 = c->Compile({a}, {log(a)});
+  ASSERT_TRUE(f1.ok() && f2.ok());
+  auto stub = RawStub(*server);
+  v1::ExecuteRequest req;
+  req.set_function_id(f1->id);
+  *req.add_args() = ToProto(Vec({0}));
+  v1::ExecuteResponse resp;
+  grpc::ClientContext ctx;
+  const grpc::Status raw = stub->Execute(&ctx, req, &resp);
+  EXPECT_EQ(raw.error_code(), grpc::StatusCode::NOT_FOUND);
+  EXPECT_TRUE(absl::StrContains(raw.error_message(), "compile it again")) << raw.error_message();
+  auto out = c->Execute(*f1, {Vec({0})});  // resends the graph by itself
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[0].ToString(), "[1.]");
+  auto stats = c->Stats();
+  EXPECT_EQ(stats->compiles(), 3u);
+  EXPECT_GE(stats->evictions(), 2u);
+}
+
+TEST(ServiceTest, ConcurrentUpdatesOfOneSharedVariableAddUp) {
+  auto server = Start();
+  auto c = Connect(*server);
+  Var w = shared(*Tensor::Of<double>(DType::kFloat64, {}, {0}), "w");
+  client::CompileOptions options;
+  options.updates = {{w, w + 1.0}};
+  auto f = c->Compile({}, {w}, options);
+  ASSERT_TRUE(f.ok()) << f.status();
+  std::vector<std::thread> threads;
+  std::atomic<int> failures{0};
+  for (int i = 0; i < 32; ++i) {
+    threads.emplace_back([&] {
+      RemoteFunction mine = *f;
+      if (!c->Execute(mine, {}).ok()) ++failures;
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(failures, 0);
+  auto value = c->GetValue(w);
+  ASSERT_TRUE(value.ok()) << value.status();
+  EXPECT_EQ(value->ToString(), "32.0");
+}
+
+TEST(ServiceTest, StreamedExecutionMatchesUnary) {
+  auto server = Start();
+  auto c = Connect(*server);
+  Var v = dvector("v");
+  auto f = c->Compile({v}, {v * 2.0, sum(v)});
+  ASSERT_TRUE(f.ok());
+  std::vector<double> big(400000);  // 3.2 MB: four chunks
+  for (size_t i = 0; i < big.size(); ++i) big[i] = static_cast<double>(i % 1000);
+  Tensor t = *Tensor::FromValues<double>(DType::kFloat64, {400000}, big);
+  auto streamed = c->ExecuteStreamed(*f, {t});
+  auto unary = c->Execute(*f, {t});
+  ASSERT_TRUE(streamed.ok()) << streamed.status();
+  ASSERT_TRUE(unary.ok()) << unary.status();
+  ASSERT_EQ(streamed->size(), 2u);
+  for (int o = 0; o < 2; ++o) EXPECT_TRUE((*streamed)[o].BitwiseEquals((*unary)[o]));
+}
+
+TEST(ServiceTest, DeadlinesStopAnExecutionBetweenNodes) {
+  auto server = Start();
+  auto c = Connect(*server);
+  Var m = dmatrix("m");
+  Var y = m;
+  for (int i = 0; i < 40; ++i) y = tanh(dot(y, m));  // seconds of work at 512x512
+  auto f = c->Compile({m}, {y});
+  ASSERT_TRUE(f.ok()) << f.status();
+  auto stub = RawStub(*server);
+  v1::ExecuteRequest req;
+  req.set_function_id(f->id);
+  *req.add_args() = ToProto(Tensor::Zeros(DType::kFloat64, {512, 512}));
+  v1::ExecuteResponse resp;
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds(20));
+  EXPECT_EQ(stub->Execute(&ctx, req, &resp).error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
+  // The server stops too: its execution ends with DEADLINE_EXCEEDED or CANCELLED well before
+  // the 40 products would have finished.
+  std::string metrics;
+  for (int i = 0; i < 100 && !absl::StrContains(metrics, "method=\"Execute\",code="); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    metrics = server->MetricsText();
+  }
+  EXPECT_TRUE(
+      absl::StrContains(metrics,
+                        "kiln_errors_total{method=\"Execute\",code=\"DEADLINE_EXCEEDED\"} 1") ||
+      absl::StrContains(metrics, "kiln_errors_total{method=\"Execute\",code=\"CANCELLED\"} 1"))
+      << metrics;
+}
+
+TEST(ServiceTest, MetricsEndpointServesPrometheusText) {
+  ServerOptions o = Local();
+  o.metrics_port = 0;
+  auto server = Start(o);
+  auto c = Connect(*server);
+  Var a = vector("a");
+  ASSERT_TRUE(c->Compile({a}, {exp(a)}).ok());
+  httplib::Client http("127.0.0.1", server->metrics_port());
+  auto res = http.Get("/metrics");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 200);
+  EXPECT_TRUE(absl::StrContains(res->body, "kiln_requests_total{method=\"Compile\"} 1"));
+  EXPECT_TRUE(absl::StrContains(res->body,
+                                "kiln_compile_seconds_bucket{source=\"compiled\",le=\"+Inf\"} 1"));
+  EXPECT_TRUE(
+      absl::StrContains(res->body, "kiln_cache_lookups_total{tier=\"all\",result=\"miss\"} 1"));
+}
+
+// Each malformed request gets its code and a message naming the defect; the server serves on.
+TEST(ServiceTest, MalformedRequestsAreNamedErrors) {
+  ServerOptions o = Local();
+  o.limits.max_nodes = 50;
+  auto server = Start(o);
+  auto stub = RawStub(*server);
+  Var x = dvector("x");
+  const v1::CompileRequest good = Request({x}, {exp(x)});
+  struct Case {
+    std::string what;
+    std::function<void(v1::CompileRequest&)> mutate;
+    grpc::StatusCode code;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {"unknown op",
+       [](auto& r) { r.mutable_graph()->mutable_nodes(0)->mutable_op()->set_kind("Frobnicate"); },
+       grpc::StatusCode::INVALID_ARGUMENT, "node 0"},
+      {"bad props",
+       [](auto& r) {
+         r.mutable_graph()
+             ->mutable_nodes(0)
+             ->mutable_op()
+             ->mutable_attrs(0)
+             ->mutable_value()
+             ->set_s("nope");
+       },
+       grpc::StatusCode::INVALID_ARGUMENT, "node 0"},
+      {"dangling input",
+       [](auto& r) { r.mutable_graph()->mutable_nodes(0)->mutable_inputs(0)->set_input(7); },
+       grpc::StatusCode::INVALID_ARGUMENT, "node 0"},
+      {"forward reference",
+       [](auto& r) {
+         r.mutable_graph()->mutable_nodes(0)->mutable_inputs(0)->mutable_node_output()->set_node(0);
+       },
+       grpc::StatusCode::INVALID_ARGUMENT, "node 0"},
+      {"wrong output type",
+       [](auto& r) {
+         r.mutable_graph()->mutable_nodes(0)->mutable_output_types(0)->set_dtype(v1::DTYPE_INT8);
+       },
+       grpc::StatusCode::INVALID_ARGUMENT, "node 0"},
+      {"bad mode", [](auto& r) { r.set_mode("FASTEST"); }, grpc::StatusCode::INVALID_ARGUMENT,
+       "mode 'FASTEST'"},
+      {"update of a plain input", [](auto& r) { r.add_updates()->set_input(0); },
+       grpc::StatusCode::INVALID_ARGUMENT, "not a shared input"},
+      {"too many nodes",
+       [](auto& r) {
+         for (int i = 0; i < 60; ++i) *r.mutable_graph()->add_nodes() = r.graph().nodes(0);
+       },
+       grpc::StatusCode::RESOURCE_EXHAUSTED, "limit of 50"},
+      {"no outputs referenced",
+       [](auto& r) { r.mutable_graph()->mutable_outputs(0)->set_constant(3); },
+       grpc::StatusCode::INVALID_ARGUMENT, "output 0"},
+  };
+  for (const Case& c : cases) {
+    v1::CompileRequest r = good;
+    c.mutate(r);
+    v1::CompileResponse resp;
+    const grpc::Status s = RawCompile(*stub, r, &resp);
+    EXPECT_EQ(s.error_code(), c.code) << c.what << ": " << s.error_message();
+    EXPECT_TRUE(absl::StrContains(s.error_message(), c.message))
+        << c.what << ": " << s.error_message();
+  }
+  // A constant whose bytes do not match its shape.
+  Var y = x + 1.5;
+  v1::CompileRequest with_constant = Request({x}, {y});
+  ASSERT_GT(with_constant.graph().constants_size(), 0);
+  with_constant.mutable_graph()->mutable_constants(0)->mutable_value()->set_data("abc");
+  v1::CompileResponse resp;
+  const grpc::Status bytes = RawCompile(*stub, with_constant, &resp);
+  EXPECT_EQ(bytes.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_TRUE(absl::StrContains(bytes.error_message(), "constant 0")) << bytes.error_message();
+
+  // Execute: unknown ids (a path included), argument count and dtype, a missing session.
+  v1::CompileResponse compiled;
+  ASSERT_TRUE(RawCompile(*stub, good, &compiled).ok());
+  auto execute = [&](const v1::ExecuteRequest& req) {
+    grpc::ClientContext ctx;
+    v1::ExecuteResponse out;
+    return stub->Execute(&ctx, req, &out);
+  };
+  v1::ExecuteRequest req;
+  req.set_function_id("../../etc/passwd");
+  EXPECT_EQ(execute(req).error_code(), grpc::StatusCode::NOT_FOUND);
+  req.set_function_id(compiled.function_id());
+  grpc::Status s = execute(req);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_TRUE(absl::StrContains(s.error_message(), "takes 1 arguments")) << s.error_message();
+  *req.add_args() = ToProto(*Tensor::Of<int64_t>(DType::kInt8, {2, 2}, {1, 2, 3, 4}));
+  s = execute(req);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << s.error_message();
+  req.mutable_args(0)->set_data("x");
+  s = execute(req);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_TRUE(absl::StrContains(s.error_message(), "argument 0")) << s.error_message();
+  *req.mutable_args(0) = ToProto(Vec({1, 2}));
+  req.set_session("no-such-session");
+  EXPECT_EQ(execute(req).error_code(), grpc::StatusCode::NOT_FOUND);
+
+  // A shared input without a session.
+  v1::CompileRequest with_shared = good;
+  with_shared.mutable_graph()->mutable_inputs(0)->set_shared("w");
+  ASSERT_TRUE(RawCompile(*stub, with_shared, &compiled).ok());
+  v1::ExecuteRequest no_session;
+  no_session.set_function_id(compiled.function_id());
+  s = execute(no_session);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_TRUE(absl::StrContains(s.error_message(), "needs a session")) << s.error_message();
+
+  // Still serving.
+  grpc::ClientContext ctx;
+  v1::GetVersionResponse version;
+  EXPECT_TRUE(stub->GetVersion(&ctx, {}, &version).ok());
+  EXPECT_EQ(version.protocol(), 1u);
+}
+
+}  // namespace
+}  // namespace kiln
