@@ -1,6 +1,7 @@
 #include "server/function_cache.h"
 
 #include "absl/strings/str_cat.h"
+#include "core/graph/canonical.h"
 
 namespace kiln::server {
 
@@ -102,6 +103,33 @@ absl::StatusOr<std::shared_ptr<const CompiledFunction>> FunctionCache::GetOrComp
   promise.set_value(result);
   *source = found;
   return result;
+}
+
+// The request memo is bounded by bytes; when full it starts again (hits then take the
+// canonical path once more).
+constexpr size_t kMaxRequestBytes = size_t{64} << 20;
+
+std::shared_ptr<const CompiledFunction> FunctionCache::FindByRequest(
+    const std::string& request_bytes) {
+  const std::string key = Sha256Hex(request_bytes);
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = requests_.find(key);
+  if (it == requests_.end() || it->second.first != request_bytes) return nullptr;
+  std::shared_ptr<const CompiledFunction> f = LookupLocked(it->second.second);
+  if (f != nullptr) ++stats_.memory_hits;
+  return f;
+}
+
+void FunctionCache::RememberRequest(const std::string& request_bytes, const std::string& id) {
+  std::string key = Sha256Hex(request_bytes);
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (request_bytes_ + request_bytes.size() > kMaxRequestBytes) {
+    requests_.clear();
+    request_bytes_ = 0;
+  }
+  if (requests_.emplace(std::move(key), std::make_pair(request_bytes, id)).second) {
+    request_bytes_ += request_bytes.size();
+  }
 }
 
 absl::StatusOr<std::shared_ptr<const CompiledFunction>> FunctionCache::Find(const std::string& id) {

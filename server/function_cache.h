@@ -38,6 +38,13 @@ class FunctionCache {
   // job's (a hash collision) is never returned.
   absl::StatusOr<std::shared_ptr<const CompiledFunction>> GetOrCompile(const CompileJob& job,
                                                                        CacheSource* source);
+  // The function in memory that a byte-identical compile request produced before (a client
+  // sending the same graph again pays a hash of its bytes, not a canonicalization); null
+  // otherwise. Counts as a memory hit.
+  std::shared_ptr<const CompiledFunction> FindByRequest(const std::string& request_bytes);
+  // Remembers that these request bytes compile to `id`.
+  void RememberRequest(const std::string& request_bytes, const std::string& id);
+
   // The function of `id` from memory or disk; NOT_FOUND when neither has it.
   absl::StatusOr<std::shared_ptr<const CompiledFunction>> Find(const std::string& id);
 
@@ -61,6 +68,9 @@ class FunctionCache {
   std::unordered_map<std::string, Entry> entries_;
   std::list<std::string> lru_;  // most recently used first
   std::unordered_map<std::string, std::shared_future<Result>> inflight_;
+  // SHA-256 of request bytes -> (the bytes, compared on a hit; the function id).
+  std::unordered_map<std::string, std::pair<std::string, std::string>> requests_;
+  size_t request_bytes_ = 0;
   CacheStats stats_;
 };
 

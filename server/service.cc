@@ -96,27 +96,44 @@ KilnService::Reactor* KilnService::GetVersion(Ctx* ctx, const v1::GetVersionRequ
   });
 }
 
+// The response for a function, with its optimized graph when asked for.
+absl::Status FillCompileResponse(const CompiledFunction& f, CacheSource source,
+                                 const v1::CompileRequest& req, v1::CompileResponse* resp) {
+  resp->set_function_id(f.id);
+  *resp->mutable_signature() = f.signature;
+  resp->set_source(CacheSourceName(source));
+  if (req.return_optimized()) {
+    const FunctionGraph& fg = f.function.fgraph();
+    absl::StatusOr<v1::Graph> g =
+        GraphToProto(std::vector<Var>(fg.inputs().begin(), fg.inputs().end()),
+                     std::vector<Var>(fg.outputs().begin(), fg.outputs().end()));
+    if (!g.ok()) return g.status();
+    *resp->mutable_optimized() = *std::move(g);
+  }
+  return absl::OkStatus();
+}
+
 KilnService::Reactor* KilnService::Compile(Ctx* ctx, const v1::CompileRequest* req,
                                            v1::CompileResponse* resp) {
-  return Handle("Compile", ctx, true, [this, req, resp] {
-    const auto start = std::chrono::steady_clock::now();
+  const auto start = std::chrono::steady_clock::now();
+  // The same request bytes as an earlier compile: answered here, a hash away.
+  std::string bytes = req->SerializeAsString();
+  if (std::shared_ptr<const CompiledFunction> f = cache_.FindByRequest(bytes)) {
+    return Handle("Compile", ctx, false, [this, f, req, resp, start] {
+      absl::Status s = FillCompileResponse(*f, CacheSource::kMemory, *req, resp);
+      metrics_.ObserveCompile(SecondsSince(start), CacheSource::kMemory);
+      return s;
+    });
+  }
+  return Handle("Compile", ctx, true, [this, req, resp, start, bytes = std::move(bytes)] {
     if (absl::Status s = CheckNodes(req->graph(), limits_); !s.ok()) return s;
     absl::StatusOr<CompileJob> job = PrepareCompile(*req, GraphLimitsOf(limits_));
     if (!job.ok()) return job.status();
     CacheSource source;
     absl::StatusOr<std::shared_ptr<const CompiledFunction>> f = cache_.GetOrCompile(*job, &source);
     if (!f.ok()) return f.status();
-    resp->set_function_id((*f)->id);
-    *resp->mutable_signature() = (*f)->signature;
-    resp->set_source(CacheSourceName(source));
-    if (req->return_optimized()) {
-      const FunctionGraph& fg = (*f)->function.fgraph();
-      absl::StatusOr<v1::Graph> g =
-          GraphToProto(std::vector<Var>(fg.inputs().begin(), fg.inputs().end()),
-                       std::vector<Var>(fg.outputs().begin(), fg.outputs().end()));
-      if (!g.ok()) return g.status();
-      *resp->mutable_optimized() = *std::move(g);
-    }
+    cache_.RememberRequest(bytes, (*f)->id);
+    if (absl::Status s = FillCompileResponse(**f, source, *req, resp); !s.ok()) return s;
     metrics_.ObserveCompile(SecondsSince(start), source);
     if (source == CacheSource::kCompiled) {
       Log(LogLevel::kInfo, "compiled",
