@@ -2,6 +2,7 @@
 // end, one compile for two clients, what the function id depends on, a restart served from the
 // cache directory, eviction and resend, concurrent updates, streaming, deadlines, metrics, and a
 // battery of malformed requests answered with the right code while the server keeps serving.
+// Eigen first: httplib.h, below, defines a macro that breaks its products.
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
@@ -11,6 +12,7 @@
 
 #include "absl/strings/match.h"
 #include "client/cpp/client.h"
+#include "client/cpp/eigen.h"
 #include "core/kiln.h"
 #include "kiln/v1/service.grpc.pb.h"
 #include "proto/convert/graph_convert.h"
@@ -266,6 +268,23 @@ TEST(ServiceTest, ConcurrentUpdatesOfOneSharedVariableAddUp) {
   auto value = c->GetValue(w);
   ASSERT_TRUE(value.ok()) << value.status();
   EXPECT_EQ(value->ToString(), "32.0");
+}
+
+TEST(ServiceTest, EigenMatricesInAndOut) {
+  auto server = Start();
+  auto c = Connect(*server);
+  Var x = dmatrix("x");
+  auto f = c->Compile({x}, {dot(x, transpose(x)) * 2.0});
+  ASSERT_TRUE(f.ok()) << f.status();
+  Eigen::MatrixXd m(2, 3);
+  m << 1, 2, 3, 4, 5, 6;
+  auto out = c->Execute(*f, {client::FromEigen(m)});
+  ASSERT_TRUE(out.ok()) << out.status();
+  auto r = client::ToEigen<double>((*out)[0]);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(r->isApprox(2.0 * m * m.transpose()));
+  EXPECT_EQ(client::ToEigen<float>((*out)[0]).status().message(),
+            "ToEigen: the tensor has dtype float64, not float32");
 }
 
 TEST(ServiceTest, StreamedExecutionMatchesUnary) {
