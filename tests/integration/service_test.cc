@@ -1,13 +1,13 @@
 // The real server on 127.0.0.1, through the C++ client and raw kiln.v1 stubs: the seed end to
 // end, one compile for two clients, what the function id depends on, a restart served from the
-// cache directory, eviction and resend, concurrent updates, streaming, deadlines, metrics, and a
-// battery of malformed requests answered with the right code while the server keeps serving.
-// Eigen first: httplib.h, below, defines a macro that breaks its products.
+// cache directory, eviction and resend, concurrent updates, Eigen in and out, streaming,
+// deadlines, and a battery of malformed requests answered with the right code while the server
+// keeps serving.
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
-#include <httplib.h>
 
 #include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include "absl/strings/match.h"
@@ -332,24 +332,6 @@ TEST(ServiceTest, DeadlinesStopAnExecutionBetweenNodes) {
                         "kiln_errors_total{method=\"Execute\",code=\"DEADLINE_EXCEEDED\"} 1") ||
       absl::StrContains(metrics, "kiln_errors_total{method=\"Execute\",code=\"CANCELLED\"} 1"))
       << metrics;
-}
-
-TEST(ServiceTest, MetricsEndpointServesPrometheusText) {
-  ServerOptions o = Local();
-  o.metrics_port = 0;
-  auto server = Start(o);
-  auto c = Connect(*server);
-  Var a = vector("a");
-  ASSERT_TRUE(c->Compile({a}, {exp(a)}).ok());
-  httplib::Client http("127.0.0.1", server->metrics_port());
-  auto res = http.Get("/metrics");
-  ASSERT_TRUE(res);
-  EXPECT_EQ(res->status, 200);
-  EXPECT_TRUE(absl::StrContains(res->body, "kiln_requests_total{method=\"Compile\"} 1"));
-  EXPECT_TRUE(absl::StrContains(res->body,
-                                "kiln_compile_seconds_bucket{source=\"compiled\",le=\"+Inf\"} 1"));
-  EXPECT_TRUE(
-      absl::StrContains(res->body, "kiln_cache_lookups_total{tier=\"all\",result=\"miss\"} 1"));
 }
 
 // Each malformed request gets its code and a message naming the defect; the server serves on.
