@@ -3,11 +3,13 @@
 // cache directory, eviction and resend, concurrent updates, Eigen in and out, streaming,
 // deadlines, and a battery of malformed requests answered with the right code while the server
 // keeps serving.
+#include <grpcpp/generic/generic_stub.h>
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <thread>
 
 #include "absl/strings/match.h"
@@ -270,6 +272,28 @@ TEST(ServiceTest, ConcurrentUpdatesOfOneSharedVariableAddUp) {
   EXPECT_EQ(value->ToString(), "32.0");
 }
 
+// grpc.health.v1.Health/Check with an empty HealthCheckRequest answers SERVING (field 1 = 1),
+// through a generic stub since Debian ships no C++ health stubs.
+TEST(ServiceTest, HealthCheckSaysServing) {
+  auto server = Start();
+  grpc::GenericStub stub(grpc::CreateChannel(Address(*server), grpc::InsecureChannelCredentials()));
+  grpc::ByteBuffer request, response;
+  grpc::Slice empty("");
+  request = grpc::ByteBuffer(&empty, 1);
+  grpc::ClientContext ctx;
+  std::promise<grpc::Status> done;
+  stub.UnaryCall(&ctx, "/grpc.health.v1.Health/Check", grpc::StubOptions(), &request, &response,
+                 [&](grpc::Status s) { done.set_value(s); });
+  ASSERT_TRUE(done.get_future().get().ok());
+  std::vector<grpc::Slice> slices;
+  ASSERT_TRUE(response.Dump(&slices).ok());
+  std::string bytes;
+  for (const grpc::Slice& slice : slices) {
+    bytes.append(reinterpret_cast<const char*>(slice.begin()), slice.size());
+  }
+  EXPECT_EQ(bytes, std::string("\x08\x01", 2));
+}
+
 TEST(ServiceTest, EigenMatricesInAndOut) {
   auto server = Start();
   auto c = Connect(*server);
@@ -338,6 +362,7 @@ TEST(ServiceTest, DeadlinesStopAnExecutionBetweenNodes) {
 TEST(ServiceTest, MalformedRequestsAreNamedErrors) {
   ServerOptions o = Local();
   o.limits.max_nodes = 50;
+  o.max_message_bytes = 1 << 20;
   auto server = Start(o);
   auto stub = RawStub(*server);
   Var x = dvector("x");
@@ -432,6 +457,11 @@ TEST(ServiceTest, MalformedRequestsAreNamedErrors) {
   *req.mutable_args(0) = ToProto(Vec({1, 2}));
   req.set_session("no-such-session");
   EXPECT_EQ(execute(req).error_code(), grpc::StatusCode::NOT_FOUND);
+
+  // A message over the server's limit.
+  *req.mutable_args(0) = ToProto(Tensor::Zeros(DType::kFloat64, {200000}));
+  req.clear_session();
+  EXPECT_EQ(execute(req).error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
 
   // A shared input without a session.
   v1::CompileRequest with_shared = good;
