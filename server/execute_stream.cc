@@ -114,13 +114,13 @@ class ExecuteStreamReactor final
       next_offset_ = 0;
       sent_header_ = false;
     }
-    Finish(ToGrpc(absl::OkStatus()));
     service_.metrics().CountRequest("ExecuteStream", absl::StatusCode::kOk);
+    Finish(grpc::Status::OK);  // may delete this (OnDone): nothing after it
   }
 
   void Fail(const absl::Status& s) {
     service_.metrics().CountRequest("ExecuteStream", s.code());
-    Finish(ToGrpc(s));
+    Finish(ToGrpc(s));  // may delete this (OnDone): nothing after it
   }
 
   KilnService& service_;
