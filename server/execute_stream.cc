@@ -15,6 +15,7 @@ class ExecuteStreamReactor final
  public:
   ExecuteStreamReactor(KilnService& service, grpc::CallbackServerContext* ctx)
       : service_(service), ctx_(ctx) {
+    service_.BeginCall();
     StartRead(&in_);
   }
 
@@ -32,7 +33,10 @@ class ExecuteStreamReactor final
     WriteNext();
   }
 
-  void OnDone() override { delete this; }
+  void OnDone() override {
+    service_.EndCall();
+    delete this;
+  }
 
  private:
   // Accumulates one message: the request first, then chunks in order.

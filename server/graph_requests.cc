@@ -34,7 +34,7 @@ absl::StatusOr<std::string> ParseMode(const std::string& mode) {
 absl::StatusOr<v1::GradResponse> GradGraph(const v1::GradRequest& request,
                                            const GraphLimits& limits) {
   const v1::Graph& g = request.graph();
-  if (request.cost() >= static_cast<uint32_t>(g.outputs_size())) {
+  if (!request.no_cost() && request.cost() >= static_cast<uint32_t>(g.outputs_size())) {
     return absl::InvalidArgumentError(
         absl::StrCat("cost: output ", request.cost(), " of ", g.outputs_size(), " graph outputs"));
   }
@@ -53,13 +53,27 @@ absl::StatusOr<v1::GradResponse> GradGraph(const v1::GradRequest& request,
   }
   std::vector<std::string> warnings;
   options.warnings = &warnings;
-  // The wrt references become extra outputs, so that conversion resolves and checks them.
-  v1::Graph with_wrt = g;
-  for (const v1::ValueRef& ref : request.wrt()) *with_wrt.add_outputs() = ref;
-  absl::StatusOr<ProtoGraph> graph = GraphFromProto(with_wrt, limits);
+  // The wrt, consider_constant and known_grads references become extra outputs, so that
+  // conversion resolves and checks them.
+  v1::Graph extended = g;
+  for (const v1::ValueRef& ref : request.wrt()) *extended.add_outputs() = ref;
+  for (const v1::ValueRef& ref : request.consider_constant()) *extended.add_outputs() = ref;
+  for (const v1::KnownGrad& k : request.known_grads()) {
+    *extended.add_outputs() = k.variable();
+    *extended.add_outputs() = k.grad();
+  }
+  absl::StatusOr<ProtoGraph> graph = GraphFromProto(extended, limits);
   if (!graph.ok()) return graph.status();
-  const std::vector<Var> wrt(graph->outputs.begin() + g.outputs_size(), graph->outputs.end());
-  absl::StatusOr<std::vector<Var>> grads = grad(graph->outputs[request.cost()], wrt, options);
+  auto extra = graph->outputs.begin() + g.outputs_size();
+  const std::vector<Var> wrt(extra, extra + request.wrt_size());
+  extra += request.wrt_size();
+  options.consider_constant.assign(extra, extra + request.consider_constant_size());
+  extra += request.consider_constant_size();
+  for (int k = 0; k < request.known_grads_size(); ++k, extra += 2) {
+    options.known_grads.emplace_back(extra[0], extra[1]);
+  }
+  const Var cost = request.no_cost() ? Var() : graph->outputs[request.cost()];
+  absl::StatusOr<std::vector<Var>> grads = grad(cost, wrt, options);
   if (!grads.ok()) return grads.status();
   absl::StatusOr<v1::Graph> out = GraphToProto(graph->inputs, *grads);
   if (!out.ok()) return out.status();

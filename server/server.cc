@@ -86,7 +86,13 @@ void Server::Shutdown(std::chrono::milliseconds grace) {
   stopped_ = true;
   if (grpc_) {
     grpc_->GetHealthCheckService()->SetServingStatus(false);
-    grpc_->Shutdown(std::chrono::system_clock::now() + grace);
+    // Calls in flight get `grace` to finish; then gRPC cancels what is left. (gRPC's own
+    // Shutdown deadline would also wait that long for idle client connections to close.)
+    const auto deadline = std::chrono::steady_clock::now() + grace;
+    while (service_->in_flight() > 0 && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    grpc_->Shutdown(std::chrono::system_clock::now());
   }
   pool_.reset();  // runs what is queued, so every started call finishes
   if (grpc_) grpc_->Wait();

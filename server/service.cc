@@ -56,6 +56,7 @@ KilnService::KilnService(FunctionCache& cache, SessionStore& sessions, Metrics& 
 template <typename Fn>
 KilnService::Reactor* KilnService::Handle(const char* method, Ctx* ctx, bool offload, Fn fn) {
   Reactor* reactor = ctx->DefaultReactor();
+  BeginCall();
   auto finish = [this, method, reactor, fn = std::move(fn)]() mutable {
     absl::Status status;
     try {
@@ -72,6 +73,7 @@ KilnService::Reactor* KilnService::Handle(const char* method, Ctx* ctx, bool off
            {"error", std::string(status.message())}});
     }
     reactor->Finish(ToGrpc(status));
+    EndCall();
   };
   if (offload) {
     pool_.Schedule(std::move(finish));

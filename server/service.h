@@ -57,6 +57,11 @@ class KilnService final : public v1::Kiln::CallbackService {
   absl::StatusOr<std::vector<Tensor>> RunExecution(Ctx* ctx, const std::string& function_id,
                                                    const std::string& session,
                                                    std::vector<Tensor> args);
+  // Calls started and not yet finished.
+  int in_flight() const { return in_flight_.load(); }
+  // Counts a call in (Begin) and out (End); Handle and ExecuteStream do it for every call.
+  void BeginCall() { in_flight_.fetch_add(1); }
+  void EndCall() { in_flight_.fetch_sub(1); }
   Metrics& metrics() { return metrics_; }
   ThreadPool& pool() { return pool_; }
   const ServiceLimits& limits() const { return limits_; }
@@ -72,6 +77,7 @@ class KilnService final : public v1::Kiln::CallbackService {
   ThreadPool& pool_;
   const ServiceLimits limits_;
   std::atomic<int> executions_{0};
+  std::atomic<int> in_flight_{0};
 };
 
 // The gRPC status of an absl::Status: same code and message.

@@ -358,6 +358,24 @@ TEST(ServiceTest, DeadlinesStopAnExecutionBetweenNodes) {
       << metrics;
 }
 
+// Shutdown lets a call in flight finish (with its result) before the server stops.
+TEST(ServiceTest, ShutdownFinishesCallsInFlight) {
+  auto server = Start();
+  auto c = Connect(*server);
+  Var m = dmatrix("m");
+  Var y = m;
+  for (int i = 0; i < 10; ++i) y = tanh(dot(y, m));
+  auto f = c->Compile({m}, {sum(y)});
+  ASSERT_TRUE(f.ok()) << f.status();
+  absl::StatusOr<std::vector<Tensor>> out;
+  std::thread call([&] { out = c->Execute(*f, {Tensor::Zeros(DType::kFloat64, {256, 256})}); });
+  while (server->in_flight() == 0) std::this_thread::yield();
+  server->Shutdown(std::chrono::seconds(30));
+  call.join();
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[0].ToString(), "0.0");
+}
+
 // Each malformed request gets its code and a message naming the defect; the server serves on.
 TEST(ServiceTest, MalformedRequestsAreNamedErrors) {
   ServerOptions o = Local();

@@ -1,0 +1,20 @@
+"""Kiln's Python client: Aesara's API over a Kiln server.
+
+    import kiln
+    import kiln.tensor as kt
+    x = kt.dmatrix("x")
+    f = kiln.function([x], x * 2.0)      # compiled by the server at kiln.config.server
+
+Graphs are built locally with Aesara's types and names; grad, optimization, compilation and
+execution happen on the server (KILN_SERVER, default localhost:50051).
+"""
+from kiln.config import config
+from kiln import tensor
+from kiln.client import KilnError
+from kiln.compile import Function, In, Out, SharedVariable, function, shared
+from kiln import gradient, printing
+from kiln.gradient import grad
+from kiln.printing import debugprint, dprint
+
+__all__ = ["config", "tensor", "function", "shared", "grad", "In", "Out", "Function",
+           "SharedVariable", "KilnError", "gradient", "printing", "dprint", "debugprint"]

@@ -1,0 +1,71 @@
+"""The connection to a Kiln server: one gRPC channel and one session per address, and the
+server's errors as Python exceptions carrying its message."""
+import threading
+
+import grpc
+
+from kiln import _pb
+from kiln.config import config
+
+PROTOCOL = 1
+
+
+class KilnError(Exception):
+    """An error answered by the server: `code` is the gRPC status name (INVALID_ARGUMENT...)
+    and the message is the server's."""
+
+    def __init__(self, code, message):
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+    def __str__(self):
+        return "%s: %s" % (self.code, self.message)
+
+
+class Client:
+    """Calls of kiln.v1.Kiln on one server."""
+
+    def __init__(self, address):
+        self.address = address
+        self._channel = grpc.insecure_channel(address, options=[
+            ("grpc.max_receive_message_length", -1), ("grpc.max_send_message_length", -1)])
+        self._stub = _pb.service_pb2_grpc.KilnStub(self._channel)
+        self._session = None
+        self._lock = threading.Lock()
+        version = self.call("GetVersion", _pb.service_pb2.GetVersionRequest(
+            client_protocol=PROTOCOL), wait_for_ready=True, timeout=10)
+        self.server_version = version.server_version
+
+    def call(self, method, request, **kwargs):
+        """The RPC `method` with `request`; KilnError on a non-OK status."""
+        kwargs.setdefault("timeout", config.timeout)
+        try:
+            return getattr(self._stub, method)(request, **kwargs)
+        except grpc.RpcError as e:
+            code = e.code().name if e.code() is not None else "UNKNOWN"
+            if code == "UNAVAILABLE":
+                raise KilnError(code, "cannot reach the Kiln server at %s: %s"
+                                % (self.address, e.details())) from None
+            raise KilnError(code, e.details()) from None
+
+    def session(self):
+        """This process's session on the server, created on first use."""
+        with self._lock:
+            if self._session is None:
+                self._session = self.call("CreateSession",
+                                          _pb.service_pb2.CreateSessionRequest()).session
+            return self._session
+
+
+_clients = {}
+_clients_lock = threading.Lock()
+
+
+def get_client(address=None):
+    """The client of `address` (default: kiln.config.server), connected once."""
+    address = address or config.server
+    with _clients_lock:
+        if address not in _clients:
+            _clients[address] = Client(address)
+        return _clients[address]

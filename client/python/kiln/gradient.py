@@ -1,0 +1,166 @@
+"""kiln.gradient: grad, Lop, Rop, jacobian, hessian and verify_grad. The derivatives are
+computed by the server's reverse mode; the results are graphs over the caller's variables."""
+import numpy as np
+
+from kiln import _pb, wire
+from kiln.client import get_client
+from kiln.graph import graph_inputs
+from kiln.tensor.basic import as_tensor_variable, stack
+from kiln.tensor.variable import TensorConstant
+
+
+class GradientError(Exception):
+    """verify_grad found the symbolic and the numeric gradient apart."""
+
+    def __init__(self, arg, err_pos, shape, val1, val2, abs_err, rel_err, abs_tol, rel_tol):
+        super().__init__(
+            "GradientError: numeric gradient and analytic gradient exceed tolerance:\n"
+            "        At position %d of argument %d with shape %s,\n"
+            "            val1 = %f      ,  val2 = %f\n"
+            "            abs. error = %f,  abs. tolerance = %f\n"
+            "            rel. error = %f,  rel. tolerance = %f"
+            % (err_pos, arg, shape, val1, val2, abs_err, abs_tol, rel_err, rel_tol))
+        self.arg, self.err_pos, self.abs_err, self.rel_err = arg, err_pos, abs_err, rel_err
+
+
+def _grad_request(roots, wrt, cost=None, consider_constant=(), known_grads=(),
+                  disconnected_inputs="raise"):
+    """Sends the graph of cost, wrt, consider_constant and known_grads; returns the gradients
+    as variables over the caller's leaves."""
+    wrt_list = list(wrt)
+    known = list(known_grads)
+    extra = wrt_list + list(consider_constant) + [v for pair in known for v in pair]
+    outs = ([cost] if cost is not None else []) + extra
+    leaves = [v for v in graph_inputs(outs) if not isinstance(v, TensorConstant)]
+    g = wire.graph_to_proto(leaves, outs)
+    req = _pb.service_pb2.GradRequest(disconnected_inputs=disconnected_inputs,
+                                      no_cost=cost is None)
+    refs = list(g.outputs)
+    k = 1 if cost is not None else 0
+    for r in refs[k:k + len(wrt_list)]:
+        req.wrt.add().CopyFrom(r)
+    k += len(wrt_list)
+    for r in refs[k:k + len(consider_constant)]:
+        req.consider_constant.add().CopyFrom(r)
+    k += len(consider_constant)
+    for i in range(len(known)):
+        kg = req.known_grads.add()
+        kg.variable.CopyFrom(refs[k + 2 * i])
+        kg.grad.CopyFrom(refs[k + 2 * i + 1])
+    del g.outputs[1 if cost is not None else 0:]
+    req.graph.CopyFrom(g)
+    resp = get_client().call("Grad", req)
+    return wire.graph_from_proto(resp.graph, leaves)
+
+
+def grad(cost, wrt, consider_constant=None, disconnected_inputs="raise", known_grads=None,
+         return_disconnected="zero", null_gradients="raise", add_names=True):
+    """Aesara's grad: the gradient of the scalar cost with respect to wrt (a variable or a
+    list), summed over every path."""
+    single = not isinstance(wrt, (list, tuple))
+    wrt_list = [wrt] if single else list(wrt)
+    if cost is not None:
+        cost = as_tensor_variable(cost)
+    known = list(known_grads.items()) if isinstance(known_grads, dict) else list(known_grads or [])
+    out = _grad_request(None, wrt_list, cost, list(consider_constant or []),
+                        [(v, as_tensor_variable(g)) for v, g in known], disconnected_inputs)
+    if add_names and cost is not None and cost.name:
+        for w, g in zip(wrt_list, out):
+            if w.name and g.name is None:
+                g.name = "(d%s/d%s)" % (cost.name, w.name)
+    return out[0] if single else out
+
+
+def Lop(f, wrt, eval_points, consider_constant=None, disconnected_inputs="raise"):
+    """The vector-Jacobian product eval_points^T (df/dwrt)."""
+    fs = f if isinstance(f, (list, tuple)) else [f]
+    evs = eval_points if isinstance(eval_points, (list, tuple)) else [eval_points]
+    single = not isinstance(wrt, (list, tuple))
+    out = grad(None, [wrt] if single else list(wrt), consider_constant=consider_constant,
+               disconnected_inputs=disconnected_inputs, known_grads=list(zip(fs, evs)))
+    return out[0] if single else out
+
+
+def Rop(f, wrt, eval_points):
+    """The Jacobian-vector product (df/dwrt) eval_points, by differentiating a Lop again."""
+    single_f = not isinstance(f, (list, tuple))
+    fs = [f] if single_f else list(f)
+    wrts = wrt if isinstance(wrt, (list, tuple)) else [wrt]
+    evs = eval_points if isinstance(eval_points, (list, tuple)) else [eval_points]
+    us = [o.type("u%d" % i) for i, o in enumerate(fs)]
+    g = Lop(fs, list(wrts), us)
+    out = Lop(g, us, list(evs), disconnected_inputs="ignore")
+    return out[0] if single_f else out
+
+
+def jacobian(expression, wrt, consider_constant=None, disconnected_inputs="raise"):
+    """The Jacobian of a vector expression: one gradient per element, stacked (the expression's
+    length must be static)."""
+    expression = as_tensor_variable(expression)
+    single = not isinstance(wrt, (list, tuple))
+    wrts = [wrt] if single else list(wrt)
+    if expression.ndim == 0:
+        out = grad(expression, wrts, consider_constant, disconnected_inputs)
+        return out[0] if single else out
+    n = expression.type.shape[0]
+    if expression.ndim != 1 or n is None:
+        raise ValueError("jacobian: the expression must be a vector of static length, got %s "
+                         "(use kt.specify_shape or a typed input)" % expression.type)
+    rows = [grad(expression[i], wrts, consider_constant, disconnected_inputs) for i in range(n)]
+    out = [stack([r[k] for r in rows]) for k in range(len(wrts))]
+    return out[0] if single else out
+
+
+def hessian(cost, wrt, consider_constant=None, disconnected_inputs="raise"):
+    """The Hessian of a scalar cost with respect to vectors of static length."""
+    single = not isinstance(wrt, (list, tuple))
+    wrts = [wrt] if single else list(wrt)
+    out = [jacobian(grad(cost, w, consider_constant, disconnected_inputs), w,
+                    consider_constant, disconnected_inputs) for w in wrts]
+    return out[0] if single else out
+
+
+def verify_grad(fun, pt, n_tests=2, rng=None, eps=None, out_type=None, abs_tol=None,
+                rel_tol=None, mode=None, cast_to_output_type=False, no_debug_ref=True):
+    """Aesara's verify_grad: checks the server's gradient of sum(t * fun(*pt)), t random,
+    against central finite differences; raises GradientError when they differ."""
+    from kiln.compile import function
+    from kiln.tensor.basic import sum as ksum
+    rng = rng or np.random.default_rng(42)
+    pt = [np.array(p) for p in pt]
+    for p in pt:
+        if p.dtype.kind != "f":
+            raise TypeError("verify_grad can work only with floating point inputs, got %s"
+                            % p.dtype)
+    eps = eps or (1e-7 if all(p.dtype == np.float64 for p in pt) else 3e-4)
+    abs_tol = abs_tol or (1e-4 if eps < 1e-6 else 1e-2)
+    rel_tol = rel_tol or (1e-4 if eps < 1e-6 else 1e-2)
+    from kiln.graph import TensorType
+    xs = [TensorType(p.dtype.name, (None,) * p.ndim)("input%d" % i) for i, p in enumerate(pt)]
+    y = as_tensor_variable(fun(*xs))
+    f_y = function(xs, y)
+    for _ in range(n_tests):
+        t = rng.random(np.shape(f_y(*pt))).astype(y.dtype)
+        cost = ksum(y * t)
+        f_cost = function(xs, cost)
+        f_grad = function(xs, grad(cost, xs, disconnected_inputs="ignore"))
+        analytic = f_grad(*pt)
+        for k, p in enumerate(pt):
+            numeric = np.zeros_like(p, dtype=np.float64)
+            flat = p.reshape(-1)
+            for j in range(flat.size):
+                orig = flat[j]
+                flat[j] = orig + eps
+                up = float(f_cost(*pt))
+                flat[j] = orig - eps
+                down = float(f_cost(*pt))
+                flat[j] = orig
+                numeric.reshape(-1)[j] = (up - down) / (2 * eps)
+            a = np.asarray(analytic[k], dtype=np.float64)
+            abs_err = np.abs(a - numeric)
+            rel_err = abs_err / np.maximum(np.abs(a) + np.abs(numeric), 1e-8)
+            bad = np.argmax(np.minimum(abs_err - abs_tol, rel_err - rel_tol).reshape(-1))
+            if (abs_err > abs_tol).reshape(-1)[bad] and (rel_err > rel_tol).reshape(-1)[bad]:
+                raise GradientError(k, int(bad), p.shape, a.reshape(-1)[bad],
+                                    numeric.reshape(-1)[bad], abs_err.reshape(-1)[bad],
+                                    rel_err.reshape(-1)[bad], abs_tol, rel_tol)

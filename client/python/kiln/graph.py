@@ -1,0 +1,230 @@
+"""Aesara's graph model: Type, Variable, Constant, Apply and Op, built locally with Aesara's
+typing so that `y.owner.op`, `y.type` and `dprint(y)` look as in Aesara before anything is
+sent to the server."""
+import numpy as np
+
+DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+          "float16", "float32", "float64", "complex64", "complex128")
+
+
+def check_dtype(dtype):
+    """The dtype's name, or TypeError for one Kiln does not know."""
+    name = np.dtype(dtype).name if not isinstance(dtype, str) else dtype
+    if name not in DTYPES:
+        raise TypeError("unknown dtype '%s'" % (dtype,))
+    return name
+
+
+class TensorType:
+    """A dtype and a static shape: an int per known dim, None per unknown one."""
+
+    def __init__(self, dtype, shape=None, broadcastable=None):
+        self.dtype = check_dtype(dtype)
+        if shape is None:
+            shape = tuple(1 if b else None for b in broadcastable)
+        self.shape = tuple(None if s is None else int(s) for s in shape)
+        for s in self.shape:
+            if s is not None and s < 0:
+                raise ValueError("TensorType: static shape %s has a negative dimension"
+                                 % (self.shape,))
+
+    ndim = property(lambda self: len(self.shape))
+    broadcastable = property(lambda self: tuple(s == 1 for s in self.shape))
+
+    def __eq__(self, other):
+        return isinstance(other, TensorType) and (self.dtype, self.shape) == (other.dtype,
+                                                                               other.shape)
+
+    def __hash__(self):
+        return hash((self.dtype, self.shape))
+
+    def __str__(self):
+        dims = ", ".join("?" if s is None else str(s) for s in self.shape)
+        if len(self.shape) == 1:
+            dims += ","
+        return "TensorType(%s, (%s))" % (self.dtype, dims)
+
+    __repr__ = __str__
+
+    def __call__(self, name=None):
+        """A new variable of this type, as Aesara's type(name)."""
+        from kiln.tensor.variable import TensorVariable
+        return TensorVariable(self, name=name)
+
+    def is_super(self, other):
+        """True when every value of `other` is a value of this type."""
+        return (self.dtype == other.dtype and self.ndim == other.ndim and
+                all(a is None or a == b for a, b in zip(self.shape, other.shape)))
+
+    def filter(self, value, allow_downcast=False, name=None):
+        """The value as a NumPy array of this type; TypeError as Aesara's filter."""
+        data = np.asarray(value)
+        if data.dtype.name != self.dtype:
+            target = np.dtype(self.dtype)
+            exact = np.can_cast(data.dtype, target, casting="safe")
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                exact = exact or np.asarray(value, dtype=target) == value
+            if not (exact or allow_downcast):
+                raise TypeError(
+                    "%s: the value has dtype %s, which cannot be converted to %s without loss "
+                    "of precision (pass allow_input_downcast=True to accept it)"
+                    % (name or str(self), data.dtype.name, self.dtype))
+            data = data.astype(target)
+        if data.ndim != self.ndim:
+            raise TypeError("%s: wrong number of dimensions: expected %d, got %d with shape %s"
+                            % (name or str(self), self.ndim, data.ndim, data.shape))
+        for d, (want, got) in enumerate(zip(self.shape, data.shape)):
+            if want is not None and want != got:
+                raise TypeError("%s: dim %d has size %d, expected %d"
+                                % (name or str(self), d, got, want))
+        return data
+
+
+class Variable:
+    """A value in a graph: its type, the Apply node computing it (None for inputs and
+    constants), its index among that node's outputs, and an optional name."""
+
+    def __init__(self, type, owner=None, index=None, name=None):
+        self.type = type
+        self.owner = owner
+        self.index = index
+        self.name = name
+
+    def __str__(self):
+        if self.name:
+            return self.name
+        if self.owner is not None:
+            return "%s.%d" % (self.owner.op, self.index)
+        return "<%s>" % self.type
+
+    __repr__ = __str__
+
+    def clone(self):
+        return type(self)(self.type, name=self.name)
+
+
+class Constant(Variable):
+    """A variable with a value: TensorConstant{2.0}."""
+
+    def __init__(self, type, data, name=None):
+        super().__init__(type, name=name)
+        self.data = data
+
+    def __str__(self):
+        if self.name:
+            return self.name
+        d = self.data
+        if d.ndim > 0 and d.size > 0 and (d == d.flat[0]).all() and not np.isnan(d).any():
+            value = "%s of %s" % (tuple(d.shape), d.flat[0])
+        else:
+            value = str(d)
+        if len(value) > 20:
+            value = value[:10] + ".." + value[-10:]
+        return "TensorConstant{%s}" % value
+
+    def clone(self):
+        return self
+
+
+class Apply:
+    """op applied to inputs, giving outputs."""
+
+    def __init__(self, op, inputs, output_types):
+        from kiln.tensor.variable import TensorVariable
+        self.op = op
+        self.inputs = list(inputs)
+        self.outputs = [TensorVariable(t, owner=self, index=i) for i, t in enumerate(output_types)]
+
+    nin = property(lambda self: len(self.inputs))
+    nout = property(lambda self: len(self.outputs))
+
+    @property
+    def out(self):
+        return self.outputs[0]
+
+    def __str__(self):
+        return "%s(%s)" % (self.op, ", ".join(map(str, self.inputs)))
+
+    __repr__ = __str__
+
+
+class Op:
+    """An op is its kind (Aesara's class name) plus its props: equal props, equal ops.
+    Subclasses define __props__, make_node and wire_attrs."""
+
+    __props__ = ()
+    kind = None  # the class name the server knows ("Elemwise", "DimShuffle"...)
+
+    def _props(self):
+        return tuple(getattr(self, p) for p in self.__props__)
+
+    def __eq__(self, other):
+        return type(self) is type(other) and self._props() == other._props()
+
+    def __hash__(self):
+        return hash((type(self).__name__, self._props()))
+
+    def __call__(self, *inputs):
+        node = self.make_node(*inputs)
+        return node.outputs[0] if len(node.outputs) == 1 else node.outputs
+
+    def wire_attrs(self):
+        """(name, value) pairs as core's Op::Attrs: ints, floats, strings or lists of ints."""
+        return []
+
+    def __repr__(self):
+        return str(self)
+
+
+def ancestors(outputs, blockers=()):
+    """Every variable the outputs depend on, inputs before what is computed from them; walks
+    stop at `blockers`."""
+    stop = {id(b) for b in blockers}
+    order, seen = [], set()
+    stack = [(v, False) for v in reversed(list(outputs))]
+    while stack:
+        v, expanded = stack.pop()
+        if expanded:
+            order.append(v)
+            continue
+        if id(v) in seen:
+            continue
+        seen.add(id(v))
+        stack.append((v, True))
+        if v.owner is not None and id(v) not in stop:
+            stack.extend((i, False) for i in reversed(v.owner.inputs) if id(i) not in seen)
+    return order
+
+
+def graph_inputs(outputs, blockers=()):
+    """The owner-less variables (inputs and constants) the outputs depend on."""
+    stop = {id(b) for b in blockers}
+    return [v for v in ancestors(outputs, blockers) if v.owner is None or id(v) in stop]
+
+
+def io_toposort(outputs, blockers=()):
+    """The Apply nodes between blockers and outputs, each after the nodes computing its inputs."""
+    stop = {id(b) for b in blockers}
+    nodes, seen = [], set()
+    for v in ancestors(outputs, blockers):
+        if v.owner is not None and id(v) not in stop and id(v.owner) not in seen:
+            seen.add(id(v.owner))
+            nodes.append(v.owner)
+    return nodes
+
+
+def clone_replace(outputs, replace):
+    """The outputs with each key of `replace` (a dict or pairs) replaced by its value, in a
+    copy of the graph; the original graph is not changed."""
+    pairs = list(replace.items()) if isinstance(replace, dict) else list(replace)
+    memo = {id(k): v for k, v in pairs}
+    keys = [k for k, _ in pairs]
+    for node in io_toposort(outputs, keys):
+        new_inputs = [memo.get(id(i), i) for i in node.inputs]
+        if all(a is b for a, b in zip(new_inputs, node.inputs)):
+            continue
+        clone = node.op.make_node(*new_inputs)
+        for old, new in zip(node.outputs, clone.outputs):
+            new.name = old.name
+            memo[id(old)] = new
+    return [memo.get(id(o), o) for o in outputs]

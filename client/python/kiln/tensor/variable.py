@@ -1,0 +1,84 @@
+"""TensorVariable and TensorConstant: Aesara's operators, properties and methods on variables."""
+from kiln.graph import Constant, Variable
+
+
+class _TensorMethods:
+    """What Aesara's _tensor_py_operators gives a tensor variable."""
+
+    ndim = property(lambda self: self.type.ndim)
+    dtype = property(lambda self: self.type.dtype)
+    broadcastable = property(lambda self: self.type.broadcastable)
+
+    def _k(self):
+        import kiln.tensor as kt
+        return kt
+
+    def __add__(self, o): return self._k().add(self, o)
+    def __radd__(self, o): return self._k().add(o, self)
+    def __sub__(self, o): return self._k().sub(self, o)
+    def __rsub__(self, o): return self._k().sub(o, self)
+    def __mul__(self, o): return self._k().mul(self, o)
+    def __rmul__(self, o): return self._k().mul(o, self)
+    def __truediv__(self, o): return self._k().true_div(self, o)
+    def __rtruediv__(self, o): return self._k().true_div(o, self)
+    def __floordiv__(self, o): return self._k().int_div(self, o)
+    def __rfloordiv__(self, o): return self._k().int_div(o, self)
+    def __mod__(self, o): return self._k().mod(self, o)
+    def __rmod__(self, o): return self._k().mod(o, self)
+    def __pow__(self, o): return self._k().pow(self, o)
+    def __rpow__(self, o): return self._k().pow(o, self)
+    def __neg__(self): return self._k().neg(self)
+    def __abs__(self): return self._k().abs(self)
+    def __invert__(self): return self._k().invert(self)
+    def __and__(self, o): return self._k().and_(self, o)
+    def __or__(self, o): return self._k().or_(self, o)
+    def __xor__(self, o): return self._k().xor(self, o)
+    def __lt__(self, o): return self._k().lt(self, o)
+    def __le__(self, o): return self._k().le(self, o)
+    def __gt__(self, o): return self._k().gt(self, o)
+    def __ge__(self, o): return self._k().ge(self, o)
+    # As in Aesara, == and != compare variables, not values: use kt.eq and kt.neq.
+    __eq__ = object.__eq__
+    __hash__ = object.__hash__
+
+    def __bool__(self):
+        raise TypeError("Variables do not support boolean operations.")
+
+    def __getitem__(self, index): return self._k().subtensor(self, index)
+    def __iter__(self):
+        raise TypeError("TensorType does not support iteration; index it instead")
+
+    @property
+    def T(self): return self._k().transpose(self)
+    @property
+    def shape(self): return self._k().shape(self)
+    def dimshuffle(self, *pattern):
+        if len(pattern) == 1 and isinstance(pattern[0], (list, tuple)):
+            pattern = pattern[0]
+        return self._k().dimshuffle(self, pattern)
+    def transpose(self, *axes): return self._k().transpose(self, axes or None)
+    def reshape(self, shape, ndim=None): return self._k().reshape(self, shape, ndim)
+    def flatten(self, ndim=1): return self._k().flatten(self, ndim)
+    def astype(self, dtype): return self._k().cast(self, dtype)
+    def sum(self, axis=None, keepdims=False, **kw): return self._k().sum(self, axis, keepdims=keepdims)
+    def prod(self, axis=None, keepdims=False): return self._k().prod(self, axis, keepdims=keepdims)
+    def mean(self, axis=None, keepdims=False): return self._k().mean(self, axis, keepdims=keepdims)
+    def max(self, axis=None, keepdims=False): return self._k().max(self, axis, keepdims=keepdims)
+    def min(self, axis=None, keepdims=False): return self._k().min(self, axis, keepdims=keepdims)
+    def argmax(self, axis=None, keepdims=False): return self._k().argmax(self, axis, keepdims)
+    def dot(self, other): return self._k().dot(self, other)
+    def __matmul__(self, other): return self._k().dot(self, other)
+    def __rmatmul__(self, other): return self._k().dot(other, self)
+    def exp(self): return self._k().exp(self)
+    def log(self): return self._k().log(self)
+
+
+class TensorVariable(_TensorMethods, Variable):
+    """A tensor-typed variable."""
+
+
+class TensorConstant(_TensorMethods, Constant):
+    """A tensor constant."""
+
+    def __str__(self):
+        return Constant.__str__(self)

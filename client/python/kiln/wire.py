@@ -1,0 +1,204 @@
+"""Graphs and tensors to kiln.v1 messages and back."""
+import numpy as np
+
+from kiln import _pb
+from kiln.graph import TensorType, Variable, io_toposort
+from kiln.tensor.variable import TensorConstant
+
+_DTYPE_ENUM = {name: _pb.types_pb2.DType.Value("DTYPE_" + name.upper())
+               for name in ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16",
+                            "uint32", "uint64", "float16", "float32", "float64", "complex64",
+                            "complex128")}
+_DTYPE_NAME = {v: k for k, v in _DTYPE_ENUM.items()}
+
+
+def type_to_proto(t, msg=None):
+    msg = msg if msg is not None else _pb.types_pb2.TensorType()
+    msg.dtype = _DTYPE_ENUM[t.dtype]
+    for s in t.shape:
+        d = msg.shape.add()
+        if s is not None:
+            d.known, d.size = True, s
+    return msg
+
+
+def type_from_proto(msg):
+    return TensorType(_DTYPE_NAME[msg.dtype], [d.size if d.known else None for d in msg.shape])
+
+
+def tensor_to_proto(array, msg=None):
+    """dtype, shape and raw little-endian bytes in C order."""
+    a = np.asarray(array)
+    msg = msg if msg is not None else _pb.types_pb2.Tensor()
+    msg.dtype = _DTYPE_ENUM[a.dtype.name]
+    msg.shape.extend(int(s) for s in a.shape)
+    msg.data = a.astype(a.dtype.newbyteorder("<"), copy=False).tobytes(order="C")
+    return msg
+
+
+def tensor_from_proto(msg):
+    dtype = np.dtype(_DTYPE_NAME[msg.dtype]).newbyteorder("<")
+    return np.frombuffer(msg.data, dtype=dtype).reshape(tuple(msg.shape)).astype(
+        dtype.newbyteorder("="))
+
+
+def _set_attr(attr, name, value):
+    attr.name = name
+    if isinstance(value, bool) or isinstance(value, (int, np.integer)):
+        attr.value.i = int(value)
+    elif isinstance(value, float):
+        attr.value.f = value
+    elif isinstance(value, str):
+        attr.value.s = value
+    else:
+        attr.value.ints.SetInParent()
+        attr.value.ints.values.extend(int(v) for v in value)
+
+
+def graph_to_proto(inputs, outputs, shared_names=None):
+    """The kiln.v1.Graph computing outputs from inputs; shared_names maps an input to its
+    session variable. Every leaf must be an input or a constant (MissingInputError)."""
+    g = _pb.graph_pb2.Graph()
+    refs = {}
+    for i, v in enumerate(inputs):
+        msg = g.inputs.add()
+        msg.name = v.name or ""
+        type_to_proto(v.type, msg.type)
+        if shared_names and id(v) in shared_names:
+            msg.shared = shared_names[id(v)]
+        refs[id(v)] = ("input", i)
+
+    def ref(v, msg):
+        key = refs.get(id(v))
+        if key is None:
+            if not isinstance(v, TensorConstant):
+                raise ValueError("MissingInputError: %s is needed but is not among the inputs"
+                                 % v)
+            c = g.constants.add()
+            tensor_to_proto(v.data, c.value)
+            type_to_proto(v.type, c.type)
+            key = refs[id(v)] = ("constant", len(g.constants) - 1)
+        if key[0] == "input":
+            msg.input = key[1]
+        elif key[0] == "constant":
+            msg.constant = key[1]
+        else:
+            msg.node_output.SetInParent()
+            msg.node_output.node, msg.node_output.output = key[1], key[2]
+
+    for node in io_toposort([o for o in outputs if isinstance(o, Variable)]):
+        if all(id(o) in refs for o in node.outputs):
+            continue  # computed by an input (a given)
+        n = g.nodes.add()
+        n.op.kind = node.op.kind
+        for name, value in node.op.wire_attrs():
+            _set_attr(n.op.attrs.add(), name, value)
+        for v in node.inputs:
+            ref(v, n.inputs.add())
+        for k, o in enumerate(node.outputs):
+            type_to_proto(o.type, n.output_types.add())
+            refs[id(o)] = ("node", len(g.nodes) - 1, k)
+    for o in outputs:
+        ref(o, g.outputs.add())
+    return g
+
+
+def _attr_value(a):
+    kind = a.value.WhichOneof("value")
+    if kind == "ints":
+        return list(a.value.ints.values)
+    return getattr(a.value, kind)
+
+
+class WireOp:
+    """An op the server sent that this client does not model (SoftmaxGrad, Alloc...): its kind
+    and attributes, with the output types the server inferred."""
+
+    def __init__(self, kind, attrs, output_types):
+        from kiln.graph import Op
+        self.kind, self._attrs, self._types = kind, attrs, output_types
+        self._op = Op
+
+    def __str__(self):
+        return self.kind
+
+    __repr__ = __str__
+
+    def wire_attrs(self):
+        return list(self._attrs)
+
+    def make_node(self, *inputs):
+        from kiln.graph import Apply
+        return Apply(self, list(inputs), self._types)
+
+    def __call__(self, *inputs):
+        node = self.make_node(*inputs)
+        return node.outputs[0] if len(node.outputs) == 1 else node.outputs
+
+
+def _make_op(kind, attrs):
+    """The client's op for a wire op, or None."""
+    from kiln.tensor import basic
+    from kiln.tensor.elemwise import X, DimShuffle, Elemwise
+    a = dict(attrs)
+    makers = {
+        "Elemwise": lambda: Elemwise(a["scalar_op"], a.get("cast_to")),
+        "DimShuffle": lambda: DimShuffle(a["input_broadcastable"],
+                                         [X if d == -1 else d for d in a["new_order"]],
+                                         bool(a.get("inplace", 1))),
+        "CAReduce": lambda: basic.CAReduce(a["reduce"], tuple(a["axis"]) if "axis" in a else None,
+                                           a.get("acc_dtype")),
+        "Dot": basic.Dot,
+        "Shape": basic.Shape,
+        "Shape_i": lambda: basic.ShapeI(a["i"]),
+        "Reshape": lambda: basic.Reshape(a["ndim"]),
+        "Subtensor": lambda: basic.Subtensor(a["idx_list"]),
+        "IncSubtensor": lambda: basic.IncSubtensor(a["idx_list"], a["set"]),
+        "Join": lambda: basic.Join(a["dtype"]),
+        "Softmax": lambda: basic.Softmax(a["axis"]),
+        "Argmax": lambda: basic.Argmax(a["axis"]),
+    }
+    if kind not in makers or (kind == "Elemwise" and a.get("scalar_op") == "composite"):
+        return None
+    try:
+        return makers[kind]()
+    except (KeyError, ValueError, TypeError):
+        return None
+
+
+def graph_from_proto(g, inputs):
+    """The outputs of a kiln.v1.Graph as client variables over `inputs` (one per graph input)."""
+    from kiln.tensor.basic import constant
+    if len(inputs) != len(g.inputs):
+        raise ValueError("the graph has %d inputs, %d given" % (len(g.inputs), len(inputs)))
+    constants = []
+    for c in g.constants:
+        data = tensor_from_proto(c.value)
+        constants.append(constant(data, dtype=data.dtype))
+    node_outputs = []
+
+    def value(ref):
+        which = ref.WhichOneof("ref")
+        if which == "input":
+            return inputs[ref.input]
+        if which == "constant":
+            return constants[ref.constant]
+        return node_outputs[ref.node_output.node][ref.node_output.output]
+
+    for n in g.nodes:
+        attrs = [(a.name, _attr_value(a)) for a in n.op.attrs]
+        args = [value(r) for r in n.inputs]
+        types = [type_from_proto(t) for t in n.output_types]
+        op = _make_op(n.op.kind, attrs)
+        node = None
+        if op is not None:
+            try:
+                node = op.make_node(*args)
+                if types and [o.type for o in node.outputs] != types:
+                    node = None
+            except (TypeError, ValueError):
+                node = None
+        if node is None:
+            node = WireOp(n.op.kind, attrs, types).make_node(*args)
+        node_outputs.append(node.outputs)
+    return [value(r) for r in g.outputs]

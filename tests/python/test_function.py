@@ -1,0 +1,97 @@
+"""kiln.function's options: In (names, defaults), Out, givens, updates, input checking,
+shared variables, modes; and the server's errors as exceptions with its message."""
+import numpy as np
+import pytest
+
+import kiln
+import kiln.tensor as kt
+
+
+def test_in_names_defaults_and_keywords(server):
+    x, y = kt.dscalars("x", "y")
+    f = kiln.function([x, kiln.In(y, value=1.0, name="why")], x + y)
+    assert float(f(2.0)) == 3.0
+    assert float(f(2.0, why=5.0)) == 7.0
+    assert float(f(x=3.0)) == 4.0
+    with pytest.raises(TypeError, match="Missing required input: x"):
+        f()
+
+
+def test_out_and_multiple_outputs(server):
+    x = kt.dvector("x")
+    f = kiln.function([x], [kiln.Out(x * 2, borrow=True), x.sum()])
+    doubled, total = f([1.0, 2.0])
+    np.testing.assert_array_equal(doubled, [2.0, 4.0])
+    assert float(total) == 3.0
+
+
+def test_givens_substitute_before_compiling(server):
+    x, y = kt.dvectors("x", "y")
+    f = kiln.function([y], (x * 3).sum(), givens={x: y + 1})
+    assert float(f([0.0, 1.0])) == 9.0
+
+
+def test_shared_updates_apply_after_outputs(server):
+    state = kiln.shared(np.float64(0.0), name="state")
+    inc = kt.dscalar("inc")
+    acc = kiln.function([inc], state, updates=[(state, state + inc)])
+    assert float(acc(1.0)) == 0.0  # the old value: updates come after the outputs
+    assert float(acc(10.0)) == 1.0
+    assert float(state.get_value()) == 11.0
+    state.set_value(-1.0)
+    assert float(acc(0.0)) == -1.0
+
+
+def test_input_downcast_follows_aesara(server):
+    x = kt.fvector("x")
+    f = kiln.function([x], x * 2)
+    with pytest.raises(TypeError, match="float64, which cannot be converted to float32"):
+        f(np.array([1.5, 2.5]))
+    g = kiln.function([x], x * 2, allow_input_downcast=True)
+    np.testing.assert_array_equal(g(np.array([1.5, 2.5])), np.array([3, 5], dtype="float32"))
+    i = kt.ivector("i")
+    h = kiln.function([i], i + 1)
+    with pytest.raises(TypeError, match="wrong number of dimensions"):
+        h(np.zeros((2, 2), dtype="int32"))
+
+
+def test_modes(server):
+    x = kt.dvector("x")
+    fast = kiln.function([x], kt.exp(kt.log(x)), mode="FAST_RUN")
+    none = kiln.function([x], kt.exp(kt.log(x)), mode="NONE")
+    assert fast.function_id != none.function_id
+    np.testing.assert_allclose(fast([2.0]), none([2.0]))
+    with pytest.raises(kiln.KilnError, match="mode 'DebugModeX'"):
+        kiln.function([x], x, mode="DebugModeX")
+
+
+def test_building_errors_name_the_op_and_types():
+    p = kt.tensor("float64", (2, 4), name="p")
+    q = kt.tensor("float64", (None, 3), name="q")
+    with pytest.raises(ValueError) as e:
+        p + q
+    assert str(e.value) == (
+        "Elemwise{add,no_inplace}: input 1 has type TensorType(float64, (?, 3)) but input 0 "
+        "has TensorType(float64, (2, 4)): shapes (2, 4) and (?, 3) do not broadcast")
+    with pytest.raises(TypeError, match="neg is not defined for bool"):
+        -kt.tensor("bool", (None,))
+
+
+def test_server_errors_are_exceptions_with_its_message(server):
+    x = kt.dvector("x")
+    with pytest.raises(ValueError, match=r"MissingInputError: Input 0 \(m\)"):
+        kiln.function([x], kt.dot(x, kt.dmatrix("m")))  # m is not an input: caught here
+    f = kiln.function([x], x.reshape((2, 2)))
+    with pytest.raises(kiln.KilnError) as e:
+        f([1.0, 2.0, 3.0])  # caught by the server's kernel
+    assert e.value.code == "INVALID_ARGUMENT"
+    assert "Reshape" in e.value.message
+
+
+def test_unused_inputs_raise_as_in_aesara(server):
+    x, y = kt.dvectors("x", "y")
+    with pytest.raises(kiln.KilnError) as e:
+        kiln.function([x, y], x * 2)
+    assert e.value.code == "INVALID_ARGUMENT"
+    f = kiln.function([x, y], x * 2, on_unused_input="ignore")
+    np.testing.assert_array_equal(f([1.0], [5.0]), [2.0])
