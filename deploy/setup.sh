@@ -12,6 +12,7 @@ PACKAGES=(
   libopenblas-dev libsleef-dev libssl-dev libcpp-httplib-dev
   # python client and numeric reference
   python3 python3-numpy python3-scipy python3-pytest python3-grpcio python3-protobuf
+  python3-pip python3-setuptools
   # the Node.js client example (its packages come from the npm registry)
   nodejs npm
   # pictures of graphs

@@ -1,8 +1,9 @@
 """The kiln.v1 protobuf and gRPC modules, generated from proto/ by protoc (never by hand).
 
-The build generates them (CMake target kiln_python_stubs) and points KILN_PB_DIR at them;
-without it, they are generated once with Debian's protoc and grpc_python_plugin into
-~/.cache/kiln, keyed by the .proto files' hash.
+An installed package has them inside (setup.py generates them); in the source tree the build
+generates them (CMake target kiln_python_stubs) and points KILN_PB_DIR at them; without either,
+they are generated once with Debian's protoc and grpc_python_plugin into ~/.cache/kiln, keyed by
+the .proto files' hash.
 """
 import hashlib
 import os
@@ -47,6 +48,8 @@ def _generate(root):
 
 
 def _load():
+    if os.path.exists(os.path.join(_HERE, "v1", "service_pb2_grpc.py")):
+        return  # installed: the stubs were generated into the package
     gen = os.environ.get("KILN_PB_DIR") or _generate(_proto_root())
     package = sys.modules["kiln"]
     path = os.path.join(gen, "kiln")
