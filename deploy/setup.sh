@@ -13,8 +13,6 @@ PACKAGES=(
   # python client and numeric reference
   python3 python3-numpy python3-scipy python3-pytest python3-grpcio python3-protobuf
   python3-pip python3-setuptools
-  # the Node.js client example (its packages come from the npm registry)
-  nodejs npm
   # pictures of graphs
   graphviz
 )
@@ -25,6 +23,10 @@ for p in "${PACKAGES[@]}"; do
     missing+=("$p")
   fi
 done
+# The Node.js client example (its packages come from the npm registry): Debian's nodejs and npm
+# unless the commands are already there (another build of Node.js ships its own npm).
+command -v node > /dev/null || missing+=(nodejs)
+command -v npm > /dev/null || missing+=(npm)
 
 if ((${#missing[@]} == 0)); then
   echo "setup: all ${#PACKAGES[@]} packages already installed"
