@@ -115,9 +115,7 @@ class WireOp:
     and attributes, with the output types the server inferred."""
 
     def __init__(self, kind, attrs, output_types):
-        from kiln.graph import Op
         self.kind, self._attrs, self._types = kind, attrs, output_types
-        self._op = Op
 
     def __str__(self):
         return self.kind

@@ -47,8 +47,8 @@ def as_tensor_variable(x, name=None, ndim=None):
     """x as a tensor variable: variables as they are, anything else as a constant."""
     if isinstance(x, TensorVariable) or isinstance(x, TensorConstant):
         out = x
-    elif isinstance(x, (list, tuple)) and builtins.any(isinstance(e, (TensorVariable, TensorConstant))
-                                               for e in x):
+    elif isinstance(x, (list, tuple)) and builtins.any(
+            isinstance(e, (TensorVariable, TensorConstant)) for e in x):
         out = stack(list(x))
     else:
         out = constant(x, name=name)
@@ -634,9 +634,10 @@ class Join(Op):
             dims = [t.type.shape[d] for t in tensors]
             if d == a:
                 shape.append(None if None in dims else int(np.sum(dims)))
-            else:
-                known = [s for s in dims if s is not None and s != 1]
-                shape.append(known[0] if known else (1 if dims and dims.count(1) == len(dims) else None))
+            elif builtins.all(s == 1 for s in dims):
+                shape.append(1)
+            else:  # a known size other than 1 if any input has one
+                shape.append(next((s for s in dims if s not in (None, 1)), None))
         return Apply(self, [axis] + tensors, [TensorType(self.dtype, shape)])
 
     def wire_attrs(self):

@@ -79,6 +79,3 @@ class TensorVariable(_TensorMethods, Variable):
 
 class TensorConstant(_TensorMethods, Constant):
     """A tensor constant."""
-
-    def __str__(self):
-        return Constant.__str__(self)
