@@ -9,7 +9,7 @@ namespace kiln::server {
 // kiln.v1's handshake version: GetVersion refuses clients of another.
 inline constexpr uint32_t kProtocolVersion = 1;
 // Changes whenever compiled functions may change: a new compiler never reuses old entries.
-inline constexpr char kCompilerVersion[] = "kiln-compiler-0.2.0/graph-format-1";
+inline constexpr char kCompilerVersion[] = "kiln-compiler-0.2.1/graph-format-2";
 inline constexpr char kServerVersion[] = "kiln-server 0.2.0";
 
 }  // namespace kiln::server

@@ -94,6 +94,68 @@ class Reader {
 
 enum AttrTag : uint64_t { kInt = 0, kDouble = 1, kString = 2, kInts = 3 };
 
+// A value used by a node or returned: (0, the id of an input or a node output) or (1, a
+// constant's type, bytes and shape) written where it is used.
+absl::Status WriteRef(Writer& w, const Variable& v,
+                      const std::unordered_map<const Variable*, uint64_t>& id) {
+  if (v.is_constant()) {
+    const Tensor data = static_cast<const Constant&>(v).data().Contiguous();
+    w.U64(1);
+    w.Type(*v.tensor_type());
+    w.Str(std::string_view(static_cast<const char*>(data.raw_data()), data.nbytes()));
+    w.U64(data.ndim());
+    for (int64_t d : data.shape()) w.I64(d);
+    return absl::OkStatus();
+  }
+  auto it = id.find(&v);
+  if (it == id.end()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("cannot serialize: ", v.ToString(), " is not an input or an output"));
+  }
+  w.U64(0);
+  w.U64(it->second);
+  return absl::OkStatus();
+}
+
+// WriteRef's value back; `where` names it in errors.
+absl::StatusOr<VariablePtr> ReadRef(Reader& r, const std::vector<VariablePtr>& vars,
+                                    const std::string& where) {
+  absl::StatusOr<uint64_t> tag = r.U64();
+  if (!tag.ok()) return tag.status();
+  if (*tag == 0) {
+    absl::StatusOr<uint64_t> ref = r.U64();
+    if (!ref.ok()) return ref.status();
+    if (*ref >= vars.size()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(where, " refers to ", *ref, ", not an earlier variable"));
+    }
+    return vars[*ref];
+  }
+  if (*tag != 1) return absl::InvalidArgumentError(absl::StrCat(where, ": bad reference tag"));
+  absl::StatusOr<TypePtr> t = r.Type();
+  absl::StatusOr<std::string> data = r.Str();
+  absl::StatusOr<uint64_t> ndim = r.U64();
+  if (!t.ok()) return t.status();
+  if (!data.ok()) return data.status();
+  if (!ndim.ok() || *ndim > 64) return absl::InvalidArgumentError(where + ": bad constant");
+  Shape shape;
+  for (uint64_t d = 0; d < *ndim; ++d) {
+    absl::StatusOr<uint64_t> dim = r.U64();
+    if (!dim.ok()) return dim.status();
+    shape.push_back(static_cast<int64_t>(*dim));
+  }
+  const DType dtype = static_cast<const TensorType&>(**t).dtype();
+  if (absl::Status s = CheckShape("constant", shape, dtype); !s.ok()) return s;
+  if (static_cast<int64_t>(data->size()) != ShapeSize(shape) * DTypeSize(dtype)) {
+    return absl::InvalidArgumentError(where + ": constant byte count");
+  }
+  Tensor value = Tensor::Empty(dtype, shape);
+  if (!data->empty()) std::memcpy(value.raw_data(), data->data(), data->size());
+  absl::StatusOr<std::shared_ptr<Constant>> c = Constant::MakeChecked(*t, value);
+  if (!c.ok()) return absl::InvalidArgumentError(absl::StrCat(where, ": ", c.status().message()));
+  return VariablePtr(*std::move(c));
+}
+
 }  // namespace
 
 absl::StatusOr<std::string> SerializeGraph(const FunctionGraph& fg) {
@@ -131,22 +193,7 @@ absl::StatusOr<std::string> SerializeGraph(const FunctionGraph& fg) {
     }
     w.U64(node->num_inputs());
     for (const VariablePtr& in : node->inputs()) {
-      if (in->is_constant()) {
-        const Tensor data = static_cast<const Constant&>(*in).data().Contiguous();
-        w.U64(1);
-        w.Type(*in->tensor_type());
-        w.Str(std::string_view(static_cast<const char*>(data.raw_data()), data.nbytes()));
-        w.U64(data.ndim());
-        for (int64_t d : data.shape()) w.I64(d);
-        continue;
-      }
-      auto it = id.find(in.get());
-      if (it == id.end()) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("cannot serialize: ", in->ToString(), " is not an input or an output"));
-      }
-      w.U64(0);
-      w.U64(it->second);
+      if (absl::Status s = WriteRef(w, *in, id); !s.ok()) return s;
     }
     w.U64(node->num_outputs());
     for (int o = 0; o < node->num_outputs(); ++o) {
@@ -156,9 +203,7 @@ absl::StatusOr<std::string> SerializeGraph(const FunctionGraph& fg) {
   }
   w.U64(fg.outputs().size());
   for (const VariablePtr& out : fg.outputs()) {
-    auto it = id.find(out.get());
-    if (it == id.end()) return absl::InvalidArgumentError("cannot serialize a constant output");
-    w.U64(it->second);
+    if (absl::Status s = WriteRef(w, *out, id); !s.ok()) return s;
   }
   return w.Take();
 }
@@ -235,45 +280,9 @@ absl::StatusOr<LoadedGraph> DeserializeGraph(std::string_view bytes) {
     if (!n_in.ok()) return n_in.status();
     std::vector<VariablePtr> inputs;
     for (uint64_t i = 0; i < *n_in; ++i) {
-      absl::StatusOr<uint64_t> is_constant = r.U64();
-      if (!is_constant.ok()) return is_constant.status();
-      if (*is_constant == 1) {
-        absl::StatusOr<TypePtr> t = r.Type();
-        absl::StatusOr<std::string> data = r.Str();
-        absl::StatusOr<uint64_t> ndim = r.U64();
-        if (!t.ok()) return t.status();
-        if (!data.ok()) return data.status();
-        if (!ndim.ok() || *ndim > 64)
-          return absl::InvalidArgumentError("graph bytes: bad constant");
-        Shape shape;
-        for (uint64_t d = 0; d < *ndim; ++d) {
-          absl::StatusOr<uint64_t> dim = r.U64();
-          if (!dim.ok()) return dim.status();
-          shape.push_back(static_cast<int64_t>(*dim));
-        }
-        const DType dtype = static_cast<const TensorType&>(**t).dtype();
-        if (absl::Status s = CheckShape("constant", shape, dtype); !s.ok()) return s;
-        if (static_cast<int64_t>(data->size()) != ShapeSize(shape) * DTypeSize(dtype)) {
-          return absl::InvalidArgumentError(absl::StrCat("node ", n, ": constant byte count"));
-        }
-        Tensor value = Tensor::Empty(dtype, shape);
-        if (!data->empty()) std::memcpy(value.raw_data(), data->data(), data->size());
-        absl::StatusOr<std::shared_ptr<Constant>> c = Constant::MakeChecked(*t, value);
-        if (!c.ok()) {
-          return absl::InvalidArgumentError(absl::StrCat("node ", n, ": ", c.status().message()));
-        }
-        inputs.push_back(*c);
-      } else if (*is_constant == 0) {
-        absl::StatusOr<uint64_t> ref = r.U64();
-        if (!ref.ok()) return ref.status();
-        if (*ref >= vars.size()) {
-          return absl::InvalidArgumentError(absl::StrCat("node ", n, ": input ", i, " refers to ",
-                                                         *ref, ", not an earlier variable"));
-        }
-        inputs.push_back(vars[*ref]);
-      } else {
-        return absl::InvalidArgumentError("graph bytes: bad input tag");
-      }
+      absl::StatusOr<VariablePtr> in = ReadRef(r, vars, absl::StrCat("node ", n, ": input ", i));
+      if (!in.ok()) return in.status();
+      inputs.push_back(*std::move(in));
     }
     absl::StatusOr<ApplyPtr> node = (*op)->MakeNode(inputs);
     if (!node.ok())
@@ -299,10 +308,9 @@ absl::StatusOr<LoadedGraph> DeserializeGraph(std::string_view bytes) {
   absl::StatusOr<uint64_t> n_outputs = r.Count();
   if (!n_outputs.ok()) return n_outputs.status();
   for (uint64_t o = 0; o < *n_outputs; ++o) {
-    absl::StatusOr<uint64_t> ref = r.U64();
-    if (!ref.ok()) return ref.status();
-    if (*ref >= vars.size()) return absl::InvalidArgumentError("graph bytes: bad output reference");
-    g.outputs.push_back(vars[*ref]);
+    absl::StatusOr<VariablePtr> out = ReadRef(r, vars, absl::StrCat("output ", o));
+    if (!out.ok()) return out.status();
+    g.outputs.push_back(*std::move(out));
   }
   if (!r.AtEnd()) return absl::InvalidArgumentError("graph bytes: trailing data");
   return g;

@@ -16,7 +16,7 @@
 namespace kiln {
 
 // The format's version; bytes of another version do not load.
-inline constexpr int kGraphFormatVersion = 1;
+inline constexpr int kGraphFormatVersion = 2;
 
 // The bytes of fg; shared variables cannot be stored (an error names the first).
 absl::StatusOr<std::string> SerializeGraph(const FunctionGraph& fg);

@@ -79,6 +79,22 @@ TEST(SerializeTest, LoadedFunctionsGiveIdenticalResults) {
   }
 }
 
+// Outputs the optimizer folds to constants, and an input returned as it is, round-trip too.
+TEST(SerializeTest, ConstantAndInputOutputsRoundTrip) {
+  Var x = dvector("x");
+  auto f = function({x}, {zeros({constant(2), constant(3)}), x, x * 2.0});
+  ASSERT_TRUE(f.ok()) << f.status();
+  absl::StatusOr<std::string> bytes = f->Serialize();
+  ASSERT_TRUE(bytes.ok()) << bytes.status();
+  absl::StatusOr<Function> g = Function::Load(*bytes);
+  ASSERT_TRUE(g.ok()) << g.status();
+  auto out = (*g)({*Tensor::Of<double>(DType::kFloat64, {2}, {1, 2})});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[0].ToString(), "[[0. 0. 0.]\n [0. 0. 0.]]");
+  EXPECT_EQ((*out)[1].ToString(), "[1. 2.]");
+  EXPECT_EQ((*out)[2].ToString(), "[2. 4.]");
+}
+
 TEST(SerializeTest, CorruptBytesAreErrors) {
   Var x = dmatrix("x");
   auto f = function({x}, {exp(x) + 1.0, sum(x)});

@@ -148,6 +148,36 @@ std::vector<Case> Cases() {
       {"kt.mean(x)", {"dmatrix"}, [](V v) { return mean(v[0]); }},
       {"kt.argmax(x, axis=1)", {"dmatrix"}, [](V v) { return argmax(v[0], Axes{{1}}); }},
       {"kt.outer(x, y)", {"dvector", "dvector"}, [](V v) { return outer(v[0], v[1]); }},
+      {"kt.zeros((2, 3)) + x",
+       {"dscalar"},
+       [](V v) {
+         return zeros({constant(2), constant(3)}) + v[0];
+       }},
+      {"kt.ones((x.shape[0],))",
+       {"dvector"},
+       [](V v) { return ones({subtensor(shape(v[0]), {0})}); }},
+      {"kt.alloc(x, 2, 3)",
+       {"dscalar"},
+       [](V v) {
+         return alloc(v[0], {constant(2), constant(3)});
+       }},
+      {"kt.ones_like(x)", {"imatrix"}, [](V v) { return ones_like(v[0]); }},
+      {"kt.arange(x)", {"lscalar"}, [](V v) { return arange(v[0]); }},
+      {"kt.arange(5) + x", {"lscalar"}, [](V v) { return arange(constant(5)) + v[0]; }},
+      {"kt.arange(1, x, 2)",
+       {"lscalar"},
+       [](V v) { return arange(constant(1), v[0], constant(2)); }},
+      {"kt.eye(3) * x", {"dscalar"}, [](V v) { return eye(3) * v[0]; }},
+      {"kt.clip(x, 0.0, 1.0)",
+       {"dvector"},
+       [](V v) { return clip(v[0], constant(0.0), constant(1.0)); }},
+      {"kt.where(x, y, z)",
+       {"bvector", "dvector", "dscalar"},
+       [](V v) { return where(v[0], v[1], v[2]); }},
+      {"x.flatten()", {"dmatrix"}, [](V v) { return flatten(v[0]); }},
+      {"x.min(axis=1)", {"dmatrix"}, [](V v) { return min(v[0], Axes{{1}}); }},
+      {"x.mean(axis=0)", {"dmatrix"}, [](V v) { return mean(v[0], Axes{{0}}); }},
+      {"kt.special.log_softmax(x)", {"dmatrix"}, [](V v) { return log_softmax(v[0]); }},
   };
 }
 

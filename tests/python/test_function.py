@@ -95,3 +95,19 @@ def test_unused_inputs_raise_as_in_aesara(server):
     assert e.value.code == "INVALID_ARGUMENT"
     f = kiln.function([x, y], x * 2, on_unused_input="ignore")
     np.testing.assert_array_equal(f([1.0], [5.0]), [2.0])
+
+
+def test_building_functions_run_as_numpy(server):
+    n = kt.lscalar("n")
+    x = kt.dmatrix("x")
+    f = kiln.function([n, x], [kt.zeros((2, 3)), kt.ones((n,)), kt.arange(n), kt.eye(3),
+                               kt.alloc(kt.constant(1.5), 2, 2), x.flatten(),
+                               kt.special.log_softmax(x), kt.arange(1, n, 2)])
+    xv = np.array([[1.0, 2.0], [3.0, 5.0]])
+    outs = f(4, xv)
+    expected = [np.zeros((2, 3)), np.ones(4), np.arange(4), np.eye(3), np.full((2, 2), 1.5, dtype=np.float32),  # 1.5: float32
+                xv.reshape(-1), xv - np.log(np.exp(xv).sum(axis=1, keepdims=True)),
+                np.arange(1, 4, 2)]
+    for got, want in zip(outs, expected):
+        np.testing.assert_allclose(got, want, rtol=1e-12)
+        assert got.dtype == np.asarray(want).dtype

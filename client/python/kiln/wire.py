@@ -155,6 +155,11 @@ def _make_op(kind, attrs):
         "Join": lambda: basic.Join(a["dtype"]),
         "Softmax": lambda: basic.Softmax(a["axis"]),
         "Argmax": lambda: basic.Argmax(a["axis"]),
+        "LogSoftmax": lambda: basic.LogSoftmax(a["axis"]),
+        "Alloc": lambda: basic.Alloc(a["dtype"]),
+        "ARange": lambda: basic.ARange(a["dtype"]),
+        "Eye": lambda: basic.Eye(a["dtype"]),
+        "MakeVector": lambda: basic.MakeVector(a["dtype"]),
     }
     if kind not in makers or (kind == "Elemwise" and a.get("scalar_op") == "composite"):
         return None

@@ -2,11 +2,12 @@
 Aesara's types and names; optimization, differentiation and execution happen on the server."""
 from kiln.graph import TensorType
 from kiln.tensor import basic as _basic
-from kiln.tensor.basic import (CONSTRUCTORS, ELEMWISE, add, all, any, argmax, argmin,
-                               as_tensor_variable, cast, clip, concatenate, constant, dimshuffle,
-                               dot, fill, flatten, inc_subtensor, max, mean, min, mul, ones_like,
-                               outer, prod, reshape, set_subtensor, shape, shape_i, softmax, stack,
-                               subtensor, sum, switch, tensor, transpose, zeros_like)
+from kiln.tensor.basic import (CONSTRUCTORS, ELEMWISE, add, all, alloc, any, arange, argmax,
+                               argmin, as_tensor_variable, cast, clip, concatenate, constant,
+                               dimshuffle, dot, eye, fill, flatten, full, inc_subtensor,
+                               log_softmax, max, mean, min, mul, ones, ones_like, outer, prod,
+                               reshape, set_subtensor, shape, shape_i, softmax, stack, subtensor,
+                               sum, switch, tensor, transpose, zeros, zeros_like)
 from kiln.tensor.variable import TensorConstant, TensorVariable
 
 globals().update(CONSTRUCTORS)

@@ -259,10 +259,8 @@ def reshape(x, newshape, ndim=None):
 def flatten(x, ndim=1):
     """x with its last dims merged, keeping ndim dims."""
     x = as_tensor_variable(x)
-    if ndim == 1:
-        return reshape(x, (-1,))
-    parts = [shape_i(x, d) for d in range(ndim - 1)] + [constant(-1, dtype="int64")]
-    return Reshape(ndim)(x, stack(parts))
+    parts = [shape_i(x, d) for d in range(ndim - 1)] + [constant(-1)]
+    return Reshape(ndim)(x, MakeVector("int64")(*parts))
 
 
 # --- reductions --------------------------------------------------------------------------------
@@ -659,7 +657,161 @@ def stack(tensors, axis=0):
     return concatenate(expanded, axis)
 
 
+# --- building ----------------------------------------------------------------------------------
+
+def _static_int(v):
+    """The value of an integer constant, else None."""
+    return int(v.data) if isinstance(v, TensorConstant) and v.ndim == 0 else None
+
+
+class _Build(Op):
+    """Alloc, ARange and Eye: tensors made from scalars (core's BuildOp, dtype + n_splits)."""
+
+    __props__ = ("dtype",)
+
+    def __init__(self, dtype):
+        self.dtype = dtype
+
+    def wire_attrs(self):
+        return [("dtype", self.dtype), ("n_splits", 0)]
+
+
+class Alloc(_Build):
+    """value broadcast to the shape given by the scalar dims."""
+
+    kind = "Alloc"
+
+    def __str__(self):
+        return "Alloc"
+
+    def make_node(self, value, *dims):
+        value = as_tensor_variable(value)
+        dims = [as_tensor_variable(d) for d in dims]
+        shape = [_static_int(d) for d in dims]
+        return Apply(self, [value] + dims, [TensorType(self.dtype, shape)])
+
+
+class ARange(_Build):
+    """start, start + step, ... up to stop (excluded)."""
+
+    kind = "ARange"
+
+    def __str__(self):
+        return "ARange{dtype='%s'}" % self.dtype
+
+    def make_node(self, start, stop, step):
+        args = [as_tensor_variable(a) for a in (start, stop, step)]
+        values = [a.data.item() if isinstance(a, TensorConstant) else None for a in args]
+        n = None
+        if None not in values and values[2] != 0:
+            n = builtins.max(0, int(np.ceil((values[1] - values[0]) / values[2])))
+        return Apply(self, args, [TensorType(self.dtype, (n,))])
+
+
+class Eye(_Build):
+    """An n x m matrix with ones on diagonal k."""
+
+    kind = "Eye"
+
+    def __str__(self):
+        return "Eye{dtype='%s'}" % self.dtype
+
+    def make_node(self, n, m, k):
+        args = [as_tensor_variable(a) for a in (n, m, k)]
+        return Apply(self, args, [TensorType(self.dtype, (_static_int(args[0]),
+                                                          _static_int(args[1])))])
+
+
+def alloc(value, *shape):
+    """value (a scalar or a tensor) broadcast to shape."""
+    value = as_tensor_variable(value)
+    return Alloc(value.dtype)(value, *shape)
+
+
+def _filled(value, shape, dtype):
+    if isinstance(shape, (int, np.integer)) or isinstance(shape, TensorVariable):
+        shape = [shape]
+    return alloc(constant(value, dtype=dtype or FLOATX), *list(shape))
+
+
+def zeros(shape, dtype=None):
+    """A tensor of zeros of the given shape (ints or scalar variables)."""
+    return _filled(0, shape, dtype)
+
+
+def ones(shape, dtype=None):
+    """A tensor of ones of the given shape."""
+    return _filled(1, shape, dtype)
+
+
+def full(shape, fill_value, dtype=None):
+    """fill_value broadcast to shape."""
+    value = as_tensor_variable(fill_value)
+    return alloc(value if dtype is None else cast(value, dtype), *list(shape))
+
+
+def arange(start, stop=None, step=1, dtype=None):
+    """numpy.arange: int64 for integer bounds, float64 otherwise."""
+    if stop is None:
+        start, stop = 0, start
+    args = [as_tensor_variable(a) for a in (start, stop, step)]
+    if dtype is None:
+        dtype = "int64" if builtins.all(np.dtype(a.dtype).kind in "biu" for a in args) \
+            else "float64"
+    return ARange(dtype)(*args)
+
+
+def eye(n, m=None, k=0, dtype=None):
+    """An n x m matrix with ones on the k-th diagonal."""
+    return Eye(dtype or FLOATX)(n, n if m is None else m, k)
+
+
+class MakeVector(Op):
+    """A vector of scalars, cast to dtype."""
+
+    __props__ = ("dtype",)
+    kind = "MakeVector"
+
+    def __init__(self, dtype):
+        self.dtype = dtype
+
+    def __str__(self):
+        return "MakeVector{dtype='%s'}" % self.dtype
+
+    def make_node(self, *scalars):
+        scalars = [as_tensor_variable(s) for s in scalars]
+        return Apply(self, scalars, [TensorType(self.dtype, (len(scalars),))])
+
+    def wire_attrs(self):
+        return [("dtype", self.dtype)]
+
+
 # --- nnet --------------------------------------------------------------------------------------
+
+class LogSoftmax(Op):
+    """LogSoftmax{axis}: log(softmax(x)) computed stably."""
+
+    __props__ = ("axis",)
+    kind = "LogSoftmax"
+
+    def __init__(self, axis):
+        self.axis = axis
+
+    def __str__(self):
+        return "LogSoftmax{axis=%d}" % self.axis
+
+    def make_node(self, x):
+        x = as_tensor_variable(x)
+        return Apply(self, [x], [TensorType(x.dtype, x.type.shape)])
+
+    def wire_attrs(self):
+        return [("axis", self.axis)]
+
+
+def log_softmax(x, axis=-1):
+    x = as_tensor_variable(x)
+    return LogSoftmax(axis % x.ndim)(x)
+
 
 class Softmax(Op):
     """Softmax{axis}: exp(x) / sum(exp(x)) along an axis, stably."""
