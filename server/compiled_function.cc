@@ -124,7 +124,9 @@ int64_t CompiledFunction::bytes() const {
   return static_cast<int64_t>(serialized.size() + canonical_form.size() + id.size()) + 4096;
 }
 
-absl::StatusOr<std::shared_ptr<const CompiledFunction>> Compile(const CompileJob& job) {
+namespace {
+
+absl::StatusOr<std::shared_ptr<const CompiledFunction>> CompileOrThrow(const CompileJob& job) {
   FunctionOptions options;
   options.mode = job.signature.mode();
   options.on_unused_input = job.on_unused_input;
@@ -134,6 +136,18 @@ absl::StatusOr<std::shared_ptr<const CompiledFunction>> Compile(const CompileJob
   if (!bytes.ok()) return bytes.status();
   return std::make_shared<const CompiledFunction>(CompiledFunction{
       job.id, job.canonical_form, job.signature, *std::move(f), *std::move(bytes)});
+}
+
+}  // namespace
+
+absl::StatusOr<std::shared_ptr<const CompiledFunction>> Compile(const CompileJob& job) {
+  // Constant folding may allocate: a tensor over the server's limit is an error, not a crash
+  // of the compile other callers wait for.
+  try {
+    return CompileOrThrow(job);
+  } catch (const std::bad_alloc& e) {
+    return absl::ResourceExhaustedError(absl::StrCat("Compile: ", e.what()));
+  }
 }
 
 std::string EncodeCompiled(const CompiledFunction& f) {

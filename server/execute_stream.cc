@@ -76,6 +76,16 @@ class ExecuteStreamReactor final
   }
 
   void Run() {
+    try {
+      RunOrThrow();
+    } catch (const std::bad_alloc& e) {
+      Fail(absl::ResourceExhaustedError(absl::StrCat("ExecuteStream: ", e.what())));
+    } catch (const std::exception& e) {
+      Fail(absl::InternalError(absl::StrCat("ExecuteStream: ", e.what())));
+    }
+  }
+
+  void RunOrThrow() {
     if (!has_request_) return Fail(absl::InvalidArgumentError("ExecuteStream: no request"));
     std::vector<Tensor> args;
     for (size_t i = 0; i < args_.size(); ++i) {

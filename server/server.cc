@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "core/runtime/allocator.h"
 #include "server/log.h"
 
 namespace kiln::server {
@@ -27,6 +28,9 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServerOptions& optio
     disk = *std::move(d);
   }
   s->cache_ = std::make_unique<FunctionCache>(options.cache_bytes, std::move(disk));
+  // No tensor a request makes, constants folded at compile time included, may be larger than
+  // a tensor it may send.
+  SetMaxBufferBytes(static_cast<size_t>(options.limits.max_tensor_bytes));
   const int threads = options.threads > 0
                           ? options.threads
                           : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));

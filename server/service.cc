@@ -61,7 +61,9 @@ KilnService::Reactor* KilnService::Handle(const char* method, Ctx* ctx, bool off
     absl::Status status;
     try {
       status = fn();
-    } catch (const std::exception& e) {  // a bug or an allocation failure: never a crash
+    } catch (const std::bad_alloc& e) {  // a tensor over --max_tensor_bytes, or no memory left
+      status = absl::ResourceExhaustedError(absl::StrCat(method, ": ", e.what()));
+    } catch (const std::exception& e) {  // a bug: never a crash
       status = absl::InternalError(absl::StrCat(method, ": ", e.what()));
     }
     metrics_.CountRequest(method, status.code());

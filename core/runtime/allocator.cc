@@ -2,6 +2,7 @@
 
 #include <sys/mman.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <map>
 #include <mutex>
@@ -65,9 +66,21 @@ void FreeLarge(void* p, size_t size) {
   if (!Cache().Put(p, size)) std::free(p);
 }
 
+std::atomic<size_t> max_buffer_bytes{0};
+
 }  // namespace
 
+BufferLimitExceeded::BufferLimitExceeded(size_t bytes, size_t limit)
+    : message_("a tensor of " + std::to_string(bytes) + " bytes exceeds the limit of " +
+               std::to_string(limit) + " bytes") {}
+
+void SetMaxBufferBytes(size_t bytes) { max_buffer_bytes = bytes; }
+
 std::shared_ptr<void> AllocateBuffer(size_t bytes) {
+  if (const size_t limit = max_buffer_bytes.load(std::memory_order_relaxed);
+      limit != 0 && bytes > limit) {
+    throw BufferLimitExceeded(bytes, limit);
+  }
   if (bytes < kLargeBuffer) {
     const size_t size = std::max(
         kTensorAlignment, (bytes + kTensorAlignment - 1) / kTensorAlignment * kTensorAlignment);

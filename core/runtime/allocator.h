@@ -6,6 +6,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <new>
+#include <string>
 
 namespace kiln {
 
@@ -15,6 +17,20 @@ std::shared_ptr<void> AllocateBuffer(size_t bytes);
 
 // Bytes currently held by the cache of freed large buffers (for tests and statistics).
 int64_t CachedBufferBytes();
+
+// A buffer larger than the process's limit was asked for.
+class BufferLimitExceeded : public std::bad_alloc {
+ public:
+  BufferLimitExceeded(size_t bytes, size_t limit);
+  const char* what() const noexcept override { return message_.c_str(); }
+
+ private:
+  std::string message_;
+};
+
+// Buffers above `bytes` fail with BufferLimitExceeded instead of being allocated (a server keeps
+// one request from taking the machine's memory); 0, the default, means no limit.
+void SetMaxBufferBytes(size_t bytes);
 
 }  // namespace kiln
 

@@ -381,6 +381,7 @@ TEST(ServiceTest, MalformedRequestsAreNamedErrors) {
   ServerOptions o = Local();
   o.limits.max_nodes = 50;
   o.max_message_bytes = 1 << 20;
+  o.limits.max_tensor_bytes = 1 << 24;
   auto server = Start(o);
   auto stub = RawStub(*server);
   Var x = dvector("x");
@@ -475,6 +476,25 @@ TEST(ServiceTest, MalformedRequestsAreNamedErrors) {
   *req.mutable_args(0) = ToProto(Vec({1, 2}));
   req.set_session("no-such-session");
   EXPECT_EQ(execute(req).error_code(), grpc::StatusCode::NOT_FOUND);
+
+  // A tensor the function makes over --max_tensor_bytes (8 TiB of zeros).
+  {
+    v1::CompileResponse big;
+    Var s = dscalar("s");
+    ASSERT_TRUE(
+        RawCompile(
+            *stub,
+            Request({s}, {zeros({constant(int64_t{1} << 20), constant(int64_t{1} << 20)}) + s}),
+            &big)
+            .ok());
+    v1::ExecuteRequest run;
+    run.set_function_id(big.function_id());
+    *run.add_args() = ToProto(*Tensor::Of<double>(DType::kFloat64, {}, {1}));
+    const grpc::Status huge = execute(run);
+    EXPECT_EQ(huge.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED) << huge.error_message();
+    EXPECT_TRUE(absl::StrContains(huge.error_message(), "exceeds the limit"))
+        << huge.error_message();
+  }
 
   // A message over the server's limit.
   *req.mutable_args(0) = ToProto(Tensor::Zeros(DType::kFloat64, {200000}));
