@@ -79,7 +79,7 @@ def test_building_errors_name_the_op_and_types():
 
 def test_server_errors_are_exceptions_with_its_message(server):
     x = kt.dvector("x")
-    with pytest.raises(ValueError, match=r"MissingInputError: Input 0 \(m\)"):
+    with pytest.raises(ValueError, match=r"MissingInputError: Input 1 \(m\)"):
         kiln.function([x], kt.dot(x, kt.dmatrix("m")))  # m is not an input: caught here
     f = kiln.function([x], x.reshape((2, 2)))
     with pytest.raises(kiln.KilnError) as e:

@@ -164,15 +164,16 @@ def function(inputs, outputs=None, mode=None, updates=None, givens=None,
             raise TypeError("function: inputs must be variables, got %r" % (v,))
     seen = {id(v) for v in graph_ins}
     shared_vars = []
-    for v in graph_inputs(outs + [u for _, u in updates], graph_ins) + [s for s, _ in updates]:
+    leaves = graph_inputs(outs + [u for _, u in updates], graph_ins)
+    for k, v in enumerate(leaves + [s for s, _ in updates]):
         if isinstance(v, SharedVariable) and id(v) not in seen:
             seen.add(id(v))
             shared_vars.append(v)
         elif v.owner is None and not isinstance(v, TensorConstant) and id(v) not in seen:
-            raise ValueError("MissingInputError: Input 0 (%s) of the graph (indices start from "
+            raise ValueError("MissingInputError: Input %d (%s) of the graph (indices start from "
                              "0), used to compute %s, was not provided and not given a value. "
                              "Use the Aesara flag exception_verbosity='high', for more "
-                             "information on this error." % (v, outs[0] if outs else v))
+                             "information on this error." % (k, v, outs[0] if outs else v))
     all_ins = graph_ins + shared_vars
     req = _pb.service_pb2.CompileRequest(mode=mode or "", on_unused_input=on_unused_input or "")
     names = {id(s): s.session_name() for s in shared_vars}

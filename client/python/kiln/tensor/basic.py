@@ -508,22 +508,18 @@ def _index_scalar(v):
 
 
 def _idx_text(codes, inputs):
+    """The index as Aesara prints it: "int64", "int64:int64:", "::int64, int64"."""
     parts, k = [], 0
     for code in codes:
         if code == 0:
-            parts.append(inputs[k].dtype if isinstance(inputs[k], TensorConstant) else "int64")
+            parts.append(inputs[k].dtype)
             k += 1
             continue
         pieces = []
         for bit in (2, 4, 8):
-            if code & bit:
-                pieces.append("int64")
-                k += 1
-            else:
-                pieces.append("")
-        if not code & 8:
-            pieces[2] = ""
-        parts.append(":".join(pieces) if code & 8 else ":".join(pieces[:2]) + ":")
+            pieces.append(inputs[k].dtype if code & bit else "")
+            k += bool(code & bit)
+        parts.append(":".join(pieces))
     return ", ".join(parts)
 
 
