@@ -52,34 +52,23 @@ std::shared_ptr<const CompiledFunction> FunctionCache::LoadFromDisk(const std::s
   return *std::move(f);
 }
 
-absl::StatusOr<std::shared_ptr<const CompiledFunction>> FunctionCache::GetOrCompile(
-    const CompileJob& job, CacheSource* source) {
-  std::promise<Result> promise;
+void FunctionCache::GetOrCompile(const CompileJob& job, Done done) {
+  std::shared_ptr<const CompiledFunction> hit;
   {
-    std::unique_lock<std::mutex> lock(mutex_);
+    std::lock_guard<std::mutex> lock(mutex_);
     if (auto f = LookupLocked(job.id); f && f->canonical_form == job.canonical_form) {
       ++stats_.memory_hits;
-      *source = CacheSource::kMemory;
-      return f;
+      hit = std::move(f);
+    } else if (auto it = inflight_.find(job.id); it != inflight_.end()) {
+      it->second.emplace_back(&job, std::move(done));  // called when that compile ends
+      ++stats_.waiting;
+      return;
+    } else {
+      inflight_[job.id];
     }
-    if (auto it = inflight_.find(job.id); it != inflight_.end()) {
-      std::shared_future<Result> pending = it->second;
-      lock.unlock();
-      Result r = pending.get();
-      if (r.ok() && (*r)->canonical_form == job.canonical_form) {
-        std::lock_guard<std::mutex> relock(mutex_);
-        ++stats_.memory_hits;
-        *source = CacheSource::kMemory;
-        return r;
-      }
-      if (!r.ok()) return r;
-      // A collision with the other job: compile this one on its own, uncached.
-      *source = CacheSource::kCompiled;
-      return Compile(job);
-    }
-    inflight_.emplace(job.id, promise.get_future().share());
   }
-  // This caller compiles (or loads) for everyone waiting on the id.
+  if (hit != nullptr) return done(std::move(hit), CacheSource::kMemory);
+  // This caller compiles (or loads) for everyone who asks for the id meanwhile.
   Result result;
   CacheSource found = CacheSource::kCompiled;
   if (auto f = LoadFromDisk(job.id); f && f->canonical_form == job.canonical_form) {
@@ -89,6 +78,7 @@ absl::StatusOr<std::shared_ptr<const CompiledFunction>> FunctionCache::GetOrComp
     result = Compile(job);
     if (result.ok() && disk_) disk_->Store(job.id, EncodeCompiled(**result)).IgnoreError();
   }
+  std::vector<std::pair<const CompileJob*, Done>> waiters;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (found == CacheSource::kDisk) {
@@ -98,11 +88,23 @@ absl::StatusOr<std::shared_ptr<const CompiledFunction>> FunctionCache::GetOrComp
       if (result.ok()) ++stats_.compiles;
     }
     if (result.ok()) InsertLocked(*result);
+    waiters = std::move(inflight_[job.id]);
     inflight_.erase(job.id);
+    stats_.waiting -= waiters.size();
+    for (const auto& [waiter, unused] : waiters) {
+      if (result.ok() && (*result)->canonical_form == waiter->canonical_form) ++stats_.memory_hits;
+    }
   }
-  promise.set_value(result);
-  *source = found;
-  return result;
+  done(result, found);
+  for (auto& [waiter, waiter_done] : waiters) {
+    if (!result.ok()) {
+      waiter_done(result.status(), CacheSource::kCompiled);
+    } else if ((*result)->canonical_form == waiter->canonical_form) {
+      waiter_done(*result, CacheSource::kMemory);
+    } else {  // a collision with this job: compiled on its own, uncached
+      waiter_done(Compile(*waiter), CacheSource::kCompiled);
+    }
+  }
 }
 
 // The request memo is bounded by bytes; when full it starts again (hits then take the

@@ -4,13 +4,15 @@
 #define KILN_SERVER_FUNCTION_CACHE_H_
 
 #include <cstdint>
-#include <future>
+#include <functional>
 #include <list>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "server/compiled_function.h"
@@ -21,6 +23,7 @@ namespace kiln::server {
 struct CacheStats {
   uint64_t compiles = 0, memory_hits = 0, disk_hits = 0, misses = 0, evictions = 0;
   uint64_t entries = 0, bytes = 0;
+  uint64_t waiting = 0;  // callers waiting now for a compile in flight
 };
 
 // Where GetOrCompile found the function.
@@ -32,12 +35,15 @@ class FunctionCache {
   // `memory_bytes`: the LRU's budget; `disk`: the second tier, if any.
   FunctionCache(int64_t memory_bytes, std::optional<DiskCache> disk);
 
-  // The function of `job`: from memory, else from disk, else compiled. Callers asking for one
-  // id while it compiles wait for that compile rather than starting another; the compile runs to
-  // the end even when its first caller goes away. A hit whose canonical form differs from the
-  // job's (a hash collision) is never returned.
-  absl::StatusOr<std::shared_ptr<const CompiledFunction>> GetOrCompile(const CompileJob& job,
-                                                                       CacheSource* source);
+  using Result = absl::StatusOr<std::shared_ptr<const CompiledFunction>>;
+  using Done = std::function<void(Result, CacheSource)>;
+  // Calls done with the function of `job`: from memory, else from disk, else compiled here, on
+  // the calling thread. A caller asking for an id that another is compiling does not wait: its
+  // `done` runs on that compile's thread when it ends (the compile runs to the end even when
+  // its first caller has gone). A hit whose canonical form differs from the job's (a hash
+  // collision) is never returned.
+  void GetOrCompile(const CompileJob& job, Done done);
+
   // The function in memory that a byte-identical compile request produced before (a client
   // sending the same graph again pays a hash of its bytes, not a canonicalization); null
   // otherwise. Counts as a memory hit.
@@ -51,7 +57,6 @@ class FunctionCache {
   CacheStats stats() const;
 
  private:
-  using Result = absl::StatusOr<std::shared_ptr<const CompiledFunction>>;
   // Called with mutex_ held.
   std::shared_ptr<const CompiledFunction> LookupLocked(const std::string& id);
   void InsertLocked(std::shared_ptr<const CompiledFunction> f);
@@ -67,7 +72,8 @@ class FunctionCache {
   };
   std::unordered_map<std::string, Entry> entries_;
   std::list<std::string> lru_;  // most recently used first
-  std::unordered_map<std::string, std::shared_future<Result>> inflight_;
+  // Per id being compiled: the jobs waiting for it and what to call when it ends.
+  std::unordered_map<std::string, std::vector<std::pair<const CompileJob*, Done>>> inflight_;
   // SHA-256 of request bytes -> (the bytes, compared on a hit; the function id).
   std::unordered_map<std::string, std::pair<std::string, std::string>> requests_;
   size_t request_bytes_ = 0;

@@ -105,6 +105,8 @@ std::string Metrics::Render(const CacheStats& cache, size_t sessions) const {
   absl::StrAppend(&out, "kiln_cache_functions ", cache.entries, "\n");
   header("kiln_cache_bytes", "gauge", "Bytes of the functions held in memory.");
   absl::StrAppend(&out, "kiln_cache_bytes ", cache.bytes, "\n");
+  header("kiln_compile_waiters", "gauge", "Compile calls waiting for the same compile in flight.");
+  absl::StrAppend(&out, "kiln_compile_waiters ", cache.waiting, "\n");
   header("kiln_sessions", "gauge", "Open sessions.");
   absl::StrAppend(&out, "kiln_sessions ", sessions, "\n");
   header("kiln_bytes_received_total", "counter", "Tensor bytes received.");

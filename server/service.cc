@@ -53,34 +53,42 @@ KilnService::KilnService(FunctionCache& cache, SessionStore& sessions, Metrics& 
                          ThreadPool& pool, ServiceLimits limits)
     : cache_(cache), sessions_(sessions), metrics_(metrics), pool_(pool), limits_(limits) {}
 
+void KilnService::Finish(const char* method, Reactor* reactor, const absl::Status& status) {
+  metrics_.CountRequest(method, status.code());
+  if (!status.ok()) {
+    Log(status.code() == absl::StatusCode::kInternal ? LogLevel::kError : LogLevel::kDebug,
+        "request failed",
+        {{"method", method},
+         {"code", absl::StatusCodeToString(status.code())},
+         {"error", std::string(status.message())}});
+  }
+  reactor->Finish(ToGrpc(status));
+  EndCall();
+}
+
+// fn's status, with what it throws as a status: never a crash.
+template <typename Fn>
+absl::Status Guarded(const char* method, Fn& fn) {
+  try {
+    return fn();
+  } catch (const std::bad_alloc& e) {  // a tensor over --max_tensor_bytes, or no memory left
+    return absl::ResourceExhaustedError(absl::StrCat(method, ": ", e.what()));
+  } catch (const std::exception& e) {  // a bug
+    return absl::InternalError(absl::StrCat(method, ": ", e.what()));
+  }
+}
+
 template <typename Fn>
 KilnService::Reactor* KilnService::Handle(const char* method, Ctx* ctx, bool offload, Fn fn) {
   Reactor* reactor = ctx->DefaultReactor();
   BeginCall();
-  auto finish = [this, method, reactor, fn = std::move(fn)]() mutable {
-    absl::Status status;
-    try {
-      status = fn();
-    } catch (const std::bad_alloc& e) {  // a tensor over --max_tensor_bytes, or no memory left
-      status = absl::ResourceExhaustedError(absl::StrCat(method, ": ", e.what()));
-    } catch (const std::exception& e) {  // a bug: never a crash
-      status = absl::InternalError(absl::StrCat(method, ": ", e.what()));
-    }
-    metrics_.CountRequest(method, status.code());
-    if (!status.ok()) {
-      Log(status.code() == absl::StatusCode::kInternal ? LogLevel::kError : LogLevel::kDebug,
-          "request failed",
-          {{"method", method},
-           {"code", absl::StatusCodeToString(status.code())},
-           {"error", std::string(status.message())}});
-    }
-    reactor->Finish(ToGrpc(status));
-    EndCall();
+  auto run = [this, method, reactor, fn = std::move(fn)]() mutable {
+    Finish(method, reactor, Guarded(method, fn));
   };
   if (offload) {
-    pool_.Schedule(std::move(finish));
+    pool_.Schedule(std::move(run));
   } else {
-    finish();
+    run();
   }
   return reactor;
 }
@@ -129,24 +137,38 @@ KilnService::Reactor* KilnService::Compile(Ctx* ctx, const v1::CompileRequest* r
       return s;
     });
   }
-  return Handle("Compile", ctx, true, [this, req, resp, start, bytes = std::move(bytes)] {
-    if (absl::Status s = CheckNodes(req->graph(), limits_); !s.ok()) return s;
-    absl::StatusOr<CompileJob> job = PrepareCompile(*req, GraphLimitsOf(limits_));
-    if (!job.ok()) return job.status();
-    CacheSource source;
-    absl::StatusOr<std::shared_ptr<const CompiledFunction>> f = cache_.GetOrCompile(*job, &source);
-    if (!f.ok()) return f.status();
-    cache_.RememberRequest(bytes, (*f)->id);
-    if (absl::Status s = FillCompileResponse(**f, source, *req, resp); !s.ok()) return s;
-    metrics_.ObserveCompile(SecondsSince(start), source);
-    if (source == CacheSource::kCompiled) {
-      Log(LogLevel::kInfo, "compiled",
-          {{"function_id", (*f)->id},
-           {"nodes", absl::StrCat((*f)->function.fgraph().num_nodes())},
-           {"ms", absl::StrCat(SecondsSince(start) * 1e3)}});
-    }
-    return absl::OkStatus();
+  // Else on the pool: validate, canonicalize, then the cache. A call that finds the graph
+  // compiling for another caller returns its thread to the pool and finishes when that ends.
+  Reactor* reactor = ctx->DefaultReactor();
+  BeginCall();
+  pool_.Schedule([this, req, resp, start, reactor, bytes = std::move(bytes)]() mutable {
+    auto job = std::make_shared<absl::StatusOr<CompileJob>>();
+    auto prepare = [&]() -> absl::Status {
+      if (absl::Status s = CheckNodes(req->graph(), limits_); !s.ok()) return s;
+      *job = PrepareCompile(*req, GraphLimitsOf(limits_));
+      return job->status();
+    };
+    if (absl::Status s = Guarded("Compile", prepare); !s.ok()) return Finish("Compile", reactor, s);
+    auto done = [this, req, resp, start, reactor, job, bytes = std::move(bytes)](
+                    FunctionCache::Result f, CacheSource source) {
+      auto respond = [&]() -> absl::Status {
+        if (!f.ok()) return f.status();
+        cache_.RememberRequest(bytes, (*f)->id);
+        if (absl::Status s = FillCompileResponse(**f, source, *req, resp); !s.ok()) return s;
+        metrics_.ObserveCompile(SecondsSince(start), source);
+        if (source == CacheSource::kCompiled) {
+          Log(LogLevel::kInfo, "compiled",
+              {{"function_id", (*f)->id},
+               {"nodes", absl::StrCat((*f)->function.fgraph().num_nodes())},
+               {"ms", absl::StrCat(SecondsSince(start) * 1e3)}});
+        }
+        return absl::OkStatus();
+      };
+      Finish("Compile", reactor, Guarded("Compile", respond));
+    };
+    cache_.GetOrCompile(**job, std::move(done));
   });
+  return reactor;
 }
 
 absl::StatusOr<std::vector<Tensor>> KilnService::RunExecution(Ctx* ctx,

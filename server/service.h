@@ -70,6 +70,8 @@ class KilnService final : public v1::Kiln::CallbackService {
   // Finishes the call with fn's status; on the pool when `offload`, else inline.
   template <typename Fn>
   Reactor* Handle(const char* method, Ctx* ctx, bool offload, Fn fn);
+  // Counts, logs and finishes a call begun with BeginCall.
+  void Finish(const char* method, Reactor* reactor, const absl::Status& status);
 
   FunctionCache& cache_;
   SessionStore& sessions_;
