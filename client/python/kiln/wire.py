@@ -136,7 +136,7 @@ class WireOp:
 
 def _make_op(kind, attrs):
     """The client's op for a wire op, or None."""
-    from kiln.tensor import basic
+    from kiln.tensor import basic, build, indexing, nnet, reduce
     from kiln.tensor.elemwise import X, DimShuffle, Elemwise
     a = dict(attrs)
     makers = {
@@ -144,21 +144,21 @@ def _make_op(kind, attrs):
         "DimShuffle": lambda: DimShuffle(a["input_broadcastable"],
                                          [X if d == -1 else d for d in a["new_order"]],
                                          bool(a.get("inplace", 1))),
-        "CAReduce": lambda: basic.CAReduce(a["reduce"], tuple(a["axis"]) if "axis" in a else None,
+        "CAReduce": lambda: reduce.CAReduce(a["reduce"], tuple(a["axis"]) if "axis" in a else None,
                                            a.get("acc_dtype")),
-        "Dot": basic.Dot,
+        "Dot": nnet.Dot,
         "Shape": basic.Shape,
         "Shape_i": lambda: basic.ShapeI(a["i"]),
         "Reshape": lambda: basic.Reshape(a["ndim"]),
-        "Subtensor": lambda: basic.Subtensor(a["idx_list"]),
-        "IncSubtensor": lambda: basic.IncSubtensor(a["idx_list"], a["set"]),
-        "Join": lambda: basic.Join(a["dtype"]),
-        "Softmax": lambda: basic.Softmax(a["axis"]),
-        "Argmax": lambda: basic.Argmax(a["axis"]),
-        "LogSoftmax": lambda: basic.LogSoftmax(a["axis"]),
-        "Alloc": lambda: basic.Alloc(a["dtype"]),
-        "ARange": lambda: basic.ARange(a["dtype"]),
-        "Eye": lambda: basic.Eye(a["dtype"]),
+        "Subtensor": lambda: indexing.Subtensor(a["idx_list"]),
+        "IncSubtensor": lambda: indexing.IncSubtensor(a["idx_list"], a["set"]),
+        "Join": lambda: build.Join(a["dtype"]),
+        "Softmax": lambda: nnet.Softmax(a["axis"]),
+        "Argmax": lambda: reduce.Argmax(a["axis"]),
+        "LogSoftmax": lambda: nnet.LogSoftmax(a["axis"]),
+        "Alloc": lambda: build.Alloc(a["dtype"]),
+        "ARange": lambda: build.ARange(a["dtype"]),
+        "Eye": lambda: build.Eye(a["dtype"]),
         "MakeVector": lambda: basic.MakeVector(a["dtype"]),
     }
     if kind not in makers or (kind == "Elemwise" and a.get("scalar_op") == "composite"):

@@ -1,13 +1,13 @@
 """kiln.tensor: Aesara's aesara.tensor over a Kiln server. Graphs are built here, with
 Aesara's types and names; optimization, differentiation and execution happen on the server."""
 from kiln.graph import TensorType
-from kiln.tensor import basic as _basic
-from kiln.tensor.basic import (CONSTRUCTORS, ELEMWISE, add, all, alloc, any, arange, argmax,
-                               argmin, as_tensor_variable, cast, clip, concatenate, constant,
-                               dimshuffle, dot, eye, fill, flatten, full, inc_subtensor,
-                               log_softmax, max, mean, min, mul, ones, ones_like, outer, prod,
-                               reshape, set_subtensor, shape, shape_i, softmax, stack, subtensor,
-                               sum, switch, tensor, transpose, zeros, zeros_like)
+from kiln.tensor.basic import (CONSTRUCTORS, ELEMWISE, add, as_tensor_variable, cast, clip,
+                               constant, dimshuffle, fill, flatten, mul, ones_like, reshape, shape,
+                               shape_i, switch, tensor, transpose, zeros_like)
+from kiln.tensor.build import alloc, arange, concatenate, eye, full, ones, stack, zeros
+from kiln.tensor.indexing import inc_subtensor, set_subtensor, subtensor
+from kiln.tensor.nnet import dot, log_softmax, outer, softmax
+from kiln.tensor.reduce import all, any, argmax, argmin, max, mean, min, prod, sum
 from kiln.tensor.variable import TensorConstant, TensorVariable
 
 globals().update(CONSTRUCTORS)

@@ -1,4 +1,6 @@
 """kiln.tensor.math: Aesara's aesara.tensor.math names."""
-from kiln.tensor.basic import ELEMWISE, argmax, dot, max, mean, min, prod, sum  # noqa: F401
+from kiln.tensor.basic import ELEMWISE
+from kiln.tensor.nnet import dot  # noqa: F401
+from kiln.tensor.reduce import argmax, max, mean, min, prod, sum  # noqa: F401
 
 globals().update(ELEMWISE)

@@ -1,5 +1,6 @@
 """kiln.tensor.special: softmax and friends, as aesara.tensor.special."""
-from kiln.tensor.basic import ELEMWISE, as_tensor_variable, log_softmax, softmax  # noqa: F401
+from kiln.tensor.basic import ELEMWISE, as_tensor_variable
+from kiln.tensor.nnet import log_softmax, softmax  # noqa: F401
 
 sigmoid = ELEMWISE["sigmoid"]
 softplus = ELEMWISE["softplus"]
@@ -7,5 +8,5 @@ softplus = ELEMWISE["softplus"]
 
 def logsumexp(x, axis=None, keepdims=False):
     """log(sum(exp(x))), stabilized by the server's rewrites."""
-    from kiln.tensor.basic import sum
+    from kiln.tensor.reduce import sum
     return ELEMWISE["log"](sum(ELEMWISE["exp"](as_tensor_variable(x)), axis, keepdims))

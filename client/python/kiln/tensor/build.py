@@ -1,0 +1,171 @@
+"""Tensors built from others: Join (concatenate, stack) and Alloc, ARange, Eye (zeros, ones,
+full, arange, eye)."""
+import builtins
+
+import numpy as np
+
+from kiln.graph import Apply, Op, TensorType
+from kiln.tensor.basic import FLOATX, as_tensor_variable, cast, constant, dimshuffle
+from kiln.tensor.elemwise import X, upcast
+from kiln.tensor.variable import TensorConstant, TensorVariable
+
+
+
+class Join(Op):
+    """Tensors of one rank joined along an axis (its first input)."""
+
+    __props__ = ("dtype",)
+    kind = "Join"
+
+    def __init__(self, dtype):
+        self.dtype = dtype
+
+    def __str__(self):
+        return "Join"
+
+    def make_node(self, axis, *tensors):
+        axis = as_tensor_variable(axis)
+        tensors = [as_tensor_variable(t) for t in tensors]
+        ndim = tensors[0].ndim
+        for i, t in enumerate(tensors):
+            if t.ndim != ndim:
+                raise TypeError("Join: input %d has type %s but input 1 has type %s"
+                                % (i + 1, t.type, tensors[0].type))
+        a = int(axis.data) % ndim if isinstance(axis, TensorConstant) else None
+        shape = []
+        for d in range(ndim):
+            dims = [t.type.shape[d] for t in tensors]
+            if d == a:
+                shape.append(None if None in dims else int(np.sum(dims)))
+            elif builtins.all(s == 1 for s in dims):
+                shape.append(1)
+            else:  # a known size other than 1 if any input has one
+                shape.append(next((s for s in dims if s not in (None, 1)), None))
+        return Apply(self, [axis] + tensors, [TensorType(self.dtype, shape)])
+
+    def wire_attrs(self):
+        return [("dtype", self.dtype), ("n_splits", 0)]
+
+
+def concatenate(tensors, axis=0):
+    """The tensors joined along an existing axis."""
+    tensors = [as_tensor_variable(t) for t in tensors]
+    return Join(upcast(*[t.dtype for t in tensors]))(constant(axis), *tensors)
+
+
+def stack(tensors, axis=0):
+    """The tensors joined along a new axis."""
+    tensors = [as_tensor_variable(t) for t in tensors]
+    nd = tensors[0].ndim
+    axis = axis % (nd + 1)
+    expanded = [dimshuffle(t, list(range(axis)) + [X] + list(range(axis, nd))) for t in tensors]
+    return concatenate(expanded, axis)
+
+
+# --- building ----------------------------------------------------------------------------------
+
+def _static_int(v):
+    """The value of an integer constant, else None."""
+    return int(v.data) if isinstance(v, TensorConstant) and v.ndim == 0 else None
+
+
+class _Build(Op):
+    """Alloc, ARange and Eye: tensors made from scalars (core's BuildOp, dtype + n_splits)."""
+
+    __props__ = ("dtype",)
+
+    def __init__(self, dtype):
+        self.dtype = dtype
+
+    def wire_attrs(self):
+        return [("dtype", self.dtype), ("n_splits", 0)]
+
+
+class Alloc(_Build):
+    """value broadcast to the shape given by the scalar dims."""
+
+    kind = "Alloc"
+
+    def __str__(self):
+        return "Alloc"
+
+    def make_node(self, value, *dims):
+        value = as_tensor_variable(value)
+        dims = [as_tensor_variable(d) for d in dims]
+        shape = [_static_int(d) for d in dims]
+        return Apply(self, [value] + dims, [TensorType(self.dtype, shape)])
+
+
+class ARange(_Build):
+    """start, start + step, ... up to stop (excluded)."""
+
+    kind = "ARange"
+
+    def __str__(self):
+        return "ARange{dtype='%s'}" % self.dtype
+
+    def make_node(self, start, stop, step):
+        args = [as_tensor_variable(a) for a in (start, stop, step)]
+        values = [a.data.item() if isinstance(a, TensorConstant) else None for a in args]
+        n = None
+        if None not in values and values[2] != 0:
+            n = builtins.max(0, int(np.ceil((values[1] - values[0]) / values[2])))
+        return Apply(self, args, [TensorType(self.dtype, (n,))])
+
+
+class Eye(_Build):
+    """An n x m matrix with ones on diagonal k."""
+
+    kind = "Eye"
+
+    def __str__(self):
+        return "Eye{dtype='%s'}" % self.dtype
+
+    def make_node(self, n, m, k):
+        args = [as_tensor_variable(a) for a in (n, m, k)]
+        return Apply(self, args, [TensorType(self.dtype, (_static_int(args[0]),
+                                                          _static_int(args[1])))])
+
+
+def alloc(value, *shape):
+    """value (a scalar or a tensor) broadcast to shape."""
+    value = as_tensor_variable(value)
+    return Alloc(value.dtype)(value, *shape)
+
+
+def _filled(value, shape, dtype):
+    if isinstance(shape, (int, np.integer)) or isinstance(shape, TensorVariable):
+        shape = [shape]
+    return alloc(constant(value, dtype=dtype or FLOATX), *list(shape))
+
+
+def zeros(shape, dtype=None):
+    """A tensor of zeros of the given shape (ints or scalar variables)."""
+    return _filled(0, shape, dtype)
+
+
+def ones(shape, dtype=None):
+    """A tensor of ones of the given shape."""
+    return _filled(1, shape, dtype)
+
+
+def full(shape, fill_value, dtype=None):
+    """fill_value broadcast to shape."""
+    value = as_tensor_variable(fill_value)
+    return alloc(value if dtype is None else cast(value, dtype), *list(shape))
+
+
+def arange(start, stop=None, step=1, dtype=None):
+    """numpy.arange: int64 for integer bounds, float64 otherwise."""
+    if stop is None:
+        start, stop = 0, start
+    args = [as_tensor_variable(a) for a in (start, stop, step)]
+    if dtype is None:
+        dtype = "int64" if builtins.all(np.dtype(a.dtype).kind in "biu" for a in args) \
+            else "float64"
+    return ARange(dtype)(*args)
+
+
+def eye(n, m=None, k=0, dtype=None):
+    """An n x m matrix with ones on the k-th diagonal."""
+    return Eye(dtype or FLOATX)(n, n if m is None else m, k)

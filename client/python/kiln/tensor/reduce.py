@@ -1,0 +1,175 @@
+"""Reductions: Sum, Prod, Max, Min, All, Any (CAReduce), mean and Argmax, with Aesara's
+accumulator and output dtypes."""
+import numpy as np
+
+from kiln.graph import Apply, Op, TensorType
+from kiln.tensor.basic import ELEMWISE, as_tensor_variable, cast, dimshuffle, shape_i
+from kiln.tensor.elemwise import X, upcast
+
+
+
+def _sum_output_dtype(d):
+    k = np.dtype(d).kind
+    if k == "b" or (k == "i" and d != "int64"):
+        return "int64"
+    if k == "u" and d != "uint64":
+        return "uint64"
+    return d
+
+
+def _sum_acc_dtype(d):
+    k = np.dtype(d).kind
+    if k in "bi":
+        return "int64"
+    if k == "u":
+        return "uint64"
+    return {"float16": "float32", "float32": "float64", "complex64": "complex128"}.get(d, d)
+
+
+def _normalize_axes(name, axis, ndim):
+    if axis is None:
+        return None
+    axes = [axis] if isinstance(axis, (int, np.integer)) else list(axis)
+    out = []
+    for a in axes:
+        a = int(a)
+        if not -ndim <= a < ndim:
+            raise ValueError("%s: axis %d is out of range for %d dims" % (name, a, ndim))
+        out.append(a % ndim)
+    if len(set(out)) != len(out):
+        raise ValueError("%s: repeated axis" % name)
+    return tuple(sorted(out))
+
+
+class CAReduce(Op):
+    """Sum, Prod, Max, Min, All, Any over some axes (all when axis is None)."""
+
+    __props__ = ("reduce", "axis", "acc_dtype")
+    kind = "CAReduce"
+
+    def __init__(self, reduce, axis=None, acc_dtype=None):
+        self.reduce, self.axis, self.acc_dtype = reduce, axis, acc_dtype
+
+    def __str__(self):
+        axes = ", ".join(map(str, self.axis)) if self.axis is not None else ""
+        if self.reduce in ("sum", "prod"):
+            props = "axis=[%s], " % axes if self.axis is not None else ""
+            props += "acc_dtype=%s" % (self.acc_dtype or "?")
+            return ("Sum{%s}" if self.reduce == "sum" else "Prod{mul}{%s}") % props
+        name = {"max": "Max{maximum}", "min": "Min{minimum}", "all": "All", "any": "Any"}
+        return name[self.reduce] + ("{%s}" % axes if self.axis is not None else "")
+
+    def make_node(self, x):
+        x = as_tensor_variable(x)
+        axes = self.axis if self.axis is not None else tuple(range(x.ndim))
+        out = x.dtype
+        if self.reduce in ("sum", "prod"):
+            out = _sum_output_dtype(x.dtype)
+        elif self.reduce in ("all", "any"):
+            out = "bool"
+        elif np.dtype(x.dtype).kind == "c":
+            raise TypeError("%s: input 0 has type %s, which has no order" % (self, x.type))
+        shape = [s for d, s in enumerate(x.type.shape) if d not in axes]
+        return Apply(self, [x], [TensorType(out, shape)])
+
+    def wire_attrs(self):
+        attrs = [("reduce", self.reduce)]
+        if self.axis is not None:
+            attrs.append(("axis", list(self.axis)))
+        if self.acc_dtype is not None:
+            attrs.append(("acc_dtype", self.acc_dtype))
+        return attrs
+
+
+def _keepdims(x, r, axes):
+    order, nxt = [], 0
+    for d in range(x.ndim):
+        if d in axes:
+            order.append(X)
+        else:
+            order.append(nxt)
+            nxt += 1
+    return dimshuffle(r, order)
+
+
+def _reduce(kind, x, axis, keepdims):
+    x = as_tensor_variable(x)
+    axes = _normalize_axes(kind, axis, x.ndim)
+    acc = None
+    if kind in ("sum", "prod"):
+        acc = _sum_acc_dtype(upcast(x.dtype, _sum_output_dtype(x.dtype)))
+    r = CAReduce(kind, axes, acc)(x)
+    return _keepdims(x, r, axes if axes is not None else range(x.ndim)) if keepdims else r
+
+
+def sum(x, axis=None, keepdims=False, **kwargs):
+    """Sum{axis, acc_dtype}: int64 for integers, float64 accumulation for float32."""
+    return _reduce("sum", x, axis, keepdims)
+
+
+def prod(x, axis=None, keepdims=False):
+    return _reduce("prod", x, axis, keepdims)
+
+
+def max(x, axis=None, keepdims=False):
+    return _reduce("max", x, axis, keepdims)
+
+
+def min(x, axis=None, keepdims=False):
+    return _reduce("min", x, axis, keepdims)
+
+
+def all(x, axis=None, keepdims=False):
+    return _reduce("all", x, axis, keepdims)
+
+
+def any(x, axis=None, keepdims=False):
+    return _reduce("any", x, axis, keepdims)
+
+
+def mean(x, axis=None, keepdims=False):
+    """sum / count, in float64 for integers (float32 for float16/float32 inputs)."""
+    x = as_tensor_variable(x)
+    s = sum(x, axis, keepdims)
+    count = "float32" if s.dtype in ("float16", "float32", "complex64") else "float64"
+    axes = _normalize_axes("mean", axis, x.ndim)
+    for a in (axes if axes is not None else range(x.ndim)):
+        s = s / cast(shape_i(x, a), count)
+    if np.dtype(s.dtype).kind not in "fc":
+        s = cast(s, count)
+    s.name = "mean"
+    return s
+
+
+class Argmax(Op):
+    """The index of the maximum along axes, int64."""
+
+    __props__ = ("axis",)
+    kind = "Argmax"
+
+    def __init__(self, axis):
+        self.axis = tuple(axis)
+
+    def __str__(self):
+        return "Argmax{axis=%s}" % (self.axis,)
+
+    def make_node(self, x):
+        x = as_tensor_variable(x)
+        shape = [s for d, s in enumerate(x.type.shape) if d not in self.axis]
+        return Apply(self, [x], [TensorType("int64", shape)])
+
+    def wire_attrs(self):
+        return [("axis", list(self.axis))]
+
+
+def argmax(x, axis=None, keepdims=False):
+    x = as_tensor_variable(x)
+    axes = _normalize_axes("argmax", axis, x.ndim)
+    axes = axes if axes is not None else tuple(range(x.ndim))
+    r = Argmax(axes)(x)
+    return _keepdims(x, r, axes) if keepdims else r
+
+
+def argmin(x, axis=None, keepdims=False):
+    x = as_tensor_variable(x)
+    return argmax(ELEMWISE["invert"](x) if np.dtype(x.dtype).kind != "f" else -x, axis, keepdims)
