@@ -149,6 +149,12 @@ absl::StatusOr<std::shared_ptr<const CompiledFunction>> FunctionCache::Find(cons
       absl::StrCat("function ", id, " is not in the cache (unknown or evicted): compile it again"));
 }
 
+std::shared_ptr<const CompiledFunction> FunctionCache::Peek(const std::string& id) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = entries_.find(id);
+  return it == entries_.end() ? nullptr : it->second.function;
+}
+
 CacheStats FunctionCache::stats() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return stats_;

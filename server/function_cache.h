@@ -51,6 +51,8 @@ class FunctionCache {
   // Remembers that these request bytes compile to `id`.
   void RememberRequest(const std::string& request_bytes, const std::string& id);
 
+  // The function of `id` if memory holds it, else null; no I/O, no statistics.
+  std::shared_ptr<const CompiledFunction> Peek(const std::string& id) const;
   // The function of `id` from memory or disk; NOT_FOUND when neither has it.
   absl::StatusOr<std::shared_ptr<const CompiledFunction>> Find(const std::string& id);
 
