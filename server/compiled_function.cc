@@ -96,7 +96,7 @@ absl::StatusOr<CompileJob> PrepareCompile(const v1::CompileRequest& request,
     }
   }
   const std::string salt = absl::StrCat(
-      kCompilerVersion, "|mode=", mode, "|outputs=", g.outputs_size(),
+      CompilerVersion(), "|mode=", mode, "|outputs=", g.outputs_size(),
       "|unused=", job.on_unused_input == OnUnusedInput::kRaise ? "raise" : "other",
       "|shared=", absl::StrJoin(shared_salt, ","), "|updates=", absl::StrJoin(update_salt, ","));
   absl::StatusOr<CanonicalGraph> canonical = Canonicalize(graph->inputs, graph->outputs, salt);

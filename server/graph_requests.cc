@@ -80,6 +80,7 @@ absl::StatusOr<v1::GradResponse> GradGraph(const v1::GradRequest& request,
   v1::GradResponse response;
   *response.mutable_graph() = *std::move(out);
   KeepInputs(g, *response.mutable_graph());
+  for (std::string& w : warnings) response.add_warnings(std::move(w));
   return response;
 }
 

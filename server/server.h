@@ -37,7 +37,6 @@ class Server {
   void Shutdown(std::chrono::milliseconds grace = std::chrono::seconds(10));
 
   const FunctionCache& cache() const { return *cache_; }
-  FunctionCache& cache() { return *cache_; }
   // Calls started and not yet finished.
   int in_flight() const { return service_->in_flight(); }
   // The Prometheus text of /metrics.

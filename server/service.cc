@@ -97,7 +97,7 @@ KilnService::Reactor* KilnService::GetVersion(Ctx* ctx, const v1::GetVersionRequ
                                               v1::GetVersionResponse* resp) {
   return Handle("GetVersion", ctx, false, [req, resp] {
     resp->set_protocol(kProtocolVersion);
-    resp->set_compiler_version(kCompilerVersion);
+    resp->set_compiler_version(CompilerVersion());
     resp->set_server_version(kServerVersion);
     if (req->client_protocol() != 0 && req->client_protocol() != kProtocolVersion) {
       return absl::FailedPreconditionError(absl::StrCat("this server speaks protocol ",
@@ -171,12 +171,12 @@ KilnService::Reactor* KilnService::Compile(Ctx* ctx, const v1::CompileRequest* r
   return reactor;
 }
 
-absl::StatusOr<std::vector<Tensor>> KilnService::RunExecution(Ctx* ctx,
-                                                              const std::string& function_id,
-                                                              const std::string& session,
-                                                              std::vector<Tensor> args) {
+absl::StatusOr<std::vector<Tensor>> KilnService::RunExecution(
+    Ctx* ctx, const std::string& function_id, const std::string& session, std::vector<Tensor> args,
+    std::shared_ptr<const CompiledFunction> found) {
   const auto start = std::chrono::steady_clock::now();
-  absl::StatusOr<std::shared_ptr<const CompiledFunction>> f = cache_.Find(function_id);
+  absl::StatusOr<std::shared_ptr<const CompiledFunction>> f =
+      found != nullptr ? std::move(found) : cache_.Find(function_id);
   if (!f.ok()) return f.status();
   std::shared_ptr<Session> s;
   if (!session.empty()) {
@@ -197,11 +197,12 @@ absl::StatusOr<std::vector<Tensor>> KilnService::RunExecution(Ctx* ctx,
   return out;
 }
 
-// True for a call worth no thread hop: small arguments, and a function whose calls so far took
-// under 100 us on average (a first call always goes to the pool).
+// True for a call worth no thread hop: small arguments, no updates (they may wait for the
+// session), and a function whose calls so far took under 100 us on average (a first call always
+// goes to the pool).
 static bool RunsInline(const std::shared_ptr<const CompiledFunction>& f,
                        const v1::ExecuteRequest& req) {
-  if (f == nullptr) return false;
+  if (f == nullptr || f->signature.update_inputs_size() > 0) return false;
   size_t bytes = 0;
   for (const v1::Tensor& t : req.args()) bytes += t.data().size();
   const FunctionStats stats = f->function.stats();
@@ -210,8 +211,9 @@ static bool RunsInline(const std::shared_ptr<const CompiledFunction>& f,
 
 KilnService::Reactor* KilnService::Execute(Ctx* ctx, const v1::ExecuteRequest* req,
                                            v1::ExecuteResponse* resp) {
-  const bool run_inline = RunsInline(cache_.Peek(req->function_id()), *req);
-  return Handle("Execute", ctx, !run_inline, [this, ctx, req, resp] {
+  std::shared_ptr<const CompiledFunction> f = cache_.Peek(req->function_id());
+  const bool run_inline = RunsInline(f, *req);
+  return Handle("Execute", ctx, !run_inline, [this, ctx, req, resp, f = std::move(f)] {
     std::vector<Tensor> args;
     int64_t bytes_in = 0;
     for (int i = 0; i < req->args_size(); ++i) {
@@ -227,7 +229,7 @@ KilnService::Reactor* KilnService::Execute(Ctx* ctx, const v1::ExecuteRequest* r
       args.push_back(*std::move(t));
     }
     absl::StatusOr<std::vector<Tensor>> out =
-        RunExecution(ctx, req->function_id(), req->session(), std::move(args));
+        RunExecution(ctx, req->function_id(), req->session(), std::move(args), f);
     if (!out.ok()) return out.status();
     int64_t bytes_out = 0;
     for (const Tensor& t : *out) {

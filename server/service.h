@@ -52,11 +52,12 @@ class KilnService final : public v1::Kiln::CallbackService {
                       v1::ListSharedResponse* resp) override;
   Reactor* GetStats(Ctx* ctx, const v1::GetStatsRequest* req, v1::GetStatsResponse* resp) override;
 
-  // Runs an execution of `function_id` with the arguments (shared by Execute and
-  // ExecuteStream): limits, session binding, the run with deadline and cancellation, metrics.
-  absl::StatusOr<std::vector<Tensor>> RunExecution(Ctx* ctx, const std::string& function_id,
-                                                   const std::string& session,
-                                                   std::vector<Tensor> args);
+  // Runs an execution of `function_id` (`found`, when the caller already has it) with the
+  // arguments, for Execute and ExecuteStream: limits, session binding, the run with deadline
+  // and cancellation, metrics.
+  absl::StatusOr<std::vector<Tensor>> RunExecution(
+      Ctx* ctx, const std::string& function_id, const std::string& session,
+      std::vector<Tensor> args, std::shared_ptr<const CompiledFunction> found = nullptr);
   // Calls started and not yet finished.
   int in_flight() const { return in_flight_.load(); }
   // Counts a call in (Begin) and out (End); Handle and ExecuteStream do it for every call.

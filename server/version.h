@@ -3,13 +3,22 @@
 #define KILN_SERVER_VERSION_H_
 
 #include <cstdint>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "core/runtime/serialize.h"
 
 namespace kiln::server {
 
 // kiln.v1's handshake version: GetVersion refuses clients of another.
 inline constexpr uint32_t kProtocolVersion = 1;
-// Changes whenever compiled functions may change: a new compiler never reuses old entries.
-inline constexpr char kCompilerVersion[] = "kiln-compiler-0.2.1/graph-format-2";
+// Changes whenever compiled functions may change (the compiler's release or the format of a
+// serialized function): a new compiler never reuses old entries.
+inline const std::string& CompilerVersion() {
+  static const std::string version =
+      absl::StrCat("kiln-compiler-0.2.1/graph-format-", kGraphFormatVersion);
+  return version;
+}
 inline constexpr char kServerVersion[] = "kiln-server 0.2.0";
 
 }  // namespace kiln::server

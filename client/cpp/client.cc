@@ -2,6 +2,7 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <iostream>
 #include <map>
 #include <unordered_set>
 
@@ -24,20 +25,19 @@ absl::Status FromGrpc(const grpc::Status& s) {
   return absl::Status(static_cast<absl::StatusCode>(s.error_code()), s.error_message());
 }
 
-// The owner-less, non-constant variables the outputs depend on, in the order first reached.
+// The owner-less, non-constant variables the outputs depend on (outputs first, then in the
+// order core's IoToposort reaches them).
 std::vector<VariablePtr> Leaves(const std::vector<VariablePtr>& outputs) {
-  std::vector<VariablePtr> leaves, stack(outputs.rbegin(), outputs.rend());
+  std::vector<VariablePtr> leaves;
   std::unordered_set<const Variable*> seen;
-  while (!stack.empty()) {
-    VariablePtr v = std::move(stack.back());
-    stack.pop_back();
-    if (!seen.insert(v.get()).second) continue;
-    if (v->owner() == nullptr) {
-      if (!v->is_constant()) leaves.push_back(v);
-      continue;
+  auto add = [&](const VariablePtr& v) {
+    if (v->owner() == nullptr && !v->is_constant() && seen.insert(v.get()).second) {
+      leaves.push_back(v);
     }
-    const auto& ins = v->owner()->inputs();
-    for (auto it = ins.rbegin(); it != ins.rend(); ++it) stack.push_back(*it);
+  };
+  for (const VariablePtr& out : outputs) add(out);
+  for (Apply* node : IoToposort({}, outputs)) {
+    for (const VariablePtr& in : node->inputs()) add(in);
   }
   return leaves;
 }
@@ -314,6 +314,7 @@ absl::StatusOr<std::vector<Var>> Client::Grad(const Var& cost, const std::vector
   grpc::ClientContext ctx;
   v1::GradResponse resp;
   if (absl::Status s = FromGrpc(stub_->kiln->Grad(&ctx, req, &resp)); !s.ok()) return s;
+  for (const std::string& w : resp.warnings()) std::cerr << "kiln: grad: " << w << "\n";
   return FromGraph(resp.graph(), leaves);
 }
 

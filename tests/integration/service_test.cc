@@ -111,6 +111,27 @@ TEST(ServiceTest, SeedExamplesEndToEnd) {
 
 // Eight clients at once on a graph that takes a while to optimize: one compile, seven hits
 // (most of them waiting on the compile in flight rather than starting their own).
+// The README's C++ client lines, as written there, against a real server.
+TEST(ServiceTest, ReadmeClientExampleRuns) {
+  auto server = Start();
+  auto client = kiln::client::Client::Connect(Address(*server));
+  ASSERT_TRUE(client.ok()) << client.status();
+  kiln::Var a = kiln::vector("a");
+  auto f = (*client)->Compile({a}, {a + kiln::pow(a, 10)});
+  ASSERT_TRUE(f.ok()) << f.status();
+  auto input = *kiln::Tensor::Of<double>(kiln::DType::kFloat64, {3}, {0, 1, 2});
+  auto out = (*client)->Execute(*f, {input});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[0].ToString(), "[   0.    2. 1026.]");
+  auto g = (*client)->Grad(kiln::sum(a * a), {a});
+  ASSERT_TRUE(g.ok()) << g.status();
+  kiln::Var w = kiln::shared(kiln::Tensor::Zeros(kiln::DType::kFloat64, {3}), "w");
+  auto step = (*client)->Compile({a}, {w}, {.updates = {{w, w + a}}});
+  ASSERT_TRUE(step.ok()) << step.status();
+  ASSERT_TRUE((*client)->Execute(*step, {input}).ok());
+  EXPECT_EQ((*client)->GetValue(w)->ToString(), "[0. 1. 2.]");
+}
+
 TEST(ServiceTest, ClientsCompilingOneGraphShareOneCompile) {
   auto server = Start();
   Var x = dvector("x");
@@ -247,6 +268,59 @@ TEST(ServiceTest, EvictedFunctionsAreNotFoundAndClientsResend) {
   auto stats = c->Stats();
   EXPECT_EQ(stats->compiles(), 3u);
   EXPECT_GE(stats->evictions(), 2u);
+}
+
+// The session RPCs by hand: set, list (names and types), get, delete a variable, delete the
+// session; what is gone is NOT_FOUND.
+TEST(ServiceTest, SessionsHoldListAndDropVariables) {
+  auto server = Start();
+  auto stub = RawStub(*server);
+  auto call = [&](auto method, const auto& req, auto* resp) {
+    grpc::ClientContext ctx;
+    return ((*stub).*method)(&ctx, req, resp);
+  };
+  v1::CreateSessionResponse created;
+  ASSERT_TRUE(call(&v1::Kiln::Stub::CreateSession, v1::CreateSessionRequest(), &created).ok());
+  const std::string session = created.session();
+  EXPECT_EQ(session.size(), 32u);
+  for (const auto& [name, value] : std::vector<std::pair<std::string, Tensor>>{
+           {"w", Vec({1, 2})}, {"b", *Tensor::Of<int64_t>(DType::kInt64, {}, {7})}}) {
+    v1::SetSharedRequest set;
+    set.set_session(session);
+    set.set_name(name);
+    *set.mutable_value() = ToProto(value);
+    v1::SetSharedResponse unused;
+    ASSERT_TRUE(call(&v1::Kiln::Stub::SetShared, set, &unused).ok());
+  }
+  v1::ListSharedRequest list;
+  list.set_session(session);
+  v1::ListSharedResponse listed;
+  ASSERT_TRUE(call(&v1::Kiln::Stub::ListShared, list, &listed).ok());
+  ASSERT_EQ(listed.variables_size(), 2);
+  EXPECT_EQ(listed.variables(0).name(), "b");
+  EXPECT_EQ(FromProto(listed.variables(0).type()).value()->ToString(), "TensorType(int64, ())");
+  EXPECT_EQ(listed.variables(1).name(), "w");
+  EXPECT_EQ(FromProto(listed.variables(1).type()).value()->ToString(), "TensorType(float64, (2,))");
+  v1::GetSharedRequest get;
+  get.set_session(session);
+  get.set_name("w");
+  v1::GetSharedResponse got;
+  ASSERT_TRUE(call(&v1::Kiln::Stub::GetShared, get, &got).ok());
+  EXPECT_EQ(FromProto(got.value())->ToString(), "[1. 2.]");
+  v1::DeleteSharedRequest drop;
+  drop.set_session(session);
+  drop.set_name("w");
+  v1::DeleteSharedResponse dropped;
+  ASSERT_TRUE(call(&v1::Kiln::Stub::DeleteShared, drop, &dropped).ok());
+  EXPECT_EQ(call(&v1::Kiln::Stub::GetShared, get, &got).error_code(), grpc::StatusCode::NOT_FOUND);
+  EXPECT_EQ(call(&v1::Kiln::Stub::DeleteShared, drop, &dropped).error_code(),
+            grpc::StatusCode::NOT_FOUND);
+  v1::DeleteSessionRequest end;
+  end.set_session(session);
+  v1::DeleteSessionResponse ended;
+  ASSERT_TRUE(call(&v1::Kiln::Stub::DeleteSession, end, &ended).ok());
+  EXPECT_EQ(call(&v1::Kiln::Stub::ListShared, list, &listed).error_code(),
+            grpc::StatusCode::NOT_FOUND);
 }
 
 TEST(ServiceTest, ConcurrentUpdatesOfOneSharedVariableAddUp) {

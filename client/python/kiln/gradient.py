@@ -1,5 +1,7 @@
 """kiln.gradient: grad, Lop, Rop, jacobian, hessian and verify_grad. The derivatives are
 computed by the server's reverse mode; the results are graphs over the caller's variables."""
+import warnings
+
 import numpy as np
 
 from kiln import _pb, wire
@@ -24,7 +26,7 @@ class GradientError(Exception):
         self.arg, self.err_pos, self.abs_err, self.rel_err = arg, err_pos, abs_err, rel_err
 
 
-def _grad_request(roots, wrt, cost=None, consider_constant=(), known_grads=(),
+def _grad_request(wrt, cost=None, consider_constant=(), known_grads=(),
                   disconnected_inputs="raise"):
     """Sends the graph of cost, wrt, consider_constant and known_grads; returns the gradients
     as variables over the caller's leaves."""
@@ -51,6 +53,8 @@ def _grad_request(roots, wrt, cost=None, consider_constant=(), known_grads=(),
     del g.outputs[1 if cost is not None else 0:]
     req.graph.CopyFrom(g)
     resp = get_client().call("Grad", req)
+    for message in resp.warnings:
+        warnings.warn(message)
     return wire.graph_from_proto(resp.graph, leaves)
 
 
@@ -63,7 +67,7 @@ def grad(cost, wrt, consider_constant=None, disconnected_inputs="raise", known_g
     if cost is not None:
         cost = as_tensor_variable(cost)
     known = list(known_grads.items()) if isinstance(known_grads, dict) else list(known_grads or [])
-    out = _grad_request(None, wrt_list, cost, list(consider_constant or []),
+    out = _grad_request(wrt_list, cost, list(consider_constant or []),
                         [(v, as_tensor_variable(g)) for v, g in known], disconnected_inputs)
     if add_names and cost is not None and cost.name:
         for w, g in zip(wrt_list, out):

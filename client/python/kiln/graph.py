@@ -51,11 +51,6 @@ class TensorType:
         from kiln.tensor.variable import TensorVariable
         return TensorVariable(self, name=name)
 
-    def is_super(self, other):
-        """True when every value of `other` is a value of this type."""
-        return (self.dtype == other.dtype and self.ndim == other.ndim and
-                all(a is None or a == b for a, b in zip(self.shape, other.shape)))
-
     def filter(self, value, allow_downcast=False, name=None):
         """The value as a NumPy array of this type; TypeError as Aesara's filter."""
         data = np.asarray(value)
@@ -99,9 +94,6 @@ class Variable:
 
     __repr__ = __str__
 
-    def clone(self):
-        return type(self)(self.type, name=self.name)
-
 
 class Constant(Variable):
     """A variable with a value: TensorConstant{2.0}."""
@@ -121,9 +113,6 @@ class Constant(Variable):
         if len(value) > 20:
             value = value[:10] + ".." + value[-10:]
         return "TensorConstant{%s}" % value
-
-    def clone(self):
-        return self
 
 
 class Apply:

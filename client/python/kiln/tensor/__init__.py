@@ -13,65 +13,28 @@ from kiln.tensor.variable import TensorConstant, TensorVariable
 globals().update(CONSTRUCTORS)
 globals().update(ELEMWISE)
 
-# Aesara's spellings of some of the same functions.
+# Aesara's other spellings of some of the same functions.
 abs_ = ELEMWISE["abs"]
-sigmoid = ELEMWISE["sigmoid"]
-softplus = ELEMWISE["softplus"]
-true_divide = ELEMWISE["true_div"]
-divide = ELEMWISE["true_div"]
+true_divide = divide = ELEMWISE["true_div"]
 floor_div = ELEMWISE["int_div"]
 power = ELEMWISE["pow"]
-exp = ELEMWISE["exp"]
-log = ELEMWISE["log"]
-neg = ELEMWISE["neg"]
-
-
-def sub(x, y):
-    return ELEMWISE["sub"](x, y)
-
-
-def true_div(x, y):
-    return ELEMWISE["true_div"](x, y)
-
-
-def int_div(x, y):
-    return ELEMWISE["int_div"](x, y)
-
-
-def pow(x, y):
-    return ELEMWISE["pow"](x, y)
-
-
-def abs(x):
-    return ELEMWISE["abs"](x)
 
 
 def where(cond, ift, iff):
     return switch(cond, ift, iff)
 
 
-def dscalars(*names):
-    return [CONSTRUCTORS["dscalar"](n) for n in names]
+def _plural(ctor):
+    def make(*names):
+        return [ctor(n) for n in names]
+    return make
 
 
-def dvectors(*names):
-    return [CONSTRUCTORS["dvector"](n) for n in names]
-
-
-def dmatrices(*names):
-    return [CONSTRUCTORS["dmatrix"](n) for n in names]
-
-
-def scalars(*names):
-    return [CONSTRUCTORS["scalar"](n) for n in names]
-
-
-def vectors(*names):
-    return [CONSTRUCTORS["vector"](n) for n in names]
-
-
-def matrices(*names):
-    return [CONSTRUCTORS["matrix"](n) for n in names]
-
+# dscalars("a", "b"), fmatrices(...), vectors(...): several variables at once.
+_PLURALS = {"scalar": "scalars", "vector": "vectors", "row": "rows", "col": "cols",
+            "matrix": "matrices"}
+globals().update({name[:-len(kind)] + plural: _plural(ctor)
+                  for name, ctor in CONSTRUCTORS.items()
+                  for kind, plural in _PLURALS.items() if name.endswith(kind)})
 
 from kiln.tensor import math, special  # noqa: E402,F401  (kt.math.sigmoid, kt.special.softmax)

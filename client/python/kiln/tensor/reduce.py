@@ -102,29 +102,20 @@ def _reduce(kind, x, axis, keepdims):
     return _keepdims(x, r, axes if axes is not None else range(x.ndim)) if keepdims else r
 
 
-def sum(x, axis=None, keepdims=False, **kwargs):
-    """Sum{axis, acc_dtype}: int64 for integers, float64 accumulation for float32."""
-    return _reduce("sum", x, axis, keepdims)
+def _reducer(kind, doc):
+    def reduce(x, axis=None, keepdims=False, **kwargs):
+        return _reduce(kind, x, axis, keepdims)
+    reduce.__name__, reduce.__doc__ = kind, doc
+    return reduce
 
 
-def prod(x, axis=None, keepdims=False):
-    return _reduce("prod", x, axis, keepdims)
-
-
-def max(x, axis=None, keepdims=False):
-    return _reduce("max", x, axis, keepdims)
-
-
-def min(x, axis=None, keepdims=False):
-    return _reduce("min", x, axis, keepdims)
-
-
-def all(x, axis=None, keepdims=False):
-    return _reduce("all", x, axis, keepdims)
-
-
-def any(x, axis=None, keepdims=False):
-    return _reduce("any", x, axis, keepdims)
+sum = _reducer("sum", "Sum{axis, acc_dtype}: int64 for integers, float64 accumulation for "
+                      "float32.")
+prod = _reducer("prod", "Prod{axis, acc_dtype}, with Sum's dtypes.")
+max = _reducer("max", "Max{maximum}{axis}.")
+min = _reducer("min", "Min{minimum}{axis}.")
+all = _reducer("all", "All{axis}: bool.")
+any = _reducer("any", "Any{axis}: bool.")
 
 
 def mean(x, axis=None, keepdims=False):
