@@ -442,6 +442,8 @@ TEST(ServiceTest, ShutdownFinishesCallsInFlight) {
   auto f = c->Compile({m}, {sum(y)});
   ASSERT_TRUE(f.ok()) << f.status();
   absl::StatusOr<std::vector<Tensor>> out;
+  // The Compile's reply reaches the client before its handler counts it out.
+  while (server->in_flight() != 0) std::this_thread::yield();
   std::thread call([&] { out = c->Execute(*f, {Tensor::Zeros(DType::kFloat64, {256, 256})}); });
   while (server->in_flight() == 0) std::this_thread::yield();
   server->Shutdown(std::chrono::seconds(30));
