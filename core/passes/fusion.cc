@@ -11,6 +11,9 @@ namespace {
 
 // Most inputs one fused node takes (a kernel argument list, as Aesara caps it).
 constexpr size_t kMaxFusedInputs = 32;
+// Most Elemwise nodes one Composite absorbs: a longer chain becomes several Composites, so that
+// fusing, naming, merging and serializing stay linear in the graph's size.
+constexpr size_t kMaxFusedNodes = 256;
 
 bool Fusible(const Apply& node) {
   if (node.op().kind() != OpKind::kElemwise || node.num_outputs() != 1) return false;
@@ -21,7 +24,8 @@ bool Fusible(const Apply& node) {
 }  // namespace
 
 // a + a**10 (add(a, pow(a, 10)) -> Elemwise{Composite{(i0 + (i0 ** 10.0))}}(a): starting from
-// each Elemwise, absorb every Elemwise producer whose result is used only inside the group.
+// each Elemwise, absorb every Elemwise producer whose result is used only inside the group, up to
+// kMaxFusedNodes nodes; the producers left out start groups of their own.
 absl::Status FusionPass(FunctionGraph& fg, RewriteContext& ctx) {
   std::vector<Apply*> order = fg.Toposort();
   std::unordered_set<const Apply*> done;
@@ -38,8 +42,10 @@ absl::Status FusionPass(FunctionGraph& fg, RewriteContext& ctx) {
       frontier.pop_back();
       for (const VariablePtr& in : node->inputs()) {
         Apply* producer = in->owner();
+        // Stop growing before the group is too large or has too many open inputs to fuse.
         bool absorb = producer != nullptr && !group.count(producer) && Fusible(*producer) &&
-                      in->tensor_type()->ndim() == ndim;
+                      in->tensor_type()->ndim() == ndim && group.size() < kMaxFusedNodes &&
+                      inputs.size() + frontier.size() < kMaxFusedInputs;
         if (absorb) {
           for (const FunctionGraph::Client& c : fg.clients(in.get())) {
             absorb &= c.node != nullptr && group.count(c.node);

@@ -5,6 +5,7 @@
 
 #include <random>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "core/kiln.h"
 #include "gtest/gtest.h"
@@ -270,6 +271,22 @@ TEST(PassesTest, ReviewedCornerCases) {
   for (Apply* node : z.fg->Toposort()) {
     EXPECT_NE(node->op().Name(), "Elemwise{pow,no_inplace}");
   }
+}
+
+// Fusion stops at 256 nodes per Composite: a chain of 1,000 tanh becomes four Composites (not
+// one whose name and program grow with the chain) and keeps its values.
+TEST(PassesTest, FusionSplitsLongChains) {
+  Var x = dvector("x");
+  Var y = x;
+  for (int i = 0; i < 1000; ++i) y = tanh(y);
+  Optimized o = Optimize({x}, {y});
+  int composites = 0;
+  for (Apply* node : o.fg->Toposort()) {
+    EXPECT_LT(node->op().Name().size(), 256u * 16);
+    composites += absl::StrContains(node->op().Name(), "Composite");
+  }
+  EXPECT_EQ(composites, 4);
+  ExpectSameValues("fused chain", {x}, {y}, *o.fg);
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include "core/text/dprint.h"
 
+#include <deque>
 #include <iostream>
 #include <unordered_map>
 
@@ -14,8 +15,27 @@ class Printer {
  public:
   explicit Printer(const DprintOptions& options) : options_(options) {}
 
-  // Prints `root` and, depth-first, what it is computed from. Iterative, so deep graphs are fine.
-  void PrintTree(const Variable* root) {
+  // Prints `root` and, depth-first, what it is computed from, then the subtrees cut at
+  // max_nesting as blocks of their own. Iterative, so deep graphs are fine.
+  void Print(const Variable* root) {
+    PrintTree(root, /*expand_seen=*/false);
+    while (!cut_.empty()) {
+      const Variable* v = cut_.front();
+      cut_.pop_front();
+      PrintTree(v, /*expand_seen=*/true);
+    }
+  }
+
+  // A line for an output that could not be built.
+  void PrintError(const absl::Status& status) {
+    absl::StrAppend(&out_, "<error: ", status.message(), ">\n");
+  }
+
+  std::string Take() { return std::move(out_); }
+
+ private:
+  // One tree; `expand_seen` prints the inputs of a root already printed (a cut subtree).
+  void PrintTree(const Variable* root, bool expand_seen) {
     struct Item {
       const Variable* var;
       std::string prefix;        // printed before this line
@@ -32,15 +52,17 @@ class Printer {
         absl::StrAppend(&out_, item.prefix, v->ToString(), IdText(v), TypeText(v), "\n");
         continue;
       }
-      const bool seen = ids_.contains(node);
+      const bool seen = ids_.contains(node) && !(expand_seen && item.depth == 0);
+      const bool stop = seen || (options_.depth >= 0 && item.depth + 1 >= options_.depth) ||
+                        (options_.stop_on_name && !v->name().empty() && item.depth > 0);
+      const bool cut = !stop && options_.max_nesting >= 0 && item.depth >= options_.max_nesting &&
+                       node->num_inputs() > 0;
       absl::StrAppend(&out_, item.prefix, node->op().Name(),
                       node->num_outputs() > 1 ? absl::StrCat(".", v->index()) : "", IdText(node),
                       TypeText(v), v->name().empty() ? "" : absl::StrCat(" '", v->name(), "'"),
-                      "\n");
-      if (seen || (options_.depth >= 0 && item.depth + 1 >= options_.depth) ||
-          (options_.stop_on_name && !v->name().empty() && item.depth > 0)) {
-        continue;
-      }
+                      cut ? " ..." : "", "\n");
+      if (cut) cut_.push_back(v);
+      if (stop || cut) continue;
       // Push inputs in reverse so that input 0 prints first.
       const int n = node->num_inputs();
       for (int i = n - 1; i >= 0; --i) {
@@ -51,14 +73,6 @@ class Printer {
     }
   }
 
-  // A line for an output that could not be built.
-  void PrintError(const absl::Status& status) {
-    absl::StrAppend(&out_, "<error: ", status.message(), ">\n");
-  }
-
-  std::string Take() { return std::move(out_); }
-
- private:
   // " [id X]" for a node or a leaf variable, given in the order first printed.
   std::string IdText(const void* key) {
     if (options_.ids == DprintIds::kNone) return "";
@@ -74,6 +88,7 @@ class Printer {
 
   const DprintOptions& options_;
   std::unordered_map<const void*, int> ids_;
+  std::deque<const Variable*> cut_;  // subtrees cut at max_nesting, printed after their tree
   std::string out_;
 };
 
@@ -90,7 +105,7 @@ std::string DebugPrint(const std::vector<Var>& outputs, const DprintOptions& opt
   Printer printer(options);
   for (const Var& out : outputs) {
     if (out.ok()) {
-      printer.PrintTree(out.ptr().get());
+      printer.Print(out.ptr().get());
     } else {
       printer.PrintError(out.status());
     }

@@ -25,10 +25,15 @@ struct DprintOptions {
   int depth = -1;
   // Do not print below a named intermediate variable.
   bool stop_on_name = false;
+  // Levels of indentation before a subtree is cut: its node's line ends with " ..." and the node
+  // is printed again with its inputs as a block of its own below, so that the text stays linear
+  // in the graph's size however deep it is. -1 never cuts (quadratic text for a long chain).
+  int max_nesting = 100;
 };
 
 // The debugprint of the outputs, sharing one id space: one line per variable, children indented
-// with " |" prefixes, a node reached twice printed again with its id but without its inputs.
+// with " |" prefixes, a node reached twice printed again with its id but without its inputs, and a
+// subtree deeper than max_nesting continued in a block of its own.
 std::string DebugPrint(const std::vector<Var>& outputs, const DprintOptions& options = {});
 
 // Prints DebugPrint(outputs) to standard output (Aesara's dprint).

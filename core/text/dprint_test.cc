@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "core/kiln.h"
 
 namespace kiln {
@@ -26,6 +28,26 @@ TEST(DprintTest, SharedNodesPrintOnceWithTheirId) {
             " |   |x [id D]\n"
             " |   |y [id E]\n"
             " |Elemwise{add,no_inplace} [id C]\n");
+}
+
+// A subtree nested deeper than max_nesting continues as a block of its own, so that a deep chain
+// prints in text linear in its length.
+TEST(DprintTest, DeepSubtreesContinueBelow) {
+  Var x = dvector("x");
+  Var out = exp(tanh(sin(x)));
+  EXPECT_EQ(DebugPrint({out}, {.max_nesting = 1}),
+            "Elemwise{exp,no_inplace} [id A]\n"
+            " |Elemwise{tanh,no_inplace} [id B] ...\n"
+            "Elemwise{tanh,no_inplace} [id B]\n"
+            " |Elemwise{sin,no_inplace} [id C] ...\n"
+            "Elemwise{sin,no_inplace} [id C]\n"
+            " |x [id D]\n");
+  EXPECT_EQ(DebugPrint({out}, {.max_nesting = 3}), DebugPrint({out}, {.max_nesting = -1}));
+  Var y = x;
+  for (int i = 0; i < 100000; ++i) y = tanh(y);
+  const std::string text = DebugPrint({y});
+  EXPECT_LT(text.size(), 100000u * 250);  // uncut, the indentation alone would be 10^10 bytes
+  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 100001 + 999);  // 999 cuts
 }
 
 TEST(DprintTest, OptionsTypesIdsDepthAndNames) {
