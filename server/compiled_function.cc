@@ -130,6 +130,7 @@ absl::StatusOr<std::shared_ptr<const CompiledFunction>> CompileOrThrow(const Com
   FunctionOptions options;
   options.mode = job.signature.mode();
   options.on_unused_input = job.on_unused_input;
+  options.interrupt = job.interrupt;
   absl::StatusOr<Function> f = Function::Make(job.graph.inputs, job.graph.outputs, options);
   if (!f.ok()) return f.status();
   absl::StatusOr<std::string> bytes = f->Serialize();
@@ -221,7 +222,7 @@ absl::StatusOr<std::vector<Tensor>> Execute(const CompiledFunction& f, std::vect
       writes.emplace_back(inputs[f.signature.update_inputs(u)].shared(),
                           std::move((*out)[n_out + u]));
     }
-    session->Write(std::move(writes));
+    if (absl::Status s = session->Write(std::move(writes)); !s.ok()) return s;
   }
   out->resize(n_out);
   return out;

@@ -24,6 +24,8 @@ struct CompileJob {
   ProtoGraph graph;            // outputs: the graph's, then the updates' new values
   v1::FunctionSignature signature;
   OnUnusedInput on_unused_input = OnUnusedInput::kRaise;
+  // Polled while optimizing: the caller's deadline and cancellation, the request's budget.
+  std::function<absl::Status()> interrupt;
 };
 
 // Validates the request (graph, mode, updates) and computes its id; INVALID_ARGUMENT naming the

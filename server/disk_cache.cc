@@ -4,7 +4,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <filesystem>
+#include <vector>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -33,14 +36,56 @@ bool IsFunctionId(std::string_view id) {
   return true;
 }
 
-absl::StatusOr<DiskCache> DiskCache::Open(std::string dir) {
+absl::StatusOr<DiskCache> DiskCache::Open(std::string dir, int64_t max_bytes) {
   if (dir.empty()) return absl::InvalidArgumentError("the cache directory is empty");
   if (mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) return Errno("cannot create", dir);
   struct stat st;
   if (stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
     return absl::InvalidArgumentError(absl::StrCat(dir, " is not a directory"));
   }
-  return DiskCache(std::move(dir));
+  DiskCache cache(std::move(dir), max_bytes);
+  cache.Trim();  // counts the bytes, and removes what a bound set lower than before exceeds
+  return cache;
+}
+
+int DiskCache::Trim() const {
+  struct Entry {
+    std::filesystem::path path;
+    int64_t bytes;
+    std::filesystem::file_time_type used;
+  };
+  std::vector<Entry> entries;
+  int64_t total = 0;
+  std::error_code ec;
+  const auto now = std::filesystem::file_time_type::clock::now();
+  for (const auto& f : std::filesystem::directory_iterator(dir_, ec)) {
+    std::error_code fec;
+    const std::string name = f.path().filename().string();
+    const auto used = f.last_write_time(fec);
+    const auto bytes = static_cast<int64_t>(f.file_size(fec));
+    if (fec) continue;  // removed meanwhile by another server
+    if (name.ends_with(".tmp")) {
+      if (now - used > std::chrono::hours(1)) std::filesystem::remove(f.path(), fec);
+      continue;
+    }
+    if (!name.ends_with(".kfn")) continue;
+    entries.push_back({f.path(), bytes, used});
+    total += bytes;
+  }
+  int removed = 0;
+  if (max_bytes_ > 0 && total > max_bytes_) {
+    std::sort(entries.begin(), entries.end(),
+              [](const Entry& a, const Entry& b) { return a.used < b.used; });
+    for (const Entry& e : entries) {
+      if (total <= max_bytes_ / 10 * 9) break;
+      std::error_code rec;
+      std::filesystem::remove(e.path, rec);
+      total -= e.bytes;
+      ++removed;
+    }
+  }
+  approx_bytes_->store(total);
+  return removed;
 }
 
 std::string DiskCache::PathOf(const std::string& id) const {
@@ -75,6 +120,11 @@ absl::Status DiskCache::Store(const std::string& id, std::string_view bytes) con
     unlink(tmp.c_str());
     return Errno("cannot rename", tmp);
   }
+  if (max_bytes_ > 0 && approx_bytes_->fetch_add(static_cast<int64_t>(content.size())) +
+                            static_cast<int64_t>(content.size()) >
+                        max_bytes_) {
+    Trim();
+  }
   return absl::OkStatus();
 }
 
@@ -85,6 +135,7 @@ absl::StatusOr<std::string> DiskCache::Load(const std::string& id) const {
   if (!in) return absl::NotFoundError(absl::StrCat("no cached function ", id));
   std::stringstream buffer;
   buffer << in.rdbuf();
+  utimensat(AT_FDCWD, path.c_str(), nullptr, 0);  // used now: the last to be trimmed
   const std::string content = buffer.str();
   std::string_view body(content);
   if (body.size() < kChecksumHex + 1 || body[kChecksumHex] != '\n' ||

@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/graph/canonical.h"
+#include "server/log.h"
 
 namespace kiln::server {
 
@@ -52,6 +53,17 @@ std::shared_ptr<const CompiledFunction> FunctionCache::LoadFromDisk(const std::s
   return *std::move(f);
 }
 
+void FunctionCache::StoreOnDisk(const CompiledFunction& f) {
+  absl::Status stored = disk_->Store(f.id, EncodeCompiled(f));
+  if (stored.ok()) return;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    ++stats_.disk_write_errors;
+  }
+  Log(LogLevel::kWarning, "the disk tier cannot store a function; it stays in memory",
+      {{"function_id", f.id}, {"error", std::string(stored.message())}});
+}
+
 void FunctionCache::GetOrCompile(const CompileJob& job, Done done) {
   std::shared_ptr<const CompiledFunction> hit;
   {
@@ -76,7 +88,7 @@ void FunctionCache::GetOrCompile(const CompileJob& job, Done done) {
     found = CacheSource::kDisk;
   } else {
     result = Compile(job);
-    if (result.ok() && disk_) disk_->Store(job.id, EncodeCompiled(**result)).IgnoreError();
+    if (result.ok() && disk_) StoreOnDisk(**result);
   }
   std::vector<std::pair<const CompileJob*, Done>> waiters;
   {
@@ -97,7 +109,13 @@ void FunctionCache::GetOrCompile(const CompileJob& job, Done done) {
   }
   done(result, found);
   for (auto& [waiter, waiter_done] : waiters) {
-    if (!result.ok()) {
+    if (!result.ok() && (absl::IsCancelled(result.status()) ||
+                         absl::IsDeadlineExceeded(result.status()))) {
+      // Stopped by the first caller's deadline, not this one's: worth a retry.
+      waiter_done(absl::UnavailableError(absl::StrCat("the compile this call waited for stopped: ",
+                                                      result.status().message(), "; retry")),
+                  CacheSource::kCompiled);
+    } else if (!result.ok()) {
       waiter_done(result.status(), CacheSource::kCompiled);
     } else if ((*result)->canonical_form == waiter->canonical_form) {
       waiter_done(*result, CacheSource::kMemory);

@@ -24,6 +24,7 @@ struct CacheStats {
   uint64_t compiles = 0, memory_hits = 0, disk_hits = 0, misses = 0, evictions = 0;
   uint64_t entries = 0, bytes = 0;
   uint64_t waiting = 0;  // callers waiting now for a compile in flight
+  uint64_t disk_write_errors = 0;  // entries the disk tier could not store (a full disk...)
 };
 
 // Where GetOrCompile found the function.
@@ -64,6 +65,8 @@ class FunctionCache {
   void InsertLocked(std::shared_ptr<const CompiledFunction> f);
   // The disk tier's entry, decoded; null when absent or unusable.
   std::shared_ptr<const CompiledFunction> LoadFromDisk(const std::string& id);
+  // Writes f to the disk tier; a failure is counted and logged, and f stays in memory.
+  void StoreOnDisk(const CompiledFunction& f);
 
   const int64_t memory_bytes_;
   const std::optional<DiskCache> disk_;

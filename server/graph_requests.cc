@@ -32,7 +32,8 @@ absl::StatusOr<std::string> ParseMode(const std::string& mode) {
 }
 
 absl::StatusOr<v1::GradResponse> GradGraph(const v1::GradRequest& request,
-                                           const GraphLimits& limits) {
+                                           const GraphLimits& limits,
+                                           const std::function<absl::Status()>& interrupt) {
   const v1::Graph& g = request.graph();
   if (!request.no_cost() && request.cost() >= static_cast<uint32_t>(g.outputs_size())) {
     return absl::InvalidArgumentError(
@@ -53,6 +54,7 @@ absl::StatusOr<v1::GradResponse> GradGraph(const v1::GradRequest& request,
   }
   std::vector<std::string> warnings;
   options.warnings = &warnings;
+  options.interrupt = interrupt;
   // The wrt, consider_constant and known_grads references become extra outputs, so that
   // conversion resolves and checks them.
   v1::Graph extended = g;
@@ -84,8 +86,9 @@ absl::StatusOr<v1::GradResponse> GradGraph(const v1::GradRequest& request,
   return response;
 }
 
-absl::StatusOr<v1::OptimizeResponse> OptimizeGraph(const v1::OptimizeRequest& request,
-                                                   const GraphLimits& limits) {
+absl::StatusOr<v1::OptimizeResponse> OptimizeGraph(
+    const v1::OptimizeRequest& request, const GraphLimits& limits,
+    const std::function<absl::Status()>& interrupt) {
   absl::StatusOr<ProtoGraph> graph = GraphFromProto(request.graph(), limits);
   if (!graph.ok()) return graph.status();
   std::vector<VariablePtr> ins, outs;
@@ -98,6 +101,7 @@ absl::StatusOr<v1::OptimizeResponse> OptimizeGraph(const v1::OptimizeRequest& re
   RewriteOptions options;
   options.mode = *mode;
   options.trace = false;
+  options.interrupt = interrupt;
   absl::StatusOr<RewriteReport> report = optimize(**fg, options);
   if (!report.ok()) return report.status();
   absl::StatusOr<v1::Graph> out = GraphToProto(AsVars((*fg)->inputs()), AsVars((*fg)->outputs()));

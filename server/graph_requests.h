@@ -3,6 +3,7 @@
 #ifndef KILN_SERVER_GRAPH_REQUESTS_H_
 #define KILN_SERVER_GRAPH_REQUESTS_H_
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -19,12 +20,15 @@ absl::StatusOr<std::string> ParseMode(const std::string& mode);
 
 // The gradients of the request's cost with respect to its wrt, as a graph over the request's
 // inputs (their names and shared bindings kept).
+// `interrupt` is polled while differentiating (GradOptions::interrupt).
 absl::StatusOr<v1::GradResponse> GradGraph(const v1::GradRequest& request,
-                                           const GraphLimits& limits);
+                                           const GraphLimits& limits,
+                                           const std::function<absl::Status()>& interrupt = {});
 
 // The request's graph after the optimizer's phases for its mode, and the rewrites that fired.
-absl::StatusOr<v1::OptimizeResponse> OptimizeGraph(const v1::OptimizeRequest& request,
-                                                   const GraphLimits& limits);
+absl::StatusOr<v1::OptimizeResponse> OptimizeGraph(
+    const v1::OptimizeRequest& request, const GraphLimits& limits,
+    const std::function<absl::Status()>& interrupt = {});
 
 // dprint text or Graphviz DOT of the outputs.
 std::string PrintGraph(const std::vector<Var>& outputs, v1::PrintRequest::Format format);

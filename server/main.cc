@@ -10,6 +10,7 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "absl/time/time.h"
 #include "server/log.h"
 #include "server/server.h"
 
@@ -25,6 +26,17 @@ int64_t EnvOr(const char* name, int64_t fallback) {
   return v != nullptr && *v != '\0' ? std::strtoll(v, nullptr, 10) : fallback;
 }
 
+absl::Duration EnvOr(const char* name, absl::Duration fallback) {
+  const char* v = std::getenv(name);
+  absl::Duration d;
+  return v != nullptr && absl::ParseDuration(v, &d) ? d : fallback;
+}
+
+double EnvOrSeconds(const char* name, double fallback) {
+  const char* v = std::getenv(name);
+  return v != nullptr && *v != '\0' ? std::strtod(v, nullptr) : fallback;
+}
+
 }  // namespace
 
 ABSL_FLAG(std::string, host, EnvOr("KILN_HOST", "0.0.0.0"), "address to listen on (KILN_HOST)");
@@ -37,6 +49,24 @@ ABSL_FLAG(int64_t, cache_bytes, EnvOr("KILN_CACHE_BYTES", int64_t{1} << 30),
           "byte budget of the in-memory function cache (KILN_CACHE_BYTES)");
 ABSL_FLAG(std::string, cache_dir, EnvOr("KILN_CACHE_DIR", ""),
           "directory of compiled functions kept across restarts; empty: none (KILN_CACHE_DIR)");
+ABSL_FLAG(int64_t, cache_dir_bytes, EnvOr("KILN_CACHE_DIR_BYTES", int64_t{10} << 30),
+          "bound of the disk tier; least recently used entries go first; 0: none "
+          "(KILN_CACHE_DIR_BYTES)");
+ABSL_FLAG(absl::Duration, session_ttl, EnvOr("KILN_SESSION_TTL", absl::Hours(1)),
+          "idle time after which a session and its variables are dropped, e.g. 30m; 0: never "
+          "(KILN_SESSION_TTL)");
+ABSL_FLAG(int64_t, max_sessions, EnvOr("KILN_MAX_SESSIONS", int64_t{10000}),
+          "most sessions at once (KILN_MAX_SESSIONS)");
+ABSL_FLAG(int64_t, max_session_bytes, EnvOr("KILN_MAX_SESSION_BYTES", int64_t{1} << 30),
+          "most bytes of shared variables in one session (KILN_MAX_SESSION_BYTES)");
+ABSL_FLAG(int64_t, max_sessions_bytes, EnvOr("KILN_MAX_SESSIONS_BYTES", int64_t{4} << 30),
+          "most bytes of shared variables in every session together (KILN_MAX_SESSIONS_BYTES)");
+ABSL_FLAG(int64_t, max_request_memory_bytes,
+          EnvOr("KILN_MAX_REQUEST_MEMORY_BYTES", int64_t{1} << 30),
+          "memory one Compile, Grad or Optimize may hold; 0: unlimited "
+          "(KILN_MAX_REQUEST_MEMORY_BYTES)");
+ABSL_FLAG(double, max_request_seconds, EnvOrSeconds("KILN_MAX_REQUEST_SECONDS", 60.0),
+          "time one Compile, Grad or Optimize may take; 0: unlimited (KILN_MAX_REQUEST_SECONDS)");
 ABSL_FLAG(int, max_message_bytes, EnvOr("KILN_MAX_MESSAGE_BYTES", 64 << 20),
           "largest gRPC message (KILN_MAX_MESSAGE_BYTES)");
 ABSL_FLAG(int64_t, max_nodes, EnvOr("KILN_MAX_NODES", 100000),
@@ -74,6 +104,13 @@ int main(int argc, char** argv) {
   options.threads = absl::GetFlag(FLAGS_threads);
   options.cache_bytes = absl::GetFlag(FLAGS_cache_bytes);
   options.cache_dir = absl::GetFlag(FLAGS_cache_dir);
+  options.cache_dir_bytes = absl::GetFlag(FLAGS_cache_dir_bytes);
+  options.sessions.ttl = absl::GetFlag(FLAGS_session_ttl);
+  options.sessions.max_sessions = absl::GetFlag(FLAGS_max_sessions);
+  options.sessions.max_session_bytes = absl::GetFlag(FLAGS_max_session_bytes);
+  options.sessions.max_total_bytes = absl::GetFlag(FLAGS_max_sessions_bytes);
+  options.limits.budget.max_bytes = absl::GetFlag(FLAGS_max_request_memory_bytes);
+  options.limits.budget.max_seconds = absl::GetFlag(FLAGS_max_request_seconds);
   options.max_message_bytes = absl::GetFlag(FLAGS_max_message_bytes);
   options.limits.max_nodes = absl::GetFlag(FLAGS_max_nodes);
   options.limits.max_tensor_bytes = absl::GetFlag(FLAGS_max_tensor_bytes);

@@ -69,7 +69,7 @@ uint64_t Metrics::executions() const {
   return execute_.count();
 }
 
-std::string Metrics::Render(const CacheStats& cache, size_t sessions) const {
+std::string Metrics::Render(const CacheStats& cache, const SessionStore& sessions) const {
   std::lock_guard<std::mutex> lock(mutex_);
   std::string out;
   auto header = [&](const char* name, const char* type, const char* help) {
@@ -101,6 +101,9 @@ std::string Metrics::Render(const CacheStats& cache, size_t sessions) const {
                   "\n");
   header("kiln_cache_evictions_total", "counter", "Functions evicted from memory.");
   absl::StrAppend(&out, "kiln_cache_evictions_total ", cache.evictions, "\n");
+  header("kiln_disk_write_errors_total", "counter",
+         "Functions the disk tier could not store (they stay in memory).");
+  absl::StrAppend(&out, "kiln_disk_write_errors_total ", cache.disk_write_errors, "\n");
   header("kiln_cache_functions", "gauge", "Functions held in memory.");
   absl::StrAppend(&out, "kiln_cache_functions ", cache.entries, "\n");
   header("kiln_cache_bytes", "gauge", "Bytes of the functions held in memory.");
@@ -108,7 +111,11 @@ std::string Metrics::Render(const CacheStats& cache, size_t sessions) const {
   header("kiln_compile_waiters", "gauge", "Compile calls waiting for the same compile in flight.");
   absl::StrAppend(&out, "kiln_compile_waiters ", cache.waiting, "\n");
   header("kiln_sessions", "gauge", "Open sessions.");
-  absl::StrAppend(&out, "kiln_sessions ", sessions, "\n");
+  absl::StrAppend(&out, "kiln_sessions ", sessions.size(), "\n");
+  header("kiln_session_bytes", "gauge", "Bytes of shared variables held by every session.");
+  absl::StrAppend(&out, "kiln_session_bytes ", sessions.bytes(), "\n");
+  header("kiln_sessions_expired_total", "counter", "Sessions dropped after --session_ttl idle.");
+  absl::StrAppend(&out, "kiln_sessions_expired_total ", sessions.expired(), "\n");
   header("kiln_bytes_received_total", "counter", "Tensor bytes received.");
   absl::StrAppend(&out, "kiln_bytes_received_total ", bytes_in_, "\n");
   header("kiln_bytes_sent_total", "counter", "Tensor bytes sent.");

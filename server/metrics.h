@@ -10,6 +10,7 @@
 
 #include "absl/status/status.h"
 #include "server/function_cache.h"
+#include "server/sessions.h"
 
 namespace kiln::server {
 
@@ -41,7 +42,7 @@ class Metrics {
   uint64_t errors() const;
   uint64_t executions() const;
   // Every metric, the cache's and the sessions' included.
-  std::string Render(const CacheStats& cache, size_t sessions) const;
+  std::string Render(const CacheStats& cache, const SessionStore& sessions) const;
 
  private:
   mutable std::mutex mutex_;

@@ -23,10 +23,11 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServerOptions& optio
   std::unique_ptr<Server> s(new Server());
   std::optional<DiskCache> disk;
   if (!options.cache_dir.empty()) {
-    absl::StatusOr<DiskCache> d = DiskCache::Open(options.cache_dir);
+    absl::StatusOr<DiskCache> d = DiskCache::Open(options.cache_dir, options.cache_dir_bytes);
     if (!d.ok()) return d.status();
     disk = *std::move(d);
   }
+  s->sessions_ = std::make_unique<SessionStore>(options.sessions);
   s->cache_ = std::make_unique<FunctionCache>(options.cache_bytes, std::move(disk));
   // No tensor a request makes, constants folded at compile time included, may be larger than
   // a tensor it may send.
@@ -35,7 +36,7 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServerOptions& optio
                           ? options.threads
                           : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   s->pool_ = std::make_unique<ThreadPool>(threads);
-  s->service_ = std::make_unique<KilnService>(*s->cache_, s->sessions_, s->metrics_, *s->pool_,
+  s->service_ = std::make_unique<KilnService>(*s->cache_, *s->sessions_, s->metrics_, *s->pool_,
                                               options.limits);
 
   grpc::EnableDefaultHealthCheckService(true);
@@ -110,7 +111,7 @@ void Server::Shutdown(std::chrono::milliseconds grace) {
 Server::~Server() { Shutdown(); }
 
 std::string Server::MetricsText() const {
-  return metrics_.Render(cache_->stats(), sessions_.size());
+  return metrics_.Render(cache_->stats(), *sessions_);
 }
 
 }  // namespace kiln::server

@@ -20,8 +20,10 @@ struct ServerOptions {
   int threads = 0;   // the pool's workers; 0: one per core
   int64_t cache_bytes = int64_t{1} << 30;
   std::string cache_dir;  // empty: no disk tier
+  int64_t cache_dir_bytes = int64_t{10} << 30;  // the disk tier's bound; 0: none
   int max_message_bytes = 64 << 20;
   ServiceLimits limits;
+  SessionLimits sessions;
   int metrics_port = -1;  // -1: no HTTP endpoint; 0: any free port
 };
 
@@ -46,7 +48,7 @@ class Server {
   struct Http;
   Server() = default;
   Metrics metrics_;
-  SessionStore sessions_;
+  std::unique_ptr<SessionStore> sessions_;
   std::unique_ptr<FunctionCache> cache_;
   std::unique_ptr<KilnService> service_;
   std::unique_ptr<ThreadPool> pool_;

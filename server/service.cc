@@ -20,9 +20,19 @@ std::function<absl::Status()> Interrupt(grpc::CallbackServerContext* ctx) {
   return [ctx] {
     if (ctx->IsCancelled()) return absl::CancelledError("the call was cancelled");
     if (ctx->deadline() < std::chrono::system_clock::now()) {
-      return absl::DeadlineExceededError("the deadline passed during execution");
+      return absl::DeadlineExceededError("the call's deadline passed");
     }
     return absl::OkStatus();
+  };
+}
+
+// Polled while compiling, differentiating or optimizing: the call's deadline and cancellation,
+// then the request's budget.
+std::function<absl::Status()> Interrupt(grpc::CallbackServerContext* ctx,
+                                        std::shared_ptr<const RequestBudget> budget) {
+  return [call = Interrupt(ctx), budget = std::move(budget)] {
+    if (absl::Status s = call(); !s.ok()) return s;
+    return budget->Check();
   };
 }
 
@@ -141,11 +151,13 @@ KilnService::Reactor* KilnService::Compile(Ctx* ctx, const v1::CompileRequest* r
   // compiling for another caller returns its thread to the pool and finishes when that ends.
   Reactor* reactor = ctx->DefaultReactor();
   BeginCall();
-  pool_.Schedule([this, req, resp, start, reactor, bytes = std::move(bytes)]() mutable {
+  pool_.Schedule([this, ctx, req, resp, start, reactor, bytes = std::move(bytes)]() mutable {
+    auto budget = std::make_shared<RequestBudget>("Compile", limits_.budget);
     auto job = std::make_shared<absl::StatusOr<CompileJob>>();
     auto prepare = [&]() -> absl::Status {
       if (absl::Status s = CheckNodes(req->graph(), limits_); !s.ok()) return s;
       *job = PrepareCompile(*req, GraphLimitsOf(limits_));
+      if (job->ok()) (*job)->interrupt = Interrupt(ctx, budget);
       return job->status();
     };
     if (absl::Status s = Guarded("Compile", prepare); !s.ok()) return Finish("Compile", reactor, s);
@@ -243,9 +255,11 @@ KilnService::Reactor* KilnService::Execute(Ctx* ctx, const v1::ExecuteRequest* r
 
 KilnService::Reactor* KilnService::Grad(Ctx* ctx, const v1::GradRequest* req,
                                         v1::GradResponse* resp) {
-  return Handle("Grad", ctx, true, [this, req, resp] {
+  return Handle("Grad", ctx, true, [this, ctx, req, resp] {
     if (absl::Status s = CheckNodes(req->graph(), limits_); !s.ok()) return s;
-    absl::StatusOr<v1::GradResponse> r = GradGraph(*req, GraphLimitsOf(limits_));
+    auto budget = std::make_shared<RequestBudget>("Grad", limits_.budget);
+    absl::StatusOr<v1::GradResponse> r =
+        GradGraph(*req, GraphLimitsOf(limits_), Interrupt(ctx, budget));
     if (!r.ok()) return r.status();
     *resp = *std::move(r);
     return absl::OkStatus();
@@ -254,9 +268,11 @@ KilnService::Reactor* KilnService::Grad(Ctx* ctx, const v1::GradRequest* req,
 
 KilnService::Reactor* KilnService::Optimize(Ctx* ctx, const v1::OptimizeRequest* req,
                                             v1::OptimizeResponse* resp) {
-  return Handle("Optimize", ctx, true, [this, req, resp] {
+  return Handle("Optimize", ctx, true, [this, ctx, req, resp] {
     if (absl::Status s = CheckNodes(req->graph(), limits_); !s.ok()) return s;
-    absl::StatusOr<v1::OptimizeResponse> r = OptimizeGraph(*req, GraphLimitsOf(limits_));
+    auto budget = std::make_shared<RequestBudget>("Optimize", limits_.budget);
+    absl::StatusOr<v1::OptimizeResponse> r =
+        OptimizeGraph(*req, GraphLimitsOf(limits_), Interrupt(ctx, budget));
     if (!r.ok()) return r.status();
     *resp = *std::move(r);
     return absl::OkStatus();
@@ -266,6 +282,7 @@ KilnService::Reactor* KilnService::Optimize(Ctx* ctx, const v1::OptimizeRequest*
 KilnService::Reactor* KilnService::Print(Ctx* ctx, const v1::PrintRequest* req,
                                          v1::PrintResponse* resp) {
   return Handle("Print", ctx, true, [this, req, resp] {
+    RequestBudget budget("Print", limits_.budget);  // gives the text's memory back at the end
     if (req->has_graph()) {
       if (absl::Status s = CheckNodes(req->graph(), limits_); !s.ok()) return s;
       absl::StatusOr<ProtoGraph> g = GraphFromProto(req->graph(), GraphLimitsOf(limits_));
@@ -284,7 +301,9 @@ KilnService::Reactor* KilnService::Print(Ctx* ctx, const v1::PrintRequest* req,
 KilnService::Reactor* KilnService::CreateSession(Ctx* ctx, const v1::CreateSessionRequest*,
                                                  v1::CreateSessionResponse* resp) {
   return Handle("CreateSession", ctx, false, [this, resp] {
-    resp->set_session(sessions_.Create());
+    absl::StatusOr<std::string> id = sessions_.Create();
+    if (!id.ok()) return id.status();
+    resp->set_session(*std::move(id));
     return absl::OkStatus();
   });
 }
@@ -303,8 +322,7 @@ KilnService::Reactor* KilnService::SetShared(Ctx* ctx, const v1::SetSharedReques
     if (!s.ok()) return s.status();
     absl::StatusOr<Tensor> value = FromProto(req->value(), limits_.max_tensor_bytes);
     if (!value.ok()) return value.status();
-    (*s)->Write({{req->name(), *std::move(value)}});
-    return absl::OkStatus();
+    return (*s)->Write({{req->name(), *std::move(value)}});
   });
 }
 

@@ -10,6 +10,7 @@
 #include "kiln/v1/service.grpc.pb.h"
 #include "server/function_cache.h"
 #include "server/metrics.h"
+#include "server/request_budget.h"
 #include "server/sessions.h"
 #include "server/thread_pool.h"
 
@@ -20,6 +21,7 @@ struct ServiceLimits {
   int64_t max_nodes = 100000;
   int64_t max_tensor_bytes = int64_t{1} << 30;
   int max_concurrent_executions = 64;
+  BudgetLimits budget;  // per Compile, Grad, Optimize and Print
 };
 
 class KilnService final : public v1::Kiln::CallbackService {

@@ -1,11 +1,36 @@
 #include "server/sessions.h"
 
-#include <random>
+#include <sys/random.h>
 
+#include <algorithm>
+#include <chrono>
+
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
 
 namespace kiln::server {
+namespace {
+
+int64_t NowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// 128 bits from the kernel's cryptographic generator, as 32 hex digits.
+std::string RandomId() {
+  char bytes[16];
+  size_t got = 0;
+  while (got < sizeof(bytes)) {
+    const ssize_t n = getrandom(bytes + got, sizeof(bytes) - got, 0);
+    if (n > 0) got += static_cast<size_t>(n);  // EINTR: try again
+  }
+  return absl::BytesToHexString(absl::string_view(bytes, sizeof(bytes)));
+}
+
+constexpr size_t kRememberedExpiredIds = 4096;
+
+}  // namespace
 
 absl::StatusOr<std::vector<Tensor>> Session::Read(const std::vector<std::string>& names) const {
   std::lock_guard<std::mutex> lock(mutex_);
@@ -22,9 +47,28 @@ absl::StatusOr<std::vector<Tensor>> Session::Read(const std::vector<std::string>
   return out;
 }
 
-void Session::Write(std::vector<std::pair<std::string, Tensor>> values) {
+absl::Status Session::Write(std::vector<std::pair<std::string, Tensor>> values) {
   std::lock_guard<std::mutex> lock(mutex_);
+  int64_t delta = 0;
+  for (const auto& [name, value] : values) {
+    delta += value.nbytes();
+    if (auto it = values_.find(name); it != values_.end()) delta -= it->second.nbytes();
+  }
+  const SessionLimits& limits = store_->limits();
+  if (limits.max_session_bytes > 0 && delta > 0 && bytes_ + delta > limits.max_session_bytes) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("the session would hold ", bytes_ + delta,
+                     " bytes of shared variables, more than this server's limit of ",
+                     limits.max_session_bytes, " per session (--max_session_bytes)"));
+  }
+  if (!store_->Reserve(delta)) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("the sessions would hold more than this server's limit of ",
+                     limits.max_total_bytes, " bytes in all (--max_sessions_bytes)"));
+  }
+  bytes_ += delta;
   for (auto& [name, value] : values) values_[name] = std::move(value);
+  return absl::OkStatus();
 }
 
 absl::StatusOr<Tensor> Session::Get(const std::string& name) const {
@@ -38,9 +82,13 @@ absl::StatusOr<Tensor> Session::Get(const std::string& name) const {
 
 absl::Status Session::Delete(const std::string& name) {
   std::lock_guard<std::mutex> lock(mutex_);
-  if (values_.erase(name) == 0) {
+  auto it = values_.find(name);
+  if (it == values_.end()) {
     return absl::NotFoundError(absl::StrCat("the session has no shared variable '", name, "'"));
   }
+  bytes_ -= it->second.nbytes();
+  store_->Reserve(-it->second.nbytes());
+  values_.erase(it);
   return absl::OkStatus();
 }
 
@@ -49,30 +97,113 @@ std::map<std::string, Tensor> Session::List() const {
   return values_;
 }
 
-std::string SessionStore::Create() {
-  static thread_local std::mt19937_64 rng(std::random_device{}());
-  const std::string id = absl::StrFormat("%016x%016x", rng(), rng());
+int64_t Session::bytes() const {
   std::lock_guard<std::mutex> lock(mutex_);
-  sessions_.emplace(id, std::make_shared<Session>());
+  return bytes_;
+}
+
+Session::~Session() { store_->Reserve(-bytes_); }
+
+SessionStore::SessionStore(SessionLimits limits) : limits_(limits) {
+  if (limits_.ttl <= absl::ZeroDuration() || limits_.ttl == absl::InfiniteDuration()) return;
+  // Sweeps a few times per TTL, at least once a second.
+  const auto period = std::chrono::nanoseconds(std::clamp<int64_t>(
+      absl::ToInt64Nanoseconds(limits_.ttl / 4), 1'000'000, 1'000'000'000));
+  sweeper_ = std::thread([this, period] {
+    std::unique_lock<std::mutex> lock(mutex_);
+    while (!stop_cv_.wait_for(lock, period, [this] { return stopping_; })) {
+      lock.unlock();
+      Expire();
+      lock.lock();
+    }
+  });
+}
+
+SessionStore::~SessionStore() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+  }
+  stop_cv_.notify_all();
+  if (sweeper_.joinable()) sweeper_.join();
+}
+
+absl::StatusOr<std::string> SessionStore::Create() {
+  std::string id = RandomId();
+  auto session = std::make_shared<Session>(this);
+  session->last_used_ns_ = NowNs();
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (limits_.max_sessions > 0 && static_cast<int64_t>(sessions_.size()) >= limits_.max_sessions) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("this server already holds its limit of ", limits_.max_sessions,
+                     " sessions (--max_sessions); delete one or retry later"));
+  }
+  sessions_.emplace(id, std::move(session));
   return id;
 }
 
-absl::StatusOr<std::shared_ptr<Session>> SessionStore::Get(const std::string& id) const {
+absl::StatusOr<std::shared_ptr<Session>> SessionStore::Get(const std::string& id) {
   std::lock_guard<std::mutex> lock(mutex_);
   auto it = sessions_.find(id);
-  if (it == sessions_.end()) return absl::NotFoundError(absl::StrCat("no session '", id, "'"));
+  if (it == sessions_.end()) {
+    if (expired_ids_.contains(id)) {
+      return absl::NotFoundError(absl::StrCat("session '", id, "' expired after ",
+                                              absl::FormatDuration(limits_.ttl),
+                                              " idle (--session_ttl); create a new one"));
+    }
+    return absl::NotFoundError(absl::StrCat("no session '", id, "'"));
+  }
+  it->second->last_used_ns_ = NowNs();
   return it->second;
 }
 
 absl::Status SessionStore::Delete(const std::string& id) {
+  std::shared_ptr<Session> dropped;  // released outside the lock
   std::lock_guard<std::mutex> lock(mutex_);
-  if (sessions_.erase(id) == 0) return absl::NotFoundError(absl::StrCat("no session '", id, "'"));
+  auto it = sessions_.find(id);
+  if (it == sessions_.end()) return absl::NotFoundError(absl::StrCat("no session '", id, "'"));
+  dropped = std::move(it->second);
+  sessions_.erase(it);
   return absl::OkStatus();
+}
+
+int SessionStore::Expire() {
+  if (limits_.ttl <= absl::ZeroDuration() || limits_.ttl == absl::InfiniteDuration()) return 0;
+  const int64_t cutoff = NowNs() - absl::ToInt64Nanoseconds(limits_.ttl);
+  std::vector<std::shared_ptr<Session>> dropped;  // released outside the lock
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (auto it = sessions_.begin(); it != sessions_.end();) {
+    if (it->second->last_used_ns_.load() >= cutoff) {
+      ++it;
+      continue;
+    }
+    if (expired_ids_.insert(it->first).second) expired_order_.push_back(it->first);
+    if (expired_order_.size() > kRememberedExpiredIds) {
+      expired_ids_.erase(expired_order_.front());
+      expired_order_.pop_front();
+    }
+    dropped.push_back(std::move(it->second));
+    it = sessions_.erase(it);
+  }
+  expired_count_ += dropped.size();
+  return static_cast<int>(dropped.size());
 }
 
 size_t SessionStore::size() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return sessions_.size();
+}
+
+bool SessionStore::Reserve(int64_t delta) {
+  if (delta <= 0 || limits_.max_total_bytes <= 0) {
+    total_bytes_ += delta;
+    return true;
+  }
+  int64_t now = total_bytes_.load();
+  do {
+    if (now + delta > limits_.max_total_bytes) return false;
+  } while (!total_bytes_.compare_exchange_weak(now, now + delta));
+  return true;
 }
 
 }  // namespace kiln::server

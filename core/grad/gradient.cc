@@ -347,7 +347,11 @@ absl::StatusOr<std::vector<Var>> GradBuilder::Run(const Var& cost, const std::ve
   }
   const std::vector<Apply*> order =
       ToposortUntil(outputs, [&](const Variable* v) { return constants.count(v) > 0; });
+  uint64_t visits = 0;
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    if (options_.interrupt && ++visits % 256 == 0) {
+      if (absl::Status s = options_.interrupt(); !s.ok()) return s;
+    }
     if (!needed.count(*it)) continue;
     if (absl::Status s = ComputeTerms(*it); !s.ok()) return s;
   }

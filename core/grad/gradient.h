@@ -3,6 +3,7 @@
 #ifndef KILN_CORE_GRAD_GRADIENT_H_
 #define KILN_CORE_GRAD_GRADIENT_H_
 
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -33,6 +34,8 @@ struct GradOptions {
   bool add_names = true;
   // Where DisconnectedInputs::kWarn messages go; stderr when null.
   std::vector<std::string>* warnings = nullptr;
+  // Polled every 256 nodes: a non-OK status (a deadline, a memory budget) stops grad with it.
+  std::function<absl::Status()> interrupt;
 };
 
 // The gradient of the scalar `cost` with respect to each of `wrt`, summed over every path.

@@ -90,7 +90,11 @@ absl::Status RunEquilibrium(FunctionGraph& fg, const std::vector<RewriteRule>& r
   auto enqueue = [&](Apply* node) {
     if (node != nullptr && queued.insert(node).second) work.push_back(node);
   };
-  while (!work.empty()) {
+  const auto& interrupt = ctx.options().interrupt;
+  for (uint64_t visits = 1; !work.empty(); ++visits) {
+    if (interrupt && visits % 256 == 0) {
+      if (absl::Status s = interrupt(); !s.ok()) return s;
+    }
     Apply* node = work.front();
     work.pop_front();
     queued.erase(node);
@@ -158,6 +162,9 @@ absl::StatusOr<RewriteReport> RunPhases(FunctionGraph& fg, const RewriteDB& db,
     const bool whole = ctx.Enabled(phase.name, phase.tags);
     if (!whole && !phase.pass && options.mode != "FAST_COMPILE" && options.include.empty()) {
       continue;
+    }
+    if (options.interrupt) {
+      if (absl::Status s = options.interrupt(); !s.ok()) return s;
     }
     const double phase_start = Now();
     if (phase.pass) {

@@ -60,6 +60,9 @@ struct RewriteOptions {
   bool verify = false;
   // Record each firing with the node's text in RewriteReport::trace (counts are always kept).
   bool trace = true;
+  // Polled before each phase and every 256 nodes an equilibrium visits: a non-OK status (a
+  // deadline, a cancelled call, a memory budget) stops the optimizer with that status.
+  std::function<absl::Status()> interrupt;
 };
 
 // What happened: each firing in order and, per rule, its count and time.

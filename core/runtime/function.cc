@@ -197,6 +197,7 @@ absl::StatusOr<Function> Function::Make(const std::vector<Var>& inputs,
   RewriteOptions rewrite;
   rewrite.mode = options.mode;
   rewrite.trace = false;
+  rewrite.interrupt = options.interrupt;
   if (absl::StatusOr<RewriteReport> r = optimize(**fg, rewrite); !r.ok()) return r.status();
   state->stats.optimize_seconds = Seconds(compile_start);
   const auto link_start = std::chrono::steady_clock::now();

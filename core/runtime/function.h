@@ -45,6 +45,8 @@ struct FunctionOptions {
   CheckMode check = CheckMode::kNone;
   // Record per-node calls and times (Function::ProfileSummary).
   bool profile = false;
+  // Polled while optimizing (RewriteOptions::interrupt): a non-OK status stops Make with it.
+  std::function<absl::Status()> interrupt;
 };
 
 // Per-call statistics of a function.

@@ -1,0 +1,69 @@
+#include "server/request_budget.h"
+
+#include <malloc.h>
+
+#include <cstdlib>
+#include <new>
+
+#include "absl/strings/str_cat.h"
+
+namespace kiln::server {
+namespace {
+
+thread_local RequestBudget* t_budget = nullptr;
+
+// Freed memory above this is returned to the system when a request ends.
+constexpr int64_t kTrimAbove = int64_t{64} << 20;
+
+}  // namespace
+
+RequestBudget::RequestBudget(std::string method, const BudgetLimits& limits)
+    : method_(std::move(method)), limits_(limits), start_(std::chrono::steady_clock::now()) {
+  if (t_budget != nullptr) return;
+  t_budget = this;
+  installed_ = true;
+}
+
+RequestBudget::~RequestBudget() {
+  if (!installed_) return;
+  t_budget = nullptr;
+  if (peak_ > kTrimAbove) malloc_trim(0);
+}
+
+absl::Status RequestBudget::Check() const {
+  if (limits_.max_bytes > 0 && peak_ > limits_.max_bytes) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        method_, " held more than this server's memory budget of ", limits_.max_bytes,
+        " bytes per request (--max_request_memory_bytes); split the graph or raise the limit"));
+  }
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  if (limits_.max_seconds > 0 && seconds > limits_.max_seconds) {
+    return absl::DeadlineExceededError(absl::StrCat(method_, " took more than this server's ",
+                                                    limits_.max_seconds,
+                                                    " s per request (--max_request_seconds)"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace kiln::server
+
+// The server's allocation functions: malloc and free, counted against the thread's budget.
+void* operator new(size_t n) {
+  void* p = std::malloc(n == 0 ? 1 : n);
+  if (p == nullptr) throw std::bad_alloc();
+  if (kiln::server::t_budget != nullptr) {
+    kiln::server::t_budget->Add(static_cast<int64_t>(malloc_usable_size(p)));
+  }
+  return p;
+}
+void* operator new[](size_t n) { return operator new(n); }
+void operator delete(void* p) noexcept {
+  if (p != nullptr && kiln::server::t_budget != nullptr) {
+    kiln::server::t_budget->Sub(static_cast<int64_t>(malloc_usable_size(p)));
+  }
+  std::free(p);
+}
+void operator delete[](void* p) noexcept { operator delete(p); }
+void operator delete(void* p, size_t) noexcept { operator delete(p); }
+void operator delete[](void* p, size_t) noexcept { operator delete(p); }
