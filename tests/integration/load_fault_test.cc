@@ -5,11 +5,6 @@
 // KILN_LOAD_SECONDS sets the load's length (default 8).
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <signal.h>
-#include <sys/socket.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -17,7 +12,6 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -27,74 +21,13 @@
 #include "kiln/v1/service.grpc.pb.h"
 #include "proto/convert/graph_convert.h"
 #include "proto/convert/tensor_convert.h"
+#include "tests/testing/server_process.h"
 
 namespace kiln {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-int FreePort() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
-  socklen_t len = sizeof(addr);
-  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  close(fd);
-  return ntohs(addr.sin_port);
-}
-
-// A kiln-server child process, killed when this goes.
-class ServerProcess {
- public:
-  explicit ServerProcess(std::vector<std::string> flags) : port_(FreePort()) {
-    flags.insert(flags.begin(), {KILN_SERVER_BIN, "--host=127.0.0.1",
-                                 absl::StrCat("--port=", port_), "--metrics_port=-1",
-                                 "--log_level=error"});
-    pid_ = fork();
-    if (pid_ == 0) {
-      std::vector<char*> argv;
-      for (std::string& f : flags) argv.push_back(f.data());
-      argv.push_back(nullptr);
-      execv(argv[0], argv.data());
-      _exit(127);
-    }
-    grpc::ChannelArguments args;
-    args.SetMaxReceiveMessageSize(-1);
-    args.SetMaxSendMessageSize(-1);
-    channel_ = grpc::CreateCustomChannel(absl::StrCat("127.0.0.1:", port_),
-                                         grpc::InsecureChannelCredentials(), args);
-    ready_ = channel_->WaitForConnected(std::chrono::system_clock::now() + std::chrono::seconds(30));
-  }
-  ~ServerProcess() { Kill(SIGTERM); }
-
-  bool ready() const { return ready_; }
-  std::unique_ptr<v1::Kiln::Stub> Stub() const { return v1::Kiln::NewStub(channel_); }
-  // True while the process runs.
-  bool alive() const { return pid_ > 0 && waitpid(pid_, nullptr, WNOHANG) == 0; }
-  // The process's peak resident memory, in bytes.
-  int64_t peak_bytes() const {
-    std::ifstream status(absl::StrCat("/proc/", pid_, "/status"));
-    std::string line;
-    while (std::getline(status, line)) {
-      if (line.rfind("VmHWM:", 0) == 0) return std::atoll(line.c_str() + 6) * 1024;
-    }
-    return -1;
-  }
-  void Kill(int sig) {
-    if (pid_ <= 0) return;
-    kill(pid_, sig);
-    waitpid(pid_, nullptr, 0);
-    pid_ = -1;
-  }
-
- private:
-  int port_;
-  pid_t pid_ = -1;
-  std::shared_ptr<grpc::Channel> channel_;
-  bool ready_ = false;
-};
+using testing::ServerProcess;
 
 // A distinct small graph per `seed`: a chain of `length` elementwise ops on a vector.
 v1::Graph SmallGraph(int seed, int length = 20) {
@@ -132,7 +65,7 @@ struct Tally {
 
 TEST(LoadTest, SixtyFourClientsMixingEveryCall) {
   const int64_t cap = int64_t{1536} << 20;
-  ServerProcess server({"--threads=4", "--max_concurrent_executions=16",
+  ServerProcess server(KILN_SERVER_BIN, {"--threads=4", "--max_concurrent_executions=16",
                         "--cache_bytes=67108864", "--max_tensor_bytes=16777216",
                         "--max_message_bytes=33554432", "--max_sessions=32",
                         "--max_session_bytes=1048576", "--max_sessions_bytes=16777216",
@@ -257,7 +190,7 @@ TEST(FaultTest, KilledWhileWritingTheCacheLosesNothingComplete) {
   constexpr int kGraphs = 400;
   std::atomic<int> next{0};
   {
-    ServerProcess server({"--threads=2", "--cache_dir=" + dir});
+    ServerProcess server(KILN_SERVER_BIN, {"--threads=2", "--cache_dir=" + dir});
     ASSERT_TRUE(server.ready());
     std::vector<std::thread> writers;
     for (int w = 0; w < 4; ++w) {
@@ -290,7 +223,7 @@ TEST(FaultTest, KilledWhileWritingTheCacheLosesNothingComplete) {
   // A torn entry, as a crash on a file system without ordered writes could leave.
   std::filesystem::resize_file(torn, std::filesystem::file_size(torn) / 2);
 
-  ServerProcess restarted({"--threads=2", "--cache_dir=" + dir});
+  ServerProcess restarted(KILN_SERVER_BIN, {"--threads=2", "--cache_dir=" + dir});
   ASSERT_TRUE(restarted.ready());
   auto stub = restarted.Stub();
   int from_disk = 0;
