@@ -2,6 +2,7 @@
 
 #include <malloc.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <new>
 
@@ -67,3 +68,17 @@ void operator delete(void* p) noexcept {
 void operator delete[](void* p) noexcept { operator delete(p); }
 void operator delete(void* p, size_t) noexcept { operator delete(p); }
 void operator delete[](void* p, size_t) noexcept { operator delete(p); }
+void* operator new(size_t n, std::align_val_t align) {
+  const size_t a = static_cast<size_t>(align);
+  void* p = std::aligned_alloc(a, (std::max<size_t>(n, 1) + a - 1) / a * a);
+  if (p == nullptr) throw std::bad_alloc();
+  if (kiln::server::t_budget != nullptr) {
+    kiln::server::t_budget->Add(static_cast<int64_t>(malloc_usable_size(p)));
+  }
+  return p;
+}
+void* operator new[](size_t n, std::align_val_t align) { return operator new(n, align); }
+void operator delete(void* p, std::align_val_t) noexcept { operator delete(p); }
+void operator delete[](void* p, std::align_val_t) noexcept { operator delete(p); }
+void operator delete(void* p, size_t, std::align_val_t) noexcept { operator delete(p); }
+void operator delete[](void* p, size_t, std::align_val_t) noexcept { operator delete(p); }

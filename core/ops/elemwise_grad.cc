@@ -127,7 +127,7 @@ std::vector<Var> ScalarRule(const Elemwise& op, const Apply& node, const std::ve
     case K::kArcsinh:
       return {gz / sqrt(sqr(x) + c(1))};
     case K::kTanh:
-      return {gz * (c(1) - sqr(tanh(x)))};
+      return {gz * (c(1) - sqr(z))};
     case K::kArctanh:
       return {gz / (c(1) - sqr(x))};
     case K::kErf:
@@ -148,7 +148,7 @@ std::vector<Var> ScalarRule(const Elemwise& op, const Apply& node, const std::ve
       return {grad_not_implemented(op.Name(), 0, node.inputs()[0],
                                    "The derivative of psi (tri_gamma) is not implemented.")};
     case K::kSigmoid: {
-      const Var y = sigmoid(x);
+      const Var& y = z;  // the forward output itself (Aesara recomputes it; merge would unite them)
       return {gz * y * (c(1) - y)};
     }
     case K::kSoftplus:

@@ -33,34 +33,59 @@ absl::StatusOr<v1::Graph> GraphToProto(const std::vector<Var>& inputs,
                                        const std::vector<Var>& outputs) {
   v1::Graph g;
   std::vector<VariablePtr> ins, outs;
-  std::unordered_map<const Variable*, v1::ValueRef> refs;
+  // Where each variable is: an input, a constant or a node's output (kind, index, output).
+  struct Ref {
+    enum Kind { kInput, kConstant, kNodeOutput } kind;
+    uint32_t index, output;
+  };
+  std::unordered_map<const Variable*, Ref> refs;
   for (const Var& v : inputs) {
     if (!v.ok()) return v.status();
     if (v->tensor_type() == nullptr) return absl::InvalidArgumentError("a non-tensor input");
     v1::Input* in = g.add_inputs();
     in->set_name(v->name());
     *in->mutable_type() = ToProto(v.type());
-    refs[v.ptr().get()].set_input(g.inputs_size() - 1);
+    refs[v.ptr().get()] = {Ref::kInput, static_cast<uint32_t>(g.inputs_size() - 1), 0};
     ins.push_back(v.ptr());
   }
   for (const Var& v : outputs) {
     if (!v.ok()) return v.status();
     outs.push_back(v.ptr());
   }
-  auto ref_of = [&](const VariablePtr& v) -> absl::StatusOr<v1::ValueRef> {
-    if (auto it = refs.find(v.get()); it != refs.end()) return it->second;
-    if (!v->is_constant()) {
-      return absl::InvalidArgumentError(absl::StrCat("MissingInputError: ", v->ToString(),
-                                                     " is needed but is not among the inputs"));
+  auto write_ref = [&](const VariablePtr& v, v1::ValueRef* out) -> absl::Status {
+    auto it = refs.find(v.get());
+    if (it == refs.end()) {
+      if (!v->is_constant()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "MissingInputError: ", v->ToString(), " is needed but is not among the inputs"));
+      }
+      const auto& c = static_cast<const Constant&>(*v);
+      v1::Constant* msg = g.add_constants();
+      *msg->mutable_value() = ToProto(c.data());
+      *msg->mutable_type() = ToProto(*c.tensor_type());
+      it = refs.emplace(v.get(), Ref{Ref::kConstant, static_cast<uint32_t>(g.constants_size() - 1),
+                                     0})
+               .first;
     }
-    const auto& c = static_cast<const Constant&>(*v);
-    v1::Constant* msg = g.add_constants();
-    *msg->mutable_value() = ToProto(c.data());
-    *msg->mutable_type() = ToProto(*c.tensor_type());
-    refs[v.get()].set_constant(g.constants_size() - 1);
-    return refs[v.get()];
+    const Ref& r = it->second;
+    switch (r.kind) {
+      case Ref::kInput:
+        out->set_input(r.index);
+        break;
+      case Ref::kConstant:
+        out->set_constant(r.index);
+        break;
+      case Ref::kNodeOutput:
+        out->mutable_node_output()->set_node(r.index);
+        out->mutable_node_output()->set_output(r.output);
+        break;
+    }
+    return absl::OkStatus();
   };
-  for (Apply* node : IoToposort(ins, outs)) {
+  const std::vector<Apply*> order = IoToposort(ins, outs);
+  g.mutable_nodes()->Reserve(static_cast<int>(order.size()));
+  refs.reserve(refs.size() + order.size() * 2);
+  for (Apply* node : order) {
     v1::Node* n = g.add_nodes();
     n->mutable_op()->set_kind(OpKindName(node->op().kind()));
     const OpAttrs attrs = node->op().Attrs();
@@ -70,22 +95,16 @@ absl::StatusOr<v1::Graph> GraphToProto(const std::vector<Var>& inputs,
       *a->mutable_value() = AttrToProto(value);
     }
     for (const VariablePtr& in : node->inputs()) {
-      absl::StatusOr<v1::ValueRef> r = ref_of(in);
-      if (!r.ok()) return r.status();
-      *n->add_inputs() = *r;
+      if (absl::Status s = write_ref(in, n->add_inputs()); !s.ok()) return s;
     }
     for (int o = 0; o < node->num_outputs(); ++o) {
       *n->add_output_types() = ToProto(*node->output_ptr(o)->tensor_type());
-      v1::ValueRef r;
-      r.mutable_node_output()->set_node(g.nodes_size() - 1);
-      r.mutable_node_output()->set_output(o);
-      refs[node->output_ptr(o)] = r;
+      refs[node->output_ptr(o)] = {Ref::kNodeOutput, static_cast<uint32_t>(g.nodes_size() - 1),
+                                   static_cast<uint32_t>(o)};
     }
   }
   for (const VariablePtr& out : outs) {
-    absl::StatusOr<v1::ValueRef> r = ref_of(out);
-    if (!r.ok()) return r.status();
-    *g.add_outputs() = *r;
+    if (absl::Status s = write_ref(out, g.add_outputs()); !s.ok()) return s;
   }
   return g;
 }
