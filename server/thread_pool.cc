@@ -1,6 +1,9 @@
 #include "server/thread_pool.h"
 
 #include <algorithm>
+#include <exception>
+
+#include "server/log.h"
 
 namespace kiln::server {
 
@@ -35,7 +38,14 @@ void ThreadPool::Work() {
       task = std::move(tasks_.front());
       tasks_.pop_front();
     }
-    task();
+    // A task answers its own call with any error; what escapes it is logged, never fatal.
+    try {
+      task();
+    } catch (const std::exception& e) {
+      Log(LogLevel::kError, "a task threw", {{"error", e.what()}});
+    } catch (...) {
+      Log(LogLevel::kError, "a task threw", {{"error", "unknown exception"}});
+    }
   }
 }
 
