@@ -3,6 +3,8 @@
 #include <cstring>
 #include <set>
 
+#include <google/protobuf/arena.h>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/graph/canonical.h"
@@ -66,7 +68,10 @@ absl::StatusOr<CompileJob> PrepareCompile(const v1::CompileRequest& request,
     shared_salt.push_back(absl::StrCat(i, ":", name));
   }
   // The updates' new values become extra outputs, so that conversion checks them too.
-  v1::Graph with_updates = g;
+  // (The copy lives on an arena of its own: a large graph is copied and dropped cheaply.)
+  google::protobuf::Arena arena;
+  v1::Graph& with_updates = *google::protobuf::Arena::CreateMessage<v1::Graph>(&arena);
+  if (request.updates_size() > 0) with_updates = g;
   std::set<uint32_t> updated;
   std::vector<std::string> update_salt;
   for (int u = 0; u < request.updates_size(); ++u) {
@@ -83,7 +88,8 @@ absl::StatusOr<CompileJob> PrepareCompile(const v1::CompileRequest& request,
     *with_updates.add_outputs() = update.value();
     update_salt.push_back(absl::StrCat(update.input()));
   }
-  absl::StatusOr<ProtoGraph> graph = GraphFromProto(with_updates, limits);
+  absl::StatusOr<ProtoGraph> graph =
+      GraphFromProto(request.updates_size() > 0 ? with_updates : g, limits);
   if (!graph.ok()) return graph.status();
   for (int u = 0; u < request.updates_size(); ++u) {
     const Var& target = graph->inputs[request.updates(u).input()];

@@ -1,5 +1,7 @@
 #include "server/graph_requests.h"
 
+#include <google/protobuf/arena.h>
+
 #include "absl/strings/str_cat.h"
 #include "core/grad/gradient.h"
 #include "core/graph/fgraph.h"
@@ -34,6 +36,13 @@ absl::StatusOr<std::string> ParseMode(const std::string& mode) {
 absl::StatusOr<v1::GradResponse> GradGraph(const v1::GradRequest& request,
                                            const GraphLimits& limits,
                                            const std::function<absl::Status()>& interrupt) {
+  v1::GradResponse response;
+  if (absl::Status s = GradGraph(request, limits, interrupt, &response); !s.ok()) return s;
+  return response;
+}
+
+absl::Status GradGraph(const v1::GradRequest& request, const GraphLimits& limits,
+                       const std::function<absl::Status()>& interrupt, v1::GradResponse* response) {
   const v1::Graph& g = request.graph();
   if (!request.no_cost() && request.cost() >= static_cast<uint32_t>(g.outputs_size())) {
     return absl::InvalidArgumentError(
@@ -57,7 +66,10 @@ absl::StatusOr<v1::GradResponse> GradGraph(const v1::GradRequest& request,
   options.interrupt = interrupt;
   // The wrt, consider_constant and known_grads references become extra outputs, so that
   // conversion resolves and checks them.
-  v1::Graph extended = g;
+  // (The copy lives on an arena of its own: a large graph is copied and dropped cheaply.)
+  google::protobuf::Arena arena;
+  v1::Graph& extended = *google::protobuf::Arena::CreateMessage<v1::Graph>(&arena);
+  extended = g;
   for (const v1::ValueRef& ref : request.wrt()) *extended.add_outputs() = ref;
   for (const v1::ValueRef& ref : request.consider_constant()) *extended.add_outputs() = ref;
   for (const v1::KnownGrad& k : request.known_grads()) {
@@ -77,18 +89,26 @@ absl::StatusOr<v1::GradResponse> GradGraph(const v1::GradRequest& request,
   const Var cost = request.no_cost() ? Var() : graph->outputs[request.cost()];
   absl::StatusOr<std::vector<Var>> grads = grad(cost, wrt, options);
   if (!grads.ok()) return grads.status();
-  absl::StatusOr<v1::Graph> out = GraphToProto(graph->inputs, *grads);
-  if (!out.ok()) return out.status();
-  v1::GradResponse response;
-  *response.mutable_graph() = *std::move(out);
-  KeepInputs(g, *response.mutable_graph());
-  for (std::string& w : warnings) response.add_warnings(std::move(w));
-  return response;
+  response->Clear();
+  if (absl::Status s = GraphToProto(graph->inputs, *grads, response->mutable_graph()); !s.ok()) {
+    return s;
+  }
+  KeepInputs(g, *response->mutable_graph());
+  for (std::string& w : warnings) response->add_warnings(std::move(w));
+  return absl::OkStatus();
 }
 
 absl::StatusOr<v1::OptimizeResponse> OptimizeGraph(
     const v1::OptimizeRequest& request, const GraphLimits& limits,
     const std::function<absl::Status()>& interrupt) {
+  v1::OptimizeResponse response;
+  if (absl::Status s = OptimizeGraph(request, limits, interrupt, &response); !s.ok()) return s;
+  return response;
+}
+
+absl::Status OptimizeGraph(const v1::OptimizeRequest& request, const GraphLimits& limits,
+                           const std::function<absl::Status()>& interrupt,
+                           v1::OptimizeResponse* response) {
   absl::StatusOr<ProtoGraph> graph = GraphFromProto(request.graph(), limits);
   if (!graph.ok()) return graph.status();
   std::vector<VariablePtr> ins, outs;
@@ -104,15 +124,17 @@ absl::StatusOr<v1::OptimizeResponse> OptimizeGraph(
   options.interrupt = interrupt;
   absl::StatusOr<RewriteReport> report = optimize(**fg, options);
   if (!report.ok()) return report.status();
-  absl::StatusOr<v1::Graph> out = GraphToProto(AsVars((*fg)->inputs()), AsVars((*fg)->outputs()));
-  if (!out.ok()) return out.status();
-  v1::OptimizeResponse response;
-  *response.mutable_graph() = *std::move(out);
-  KeepInputs(request.graph(), *response.mutable_graph());
-  for (const auto& [rule, stats] : report->rules) {
-    if (stats.count > 0) response.add_rewrites(absl::StrCat(rule, ": ", stats.count));
+  response->Clear();
+  if (absl::Status s = GraphToProto(AsVars((*fg)->inputs()), AsVars((*fg)->outputs()),
+                                    response->mutable_graph());
+      !s.ok()) {
+    return s;
   }
-  return response;
+  KeepInputs(request.graph(), *response->mutable_graph());
+  for (const auto& [rule, stats] : report->rules) {
+    if (stats.count > 0) response->add_rewrites(absl::StrCat(rule, ": ", stats.count));
+  }
+  return absl::OkStatus();
 }
 
 std::string PrintGraph(const std::vector<Var>& outputs, v1::PrintRequest::Format format) {

@@ -24,11 +24,18 @@ absl::StatusOr<std::string> ParseMode(const std::string& mode);
 absl::StatusOr<v1::GradResponse> GradGraph(const v1::GradRequest& request,
                                            const GraphLimits& limits,
                                            const std::function<absl::Status()>& interrupt = {});
+// The same, written into `response` (which may live on the call's arena).
+absl::Status GradGraph(const v1::GradRequest& request, const GraphLimits& limits,
+                       const std::function<absl::Status()>& interrupt, v1::GradResponse* response);
 
 // The request's graph after the optimizer's phases for its mode, and the rewrites that fired.
 absl::StatusOr<v1::OptimizeResponse> OptimizeGraph(
     const v1::OptimizeRequest& request, const GraphLimits& limits,
     const std::function<absl::Status()>& interrupt = {});
+// The same, written into `response` (which may live on the call's arena).
+absl::Status OptimizeGraph(const v1::OptimizeRequest& request, const GraphLimits& limits,
+                           const std::function<absl::Status()>& interrupt,
+                           v1::OptimizeResponse* response);
 
 // dprint text or Graphviz DOT of the outputs.
 std::string PrintGraph(const std::vector<Var>& outputs, v1::PrintRequest::Format format);

@@ -61,7 +61,12 @@ grpc::Status ToGrpc(const absl::Status& status) {
 
 KilnService::KilnService(FunctionCache& cache, SessionStore& sessions, Metrics& metrics,
                          ThreadPool& pool, ServiceLimits limits)
-    : cache_(cache), sessions_(sessions), metrics_(metrics), pool_(pool), limits_(limits) {}
+    : cache_(cache), sessions_(sessions), metrics_(metrics), pool_(pool), limits_(limits) {
+  SetMessageAllocatorFor_Compile(&compile_messages_);
+  SetMessageAllocatorFor_Grad(&grad_messages_);
+  SetMessageAllocatorFor_Optimize(&optimize_messages_);
+  SetMessageAllocatorFor_Print(&print_messages_);
+}
 
 void KilnService::Finish(const char* method, Reactor* reactor, const absl::Status& status) {
   metrics_.CountRequest(method, status.code());
@@ -126,11 +131,9 @@ absl::Status FillCompileResponse(const CompiledFunction& f, CacheSource source,
   resp->set_source(CacheSourceName(source));
   if (req.return_optimized()) {
     const FunctionGraph& fg = f.function.fgraph();
-    absl::StatusOr<v1::Graph> g =
-        GraphToProto(std::vector<Var>(fg.inputs().begin(), fg.inputs().end()),
-                     std::vector<Var>(fg.outputs().begin(), fg.outputs().end()));
-    if (!g.ok()) return g.status();
-    *resp->mutable_optimized() = *std::move(g);
+    return GraphToProto(std::vector<Var>(fg.inputs().begin(), fg.inputs().end()),
+                        std::vector<Var>(fg.outputs().begin(), fg.outputs().end()),
+                        resp->mutable_optimized());
   }
   return absl::OkStatus();
 }
@@ -258,11 +261,7 @@ KilnService::Reactor* KilnService::Grad(Ctx* ctx, const v1::GradRequest* req,
   return Handle("Grad", ctx, true, [this, ctx, req, resp] {
     if (absl::Status s = CheckNodes(req->graph(), limits_); !s.ok()) return s;
     auto budget = std::make_shared<RequestBudget>("Grad", limits_.budget);
-    absl::StatusOr<v1::GradResponse> r =
-        GradGraph(*req, GraphLimitsOf(limits_), Interrupt(ctx, budget));
-    if (!r.ok()) return r.status();
-    *resp = *std::move(r);
-    return absl::OkStatus();
+    return GradGraph(*req, GraphLimitsOf(limits_), Interrupt(ctx, budget), resp);
   });
 }
 
@@ -271,11 +270,7 @@ KilnService::Reactor* KilnService::Optimize(Ctx* ctx, const v1::OptimizeRequest*
   return Handle("Optimize", ctx, true, [this, ctx, req, resp] {
     if (absl::Status s = CheckNodes(req->graph(), limits_); !s.ok()) return s;
     auto budget = std::make_shared<RequestBudget>("Optimize", limits_.budget);
-    absl::StatusOr<v1::OptimizeResponse> r =
-        OptimizeGraph(*req, GraphLimitsOf(limits_), Interrupt(ctx, budget));
-    if (!r.ok()) return r.status();
-    *resp = *std::move(r);
-    return absl::OkStatus();
+    return OptimizeGraph(*req, GraphLimitsOf(limits_), Interrupt(ctx, budget), resp);
   });
 }
 

@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "kiln/v1/service.grpc.pb.h"
+#include "server/arena_allocator.h"
 #include "server/function_cache.h"
 #include "server/metrics.h"
 #include "server/request_budget.h"
@@ -70,6 +71,12 @@ class KilnService final : public v1::Kiln::CallbackService {
   const ServiceLimits& limits() const { return limits_; }
 
  private:
+  // The calls that carry graphs keep their messages on an arena per call.
+  ArenaAllocator<v1::CompileRequest, v1::CompileResponse> compile_messages_;
+  ArenaAllocator<v1::GradRequest, v1::GradResponse> grad_messages_;
+  ArenaAllocator<v1::OptimizeRequest, v1::OptimizeResponse> optimize_messages_;
+  ArenaAllocator<v1::PrintRequest, v1::PrintResponse> print_messages_;
+
   // Finishes the call with fn's status; on the pool when `offload`, else inline.
   template <typename Fn>
   Reactor* Handle(const char* method, Ctx* ctx, bool offload, Fn fn);

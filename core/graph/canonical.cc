@@ -2,7 +2,7 @@
 
 #include <openssl/evp.h>
 
-#include <unordered_map>
+#include "absl/container/flat_hash_map.h"
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
@@ -93,9 +93,9 @@ class Canonicalizer {
   std::string& form() { return form_; }
 
  private:
-  std::unordered_map<const Variable*, std::string> ids_;
-  std::unordered_map<const Apply*, int> node_ids_;
-  std::unordered_map<std::string, int> defs_;
+  absl::flat_hash_map<const Variable*, std::string> ids_;
+  absl::flat_hash_map<const Apply*, int> node_ids_;
+  absl::flat_hash_map<std::string, int> defs_;
   std::string form_;
 };
 

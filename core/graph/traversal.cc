@@ -1,15 +1,17 @@
 #include "core/graph/traversal.h"
 
 #include <algorithm>
-#include <unordered_set>
 
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "core/graph/op.h"
 
 namespace kiln {
 namespace {
 
-using VarSet = std::unordered_set<const Variable*>;
+// Open-addressing sets: no allocation per element, which dominates walks of large graphs.
+using VarSet = absl::flat_hash_set<const Variable*>;
 
 VarSet ToSet(std::span<const VariablePtr> vars) {
   VarSet set;
@@ -49,7 +51,7 @@ auto InSet(const VarSet& set) {
 
 std::vector<Apply*> ToposortUntil(std::span<const VariablePtr> outputs,
                                   const std::function<bool(const Variable*)>& stop) {
-  std::unordered_set<const Apply*> emitted;
+  absl::flat_hash_set<const Apply*> emitted;
   std::vector<Apply*> order;
   PostOrder(outputs, stop, [&](Variable* v) {
     Apply* node = v->owner();
@@ -131,7 +133,7 @@ absl::StatusOr<std::vector<VariablePtr>> CloneReplace(
 bool EqualComputations(std::span<const VariablePtr> xs, std::span<const VariablePtr> ys,
                        std::span<const VariablePtr> in_xs, std::span<const VariablePtr> in_ys) {
   if (xs.size() != ys.size() || in_xs.size() != in_ys.size()) return false;
-  std::unordered_map<const Variable*, const Variable*> x_to_y, y_to_x;
+  absl::flat_hash_map<const Variable*, const Variable*> x_to_y, y_to_x;
   for (size_t i = 0; i < in_xs.size(); ++i) {
     x_to_y[in_xs[i].get()] = in_ys[i].get();
     y_to_x[in_ys[i].get()] = in_xs[i].get();

@@ -1,6 +1,6 @@
 #include "proto/convert/graph_convert.h"
 
-#include <unordered_map>
+#include "absl/container/flat_hash_map.h"
 
 #include "absl/strings/str_cat.h"
 #include "core/graph/op.h"
@@ -32,13 +32,21 @@ v1::AttrValue AttrToProto(const AttrValue& value) {
 absl::StatusOr<v1::Graph> GraphToProto(const std::vector<Var>& inputs,
                                        const std::vector<Var>& outputs) {
   v1::Graph g;
+  if (absl::Status s = GraphToProto(inputs, outputs, &g); !s.ok()) return s;
+  return g;
+}
+
+absl::Status GraphToProto(const std::vector<Var>& inputs, const std::vector<Var>& outputs,
+                          v1::Graph* out) {
+  v1::Graph& g = *out;
+  g.Clear();
   std::vector<VariablePtr> ins, outs;
   // Where each variable is: an input, a constant or a node's output (kind, index, output).
   struct Ref {
     enum Kind { kInput, kConstant, kNodeOutput } kind;
     uint32_t index, output;
   };
-  std::unordered_map<const Variable*, Ref> refs;
+  absl::flat_hash_map<const Variable*, Ref> refs;
   for (const Var& v : inputs) {
     if (!v.ok()) return v.status();
     if (v->tensor_type() == nullptr) return absl::InvalidArgumentError("a non-tensor input");
@@ -103,10 +111,10 @@ absl::StatusOr<v1::Graph> GraphToProto(const std::vector<Var>& inputs,
                                    static_cast<uint32_t>(o)};
     }
   }
-  for (const VariablePtr& out : outs) {
-    if (absl::Status s = write_ref(out, g.add_outputs()); !s.ok()) return s;
+  for (const VariablePtr& v : outs) {
+    if (absl::Status s = write_ref(v, g.add_outputs()); !s.ok()) return s;
   }
-  return g;
+  return absl::OkStatus();
 }
 
 absl::StatusOr<ProtoGraph> GraphFromProto(const v1::Graph& g, const GraphLimits& limits) {

@@ -23,6 +23,10 @@ struct GraphLimits {
 // (MissingInputError otherwise), nodes in topological order, output types included.
 absl::StatusOr<v1::Graph> GraphToProto(const std::vector<Var>& inputs,
                                        const std::vector<Var>& outputs);
+// The same, written into `out` (which may live on a protobuf Arena: building a large graph there
+// costs a fraction of the heap's allocations).
+absl::Status GraphToProto(const std::vector<Var>& inputs, const std::vector<Var>& outputs,
+                          v1::Graph* out);
 
 struct ProtoGraph {
   std::vector<Var> inputs, outputs;
