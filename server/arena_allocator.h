@@ -5,6 +5,9 @@
 #define KILN_SERVER_ARENA_ALLOCATOR_H_
 
 #include <google/protobuf/arena.h>
+#include <malloc.h>
+
+#include <cstdint>
 #include <grpcpp/support/message_allocator.h>
 
 namespace kiln::server {
@@ -21,7 +24,12 @@ class ArenaAllocator : public grpc::MessageAllocator<Request, Response> {
       this->set_request(google::protobuf::Arena::CreateMessage<Request>(&arena_));
       this->set_response(google::protobuf::Arena::CreateMessage<Response>(&arena_));
     }
-    void Release() override { delete this; }
+    // Frees the call's messages; a call that held much gives the memory back to the system.
+    void Release() override {
+      const bool large = arena_.SpaceAllocated() > (uint64_t{64} << 20);
+      delete this;
+      if (large) malloc_trim(0);
+    }
 
    private:
     google::protobuf::Arena arena_;
