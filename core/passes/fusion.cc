@@ -1,7 +1,7 @@
 // fusion: chains of Elemwise nodes -> one Elemwise{Composite{...}} computing them in one pass
 // without intermediates.
-#include <unordered_set>
 
+#include "absl/container/flat_hash_set.h"
 #include "core/ops/composite.h"
 #include "core/ops/elemwise.h"
 #include "core/passes/passes.h"
@@ -28,15 +28,15 @@ bool Fusible(const Apply& node) {
 // kMaxFusedNodes nodes; the producers left out start groups of their own.
 absl::Status FusionPass(FunctionGraph& fg, RewriteContext& ctx) {
   std::vector<Apply*> order = fg.Toposort();
-  std::unordered_set<const Apply*> done;
+  absl::flat_hash_set<const Apply*> done;
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     Apply* root = *it;
     if (done.count(root) || !fg.Contains(root) || !Fusible(*root)) continue;
     const int ndim = root->output_ptr(0)->tensor_type()->ndim();
-    std::unordered_set<const Apply*> group = {root};
+    absl::flat_hash_set<const Apply*> group = {root};
     std::vector<Apply*> frontier = {root};
     std::vector<VariablePtr> inputs;
-    std::unordered_set<const Variable*> seen_inputs;
+    absl::flat_hash_set<const Variable*> seen_inputs;
     while (!frontier.empty()) {
       Apply* node = frontier.back();
       frontier.pop_back();

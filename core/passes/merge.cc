@@ -1,8 +1,8 @@
 // merge: identical subgraphs and equal constants computed once.
 #include <cstring>
 #include <string>
-#include <unordered_map>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/hash/hash.h"
 #include "absl/strings/str_cat.h"
 #include "core/passes/passes.h"
@@ -23,7 +23,7 @@ std::string ConstantKey(const Constant& c) {
 absl::Status MergePass(FunctionGraph& fg, RewriteContext& ctx) {
   std::vector<Apply*> order = fg.Toposort();
   // Constants first: every use of an equal constant goes to the first one seen.
-  std::unordered_map<std::string, VariablePtr> constants;
+  absl::flat_hash_map<std::string, VariablePtr> constants;
   for (Apply* node : order) {
     for (int i = 0; i < node->num_inputs(); ++i) {
       const VariablePtr& in = node->inputs()[i];
@@ -45,7 +45,7 @@ absl::Status MergePass(FunctionGraph& fg, RewriteContext& ctx) {
   struct KeyHash {
     size_t operator()(const Key& k) const { return absl::HashOf(k.op->Hash(), k.inputs); }
   };
-  std::unordered_map<Key, Apply*, KeyHash> seen;
+  absl::flat_hash_map<Key, Apply*, KeyHash> seen;
   for (Apply* node : fg.Toposort()) {
     if (!fg.Contains(node) || !node->op().destroy_map().empty()) continue;
     Key key{&node->op(), {}};

@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <chrono>
 #include <deque>
-#include <unordered_map>
-#include <unordered_set>
 
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 
@@ -71,18 +71,18 @@ absl::Status RewriteContext::Apply(FunctionGraph& fg, const std::string& rule, k
 absl::Status RunEquilibrium(FunctionGraph& fg, const std::vector<RewriteRule>& rules,
                             RewriteContext& ctx) {
   // Rules by the op kind they track; rules tracking nothing see every node.
-  std::unordered_map<int, std::vector<const RewriteRule*>> by_kind;
+  absl::flat_hash_map<int, std::vector<const RewriteRule*>> by_kind;
   std::vector<const RewriteRule*> any;
   for (const RewriteRule& r : rules) {
     if (!ctx.Enabled(r.name, r.tags)) continue;
     if (r.tracks.empty()) any.push_back(&r);
     for (OpKind k : r.tracks) by_kind[static_cast<int>(k)].push_back(&r);
   }
-  std::unordered_map<const RewriteRule*, int> uses;
+  absl::flat_hash_map<const RewriteRule*, int> uses;
   // A worklist in topological order: every node once, then whatever a firing may have made
   // rewritable (the replacements' new nodes and the nodes that use the replacements).
   std::deque<Apply*> work;
-  std::unordered_set<const Apply*> queued;
+  absl::flat_hash_set<const Apply*> queued;
   for (Apply* node : fg.Toposort()) {
     work.push_back(node);
     queued.insert(node);
@@ -123,7 +123,7 @@ absl::Status RunEquilibrium(FunctionGraph& fg, const std::vector<RewriteRule>& r
     // (found before the replacement imports them).
     std::vector<Apply*> made;
     {
-      std::unordered_set<const Apply*> seen;
+      absl::flat_hash_set<const Apply*> seen;
       std::vector<Apply*> stack;
       for (const VariablePtr& v : *out) {
         if (v != nullptr) stack.push_back(v->owner());

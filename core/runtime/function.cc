@@ -6,9 +6,9 @@
 #include <iostream>
 #include <map>
 #include <mutex>
-#include <unordered_map>
-#include <unordered_set>
 
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "core/graph/op.h"
@@ -24,8 +24,8 @@ namespace kiln {
 struct Function::State {
   std::vector<std::shared_ptr<SharedContainer>> shared;   // one per implicit shared input
   std::vector<std::shared_ptr<SharedContainer>> updated;  // one per update, in output order
-  std::unordered_map<const Variable*, int> last_use;      // schedule index of the last reader
-  std::unordered_set<const Variable*> inputs;             // the graph's inputs, shared included
+  absl::flat_hash_map<const Variable*, int> last_use;      // schedule index of the last reader
+  absl::flat_hash_set<const Variable*> inputs;             // the graph's inputs, shared included
   CheckMode check = CheckMode::kNone;
   bool profile = false;
   bool allow_input_downcast = false;
@@ -159,7 +159,7 @@ absl::StatusOr<Function> Function::Make(const std::vector<Var>& inputs,
   }
   // Shared variables the outputs depend on become implicit inputs, after the user's.
   const int num_user_inputs = static_cast<int>(ins->size());
-  std::unordered_set<const Variable*> listed;
+  absl::flat_hash_set<const Variable*> listed;
   for (const VariablePtr& v : *ins) listed.insert(v.get());
   auto add_shared = [&](const VariablePtr& v) {
     const SharedVariable* s = AsShared(*v);
@@ -168,7 +168,7 @@ absl::StatusOr<Function> Function::Make(const std::vector<Var>& inputs,
     ins->push_back(v);
   };
   for (const VariablePtr& out : *outs) add_shared(out);
-  std::unordered_set<const Variable*> used;
+  absl::flat_hash_set<const Variable*> used;
   for (const VariablePtr& out : *outs) used.insert(out.get());
   for (Apply* node : IoToposort(*ins, *outs)) {
     for (const VariablePtr& in : node->inputs()) {
@@ -271,7 +271,7 @@ absl::StatusOr<std::vector<Tensor>> Function::Run(
     auto locks = LockAll(state_->shared);
     for (const auto& c : state_->shared) args.push_back(c->value);
   }
-  std::unordered_map<const Variable*, Tensor> values;
+  absl::flat_hash_map<const Variable*, Tensor> values;
   for (size_t i = 0; i < args.size(); ++i) {
     absl::StatusOr<Tensor> v = FilterInput(*inputs[i], static_cast<int>(i), std::move(args[i]),
                                            state_->allow_input_downcast);
@@ -282,12 +282,12 @@ absl::StatusOr<std::vector<Tensor>> Function::Run(
     if (v->is_constant()) return static_cast<const Constant*>(v)->data();
     return values.at(v);
   };
-  const std::unordered_set<const Variable*>& user_inputs = state_->inputs;
+  const absl::flat_hash_set<const Variable*>& user_inputs = state_->inputs;
   int64_t live_bytes = 0, peak_bytes = 0;
   double thunk_seconds = 0;
   std::vector<double> node_seconds(state_->profile ? schedule_.size() : 0);
   // With an output subset, only the nodes those outputs need run.
-  std::unordered_set<const Apply*> needed;
+  absl::flat_hash_set<const Apply*> needed;
   const std::vector<VariablePtr>& outs = fgraph_->outputs();
   if (output_subset != nullptr) {
     std::vector<VariablePtr> wanted;
