@@ -5,10 +5,10 @@
 #define KILN_SERVER_ARENA_ALLOCATOR_H_
 
 #include <google/protobuf/arena.h>
-#include <malloc.h>
-
 #include <cstdint>
 #include <grpcpp/support/message_allocator.h>
+
+#include "server/request_budget.h"
 
 namespace kiln::server {
 
@@ -28,7 +28,7 @@ class ArenaAllocator : public grpc::MessageAllocator<Request, Response> {
     void Release() override {
       const bool large = arena_.SpaceAllocated() > (uint64_t{64} << 20);
       delete this;
-      if (large) malloc_trim(0);
+      if (large) ReleaseFreeMemory();
     }
 
    private:

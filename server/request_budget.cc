@@ -13,10 +13,22 @@ namespace {
 
 thread_local RequestBudget* t_budget = nullptr;
 
+// jemalloc's control interface, when kiln-server is linked with it.
+extern "C" int mallctl(const char* name, void* oldp, size_t* oldlenp, void* newp,
+                       size_t newlen) __attribute__((weak));
+
 // Freed memory above this is returned to the system when a request ends.
 constexpr int64_t kTrimAbove = int64_t{64} << 20;
 
 }  // namespace
+
+void ReleaseFreeMemory() {
+  if (mallctl != nullptr) {
+    mallctl("arena.4096.purge", nullptr, nullptr, nullptr, 0);  // 4096: MALLCTL_ARENAS_ALL
+  } else {
+    malloc_trim(0);
+  }
+}
 
 RequestBudget::RequestBudget(std::string method, const BudgetLimits& limits)
     : method_(std::move(method)), limits_(limits), start_(std::chrono::steady_clock::now()) {
@@ -28,7 +40,7 @@ RequestBudget::RequestBudget(std::string method, const BudgetLimits& limits)
 RequestBudget::~RequestBudget() {
   if (!installed_) return;
   t_budget = nullptr;
-  if (peak_ > kTrimAbove) malloc_trim(0);
+  if (peak_ > kTrimAbove) ReleaseFreeMemory();
 }
 
 absl::Status RequestBudget::Check() const {

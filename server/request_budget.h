@@ -19,6 +19,10 @@ struct BudgetLimits {
   double max_seconds = 60;               // --max_request_seconds
 };
 
+// Returns freed memory to the operating system: jemalloc's purge when the server runs on it,
+// else glibc's malloc_trim.
+void ReleaseFreeMemory();
+
 class RequestBudget {
  public:
   // Installs the budget on the calling thread (one at a time; an inner one is ignored).
