@@ -64,7 +64,11 @@ struct Tally {
 };
 
 TEST(LoadTest, SixtyFourClientsMixingEveryCall) {
+#ifdef __SANITIZE_ADDRESS__
+  const int64_t cap = int64_t{4096} << 20;  // AddressSanitizer's shadow and quarantine on top
+#else
   const int64_t cap = int64_t{1536} << 20;
+#endif
   ServerProcess server(KILN_SERVER_BIN, {"--threads=4", "--max_concurrent_executions=16",
                         "--cache_bytes=67108864", "--max_tensor_bytes=16777216",
                         "--max_message_bytes=33554432", "--max_sessions=32",
