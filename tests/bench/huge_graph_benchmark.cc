@@ -7,37 +7,19 @@
 
 #include "core/kiln.h"
 #include "proto/convert/graph_convert.h"
+#include "tests/testing/huge_graphs.h"
 #include "tests/testing/server_process.h"
 
 namespace kiln {
 namespace {
 
+using testing::TanhChain;
+using testing::WideSum;
+
 using Clock = std::chrono::steady_clock;
 
 double Ms(Clock::time_point start) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-}
-
-// tanh applied n times to a float64 vector, summed (n + 1 nodes).
-std::pair<Var, Var> Chain(int n) {
-  Var x = dvector("x");
-  Var y = x;
-  for (int i = 0; i < n; ++i) y = tanh(y);
-  return {x, sum(y)};
-}
-
-// exp(x + c_i) for `branches` constants, summed pairwise (about 4 nodes per branch).
-std::pair<Var, Var> Wide(int branches) {
-  Var x = dvector("x");
-  std::vector<Var> terms;
-  for (int i = 0; i < branches; ++i) terms.push_back(exp(x + 1e-3 * i));
-  while (terms.size() > 1) {
-    std::vector<Var> next;
-    for (size_t i = 0; i + 1 < terms.size(); i += 2) next.push_back(terms[i] + terms[i + 1]);
-    if (terms.size() % 2 == 1) next.push_back(terms.back());
-    terms = std::move(next);
-  }
-  return {x, sum(terms[0])};
 }
 
 // Runs `call` on the graph against a fresh server and prints its BENCH lines.
@@ -82,8 +64,8 @@ double OptimizeUsPerNode(const std::pair<Var, Var>& graph, int repeats) {
 
 int main() {
   using namespace kiln;
-  const auto chain = Chain(99999);
-  const auto wide = Wide(25000);
+  const auto chain = TanhChain(99999);
+  const auto wide = WideSum(25000);
   ServerCase("compile_chain_100k", chain, [](v1::Kiln::Stub& stub, grpc::ClientContext& ctx,
                                              const v1::Graph& g) {
     v1::CompileRequest req;
@@ -117,7 +99,7 @@ int main() {
                });
   }
   for (const auto& [name, small, large] :
-       {std::tuple{"chain", Chain(999), chain}, std::tuple{"wide", Wide(250), wide}}) {
+       {std::tuple{"chain", TanhChain(999), chain}, std::tuple{"wide", WideSum(250), wide}}) {
     const double per_node_1k = OptimizeUsPerNode(small, 20);
     const double per_node_100k = OptimizeUsPerNode(large, 2);
     std::printf(

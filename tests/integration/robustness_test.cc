@@ -17,12 +17,16 @@
 #include "core/kiln.h"
 #include "kiln/v1/service.grpc.pb.h"
 #include "proto/convert/graph_convert.h"
+#include "tests/testing/huge_graphs.h"
 #include "proto/convert/tensor_convert.h"
 #include "server/log.h"
 #include "server/server.h"
 
 namespace kiln {
 namespace {
+
+using testing::TanhChain;
+using testing::WideSum;
 
 using server::Server;
 using server::ServerOptions;
@@ -51,28 +55,6 @@ Running Start(const ServerOptions& o = Local()) {
   auto channel = grpc::CreateCustomChannel("127.0.0.1:" + std::to_string((*s)->port()),
                                            grpc::InsecureChannelCredentials(), args);
   return {std::move(*s), v1::Kiln::NewStub(channel)};
-}
-
-// tanh applied `n` times to a float64 vector x, summed: n + 1 nodes.
-std::pair<Var, Var> Chain(int n) {
-  Var x = dvector("x");
-  Var y = x;
-  for (int i = 0; i < n; ++i) y = tanh(y);
-  return {x, sum(y)};
-}
-
-// exp(x + i) for `branches` values of i, summed pairwise: about 4 nodes per branch.
-std::pair<Var, Var> Wide(int branches) {
-  Var x = dvector("x");
-  std::vector<Var> terms;
-  for (int i = 0; i < branches; ++i) terms.push_back(exp(x + 1e-3 * i));
-  while (terms.size() > 1) {
-    std::vector<Var> next;
-    for (size_t i = 0; i + 1 < terms.size(); i += 2) next.push_back(terms[i] + terms[i + 1]);
-    if (terms.size() % 2 == 1) next.push_back(terms.back());
-    terms = std::move(next);
-  }
-  return {x, sum(terms[0])};
 }
 
 v1::Graph Proto(const std::pair<Var, Var>& g) { return *GraphToProto({g.first}, {g.second}); }
@@ -110,7 +92,7 @@ bool Drains(const Server& s, std::chrono::milliseconds limit) {
 
 TEST(RobustnessTest, ChainOf100kNodesCompilesRunsDifferentiatesAndPrints) {
   Running r = Start();
-  const auto chain = Chain(99999);
+  const auto chain = TanhChain(99999);
   const v1::Graph g = Proto(chain);
   ASSERT_EQ(g.nodes_size(), 100000);
   v1::CompileResponse compiled;
@@ -153,7 +135,7 @@ TEST(RobustnessTest, ChainOf100kNodesCompilesRunsDifferentiatesAndPrints) {
 
 TEST(RobustnessTest, WideGraphOf100kNodesCompilesAndRuns) {
   Running r = Start();
-  const v1::Graph g = Proto(Wide(25000));
+  const v1::Graph g = Proto(WideSum(25000));
   ASSERT_GE(g.nodes_size(), 99990);
   ASSERT_LE(g.nodes_size(), 100000);
   v1::CompileResponse compiled;
@@ -169,25 +151,25 @@ TEST(RobustnessTest, RequestsOverTheirBudgetFailAloneAndNameTheLimit) {
   o.limits.budget.max_bytes = 16 << 20;
   Running r = Start(o);
   v1::CompileResponse resp;
-  grpc::Status s = Compile(*r.stub, Proto(Chain(50000)), &resp);
+  grpc::Status s = Compile(*r.stub, Proto(TanhChain(50000)), &resp);
   EXPECT_EQ(s.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
   EXPECT_TRUE(absl::StrContains(s.error_message(), "--max_request_memory_bytes"))
       << s.error_message();
   v1::GradRequest grad;
-  *grad.mutable_graph() = Proto(Chain(50000));
+  *grad.mutable_graph() = Proto(TanhChain(50000));
   grad.add_wrt()->set_input(0);
   v1::GradResponse grads;
   grpc::ClientContext ctx;
   s = r.stub->Grad(&ctx, grad, &grads);
   EXPECT_EQ(s.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED) << s.error_message();
   // Everyone else is served.
-  s = Compile(*r.stub, Proto(Chain(10)), &resp);
+  s = Compile(*r.stub, Proto(TanhChain(10)), &resp);
   ASSERT_TRUE(s.ok()) << s.error_message();
 
   ServerOptions slow = Local();
   slow.limits.budget.max_seconds = 1e-3;
   Running t = Start(slow);
-  s = Compile(*t.stub, Proto(Chain(20000)), &resp);
+  s = Compile(*t.stub, Proto(TanhChain(20000)), &resp);
   EXPECT_EQ(s.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
   EXPECT_TRUE(absl::StrContains(s.error_message(), "--max_request_seconds")) << s.error_message();
 }
@@ -196,14 +178,14 @@ TEST(RobustnessTest, RequestsOverTheirBudgetFailAloneAndNameTheLimit) {
 // cached and the server is idle again soon after.
 TEST(RobustnessTest, DeadlinesAndDisconnectsStopACompile) {
   Running r = Start();
-  const v1::Graph g = Proto(Chain(99999));
+  const v1::Graph g = Proto(TanhChain(99999));
   v1::CompileResponse resp;
   grpc::Status s = Compile(*r.stub, g, &resp, std::chrono::milliseconds(300));
   EXPECT_EQ(s.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
   EXPECT_TRUE(Drains(*r.server, std::chrono::seconds(20)));
 
   v1::CompileRequest req;
-  *req.mutable_graph() = Proto(Chain(99998));
+  *req.mutable_graph() = Proto(TanhChain(99998));
   grpc::ClientContext ctx;
   std::thread cancel([&ctx] {
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
@@ -216,7 +198,7 @@ TEST(RobustnessTest, DeadlinesAndDisconnectsStopACompile) {
   EXPECT_EQ(r.server->cache().stats().compiles, 0u);
 
   // A stream abandoned half way through its argument is freed.
-  s = Compile(*r.stub, Proto(Chain(3)), &resp);
+  s = Compile(*r.stub, Proto(TanhChain(3)), &resp);
   ASSERT_TRUE(s.ok());
   grpc::ClientContext stream_ctx;
   auto stream = r.stub->ExecuteStream(&stream_ctx);
@@ -321,7 +303,7 @@ TEST(RobustnessTest, AFullDiskLeavesCompilesInMemory) {
   small.rlim_cur = 512;
   ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &small), 0);
   v1::CompileResponse resp;
-  grpc::Status s = Compile(*r.stub, Proto(Chain(50)), &resp);
+  grpc::Status s = Compile(*r.stub, Proto(TanhChain(50)), &resp);
   setrlimit(RLIMIT_FSIZE, &old);
   ASSERT_TRUE(s.ok()) << s.error_message();
   EXPECT_EQ(resp.source(), "compiled");
@@ -334,7 +316,7 @@ TEST(RobustnessTest, AFullDiskLeavesCompilesInMemory) {
   // Room again: the next server compiles it and stores it whole.
   r.server->Shutdown();
   Running again = Start(o);
-  s = Compile(*again.stub, Proto(Chain(50)), &resp);
+  s = Compile(*again.stub, Proto(TanhChain(50)), &resp);
   ASSERT_TRUE(s.ok());
   EXPECT_EQ(resp.source(), "compiled");
   EXPECT_EQ(again.server->cache().stats().disk_write_errors, 0u);
