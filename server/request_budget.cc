@@ -31,16 +31,18 @@ void ReleaseFreeMemory() {
 }
 
 RequestBudget::RequestBudget(std::string method, const BudgetLimits& limits)
-    : method_(std::move(method)), limits_(limits), start_(std::chrono::steady_clock::now()) {
+    : method_(std::move(method)), limits_(limits), start_(std::chrono::steady_clock::now()) {}
+
+BudgetScope::BudgetScope(RequestBudget& budget) {
   if (t_budget != nullptr) return;
-  t_budget = this;
-  installed_ = true;
+  t_budget = &budget;
+  installed_ = &budget;
 }
 
-RequestBudget::~RequestBudget() {
-  if (!installed_) return;
+BudgetScope::~BudgetScope() {
+  if (installed_ == nullptr) return;
   t_budget = nullptr;
-  if (peak_ > kTrimAbove) ReleaseFreeMemory();
+  if (installed_->peak_bytes() > kTrimAbove) ReleaseFreeMemory();
 }
 
 absl::Status RequestBudget::Check() const {

@@ -25,10 +25,7 @@ void ReleaseFreeMemory();
 
 class RequestBudget {
  public:
-  // Installs the budget on the calling thread (one at a time; an inner one is ignored).
   RequestBudget(std::string method, const BudgetLimits& limits);
-  // Uninstalls it; a request that held much gives its freed memory back to the system.
-  ~RequestBudget();
   RequestBudget(const RequestBudget&) = delete;
   RequestBudget& operator=(const RequestBudget&) = delete;
 
@@ -49,8 +46,21 @@ class RequestBudget {
   std::string method_;
   BudgetLimits limits_;
   std::chrono::steady_clock::time_point start_;
-  bool installed_ = false;
   int64_t used_ = 0, peak_ = 0;
+};
+
+// Counts the calling thread's allocations against `budget` while it lives (one budget per thread
+// at a time: an inner scope counts nothing). On the way out, a request that held much gives its
+// freed memory back to the system. The budget may outlive the scope (a closure polling it).
+class BudgetScope {
+ public:
+  explicit BudgetScope(RequestBudget& budget);
+  ~BudgetScope();
+  BudgetScope(const BudgetScope&) = delete;
+  BudgetScope& operator=(const BudgetScope&) = delete;
+
+ private:
+  RequestBudget* installed_ = nullptr;
 };
 
 }  // namespace kiln::server

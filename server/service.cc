@@ -156,6 +156,7 @@ KilnService::Reactor* KilnService::Compile(Ctx* ctx, const v1::CompileRequest* r
   BeginCall();
   pool_.Schedule([this, ctx, req, resp, start, reactor, bytes = std::move(bytes)]() mutable {
     auto budget = std::make_shared<RequestBudget>("Compile", limits_.budget);
+    BudgetScope counting(*budget);
     auto job = std::make_shared<absl::StatusOr<CompileJob>>();
     auto prepare = [&]() -> absl::Status {
       if (absl::Status s = CheckNodes(req->graph(), limits_); !s.ok()) return s;
@@ -261,6 +262,7 @@ KilnService::Reactor* KilnService::Grad(Ctx* ctx, const v1::GradRequest* req,
   return Handle("Grad", ctx, true, [this, ctx, req, resp] {
     if (absl::Status s = CheckNodes(req->graph(), limits_); !s.ok()) return s;
     auto budget = std::make_shared<RequestBudget>("Grad", limits_.budget);
+    BudgetScope counting(*budget);
     return GradGraph(*req, GraphLimitsOf(limits_), Interrupt(ctx, budget), resp);
   });
 }
@@ -270,6 +272,7 @@ KilnService::Reactor* KilnService::Optimize(Ctx* ctx, const v1::OptimizeRequest*
   return Handle("Optimize", ctx, true, [this, ctx, req, resp] {
     if (absl::Status s = CheckNodes(req->graph(), limits_); !s.ok()) return s;
     auto budget = std::make_shared<RequestBudget>("Optimize", limits_.budget);
+    BudgetScope counting(*budget);
     return OptimizeGraph(*req, GraphLimitsOf(limits_), Interrupt(ctx, budget), resp);
   });
 }
@@ -277,7 +280,8 @@ KilnService::Reactor* KilnService::Optimize(Ctx* ctx, const v1::OptimizeRequest*
 KilnService::Reactor* KilnService::Print(Ctx* ctx, const v1::PrintRequest* req,
                                          v1::PrintResponse* resp) {
   return Handle("Print", ctx, true, [this, req, resp] {
-    RequestBudget budget("Print", limits_.budget);  // gives the text's memory back at the end
+    RequestBudget budget("Print", limits_.budget);
+    BudgetScope counting(budget);  // gives a large print's memory back at the end
     if (req->has_graph()) {
       if (absl::Status s = CheckNodes(req->graph(), limits_); !s.ok()) return s;
       absl::StatusOr<ProtoGraph> g = GraphFromProto(req->graph(), GraphLimitsOf(limits_));
