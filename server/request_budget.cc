@@ -63,6 +63,39 @@ absl::Status RequestBudget::Check() const {
 
 }  // namespace kiln::server
 
+#if defined(__SANITIZE_ADDRESS__)
+#define KILN_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define KILN_ASAN 1
+#endif
+#endif
+
+#ifdef KILN_ASAN
+// Under AddressSanitizer, which owns operator new, its allocation hooks do the counting.
+// (Declared here: GCC does not install sanitizer/allocator_interface.h.)
+extern "C" {
+int __sanitizer_install_malloc_and_free_hooks(void (*malloc_hook)(const volatile void*, size_t),
+                                              void (*free_hook)(const volatile void*));
+size_t __sanitizer_get_allocated_size(const volatile void* p);
+}
+
+namespace {
+
+void CountAllocation(const volatile void* p, size_t n) {
+  if (kiln::server::t_budget != nullptr) kiln::server::t_budget->Add(static_cast<int64_t>(n));
+}
+void CountFree(const volatile void* p) {
+  if (kiln::server::t_budget != nullptr) {
+    kiln::server::t_budget->Sub(
+        static_cast<int64_t>(__sanitizer_get_allocated_size(p)));
+  }
+}
+[[maybe_unused]] const int kHooksInstalled = __sanitizer_install_malloc_and_free_hooks(CountAllocation, CountFree);
+
+}  // namespace
+
+#else
 // The server's allocation functions: malloc and free, counted against the thread's budget.
 void* operator new(size_t n) {
   void* p = std::malloc(n == 0 ? 1 : n);
@@ -96,3 +129,4 @@ void operator delete(void* p, std::align_val_t) noexcept { operator delete(p); }
 void operator delete[](void* p, std::align_val_t) noexcept { operator delete(p); }
 void operator delete(void* p, size_t, std::align_val_t) noexcept { operator delete(p); }
 void operator delete[](void* p, size_t, std::align_val_t) noexcept { operator delete(p); }
+#endif
