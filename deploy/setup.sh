@@ -15,6 +15,8 @@ PACKAGES=(
   python3-pip python3-setuptools
   # pictures of graphs
   graphviz
+  # coverage-guided fuzzing (tests/fuzz/run): clang's libFuzzer and sanitizers
+  clang libclang-rt-14-dev
 )
 
 missing=()

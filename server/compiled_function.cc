@@ -182,6 +182,15 @@ absl::StatusOr<std::shared_ptr<const CompiledFunction>> DecodeCompiled(std::stri
   }
   absl::StatusOr<Function> f = Function::Load(fn);
   if (!f.ok()) return f.status();
+  // Execute indexes the function's inputs and outputs by the signature: they must agree.
+  const int n_in = static_cast<int>(f->fgraph().inputs().size());
+  bool agree = signature.inputs_size() == n_in &&
+               signature.output_types_size() + signature.update_inputs_size() ==
+                   static_cast<int>(f->fgraph().outputs().size());
+  for (uint32_t u : signature.update_inputs()) {
+    agree = agree && u < static_cast<uint32_t>(n_in) && !signature.inputs(u).shared().empty();
+  }
+  if (!agree) return absl::DataLossError("a compiled Kiln function's signature does not fit it");
   return std::make_shared<const CompiledFunction>(CompiledFunction{
       std::string(id), std::string(form), std::move(signature), *std::move(f), std::string(fn)});
 }

@@ -66,7 +66,7 @@ absl::StatusOr<Tensor> IndexView(const Op& op, const Tensor& x, const std::vecto
     if (step > 0 && lo < hi) n = (hi - lo - 1) / step + 1;
     if (step < 0 && hi < lo) n = (lo - hi - 1) / (-step) + 1;
     shape.push_back(n);
-    strides.push_back(stride * step);
+    strides.push_back(n > 1 ? stride * step : stride);  // |step| may exceed len (not overflow)
     if (n > 0) offset += lo * stride;
   }
   for (int d = static_cast<int>(idx.size()); d < x.ndim(); ++d) {

@@ -68,12 +68,19 @@ absl::Status CheckShape(const std::string& what, const Shape& shape, DType dtype
     }
     if (!zero) bytes *= d;
   }
-  // A zero dim makes the tensor empty, but each dim must still be representable.
+  // A zero dim makes the tensor empty, but each dim must still be representable, and so must
+  // the product of the others (as in NumPy), so that no stride or partial size overflows.
+  int64_t nonzero = 1;
   for (int64_t d : shape) {
     if (d > kMaxTensorBytes) {
       return absl::InvalidArgumentError(absl::StrCat(what, ": dimension ", d, " of shape ",
                                                      ShapeToString(shape), " is too large"));
     }
+    if (d > 0 && nonzero > kMaxTensorBytes / d) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(what, ": shape ", ShapeToString(shape), " is too large"));
+    }
+    if (d > 0) nonzero *= d;
   }
   return absl::OkStatus();
 }

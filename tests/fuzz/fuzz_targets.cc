@@ -1,0 +1,259 @@
+#include "tests/fuzz/fuzz_targets.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/graph/check.h"
+#include "core/runtime/allocator.h"
+#include "core/runtime/function.h"
+#include "google/protobuf/stubs/logging.h"
+#include "proto/convert/tensor_convert.h"
+#include "server/compiled_function.h"
+#include "server/disk_cache.h"
+#include "server/graph_requests.h"
+#include "server/sessions.h"
+#include "tests/fuzz/seeds.h"
+
+namespace kiln::fuzz {
+namespace {
+
+using server::CompiledFunction;
+
+// Small enough that one input cannot take the machine: graphs, constants, tensors, arguments.
+constexpr GraphLimits kLimits{.max_nodes = 2000, .max_constant_bytes = 1 << 20};
+constexpr int64_t kMaxTensorBytes = 1 << 20;
+constexpr size_t kMaxBufferBytes = 8 << 20;
+constexpr int64_t kMaxArgElements = 1024;
+
+// Once per process: the buffer cap (a larger tensor throws BufferLimitExceeded, which the
+// targets catch: the server answers RESOURCE_EXHAUSTED) and no protobuf parse-error logs.
+void Init() {
+  static const bool done = [] {
+    SetMaxBufferBytes(kMaxBufferBytes);
+    google::protobuf::SetLogHandler(nullptr);  // invalid UTF-8 in a string field is common here
+    return true;
+  }();
+  (void)done;
+}
+
+// The step's status is OK. With KILN_FUZZ_VERBOSE set, also prints it (why an input stops).
+bool Ok(const char* step, const absl::Status& status) {
+  static const bool verbose = std::getenv("KILN_FUZZ_VERBOSE") != nullptr;
+  if (verbose) std::fprintf(stderr, "%s: %s\n", step, status.ToString().c_str());
+  return status.ok();
+}
+template <typename T>
+bool Ok(const char* step, const absl::StatusOr<T>& result) {
+  return Ok(step, result.status());
+}
+
+template <typename Message>
+bool Parse(std::string_view bytes, Message& message) {
+  return message.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()));
+}
+
+// A value of `type` with every unknown dim 2 and small elements taken from `fill` (cycled):
+// 0..3 for unsigned dtypes, 0 or 1 for bool, -2..4 by halves otherwise. Nullopt for a type too
+// large to fabricate.
+std::optional<Tensor> MakeArg(const TensorType& type, std::string_view fill) {
+  Shape shape;
+  int64_t elements = 1;
+  for (const StaticDim& d : type.shape()) {
+    const int64_t n = d.value_or(2);
+    if (n < 0 || n > kMaxArgElements) return std::nullopt;
+    elements *= n;
+    if (elements > kMaxArgElements) return std::nullopt;
+    shape.push_back(n);
+  }
+  std::vector<double> values(elements);
+  for (int64_t k = 0; k < elements; ++k) {
+    const int b = fill.empty() ? 0 : static_cast<unsigned char>(fill[k % fill.size()]);
+    const DType dtype = type.dtype();
+    values[k] = IsBool(dtype) ? b % 2 : IsUnsignedInt(dtype) ? b % 4 : (b % 13 - 4) * 0.5;
+  }
+  absl::StatusOr<Tensor> t = Tensor::FromValues<double>(type.dtype(), std::move(shape), values);
+  if (!t.ok()) return std::nullopt;
+  return *std::move(t);
+}
+
+std::optional<Tensor> MakeArg(const v1::TensorType& type, std::string_view fill) {
+  absl::StatusOr<TensorTypePtr> t = FromProto(type);
+  if (!t.ok()) return std::nullopt;
+  return MakeArg(**t, fill);
+}
+
+// Runs f on `args`, its shared inputs bound to a fresh session holding `shared`, and converts
+// the outputs to messages.
+void ExecuteInSession(const CompiledFunction& f, std::vector<Tensor> args,
+                      std::vector<std::pair<std::string, Tensor>> shared) {
+  static auto* sessions = new server::SessionStore();
+  absl::StatusOr<std::string> id = sessions->Create();
+  KILN_CHECK(id.ok()) << id.status();
+  absl::StatusOr<std::shared_ptr<server::Session>> session = sessions->Get(*id);
+  KILN_CHECK(session.ok()) << session.status();
+  try {
+    if (Ok("Write", (*session)->Write(std::move(shared)))) {
+      absl::StatusOr<std::vector<Tensor>> out =
+          server::Execute(f, std::move(args), session->get(), {});
+      if (Ok("Execute", out)) {
+        for (const Tensor& t : *out) (void)ToProto(t);  // as the service answers
+      }
+    }
+  } catch (const BufferLimitExceeded&) {
+  }
+  KILN_CHECK(sessions->Delete(*id).ok());
+}
+
+// Runs f on fabricated arguments, shared inputs included.
+void RunCompiled(const CompiledFunction& f, std::string_view fill) {
+  std::vector<Tensor> args;
+  std::vector<std::pair<std::string, Tensor>> shared;
+  for (const v1::Input& in : f.signature.inputs()) {
+    std::optional<Tensor> arg = MakeArg(in.type(), fill);
+    if (!arg) return;
+    if (in.shared().empty()) {
+      args.push_back(*std::move(arg));
+    } else {
+      shared.emplace_back(in.shared(), *std::move(arg));
+    }
+  }
+  ExecuteInSession(f, std::move(args), std::move(shared));
+}
+
+// The functions ExecuteRequestTarget runs: the seeds, compiled once.
+const std::vector<std::shared_ptr<const CompiledFunction>>& ExecuteFunctions() {
+  static const auto* functions = [] {
+    auto* out = new std::vector<std::shared_ptr<const CompiledFunction>>;
+    for (const v1::CompileRequest& r : SeedCompileRequests()) {
+      absl::StatusOr<server::CompileJob> job = server::PrepareCompile(r, kLimits);
+      KILN_CHECK(job.ok());
+      absl::StatusOr<std::shared_ptr<const CompiledFunction>> f = server::Compile(*job);
+      KILN_CHECK(f.ok());
+      out->push_back(*std::move(f));
+    }
+    return out;
+  }();
+  return *functions;
+}
+
+// A disk tier in a fresh directory under /dev/shm (tmpfs: no disk writes), removed at exit.
+class ScratchDisk {
+ public:
+  ScratchDisk() {
+    char dir[] = "/dev/shm/kiln-fuzz-XXXXXX";
+    KILN_CHECK(mkdtemp(dir) != nullptr);
+    cache_.emplace(*server::DiskCache::Open(dir));
+  }
+  ~ScratchDisk() {
+    std::remove(Path().c_str());
+    rmdir(cache_->dir().c_str());
+  }
+  const server::DiskCache& cache() const { return *cache_; }
+  // The file of the entry kId.
+  std::string Path() const { return cache_->dir() + "/" + kId + ".kfn"; }
+  static constexpr const char* kId =
+      "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+
+ private:
+  std::optional<server::DiskCache> cache_;
+};
+
+}  // namespace
+
+void CompileRequestTarget(std::string_view bytes) {
+  Init();
+  v1::CompileRequest request;
+  if (!Parse(bytes, request)) return;
+  try {
+    absl::StatusOr<server::CompileJob> job = server::PrepareCompile(request, kLimits);
+    if (!Ok("PrepareCompile", job)) return;
+    absl::StatusOr<std::shared_ptr<const CompiledFunction>> f = server::Compile(*job);
+    if (Ok("Compile", f)) RunCompiled(**f, bytes);
+  } catch (const BufferLimitExceeded&) {
+  }
+}
+
+void ExecuteRequestTarget(std::string_view bytes) {
+  Init();
+  const auto& functions = ExecuteFunctions();
+  if (bytes.empty()) return;
+  const CompiledFunction& f = *functions[static_cast<unsigned char>(bytes[0]) % functions.size()];
+  v1::ExecuteRequest request;
+  if (!Parse(bytes.substr(1), request)) return;
+  // As KilnService::Execute converts its arguments.
+  std::vector<Tensor> args;
+  for (const v1::Tensor& t : request.args()) {
+    if (static_cast<int64_t>(t.data().size()) > kMaxTensorBytes) return;
+    absl::StatusOr<Tensor> arg = FromProto(t, kMaxTensorBytes);
+    if (!Ok("FromProto", arg)) return;
+    args.push_back(*std::move(arg));
+  }
+  std::vector<std::pair<std::string, Tensor>> shared;
+  for (const v1::Input& in : f.signature.inputs()) {
+    if (!in.shared().empty()) shared.emplace_back(in.shared(), *MakeArg(in.type(), ""));
+  }
+  ExecuteInSession(f, std::move(args), std::move(shared));
+}
+
+void FunctionLoadTarget(std::string_view bytes) {
+  Init();
+  try {
+    absl::StatusOr<Function> f = Function::Load(bytes);
+    if (!Ok("Load", f)) return;
+    std::vector<Tensor> args;
+    for (const VariablePtr& in : f->fgraph().inputs()) {
+      const TensorType* type = in->tensor_type();
+      std::optional<Tensor> arg = type ? MakeArg(*type, bytes) : std::nullopt;
+      if (!arg) return;
+      args.push_back(*std::move(arg));
+    }
+    Ok("Call", (*f)(std::move(args)));
+  } catch (const BufferLimitExceeded&) {
+  }
+}
+
+void DiskEntryTarget(std::string_view bytes) {
+  Init();
+  static ScratchDisk disk;
+  try {
+    absl::StatusOr<std::shared_ptr<const CompiledFunction>> f = server::DecodeCompiled(bytes);
+    if (Ok("DecodeCompiled", f)) RunCompiled(**f, bytes);
+    // Stored and loaded back, the entry is the same bytes.
+    KILN_CHECK(disk.cache().Store(ScratchDisk::kId, bytes).ok());
+    absl::StatusOr<std::string> loaded = disk.cache().Load(ScratchDisk::kId);
+    KILN_CHECK(loaded.ok() && *loaded == bytes) << loaded.status();
+    // The bytes as the whole file: the checksum rejects them unless they are a valid entry.
+    std::ofstream(disk.Path(), std::ios::binary).write(bytes.data(), bytes.size());
+    loaded = disk.cache().Load(ScratchDisk::kId);
+    if (Ok("Load file", loaded)) Ok("DecodeCompiled file", server::DecodeCompiled(*loaded));
+  } catch (const BufferLimitExceeded&) {
+  }
+}
+
+void GradRequestTarget(std::string_view bytes) {
+  Init();
+  v1::GradRequest request;
+  if (!Parse(bytes, request)) return;
+  try {
+    absl::StatusOr<v1::GradResponse> grads = server::GradGraph(request, kLimits);
+    if (!Ok("GradGraph", grads)) return;
+    v1::OptimizeRequest optimize;
+    *optimize.mutable_graph() = grads->graph();
+    Ok("OptimizeGraph", server::OptimizeGraph(optimize, GraphLimits{}));
+    absl::StatusOr<ProtoGraph> graph = GraphFromProto(grads->graph());
+    KILN_CHECK(graph.ok()) << graph.status();  // the service's own graph converts back
+    (void)server::PrintGraph(graph->outputs, v1::PrintRequest::DPRINT);
+    (void)server::PrintGraph(graph->outputs, v1::PrintRequest::DOT);
+  } catch (const BufferLimitExceeded&) {
+  }
+}
+
+}  // namespace kiln::fuzz

@@ -1,0 +1,37 @@
+// The bodies of the libFuzzer targets in this folder, shared by the fuzzers (one per
+// <name>_fuzzer.cc) and by fuzz_regression_test.cc, which replays the corpus and the crashes found.
+// Each takes any bytes and must return normally: a bad input is an error status, never a crash.
+#ifndef KILN_TESTS_FUZZ_FUZZ_TARGETS_H_
+#define KILN_TESTS_FUZZ_FUZZ_TARGETS_H_
+
+#include <string_view>
+
+namespace kiln::fuzz {
+
+// A kiln.v1.CompileRequest through PrepareCompile, Compile and Execute on small arguments.
+void CompileRequestTarget(std::string_view bytes);
+// bytes[0] picks one of a few functions compiled once; the rest is a kiln.v1.ExecuteRequest whose
+// tensors are converted as the service does and executed.
+void ExecuteRequestTarget(std::string_view bytes);
+// Function::Load, then a call on small arguments.
+void FunctionLoadTarget(std::string_view bytes);
+// DecodeCompiled (a disk cache entry) and Execute; also the bytes as a file of the disk tier.
+void DiskEntryTarget(std::string_view bytes);
+// A kiln.v1.GradRequest through GradGraph, then OptimizeGraph and PrintGraph on the result.
+void GradRequestTarget(std::string_view bytes);
+
+// A target and its name (the folder of its corpus and regressions).
+struct NamedTarget {
+  const char* name;
+  void (*run)(std::string_view bytes);
+};
+// Every target, in the order above.
+inline constexpr NamedTarget kTargets[] = {
+    {"compile_request", CompileRequestTarget}, {"execute_request", ExecuteRequestTarget},
+    {"function_load", FunctionLoadTarget},     {"disk_entry", DiskEntryTarget},
+    {"grad_request", GradRequestTarget},
+};
+
+}  // namespace kiln::fuzz
+
+#endif  // KILN_TESTS_FUZZ_FUZZ_TARGETS_H_

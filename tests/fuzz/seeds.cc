@@ -1,0 +1,80 @@
+#include "tests/fuzz/seeds.h"
+
+#include <utility>
+
+#include "core/graph/check.h"
+#include "core/kiln.h"
+#include "proto/convert/graph_convert.h"
+
+namespace kiln::fuzz {
+namespace {
+
+v1::Graph ToGraph(const std::vector<Var>& inputs, const std::vector<Var>& outputs) {
+  absl::StatusOr<v1::Graph> g = GraphToProto(inputs, outputs);
+  KILN_CHECK(g.ok()) << g.status();
+  return *std::move(g);
+}
+
+v1::CompileRequest Request(const std::vector<Var>& inputs, const std::vector<Var>& outputs,
+                           std::string mode = "") {
+  v1::CompileRequest r;
+  *r.mutable_graph() = ToGraph(inputs, outputs);
+  r.set_mode(std::move(mode));
+  return r;
+}
+
+}  // namespace
+
+std::vector<v1::CompileRequest> SeedCompileRequests() {
+  std::vector<v1::CompileRequest> seeds;
+  Var a = vector("a");
+  seeds.push_back(Request({a}, {a + pow(a, 10)}));
+  Var x = dmatrix("x"), y = dmatrix("y");
+  seeds.push_back(Request({x}, {x * 2.0}));
+  seeds.push_back(Request({x}, {sum(x), sum(x, {1}), max(x, {0})}));
+  seeds.push_back(Request({x, y}, {dot(x, y)}));
+  Var X = dmatrix("X"), W = dmatrix("W"), t = lvector("t");
+  Var cost = mean(categorical_crossentropy(softmax(tanh(dot(X, W)) * 2.0 + 1.5), t));
+  seeds.push_back(Request({X, W, t}, {cost, sum(subtensor(X, {Slice{0, 1, 1}}))}));
+  Var v = dvector("v"), idx = lvector("idx");
+  seeds.push_back(Request({v, idx}, {take(v, idx), set_subtensor(take(v, idx), constant(1.0))}));
+  Var i = ivector("i"), j = ivector("j");
+  seeds.push_back(Request({i, j}, {i / j, i % j, i & j, cumsum(i), sort(j)}, "FAST_COMPILE"));
+  Var c = bvector("c"), f = fvector("f");
+  seeds.push_back(Request({c, f}, {switch_(c > 0, exp(f), log(f)), argmax(f)}, "NONE"));
+  Var m = dtensor3("m"), dims = tensor(DType::kInt64, {2}, "dims");
+  seeds.push_back(Request({m, dims}, {reshape(m, dims), sum(m, {0, 2}, true)}));
+  // acc <- acc + u, acc bound to the session's shared variable "acc".
+  Var acc = dvector("acc"), u = dvector("u");
+  v1::CompileRequest update = Request({acc, u}, {acc + u});
+  update.mutable_graph()->mutable_inputs(0)->set_shared("acc");
+  v1::Update* up = update.add_updates();
+  up->set_input(0);
+  *up->mutable_value() = update.graph().outputs(0);
+  seeds.push_back(std::move(update));
+  return seeds;
+}
+
+std::vector<v1::GradRequest> SeedGradRequests() {
+  auto request = [](const std::vector<Var>& inputs, const Var& cost) {
+    v1::GradRequest r;
+    *r.mutable_graph() = ToGraph(inputs, {cost});
+    for (int i = 0; i < static_cast<int>(inputs.size()); ++i) r.add_wrt()->set_input(i);
+    return r;
+  };
+  std::vector<v1::GradRequest> seeds;
+  Var x = dvector("x");
+  seeds.push_back(request({x}, sum(sigmoid(x) * x)));
+  Var X = dmatrix("X"), W = dmatrix("W");
+  seeds.push_back(request({X, W}, mean(softmax(dot(X, W)))));
+  Var a = dmatrix("a");
+  seeds.push_back(request({a}, sum(subtensor(exp(a) / (1.0 + a * a), {Slice{0, 1, 1}}))));
+  Var m = dtensor3("m");
+  seeds.push_back(request({m}, max(reshape(m, {-1})) + logsumexp(m)));
+  v1::GradRequest warn = request({x, a}, sum(x * x));
+  warn.set_disconnected_inputs("warn");
+  seeds.push_back(std::move(warn));
+  return seeds;
+}
+
+}  // namespace kiln::fuzz
