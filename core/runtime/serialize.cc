@@ -82,6 +82,11 @@ class Reader {
       if (v < -1) return absl::InvalidArgumentError("graph bytes: negative dim");
       shape.push_back(v < 0 ? std::nullopt : StaticDim(v));
     }
+    Shape known;  // within a tensor's bounds, as proto/convert checks types from the wire
+    for (const StaticDim& dim : shape) {
+      if (dim) known.push_back(*dim);
+    }
+    if (absl::Status s = CheckShape("graph bytes: type", known, *d); !s.ok()) return s;
     return TypePtr(TensorType::Make(*d, shape));
   }
   bool AtEnd() const { return pos_ == in_.size(); }

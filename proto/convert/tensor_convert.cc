@@ -43,6 +43,13 @@ absl::StatusOr<TensorTypePtr> FromProto(const v1::TensorType& type) {
     }
     shape.push_back(d.known() ? StaticDim(d.size()) : std::nullopt);
   }
+  // Its values must fit in memory: the known dims within a tensor's bounds (so that type
+  // inference can multiply them without overflow).
+  Shape known;
+  for (const StaticDim& d : shape) {
+    if (d) known.push_back(*d);
+  }
+  if (absl::Status s = CheckShape("tensor type", known, *dtype); !s.ok()) return s;
   return TensorType::Make(*dtype, std::move(shape));
 }
 

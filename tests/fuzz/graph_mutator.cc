@@ -22,17 +22,10 @@ constexpr const char* kScalarOps[] = {
 };
 
 // Integers at the edges of what sizes, axes, indices and bounds accept.
-constexpr int64_t kEdges[] = {-2,
-                              -1,
-                              0,
-                              1,
-                              2,
-                              3,
-                              7,
-                              int64_t{1} << 31,
-                              int64_t{1} << 46,
-                              std::numeric_limits<int64_t>::min(),
-                              std::numeric_limits<int64_t>::max()};
+constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+constexpr int64_t kEdges[] = {-2,   -1,  0, 1, 2, 3, 7, int64_t{1} << 31, int64_t{1} << 46,
+                              kMin, kMax};
 
 }  // namespace
 
