@@ -206,7 +206,19 @@ TEST(FaultTest, KilledWhileWritingTheCacheLosesNothingComplete) {
         }
       });
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+    // Killed once a few entries are on disk, while the writers go on (however slow the build).
+    auto entries = [&] {
+      int n = 0;
+      for (const auto& f : std::filesystem::directory_iterator(dir)) {
+        n += f.path().extension() == ".kfn";
+      }
+      return n;
+    };
+    const auto give_up = Clock::now() + std::chrono::seconds(120);
+    while (entries() < 5 && Clock::now() < give_up) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
     server.Kill(SIGKILL);
     for (std::thread& t : writers) t.join();
   }
