@@ -99,9 +99,9 @@ absl::StatusOr<ApplyPtr> BuildOp::MakeNode(std::vector<VariablePtr> inputs) cons
     return Apply::Make(self(), std::move(inputs), {TensorType::Make((*value)->dtype(), shape)});
   }
   if (kind_ == OpKind::kEye) {
-    return Apply::Make(
-        self(), std::move(inputs),
-        {TensorType::Make(dtype_, {ConstantInt(inputs[0]), ConstantInt(inputs[1])})});
+    // Read before `inputs` moves (function arguments are evaluated in no fixed order).
+    TypePtr type = TensorType::Make(dtype_, {ConstantInt(inputs[0]), ConstantInt(inputs[1])});
+    return Apply::Make(self(), std::move(inputs), {std::move(type)});
   }
   // ARange: the length is static when the bounds are constants.
   StaticDim length;
@@ -110,7 +110,12 @@ absl::StatusOr<ApplyPtr> BuildOp::MakeNode(std::vector<VariablePtr> inputs) cons
     const double stop = static_cast<const Constant&>(*inputs[1]).data().ElementAsDouble(0);
     const double step = static_cast<const Constant&>(*inputs[2]).data().ElementAsDouble(0);
     if (step == 0) return Invalid(*this, "step cannot be 0");
-    length = std::max<int64_t>(0, static_cast<int64_t>(std::ceil((stop - start) / step)));
+    const double n = std::ceil((stop - start) / step);
+    if (!std::isfinite(n) || n > static_cast<double>(kMaxTensorBytes)) {  // as Perform says
+      return Invalid(
+          *this, absl::StrCat("cannot make a range from ", start, " to ", stop, " by ", step));
+    }
+    length = std::max<int64_t>(0, static_cast<int64_t>(n));
   }
   return Apply::Make(self(), std::move(inputs), {TensorType::Make(dtype_, {length})});
 }
@@ -212,7 +217,11 @@ absl::Status BuildOp::Perform(const Apply& node, std::span<const Tensor> inputs,
         // Integer ranges in integers: exact beyond 2^53.
         const int64_t first = ScalarInt(inputs[0]), delta = ScalarInt(inputs[2]);
         std::vector<int64_t> values(n);
-        for (int64_t i = 0; i < n; ++i) values[i] = first + i * delta;
+        // In unsigned arithmetic: i * delta may overflow although first + i * delta is in range.
+        for (int64_t i = 0; i < n; ++i) {
+          values[i] = static_cast<int64_t>(static_cast<uint64_t>(first) +
+                                           static_cast<uint64_t>(i) * static_cast<uint64_t>(delta));
+        }
         out = *Tensor::FromValues<int64_t>(dtype_, {n}, values);
       } else {
         std::vector<double> values(n);

@@ -67,6 +67,16 @@ void Gemv(const Mat<T>& m, bool transpose, const T* x, int64_t incx, T alpha, T 
 // may start uninitialised.
 template <typename T>
 void Gemm2D(const Mat<T>& a, const Mat<T>& b, T alpha, T beta, T* c) {
+  if constexpr (std::is_integral_v<T> && std::is_signed_v<T> && sizeof(T) >= sizeof(int)) {
+    // Integer products wrap around, as in NumPy and the elementwise kernels: in unsigned
+    // arithmetic, which gives the same bits without signed overflow.
+    using U = std::make_unsigned_t<T>;
+    auto as_unsigned = [](const Mat<T>& x) {
+      return Mat<U>{reinterpret_cast<const U*>(x.data), x.rows, x.cols, x.rs, x.cs};
+    };
+    return Gemm2D<U>(as_unsigned(a), as_unsigned(b), static_cast<U>(alpha),
+                     static_cast<U>(beta), reinterpret_cast<U*>(c));
+  }
   const int64_t m = a.rows, n = b.cols, k = a.cols;
   if (m == 0 || n == 0) return;
   if constexpr (kHasBlas<T>) {
@@ -174,7 +184,7 @@ absl::Status ProductOp::Perform(const Apply& node, std::span<const Tensor> input
           absl::StrCat(Name(), ": batch shapes ", ShapeToString(a_in.shape()), " and ",
                        ShapeToString(b_in.shape()), " do not broadcast"));
     }
-    shape[d] = std::max(x, y);
+    shape[d] = x == 1 ? y : x;  // a dim of 0 against 1 broadcasts to 0
   }
   shape[nd - 2] = a.shape()[a.ndim() - 2];
   shape[nd - 1] = b.shape()[b.ndim() - 1];
