@@ -115,7 +115,7 @@ absl::StatusOr<ApplyPtr> BuildOp::MakeNode(std::vector<VariablePtr> inputs) cons
       return Invalid(
           *this, absl::StrCat("cannot make a range from ", start, " to ", stop, " by ", step));
     }
-    length = std::max<int64_t>(0, static_cast<int64_t>(n));
+    length = n > 0 ? static_cast<int64_t>(n) : 0;  // (a negative n may not fit an int64)
   }
   return Apply::Make(self(), std::move(inputs), {TensorType::Make(dtype_, {length})});
 }
@@ -210,7 +210,7 @@ absl::Status BuildOp::Perform(const Apply& node, std::span<const Tensor> inputs,
         return Invalid(
             *this, absl::StrCat("cannot make a range from ", start, " to ", stop, " by ", step));
       }
-      const int64_t n = std::max<int64_t>(0, static_cast<int64_t>(length));
+      const int64_t n = length > 0 ? static_cast<int64_t>(length) : 0;  // (may not fit if < 0)
       if (absl::Status s = CheckShape(Name(), {n}, dtype_); !s.ok()) return s;
       Tensor out = Tensor::Empty(dtype_, {n});
       if (IsInteger(dtype_) && IsInteger(inputs[0].dtype()) && IsInteger(inputs[2].dtype())) {
@@ -236,7 +236,7 @@ absl::Status BuildOp::Perform(const Apply& node, std::span<const Tensor> inputs,
       if (absl::Status s = CheckShape(Name(), {n, m}, dtype_); !s.ok()) return s;
       std::vector<double> values(n * m, 0.0);
       for (int64_t i = 0; i < n; ++i) {
-        if (i + k >= 0 && i + k < m) values[i * m + i + k] = 1.0;
+        if (k >= -i && k < m - i) values[i * m + i + k] = 1.0;  // 0 <= i + k < m, any k
       }
       outputs[0] = *Tensor::FromValues<double>(dtype_, {n, m}, values);
       return absl::OkStatus();
