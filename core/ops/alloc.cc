@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #include "absl/strings/str_cat.h"
 #include "core/graph/constructors.h"
@@ -234,11 +235,17 @@ absl::Status BuildOp::Perform(const Apply& node, std::span<const Tensor> inputs,
     case OpKind::kEye: {
       const int64_t n = ScalarInt(inputs[0]), m = ScalarInt(inputs[1]), k = ScalarInt(inputs[2]);
       if (absl::Status s = CheckShape(Name(), {n, m}, dtype_); !s.ok()) return s;
-      std::vector<double> values(n * m, 0.0);
+      // The output first, so that the buffer limit applies before anything of its size.
+      Tensor out = Tensor::Zeros(dtype_, {n, m});
+      const Tensor one = *Tensor::Of<double>(dtype_, {}, {1.0});
+      const int size = DTypeSize(dtype_);
       for (int64_t i = 0; i < n; ++i) {
-        if (k >= -i && k < m - i) values[i * m + i + k] = 1.0;  // 0 <= i + k < m, any k
+        if (k >= -i && k < m - i) {  // 0 <= i + k < m, any k
+          std::memcpy(static_cast<char*>(out.raw_data()) + (i * m + i + k) * size, one.raw_data(),
+                      size);
+        }
       }
-      outputs[0] = *Tensor::FromValues<double>(dtype_, {n, m}, values);
+      outputs[0] = std::move(out);
       return absl::OkStatus();
     }
     case OpKind::kJoin: {
