@@ -32,8 +32,6 @@ class DiskCache {
   int Trim() const;
 
   const std::string& dir() const { return dir_; }
-  // Bytes in the directory as last counted plus those stored since.
-  int64_t approximate_bytes() const { return approx_bytes_->load(); }
 
  private:
   DiskCache(std::string dir, int64_t max_bytes)
@@ -42,6 +40,7 @@ class DiskCache {
   std::string PathOf(const std::string& id) const;
   std::string dir_;
   int64_t max_bytes_;
+  // Bytes in the directory as last counted plus those stored since (shared by copies).
   std::shared_ptr<std::atomic<int64_t>> approx_bytes_;
 };
 

@@ -97,11 +97,6 @@ std::map<std::string, Tensor> Session::List() const {
   return values_;
 }
 
-int64_t Session::bytes() const {
-  std::lock_guard<std::mutex> lock(mutex_);
-  return bytes_;
-}
-
 Session::~Session() { store_->Reserve(-bytes_); }
 
 SessionStore::SessionStore(SessionLimits limits) : limits_(limits) {

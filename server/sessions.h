@@ -45,8 +45,6 @@ class Session {
   absl::Status Delete(const std::string& name);
   // Every variable, by name.
   std::map<std::string, Tensor> List() const;
-  // Bytes of the values held.
-  int64_t bytes() const;
   // Held by a call with updates from before it reads until after it writes, so that concurrent
   // updating calls on one session run one after another and never lose an update.
   std::mutex& update_mutex() { return update_mutex_; }
