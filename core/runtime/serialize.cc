@@ -86,7 +86,7 @@ class Reader {
     for (const StaticDim& dim : shape) {
       if (dim) known.push_back(*dim);
     }
-    if (absl::Status s = CheckShape("graph bytes: type", known, *d); !s.ok()) return s;
+    if (absl::Status s = CheckStaticShape("graph bytes: type", known); !s.ok()) return s;
     return TypePtr(TensorType::Make(*d, shape));
   }
   bool AtEnd() const { return pos_ == in_.size(); }

@@ -53,8 +53,13 @@ int64_t ShapeSize(const Shape& shape) {
   return n;
 }
 
-absl::Status CheckShape(const std::string& what, const Shape& shape, DType dtype) {
-  int64_t bytes = DTypeSize(dtype);
+namespace {
+
+// CheckShape's rule for elements of `element_bytes`; `limit_text` ends the message of a shape
+// over the limit.
+absl::Status CheckBounded(const std::string& what, const Shape& shape, int64_t element_bytes,
+                          const std::string& limit_text) {
+  int64_t bytes = element_bytes;
   bool zero = false;
   for (int64_t d : shape) {
     if (d < 0) {
@@ -64,7 +69,7 @@ absl::Status CheckShape(const std::string& what, const Shape& shape, DType dtype
     zero |= d == 0;
     if (!zero && (d > kMaxTensorBytes || bytes > kMaxTensorBytes / d)) {
       return absl::InvalidArgumentError(absl::StrCat(
-          what, ": shape ", ShapeToString(shape), " needs more than ", kMaxTensorBytes, " bytes"));
+          what, ": shape ", ShapeToString(shape), limit_text));
     }
     if (!zero) bytes *= d;
   }
@@ -83,6 +88,17 @@ absl::Status CheckShape(const std::string& what, const Shape& shape, DType dtype
     if (d > 0) nonzero *= d;
   }
   return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status CheckShape(const std::string& what, const Shape& shape, DType dtype) {
+  return CheckBounded(what, shape, DTypeSize(dtype),
+                      absl::StrCat(" needs more than ", kMaxTensorBytes, " bytes"));
+}
+
+absl::Status CheckStaticShape(const std::string& what, const Shape& known) {
+  return CheckBounded(what, known, 1, absl::StrCat(" has more than ", kMaxTensorBytes, " elements"));
 }
 
 std::optional<Tensor> Tensor::BroadcastTo(const Shape& shape) const {

@@ -49,7 +49,7 @@ absl::StatusOr<TensorTypePtr> FromProto(const v1::TensorType& type) {
   for (const StaticDim& d : shape) {
     if (d) known.push_back(*d);
   }
-  if (absl::Status s = CheckShape("tensor type", known, *dtype); !s.ok()) return s;
+  if (absl::Status s = CheckStaticShape("tensor type", known); !s.ok()) return s;
   return TensorType::Make(*dtype, std::move(shape));
 }
 

@@ -25,6 +25,18 @@ TEST(TensorConvertTest, TensorTypesRoundTrip) {
   EXPECT_EQ(FromProto(bad).status().message(), "tensor type: dim 0 has negative size -4");
 }
 
+TEST(TensorConvertTest, TypesAreBoundedInElementsNotBytes) {
+  // A float64 type of 2^46 elements (the gradient of an int8 input that size) is a valid type:
+  // only its values would be over the limit.
+  const int64_t n = int64_t{1} << 46;
+  TensorType big(DType::kFloat64, {n});
+  auto back = FromProto(ToProto(big));
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_TRUE((*back)->Equals(big));
+  EXPECT_EQ(FromProto(ToProto(TensorType(DType::kFloat64, {n, 2}))).status().message(),
+            "tensor type: shape (70368744177664, 2) has more than 70368744177664 elements");
+}
+
 TEST(TensorConvertTest, TensorsRoundTripIncludingViews) {
   Tensor t = *Tensor::Of<double>(DType::kFloat64, {2, 3}, {0, 1, 2, 3, 4, 5});
   Tensor transposed = t.View({3, 2}, {1, 3});
