@@ -90,7 +90,9 @@ absl::Status GradGraph(const v1::GradRequest& request, const GraphLimits& limits
   absl::StatusOr<std::vector<Var>> grads = grad(cost, wrt, options);
   if (!grads.ok()) return grads.status();
   response->Clear();
-  if (absl::Status s = GraphToProto(graph->inputs, *grads, response->mutable_graph()); !s.ok()) {
+  if (absl::Status s = GraphToProto(graph->inputs, *grads, response->mutable_graph(),
+                                    GraphForm::kCompact);
+      !s.ok()) {
     return s;
   }
   KeepInputs(g, *response->mutable_graph());
@@ -126,7 +128,7 @@ absl::Status OptimizeGraph(const v1::OptimizeRequest& request, const GraphLimits
   if (!report.ok()) return report.status();
   response->Clear();
   if (absl::Status s = GraphToProto(AsVars((*fg)->inputs()), AsVars((*fg)->outputs()),
-                                    response->mutable_graph());
+                                    response->mutable_graph(), GraphForm::kCompact);
       !s.ok()) {
     return s;
   }

@@ -133,7 +133,7 @@ absl::Status FillCompileResponse(const CompiledFunction& f, CacheSource source,
     const FunctionGraph& fg = f.function.fgraph();
     return GraphToProto(std::vector<Var>(fg.inputs().begin(), fg.inputs().end()),
                         std::vector<Var>(fg.outputs().begin(), fg.outputs().end()),
-                        resp->mutable_optimized());
+                        resp->mutable_optimized(), GraphForm::kCompact);
   }
   return absl::OkStatus();
 }

@@ -27,17 +27,63 @@ v1::AttrValue AttrToProto(const AttrValue& value) {
   return msg;
 }
 
+void OpToProto(const Op& op, v1::Op* out) {
+  out->set_kind(OpKindName(op.kind()));
+  const OpAttrs attrs = op.Attrs();
+  for (const auto& [name, value] : attrs.values()) {
+    v1::Attr* a = out->add_attrs();
+    a->set_name(name);
+    *a->mutable_value() = AttrToProto(value);
+  }
+}
+
+absl::StatusOr<OpPtr> OpFromProto(const v1::Op& msg) {
+  std::optional<OpKind> kind = ParseOpKind(msg.kind());
+  if (!kind) return absl::InvalidArgumentError(absl::StrCat("unknown op '", msg.kind(), "'"));
+  OpAttrs attrs;
+  for (const v1::Attr& a : msg.attrs()) {
+    const v1::AttrValue& v = a.value();
+    switch (v.value_case()) {
+      case v1::AttrValue::kI:
+        attrs.Set(a.name(), v.i());
+        break;
+      case v1::AttrValue::kF:
+        attrs.Set(a.name(), v.f());
+        break;
+      case v1::AttrValue::kS:
+        attrs.Set(a.name(), v.s());
+        break;
+      case v1::AttrValue::kInts:
+        attrs.Set(a.name(),
+                  std::vector<int64_t>(v.ints().values().begin(), v.ints().values().end()));
+        break;
+      default:
+        return absl::InvalidArgumentError(
+            absl::StrCat("attribute '", a.name(), "' has no value"));
+    }
+  }
+  return MakeOp(*kind, attrs);
+}
+
+// The index of `key` in a table being written, adding the entry (with `add`) when it is new.
+template <typename Add>
+uint32_t TableIndex(absl::flat_hash_map<std::string, uint32_t>& table, std::string key, Add add) {
+  auto [it, inserted] = table.try_emplace(std::move(key), static_cast<uint32_t>(table.size()));
+  if (inserted) add();
+  return it->second;
+}
+
 }  // namespace
 
 absl::StatusOr<v1::Graph> GraphToProto(const std::vector<Var>& inputs,
-                                       const std::vector<Var>& outputs) {
+                                       const std::vector<Var>& outputs, GraphForm form) {
   v1::Graph g;
-  if (absl::Status s = GraphToProto(inputs, outputs, &g); !s.ok()) return s;
+  if (absl::Status s = GraphToProto(inputs, outputs, &g, form); !s.ok()) return s;
   return g;
 }
 
 absl::Status GraphToProto(const std::vector<Var>& inputs, const std::vector<Var>& outputs,
-                          v1::Graph* out) {
+                          v1::Graph* out, GraphForm form) {
   v1::Graph& g = *out;
   g.Clear();
   std::vector<VariablePtr> ins, outs;
@@ -70,7 +116,7 @@ absl::Status GraphToProto(const std::vector<Var>& inputs, const std::vector<Var>
       const auto& c = static_cast<const Constant&>(*v);
       v1::Constant* msg = g.add_constants();
       *msg->mutable_value() = ToProto(c.data());
-      *msg->mutable_type() = ToProto(*c.tensor_type());
+      ToProto(*c.tensor_type(), msg->mutable_type());
       it = refs.emplace(v.get(), Ref{Ref::kConstant, static_cast<uint32_t>(g.constants_size() - 1),
                                      0})
                .first;
@@ -93,20 +139,28 @@ absl::Status GraphToProto(const std::vector<Var>& inputs, const std::vector<Var>
   const std::vector<Apply*> order = IoToposort(ins, outs);
   g.mutable_nodes()->Reserve(static_cast<int>(order.size()));
   refs.reserve(refs.size() + order.size() * 2);
+  // In the compact form each distinct op and type is written once, in the graph's tables.
+  absl::flat_hash_map<std::string, uint32_t> op_table, type_table;
   for (Apply* node : order) {
     v1::Node* n = g.add_nodes();
-    n->mutable_op()->set_kind(OpKindName(node->op().kind()));
-    const OpAttrs attrs = node->op().Attrs();
-    for (const auto& [name, value] : attrs.values()) {
-      v1::Attr* a = n->mutable_op()->add_attrs();
-      a->set_name(name);
-      *a->mutable_value() = AttrToProto(value);
+    const Op& op = node->op();
+    if (form == GraphForm::kCompact) {
+      n->set_op_index(TableIndex(op_table, absl::StrCat(OpKindName(op.kind()), op.Props()),
+                                 [&] { OpToProto(op, g.add_ops()); }));
+    } else {
+      OpToProto(op, n->mutable_op());
     }
     for (const VariablePtr& in : node->inputs()) {
       if (absl::Status s = write_ref(in, n->add_inputs()); !s.ok()) return s;
     }
     for (int o = 0; o < node->num_outputs(); ++o) {
-      *n->add_output_types() = ToProto(*node->output_ptr(o)->tensor_type());
+      const TensorType& type = *node->output_ptr(o)->tensor_type();
+      if (form == GraphForm::kCompact) {
+        n->add_output_type_indices(TableIndex(type_table, type.ToString(),
+                                              [&] { ToProto(type, g.add_types()); }));
+      } else {
+        ToProto(type, n->add_output_types());
+      }
       refs[node->output_ptr(o)] = {Ref::kNodeOutput, static_cast<uint32_t>(g.nodes_size() - 1),
                                    static_cast<uint32_t>(o)};
     }
@@ -183,33 +237,31 @@ absl::StatusOr<ProtoGraph> GraphFromProto(const v1::Graph& g, const GraphLimits&
         return Invalid(where, "an empty reference");
     }
   };
+  // The compact form's tables, decoded once: their nodes share ops and types.
+  std::vector<OpPtr> op_table;
+  for (int i = 0; i < g.ops_size(); ++i) {
+    absl::StatusOr<OpPtr> op = OpFromProto(g.ops(i));
+    if (!op.ok()) return Invalid(absl::StrCat("op ", i), op.status().message());
+    op_table.push_back(*std::move(op));
+  }
+  std::vector<TensorTypePtr> type_table;
+  for (int i = 0; i < g.types_size(); ++i) {
+    absl::StatusOr<TensorTypePtr> t = FromProto(g.types(i));
+    if (!t.ok()) return Invalid(absl::StrCat("type ", i), t.status().message());
+    type_table.push_back(*std::move(t));
+  }
   for (int i = 0; i < g.nodes_size(); ++i) {
     const v1::Node& n = g.nodes(i);
     const std::string where = absl::StrCat("node ", i);
-    std::optional<OpKind> kind = ParseOpKind(n.op().kind());
-    if (!kind) return Invalid(where, absl::StrCat("unknown op '", n.op().kind(), "'"));
-    OpAttrs attrs;
-    for (const v1::Attr& a : n.op().attrs()) {
-      const v1::AttrValue& v = a.value();
-      switch (v.value_case()) {
-        case v1::AttrValue::kI:
-          attrs.Set(a.name(), v.i());
-          break;
-        case v1::AttrValue::kF:
-          attrs.Set(a.name(), v.f());
-          break;
-        case v1::AttrValue::kS:
-          attrs.Set(a.name(), v.s());
-          break;
-        case v1::AttrValue::kInts:
-          attrs.Set(a.name(),
-                    std::vector<int64_t>(v.ints().values().begin(), v.ints().values().end()));
-          break;
-        default:
-          return Invalid(where, absl::StrCat("attribute '", a.name(), "' has no value"));
-      }
+    absl::StatusOr<OpPtr> op;
+    if (n.has_op() || op_table.empty()) {
+      op = OpFromProto(n.op());
+    } else if (n.op_index() < op_table.size()) {
+      op = op_table[n.op_index()];
+    } else {
+      op = absl::InvalidArgumentError(
+          absl::StrCat("op_index ", n.op_index(), " of ", op_table.size(), " ops"));
     }
-    absl::StatusOr<OpPtr> op = MakeOp(*kind, attrs);
     if (!op.ok()) return Invalid(where, op.status().message());
     std::vector<VariablePtr> inputs;
     for (int k = 0; k < n.inputs_size(); ++k) {
@@ -219,12 +271,24 @@ absl::StatusOr<ProtoGraph> GraphFromProto(const v1::Graph& g, const GraphLimits&
     }
     absl::StatusOr<ApplyPtr> node = (*op)->MakeNode(inputs);
     if (!node.ok()) return Invalid(where, node.status().message());
-    if (n.output_types_size() > 0 && n.output_types_size() != (*node)->num_outputs()) {
-      return Invalid(where, absl::StrCat(n.output_types_size(), " output types for ",
-                                         (*node)->num_outputs(), " outputs"));
+    if (n.output_types_size() > 0 && n.output_type_indices_size() > 0) {
+      return Invalid(where, "both output_types and output_type_indices");
     }
-    for (int o = 0; o < n.output_types_size(); ++o) {
-      absl::StatusOr<TensorTypePtr> t = FromProto(n.output_types(o));
+    const int given = n.output_types_size() + n.output_type_indices_size();
+    if (given > 0 && given != (*node)->num_outputs()) {
+      return Invalid(where, absl::StrCat(given, " output types for ", (*node)->num_outputs(),
+                                         " outputs"));
+    }
+    for (int o = 0; o < given; ++o) {
+      absl::StatusOr<TensorTypePtr> t;
+      if (n.output_types_size() > 0) {
+        t = FromProto(n.output_types(o));
+      } else if (n.output_type_indices(o) < type_table.size()) {
+        t = type_table[n.output_type_indices(o)];
+      } else {
+        t = absl::InvalidArgumentError(absl::StrCat(
+            "output_type_indices ", n.output_type_indices(o), " of ", type_table.size(), " types"));
+      }
       if (!t.ok()) return Invalid(where, t.status().message());
       const Type& inferred = *(*node)->output_ptr(o)->type();
       if (!inferred.Equals(**t)) {

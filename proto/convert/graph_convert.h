@@ -19,14 +19,20 @@ struct GraphLimits {
   int64_t max_constant_bytes = int64_t{1} << 30;  // in all constants together
 };
 
+// How GraphToProto writes ops and types: inline in each node (what clients send), or once each
+// in the graph's tables (Graph.ops, Graph.types), which the server's replies use: a 500,000-node
+// gradient is then a third of the bytes and the memory. GraphFromProto reads both.
+enum class GraphForm { kInline, kCompact };
+
 // The graph computing `outputs` from `inputs`: every leaf must be an input or a constant
 // (MissingInputError otherwise), nodes in topological order, output types included.
 absl::StatusOr<v1::Graph> GraphToProto(const std::vector<Var>& inputs,
-                                       const std::vector<Var>& outputs);
+                                       const std::vector<Var>& outputs,
+                                       GraphForm form = GraphForm::kInline);
 // The same, written into `out` (which may live on a protobuf Arena: building a large graph there
 // costs a fraction of the heap's allocations).
 absl::Status GraphToProto(const std::vector<Var>& inputs, const std::vector<Var>& outputs,
-                          v1::Graph* out);
+                          v1::Graph* out, GraphForm form = GraphForm::kInline);
 
 struct ProtoGraph {
   std::vector<Var> inputs, outputs;

@@ -48,6 +48,55 @@ TEST(GraphConvertTest, TrainingGraphRoundTripsWithEqualValues) {
             "MissingInputError: t is needed but is not among the inputs");
 }
 
+TEST(GraphConvertTest, CompactFormWritesEachOpAndTypeOnceAndReadsBack) {
+  Var x = dvector("x");
+  Var y = x;
+  for (int i = 0; i < 50; ++i) y = tanh(y) * 2.0;
+  absl::StatusOr<std::vector<Var>> g = grad(sum(y), std::vector<Var>{x});
+  ASSERT_TRUE(g.ok()) << g.status();
+  const v1::Graph inline_form = *GraphToProto({x}, {sum(y), (*g)[0]});
+  const v1::Graph compact = *GraphToProto({x}, {sum(y), (*g)[0]}, GraphForm::kCompact);
+  ASSERT_EQ(compact.nodes_size(), inline_form.nodes_size());
+  EXPECT_LE(compact.ops_size(), 10);
+  EXPECT_LE(compact.types_size(), 4);
+  EXPECT_LT(compact.ByteSizeLong() * 2, inline_form.ByteSizeLong());
+  for (const v1::Node& n : compact.nodes()) {
+    EXPECT_FALSE(n.has_op());
+    EXPECT_EQ(n.output_types_size(), 0);
+    EXPECT_EQ(n.output_type_indices_size(), 1);
+  }
+  // Both read back to the same graph.
+  absl::StatusOr<ProtoGraph> a = GraphFromProto(inline_form), b = GraphFromProto(compact);
+  ASSERT_TRUE(a.ok() && b.ok()) << a.status() << b.status();
+  EXPECT_EQ(DebugPrint(a->outputs), DebugPrint(b->outputs));
+}
+
+TEST(GraphConvertTest, CompactFormIndicesAreChecked) {
+  Var x = dvector("x");
+  const v1::Graph good = *GraphToProto({x}, {exp(x)}, GraphForm::kCompact);
+  v1::Graph g = good;
+  g.mutable_nodes(0)->set_op_index(7);
+  EXPECT_EQ(GraphFromProto(g).status().message(), "node 0: op_index 7 of 1 ops");
+  g = good;
+  g.mutable_nodes(0)->set_output_type_indices(0, 3);
+  EXPECT_EQ(GraphFromProto(g).status().message(), "node 0: output_type_indices 3 of 1 types");
+  g = good;
+  g.mutable_nodes(0)->add_output_type_indices(0);
+  EXPECT_EQ(GraphFromProto(g).status().message(), "node 0: 2 output types for 1 outputs");
+  g = good;
+  *g.mutable_nodes(0)->add_output_types() = ToProto(TensorType(DType::kFloat64, {std::nullopt}));
+  EXPECT_EQ(GraphFromProto(g).status().message(),
+            "node 0: both output_types and output_type_indices");
+  g = good;
+  g.mutable_ops(0)->set_kind("Frobnicate");
+  EXPECT_EQ(GraphFromProto(g).status().message(), "op 0: unknown op 'Frobnicate'");
+  g = good;
+  g.mutable_types(0)->set_dtype(v1::DTYPE_INT8);
+  EXPECT_EQ(GraphFromProto(g).status().message(),
+            "node 0: output 0 has type TensorType(float64, (?,)) but the graph says "
+            "TensorType(int8, (?,))");
+}
+
 // A graph of one input (a float64 vector) and one Elemwise node; tests break one thing each.
 v1::Graph Small() {
   Var x = dvector("x");

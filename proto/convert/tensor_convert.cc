@@ -22,13 +22,17 @@ absl::StatusOr<DType> FromProto(v1::DType dtype) {
 
 v1::TensorType ToProto(const TensorType& type) {
   v1::TensorType msg;
-  msg.set_dtype(ToProto(type.dtype()));
+  ToProto(type, &msg);
+  return msg;
+}
+
+void ToProto(const TensorType& type, v1::TensorType* out) {
+  out->set_dtype(ToProto(type.dtype()));
   for (const StaticDim& d : type.shape()) {
-    v1::StaticDim* dim = msg.add_shape();
+    v1::StaticDim* dim = out->add_shape();
     dim->set_known(d.has_value());
     dim->set_size(d.value_or(0));
   }
-  return msg;
 }
 
 absl::StatusOr<TensorTypePtr> FromProto(const v1::TensorType& type) {

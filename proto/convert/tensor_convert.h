@@ -17,6 +17,8 @@ absl::StatusOr<DType> FromProto(v1::DType dtype);
 
 // TensorType <-> message; negative static sizes are INVALID_ARGUMENT.
 v1::TensorType ToProto(const TensorType& type);
+// Writes the message in place (on `out`'s arena, without a temporary).
+void ToProto(const TensorType& type, v1::TensorType* out);
 absl::StatusOr<TensorTypePtr> FromProto(const v1::TensorType& type);
 
 // Tensor <-> message (raw little-endian bytes, C order). A byte count that does not match the

@@ -188,11 +188,18 @@ def graph_from_proto(g, inputs):
             return constants[ref.constant]
         return node_outputs[ref.node_output.node][ref.node_output.output]
 
+    # The compact form (the server's replies): ops and types in tables, nodes refer by index.
+    op_table = [(o.kind, [(a.name, _attr_value(a)) for a in o.attrs]) for o in g.ops]
+    type_table = [type_from_proto(t) for t in g.types]
     for n in g.nodes:
-        attrs = [(a.name, _attr_value(a)) for a in n.op.attrs]
+        if n.HasField("op") or not op_table:
+            kind, attrs = n.op.kind, [(a.name, _attr_value(a)) for a in n.op.attrs]
+        else:
+            kind, attrs = op_table[n.op_index]
         args = [value(r) for r in n.inputs]
-        types = [type_from_proto(t) for t in n.output_types]
-        op = _make_op(n.op.kind, attrs)
+        types = ([type_from_proto(t) for t in n.output_types] or
+                 [type_table[i] for i in n.output_type_indices])
+        op = _make_op(kind, attrs)
         node = None
         if op is not None:
             try:
@@ -202,6 +209,6 @@ def graph_from_proto(g, inputs):
             except (TypeError, ValueError):
                 node = None
         if node is None:
-            node = WireOp(n.op.kind, attrs, types).make_node(*args)
+            node = WireOp(kind, attrs, types).make_node(*args)
         node_outputs.append(node.outputs)
     return [value(r) for r in g.outputs]
