@@ -1,7 +1,5 @@
 #include "server/graph_requests.h"
 
-#include <google/protobuf/arena.h>
-
 #include "absl/strings/str_cat.h"
 #include "core/grad/gradient.h"
 #include "core/graph/fgraph.h"
@@ -64,19 +62,16 @@ absl::Status GradGraph(const v1::GradRequest& request, const GraphLimits& limits
   std::vector<std::string> warnings;
   options.warnings = &warnings;
   options.interrupt = interrupt;
-  // The wrt, consider_constant and known_grads references become extra outputs, so that
-  // conversion resolves and checks them.
-  // (The copy lives on an arena of its own: a large graph is copied and dropped cheaply.)
-  google::protobuf::Arena arena;
-  v1::Graph& extended = *google::protobuf::Arena::CreateMessage<v1::Graph>(&arena);
-  extended = g;
-  for (const v1::ValueRef& ref : request.wrt()) *extended.add_outputs() = ref;
-  for (const v1::ValueRef& ref : request.consider_constant()) *extended.add_outputs() = ref;
+  // The wrt, consider_constant and known_grads references are resolved as extra outputs, so that
+  // conversion checks them.
+  std::vector<const v1::ValueRef*> refs;
+  for (const v1::ValueRef& ref : request.wrt()) refs.push_back(&ref);
+  for (const v1::ValueRef& ref : request.consider_constant()) refs.push_back(&ref);
   for (const v1::KnownGrad& k : request.known_grads()) {
-    *extended.add_outputs() = k.variable();
-    *extended.add_outputs() = k.grad();
+    refs.push_back(&k.variable());
+    refs.push_back(&k.grad());
   }
-  absl::StatusOr<ProtoGraph> graph = GraphFromProto(extended, limits);
+  absl::StatusOr<ProtoGraph> graph = GraphFromProto(g, limits, refs);
   if (!graph.ok()) return graph.status();
   auto extra = graph->outputs.begin() + g.outputs_size();
   const std::vector<Var> wrt(extra, extra + request.wrt_size());

@@ -9,6 +9,25 @@
 namespace kiln {
 
 OpPtr Elemwise::Make(ScalarOp scalar_op, InplacePattern inplace_pattern) {
+  // Ops are immutable, so every plain Elemwise of one scalar op (and cast dtype) is one shared
+  // instance: a gradient of 500,000 nodes holds a few dozen ops, not 500,000.
+  static const std::vector<OpPtr> shared = [] {
+    std::vector<OpPtr> ops(NumScalarOps() * kNumDTypes);
+    for (int k = 0; k < NumScalarOps(); ++k) {
+      const auto kind = static_cast<ScalarOpKind>(k);
+      if (kind == ScalarOpKind::kComposite) continue;  // each has its own program
+      const int dtypes = kind == ScalarOpKind::kCast ? kNumDTypes : 1;
+      for (int d = 0; d < dtypes; ++d) {
+        ops[k * kNumDTypes + d] = std::make_shared<Elemwise>(
+            kind == ScalarOpKind::kCast ? ScalarOp(kind, static_cast<DType>(d)) : ScalarOp(kind));
+      }
+    }
+    return ops;
+  }();
+  if (inplace_pattern.empty() && scalar_op.kind != ScalarOpKind::kComposite) {
+    const int d = scalar_op.kind == ScalarOpKind::kCast ? static_cast<int>(scalar_op.cast_to) : 0;
+    return shared[static_cast<int>(scalar_op.kind) * kNumDTypes + d];
+  }
   return std::make_shared<Elemwise>(scalar_op, std::move(inplace_pattern));
 }
 

@@ -172,6 +172,11 @@ absl::Status GraphToProto(const std::vector<Var>& inputs, const std::vector<Var>
 }
 
 absl::StatusOr<ProtoGraph> GraphFromProto(const v1::Graph& g, const GraphLimits& limits) {
+  return GraphFromProto(g, limits, {});
+}
+
+absl::StatusOr<ProtoGraph> GraphFromProto(const v1::Graph& g, const GraphLimits& limits,
+                                          const std::vector<const v1::ValueRef*>& extra_outputs) {
   if (g.nodes_size() > limits.max_nodes) {
     return absl::InvalidArgumentError(absl::StrCat(
         "the graph has ", g.nodes_size(), " nodes, more than the limit of ", limits.max_nodes));
@@ -298,8 +303,11 @@ absl::StatusOr<ProtoGraph> GraphFromProto(const v1::Graph& g, const GraphLimits&
     }
     node_outputs.push_back((*node)->outputs());
   }
-  for (int i = 0; i < g.outputs_size(); ++i) {
-    absl::StatusOr<VariablePtr> v = resolve(g.outputs(i), absl::StrCat("output ", i), -1);
+  std::vector<const v1::ValueRef*> outputs;
+  for (const v1::ValueRef& r : g.outputs()) outputs.push_back(&r);
+  outputs.insert(outputs.end(), extra_outputs.begin(), extra_outputs.end());
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    absl::StatusOr<VariablePtr> v = resolve(*outputs[i], absl::StrCat("output ", i), -1);
     if (!v.ok()) return v.status();
     result.outputs.push_back(Var(*v));
   }

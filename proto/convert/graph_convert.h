@@ -39,6 +39,10 @@ struct ProtoGraph {
 };
 // The core graph of a message: ops made with MakeOp and type-checked by their MakeNode.
 absl::StatusOr<ProtoGraph> GraphFromProto(const v1::Graph& graph, const GraphLimits& limits = {});
+// The same, with `extra_outputs` resolved after the graph's own outputs (and numbered after them
+// in errors): the references a request makes besides its graph (Grad's wrt, known grads...).
+absl::StatusOr<ProtoGraph> GraphFromProto(const v1::Graph& graph, const GraphLimits& limits,
+                                          const std::vector<const v1::ValueRef*>& extra_outputs);
 
 }  // namespace kiln
 
