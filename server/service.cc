@@ -1,5 +1,6 @@
 #include "server/service.h"
 
+#include <atomic>
 #include <chrono>
 
 #include "absl/strings/str_cat.h"
@@ -30,7 +31,11 @@ std::function<absl::Status()> Interrupt(grpc::CallbackServerContext* ctx) {
 // then the request's budget.
 std::function<absl::Status()> Interrupt(grpc::CallbackServerContext* ctx,
                                         std::shared_ptr<const RequestBudget> budget) {
-  return [call = Interrupt(ctx), budget = std::move(budget)] {
+  // A poll comes every few microseconds, so the clocks are read on every 32nd only (they were
+  // an eighth of a large compile's time).
+  auto polls = std::make_shared<std::atomic<uint32_t>>(0);
+  return [call = Interrupt(ctx), budget = std::move(budget), polls] {
+    if (polls->fetch_add(1, std::memory_order_relaxed) % 32 != 0) return absl::OkStatus();
     if (absl::Status s = call(); !s.ok()) return s;
     return budget->Check();
   };

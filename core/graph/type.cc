@@ -6,7 +6,47 @@
 
 namespace kiln {
 
+namespace {
+
+// Types of at most kSharedNdim dims, each unknown or 1, are shared instances: most variables of
+// a graph have one (a 500,000-node gradient then holds a few types, not 500,000).
+constexpr int kSharedNdim = 3;
+constexpr int kSharedPerDType = (1 << (kSharedNdim + 1)) - 1;  // 2^n patterns for n = 0..3
+
+// The index of a shape among a dtype's shared types, or -1 when it has none.
+int SharedIndex(const StaticShape& shape) {
+  const int n = static_cast<int>(shape.size());
+  if (n > kSharedNdim) return -1;
+  int pattern = 0;
+  for (int d = 0; d < n; ++d) {
+    if (shape[d].has_value() && *shape[d] != 1) return -1;
+    if (shape[d].has_value()) pattern |= 1 << d;
+  }
+  return (1 << n) - 1 + pattern;
+}
+
+}  // namespace
+
 std::shared_ptr<const TensorType> TensorType::Make(DType dtype, StaticShape shape) {
+  static const std::vector<TensorTypePtr> shared = [] {
+    std::vector<TensorTypePtr> types(kNumDTypes * kSharedPerDType);
+    for (int d = 0; d < kNumDTypes; ++d) {
+      for (int n = 0; n <= kSharedNdim; ++n) {
+        for (int pattern = 0; pattern < (1 << n); ++pattern) {
+          StaticShape s(n);
+          for (int i = 0; i < n; ++i) {
+            if (pattern & (1 << i)) s[i] = 1;
+          }
+          types[d * kSharedPerDType + SharedIndex(s)] =
+              std::make_shared<const TensorType>(static_cast<DType>(d), s);
+        }
+      }
+    }
+    return types;
+  }();
+  if (const int i = SharedIndex(shape); i >= 0) {
+    return shared[static_cast<int>(dtype) * kSharedPerDType + i];
+  }
   return std::make_shared<const TensorType>(dtype, std::move(shape));
 }
 

@@ -65,13 +65,24 @@ absl::StatusOr<OpPtr> OpFromProto(const v1::Op& msg) {
   return MakeOp(*kind, attrs);
 }
 
-// The index of `key` in a table being written, adding the entry (with `add`) when it is new.
-template <typename Add>
-uint32_t TableIndex(absl::flat_hash_map<std::string, uint32_t>& table, std::string key, Add add) {
-  auto [it, inserted] = table.try_emplace(std::move(key), static_cast<uint32_t>(table.size()));
-  if (inserted) add();
-  return it->second;
-}
+// A table of the compact form being written (Graph.ops or Graph.types): each distinct entry once.
+// Entries are found by address first (ops and types are mostly shared instances), then by text.
+class TableWriter {
+ public:
+  // The entry's index; `key()` gives its text and `add()` writes it, when it is new.
+  template <typename Key, typename Add>
+  uint32_t Index(const void* address, Key key, Add add) {
+    if (auto it = by_address_.find(address); it != by_address_.end()) return it->second;
+    auto [it, inserted] = by_text_.try_emplace(key(), static_cast<uint32_t>(by_text_.size()));
+    if (inserted) add();
+    by_address_.emplace(address, it->second);
+    return it->second;
+  }
+
+ private:
+  absl::flat_hash_map<const void*, uint32_t> by_address_;
+  absl::flat_hash_map<std::string, uint32_t> by_text_;
+};
 
 }  // namespace
 
@@ -140,13 +151,14 @@ absl::Status GraphToProto(const std::vector<Var>& inputs, const std::vector<Var>
   g.mutable_nodes()->Reserve(static_cast<int>(order.size()));
   refs.reserve(refs.size() + order.size() * 2);
   // In the compact form each distinct op and type is written once, in the graph's tables.
-  absl::flat_hash_map<std::string, uint32_t> op_table, type_table;
+  TableWriter op_table, type_table;
   for (Apply* node : order) {
     v1::Node* n = g.add_nodes();
     const Op& op = node->op();
     if (form == GraphForm::kCompact) {
-      n->set_op_index(TableIndex(op_table, absl::StrCat(OpKindName(op.kind()), op.Props()),
-                                 [&] { OpToProto(op, g.add_ops()); }));
+      n->set_op_index(op_table.Index(
+          &op, [&] { return absl::StrCat(OpKindName(op.kind()), op.Props()); },
+          [&] { OpToProto(op, g.add_ops()); }));
     } else {
       OpToProto(op, n->mutable_op());
     }
@@ -156,8 +168,8 @@ absl::Status GraphToProto(const std::vector<Var>& inputs, const std::vector<Var>
     for (int o = 0; o < node->num_outputs(); ++o) {
       const TensorType& type = *node->output_ptr(o)->tensor_type();
       if (form == GraphForm::kCompact) {
-        n->add_output_type_indices(TableIndex(type_table, type.ToString(),
-                                              [&] { ToProto(type, g.add_types()); }));
+        n->add_output_type_indices(type_table.Index(
+            &type, [&] { return type.ToString(); }, [&] { ToProto(type, g.add_types()); }));
       } else {
         ToProto(type, n->add_output_types());
       }
