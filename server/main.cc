@@ -14,6 +14,12 @@
 #include "server/log.h"
 #include "server/server.h"
 
+// jemalloc's options, read when it starts (when kiln-server is linked with it): a background
+// thread returns freed pages to the system within about a second, even while the server is idle,
+// so what a large request used does not stay resident after it ends. MALLOC_CONF overrides.
+extern "C" const char* malloc_conf;
+const char* malloc_conf = "background_thread:true,dirty_decay_ms:1000,muzzy_decay_ms:0";
+
 namespace {
 
 std::string EnvOr(const char* name, const std::string& fallback) {

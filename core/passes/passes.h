@@ -21,7 +21,9 @@ absl::Status FusionPass(FunctionGraph& fg, RewriteContext& ctx);
 absl::Status InplacePass(FunctionGraph& fg, RewriteContext& ctx);
 RewriteRule ConstantFoldingRule();
 std::vector<RewriteRule> CanonicalizeRules();
-std::vector<RewriteRule> StabilizeRules();
+std::vector<RewriteRule> StabilizeRules();  // includes SigmoidRules()
+// Sigmoid recognition in quotients and products of exponentials (stabilize).
+std::vector<RewriteRule> SigmoidRules();
 std::vector<RewriteRule> SpecializeRules();
 
 }  // namespace kiln

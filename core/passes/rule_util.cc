@@ -2,6 +2,7 @@
 
 #include "core/ops/math.h"
 #include "core/ops/shape.h"
+#include "core/rewrite/pattern.h"
 
 namespace kiln {
 
@@ -27,6 +28,11 @@ Replacement ReplaceWith(const Var& v, const Apply& node) {
   if (less_specific) r = specify_shape(r, want.shape());
   if (!r.ok()) return std::nullopt;
   return std::vector<VariablePtr>{r.ptr()};
+}
+
+Var Negate(const Var& v) {
+  if (v.ok() && ElemwiseKind(*v.ptr()) == ScalarOpKind::kNeg) return Var(v->owner()->inputs()[0]);
+  return -v;
 }
 
 RewriteRule PhaseRule(std::string name, std::string phase, std::vector<OpKind> tracks,

@@ -18,6 +18,9 @@ using Replacement = std::optional<std::vector<VariablePtr>>;
 // its shape cannot stand for the output's (a rule must not change a result's shape).
 Replacement ReplaceWith(const Var& v, const Apply& node);
 
+// -v, without a double negation: u for v = neg(u).
+Var Negate(const Var& v);
+
 // A rule of the phase tagged `phase` looking at nodes of the `tracks` kinds.
 RewriteRule PhaseRule(std::string name, std::string phase, std::vector<OpKind> tracks,
                       std::function<Replacement(const FunctionGraph&, Apply&)> apply);

@@ -60,7 +60,7 @@ Replacement SubRules(const FunctionGraph&, Apply& node) {
     return ReplaceWith(expm1(Var(x)), node);
   }
   if (m::Sub(m::Const(1), m::Sigmoid(m::Any(&x))).Match(node.output(0))) {
-    return ReplaceWith(sigmoid(-Var(x)), node);
+    return ReplaceWith(sigmoid(Negate(Var(x))), node);
   }
   return std::nullopt;
 }
@@ -71,7 +71,7 @@ Replacement LogRules(const FunctionGraph&, Apply& node) {
   if (ElemwiseKind(*node.output_ptr(0)) != K::kLog) return std::nullopt;
   const VariablePtr& arg = node.inputs()[0];
   VariablePtr x;
-  if (m::Sigmoid(m::Any(&x)).Match(arg)) return ReplaceWith(-softplus(-Var(x)), node);
+  if (m::Sigmoid(m::Any(&x)).Match(arg)) return ReplaceWith(-softplus(Negate(Var(x))), node);
   if (m::Erfc(m::Any(&x)).Match(arg)) {
     const Var v(x);
     const DType d = v.dtype();
@@ -115,8 +115,11 @@ RewriteRule Rule(std::string name, std::function<Replacement(const FunctionGraph
 }  // namespace
 
 std::vector<RewriteRule> StabilizeRules() {
-  return {Rule("local_log1p", Log1p), Rule("local_expm1_and_sigmoid_complement", SubRules),
-          Rule("local_log_stable", LogRules)};
+  std::vector<RewriteRule> rules = {Rule("local_log1p", Log1p),
+                                    Rule("local_expm1_and_sigmoid_complement", SubRules),
+                                    Rule("local_log_stable", LogRules)};
+  for (RewriteRule& r : SigmoidRules()) rules.push_back(std::move(r));
+  return rules;
 }
 
 }  // namespace kiln

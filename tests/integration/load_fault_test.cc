@@ -21,6 +21,7 @@
 #include "kiln/v1/service.grpc.pb.h"
 #include "proto/convert/graph_convert.h"
 #include "proto/convert/tensor_convert.h"
+#include "tests/testing/huge_graphs.h"
 #include "tests/testing/server_process.h"
 
 namespace kiln {
@@ -186,6 +187,36 @@ TEST(LoadTest, SixtyFourClientsMixingEveryCall) {
   const int64_t peak = server.peak_bytes();
   std::printf("server peak memory: %.1f MB (cap %.0f MB)\n", peak / 1048576.0, cap / 1048576.0);
   EXPECT_LT(peak, cap);
+}
+
+// What a large request used is given back when it ends: the server's resident memory returns
+// near its idle size (jemalloc's purge when the request ends).
+TEST(FaultTest, ALargeRequestsMemoryIsGivenBack) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "kiln-server runs on AddressSanitizer's allocator here, which keeps freed "
+                  "memory in its quarantine; the normal build checks jemalloc's purge";
+#endif
+  ServerProcess server(KILN_SERVER_BIN, {"--threads=2"});
+  ASSERT_TRUE(server.ready());
+  const int64_t idle = server.resident_bytes();
+  const auto [x, cost] = testing::TanhChain(30000);
+  v1::GradRequest req;
+  *req.mutable_graph() = *GraphToProto({x}, {cost});
+  req.add_wrt()->set_input(0);
+  v1::GradResponse resp;
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(120));
+  ASSERT_TRUE(server.Stub()->Grad(&ctx, req, &resp).ok());
+  const int64_t used = server.peak_bytes() - idle;
+  ASSERT_GT(used, int64_t{64} << 20);  // the request did take memory
+  int64_t resident = server.resident_bytes();
+  for (int i = 0; i < 50 && resident - idle > used / 4; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    resident = server.resident_bytes();
+  }
+  std::printf("idle %.1f MB, peak %.1f MB, after %.1f MB\n", idle / 1048576.0,
+              (idle + used) / 1048576.0, resident / 1048576.0);
+  EXPECT_LT(resident - idle, used / 4);
 }
 
 TEST(FaultTest, KilledWhileWritingTheCacheLosesNothingComplete) {

@@ -63,14 +63,9 @@ class ServerProcess {
   // True while the process runs.
   bool alive() const { return pid_ > 0 && waitpid(pid_, nullptr, WNOHANG) == 0; }
   // The process's peak resident memory, in bytes.
-  int64_t peak_bytes() const {
-    std::ifstream status(absl::StrCat("/proc/", pid_, "/status"));
-    std::string line;
-    while (std::getline(status, line)) {
-      if (line.rfind("VmHWM:", 0) == 0) return std::atoll(line.c_str() + 6) * 1024;
-    }
-    return -1;
-  }
+  int64_t peak_bytes() const { return StatusBytes("VmHWM:"); }
+  // Its resident memory now, in bytes.
+  int64_t resident_bytes() const { return StatusBytes("VmRSS:"); }
   void Kill(int sig) {
     if (pid_ <= 0) return;
     kill(pid_, sig);
@@ -82,6 +77,16 @@ class ServerProcess {
   int port_;
   pid_t pid_ = -1;
   std::shared_ptr<grpc::Channel> channel_;
+  // A "<field> N kB" line of /proc/<pid>/status, in bytes (-1 when absent).
+  int64_t StatusBytes(const std::string& field) const {
+    std::ifstream status(absl::StrCat("/proc/", pid_, "/status"));
+    std::string line;
+    while (std::getline(status, line)) {
+      if (line.rfind(field, 0) == 0) return std::atoll(line.c_str() + field.size()) * 1024;
+    }
+    return -1;
+  }
+
   bool ready_ = false;
 };
 

@@ -38,3 +38,4 @@ globals().update({name[:-len(kind)] + plural: _plural(ctor)
                   for kind, plural in _PLURALS.items() if name.endswith(kind)})
 
 from kiln.tensor import math, special  # noqa: E402,F401  (kt.math.sigmoid, kt.special.softmax)
+from kiln.gradient import grad  # noqa: E402,F401  (aesara.tensor.grad, as the tutorials write it)
