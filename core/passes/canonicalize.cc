@@ -117,6 +117,22 @@ void Factors(const FunctionGraph& fg, const VariablePtr& v, bool numerator, DTyp
   }
 }
 
+// True for one variable, or for outputs of equal ops on inputs that are the same value, up to
+// `depth` levels (what merge makes one): the rules of later phases build such twins, as
+// sigmoid(-x) twice, and they cancel like one.
+bool SameValue(const VariablePtr& a, const VariablePtr& b, int depth = 3) {
+  if (a == b) return true;
+  const Apply *x = a->owner(), *y = b->owner();
+  if (depth == 0 || x == nullptr || y == nullptr || a->index() != b->index() ||
+      !(x->op() == y->op()) || x->num_inputs() != y->num_inputs()) {
+    return false;
+  }
+  for (int i = 0; i < x->num_inputs(); ++i) {
+    if (!SameValue(x->inputs()[i], y->inputs()[i], depth - 1)) return false;
+  }
+  return true;
+}
+
 // The mul/div canonizer: x*y/y -> x; (2*x)/(4*y) -> (0.5*x)/y; equal factors above and below
 // the line cancel and constants fold into one coefficient.
 Replacement MulDivCanonizer(const FunctionGraph& fg, Apply& node) {
@@ -130,7 +146,8 @@ Replacement MulDivCanonizer(const FunctionGraph& fg, Apply& node) {
   Factors(fg, node.output(0), true, dtype, num, den, coefficient, n_constants, /*root=*/true);
   bool cancelled = false;
   for (auto it = num.begin(); it != num.end();) {
-    auto match = std::find(den.begin(), den.end(), *it);
+    auto match =
+        std::find_if(den.begin(), den.end(), [&](const VariablePtr& d) { return SameValue(d, *it); });
     if (match == den.end()) {
       ++it;
       continue;

@@ -21,9 +21,14 @@ absl::Status FusionPass(FunctionGraph& fg, RewriteContext& ctx);
 absl::Status InplacePass(FunctionGraph& fg, RewriteContext& ctx);
 RewriteRule ConstantFoldingRule();
 std::vector<RewriteRule> CanonicalizeRules();
-std::vector<RewriteRule> StabilizeRules();  // includes SigmoidRules()
+std::vector<RewriteRule> StabilizeRules();  // includes SigmoidRules() and LogErfRules()
 // Sigmoid recognition in quotients and products of exponentials (stabilize).
 std::vector<RewriteRule> SigmoidRules();
+// log1p of negated sigmoids and exponentials, log of sums of exponentials, erf complements
+// (stabilize).
+std::vector<RewriteRule> LogErfRules();
+// log(exp(a) - exp(b)) -> a + log1mexp(b - a) (specialize).
+RewriteRule LogDiffExpRule();
 std::vector<RewriteRule> SpecializeRules();
 
 }  // namespace kiln

@@ -117,6 +117,11 @@ std::vector<Case> Cases() {
       {"-exp(-x) * sigmoid(x)", {x}, {-exp(-x) * sigmoid(x)}},
       {"grad of log(1 - 1 / (1 + exp(-a)))", {a},
        {grad(sum(log(1.0 - 1.0 / (1.0 + exp(-a)))), a)}},
+      {"log(1 - exp(-px))", {px}, {log(1.0 - exp(-px))}},
+      {"log1p(-sigmoid(x))", {x}, {log1p(-sigmoid(x))}},
+      {"log(exp(x) + exp(y))", {x, y}, {log(exp(x) + exp(y))}},
+      {"log(exp(x) - exp(x - px))", {x, px}, {log(exp(x) - exp(x - px))}},
+      {"erf complements", {x}, {(1.0 + erf(x)) * (1.0 - erf(x)) + (erf(x) - 1.0) * (1.0 - erfc(x))}},
       {"log(softmax(x))", {x}, {log(softmax(x))}},
       {"log(sum(exp(x)))", {x}, {log(sum(exp(x), 1))}},
       {"log(erfc(x))", {x}, {log(erfc(x))}},
@@ -130,6 +135,43 @@ std::vector<Case> Cases() {
       {"max and argmax", {x}, {max(x, 1), cast(argmax(x, 1), DType::kFloat64)}},
       {"in-place chain", {x, y}, {exp(x) * y + sin(x) * 2.0}},
   };
+}
+
+// The stable forms at inputs where the naive ones overflow or cancel: FAST_RUN's values equal
+// references from closed forms evaluated stably (within a few ULP).
+TEST(PassesTest, StableFormsAreAccurateAtExtremes) {
+  Var x = dvector("x");
+  const std::vector<double> xs = {-1000, -40, -1e-300, 0, 1e-300, 1, 40, 1000};
+  auto softplus_ref = [](double v) { return std::max(v, 0.0) + std::log1p(std::exp(-std::fabs(v))); };
+  struct Check {
+    std::string name;
+    Var expr;
+    std::function<double(double)> ref;
+  };
+  const std::vector<Check> checks = {
+      {"log(1 / (1 + exp(-x)))", log(1.0 / (1.0 + exp(-x))),
+       [&](double v) { return -softplus_ref(-v); }},
+      {"log(1 - 1 / (1 + exp(-x)))", log(1.0 - 1.0 / (1.0 + exp(-x))),
+       [&](double v) { return -softplus_ref(v); }},
+      {"d/dx log(1 - 1 / (1 + exp(-x)))", grad(sum(log(1.0 - 1.0 / (1.0 + exp(-x)))), x),
+       [](double v) { return -(v >= 0 ? 1 / (1 + std::exp(-v)) : std::exp(v) / (1 + std::exp(v))); }},
+      {"log(exp(x) + exp(x))", log(exp(x) + exp(x)), [](double v) { return v + std::log(2.0); }},
+      {"1 - erf(x / 100)", 1.0 - erf(x / 100.0), [](double v) { return std::erfc(v / 100); }},
+      {"log1p(-sigmoid(x))", log1p(-sigmoid(x)), [&](double v) { return -softplus_ref(v); }},
+  };
+  const Tensor arg = *Tensor::FromValues<double>(DType::kFloat64, {static_cast<int64_t>(xs.size())}, xs);
+  for (const Check& c : checks) {
+    Optimized o = Optimize({x}, {c.expr});
+    ASSERT_NE(o.fg, nullptr);
+    const std::vector<Tensor> out =
+        kiln::Run({Var(o.fg->inputs()[0])}, {Var(o.fg->outputs()[0])}, {arg});
+    ASSERT_EQ(out.size(), 1u) << c.name;
+    for (size_t i = 0; i < xs.size(); ++i) {
+      const double got = out[0].ElementAsDouble(i), want = c.ref(xs[i]);
+      EXPECT_TRUE(std::isfinite(got)) << c.name << " at " << xs[i];
+      EXPECT_NEAR(got, want, 4e-16 * std::max(1.0, std::fabs(want))) << c.name << " at " << xs[i];
+    }
+  }
 }
 
 TEST(PassesTest, EveryRuleGoldenAndNumericallyEqual) {

@@ -188,6 +188,7 @@ std::vector<RewriteRule> SpecializeRules() {
       Rule("local_sum_of_scaled", {OpKind::kCAReduce}, SumOfScaled),
       Rule("local_shape_to_constant", {OpKind::kShapeI, OpKind::kShape}, KnownShape),
       Rule("local_max_and_argmax", {OpKind::kCAReduce, OpKind::kArgmax}, MaxAndArgmaxMerge),
+      LogDiffExpRule(),
   };
 }
 

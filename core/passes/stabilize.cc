@@ -119,6 +119,13 @@ std::vector<RewriteRule> StabilizeRules() {
                                     Rule("local_expm1_and_sigmoid_complement", SubRules),
                                     Rule("local_log_stable", LogRules)};
   for (RewriteRule& r : SigmoidRules()) rules.push_back(std::move(r));
+  for (RewriteRule& r : LogErfRules()) rules.push_back(std::move(r));
+  // The mul/div canonizer again, so that the sigmoids the rules above make cancel as the
+  // exponentials they replace would have: sigmoid(-x) * sigmoid(x) / sigmoid(-x) -> sigmoid(x) in
+  // the gradient of log(1 - sigmoid) (Aesara gets there with its greedy distributor).
+  for (RewriteRule& r : CanonicalizeRules()) {
+    if (r.name == "local_mul_canonizer") rules.push_back(std::move(r));
+  }
   return rules;
 }
 
