@@ -2,6 +2,9 @@
 // `before -> after`.
 #include <algorithm>
 
+#include "absl/container/flat_hash_map.h"
+#include "absl/hash/hash.h"
+
 #include "core/graph/constructors.h"
 #include "core/ops/alloc.h"
 #include "core/ops/dimshuffle.h"
@@ -78,42 +81,36 @@ Replacement SubNeg(const FunctionGraph&, Apply& node) {
   return ReplaceWith(Var(x) + Var(y), node);
 }
 
-// True when node's only use is another node of the tree kinds with its dtype: the canonizer
-// works on the whole tree from its root, once, instead of on every subtree.
-bool InsideTree(const FunctionGraph& fg, const Apply& node, std::initializer_list<K> kinds) {
-  const std::vector<FunctionGraph::Client>& uses = fg.clients(node.output_ptr(0));
-  if (uses.size() != 1 || uses[0].node == nullptr) return false;
-  const Variable& parent = *uses[0].node->output_ptr(0);
-  const std::optional<K> k = ElemwiseKind(parent);
-  return k && std::find(kinds.begin(), kinds.end(), *k) != kinds.end() &&
-         parent.tensor_type()->dtype() == node.output_ptr(0)->tensor_type()->dtype();
-}
 
 // The factors of a product/quotient tree of one float dtype: x*y/(z*w) -> num {x, y},
-// den {z, w}; constants multiply into *coefficient.
-void Factors(const FunctionGraph& fg, const VariablePtr& v, bool numerator, DType dtype,
+// den {z, w}; constants multiply into *coefficient. Iterative: trees may be deep.
+void Factors(const FunctionGraph& fg, const VariablePtr& root, DType dtype,
              std::vector<VariablePtr>& num, std::vector<VariablePtr>& den, double& coefficient,
-             int& n_constants, bool root = false) {
-  if (const std::optional<double> c = ScalarLikeConstant(*v)) {
-    coefficient = numerator ? coefficient * *c : coefficient / *c;
-    ++n_constants;
-    return;
-  }
-  const std::optional<K> kind = ElemwiseKind(*v);
-  // Inner nodes used elsewhere too stay whole (flattening them would compute them twice).
-  const bool inner = root || fg.clients(v.get()).size() == 1;
-  const bool same_dtype = inner && v->tensor_type()->dtype() == dtype;
-  if (same_dtype && kind == K::kMul) {
-    for (const VariablePtr& in : v->owner()->inputs()) {
-      Factors(fg, in, numerator, dtype, num, den, coefficient, n_constants);
+             int& n_constants) {
+  std::vector<std::pair<VariablePtr, bool>> stack = {{root, true}};  // (variable, in numerator)
+  while (!stack.empty()) {
+    auto [v, numerator] = std::move(stack.back());
+    stack.pop_back();
+    if (const std::optional<double> c = ScalarLikeConstant(*v)) {
+      coefficient = numerator ? coefficient * *c : coefficient / *c;
+      ++n_constants;
+      continue;
     }
-  } else if (same_dtype && kind == K::kTrueDiv) {
-    Factors(fg, v->owner()->inputs()[0], numerator, dtype, num, den, coefficient, n_constants);
-    Factors(fg, v->owner()->inputs()[1], !numerator, dtype, num, den, coefficient, n_constants);
-  } else if (same_dtype && kind == K::kReciprocal) {
-    Factors(fg, v->owner()->inputs()[0], !numerator, dtype, num, den, coefficient, n_constants);
-  } else {
-    (numerator ? num : den).push_back(v);
+    const std::optional<K> kind = ElemwiseKind(*v);
+    // Inner nodes used elsewhere too stay whole (flattening them would compute them twice).
+    const bool inner = v == root || fg.clients(v.get()).size() == 1;
+    const bool same_dtype = inner && v->tensor_type()->dtype() == dtype;
+    const std::vector<VariablePtr>* in = v->owner() ? &v->owner()->inputs() : nullptr;
+    if (same_dtype && kind == K::kMul) {
+      for (auto it = in->rbegin(); it != in->rend(); ++it) stack.emplace_back(*it, numerator);
+    } else if (same_dtype && kind == K::kTrueDiv) {
+      stack.emplace_back((*in)[1], !numerator);
+      stack.emplace_back((*in)[0], numerator);
+    } else if (same_dtype && kind == K::kReciprocal) {
+      stack.emplace_back((*in)[0], !numerator);
+    } else {
+      (numerator ? num : den).push_back(v);
+    }
   }
 }
 
@@ -133,6 +130,15 @@ bool SameValue(const VariablePtr& a, const VariablePtr& b, int depth = 3) {
   return true;
 }
 
+// A hash consistent with SameValue: the op and the inputs' hashes, `depth` levels down.
+size_t ValueHash(const VariablePtr& v, int depth = 3) {
+  const Apply* a = v->owner();
+  if (depth == 0 || a == nullptr) return absl::HashOf(v.get());
+  size_t h = absl::HashOf(a->op().Hash(), v->index());
+  for (const VariablePtr& in : a->inputs()) h = absl::HashOf(h, ValueHash(in, depth - 1));
+  return h;
+}
+
 // The mul/div canonizer: x*y/y -> x; (2*x)/(4*y) -> (0.5*x)/y; equal factors above and below
 // the line cancel and constants fold into one coefficient.
 Replacement MulDivCanonizer(const FunctionGraph& fg, Apply& node) {
@@ -143,19 +149,32 @@ Replacement MulDivCanonizer(const FunctionGraph& fg, Apply& node) {
   std::vector<VariablePtr> num, den;
   double coefficient = 1;
   int n_constants = 0;
-  Factors(fg, node.output(0), true, dtype, num, den, coefficient, n_constants, /*root=*/true);
+  Factors(fg, node.output(0), dtype, num, den, coefficient, n_constants);
+  // Equal factors above and below the line cancel, found through a hash of their values (a
+  // product of 100,000 factors is linear, not quadratic).
+  absl::flat_hash_map<size_t, std::vector<size_t>> den_by_hash;
+  for (size_t i = 0; i < den.size(); ++i) den_by_hash[ValueHash(den[i])].push_back(i);
+  std::vector<bool> den_gone(den.size(), false);
   bool cancelled = false;
-  for (auto it = num.begin(); it != num.end();) {
-    auto match =
-        std::find_if(den.begin(), den.end(), [&](const VariablePtr& d) { return SameValue(d, *it); });
-    if (match == den.end()) {
-      ++it;
-      continue;
+  std::vector<VariablePtr> kept;
+  for (VariablePtr& n : num) {
+    bool gone = false;
+    if (auto it = den_by_hash.find(ValueHash(n)); it != den_by_hash.end()) {
+      for (size_t i : it->second) {
+        if (!den_gone[i] && SameValue(den[i], n)) {
+          den_gone[i] = gone = cancelled = true;
+          break;
+        }
+      }
     }
-    den.erase(match);
-    it = num.erase(it);
-    cancelled = true;
+    if (!gone) kept.push_back(std::move(n));
   }
+  num = std::move(kept);
+  std::vector<VariablePtr> den_kept;
+  for (size_t i = 0; i < den.size(); ++i) {
+    if (!den_gone[i]) den_kept.push_back(den[i]);
+  }
+  den = std::move(den_kept);
   if (!cancelled && n_constants < 2) return std::nullopt;
   std::vector<Var> top;
   if (coefficient != 1 || num.empty()) top.push_back(scalar_constant(coefficient, dtype));

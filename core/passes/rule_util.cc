@@ -1,5 +1,7 @@
 #include "core/passes/rule_util.h"
 
+#include <algorithm>
+
 #include "core/ops/math.h"
 #include "core/ops/shape.h"
 #include "core/rewrite/pattern.h"
@@ -28,6 +30,16 @@ Replacement ReplaceWith(const Var& v, const Apply& node) {
   if (less_specific) r = specify_shape(r, want.shape());
   if (!r.ok()) return std::nullopt;
   return std::vector<VariablePtr>{r.ptr()};
+}
+
+bool InsideTree(const FunctionGraph& fg, const Apply& node,
+                std::initializer_list<ScalarOpKind> kinds) {
+  const std::vector<FunctionGraph::Client>& uses = fg.clients(node.output_ptr(0));
+  if (uses.size() != 1 || uses[0].node == nullptr) return false;
+  const Variable& parent = *uses[0].node->output_ptr(0);
+  const std::optional<ScalarOpKind> k = ElemwiseKind(parent);
+  return k && std::find(kinds.begin(), kinds.end(), *k) != kinds.end() &&
+         parent.tensor_type()->dtype() == node.output_ptr(0)->tensor_type()->dtype();
 }
 
 Var Negate(const Var& v) {

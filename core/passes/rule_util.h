@@ -7,6 +7,7 @@
 
 #include "core/graph/fgraph.h"
 #include "core/graph/var.h"
+#include "core/ops/scalar_op.h"
 #include "core/rewrite/rewriter.h"
 
 namespace kiln {
@@ -17,6 +18,11 @@ using Replacement = std::optional<std::vector<VariablePtr>>;
 // given the output's static shape when v's is less specific; nullopt when v failed to build or
 // its shape cannot stand for the output's (a rule must not change a result's shape).
 Replacement ReplaceWith(const Var& v, const Apply& node);
+
+// True when node's only use is another node of the tree `kinds` with its dtype: rules on whole
+// trees (products, sums) act once at the root instead of on every subtree (which is quadratic).
+bool InsideTree(const FunctionGraph& fg, const Apply& node,
+                std::initializer_list<ScalarOpKind> kinds);
 
 // -v, without a double negation: u for v = neg(u).
 Var Negate(const Var& v);

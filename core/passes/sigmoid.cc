@@ -1,7 +1,9 @@
 // stabilize: Aesara's sigmoid recognition in quotients and products of exponentials, so that
 // 1 / (1 + exp(-t)) and its gradient become sigmoids, which stay finite where exp overflows.
-#include <algorithm>
 #include <cmath>
+#include <deque>
+
+#include "absl/container/flat_hash_map.h"
 
 #include "core/graph/constructors.h"
 #include "core/ops/elemwise.h"
@@ -44,14 +46,30 @@ Factor SignAndValue(const VariablePtr& v) {
   return {false, v};
 }
 
-// The leaves of the product tree at v (nested products flattened, neg nodes taken out as signs),
-// with the product's overall sign toggled into *negated. Iterative: trees may be deep.
-std::vector<VariablePtr> ProductLeaves(const VariablePtr& v, bool* negated) {
+// True when node's product is only a factor of a larger product (through negations): the rule
+// acts once, at the root, rather than on every subtree (which would be quadratic).
+bool InsideProduct(const FunctionGraph& fg, const Apply& node) {
+  const Variable* v = node.output_ptr(0);
+  while (true) {
+    const std::vector<FunctionGraph::Client>& uses = fg.clients(v);
+    if (uses.size() != 1 || uses[0].node == nullptr) return false;
+    v = uses[0].node->output_ptr(0);
+    const std::optional<K> kind = ElemwiseKind(*v);
+    if (kind == K::kMul) return true;
+    if (kind != K::kNeg) return false;
+  }
+}
+
+// The leaves of the product tree at v (nested products and negations used only inside it
+// flattened, the negations taken out as signs toggled into *negated). Iterative: trees may be deep.
+std::vector<VariablePtr> ProductLeaves(const FunctionGraph& fg, const VariablePtr& v,
+                                       bool* negated) {
   std::vector<VariablePtr> leaves, stack = {v};
   while (!stack.empty()) {
     VariablePtr u = std::move(stack.back());
     stack.pop_back();
-    const std::optional<K> kind = ElemwiseKind(*u);
+    const bool inner = u == v || fg.clients(u.get()).size() == 1;
+    const std::optional<K> kind = inner ? ElemwiseKind(*u) : std::nullopt;
     if (kind == K::kMul) {
       const std::vector<VariablePtr>& in = u->owner()->inputs();
       stack.insert(stack.end(), in.rbegin(), in.rend());  // left to right
@@ -110,6 +128,12 @@ Replacement ExpOver1PlusExp(const FunctionGraph&, Apply& node) {
   if (ElemwiseKind(*node.output_ptr(0)) != K::kTrueDiv) return std::nullopt;
   bool negated = false;
   std::vector<Factor> num = Factors(node.inputs()[0]);
+  // The numerator's factors exp(t), by t (the earliest first).
+  absl::flat_hash_map<const Variable*, std::deque<size_t>> exps;
+  for (size_t i = 0; i < num.size(); ++i) {
+    if (const VariablePtr* a = ExpArg(num[i].value)) exps[a->get()].push_back(i);
+  }
+  std::vector<bool> consumed(num.size(), false);
   std::vector<Var> sigmoids, rest_den;
   for (const Factor& f : Factors(node.inputs()[1])) {
     const VariablePtr* t = OnePlusExpArg(f.value);
@@ -118,13 +142,12 @@ Replacement ExpOver1PlusExp(const FunctionGraph&, Apply& node) {
       rest_den.emplace_back(f.value);
       continue;
     }
-    auto e = std::find_if(num.begin(), num.end(), [&](const Factor& n) {
-      const VariablePtr* a = n.value ? ExpArg(n.value) : nullptr;
-      return a != nullptr && a->get() == t->get();
-    });
-    if (e != num.end()) {
-      negated ^= e->negated;
-      num.erase(e);
+    auto e = exps.find(t->get());
+    if (e != exps.end() && !e->second.empty()) {
+      const size_t i = e->second.front();
+      e->second.pop_front();
+      consumed[i] = true;
+      negated ^= num[i].negated;
       sigmoids.push_back(sigmoid(Var(*t)));
     } else {
       sigmoids.push_back(sigmoid(Negate(Var(*t))));
@@ -132,9 +155,10 @@ Replacement ExpOver1PlusExp(const FunctionGraph&, Apply& node) {
   }
   if (sigmoids.empty()) return std::nullopt;
   std::vector<Var> new_num = sigmoids;
-  for (const Factor& f : num) {
-    negated ^= f.negated;
-    if (ScalarConstantValue(*f.value) != 1.0) new_num.emplace_back(f.value);
+  for (size_t i = 0; i < num.size(); ++i) {
+    if (consumed[i]) continue;
+    negated ^= num[i].negated;
+    if (ScalarConstantValue(*num[i].value) != 1.0) new_num.emplace_back(num[i].value);
   }
   Var out = Product(new_num, negated);
   if (!rest_den.empty()) out = out / Product(rest_den, false);
@@ -144,26 +168,24 @@ Replacement ExpOver1PlusExp(const FunctionGraph&, Apply& node) {
 // exp(t) * sigmoid(-t) -> sigmoid(t); exp(-t) * sigmoid(t) -> sigmoid(-t), among the leaves of a
 // product tree (Aesara's local_sigm_times_exp; nested products become one): a rewritten sigmoid
 // may pair again with a later factor.
-Replacement SigmoidTimesExp(const FunctionGraph&, Apply& node) {
+Replacement SigmoidTimesExp(const FunctionGraph& fg, Apply& node) {
   if (ElemwiseKind(*node.output_ptr(0)) != K::kMul) return std::nullopt;
+  if (InsideProduct(fg, node)) return std::nullopt;  // the root does the whole tree
   bool negated = false;
   std::vector<Factor> factors;
-  for (VariablePtr& leaf : ProductLeaves(node.output(0), &negated)) {
+  for (VariablePtr& leaf : ProductLeaves(fg, node.output(0), &negated)) {
     factors.push_back(SignAndValue(leaf));
   }
   // Earlier factors waiting for a partner, by the argument t of exp(t), exp(-t), sigmoid(t),
   // sigmoid(-t): a factor index each.
   enum Form { kExp, kExpNeg, kSigm, kSigmNeg };
-  std::vector<std::pair<const Variable*, size_t>> waiting[4];
+  absl::flat_hash_map<const Variable*, std::deque<size_t>> waiting[4];
   auto take = [&](Form form, const Variable* t) -> std::optional<size_t> {
-    auto& list = waiting[form];
-    for (auto it = list.begin(); it != list.end(); ++it) {
-      if (it->first != t) continue;
-      const size_t i = it->second;
-      list.erase(it);
-      return i;
-    }
-    return std::nullopt;
+    auto it = waiting[form].find(t);
+    if (it == waiting[form].end() || it->second.empty()) return std::nullopt;
+    const size_t i = it->second.front();  // the earliest waits longest, as in Aesara
+    it->second.pop_front();
+    return i;
   };
   std::vector<Var> held;  // arguments built by Negated, alive while `waiting` points to them
   bool changed = false;
@@ -180,8 +202,8 @@ Replacement SigmoidTimesExp(const FunctionGraph&, Apply& node) {
     const Form partner = kind == K::kExp ? (neg_arg ? kSigm : kSigmNeg) : (neg_arg ? kExp : kExpNeg);
     std::optional<size_t> j = take(partner, t);
     if (!j) {
-      waiting[kind == K::kExp ? (neg_arg ? kExpNeg : kExp) : (neg_arg ? kSigmNeg : kSigm)]
-          .emplace_back(t, i);
+      waiting[kind == K::kExp ? (neg_arg ? kExpNeg : kExp) : (neg_arg ? kSigmNeg : kSigm)][t]
+          .push_back(i);
       continue;
     }
     // The sigmoid of the pair (an earlier factor, or this one) takes the exp's sign of argument.
@@ -196,7 +218,7 @@ Replacement SigmoidTimesExp(const FunctionGraph&, Apply& node) {
     const VariablePtr& na = factors[keep].value->owner()->inputs()[0];
     const Var nb = Negated(na);
     if (nb.ok()) held.push_back(nb);
-    waiting[nb.ok() ? kSigmNeg : kSigm].emplace_back(nb.ok() ? nb.ptr().get() : na.get(), keep);
+    waiting[nb.ok() ? kSigmNeg : kSigm][nb.ok() ? nb.ptr().get() : na.get()].push_back(keep);
     changed = true;
   }
   if (!changed) return std::nullopt;
