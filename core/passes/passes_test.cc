@@ -193,7 +193,7 @@ TEST(PassesTest, LongQuotientsCancelInLinearTime) {
   ASSERT_NE(o.fg, nullptr);
   EXPECT_EQ(o.fg->num_nodes(), 0);
   EXPECT_EQ(o.fg->outputs()[0], o.fg->inputs()[0]);  // x itself
-  EXPECT_LT(seconds, 30);  // quadratic cancellation took hours here
+  EXPECT_LT(seconds, 120);  // 4 s in RelWithDebInfo; the quadratic walks took over 5 minutes
   std::printf("optimize of a 240,000-node quotient: %.2f s\n", seconds);
 }
 
