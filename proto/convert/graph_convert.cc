@@ -254,7 +254,13 @@ absl::StatusOr<ProtoGraph> GraphFromProto(const v1::Graph& g, const GraphLimits&
         return Invalid(where, "an empty reference");
     }
   };
-  // The compact form's tables, decoded once: their nodes share ops and types.
+  // The compact form's tables, decoded once: their nodes share ops and types. A table needs no
+  // more entries than the graph has nodes (each distinct one used at least once).
+  if (g.ops_size() > g.nodes_size() || g.types_size() > g.nodes_size()) {
+    return absl::InvalidArgumentError(absl::StrCat("the graph's tables have ", g.ops_size(),
+                                                   " ops and ", g.types_size(), " types for ",
+                                                   g.nodes_size(), " nodes"));
+  }
   std::vector<OpPtr> op_table;
   for (int i = 0; i < g.ops_size(); ++i) {
     absl::StatusOr<OpPtr> op = OpFromProto(g.ops(i));

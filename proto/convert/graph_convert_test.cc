@@ -88,6 +88,10 @@ TEST(GraphConvertTest, CompactFormIndicesAreChecked) {
   EXPECT_EQ(GraphFromProto(g).status().message(),
             "node 0: both output_types and output_type_indices");
   g = good;
+  for (int i = 0; i < 1000; ++i) *g.add_ops() = good.ops(0);  // tables larger than the graph
+  EXPECT_EQ(GraphFromProto(g).status().message(),
+            "the graph's tables have 1001 ops and 1 types for 1 nodes");
+  g = good;
   g.mutable_ops(0)->set_kind("Frobnicate");
   EXPECT_EQ(GraphFromProto(g).status().message(), "op 0: unknown op 'Frobnicate'");
   g = good;
