@@ -401,6 +401,10 @@ RewriteRule Rule(std::string name, std::vector<OpKind> tracks,
 
 }  // namespace
 
+RewriteRule MulDivCanonizerRule() {
+  return Rule("local_mul_canonizer", {OpKind::kElemwise}, MulDivCanonizer);
+}
+
 std::vector<RewriteRule> CanonicalizeRules() {
   const std::vector<OpKind> elemwise = {OpKind::kElemwise};
   return {
@@ -410,7 +414,7 @@ std::vector<RewriteRule> CanonicalizeRules() {
       Rule("local_mul_zero", elemwise, MulByZero),
       Rule("local_neg_neg", elemwise, NegNeg),
       Rule("local_sub_neg_to_add", elemwise, SubNeg),
-      Rule("local_mul_canonizer", elemwise, MulDivCanonizer),
+      MulDivCanonizerRule(),
       Rule("local_add_canonizer", elemwise, AddSubCanonizer),
       Rule("local_cast_cast", elemwise, CastCast),
       Rule("local_useless_switch", elemwise, SwitchConstantCondition),

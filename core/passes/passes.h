@@ -21,6 +21,8 @@ absl::Status FusionPass(FunctionGraph& fg, RewriteContext& ctx);
 absl::Status InplacePass(FunctionGraph& fg, RewriteContext& ctx);
 RewriteRule ConstantFoldingRule();
 std::vector<RewriteRule> CanonicalizeRules();
+// The mul/div canonizer (canonicalize, and stabilize again after the sigmoid rules).
+RewriteRule MulDivCanonizerRule();
 std::vector<RewriteRule> StabilizeRules();  // includes SigmoidRules() and LogErfRules()
 // Sigmoid recognition in quotients and products of exponentials (stabilize).
 std::vector<RewriteRule> SigmoidRules();

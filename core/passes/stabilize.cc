@@ -123,9 +123,7 @@ std::vector<RewriteRule> StabilizeRules() {
   // The mul/div canonizer again, so that the sigmoids the rules above make cancel as the
   // exponentials they replace would have: sigmoid(-x) * sigmoid(x) / sigmoid(-x) -> sigmoid(x) in
   // the gradient of log(1 - sigmoid) (Aesara gets there with its greedy distributor).
-  for (RewriteRule& r : CanonicalizeRules()) {
-    if (r.name == "local_mul_canonizer") rules.push_back(std::move(r));
-  }
+  rules.push_back(MulDivCanonizerRule());
   return rules;
 }
 

@@ -7,31 +7,34 @@ import kiln as aesara
 import kiln.tensor as at
 
 
-def test_logistic_regression_tutorial(server):
+def _logistic_regression(w_scale):
+    """The tutorial's data (seed 2882) and model, as its text reads, with the initial weights
+    scaled by w_scale: (X, Y, w0, w, b, train, predict), train giving [prediction, xent]."""
     rng = np.random.default_rng(2882)
     N, feats = 400, 784
     D = (rng.standard_normal((N, feats)), rng.integers(size=N, low=0, high=2))
-    training_steps = 50
-
     x = at.dmatrix("x")
     y = at.dvector("y")
-    w = aesara.shared(rng.standard_normal(feats) * 0.01, name="w")
-    b = aesara.shared(0.0, name="b")
-
+    w0 = rng.standard_normal(feats) * w_scale
+    w = aesara.shared(w0, name="w")
+    b = aesara.shared(0., name="b")
     p_1 = 1 / (1 + at.exp(-at.dot(x, w) - b))
     prediction = p_1 > 0.5
-    xent = -y * at.log(p_1) - (1 - y) * at.log(1 - p_1)
+    xent = -y * at.log(p_1) - (1-y) * at.log(1-p_1)
     cost = xent.mean() + 0.01 * (w ** 2).sum()
-    gw, gb = aesara.grad(cost, [w, b])
-
-    train = aesara.function(inputs=[x, y], outputs=[prediction, xent.mean()],
+    gw, gb = at.grad(cost, [w, b])
+    train = aesara.function(inputs=[x, y], outputs=[prediction, xent],
                             updates=((w, w - 0.1 * gw), (b, b - 0.1 * gb)))
     predict = aesara.function(inputs=[x], outputs=prediction)
+    return D[0], D[1], w0, w, b, train, predict
 
-    costs = [float(train(D[0], D[1])[1]) for _ in range(training_steps)]
+
+def test_logistic_regression_tutorial(server):
+    X, Y, _, w, b, train, predict = _logistic_regression(0.01)
+    costs = [float(train(X, Y)[1].mean()) for _ in range(50)]
     assert costs[-1] < costs[0] * 0.5
     assert all(later <= earlier + 1e-12 for earlier, later in zip(costs, costs[1:]))
-    accuracy = np.mean(predict(D[0]) == D[1])
+    accuracy = np.mean(predict(X) == Y)
     assert accuracy > 0.9
     # The weights live on the server and moved.
     assert np.abs(w.get_value()).sum() > 0
@@ -46,24 +49,8 @@ def test_logistic_regression_as_documented(server):
     # Aesara's documentation, line for line: unscaled weights drawn from a standard normal, so
     # dot(x, w) reaches +-85 and 1 / (1 + exp(-t)) rounds to exactly 1.0. Only the stabilize
     # phase (sigmoid recognition, log(1 - sigmoid) -> -softplus) keeps xent and the step finite.
-    rng = np.random.default_rng(2882)
-    N, feats = 400, 784
-    D = (rng.standard_normal((N, feats)), rng.integers(size=N, low=0, high=2))
-    x = at.dmatrix("x")
-    y = at.dvector("y")
-    w0 = rng.standard_normal(feats)
-    w = aesara.shared(w0, name="w")
-    b = aesara.shared(0., name="b")
-    p_1 = 1 / (1 + at.exp(-at.dot(x, w) - b))
-    prediction = p_1 > 0.5
-    xent = -y * at.log(p_1) - (1-y) * at.log(1-p_1)
-    cost = xent.mean() + 0.01 * (w ** 2).sum()
-    gw, gb = at.grad(cost, [w, b])
-    train = aesara.function(inputs=[x, y], outputs=[prediction, xent],
-                            updates=((w, w - 0.1 * gw), (b, b - 0.1 * gb)))
-    predict = aesara.function(inputs=[x], outputs=prediction)
-
-    X, Y = D
+    X, Y, w0, w, b, train, predict = _logistic_regression(1.0)
+    N = len(Y)
     pred, err = train(X, Y)
     assert np.isfinite(err).all()
     # Aesara 2.9.4 on this data: xent in [0, 84.4689], mean 10.224 on the first call.
