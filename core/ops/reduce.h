@@ -35,6 +35,8 @@ class CAReduce final : public Op {
 
   ReduceKind reduce() const { return reduce_; }
   const std::optional<std::vector<int>>& axis() const { return axis_; }
+  const std::optional<DType>& dtype() const { return dtype_; }
+  const std::optional<DType>& acc_dtype() const { return acc_dtype_; }
   OpKind kind() const override { return OpKind::kCAReduce; }
   // "Sum{axis=[0], acc_dtype=float64}", "Prod{mul}{acc_dtype=int64}", "Max{maximum}{0, 1}",
   // "All{0}", "Any".

@@ -11,6 +11,7 @@
 #include "core/ops/elemwise.h"
 #include "core/ops/indexing.h"
 #include "core/ops/math.h"
+#include "core/ops/nnet.h"
 #include "core/ops/reduce.h"
 #include "core/ops/shape.h"
 #include "core/passes/passes.h"
@@ -139,6 +140,80 @@ size_t ValueHash(const VariablePtr& v, int depth = 3) {
   return h;
 }
 
+// The sum s = sum(exp(x), axis) behind a divisor d, for d = s broadcast back over the summed
+// axis (or all axes), and that axis (nullopt: all); else null.
+const Variable* SumOfExpDivisor(const VariablePtr& d, std::optional<int>* axis) {
+  const Variable* s = d.get();
+  const DimShuffle* ds = nullptr;
+  if (s->owner() != nullptr && s->owner()->op().kind() == OpKind::kDimShuffle) {
+    ds = &static_cast<const DimShuffle&>(s->owner()->op());
+    s = s->owner()->inputs()[0].get();
+  }
+  if (s->owner() == nullptr || s->owner()->op().kind() != OpKind::kCAReduce) return nullptr;
+  const auto& reduce = static_cast<const CAReduce&>(s->owner()->op());
+  const Variable& e = *s->owner()->inputs()[0];
+  if (reduce.reduce() != ReduceKind::kSum || ElemwiseKind(e) != K::kExp) return nullptr;
+  const int n = e.tensor_type()->ndim();
+  std::vector<int> order;  // the broadcast that puts the summed axes back
+  if (!reduce.axis() || static_cast<int>(reduce.axis()->size()) == n) {
+    order.assign(n, kX);
+    *axis = n == 1 ? std::optional<int>(0) : std::nullopt;
+  } else if (reduce.axis()->size() == 1) {
+    const int k = (*reduce.axis())[0];
+    for (int i = 0; i < n - 1; ++i) order.push_back(i);
+    order.insert(order.begin() + k, kX);
+    *axis = k;
+  } else {
+    return nullptr;
+  }
+  const bool broadcast_back = ds != nullptr ? ds->new_order() == order : n == 0;
+  return broadcast_back ? &e : nullptr;
+}
+
+// The canonizer's simplifiers, on the factors left after cancellation (Aesara's
+// check_for_x_over_absX and softmax_simplifier): x / abs(x) -> sgn(x);
+// exp(x) / sum(exp(x), axis) -> softmax(x, axis). True when one applied.
+bool SimplifyQuotient(std::vector<VariablePtr>& num, std::vector<VariablePtr>& den) {
+  absl::flat_hash_map<size_t, std::vector<size_t>> num_by_hash;
+  for (size_t i = 0; i < num.size(); ++i) num_by_hash[ValueHash(num[i])].push_back(i);
+  // The factor of num equal to v, taken out of the index so that it is used once; or null.
+  auto take_from_num = [&](const VariablePtr& v) -> VariablePtr* {
+    auto it = num_by_hash.find(ValueHash(v));
+    if (it == num_by_hash.end()) return nullptr;
+    std::vector<size_t>& candidates = it->second;
+    for (size_t k = 0; k < candidates.size(); ++k) {
+      if (!SameValue(num[candidates[k]], v)) continue;
+      VariablePtr* found = &num[candidates[k]];
+      candidates.erase(candidates.begin() + k);
+      return found;
+    }
+    return nullptr;
+  };
+  bool simplified = false;
+  std::vector<VariablePtr> den_kept;
+  for (VariablePtr& d : den) {
+    std::optional<int> axis;
+    VariablePtr* n = nullptr;
+    if (ElemwiseKind(*d) == K::kAbs) {
+      const VariablePtr& x = d->owner()->inputs()[0];
+      if (!IsComplex(x->tensor_type()->dtype()) && (n = take_from_num(x)) != nullptr) {
+        *n = sgn(Var(*n)).ptr();
+      }
+    } else if (const Variable* e = SumOfExpDivisor(d, &axis); e != nullptr) {
+      // The very exp that is summed (Aesara asks for the same variable).
+      if ((n = take_from_num(e->owner()->output(0))) != nullptr && n->get() != e) n = nullptr;
+      if (n != nullptr) *n = softmax(Var(e->owner()->inputs()[0]), axis).ptr();
+    }
+    if (n == nullptr) {
+      den_kept.push_back(std::move(d));
+      continue;
+    }
+    simplified = true;
+  }
+  den = std::move(den_kept);
+  return simplified;
+}
+
 // The mul/div canonizer: x*y/y -> x; (2*x)/(4*y) -> (0.5*x)/y; equal factors above and below
 // the line cancel and constants fold into one coefficient.
 Replacement MulDivCanonizer(const FunctionGraph& fg, Apply& node) {
@@ -175,7 +250,8 @@ Replacement MulDivCanonizer(const FunctionGraph& fg, Apply& node) {
     if (!den_gone[i]) den_kept.push_back(den[i]);
   }
   den = std::move(den_kept);
-  if (!cancelled && n_constants < 2) return std::nullopt;
+  const bool simplified = SimplifyQuotient(num, den);
+  if (!cancelled && !simplified && n_constants < 2) return std::nullopt;
   std::vector<Var> top;
   if (coefficient != 1 || num.empty()) top.push_back(scalar_constant(coefficient, dtype));
   top.insert(top.end(), num.begin(), num.end());
@@ -183,7 +259,7 @@ Replacement MulDivCanonizer(const FunctionGraph& fg, Apply& node) {
   if (!den.empty()) {
     result = true_div(result, Combine(K::kMul, std::vector<Var>(den.begin(), den.end())));
   }
-  return ReplaceWith(result, node);
+  return ReplaceFilled(result, node);  // x / x -> second(x, 1)
 }
 
 // The terms of a sum/difference tree of one dtype, with their signs; constants add into *sum.
@@ -407,7 +483,7 @@ RewriteRule MulDivCanonizerRule() {
 
 std::vector<RewriteRule> CanonicalizeRules() {
   const std::vector<OpKind> elemwise = {OpKind::kElemwise};
-  return {
+  std::vector<RewriteRule> rules = {
       ConstantFoldingRule(),
       Rule("local_useless_elemwise", elemwise, UselessElemwise),
       Rule("local_neutral_operand", elemwise, DropNeutral),
@@ -427,6 +503,10 @@ std::vector<RewriteRule> CanonicalizeRules() {
       Rule("local_useless_alloc", {OpKind::kAlloc}, UselessAlloc),
       Rule("local_useless_reduce", {OpKind::kCAReduce}, UselessReduce),
   };
+  for (std::vector<RewriteRule> more : {AbsSqrtRules("canonicalize"), SumProdRules("canonicalize")}) {
+    for (RewriteRule& r : more) rules.push_back(std::move(r));
+  }
+  return rules;
 }
 
 }  // namespace kiln

@@ -1,6 +1,9 @@
 // stabilize (and log_diff_exp, specialize): Aesara's rules for log1p of negated sigmoids and exponentials, log of sums and
 // differences of exponentials, and the erf/erfc complements. Each rule reads `before -> after`.
+#include <algorithm>
 #include <vector>
+
+#include "absl/container/flat_hash_map.h"
 
 #include "core/graph/constructors.h"
 #include "core/ops/elemwise.h"
@@ -98,6 +101,100 @@ Replacement ErfComplements(const FunctionGraph&, Apply& node) {
   return std::nullopt;
 }
 
+// z for a variable computing -z**2: -sqr(z), -(z**2), -(z * z), (-z) * z, -1 * z * z; else null.
+VariablePtr NegSquareArg(const VariablePtr& e) {
+  bool negative = false;
+  std::vector<VariablePtr> leaves, stack = {e};
+  while (!stack.empty() && leaves.size() <= 2) {
+    VariablePtr v = std::move(stack.back());
+    stack.pop_back();
+    const std::optional<K> kind = ElemwiseKind(*v);
+    if (kind == K::kNeg) {
+      negative = !negative;
+      stack.push_back(v->owner()->inputs()[0]);
+    } else if (kind == K::kMul) {
+      for (const VariablePtr& in : v->owner()->inputs()) stack.push_back(in);
+    } else if (ScalarConstantValue(*v) == -1.0) {
+      negative = !negative;
+    } else {
+      leaves.push_back(std::move(v));
+    }
+  }
+  if (!negative || !stack.empty()) return nullptr;
+  VariablePtr z;
+  if (leaves.size() == 2 && leaves[0] == leaves[1]) return leaves[0];
+  if (leaves.size() == 1 && (m::Op(K::kSqr, {m::Any(&z)}).Match(leaves[0]) ||
+                             m::Pow(m::Any(&z), m::Const(2)).Match(leaves[0]))) {
+    return z;
+  }
+  return nullptr;
+}
+
+// The leaves of the product/quotient tree at node (inner nodes used only inside it flattened),
+// above or below the line, with the signs of negations taken out into *negated.
+void QuotientLeaves(const FunctionGraph& fg, const Apply& node, std::vector<VariablePtr>& num,
+                    std::vector<VariablePtr>& den, bool* negated) {
+  std::vector<std::pair<VariablePtr, bool>> stack = {{node.output(0), true}};
+  while (!stack.empty()) {
+    auto [v, above] = std::move(stack.back());
+    stack.pop_back();
+    const bool inner = v.get() == node.output_ptr(0) || fg.clients(v.get()).size() == 1;
+    const std::optional<K> kind = inner ? ElemwiseKind(*v) : std::nullopt;
+    const Apply* a = v->owner();
+    if (kind == K::kMul) {
+      for (const VariablePtr& in : a->inputs()) stack.emplace_back(in, above);
+    } else if (kind == K::kTrueDiv) {
+      stack.emplace_back(a->inputs()[0], above);
+      stack.emplace_back(a->inputs()[1], !above);
+    } else if (kind == K::kReciprocal) {
+      stack.emplace_back(a->inputs()[0], !above);
+    } else if (kind == K::kNeg) {
+      *negated = !*negated;
+      stack.emplace_back(a->inputs()[0], above);
+    } else {
+      (above ? num : den).push_back(std::move(v));
+    }
+  }
+}
+
+// The product of factors (1 when there are none).
+Var ProductOf(const std::vector<VariablePtr>& factors, DType dtype) {
+  if (factors.empty()) return scalar_constant(1.0, dtype);
+  if (factors.size() == 1) return Var(factors[0]);
+  return ApplyOp(Elemwise::Make(K::kMul), std::vector<Var>(factors.begin(), factors.end()));
+}
+
+// y * exp(-x**2) / (w * erfc(x)) -> y / (w * erfcx(x)) anywhere in a product tree: the gradient
+// of log(erfc(x)), whose quotient is 0 / 0 from x = 27 on (Aesara's local_grad_log_erfc_neg,
+// which switches to an asymptotic series there; erfcx(x) = exp(x**2) * erfc(x) is exact).
+Replacement GradLogErfc(const FunctionGraph& fg, Apply& node) {
+  static constexpr std::initializer_list<K> kTree = {K::kMul, K::kTrueDiv, K::kReciprocal, K::kNeg};
+  const std::optional<K> kind = ElemwiseKind(*node.output_ptr(0));
+  if (!kind || std::find(kTree.begin(), kTree.end(), *kind) == kTree.end() ||
+      InsideTree(fg, node, kTree)) {
+    return std::nullopt;
+  }
+  std::vector<VariablePtr> num, den;
+  bool negated = false;
+  QuotientLeaves(fg, node, num, den, &negated);
+  absl::flat_hash_map<const Variable*, size_t> erfc_of;  // x -> position of erfc(x) in den
+  for (size_t j = 0; j < den.size(); ++j) {
+    if (const VariablePtr* x = UnaryArg(den[j], K::kErfc)) erfc_of.try_emplace(x->get(), j);
+  }
+  for (size_t i = 0; i < num.size() && !erfc_of.empty(); ++i) {
+    const VariablePtr* e = UnaryArg(num[i], K::kExp);
+    const VariablePtr z = e != nullptr ? NegSquareArg(*e) : nullptr;
+    const auto it = z != nullptr ? erfc_of.find(z.get()) : erfc_of.end();
+    if (it == erfc_of.end()) continue;
+    den[it->second] = erfcx(Var(z)).ptr();
+    num.erase(num.begin() + static_cast<std::ptrdiff_t>(i));
+    const DType dtype = node.output_ptr(0)->tensor_type()->dtype();
+    const Var q = true_div(ProductOf(num, dtype), ProductOf(den, dtype));
+    return ReplaceWith(negated ? -q : q, node);
+  }
+  return std::nullopt;
+}
+
 RewriteRule Rule(std::string name, std::string phase,
                  std::function<Replacement(const FunctionGraph&, Apply&)> f) {
   return PhaseRule(std::move(name), std::move(phase), {OpKind::kElemwise}, std::move(f));
@@ -108,7 +205,8 @@ RewriteRule Rule(std::string name, std::string phase,
 std::vector<RewriteRule> LogErfRules() {
   return {Rule("local_log1p_neg", "stabilize", Log1pNeg),
           Rule("local_log_add_exp", "stabilize", LogAddExp),
-          Rule("local_erf_complements", "stabilize", ErfComplements)};
+          Rule("local_erf_complements", "stabilize", ErfComplements),
+          Rule("local_grad_log_erfc_neg", "stabilize", GradLogErfc)};
 }
 
 RewriteRule LogDiffExpRule() { return Rule("log_diff_exp", "specialize", LogDiffExp); }

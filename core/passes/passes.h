@@ -32,6 +32,10 @@ std::vector<RewriteRule> LogErfRules();
 // log(exp(a) - exp(b)) -> a + log1mexp(b - a) (specialize).
 RewriteRule LogDiffExpRule();
 std::vector<RewriteRule> SpecializeRules();
+// abs lifted over products and sqrt(x**2) -> abs(x) ("canonicalize"); abs merged ("specialize").
+std::vector<RewriteRule> AbsSqrtRules(const std::string& phase);
+// Scalar factors and broadcast divisors taken out of sums and products (the phase's share).
+std::vector<RewriteRule> SumProdRules(const std::string& phase);
 
 }  // namespace kiln
 

@@ -32,6 +32,19 @@ Replacement ReplaceWith(const Var& v, const Apply& node) {
   return std::vector<VariablePtr>{r.ptr()};
 }
 
+Replacement ReplaceFilled(const Var& v, const Apply& node) {
+  if (Replacement r = ReplaceWith(v, node)) return r;
+  Var filled = v;
+  const std::vector<VariablePtr>& in = node.inputs();
+  for (size_t i = 0; i < in.size(); ++i) {
+    const bool seen = std::find(in.begin(), in.begin() + i, in[i]) != in.begin() + i;
+    if (!seen && in[i]->tensor_type() != nullptr && in[i]->tensor_type()->ndim() > 0) {
+      filled = second(Var(in[i]), filled);
+    }
+  }
+  return ReplaceWith(filled, node);
+}
+
 bool InsideTree(const FunctionGraph& fg, const Apply& node,
                 std::initializer_list<ScalarOpKind> kinds) {
   const std::vector<FunctionGraph::Client>& uses = fg.clients(node.output_ptr(0));

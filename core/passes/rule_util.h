@@ -19,6 +19,10 @@ using Replacement = std::optional<std::vector<VariablePtr>>;
 // its shape cannot stand for the output's (a rule must not change a result's shape).
 Replacement ReplaceWith(const Var& v, const Apply& node);
 
+// ReplaceWith, and where v is smaller than the output (x / x -> 1) v filled to the shape of the
+// node's inputs (Aesara's fill_chain): second(x, 1).
+Replacement ReplaceFilled(const Var& v, const Apply& node);
+
 // True when node's only use is another node of the tree `kinds` with its dtype: rules on whole
 // trees (products, sums) act once at the root instead of on every subtree (which is quadratic).
 bool InsideTree(const FunctionGraph& fg, const Apply& node,

@@ -232,10 +232,19 @@ Replacement SigmoidTimesExp(const FunctionGraph& fg, Apply& node) {
   return ReplaceWith(Product(rest, negated), node);
 }
 
+// reciprocal(1 + exp(t)) -> sigmoid(-t) (Aesara's local_reciprocal_1_plus_exp).
+Replacement Reciprocal1PlusExp(const FunctionGraph&, Apply& node) {
+  if (ElemwiseKind(*node.output_ptr(0)) != K::kReciprocal) return std::nullopt;
+  const VariablePtr* t = OnePlusExpArg(node.inputs()[0]);
+  return t != nullptr ? ReplaceWith(sigmoid(Negate(Var(*t))), node) : std::nullopt;
+}
+
 }  // namespace
 
 std::vector<RewriteRule> SigmoidRules() {
   return {PhaseRule("local_exp_over_1_plus_exp", "stabilize", {OpKind::kElemwise}, ExpOver1PlusExp),
+          PhaseRule("local_reciprocal_1_plus_exp", "stabilize", {OpKind::kElemwise},
+                    Reciprocal1PlusExp),
           PhaseRule("local_sigm_times_exp", "stabilize", {OpKind::kElemwise}, SigmoidTimesExp)};
 }
 

@@ -25,7 +25,8 @@ Var PowByMultiplication(const Var& x, int64_t n) {
 }
 
 // x**2 -> sqr(x); x**0.5 -> sqrt(x); x**-1 -> reciprocal(x); x**1 -> x; x**0 -> ones;
-// x**-0.5 -> reciprocal(sqrt(x)); x**n for |n| <= 32 -> multiplications.
+// x**-0.5 -> reciprocal(sqrt(x)); x**n for |n| <= 512 -> multiplications (Aesara's
+// local_pow_specialize and local_pow_specialize_device).
 Replacement PowSpecialize(const FunctionGraph&, Apply& node) {
   VariablePtr x;
   double p = 0;
@@ -37,7 +38,7 @@ Replacement PowSpecialize(const FunctionGraph&, Apply& node) {
   if (p == 0.5) return ReplaceWith(sqrt(xv), node);
   if (p == -0.5) return ReplaceWith(reciprocal(sqrt(xv)), node);
   if (p == 0) return ReplaceWith(ones_like(xv), node);
-  if (p != std::trunc(p) || std::fabs(p) > 32) return std::nullopt;
+  if (p != std::trunc(p) || std::fabs(p) > 512) return std::nullopt;
   const Var positive = PowByMultiplication(xv, static_cast<int64_t>(std::fabs(p)));
   return ReplaceWith(p < 0 ? reciprocal(positive) : positive, node);
 }
@@ -89,31 +90,6 @@ Replacement AddToGemm(const FunctionGraph& fg, Apply& node) {
         p->inputs()[1]->tensor_type()->ndim() == 1 && IsFloat(out.dtype())) {
       return ReplaceWith(gemv(Var(z), alpha, Var(p->inputs()[0]), Var(p->inputs()[1]), one), node);
     }
-  }
-  return std::nullopt;
-}
-
-// sum(x * s) for a scalar-like s -> sum(x) * s.
-Replacement SumOfScaled(const FunctionGraph&, Apply& node) {
-  const auto& op = static_cast<const CAReduce&>(node.op());
-  if (op.reduce() != ReduceKind::kSum) return std::nullopt;
-  const VariablePtr& in = node.inputs()[0];
-  if (ElemwiseKind(*in) != K::kMul || in->owner()->num_inputs() != 2) return std::nullopt;
-  for (int i = 0; i < 2; ++i) {
-    const VariablePtr& s = in->owner()->inputs()[i];
-    bool scalar_like = true;
-    for (const StaticDim& d : s->tensor_type()->shape()) scalar_like &= d == StaticDim(1);
-    if (!scalar_like || s->tensor_type()->dtype() != in->tensor_type()->dtype()) continue;
-    const Var x(in->owner()->inputs()[1 - i]);
-    if (x.type().shape() != in->tensor_type()->shape()) continue;
-    // The scalar itself when s is a broadcast DimShuffle of a 0-d variable.
-    const Apply* ds = s->owner();
-    const bool of_scalar = ds != nullptr && ds->op().kind() == OpKind::kDimShuffle &&
-                           ds->inputs()[0]->tensor_type()->ndim() == 0;
-    const Var scalar = s->tensor_type()->ndim() == 0 ? Var(s)
-                       : of_scalar                   ? Var(ds->inputs()[0])
-                                                     : reshape(Var(s), std::vector<int64_t>{});
-    return ReplaceWith(ApplyOp(node.op_ptr(), {x}) * scalar, node);
   }
   return std::nullopt;
 }
@@ -181,15 +157,18 @@ RewriteRule Rule(std::string name, std::vector<OpKind> tracks,
 }  // namespace
 
 std::vector<RewriteRule> SpecializeRules() {
-  return {
+  std::vector<RewriteRule> rules = {
       Rule("local_pow_specialize", {OpKind::kElemwise}, PowSpecialize),
       Rule("local_dot_to_dot22", {OpKind::kDot}, DotToDot22),
       Rule("local_add_to_gemm", {OpKind::kElemwise}, AddToGemm),
-      Rule("local_sum_of_scaled", {OpKind::kCAReduce}, SumOfScaled),
       Rule("local_shape_to_constant", {OpKind::kShapeI, OpKind::kShape}, KnownShape),
       Rule("local_max_and_argmax", {OpKind::kCAReduce, OpKind::kArgmax}, MaxAndArgmaxMerge),
       LogDiffExpRule(),
   };
+  for (std::vector<RewriteRule> more : {AbsSqrtRules("specialize"), SumProdRules("specialize")}) {
+    for (RewriteRule& r : more) rules.push_back(std::move(r));
+  }
+  return rules;
 }
 
 }  // namespace kiln
