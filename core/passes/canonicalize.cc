@@ -84,7 +84,7 @@ Replacement SubNeg(const FunctionGraph&, Apply& node) {
 
 
 // The factors of a product/quotient tree of one float dtype: x*y/(z*w) -> num {x, y},
-// den {z, w}; constants multiply into *coefficient. Iterative: trees may be deep.
+// den {z, w}; constants and the signs of negations multiply into *coefficient. Iterative: trees may be deep.
 void Factors(const FunctionGraph& fg, const VariablePtr& root, DType dtype,
              std::vector<VariablePtr>& num, std::vector<VariablePtr>& den, double& coefficient,
              int& n_constants) {
@@ -109,6 +109,9 @@ void Factors(const FunctionGraph& fg, const VariablePtr& root, DType dtype,
       stack.emplace_back((*in)[0], numerator);
     } else if (same_dtype && kind == K::kReciprocal) {
       stack.emplace_back((*in)[0], !numerator);
+    } else if (same_dtype && kind == K::kNeg) {  // -a is -1 * a (Aesara's canonical form)
+      coefficient = -coefficient;
+      stack.emplace_back((*in)[0], numerator);
     } else {
       (numerator ? num : den).push_back(v);
     }
@@ -174,6 +177,12 @@ const Variable* SumOfExpDivisor(const VariablePtr& d, std::optional<int>* axis) 
 // check_for_x_over_absX and softmax_simplifier): x / abs(x) -> sgn(x);
 // exp(x) / sum(exp(x), axis) -> softmax(x, axis). True when one applied.
 bool SimplifyQuotient(std::vector<VariablePtr>& num, std::vector<VariablePtr>& den) {
+  const bool candidates = std::any_of(den.begin(), den.end(), [](const VariablePtr& d) {
+    return ElemwiseKind(*d) == K::kAbs ||
+           (d->owner() != nullptr && (d->owner()->op().kind() == OpKind::kDimShuffle ||
+                                      d->owner()->op().kind() == OpKind::kCAReduce));
+  });
+  if (!candidates) return false;  // no index of num to build
   absl::flat_hash_map<size_t, std::vector<size_t>> num_by_hash;
   for (size_t i = 0; i < num.size(); ++i) num_by_hash[ValueHash(num[i])].push_back(i);
   // The factor of num equal to v, taken out of the index so that it is used once; or null.
@@ -218,9 +227,11 @@ bool SimplifyQuotient(std::vector<VariablePtr>& num, std::vector<VariablePtr>& d
 // the line cancel and constants fold into one coefficient.
 Replacement MulDivCanonizer(const FunctionGraph& fg, Apply& node) {
   const std::optional<K> kind = ElemwiseKind(*node.output_ptr(0));
-  if ((kind != K::kMul && kind != K::kTrueDiv) || !FloatOutput(node)) return std::nullopt;
+  if ((kind != K::kMul && kind != K::kTrueDiv && kind != K::kNeg) || !FloatOutput(node)) {
+    return std::nullopt;
+  }
   const DType dtype = node.output_ptr(0)->tensor_type()->dtype();
-  if (InsideTree(fg, node, {K::kMul, K::kTrueDiv, K::kReciprocal})) return std::nullopt;
+  if (InsideTree(fg, node, {K::kMul, K::kTrueDiv, K::kReciprocal, K::kNeg})) return std::nullopt;
   std::vector<VariablePtr> num, den;
   double coefficient = 1;
   int n_constants = 0;

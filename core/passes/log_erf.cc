@@ -101,31 +101,35 @@ Replacement ErfComplements(const FunctionGraph&, Apply& node) {
   return std::nullopt;
 }
 
-// z for a variable computing -z**2: -sqr(z), -(z**2), -(z * z), (-z) * z, -1 * z * z; else null.
-VariablePtr NegSquareArg(const VariablePtr& e) {
-  bool negative = false;
-  std::vector<VariablePtr> leaves, stack = {e};
-  while (!stack.empty() && leaves.size() <= 2) {
-    VariablePtr v = std::move(stack.back());
-    stack.pop_back();
-    const std::optional<K> kind = ElemwiseKind(*v);
-    if (kind == K::kNeg) {
-      negative = !negative;
-      stack.push_back(v->owner()->inputs()[0]);
-    } else if (kind == K::kMul) {
-      for (const VariablePtr& in : v->owner()->inputs()) stack.push_back(in);
-    } else if (ScalarConstantValue(*v) == -1.0) {
-      negative = !negative;
-    } else {
-      leaves.push_back(std::move(v));
-    }
-  }
-  if (!negative || !stack.empty()) return nullptr;
+// z for v = sqr(z), z**2 or z * z; else null.
+VariablePtr SquareArg(const VariablePtr& v) {
   VariablePtr z;
-  if (leaves.size() == 2 && leaves[0] == leaves[1]) return leaves[0];
-  if (leaves.size() == 1 && (m::Op(K::kSqr, {m::Any(&z)}).Match(leaves[0]) ||
-                             m::Pow(m::Any(&z), m::Const(2)).Match(leaves[0]))) {
-    return z;
+  if (m::Op(K::kSqr, {m::Any(&z)}).Match(v) || m::Pow(m::Any(&z), m::Const(2)).Match(v)) return z;
+  if (ElemwiseKind(*v) == K::kMul && v->owner()->num_inputs() == 2 &&
+      v->owner()->inputs()[0] == v->owner()->inputs()[1]) {
+    return v->owner()->inputs()[0];
+  }
+  return nullptr;
+}
+
+// z for e = -z**2 in the forms gradients and users write: -sqr(z), -(z * z), (-z) * z,
+// -1 * sqr(z), -1 * z * z; else null. z itself may be any expression (2 * x).
+VariablePtr NegSquareArg(const VariablePtr& e) {
+  if (const VariablePtr* s = UnaryArg(e, K::kNeg)) return SquareArg(*s);
+  if (ElemwiseKind(*e) != K::kMul) return nullptr;
+  const std::vector<VariablePtr>& in = e->owner()->inputs();
+  const auto minus_one = [](const VariablePtr& v) { return ScalarConstantValue(*v) == -1.0; };
+  if (in.size() == 2) {
+    for (int i = 0; i < 2; ++i) {
+      const VariablePtr* n = UnaryArg(in[i], K::kNeg);
+      if (n != nullptr && *n == in[1 - i]) return in[1 - i];
+      if (minus_one(in[i])) return SquareArg(in[1 - i]);
+    }
+  } else if (in.size() == 3) {
+    for (int i = 0; i < 3; ++i) {
+      const VariablePtr &a = in[(i + 1) % 3], &b = in[(i + 2) % 3];
+      if (minus_one(in[i]) && a == b) return a;
+    }
   }
   return nullptr;
 }

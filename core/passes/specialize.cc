@@ -3,6 +3,7 @@
 
 #include "core/graph/constructors.h"
 #include "core/ops/alloc.h"
+#include "core/ops/elemwise.h"
 #include "core/ops/linalg.h"
 #include "core/ops/math.h"
 #include "core/ops/reduce.h"
@@ -41,6 +42,24 @@ Replacement PowSpecialize(const FunctionGraph&, Apply& node) {
   if (p != std::trunc(p) || std::fabs(p) > 512) return std::nullopt;
   const Var positive = PowByMultiplication(xv, static_cast<int64_t>(std::fabs(p)));
   return ReplaceWith(p < 0 ? reciprocal(positive) : positive, node);
+}
+
+// -1 * x -> -x; 1 * x * y -> x * y (Aesara's local_mul_specialize, for constants +-1).
+Replacement MulSpecialize(const FunctionGraph&, Apply& node) {
+  if (ElemwiseKind(*node.output_ptr(0)) != K::kMul) return std::nullopt;
+  bool negate = false;
+  std::vector<Var> rest;
+  for (const VariablePtr& in : node.inputs()) {
+    const std::optional<double> c = in->is_constant() ? ScalarConstantValue(*in) : std::nullopt;
+    if (c == 1.0 || c == -1.0) {
+      negate ^= *c < 0;
+    } else {
+      rest.emplace_back(in);
+    }
+  }
+  if (rest.empty() || rest.size() == node.inputs().size()) return std::nullopt;
+  const Var product = rest.size() == 1 ? rest[0] : ApplyOp(Elemwise::Make(K::kMul), rest);
+  return ReplaceWith(negate ? -product : product, node);
 }
 
 bool FloatMatrix(const Variable& v) {
@@ -159,6 +178,7 @@ RewriteRule Rule(std::string name, std::vector<OpKind> tracks,
 std::vector<RewriteRule> SpecializeRules() {
   std::vector<RewriteRule> rules = {
       Rule("local_pow_specialize", {OpKind::kElemwise}, PowSpecialize),
+      Rule("local_mul_specialize", {OpKind::kElemwise}, MulSpecialize),
       Rule("local_dot_to_dot22", {OpKind::kDot}, DotToDot22),
       Rule("local_add_to_gemm", {OpKind::kElemwise}, AddToGemm),
       Rule("local_shape_to_constant", {OpKind::kShapeI, OpKind::kShape}, KnownShape),

@@ -53,13 +53,14 @@ Replacement Log1p(const FunctionGraph&, Apply& node) {
   return ReplaceWith(log1p(Sum(*rest)), node);
 }
 
-// exp(x) - 1 -> expm1(x); 1 - sigmoid(x) -> sigmoid(-x).
+// exp(x) - 1 -> expm1(x); 1 - sigmoid(x), 1 + -sigmoid(x) -> sigmoid(-x).
 Replacement SubRules(const FunctionGraph&, Apply& node) {
   VariablePtr x;
   if (m::Sub(m::Exp(m::Any(&x)), m::Const(1)).Match(node.output(0))) {
     return ReplaceWith(expm1(Var(x)), node);
   }
-  if (m::Sub(m::Const(1), m::Sigmoid(m::Any(&x))).Match(node.output(0))) {
+  if (m::Sub(m::Const(1), m::Sigmoid(m::Any(&x))).Match(node.output(0)) ||
+      m::Add(m::Const(1), m::Neg(m::Sigmoid(m::Any(&x)))).Match(node.output(0))) {
     return ReplaceWith(sigmoid(Negate(Var(x))), node);
   }
   return std::nullopt;
