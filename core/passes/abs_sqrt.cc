@@ -17,11 +17,13 @@ using K = ScalarOpKind;
 
 bool RealFloat(const Variable& v) { return IsFloat(v.tensor_type()->dtype()); }
 
-// abs(a * b) -> abs(a) * abs(b); abs(a / b) -> abs(a) / abs(b) (Aesara's local_abs_lift).
+// abs(a * b) -> abs(a) * abs(b); abs(a / b) -> abs(a) / abs(b); abs(-a) -> abs(a) (Aesara's
+// local_abs_lift, which sees -a as -1 * a).
 Replacement AbsLift(const FunctionGraph&, Apply& node) {
   if (ElemwiseKind(*node.output_ptr(0)) != K::kAbs) return std::nullopt;
   const VariablePtr& arg = node.inputs()[0];
   const std::optional<K> kind = ElemwiseKind(*arg);
+  if (kind == K::kNeg) return ReplaceWith(abs(Var(arg->owner()->inputs()[0])), node);
   if (!RealFloat(*arg) || (kind != K::kMul && kind != K::kTrueDiv)) return std::nullopt;
   std::vector<Var> lifted;
   for (const VariablePtr& in : arg->owner()->inputs()) lifted.push_back(abs(Var(in)));

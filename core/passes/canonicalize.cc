@@ -84,12 +84,16 @@ Replacement SubNeg(const FunctionGraph&, Apply& node) {
 
 
 // The factors of a product/quotient tree of one float dtype: x*y/(z*w) -> num {x, y},
-// den {z, w}; constants and the signs of negations multiply into *coefficient. Iterative: trees may be deep.
-void Factors(const FunctionGraph& fg, const VariablePtr& root, DType dtype,
-             std::vector<VariablePtr>& num, std::vector<VariablePtr>& den, double& coefficient,
-             int& n_constants) {
+// den {z, w}; constants and the signs of negations multiply into *coefficient. Iterative: trees
+// may be deep. Products used elsewhere too are flattened only with flatten_shared (as Aesara's
+// get_num_denum), and then at most `budget` nodes are visited: a DAG of shared products can be
+// exponentially larger as a tree. False when the budget ran out.
+bool Factors(const FunctionGraph& fg, const VariablePtr& root, DType dtype, bool flatten_shared,
+             size_t budget, std::vector<VariablePtr>& num, std::vector<VariablePtr>& den,
+             double& coefficient, int& n_constants) {
   std::vector<std::pair<VariablePtr, bool>> stack = {{root, true}};  // (variable, in numerator)
-  while (!stack.empty()) {
+  for (size_t visited = 0; !stack.empty(); ++visited) {
+    if (visited == budget) return false;
     auto [v, numerator] = std::move(stack.back());
     stack.pop_back();
     if (const std::optional<double> c = ScalarLikeConstant(*v)) {
@@ -98,8 +102,7 @@ void Factors(const FunctionGraph& fg, const VariablePtr& root, DType dtype,
       continue;
     }
     const std::optional<K> kind = ElemwiseKind(*v);
-    // Inner nodes used elsewhere too stay whole (flattening them would compute them twice).
-    const bool inner = v == root || fg.clients(v.get()).size() == 1;
+    const bool inner = v == root || flatten_shared || fg.clients(v.get()).size() == 1;
     const bool same_dtype = inner && v->tensor_type()->dtype() == dtype;
     const std::vector<VariablePtr>* in = v->owner() ? &v->owner()->inputs() : nullptr;
     if (same_dtype && kind == K::kMul) {
@@ -116,6 +119,7 @@ void Factors(const FunctionGraph& fg, const VariablePtr& root, DType dtype,
       (numerator ? num : den).push_back(v);
     }
   }
+  return true;
 }
 
 // True for one variable, or for outputs of equal ops on inputs that are the same value, up to
@@ -223,6 +227,9 @@ bool SimplifyQuotient(std::vector<VariablePtr>& num, std::vector<VariablePtr>& d
   return simplified;
 }
 
+// Nodes the canonizer visits through shared products before it keeps them whole.
+constexpr size_t kSharedFlattenBudget = 4096;
+
 // The mul/div canonizer: x*y/y -> x; (2*x)/(4*y) -> (0.5*x)/y; equal factors above and below
 // the line cancel and constants fold into one coefficient.
 Replacement MulDivCanonizer(const FunctionGraph& fg, Apply& node) {
@@ -235,7 +242,12 @@ Replacement MulDivCanonizer(const FunctionGraph& fg, Apply& node) {
   std::vector<VariablePtr> num, den;
   double coefficient = 1;
   int n_constants = 0;
-  Factors(fg, node.output(0), dtype, num, den, coefficient, n_constants);
+  if (!Factors(fg, node.output(0), dtype, /*flatten_shared=*/true, kSharedFlattenBudget, num, den,
+               coefficient, n_constants)) {
+    num.clear(), den.clear(), coefficient = 1, n_constants = 0;
+    Factors(fg, node.output(0), dtype, /*flatten_shared=*/false, SIZE_MAX, num, den, coefficient,
+            n_constants);
+  }
   // Equal factors above and below the line cancel, found through a hash of their values (a
   // product of 100,000 factors is linear, not quadratic).
   absl::flat_hash_map<size_t, std::vector<size_t>> den_by_hash;
@@ -271,6 +283,34 @@ Replacement MulDivCanonizer(const FunctionGraph& fg, Apply& node) {
     result = true_div(result, Combine(K::kMul, std::vector<Var>(den.begin(), den.end())));
   }
   return ReplaceFilled(result, node);  // x / x -> second(x, 1)
+}
+
+// (a / x - b) * x -> a - b * x; (a / x + b) * x -> a + b * x: x distributed over a sum in which
+// it cancels a divisor (Aesara's local_greedy_distributor, in its simplest case). The gradient of
+// log(softmax(x)) becomes g - sum(g) * softmax(x), finite where softmax(x) is 0.
+Replacement DistributeIntoQuotient(const FunctionGraph& fg, Apply& node) {
+  if (ElemwiseKind(*node.output_ptr(0)) != K::kMul || node.num_inputs() != 2 ||
+      !FloatOutput(node)) {
+    return std::nullopt;
+  }
+  for (int i = 0; i < 2; ++i) {
+    const VariablePtr &s = node.inputs()[i], &x = node.inputs()[1 - i];
+    const std::optional<K> kind = ElemwiseKind(*s);
+    if ((kind != K::kAdd && kind != K::kSub) || fg.clients(s.get()).size() != 1) continue;
+    const auto divides_by_x = [&](const VariablePtr& t) {
+      return ElemwiseKind(*t) == K::kTrueDiv && t->owner()->inputs()[1] == x;
+    };
+    const std::vector<VariablePtr>& terms = s->owner()->inputs();
+    if (std::none_of(terms.begin(), terms.end(), divides_by_x)) continue;
+    std::vector<Var> distributed;
+    for (const VariablePtr& t : terms) {
+      distributed.push_back(divides_by_x(t) ? Var(t->owner()->inputs()[0]) : Var(t) * Var(x));
+    }
+    return ReplaceWith(kind == K::kSub ? distributed[0] - distributed[1]
+                                       : ApplyOp(Elemwise::Make(K::kAdd), distributed),
+                       node);
+  }
+  return std::nullopt;
 }
 
 // The terms of a sum/difference tree of one dtype, with their signs; constants add into *sum.
@@ -488,6 +528,10 @@ RewriteRule Rule(std::string name, std::vector<OpKind> tracks,
 
 }  // namespace
 
+RewriteRule GreedyDistributorRule() {
+  return Rule("local_greedy_distributor", {OpKind::kElemwise}, DistributeIntoQuotient);
+}
+
 RewriteRule MulDivCanonizerRule() {
   return Rule("local_mul_canonizer", {OpKind::kElemwise}, MulDivCanonizer);
 }
@@ -502,6 +546,7 @@ std::vector<RewriteRule> CanonicalizeRules() {
       Rule("local_neg_neg", elemwise, NegNeg),
       Rule("local_sub_neg_to_add", elemwise, SubNeg),
       MulDivCanonizerRule(),
+      GreedyDistributorRule(),
       Rule("local_add_canonizer", elemwise, AddSubCanonizer),
       Rule("local_cast_cast", elemwise, CastCast),
       Rule("local_useless_switch", elemwise, SwitchConstantCondition),

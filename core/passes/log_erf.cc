@@ -134,6 +134,49 @@ VariablePtr NegSquareArg(const VariablePtr& e) {
   return nullptr;
 }
 
+// A product flattened through mul and neg: its constant coefficient and its other factors
+// (sorted), sqr(u) and u**2 counted as u twice.
+struct FlatProduct {
+  double coefficient = 1;
+  std::vector<const Variable*> factors;
+};
+
+FlatProduct Flatten(const VariablePtr& v) {
+  FlatProduct p;
+  std::vector<VariablePtr> stack = {v};
+  while (!stack.empty()) {
+    VariablePtr u = std::move(stack.back());
+    stack.pop_back();
+    const std::optional<K> kind = ElemwiseKind(*u);
+    std::optional<double> c = u->is_constant() ? ScalarConstantValue(*u) : std::nullopt;
+    if (c) {
+      p.coefficient *= *c;
+    } else if (kind == K::kNeg) {
+      p.coefficient = -p.coefficient;
+      stack.push_back(u->owner()->inputs()[0]);
+    } else if (kind == K::kMul) {
+      for (const VariablePtr& in : u->owner()->inputs()) stack.push_back(in);
+    } else if (VariablePtr z = SquareArg(u)) {
+      p.factors.insert(p.factors.end(), {z.get(), z.get()});
+    } else {
+      p.factors.push_back(u.get());
+    }
+  }
+  std::sort(p.factors.begin(), p.factors.end());
+  return p;
+}
+
+// True when e = -z**2 once both are flattened: -4 * x * x for z = 2 * x (the canonizer's form).
+bool IsNegSquareOf(const VariablePtr& e, const VariablePtr& z) {
+  const FlatProduct fe = Flatten(e), fz = Flatten(z);
+  if (fe.factors.size() != 2 * fz.factors.size() || fe.coefficient != -fz.coefficient * fz.coefficient) {
+    return false;
+  }
+  std::vector<const Variable*> twice;
+  for (const Variable* f : fz.factors) twice.insert(twice.end(), {f, f});
+  return fe.factors == twice;  // both sorted
+}
+
 // The leaves of the product/quotient tree at node (inner nodes used only inside it flattened),
 // above or below the line, with the signs of negations taken out into *negated.
 void QuotientLeaves(const FunctionGraph& fg, const Apply& node, std::vector<VariablePtr>& num,
@@ -187,10 +230,17 @@ Replacement GradLogErfc(const FunctionGraph& fg, Apply& node) {
   }
   for (size_t i = 0; i < num.size() && !erfc_of.empty(); ++i) {
     const VariablePtr* e = UnaryArg(num[i], K::kExp);
-    const VariablePtr z = e != nullptr ? NegSquareArg(*e) : nullptr;
-    const auto it = z != nullptr ? erfc_of.find(z.get()) : erfc_of.end();
+    if (e == nullptr) continue;
+    const VariablePtr z = NegSquareArg(*e);
+    auto it = z != nullptr ? erfc_of.find(z.get()) : erfc_of.end();
+    if (it == erfc_of.end() && erfc_of.size() <= 8) {  // -4 * x * x against erfc(2 * x)
+      for (it = erfc_of.begin(); it != erfc_of.end(); ++it) {
+        if (IsNegSquareOf(*e, den[it->second]->owner()->inputs()[0])) break;
+      }
+    }
     if (it == erfc_of.end()) continue;
-    den[it->second] = erfcx(Var(z)).ptr();
+    const VariablePtr x = den[it->second]->owner()->inputs()[0];
+    den[it->second] = erfcx(Var(x)).ptr();
     num.erase(num.begin() + static_cast<std::ptrdiff_t>(i));
     const DType dtype = node.output_ptr(0)->tensor_type()->dtype();
     const Var q = true_div(ProductOf(num, dtype), ProductOf(den, dtype));

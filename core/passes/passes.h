@@ -23,6 +23,8 @@ RewriteRule ConstantFoldingRule();
 std::vector<RewriteRule> CanonicalizeRules();
 // The mul/div canonizer (canonicalize, and stabilize again after the sigmoid rules).
 RewriteRule MulDivCanonizerRule();
+// (a / x - b) * x -> a - b * x (canonicalize and stabilize).
+RewriteRule GreedyDistributorRule();
 std::vector<RewriteRule> StabilizeRules();  // includes SigmoidRules() and LogErfRules()
 // Sigmoid recognition in quotients and products of exponentials (stabilize).
 std::vector<RewriteRule> SigmoidRules();

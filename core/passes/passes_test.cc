@@ -133,6 +133,9 @@ std::vector<Case> Cases() {
       {"grad of log(erfc(a))", {a}, {grad(sum(log(erfc(a))), a)}},
       {"y * exp(-x ** 2) / erfc(x)", {x, y}, {y * exp(-pow(x, 2)) / erfc(x)}},
       {"x / x", {x}, {x / x}},
+      {"grad of exp(a) * sigmoid(-a)", {a}, {grad(sum(exp(a) * sigmoid(-a)), a)}},
+      {"grad of log(softmax(x))", {x}, {grad(sum(log(softmax(x))), x)}},
+      {"-a / abs(-a)", {a}, {-a / abs(-a)}},
       {"x * y / abs(x)", {x, y}, {x * y / abs(x)}},
       {"abs(x * y), abs(x) * abs(y)", {x, y}, {abs(x * y), abs(x) * abs(y) * 2.0}},
       {"sqrt(x ** 2), sqrt(px) ** 2", {x, px}, {sqrt(pow(x, 2)), pow(sqrt(px), 2)}},
@@ -209,6 +212,26 @@ TEST(PassesTest, LongQuotientsCancelInLinearTime) {
   EXPECT_EQ(o.fg->outputs()[0], o.fg->inputs()[0]);  // x itself
   EXPECT_LT(seconds, 120);  // 4 s in RelWithDebInfo; the quadratic walks took over 5 minutes
   std::printf("optimize of a 240,000-node quotient: %.2f s\n", seconds);
+}
+
+// Shared products are flattened as Aesara does, within a budget: y = y * y / x repeated 200 times
+// is a DAG of 600 nodes but a tree of 2^200 factors.
+TEST(PassesTest, SharedProductsFlattenWithinABudget) {
+  Var x = dvector("x");
+  Var y = x;
+  for (int i = 0; i < 200; ++i) y = y * y / x;
+  const auto start = std::chrono::steady_clock::now();
+  Optimized o = Optimize({x}, {y});
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ASSERT_NE(o.fg, nullptr);
+  EXPECT_LT(seconds, 30);
+  // Shared factors cancel when the tree is small: (2x) * (2x) / (2x) with 2x also an output.
+  Var t = 2.0 * x;
+  Optimized shared = Optimize({x}, {t * t / t, t});
+  ASSERT_NE(shared.fg, nullptr);
+  EXPECT_EQ(DebugPrint(std::vector<Var>{shared.fg->outputs()[0]}).find("true_div"),
+            std::string::npos);
 }
 
 TEST(PassesTest, EveryRuleGoldenAndNumericallyEqual) {

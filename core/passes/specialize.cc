@@ -17,12 +17,16 @@ namespace {
 
 using K = ScalarOpKind;
 
-// x**n for an integer n by repeated squaring: x**10 -> sqr(sqr(x) * x).
+// x**n for an integer n > 0 by repeated squaring, as Aesara's local_pow_specialize_device: the
+// product of the squares sqr^k(x) for the bits k set in n (x**7 -> x * sqr(x) * sqr(sqr(x))).
 Var PowByMultiplication(const Var& x, int64_t n) {
-  if (n == 1) return x;
-  const Var half = PowByMultiplication(x, n / 2);
-  const Var squared = sqr(half);
-  return n % 2 == 0 ? squared : squared * x;
+  std::vector<Var> factors;
+  Var square = x;
+  for (int64_t bits = n; bits != 0; bits >>= 1) {
+    if (bits & 1) factors.push_back(square);
+    if (bits > 1) square = sqr(square);
+  }
+  return factors.size() == 1 ? factors[0] : ApplyOp(Elemwise::Make(K::kMul), factors);
 }
 
 // x**2 -> sqr(x); x**0.5 -> sqrt(x); x**-1 -> reciprocal(x); x**1 -> x; x**0 -> ones;

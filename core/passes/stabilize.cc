@@ -66,6 +66,24 @@ Replacement SubRules(const FunctionGraph&, Apply& node) {
   return std::nullopt;
 }
 
+// sigmoid(x) - sigmoid(x)**2 -> sigmoid(x) * sigmoid(-x): the derivative of sigmoid as a
+// gradient leaves it, which cancels to 0 where sigmoid(x) rounds to 1 (from x = 17 in float32).
+// Kiln's own rule: Aesara's graphs keep 1 - sigmoid(x) as a factor there.
+Replacement SigmoidMinusSquare(const FunctionGraph&, Apply& node) {
+  VariablePtr s, a, b, x;
+  const VariablePtr out = node.output(0);
+  const bool minus_square =
+      (m::Sub(m::Any(&s), m::Mul(m::Any(&a), m::Any(&b))).Match(out) ||
+       m::Add(m::Any(&s), m::Neg(m::Mul(m::Any(&a), m::Any(&b)))).Match(out)) &&
+      m::Sigmoid(m::Any(&x)).Match(s);
+  // The three sigmoids may be twins of one another that merge has not joined yet.
+  const auto same_sigmoid = [&](const VariablePtr& v) {
+    return ElemwiseKind(*v) == K::kSigmoid && v->owner()->inputs()[0] == x;
+  };
+  if (!minus_square || !same_sigmoid(a) || !same_sigmoid(b)) return std::nullopt;
+  return ReplaceWith(Var(s) * sigmoid(Negate(Var(x))), node);
+}
+
 // log(sigmoid(x)) -> -softplus(-x); log(softmax(x)) -> log_softmax(x);
 // log(erfc(x)) -> log(erfcx(x)) - x^2 for x > 0 (finite far into the tail), log1p(-erf(x)) else.
 Replacement LogRules(const FunctionGraph&, Apply& node) {
@@ -118,13 +136,15 @@ RewriteRule Rule(std::string name, std::function<Replacement(const FunctionGraph
 std::vector<RewriteRule> StabilizeRules() {
   std::vector<RewriteRule> rules = {Rule("local_log1p", Log1p),
                                     Rule("local_expm1_and_sigmoid_complement", SubRules),
-                                    Rule("local_log_stable", LogRules)};
+                                    Rule("local_log_stable", LogRules),
+                                    Rule("local_sigmoid_minus_square", SigmoidMinusSquare)};
   for (RewriteRule& r : SigmoidRules()) rules.push_back(std::move(r));
   for (RewriteRule& r : LogErfRules()) rules.push_back(std::move(r));
   // The mul/div canonizer again, so that the sigmoids the rules above make cancel as the
   // exponentials they replace would have: sigmoid(-x) * sigmoid(x) / sigmoid(-x) -> sigmoid(x) in
   // the gradient of log(1 - sigmoid) (Aesara gets there with its greedy distributor).
   rules.push_back(MulDivCanonizerRule());
+  rules.push_back(GreedyDistributorRule());
   return rules;
 }
 
