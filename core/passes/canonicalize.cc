@@ -227,8 +227,9 @@ bool SimplifyQuotient(std::vector<VariablePtr>& num, std::vector<VariablePtr>& d
   return simplified;
 }
 
-// Nodes the canonizer visits through shared products before it keeps them whole.
-constexpr size_t kSharedFlattenBudget = 4096;
+// Nodes the canonizer visits through shared products before it keeps them whole: small, because
+// every root of a chain of shared products may walk that far (64 keeps compiles linear).
+constexpr size_t kSharedFlattenBudget = 64;
 
 // The mul/div canonizer: x*y/y -> x; (2*x)/(4*y) -> (0.5*x)/y; equal factors above and below
 // the line cancel and constants fold into one coefficient.
@@ -314,28 +315,33 @@ Replacement DistributeIntoQuotient(const FunctionGraph& fg, Apply& node) {
 }
 
 // The terms of a sum/difference tree of one dtype, with their signs; constants add into *sum.
-void Terms(const FunctionGraph& fg, const VariablePtr& v, bool positive, DType dtype,
+// Iterative: sums may be deep.
+void Terms(const FunctionGraph& fg, const VariablePtr& root, DType dtype,
            std::vector<VariablePtr>& plus, std::vector<VariablePtr>& minus, double& constant_sum,
-           int& n_constants, bool root = false) {
-  if (const std::optional<double> c = ScalarLikeConstant(*v)) {
-    constant_sum += positive ? *c : -*c;
-    ++n_constants;
-    return;
-  }
-  const std::optional<K> kind = ElemwiseKind(*v);
-  const bool inner = root || fg.clients(v.get()).size() == 1;
-  const bool same_dtype = inner && v->tensor_type()->dtype() == dtype;
-  if (same_dtype && kind == K::kAdd) {
-    for (const VariablePtr& in : v->owner()->inputs()) {
-      Terms(fg, in, positive, dtype, plus, minus, constant_sum, n_constants);
+           int& n_constants) {
+  std::vector<std::pair<VariablePtr, bool>> stack = {{root, true}};  // (variable, positive)
+  while (!stack.empty()) {
+    auto [v, positive] = std::move(stack.back());
+    stack.pop_back();
+    if (const std::optional<double> c = ScalarLikeConstant(*v)) {
+      constant_sum += positive ? *c : -*c;
+      ++n_constants;
+      continue;
     }
-  } else if (same_dtype && kind == K::kSub) {
-    Terms(fg, v->owner()->inputs()[0], positive, dtype, plus, minus, constant_sum, n_constants);
-    Terms(fg, v->owner()->inputs()[1], !positive, dtype, plus, minus, constant_sum, n_constants);
-  } else if (same_dtype && kind == K::kNeg) {
-    Terms(fg, v->owner()->inputs()[0], !positive, dtype, plus, minus, constant_sum, n_constants);
-  } else {
-    (positive ? plus : minus).push_back(v);
+    const std::optional<K> kind = ElemwiseKind(*v);
+    const bool inner = v == root || fg.clients(v.get()).size() == 1;
+    const bool same_dtype = inner && v->tensor_type()->dtype() == dtype;
+    const std::vector<VariablePtr>* in = v->owner() ? &v->owner()->inputs() : nullptr;
+    if (same_dtype && kind == K::kAdd) {
+      for (auto it = in->rbegin(); it != in->rend(); ++it) stack.emplace_back(*it, positive);
+    } else if (same_dtype && kind == K::kSub) {
+      stack.emplace_back((*in)[1], !positive);
+      stack.emplace_back((*in)[0], positive);
+    } else if (same_dtype && kind == K::kNeg) {
+      stack.emplace_back((*in)[0], !positive);
+    } else {
+      (positive ? plus : minus).push_back(std::move(v));
+    }
   }
 }
 
@@ -348,18 +354,34 @@ Replacement AddSubCanonizer(const FunctionGraph& fg, Apply& node) {
   std::vector<VariablePtr> plus, minus;
   double constant_sum = 0;
   int n_constants = 0;
-  Terms(fg, node.output(0), true, dtype, plus, minus, constant_sum, n_constants, /*root=*/true);
-  bool cancelled = false;
-  for (auto it = plus.begin(); it != plus.end();) {
-    auto match = std::find(minus.begin(), minus.end(), *it);
-    if (match == minus.end()) {
-      ++it;
-      continue;
+  Terms(fg, node.output(0), dtype, plus, minus, constant_sum, n_constants);
+  // Equal terms of opposite signs cancel, found through counts (a sum of 100,000 terms is
+  // linear, not quadratic).
+  absl::flat_hash_map<const Variable*, int> available;  // subtracted terms not yet cancelled
+  for (const VariablePtr& m : minus) ++available[m.get()];
+  absl::flat_hash_map<const Variable*, int> cancelled_of;  // pairs cancelled, per term
+  std::vector<VariablePtr> plus_kept;
+  for (VariablePtr& p : plus) {
+    auto it = available.find(p.get());
+    if (it != available.end() && it->second > 0) {
+      --it->second;
+      ++cancelled_of[p.get()];
+    } else {
+      plus_kept.push_back(std::move(p));
     }
-    minus.erase(match);
-    it = plus.erase(it);
-    cancelled = true;
   }
+  plus = std::move(plus_kept);
+  const bool cancelled = !cancelled_of.empty();
+  std::vector<VariablePtr> minus_kept;
+  for (VariablePtr& m : minus) {
+    auto it = cancelled_of.find(m.get());
+    if (it != cancelled_of.end() && it->second > 0) {
+      --it->second;
+    } else {
+      minus_kept.push_back(std::move(m));
+    }
+  }
+  minus = std::move(minus_kept);
   if (!cancelled && n_constants < 2) return std::nullopt;
   std::vector<Var> pos(plus.begin(), plus.end());
   if (constant_sum != 0 || (plus.empty() && minus.empty())) {

@@ -1,7 +1,9 @@
 // in-place: an Elemwise writes its output into the buffer of an input that nothing else needs,
 // never into a graph input, a constant or anything they share memory with.
 #include <algorithm>
+#include <unordered_map>
 #include <unordered_set>
+#include <vector>
 
 #include "core/ops/elemwise.h"
 #include "core/ops/linalg.h"
@@ -10,23 +12,40 @@
 namespace kiln {
 namespace {
 
+// The input whose buffer v's node writes v into or views as v, or null.
+const Variable* Aliased(const Variable& v) {
+  const Apply* node = v.owner();
+  if (node == nullptr) return nullptr;
+  const Variable* aliased = nullptr;
+  for (const auto& pairs : {node->op().view_map(), node->op().destroy_map()}) {
+    for (const auto& [out, in] : pairs) {
+      if (out == v.index()) aliased = node->inputs()[in].get();
+    }
+  }
+  return aliased;
+}
+
 // True when overwriting v's buffer could change anything but v: v may be, or be a view of, a
 // graph input, a graph output or a constant, or some variable on its view chain has another use.
+// Memoized in *known: a chain of n in-place nodes is walked once, not n times.
 bool Protected(const FunctionGraph& fg, const std::unordered_set<const Variable*>& io,
-               const Variable* v) {
-  while (true) {
-    if (v->is_constant() || io.count(v) || fg.clients(v).size() != 1) return true;
-    const Apply* node = v->owner();
-    if (node == nullptr) return true;
-    const Variable* aliased = nullptr;
-    for (const auto& pairs : {node->op().view_map(), node->op().destroy_map()}) {
-      for (const auto& [out, in] : pairs) {
-        if (out == v->index()) aliased = node->inputs()[in].get();
-      }
+               const Variable* v, std::unordered_map<const Variable*, bool>& known) {
+  std::vector<const Variable*> chain;
+  bool result = false;
+  for (;; v = Aliased(*v)) {
+    if (v == nullptr) break;  // the chain ends in a computed buffer nothing else reads
+    if (auto it = known.find(v); it != known.end()) {
+      result = it->second;
+      break;
     }
-    if (aliased == nullptr) return false;
-    v = aliased;
+    chain.push_back(v);
+    if (v->is_constant() || io.count(v) || fg.clients(v).size() != 1 || v->owner() == nullptr) {
+      result = true;
+      break;
+    }
   }
+  for (const Variable* c : chain) known[c] = result;
+  return result;
 }
 
 }  // namespace
@@ -36,6 +55,7 @@ bool Protected(const FunctionGraph& fg, const std::unordered_set<const Variable*
 // into their z / y.
 absl::Status InplacePass(FunctionGraph& fg, RewriteContext& ctx) {
   std::unordered_set<const Variable*> io;
+  std::unordered_map<const Variable*, bool> known;  // Protected's memo
   for (const VariablePtr& o : fg.outputs()) io.insert(o.get());
   for (const VariablePtr& i : fg.inputs()) io.insert(i.get());
   // Input i may be overwritten by node's output: it has the output's type, the node reads it
@@ -44,7 +64,7 @@ absl::Status InplacePass(FunctionGraph& fg, RewriteContext& ctx) {
     const VariablePtr& in = node.inputs()[i];
     const int uses = static_cast<int>(std::count(node.inputs().begin(), node.inputs().end(), in));
     return uses == 1 && in->type()->Equals(*node.output_ptr(0)->type()) &&
-           !Protected(fg, io, in.get());
+           !Protected(fg, io, in.get(), known);
   };
   for (Apply* node : fg.Toposort()) {
     const std::vector<Var> inputs(node->inputs().begin(), node->inputs().end());
