@@ -141,10 +141,13 @@ struct FlatProduct {
   std::vector<const Variable*> factors;
 };
 
-FlatProduct Flatten(const VariablePtr& v) {
+// v flattened, or nullopt past 64 nodes (shared products could make the walk exponential; an
+// exponent of a gradient is small).
+std::optional<FlatProduct> Flatten(const VariablePtr& v) {
   FlatProduct p;
   std::vector<VariablePtr> stack = {v};
-  while (!stack.empty()) {
+  for (int visited = 0; !stack.empty(); ++visited) {
+    if (visited == 64) return std::nullopt;
     VariablePtr u = std::move(stack.back());
     stack.pop_back();
     const std::optional<K> kind = ElemwiseKind(*u);
@@ -168,13 +171,14 @@ FlatProduct Flatten(const VariablePtr& v) {
 
 // True when e = -z**2 once both are flattened: -4 * x * x for z = 2 * x (the canonizer's form).
 bool IsNegSquareOf(const VariablePtr& e, const VariablePtr& z) {
-  const FlatProduct fe = Flatten(e), fz = Flatten(z);
-  if (fe.factors.size() != 2 * fz.factors.size() || fe.coefficient != -fz.coefficient * fz.coefficient) {
+  const std::optional<FlatProduct> fe = Flatten(e), fz = Flatten(z);
+  if (!fe || !fz || fe->factors.size() != 2 * fz->factors.size() ||
+      fe->coefficient != -fz->coefficient * fz->coefficient) {
     return false;
   }
   std::vector<const Variable*> twice;
-  for (const Variable* f : fz.factors) twice.insert(twice.end(), {f, f});
-  return fe.factors == twice;  // both sorted
+  for (const Variable* f : fz->factors) twice.insert(twice.end(), {f, f});
+  return fe->factors == twice;  // both sorted
 }
 
 // The leaves of the product/quotient tree at node (inner nodes used only inside it flattened),
