@@ -183,13 +183,17 @@ bool IsNegSquareOf(const VariablePtr& e, const VariablePtr& z) {
 
 // The leaves of the product/quotient tree at node (inner nodes used only inside it flattened),
 // above or below the line, with the signs of negations taken out into *negated.
-void QuotientLeaves(const FunctionGraph& fg, const Apply& node, std::vector<VariablePtr>& num,
-                    std::vector<VariablePtr>& den, bool* negated) {
+// With shared_budget > 0, nodes used elsewhere too are flattened as well, and the walk gives up
+// (false) after that many nodes.
+bool QuotientLeaves(const FunctionGraph& fg, const Apply& node, std::vector<VariablePtr>& num,
+                    std::vector<VariablePtr>& den, bool* negated, int shared_budget = 0) {
   std::vector<std::pair<VariablePtr, bool>> stack = {{node.output(0), true}};
-  while (!stack.empty()) {
+  for (int visited = 0; !stack.empty(); ++visited) {
+    if (shared_budget > 0 && visited == shared_budget) return false;
     auto [v, above] = std::move(stack.back());
     stack.pop_back();
-    const bool inner = v.get() == node.output_ptr(0) || fg.clients(v.get()).size() == 1;
+    const bool inner = v.get() == node.output_ptr(0) || shared_budget > 0 ||
+                       fg.clients(v.get()).size() == 1;
     const std::optional<K> kind = inner ? ElemwiseKind(*v) : std::nullopt;
     const Apply* a = v->owner();
     if (kind == K::kMul) {
@@ -206,6 +210,7 @@ void QuotientLeaves(const FunctionGraph& fg, const Apply& node, std::vector<Vari
       (above ? num : den).push_back(std::move(v));
     }
   }
+  return true;
 }
 
 // The product of factors (1 when there are none).
@@ -253,6 +258,56 @@ Replacement GradLogErfc(const FunctionGraph& fg, Apply& node) {
   return std::nullopt;
 }
 
+// exp(a) / (exp(a) + exp(b)) -> sigmoid(a - b); exp(a) / (exp(a) - exp(b)) -> -1 / expm1(b - a);
+// exp(b) / (exp(a) - exp(b)) -> 1 / expm1(a - b), anywhere in a product tree: the gradients of
+// log(exp(a) + exp(b)) and log(exp(a) - exp(b)), which are inf / inf where exp overflows (from
+// 89 in float32, 710 in float64). Kiln's own rule: Aesara keeps these quotients.
+Replacement ExpOverSumOfExps(const FunctionGraph& fg, Apply& node) {
+  static constexpr std::initializer_list<K> kTree = {K::kMul, K::kTrueDiv, K::kReciprocal, K::kNeg};
+  const std::optional<K> kind = ElemwiseKind(*node.output_ptr(0));
+  if (!kind || std::find(kTree.begin(), kTree.end(), *kind) == kTree.end() ||
+      InsideTree(fg, node, kTree)) {
+    return std::nullopt;
+  }
+  std::vector<VariablePtr> num, den;
+  bool negated = false;
+  // Through shared quotients too: a gradient divides both its terms by one shared 1 / S.
+  if (!QuotientLeaves(fg, node, num, den, &negated, /*shared_budget=*/64)) return std::nullopt;
+  // For each divisor exp(p) +- exp(q): p and q -> (its position, whether it is p).
+  absl::flat_hash_map<const Variable*, std::pair<size_t, bool>> term_of;
+  for (size_t j = 0; j < den.size(); ++j) {
+    const std::optional<K> k = ElemwiseKind(*den[j]);
+    if ((k != K::kAdd && k != K::kSub) || den[j]->owner()->num_inputs() != 2) continue;
+    const VariablePtr* p = UnaryArg(den[j]->owner()->inputs()[0], K::kExp);
+    const VariablePtr* q = UnaryArg(den[j]->owner()->inputs()[1], K::kExp);
+    if (p == nullptr || q == nullptr) continue;
+    term_of.try_emplace(p->get(), j, true);
+    term_of.try_emplace(q->get(), j, false);
+  }
+  for (size_t i = 0; i < num.size() && !term_of.empty(); ++i) {
+    const VariablePtr* a = UnaryArg(num[i], K::kExp);
+    const auto it = a != nullptr ? term_of.find(a->get()) : term_of.end();
+    if (it == term_of.end()) continue;
+    const auto [j, is_p] = it->second;
+    const Apply& d = *den[j]->owner();
+    const Var p(d.inputs()[0]->owner()->inputs()[0]), q(d.inputs()[1]->owner()->inputs()[0]);
+    num.erase(num.begin() + static_cast<std::ptrdiff_t>(i));
+    den.erase(den.begin() + static_cast<std::ptrdiff_t>(j));
+    const DType dtype = node.output_ptr(0)->tensor_type()->dtype();
+    Var factor;
+    if (ElemwiseKind(*d.output_ptr(0)) == K::kAdd) {
+      factor = is_p ? sigmoid(p - q) : sigmoid(q - p);
+    } else {
+      factor = is_p ? -reciprocal(expm1(q - p)) : reciprocal(expm1(p - q));
+    }
+    num.push_back(factor.ptr());
+    const Var quotient = den.empty() ? ProductOf(num, dtype)
+                                     : true_div(ProductOf(num, dtype), ProductOf(den, dtype));
+    return ReplaceWith(negated ? -quotient : quotient, node);
+  }
+  return std::nullopt;
+}
+
 RewriteRule Rule(std::string name, std::string phase,
                  std::function<Replacement(const FunctionGraph&, Apply&)> f) {
   return PhaseRule(std::move(name), std::move(phase), {OpKind::kElemwise}, std::move(f));
@@ -264,7 +319,8 @@ std::vector<RewriteRule> LogErfRules() {
   return {Rule("local_log1p_neg", "stabilize", Log1pNeg),
           Rule("local_log_add_exp", "stabilize", LogAddExp),
           Rule("local_erf_complements", "stabilize", ErfComplements),
-          Rule("local_grad_log_erfc_neg", "stabilize", GradLogErfc)};
+          Rule("local_grad_log_erfc_neg", "stabilize", GradLogErfc),
+          Rule("local_exp_over_sum_of_exps", "stabilize", ExpOverSumOfExps)};
 }
 
 RewriteRule LogDiffExpRule() { return Rule("log_diff_exp", "specialize", LogDiffExp); }

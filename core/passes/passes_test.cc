@@ -133,6 +133,8 @@ std::vector<Case> Cases() {
       {"grad of log(erfc(a))", {a}, {grad(sum(log(erfc(a))), a)}},
       {"y * exp(-x ** 2) / erfc(x)", {x, y}, {y * exp(-pow(x, 2)) / erfc(x)}},
       {"x / x", {x}, {x / x}},
+      {"grad of log(exp(a) + exp(-a))", {a}, {grad(sum(log(exp(a) + exp(-a))), a)}},
+      {"grad of log(exp(a) - exp(a - 1))", {a}, {grad(sum(log(exp(a) - exp(a - 1.0))), a)}},
       {"grad of exp(a) * sigmoid(-a)", {a}, {grad(sum(exp(a) * sigmoid(-a)), a)}},
       {"grad of log(softmax(x))", {x}, {grad(sum(log(softmax(x))), x)}},
       {"-a / abs(-a)", {a}, {-a / abs(-a)}},
