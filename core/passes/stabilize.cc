@@ -1,5 +1,6 @@
 // stabilize: forms that lose precision or overflow replaced by stable ones. Each rule reads
 // `before -> after`.
+#include <algorithm>
 #include <cmath>
 #include <numbers>
 
@@ -53,11 +54,15 @@ Replacement Log1p(const FunctionGraph&, Apply& node) {
   return ReplaceWith(log1p(Sum(*rest)), node);
 }
 
-// exp(x) - 1 -> expm1(x); 1 - sigmoid(x), 1 + -sigmoid(x) -> sigmoid(-x).
+// exp(x) - 1 -> expm1(x); 1 - exp(x) -> -expm1(x); 1 - sigmoid(x), 1 + -sigmoid(x) -> sigmoid(-x).
 Replacement SubRules(const FunctionGraph&, Apply& node) {
   VariablePtr x;
   if (m::Sub(m::Exp(m::Any(&x)), m::Const(1)).Match(node.output(0))) {
     return ReplaceWith(expm1(Var(x)), node);
+  }
+  if (m::Sub(m::Const(1), m::Exp(m::Any(&x))).Match(node.output(0)) ||
+      m::Add(m::Const(1), m::Neg(m::Exp(m::Any(&x)))).Match(node.output(0))) {
+    return ReplaceWith(-expm1(Var(x)), node);
   }
   if (m::Sub(m::Const(1), m::Sigmoid(m::Any(&x))).Match(node.output(0)) ||
       m::Add(m::Const(1), m::Neg(m::Sigmoid(m::Any(&x)))).Match(node.output(0))) {
@@ -66,31 +71,107 @@ Replacement SubRules(const FunctionGraph&, Apply& node) {
   return std::nullopt;
 }
 
-// sigmoid(x) - sigmoid(x)**2 -> sigmoid(x) * sigmoid(-x): the derivative of sigmoid as a
-// gradient leaves it, which cancels to 0 where sigmoid(x) rounds to 1 (from x = 17 in float32).
-// Kiln's own rule: Aesara's graphs keep 1 - sigmoid(x) as a factor there.
-Replacement SigmoidMinusSquare(const FunctionGraph&, Apply& node) {
-  VariablePtr s, a, b, x;
-  const VariablePtr out = node.output(0);
-  const bool minus_square =
-      (m::Sub(m::Any(&s), m::Mul(m::Any(&a), m::Any(&b))).Match(out) ||
-       m::Add(m::Any(&s), m::Neg(m::Mul(m::Any(&a), m::Any(&b)))).Match(out)) &&
-      m::Sigmoid(m::Any(&x)).Match(s);
-  // The three sigmoids may be twins of one another that merge has not joined yet.
-  const auto same_sigmoid = [&](const VariablePtr& v) {
-    return ElemwiseKind(*v) == K::kSigmoid && v->owner()->inputs()[0] == x;
-  };
-  if (!minus_square || !same_sigmoid(a) || !same_sigmoid(b)) return std::nullopt;
-  return ReplaceWith(Var(s) * sigmoid(Negate(Var(x))), node);
+// A term of a sum as a signed product: its constant coefficient and its other factors, each
+// keyed so that twin sigmoids (sigmoid of one variable, built twice) are equal; sorted.
+struct Factor {
+  VariablePtr key;  // the variable, or a sigmoid's argument without its negation
+  bool sigmoid = false;
+  bool negated = false;  // sigmoid(-key): twin negations of one variable compare equal
+  VariablePtr minus;     // sigmoid(key - minus): p - q and q - p compare as negations
+  VariablePtr arg;       // the sigmoid's argument as written
+  auto Tie() const { return std::make_tuple(key.get(), sigmoid, negated, minus.get()); }
+  bool operator<(const Factor& o) const { return Tie() < o.Tie(); }
+  bool operator==(const Factor& o) const { return Tie() == o.Tie(); }
+};
+struct SignedProduct {
+  double coefficient = 1;
+  std::vector<Factor> factors;
+};
+
+// v as a signed product, or nullopt past 16 factors (the rule wants a gradient's small terms).
+std::optional<SignedProduct> AsSignedProduct(const VariablePtr& v) {
+  SignedProduct p;
+  std::vector<VariablePtr> stack = {v};
+  for (int visited = 0; !stack.empty(); ++visited) {
+    if (visited == 16) return std::nullopt;
+    VariablePtr u = std::move(stack.back());
+    stack.pop_back();
+    const std::optional<K> kind = ElemwiseKind(*u);
+    if (std::optional<double> c = ScalarConstantValue(*u)) {  // also a fill of a constant
+      p.coefficient *= *c;
+    } else if (kind == K::kNeg) {
+      p.coefficient = -p.coefficient;
+      stack.push_back(u->owner()->inputs()[0]);
+    } else if (kind == K::kMul) {
+      for (const VariablePtr& in : u->owner()->inputs()) stack.push_back(in);
+    } else if (kind == K::kSigmoid) {
+      const VariablePtr& arg = u->owner()->inputs()[0];
+      const std::optional<K> arg_kind = ElemwiseKind(*arg);
+      if (arg_kind == K::kNeg) {
+        p.factors.push_back({arg->owner()->inputs()[0], true, true, nullptr, arg});
+      } else if (arg_kind == K::kSub) {
+        const VariablePtr &a = arg->owner()->inputs()[0], &b = arg->owner()->inputs()[1];
+        p.factors.push_back(a.get() < b.get() ? Factor{a, true, false, b, arg}
+                                              : Factor{b, true, true, a, arg});
+      } else {
+        p.factors.push_back({arg, true, false, nullptr, arg});
+      }
+    } else {
+      p.factors.push_back({u, false});
+    }
+  }
+  std::sort(p.factors.begin(), p.factors.end());
+  return p;
 }
 
-// log(sigmoid(x)) -> -softplus(-x); log(softmax(x)) -> log_softmax(x);
+// a - a * sigmoid(t) -> a * sigmoid(-t) for a product a (s - s * s, y * s - y * s * s, ...), and
+// c * sigmoid(t) - c * sigmoid(-t) -> c * tanh(t / 2): the
+// derivative of sigmoid as gradients leave it, 0 where sigmoid(t) rounds to 1 (from t = 17 in
+// float32). Kiln's own rule: Aesara's graphs keep 1 - sigmoid(t) as a factor there.
+Replacement ProductMinusSigmoidMultiple(const FunctionGraph&, Apply& node) {
+  const std::optional<K> kind = ElemwiseKind(*node.output_ptr(0));
+  if ((kind != K::kAdd && kind != K::kSub) || node.num_inputs() != 2) return std::nullopt;
+  std::optional<SignedProduct> terms[2] = {AsSignedProduct(node.inputs()[0]),
+                                           AsSignedProduct(node.inputs()[1])};
+  if (!terms[0] || !terms[1]) return std::nullopt;
+  if (kind == K::kSub) terms[1]->coefficient = -terms[1]->coefficient;
+  // c * sigmoid(t) - c * sigmoid(-t) -> c * tanh(t / 2): the difference cancels near t = 0.
+  const std::vector<Factor>&f0 = terms[0]->factors, &f1 = terms[1]->factors;
+  if (f0.size() == 1 && f1.size() == 1 && f0[0].sigmoid && f1[0].sigmoid &&
+      f0[0].key == f1[0].key && f0[0].minus == f1[0].minus && f0[0].negated != f1[0].negated &&
+      terms[0]->coefficient == -terms[1]->coefficient) {
+    // c * (sigmoid(t) - sigmoid(-t)) with t the first term's argument as written.
+    const DType dtype = node.output_ptr(0)->tensor_type()->dtype();
+    return ReplaceWith(scalar_constant(terms[0]->coefficient, dtype) * tanh(Var(f0[0].arg) * 0.5),
+                       node);
+  }
+  for (int i = 0; i < 2; ++i) {
+    const SignedProduct &a = *terms[i], &b = *terms[1 - i];
+    if (b.coefficient != -a.coefficient || b.factors.size() != a.factors.size() + 1) continue;
+    // b's factors are a's and one sigmoid(t): find it where the sorted lists first differ.
+    size_t k = 0;
+    while (k < a.factors.size() && a.factors[k] == b.factors[k]) ++k;
+    if (!b.factors[k].sigmoid || !std::equal(a.factors.begin() + k, a.factors.end(),
+                                             b.factors.begin() + k + 1)) {
+      continue;
+    }
+    const VariablePtr& term = node.inputs()[i];  // a itself, with its sign in the sum
+    const Var a_signed = kind == K::kSub && i == 1 ? -Var(term) : Var(term);
+    const Factor& f = b.factors[k];  // sigmoid(t): a * sigmoid(-t)
+    return ReplaceWith(a_signed * sigmoid(Negate(Var(f.arg))), node);
+  }
+  return std::nullopt;
+}
+
+// log(sigmoid(x)) -> -softplus(-x); log(-expm1(x)) -> log1mexp(x); log(softmax(x)) ->
+// log_softmax(x);
 // log(erfc(x)) -> log(erfcx(x)) - x^2 for x > 0 (finite far into the tail), log1p(-erf(x)) else.
 Replacement LogRules(const FunctionGraph&, Apply& node) {
   if (ElemwiseKind(*node.output_ptr(0)) != K::kLog) return std::nullopt;
   const VariablePtr& arg = node.inputs()[0];
   VariablePtr x;
   if (m::Sigmoid(m::Any(&x)).Match(arg)) return ReplaceWith(-softplus(Negate(Var(x))), node);
+  if (m::Neg(m::Op(K::kExpm1, {m::Any(&x)})).Match(arg)) return ReplaceWith(log1mexp(Var(x)), node);
   if (m::Erfc(m::Any(&x)).Match(arg)) {
     const Var v(x);
     const DType d = v.dtype();
@@ -137,7 +218,8 @@ std::vector<RewriteRule> StabilizeRules() {
   std::vector<RewriteRule> rules = {Rule("local_log1p", Log1p),
                                     Rule("local_expm1_and_sigmoid_complement", SubRules),
                                     Rule("local_log_stable", LogRules),
-                                    Rule("local_sigmoid_minus_square", SigmoidMinusSquare)};
+                                    Rule("local_sigmoid_complement_factor",
+                                         ProductMinusSigmoidMultiple)};
   for (RewriteRule& r : SigmoidRules()) rules.push_back(std::move(r));
   for (RewriteRule& r : LogErfRules()) rules.push_back(std::move(r));
   // The mul/div canonizer again, so that the sigmoids the rules above make cancel as the
