@@ -239,11 +239,13 @@ absl::Status BuildOp::Perform(const Apply& node, std::span<const Tensor> inputs,
       Tensor out = Tensor::Zeros(dtype_, {n, m});
       const Tensor one = *Tensor::Of<double>(dtype_, {}, {1.0});
       const int size = DTypeSize(dtype_);
-      for (int64_t i = 0; i < n; ++i) {
-        if (k >= -i && k < m - i) {  // 0 <= i + k < m, any k
-          std::memcpy(static_cast<char*>(out.raw_data()) + (i * m + i + k) * size, one.raw_data(),
-                      size);
-        }
+      // Only the rows i with 0 <= i + k < m: at most min(n, m) of them (eye(10**11, 0) has none
+      // and must not loop over 10**11 rows). |k| < n or m before the subtractions: no overflow.
+      const int64_t first = k >= 0 ? 0 : (k <= -n ? n : -k);
+      const int64_t last = k >= m ? 0 : std::min(n, m - k);
+      for (int64_t i = first; i < last; ++i) {
+        std::memcpy(static_cast<char*>(out.raw_data()) + (i * m + i + k) * size, one.raw_data(),
+                    size);
       }
       outputs[0] = std::move(out);
       return absl::OkStatus();
