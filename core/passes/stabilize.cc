@@ -124,10 +124,10 @@ std::optional<SignedProduct> AsSignedProduct(const VariablePtr& v) {
   return p;
 }
 
-// a - a * sigmoid(t) -> a * sigmoid(-t) for a product a (s - s * s, y * s - y * s * s, ...), and
-// c * sigmoid(t) - c * sigmoid(-t) -> c * tanh(t / 2): the
+// a - a * sigmoid(t) -> a * sigmoid(-t) for a product a (s - s * s, y * s - y * s * s, ...): the
 // derivative of sigmoid as gradients leave it, 0 where sigmoid(t) rounds to 1 (from t = 17 in
-// float32). Kiln's own rule: Aesara's graphs keep 1 - sigmoid(t) as a factor there.
+// float32); and c * sigmoid(t) - c * sigmoid(-t) -> c * tanh(t / 2). Kiln's own rules: Aesara's
+// graphs keep 1 - sigmoid(t) as a factor there.
 Replacement ProductMinusSigmoidMultiple(const FunctionGraph&, Apply& node) {
   const std::optional<K> kind = ElemwiseKind(*node.output_ptr(0));
   if ((kind != K::kAdd && kind != K::kSub) || node.num_inputs() != 2) return std::nullopt;
