@@ -240,9 +240,10 @@ absl::Status BuildOp::Perform(const Apply& node, std::span<const Tensor> inputs,
       const Tensor one = *Tensor::Of<double>(dtype_, {}, {1.0});
       const int size = DTypeSize(dtype_);
       // Only the rows i with 0 <= i + k < m: at most min(n, m) of them (eye(10**11, 0) has none
-      // and must not loop over 10**11 rows). |k| < n or m before the subtractions: no overflow.
-      const int64_t first = k >= 0 ? 0 : (k <= -n ? n : -k);
-      const int64_t last = k >= m ? 0 : std::min(n, m - k);
+      // and must not loop over 10**11 rows). -n < k < m before m - k: no overflow.
+      const bool none = k >= m || k <= -n;
+      const int64_t first = none ? 0 : std::max<int64_t>(0, -k);
+      const int64_t last = none ? 0 : std::min(n, m - k);
       for (int64_t i = first; i < last; ++i) {
         std::memcpy(static_cast<char*>(out.raw_data()) + (i * m + i + k) * size, one.raw_data(),
                     size);
