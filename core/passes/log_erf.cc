@@ -134,62 +134,54 @@ VariablePtr NegSquareArg(const VariablePtr& e) {
   return nullptr;
 }
 
-// A product flattened through mul and neg: its constant coefficient and its other factors
-// (sorted), sqr(u) and u**2 counted as u twice.
-struct FlatProduct {
-  double coefficient = 1;
+// The factors of a product (sorted, sqr(u) and u**2 counted as u twice) and its coefficient, or
+// nullopt past 64 nodes (an exponent of a gradient is small).
+std::optional<std::pair<double, std::vector<const Variable*>>> SortedFactors(const VariablePtr& v) {
+  std::optional<FlatProduct> p = FlattenProduct(v, 64);
+  if (!p) return std::nullopt;
   std::vector<const Variable*> factors;
-};
-
-// v flattened, or nullopt past 64 nodes (shared products could make the walk exponential; an
-// exponent of a gradient is small).
-std::optional<FlatProduct> Flatten(const VariablePtr& v) {
-  FlatProduct p;
-  std::vector<VariablePtr> stack = {v};
-  for (int visited = 0; !stack.empty(); ++visited) {
-    if (visited == 64) return std::nullopt;
-    VariablePtr u = std::move(stack.back());
-    stack.pop_back();
-    const std::optional<K> kind = ElemwiseKind(*u);
-    std::optional<double> c = u->is_constant() ? ScalarConstantValue(*u) : std::nullopt;
-    if (c) {
-      p.coefficient *= *c;
-    } else if (kind == K::kNeg) {
-      p.coefficient = -p.coefficient;
-      stack.push_back(u->owner()->inputs()[0]);
-    } else if (kind == K::kMul) {
-      for (const VariablePtr& in : u->owner()->inputs()) stack.push_back(in);
-    } else if (VariablePtr z = SquareArg(u)) {
-      p.factors.insert(p.factors.end(), {z.get(), z.get()});
+  for (const VariablePtr& f : p->factors) {
+    if (VariablePtr z = SquareArg(f)) {
+      factors.insert(factors.end(), {z.get(), z.get()});
     } else {
-      p.factors.push_back(u.get());
+      factors.push_back(f.get());
     }
   }
-  std::sort(p.factors.begin(), p.factors.end());
-  return p;
+  std::sort(factors.begin(), factors.end());
+  return std::make_pair(p->coefficient, std::move(factors));
 }
 
 // True when e = -z**2 once both are flattened: -4 * x * x for z = 2 * x (the canonizer's form).
 bool IsNegSquareOf(const VariablePtr& e, const VariablePtr& z) {
-  const std::optional<FlatProduct> fe = Flatten(e), fz = Flatten(z);
-  if (!fe || !fz || fe->factors.size() != 2 * fz->factors.size() ||
-      fe->coefficient != -fz->coefficient * fz->coefficient) {
-    return false;
-  }
+  const auto fe = SortedFactors(e), fz = SortedFactors(z);
+  if (!fe || !fz || fe->first != -fz->first * fz->first) return false;
   std::vector<const Variable*> twice;
-  for (const Variable* f : fz->factors) twice.insert(twice.end(), {f, f});
-  return fe->factors == twice;  // both sorted
+  for (const Variable* f : fz->second) twice.insert(twice.end(), {f, f});
+  return fe->second == twice;  // both sorted
 }
 
-// The leaves of the product/quotient tree at node (inner nodes used only inside it flattened),
-// above or below the line, with the signs of negations taken out into *negated.
-// With shared_budget > 0, nodes used elsewhere too are flattened as well, and the walk gives up
-// (false) after that many nodes.
-bool QuotientLeaves(const FunctionGraph& fg, const Apply& node, std::vector<VariablePtr>& num,
-                    std::vector<VariablePtr>& den, bool* negated, int shared_budget = 0) {
+// A product/quotient tree's leaves above and below the line, and the parity of its negations.
+struct Quotient {
+  std::vector<VariablePtr> num, den;
+  bool negated = false;
+};
+
+// The leaves of the product/quotient tree rooted at node (nullopt unless node is the root of
+// one: rules on whole trees act once there, not on every subtree). Inner nodes used only inside
+// the tree are flattened; with shared_budget > 0 shared ones too, giving up (nullopt) after that
+// many nodes.
+std::optional<Quotient> QuotientAtRoot(const FunctionGraph& fg, const Apply& node,
+                                       int shared_budget = 0) {
+  static constexpr std::initializer_list<K> kTree = {K::kMul, K::kTrueDiv, K::kReciprocal, K::kNeg};
+  const std::optional<K> root_kind = ElemwiseKind(*node.output_ptr(0));
+  if (!root_kind || std::find(kTree.begin(), kTree.end(), *root_kind) == kTree.end() ||
+      InsideTree(fg, node, kTree)) {
+    return std::nullopt;
+  }
+  Quotient q;
   std::vector<std::pair<VariablePtr, bool>> stack = {{node.output(0), true}};
   for (int visited = 0; !stack.empty(); ++visited) {
-    if (shared_budget > 0 && visited == shared_budget) return false;
+    if (shared_budget > 0 && visited == shared_budget) return std::nullopt;
     auto [v, above] = std::move(stack.back());
     stack.pop_back();
     const bool inner = v.get() == node.output_ptr(0) || shared_budget > 0 ||
@@ -204,13 +196,13 @@ bool QuotientLeaves(const FunctionGraph& fg, const Apply& node, std::vector<Vari
     } else if (kind == K::kReciprocal) {
       stack.emplace_back(a->inputs()[0], !above);
     } else if (kind == K::kNeg) {
-      *negated = !*negated;
+      q.negated = !q.negated;
       stack.emplace_back(a->inputs()[0], above);
     } else {
-      (above ? num : den).push_back(std::move(v));
+      (above ? q.num : q.den).push_back(std::move(v));
     }
   }
-  return true;
+  return q;
 }
 
 // The product of factors (1 when there are none).
@@ -224,15 +216,9 @@ Var ProductOf(const std::vector<VariablePtr>& factors, DType dtype) {
 // of log(erfc(x)), whose quotient is 0 / 0 from x = 27 on (Aesara's local_grad_log_erfc_neg,
 // which switches to an asymptotic series there; erfcx(x) = exp(x**2) * erfc(x) is exact).
 Replacement GradLogErfc(const FunctionGraph& fg, Apply& node) {
-  static constexpr std::initializer_list<K> kTree = {K::kMul, K::kTrueDiv, K::kReciprocal, K::kNeg};
-  const std::optional<K> kind = ElemwiseKind(*node.output_ptr(0));
-  if (!kind || std::find(kTree.begin(), kTree.end(), *kind) == kTree.end() ||
-      InsideTree(fg, node, kTree)) {
-    return std::nullopt;
-  }
-  std::vector<VariablePtr> num, den;
-  bool negated = false;
-  QuotientLeaves(fg, node, num, den, &negated);
+  std::optional<Quotient> q = QuotientAtRoot(fg, node);
+  if (!q) return std::nullopt;
+  auto& [num, den, negated] = *q;
   absl::flat_hash_map<const Variable*, size_t> erfc_of;  // x -> position of erfc(x) in den
   for (size_t j = 0; j < den.size(); ++j) {
     if (const VariablePtr* x = UnaryArg(den[j], K::kErfc)) erfc_of.try_emplace(x->get(), j);
@@ -263,16 +249,10 @@ Replacement GradLogErfc(const FunctionGraph& fg, Apply& node) {
 // log(exp(a) + exp(b)) and log(exp(a) - exp(b)), which are inf / inf where exp overflows (from
 // 89 in float32, 710 in float64). Kiln's own rule: Aesara keeps these quotients.
 Replacement ExpOverSumOfExps(const FunctionGraph& fg, Apply& node) {
-  static constexpr std::initializer_list<K> kTree = {K::kMul, K::kTrueDiv, K::kReciprocal, K::kNeg};
-  const std::optional<K> kind = ElemwiseKind(*node.output_ptr(0));
-  if (!kind || std::find(kTree.begin(), kTree.end(), *kind) == kTree.end() ||
-      InsideTree(fg, node, kTree)) {
-    return std::nullopt;
-  }
-  std::vector<VariablePtr> num, den;
-  bool negated = false;
   // Through shared quotients too: a gradient divides both its terms by one shared 1 / S.
-  if (!QuotientLeaves(fg, node, num, den, &negated, /*shared_budget=*/64)) return std::nullopt;
+  std::optional<Quotient> q = QuotientAtRoot(fg, node, /*shared_budget=*/64);
+  if (!q) return std::nullopt;
+  auto& [num, den, negated] = *q;
   // For each divisor exp(p) +- exp(q): p and q -> (its position, whether it is p).
   absl::flat_hash_map<const Variable*, std::pair<size_t, bool>> term_of;
   for (size_t j = 0; j < den.size(); ++j) {

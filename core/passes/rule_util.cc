@@ -55,6 +55,28 @@ bool InsideTree(const FunctionGraph& fg, const Apply& node,
          parent.tensor_type()->dtype() == node.output_ptr(0)->tensor_type()->dtype();
 }
 
+std::optional<FlatProduct> FlattenProduct(const VariablePtr& v, int budget) {
+  FlatProduct p;
+  std::vector<VariablePtr> stack = {v};
+  for (int visited = 0; !stack.empty(); ++visited) {
+    if (visited == budget) return std::nullopt;
+    VariablePtr u = std::move(stack.back());
+    stack.pop_back();
+    const std::optional<ScalarOpKind> kind = ElemwiseKind(*u);
+    if (std::optional<double> c = ScalarConstantValue(*u)) {
+      p.coefficient *= *c;
+    } else if (kind == ScalarOpKind::kNeg) {
+      p.coefficient = -p.coefficient;
+      stack.push_back(u->owner()->inputs()[0]);
+    } else if (kind == ScalarOpKind::kMul) {
+      for (const VariablePtr& in : u->owner()->inputs()) stack.push_back(in);
+    } else {
+      p.factors.push_back(std::move(u));
+    }
+  }
+  return p;
+}
+
 Var Negate(const Var& v) {
   if (v.ok() && ElemwiseKind(*v.ptr()) == ScalarOpKind::kNeg) return Var(v->owner()->inputs()[0]);
   return -v;

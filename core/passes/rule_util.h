@@ -28,6 +28,16 @@ Replacement ReplaceFilled(const Var& v, const Apply& node);
 bool InsideTree(const FunctionGraph& fg, const Apply& node,
                 std::initializer_list<ScalarOpKind> kinds);
 
+// A product flattened through mul and neg: its constant coefficient (fills of constants
+// included) and its other factors in the order met.
+struct FlatProduct {
+  double coefficient = 1;
+  std::vector<VariablePtr> factors;
+};
+// v as a FlatProduct, or nullopt past `budget` nodes: products may be shared, and a walk of a
+// shared DAG as a tree can be exponential.
+std::optional<FlatProduct> FlattenProduct(const VariablePtr& v, int budget);
+
 // -v, without a double negation: u for v = neg(u).
 Var Negate(const Var& v);
 

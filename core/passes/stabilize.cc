@@ -88,36 +88,26 @@ struct SignedProduct {
   std::vector<Factor> factors;
 };
 
-// v as a signed product, or nullopt past 16 factors (the rule wants a gradient's small terms).
+// v as a signed product, or nullopt past 16 nodes (the rule wants a gradient's small terms).
 std::optional<SignedProduct> AsSignedProduct(const VariablePtr& v) {
-  SignedProduct p;
-  std::vector<VariablePtr> stack = {v};
-  for (int visited = 0; !stack.empty(); ++visited) {
-    if (visited == 16) return std::nullopt;
-    VariablePtr u = std::move(stack.back());
-    stack.pop_back();
-    const std::optional<K> kind = ElemwiseKind(*u);
-    if (std::optional<double> c = ScalarConstantValue(*u)) {  // also a fill of a constant
-      p.coefficient *= *c;
-    } else if (kind == K::kNeg) {
-      p.coefficient = -p.coefficient;
-      stack.push_back(u->owner()->inputs()[0]);
-    } else if (kind == K::kMul) {
-      for (const VariablePtr& in : u->owner()->inputs()) stack.push_back(in);
-    } else if (kind == K::kSigmoid) {
-      const VariablePtr& arg = u->owner()->inputs()[0];
-      const std::optional<K> arg_kind = ElemwiseKind(*arg);
-      if (arg_kind == K::kNeg) {
-        p.factors.push_back({arg->owner()->inputs()[0], true, true, nullptr, arg});
-      } else if (arg_kind == K::kSub) {
-        const VariablePtr &a = arg->owner()->inputs()[0], &b = arg->owner()->inputs()[1];
-        p.factors.push_back(a.get() < b.get() ? Factor{a, true, false, b, arg}
-                                              : Factor{b, true, true, a, arg});
-      } else {
-        p.factors.push_back({arg, true, false, nullptr, arg});
-      }
-    } else {
+  const std::optional<FlatProduct> flat = FlattenProduct(v, 16);
+  if (!flat) return std::nullopt;
+  SignedProduct p{flat->coefficient, {}};
+  for (const VariablePtr& u : flat->factors) {
+    if (ElemwiseKind(*u) != K::kSigmoid) {
       p.factors.push_back({u, false});
+      continue;
+    }
+    const VariablePtr& arg = u->owner()->inputs()[0];
+    const std::optional<K> arg_kind = ElemwiseKind(*arg);
+    if (arg_kind == K::kNeg) {
+      p.factors.push_back({arg->owner()->inputs()[0], true, true, nullptr, arg});
+    } else if (arg_kind == K::kSub) {
+      const VariablePtr &a = arg->owner()->inputs()[0], &b = arg->owner()->inputs()[1];
+      p.factors.push_back(a.get() < b.get() ? Factor{a, true, false, b, arg}
+                                            : Factor{b, true, true, a, arg});
+    } else {
+      p.factors.push_back({arg, true, false, nullptr, arg});
     }
   }
   std::sort(p.factors.begin(), p.factors.end());
