@@ -9,7 +9,9 @@ PACKAGES=(
   # libraries (all from Debian; nothing is vendored)
   libabsl-dev libeigen3-dev libgtest-dev libgmock-dev libbenchmark-dev
   libprotobuf-dev protobuf-compiler libgrpc++-dev protobuf-compiler-grpc
-  libopenblas-dev libsleef-dev libssl-dev libcpp-httplib-dev libjemalloc-dev
+  libopenblas-dev libsleef-dev libssl-dev libcpp-httplib-dev libjemalloc-dev libhiredis-dev
+  # the local cluster (deploy/cluster.sh, tests/cluster): the shared Redis and the nginx front
+  redis-server redis-tools nginx-light
   # python client and numeric reference
   python3 python3-numpy python3-scipy python3-pytest python3-grpcio python3-protobuf
   python3-pip python3-setuptools

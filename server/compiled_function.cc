@@ -195,9 +195,59 @@ absl::StatusOr<std::shared_ptr<const CompiledFunction>> DecodeCompiled(std::stri
       std::string(id), std::string(form), std::move(signature), *std::move(f), std::string(fn)});
 }
 
+namespace {
+
+// Tries of an updating call whose session other replicas keep changing under it.
+constexpr int kMaxUpdateAttempts = 16;
+
+struct RunResult {
+  absl::StatusOr<std::vector<Tensor>> outputs;
+  int64_t version = 0;  // of the session when its variables were read
+};
+
+// One run of f on `args` and the session's values of `shared`, all outputs (updates included).
+RunResult Run(const CompiledFunction& f, std::vector<Tensor> args,
+              const std::vector<std::string>& shared, Session* session,
+              const std::function<absl::Status()>& interrupt) {
+  SessionSnapshot snapshot;
+  if (!shared.empty()) {
+    absl::StatusOr<SessionSnapshot> read = session->Read(shared);
+    if (!read.ok()) return {read.status()};
+    snapshot = *std::move(read);
+  }
+  const auto& inputs = f.signature.inputs();
+  std::vector<Tensor> full;
+  full.reserve(inputs.size());
+  for (int i = 0, a = 0, s = 0; i < inputs.size(); ++i) {
+    full.push_back(inputs[i].shared().empty() ? std::move(args[a++]) : std::move(snapshot.values[s++]));
+  }
+  return {f.function.Call(std::move(full), interrupt), snapshot.version};
+}
+
+std::string EncodeOutputs(const std::vector<Tensor>& outputs) {
+  v1::ExecuteResponse response;
+  for (const Tensor& t : outputs) *response.add_outputs() = ToProto(t);
+  return response.SerializeAsString();
+}
+
+absl::StatusOr<std::vector<Tensor>> DecodeOutputs(const std::string& bytes) {
+  v1::ExecuteResponse response;
+  if (!response.ParseFromString(bytes)) return absl::DataLossError("a call record is corrupt");
+  std::vector<Tensor> out;
+  for (const v1::Tensor& t : response.outputs()) {
+    absl::StatusOr<Tensor> value = FromProto(t);
+    if (!value.ok()) return value.status();
+    out.push_back(*std::move(value));
+  }
+  return out;
+}
+
+}  // namespace
+
 absl::StatusOr<std::vector<Tensor>> Execute(const CompiledFunction& f, std::vector<Tensor> args,
                                             Session* session,
-                                            const std::function<absl::Status()>& interrupt) {
+                                            const std::function<absl::Status()>& interrupt,
+                                            const std::string& call_id) {
   const auto& inputs = f.signature.inputs();
   std::vector<std::string> shared;
   for (const v1::Input& in : inputs) {
@@ -215,32 +265,33 @@ absl::StatusOr<std::vector<Tensor>> Execute(const CompiledFunction& f, std::vect
                                                       "): Execute needs a session"));
   }
   const bool updates = f.signature.update_inputs_size() > 0;
-  std::unique_lock<std::mutex> update_lock;
-  if (updates) update_lock = std::unique_lock<std::mutex>(session->update_mutex());
-  std::vector<Tensor> values;
-  if (!shared.empty()) {
-    absl::StatusOr<std::vector<Tensor>> read = session->Read(shared);
-    if (!read.ok()) return read.status();
-    values = *std::move(read);
+  if (!updates) return Run(f, std::move(args), shared, session, interrupt).outputs;
+  const bool recorded = !call_id.empty();
+  if (recorded) {
+    if (absl::StatusOr<std::string> done = session->Recorded(call_id); done.ok()) {
+      return DecodeOutputs(*done);
+    } else if (!absl::IsNotFound(done.status())) {
+      return done.status();
+    }
   }
-  std::vector<Tensor> full;
-  full.reserve(inputs.size());
-  for (int i = 0, a = 0, s = 0; i < inputs.size(); ++i) {
-    full.push_back(inputs[i].shared().empty() ? std::move(args[a++]) : std::move(values[s++]));
-  }
-  absl::StatusOr<std::vector<Tensor>> out = f.function.Call(std::move(full), interrupt);
-  if (!out.ok()) return out.status();
-  const size_t n_out = f.signature.output_types_size();
-  if (updates) {
+  std::lock_guard<std::mutex> update_lock(session->update_mutex());
+  for (int attempt = 1;; ++attempt) {
+    RunResult run = Run(f, args, shared, session, interrupt);  // args kept for another try
+    if (!run.outputs.ok()) return run.outputs;
+    std::vector<Tensor>& out = *run.outputs;
+    const size_t n_out = f.signature.output_types_size();
     std::vector<std::pair<std::string, Tensor>> writes;
     for (int u = 0; u < f.signature.update_inputs_size(); ++u) {
-      writes.emplace_back(inputs[f.signature.update_inputs(u)].shared(),
-                          std::move((*out)[n_out + u]));
+      writes.emplace_back(inputs[f.signature.update_inputs(u)].shared(), std::move(out[n_out + u]));
     }
-    if (absl::Status s = session->Write(std::move(writes)); !s.ok()) return s;
+    out.resize(n_out);
+    CallRecord record;
+    if (recorded) record = {call_id, EncodeOutputs(out)};
+    absl::Status written =
+        session->Write(std::move(writes), run.version, recorded ? &record : nullptr);
+    if (written.ok()) return run.outputs;
+    if (!absl::IsAborted(written) || attempt == kMaxUpdateAttempts) return written;
   }
-  out->resize(n_out);
-  return out;
 }
 
 }  // namespace kiln::server

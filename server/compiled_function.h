@@ -49,10 +49,14 @@ std::string EncodeCompiled(const CompiledFunction& f);
 absl::StatusOr<std::shared_ptr<const CompiledFunction>> DecodeCompiled(std::string_view bytes);
 
 // Runs f on the explicit arguments, binding shared inputs from `session` (may be null when f
-// has none) and applying f's updates there atomically. `interrupt` is polled between nodes.
+// has none) and applying f's updates there atomically: computed again when another replica
+// updated the session meanwhile. With a `call_id`, the updates and outputs are recorded, and a
+// retry of the call gets the recorded outputs instead of updating twice. `interrupt` is polled
+// between nodes.
 absl::StatusOr<std::vector<Tensor>> Execute(const CompiledFunction& f, std::vector<Tensor> args,
                                             Session* session,
-                                            const std::function<absl::Status()>& interrupt);
+                                            const std::function<absl::Status()>& interrupt,
+                                            const std::string& call_id = "");
 
 }  // namespace kiln::server
 

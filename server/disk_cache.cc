@@ -28,6 +28,18 @@ absl::Status Errno(absl::string_view what, const std::string& path) {
 
 }  // namespace
 
+std::string SealEntry(std::string_view bytes) {
+  return absl::StrCat(Sha256Hex(bytes), "\n", absl::string_view(bytes.data(), bytes.size()));
+}
+
+absl::StatusOr<std::string> OpenEntry(std::string_view entry) {
+  if (entry.size() < kChecksumHex + 1 || entry[kChecksumHex] != '\n' ||
+      Sha256Hex(entry.substr(kChecksumHex + 1)) != entry.substr(0, kChecksumHex)) {
+    return absl::DataLossError("the entry's checksum does not match its bytes");
+  }
+  return std::string(entry.substr(kChecksumHex + 1));
+}
+
 bool IsFunctionId(std::string_view id) {
   if (id.size() != 64) return false;
   for (char c : id) {
@@ -38,7 +50,11 @@ bool IsFunctionId(std::string_view id) {
 
 absl::StatusOr<DiskCache> DiskCache::Open(std::string dir, int64_t max_bytes) {
   if (dir.empty()) return absl::InvalidArgumentError("the cache directory is empty");
-  if (mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) return Errno("cannot create", dir);
+  std::error_code made;
+  std::filesystem::create_directories(dir, made);  // with its parents (~/.cache may be new)
+  if (made) {
+    return absl::InternalError(absl::StrCat("cannot create ", dir, ": ", made.message()));
+  }
   struct stat st;
   if (stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
     return absl::InvalidArgumentError(absl::StrCat(dir, " is not a directory"));
@@ -97,8 +113,7 @@ absl::Status DiskCache::Store(const std::string& id, std::string_view bytes) con
   static std::atomic<uint64_t> counter{0};
   const std::string tmp =
       absl::StrCat(dir_, "/.", id, ".", getpid(), ".", counter.fetch_add(1), ".tmp");
-  const std::string content =
-      absl::StrCat(Sha256Hex(bytes), "\n", absl::string_view(bytes.data(), bytes.size()));
+  const std::string content = SealEntry(bytes);
   const int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return Errno("cannot create", tmp);
   size_t written = 0;
@@ -136,14 +151,12 @@ absl::StatusOr<std::string> DiskCache::Load(const std::string& id) const {
   std::stringstream buffer;
   buffer << in.rdbuf();
   utimensat(AT_FDCWD, path.c_str(), nullptr, 0);  // used now: the last to be trimmed
-  const std::string content = buffer.str();
-  std::string_view body(content);
-  if (body.size() < kChecksumHex + 1 || body[kChecksumHex] != '\n' ||
-      Sha256Hex(body.substr(kChecksumHex + 1)) != body.substr(0, kChecksumHex)) {
+  absl::StatusOr<std::string> body = OpenEntry(buffer.str());
+  if (!body.ok()) {
     unlink(path.c_str());
     return absl::DataLossError(absl::StrCat("cache entry ", path, " is corrupt; removed"));
   }
-  return std::string(body.substr(kChecksumHex + 1));
+  return body;
 }
 
 }  // namespace kiln::server

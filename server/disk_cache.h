@@ -44,6 +44,11 @@ class DiskCache {
   std::shared_ptr<std::atomic<int64_t>> approx_bytes_;
 };
 
+// The envelope every cache tier stores: the SHA-256 of the bytes in hex, a newline, the bytes.
+std::string SealEntry(std::string_view bytes);
+// The bytes of a sealed entry; DATA_LOSS when the checksum does not match.
+absl::StatusOr<std::string> OpenEntry(std::string_view entry);
+
 // True for a function id: 64 lowercase hex digits (never a path).
 bool IsFunctionId(std::string_view id);
 

@@ -1,5 +1,7 @@
 #include "server/function_cache.h"
 
+#include <thread>
+
 #include "absl/strings/str_cat.h"
 #include "core/graph/canonical.h"
 #include "server/log.h"
@@ -12,13 +14,16 @@ const char* CacheSourceName(CacheSource source) {
       return "memory";
     case CacheSource::kDisk:
       return "disk";
+    case CacheSource::kShared:
+      return "redis";
     default:
       return "compiled";
   }
 }
 
-FunctionCache::FunctionCache(int64_t memory_bytes, std::optional<DiskCache> disk)
-    : memory_bytes_(memory_bytes), disk_(std::move(disk)) {}
+FunctionCache::FunctionCache(int64_t memory_bytes, std::optional<DiskCache> disk,
+                             std::shared_ptr<SharedTier> shared)
+    : memory_bytes_(memory_bytes), disk_(std::move(disk)), shared_(std::move(shared)) {}
 
 std::shared_ptr<const CompiledFunction> FunctionCache::LookupLocked(const std::string& id) {
   auto it = entries_.find(id);
@@ -44,13 +49,82 @@ void FunctionCache::InsertLocked(std::shared_ptr<const CompiledFunction> f) {
   stats_.entries = entries_.size();
 }
 
-std::shared_ptr<const CompiledFunction> FunctionCache::LoadFromDisk(const std::string& id) {
-  if (!disk_) return nullptr;
-  absl::StatusOr<std::string> bytes = disk_->Load(id);
+namespace {
+
+// The function an entry of a lower tier holds; null when absent or unusable.
+std::shared_ptr<const CompiledFunction> Decoded(const std::string& id,
+                                                const absl::StatusOr<std::string>& bytes) {
   if (!bytes.ok()) return nullptr;
   absl::StatusOr<std::shared_ptr<const CompiledFunction>> f = DecodeCompiled(*bytes);
   if (!f.ok() || (*f)->id != id) return nullptr;
   return *std::move(f);
+}
+
+// How long a replica waiting for another's compile sleeps between looks at the shared tier.
+constexpr auto kLeasePoll = std::chrono::milliseconds(20);
+
+}  // namespace
+
+std::shared_ptr<const CompiledFunction> FunctionCache::LoadFromDisk(const std::string& id) {
+  return disk_ ? Decoded(id, disk_->Load(id)) : nullptr;
+}
+
+std::shared_ptr<const CompiledFunction> FunctionCache::LoadShared(const std::string& id) {
+  if (shared_ == nullptr) return nullptr;
+  std::shared_ptr<const CompiledFunction> f = Decoded(id, shared_->Load(id));
+  if (f != nullptr) shared_->Touch(id);
+  return f;
+}
+
+FunctionCache::Result FunctionCache::CompileAndStore(const CompileJob& job) {
+  Result result = Compile(job);
+  if (!result.ok()) return result;
+  if (disk_) StoreOnDisk(**result);
+  if (shared_ != nullptr) {
+    if (absl::Status s = shared_->Store(job.id, EncodeCompiled(**result)); s.ok()) {
+      shared_->Touch(job.id);
+    } else {
+      Log(LogLevel::kWarning, "the shared tier cannot store a function",
+          {{"function_id", job.id}, {"error", std::string(s.message())}});
+    }
+  }
+  return result;
+}
+
+std::pair<FunctionCache::Result, CacheSource> FunctionCache::LoadOrCompile(const CompileJob& job) {
+  auto matches = [&](const std::shared_ptr<const CompiledFunction>& f) {
+    return f != nullptr && f->canonical_form == job.canonical_form;
+  };
+  if (auto f = LoadShared(job.id); matches(f)) return {f, CacheSource::kShared};
+  if (auto f = LoadFromDisk(job.id); matches(f)) {
+    if (shared_ != nullptr) shared_->Store(job.id, EncodeCompiled(*f)).IgnoreError();
+    return {f, CacheSource::kDisk};
+  }
+  if (shared_ == nullptr) return {CompileAndStore(job), CacheSource::kCompiled};
+  bool waited = false;
+  for (;;) {
+    absl::StatusOr<bool> leased = shared_->TryLease(job.id);
+    if (!leased.ok() || *leased) {  // the lease is ours, or Redis is down: compile here
+      Result result = CompileAndStore(job);
+      if (leased.ok()) shared_->Release(job.id);
+      return {std::move(result), CacheSource::kCompiled};
+    }
+    // Another replica compiles: its result comes, or its lease lapses when it dies.
+    if (!waited) {
+      waited = true;
+      std::lock_guard<std::mutex> lock(mutex_);
+      ++stats_.lease_waits;
+    }
+    if (job.interrupt) {
+      if (absl::Status s = job.interrupt(); !s.ok()) {
+        return {absl::Status(s.code(), absl::StrCat("waiting for another replica's compile: ",
+                                                    s.message())),
+                CacheSource::kCompiled};
+      }
+    }
+    std::this_thread::sleep_for(kLeasePoll);
+    if (auto f = LoadShared(job.id); matches(f)) return {f, CacheSource::kShared};
+  }
 }
 
 void FunctionCache::StoreOnDisk(const CompiledFunction& f) {
@@ -81,20 +155,14 @@ void FunctionCache::GetOrCompile(const CompileJob& job, Done done) {
   }
   if (hit != nullptr) return done(std::move(hit), CacheSource::kMemory);
   // This caller compiles (or loads) for everyone who asks for the id meanwhile.
-  Result result;
-  CacheSource found = CacheSource::kCompiled;
-  if (auto f = LoadFromDisk(job.id); f && f->canonical_form == job.canonical_form) {
-    result = std::move(f);
-    found = CacheSource::kDisk;
-  } else {
-    result = Compile(job);
-    if (result.ok() && disk_) StoreOnDisk(**result);
-  }
+  auto [result, found] = LoadOrCompile(job);
   std::vector<std::pair<const CompileJob*, Done>> waiters;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (found == CacheSource::kDisk) {
       ++stats_.disk_hits;
+    } else if (found == CacheSource::kShared) {
+      ++stats_.shared_hits;
     } else {
       ++stats_.misses;
       if (result.ok()) ++stats_.compiles;
@@ -157,6 +225,12 @@ absl::StatusOr<std::shared_ptr<const CompiledFunction>> FunctionCache::Find(cons
     std::lock_guard<std::mutex> lock(mutex_);
     if (auto f = LookupLocked(id)) return f;
   }
+  if (auto f = LoadShared(id)) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    ++stats_.shared_hits;
+    InsertLocked(f);
+    return f;
+  }
   if (auto f = LoadFromDisk(id)) {
     std::lock_guard<std::mutex> lock(mutex_);
     ++stats_.disk_hits;
@@ -175,7 +249,9 @@ std::shared_ptr<const CompiledFunction> FunctionCache::Peek(const std::string& i
 
 CacheStats FunctionCache::stats() const {
   std::lock_guard<std::mutex> lock(mutex_);
-  return stats_;
+  CacheStats stats = stats_;
+  stats.shared_up = shared_ == nullptr || shared_->up();
+  return stats;
 }
 
 }  // namespace kiln::server

@@ -17,29 +17,36 @@
 #include "absl/status/statusor.h"
 #include "server/compiled_function.h"
 #include "server/disk_cache.h"
+#include "server/shared_tier.h"
 
 namespace kiln::server {
 
 struct CacheStats {
   uint64_t compiles = 0, memory_hits = 0, disk_hits = 0, misses = 0, evictions = 0;
+  uint64_t shared_hits = 0;     // functions another replica compiled, loaded from the shared tier
+  uint64_t lease_waits = 0;     // compiles that waited for another replica's compile lease
+  bool shared_up = true;        // the shared tier is reachable (or there is none)
   uint64_t entries = 0, bytes = 0;
   uint64_t waiting = 0;  // callers waiting now for a compile in flight
   uint64_t disk_write_errors = 0;  // entries the disk tier could not store (a full disk...)
 };
 
 // Where GetOrCompile found the function.
-enum class CacheSource { kCompiled, kMemory, kDisk };
+enum class CacheSource { kCompiled, kMemory, kDisk, kShared };
 const char* CacheSourceName(CacheSource source);
 
 class FunctionCache {
  public:
-  // `memory_bytes`: the LRU's budget; `disk`: the second tier, if any.
-  FunctionCache(int64_t memory_bytes, std::optional<DiskCache> disk);
+  // `memory_bytes`: the LRU's budget; `disk`: the local disk tier, if any; `shared`: the tier
+  // every replica shares (Redis), if any. Lookups go memory, shared, disk, then compile.
+  FunctionCache(int64_t memory_bytes, std::optional<DiskCache> disk,
+                std::shared_ptr<SharedTier> shared = nullptr);
 
   using Result = absl::StatusOr<std::shared_ptr<const CompiledFunction>>;
   using Done = std::function<void(Result, CacheSource)>;
-  // Calls done with the function of `job`: from memory, else from disk, else compiled here, on
-  // the calling thread. A caller asking for an id that another is compiling does not wait: its
+  // Calls done with the function of `job`: from memory, else from the shared tier or disk, else
+  // compiled here, on the calling thread (with a shared tier, by the one replica that takes the
+  // compile lease: the others wait for its result, or take over when its lease lapses). A caller asking for an id that another is compiling does not wait: its
   // `done` runs on that compile's thread when it ends (the compile runs to the end even when
   // its first caller has gone). A hit whose canonical form differs from the job's (a hash
   // collision) is never returned.
@@ -54,7 +61,7 @@ class FunctionCache {
 
   // The function of `id` if memory holds it, else null; no I/O, no statistics.
   std::shared_ptr<const CompiledFunction> Peek(const std::string& id) const;
-  // The function of `id` from memory or disk; NOT_FOUND when neither has it.
+  // The function of `id` from memory, the shared tier or disk; NOT_FOUND when none has it.
   absl::StatusOr<std::shared_ptr<const CompiledFunction>> Find(const std::string& id);
 
   CacheStats stats() const;
@@ -63,13 +70,19 @@ class FunctionCache {
   // Called with mutex_ held.
   std::shared_ptr<const CompiledFunction> LookupLocked(const std::string& id);
   void InsertLocked(std::shared_ptr<const CompiledFunction> f);
-  // The disk tier's entry, decoded; null when absent or unusable.
+  // The leader of a flight's answer: from the shared tier, the disk, or a compile.
+  std::pair<Result, CacheSource> LoadOrCompile(const CompileJob& job);
+  // Compiles `job` and stores the function in the disk and shared tiers.
+  Result CompileAndStore(const CompileJob& job);
+  // The entry of a lower tier, decoded; null when absent or unusable.
   std::shared_ptr<const CompiledFunction> LoadFromDisk(const std::string& id);
+  std::shared_ptr<const CompiledFunction> LoadShared(const std::string& id);
   // Writes f to the disk tier; a failure is counted and logged, and f stays in memory.
   void StoreOnDisk(const CompiledFunction& f);
 
   const int64_t memory_bytes_;
   const std::optional<DiskCache> disk_;
+  const std::shared_ptr<SharedTier> shared_;
   mutable std::mutex mutex_;
   struct Entry {
     std::shared_ptr<const CompiledFunction> function;

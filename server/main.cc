@@ -6,10 +6,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "absl/strings/str_split.h"
 #include "absl/time/time.h"
 #include "server/log.h"
 #include "server/server.h"
@@ -38,6 +40,24 @@ absl::Duration EnvOr(const char* name, absl::Duration fallback) {
   return v != nullptr && absl::ParseDuration(v, &d) ? d : fallback;
 }
 
+// Like EnvOr, but a variable set to "" means "" (KILN_CACHE_DIR= turns the disk tier off).
+std::string EnvOrEmpty(const char* name, const std::string& fallback) {
+  const char* v = std::getenv(name);
+  return v != nullptr ? std::string(v) : fallback;
+}
+
+// Where Aesara would keep its compiledir: $XDG_CACHE_HOME/kiln, else ~/.cache/kiln; "" with
+// neither variable set.
+std::string DefaultCacheDir() {
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg != nullptr && *xdg == '/') {
+    return std::string(xdg) + "/kiln";
+  }
+  if (const char* home = std::getenv("HOME"); home != nullptr && *home == '/') {
+    return std::string(home) + "/.cache/kiln";
+  }
+  return "";
+}
+
 double EnvOrSeconds(const char* name, double fallback) {
   const char* v = std::getenv(name);
   return v != nullptr && *v != '\0' ? std::strtod(v, nullptr) : fallback;
@@ -53,8 +73,9 @@ ABSL_FLAG(int, threads, EnvOr("KILN_THREADS", 0),
           "workers compiling and executing; 0: one per core (KILN_THREADS)");
 ABSL_FLAG(int64_t, cache_bytes, EnvOr("KILN_CACHE_BYTES", int64_t{1} << 30),
           "byte budget of the in-memory function cache (KILN_CACHE_BYTES)");
-ABSL_FLAG(std::string, cache_dir, EnvOr("KILN_CACHE_DIR", ""),
-          "directory of compiled functions kept across restarts; empty: none (KILN_CACHE_DIR)");
+ABSL_FLAG(std::string, cache_dir, EnvOrEmpty("KILN_CACHE_DIR", DefaultCacheDir()),
+          "directory of compiled functions kept across restarts, by default $XDG_CACHE_HOME/kiln "
+          "(~/.cache/kiln); empty: none (KILN_CACHE_DIR)");
 ABSL_FLAG(int64_t, cache_dir_bytes, EnvOr("KILN_CACHE_DIR_BYTES", int64_t{10} << 30),
           "bound of the disk tier; least recently used entries go first; 0: none "
           "(KILN_CACHE_DIR_BYTES)");
@@ -82,6 +103,27 @@ ABSL_FLAG(int64_t, max_tensor_bytes, EnvOr("KILN_MAX_TENSOR_BYTES", int64_t{1} <
 ABSL_FLAG(
     int, max_concurrent_executions, EnvOr("KILN_MAX_CONCURRENT_EXECUTIONS", 64),
     "executions running at once; more are RESOURCE_EXHAUSTED (KILN_MAX_CONCURRENT_EXECUTIONS)");
+ABSL_FLAG(std::string, redis, EnvOr("KILN_REDIS", ""),
+          "host:port of the Redis that every replica shares compiled functions through; empty: "
+          "none (KILN_REDIS)");
+ABSL_FLAG(std::string, redis_sessions, EnvOr("KILN_REDIS_SESSIONS", ""),
+          "host:port of the Redis that holds sessions, so that any replica serves any session "
+          "(give it the noeviction policy; it may be --redis's); empty: in memory "
+          "(KILN_REDIS_SESSIONS)");
+ABSL_FLAG(absl::Duration, redis_ttl, EnvOr("KILN_REDIS_TTL", absl::Hours(24 * 7)),
+          "expiry of a function in Redis, refreshed by each load (KILN_REDIS_TTL)");
+ABSL_FLAG(absl::Duration, compile_lease, EnvOr("KILN_COMPILE_LEASE", absl::Seconds(10)),
+          "expiry of a compile lease in Redis, renewed while its holder lives (KILN_COMPILE_LEASE)");
+ABSL_FLAG(std::vector<std::string>, warm_functions, {},
+          "function ids to load before reporting SERVING, comma-separated (KILN_WARM_FUNCTIONS)");
+ABSL_FLAG(int, warm_hottest, EnvOr("KILN_WARM_HOTTEST", 100),
+          "with --redis, also load the ids loaded most often across replicas before reporting "
+          "SERVING (KILN_WARM_HOTTEST)");
+ABSL_FLAG(absl::Duration, warm_timeout, EnvOr("KILN_WARM_TIMEOUT", absl::Seconds(60)),
+          "longest warm-up before reporting SERVING anyway (KILN_WARM_TIMEOUT)");
+ABSL_FLAG(absl::Duration, drain_delay, EnvOr("KILN_DRAIN_DELAY", absl::ZeroDuration()),
+          "on SIGTERM, time between health saying NOT_SERVING and the listener closing, for the "
+          "front to stop sending calls (KILN_DRAIN_DELAY)");
 ABSL_FLAG(std::string, log_level, EnvOr("KILN_LOG_LEVEL", "info"),
           "debug, info, warning or error (KILN_LOG_LEVEL)");
 
@@ -121,7 +163,24 @@ int main(int argc, char** argv) {
   options.limits.max_nodes = absl::GetFlag(FLAGS_max_nodes);
   options.limits.max_tensor_bytes = absl::GetFlag(FLAGS_max_tensor_bytes);
   options.limits.max_concurrent_executions = absl::GetFlag(FLAGS_max_concurrent_executions);
+  options.redis = absl::GetFlag(FLAGS_redis);
+  options.redis_sessions = absl::GetFlag(FLAGS_redis_sessions);
+  options.redis_ttl = absl::GetFlag(FLAGS_redis_ttl);
+  options.compile_lease = absl::GetFlag(FLAGS_compile_lease);
+  options.warm_functions = absl::GetFlag(FLAGS_warm_functions);
+  if (options.warm_functions.empty()) {
+    options.warm_functions = absl::StrSplit(EnvOr("KILN_WARM_FUNCTIONS", ""), ',', absl::SkipEmpty());
+  }
+  options.warm_hottest = absl::GetFlag(FLAGS_warm_hottest);
+  options.warm_timeout = absl::GetFlag(FLAGS_warm_timeout);
   absl::StatusOr<std::unique_ptr<Server>> server = Server::Start(options);
+  if (!server.ok() && !options.cache_dir.empty() && options.cache_dir == DefaultCacheDir() &&
+      absl::GetFlag(FLAGS_cache_dir) == DefaultCacheDir()) {
+    // The default disk tier is a convenience: without a writable cache directory, run without.
+    Log(LogLevel::kWarning, "no disk tier", {{"error", server.status().ToString()}});
+    options.cache_dir.clear();
+    server = Server::Start(options);
+  }
   if (!server.ok()) {
     Log(LogLevel::kError, "cannot start", {{"error", server.status().ToString()}});
     return 1;
@@ -129,6 +188,7 @@ int main(int argc, char** argv) {
   int sig = 0;
   sigwait(&signals, &sig);
   Log(LogLevel::kInfo, "shutting down", {{"signal", sig == SIGTERM ? "SIGTERM" : "SIGINT"}});
-  (*server)->Shutdown();
+  (*server)->Shutdown(std::chrono::seconds(10),
+                      absl::ToChronoMilliseconds(absl::GetFlag(FLAGS_drain_delay)));
   return 0;
 }

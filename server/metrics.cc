@@ -97,8 +97,15 @@ std::string Metrics::Render(const CacheStats& cache, const SessionStore& session
                   cache.memory_hits, "\n");
   absl::StrAppend(&out, "kiln_cache_lookups_total{tier=\"disk\",result=\"hit\"} ", cache.disk_hits,
                   "\n");
+  absl::StrAppend(&out, "kiln_cache_lookups_total{tier=\"redis\",result=\"hit\"} ",
+                  cache.shared_hits, "\n");
   absl::StrAppend(&out, "kiln_cache_lookups_total{tier=\"all\",result=\"miss\"} ", cache.misses,
                   "\n");
+  header("kiln_compiles_total", "counter", "Graphs this replica compiled (every tier missed).");
+  absl::StrAppend(&out, "kiln_compiles_total ", cache.compiles, "\n");
+  header("kiln_compile_lease_waits_total", "counter",
+         "Compiles that waited for another replica holding the compile lease.");
+  absl::StrAppend(&out, "kiln_compile_lease_waits_total ", cache.lease_waits, "\n");
   header("kiln_cache_evictions_total", "counter", "Functions evicted from memory.");
   absl::StrAppend(&out, "kiln_cache_evictions_total ", cache.evictions, "\n");
   header("kiln_disk_write_errors_total", "counter",

@@ -10,6 +10,8 @@
 #include "absl/strings/str_cat.h"
 #include "core/runtime/allocator.h"
 #include "server/log.h"
+#include "server/redis_cache.h"
+#include "server/redis_sessions.h"
 
 namespace kiln::server {
 
@@ -27,8 +29,27 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServerOptions& optio
     if (!d.ok()) return d.status();
     disk = *std::move(d);
   }
-  s->sessions_ = std::make_unique<SessionStore>(options.sessions);
-  s->cache_ = std::make_unique<FunctionCache>(options.cache_bytes, std::move(disk));
+  std::shared_ptr<SharedTier> shared;
+  if (!options.redis.empty()) {
+    absl::StatusOr<std::unique_ptr<Redis>> r = Redis::Create(options.redis);
+    if (!r.ok()) return r.status();
+    s->redis_ = *std::move(r);
+    shared = std::make_shared<RedisCache>(s->redis_, options.redis_ttl, options.compile_lease);
+    s->shared_ = shared;
+  }
+  if (!options.redis_sessions.empty()) {
+    if (options.redis_sessions == options.redis) {
+      s->session_redis_ = s->redis_;
+    } else {
+      absl::StatusOr<std::unique_ptr<Redis>> r = Redis::Create(options.redis_sessions);
+      if (!r.ok()) return r.status();
+      s->session_redis_ = *std::move(r);
+    }
+    s->sessions_ = std::make_unique<RedisSessionStore>(s->session_redis_, options.sessions);
+  } else {
+    s->sessions_ = std::make_unique<MemorySessionStore>(options.sessions);
+  }
+  s->cache_ = std::make_unique<FunctionCache>(options.cache_bytes, std::move(disk), shared);
   // No tensor a request makes, constants folded at compile time included, may be larger than
   // a tensor it may send.
   SetMaxBufferBytes(static_cast<size_t>(options.limits.max_tensor_bytes));
@@ -52,7 +73,8 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServerOptions& optio
     return absl::UnavailableError(
         absl::StrCat("cannot listen on ", options.host, ":", options.port));
   }
-  s->grpc_->GetHealthCheckService()->SetServingStatus(true);
+  // NOT_SERVING until warm.
+  s->grpc_->GetHealthCheckService()->SetServingStatus(false);
 
   if (options.metrics_port >= 0) {
     auto http = std::make_unique<Http>();
@@ -60,8 +82,9 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServerOptions& optio
     http->server.Get("/metrics", [self](const httplib::Request&, httplib::Response& res) {
       res.set_content(self->MetricsText(), "text/plain; version=0.0.4");
     });
-    http->server.Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
-      res.set_content("ok\n", "text/plain");
+    http->server.Get("/healthz", [self](const httplib::Request&, httplib::Response& res) {
+      res.status = self->serving() ? 200 : 503;
+      res.set_content(self->HealthText(), "text/plain");
     });
     s->metrics_port_ = options.metrics_port == 0
                            ? http->server.bind_to_any_port(options.host.c_str())
@@ -77,20 +100,60 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServerOptions& optio
     http->thread = std::thread([h] { h->server.listen_after_bind(); });
     s->http_ = std::move(http);
   }
-  Log(LogLevel::kInfo, "serving",
+  Log(LogLevel::kInfo, "listening",
       {{"address", absl::StrCat(options.host, ":", s->port_)},
        {"metrics_port", absl::StrCat(s->metrics_port_)},
        {"threads", absl::StrCat(threads)},
        {"cache_bytes", absl::StrCat(options.cache_bytes)},
-       {"cache_dir", options.cache_dir}});
+       {"cache_dir", options.cache_dir},
+       {"redis", options.redis},
+       {"redis_sessions", options.redis_sessions}});
+  Server* self = s.get();
+  s->warmer_ = std::thread([self, options] { self->WarmUp(options); });
   return s;
 }
 
-void Server::Shutdown(std::chrono::milliseconds grace) {
+void Server::WarmUp(const ServerOptions& options) {
+  const absl::Time deadline = absl::Now() + options.warm_timeout;
+  std::vector<std::string> ids = options.warm_functions;
+  if (shared_ != nullptr && options.warm_hottest > 0) {
+    absl::StatusOr<std::vector<std::string>> hot = shared_->Hottest(options.warm_hottest);
+    if (hot.ok()) ids.insert(ids.end(), hot->begin(), hot->end());
+  }
+  int loaded = 0;
+  for (const std::string& id : ids) {
+    if (stopping_.load() || absl::Now() > deadline) break;
+    if (cache_->Find(id).ok()) ++loaded;
+  }
+  if (stopping_.load()) return;
+  serving_ = true;
+  grpc_->GetHealthCheckService()->SetServingStatus(true);
+  Log(LogLevel::kInfo, "serving",
+      {{"address", absl::StrCat(options.host, ":", port_)},
+       {"warm_functions", absl::StrCat(loaded)},
+       {"asked", absl::StrCat(ids.size())}});
+}
+
+std::string Server::HealthText() const {
+  std::string out = serving_ ? "serving\n" : (stopping_ ? "draining\n" : "warming up\n");
+  for (const auto& [role, redis] : {std::pair{"cache", redis_.get()},
+                                    std::pair{"sessions", session_redis_.get()}}) {
+    if (redis == nullptr) continue;
+    absl::StrAppend(&out, "redis ", role, " ", redis->address(), ": ",
+                    redis->up() ? "up" : "unreachable (serving from the local tiers)", "\n");
+  }
+  return out;
+}
+
+void Server::Shutdown(std::chrono::milliseconds grace, std::chrono::milliseconds delay) {
   if (stopped_) return;
   stopped_ = true;
+  stopping_ = true;
+  serving_ = false;
+  if (warmer_.joinable()) warmer_.join();
   if (grpc_) {
     grpc_->GetHealthCheckService()->SetServingStatus(false);
+    std::this_thread::sleep_for(delay);  // the front and probes see NOT_SERVING meanwhile
     // Calls in flight get `grace` to finish; then gRPC cancels what is left. (gRPC's own
     // Shutdown deadline would also wait that long for idle client connections to close.)
     const auto deadline = std::chrono::steady_clock::now() + grace;
@@ -111,7 +174,24 @@ void Server::Shutdown(std::chrono::milliseconds grace) {
 Server::~Server() { Shutdown(); }
 
 std::string Server::MetricsText() const {
-  return metrics_.Render(cache_->stats(), *sessions_);
+  std::string out = metrics_.Render(cache_->stats(), *sessions_);
+  absl::StrAppend(&out, "# HELP kiln_redis_up 1 while Redis answers, by role (cache or sessions).\n",
+                  "# TYPE kiln_redis_up gauge\n");
+  for (const auto& [role, redis] : {std::pair{"cache", redis_.get()},
+                                    std::pair{"sessions", session_redis_.get()}}) {
+    if (redis == nullptr) continue;
+    absl::StrAppend(&out, "kiln_redis_up{role=\"", role, "\"} ", redis->up() ? 1 : 0, "\n");
+  }
+  absl::StrAppend(&out, "# HELP kiln_redis_errors_total Redis commands that could not reach it.\n",
+                  "# TYPE kiln_redis_errors_total counter\n");
+  for (const auto& [role, redis] : {std::pair{"cache", redis_.get()},
+                                    std::pair{"sessions", session_redis_.get()}}) {
+    if (redis == nullptr) continue;
+    absl::StrAppend(&out, "kiln_redis_errors_total{role=\"", role, "\"} ", redis->errors(), "\n");
+  }
+  absl::StrAppend(&out, "# HELP kiln_serving 1 once warm and until draining.\n",
+                  "# TYPE kiln_serving gauge\nkiln_serving ", serving_ ? 1 : 0, "\n");
+  return out;
 }
 
 }  // namespace kiln::server

@@ -4,12 +4,17 @@
 #ifndef KILN_SERVER_SERVER_H_
 #define KILN_SERVER_SERVER_H_
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "server/redis.h"
 #include "server/service.h"
 
 namespace kiln::server {
@@ -25,6 +30,18 @@ struct ServerOptions {
   ServiceLimits limits;
   SessionLimits sessions;
   int metrics_port = -1;  // -1: no HTTP endpoint; 0: any free port
+  // The shared tier every replica uses: host:port of Redis; empty: none.
+  std::string redis;
+  // Where sessions live: host:port of Redis (a store with the noeviction policy); empty: in
+  // this process's memory.
+  std::string redis_sessions;
+  absl::Duration redis_ttl = absl::Hours(24 * 7);  // expiry of a function in Redis
+  absl::Duration compile_lease = absl::Seconds(10);
+  // Ready when warm: health says NOT_SERVING until these functions, and the `warm_hottest` ids
+  // loaded most often across the cluster, are in memory (or `warm_timeout` has passed).
+  std::vector<std::string> warm_functions;
+  int warm_hottest = 100;
+  absl::Duration warm_timeout = absl::Seconds(60);
 };
 
 class Server {
@@ -34,9 +51,13 @@ class Server {
 
   int port() const { return port_; }
   int metrics_port() const { return metrics_port_; }
-  // Stops taking calls, lets in-flight ones finish (cancelling those still running after
-  // `grace`), drains the pool and stops the HTTP endpoint. Safe to call twice.
-  void Shutdown(std::chrono::milliseconds grace = std::chrono::seconds(10));
+  // Says NOT_SERVING on health, waits `delay` for the front to stop sending calls, stops taking
+  // calls, lets in-flight ones finish (cancelling those still running after `grace`), drains
+  // the pool and stops the HTTP endpoint. Safe to call twice.
+  void Shutdown(std::chrono::milliseconds grace = std::chrono::seconds(10),
+                std::chrono::milliseconds delay = std::chrono::milliseconds(0));
+  // True once warm (see ServerOptions::warm_functions) and until Shutdown.
+  bool serving() const { return serving_.load(); }
 
   const FunctionCache& cache() const { return *cache_; }
   // Calls started and not yet finished.
@@ -47,7 +68,14 @@ class Server {
  private:
   struct Http;
   Server() = default;
+  // Loads the functions a warm replica holds, then says SERVING.
+  void WarmUp(const ServerOptions& options);
+  // The health detail of /healthz: serving or not, and the shared tier's state.
+  std::string HealthText() const;
+
   Metrics metrics_;
+  std::shared_ptr<Redis> redis_, session_redis_;  // null without --redis / --redis_sessions
+  std::shared_ptr<SharedTier> shared_;
   std::unique_ptr<SessionStore> sessions_;
   std::unique_ptr<FunctionCache> cache_;
   std::unique_ptr<KilnService> service_;
@@ -56,6 +84,9 @@ class Server {
   std::unique_ptr<Http> http_;
   int port_ = 0, metrics_port_ = -1;
   bool stopped_ = false;
+  std::atomic<bool> serving_{false};
+  std::atomic<bool> stopping_{false};
+  std::thread warmer_;
 };
 
 }  // namespace kiln::server

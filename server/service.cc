@@ -3,6 +3,7 @@
 #include <atomic>
 #include <chrono>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "proto/convert/tensor_convert.h"
 #include "server/graph_requests.h"
@@ -55,6 +56,17 @@ absl::Status CheckNodes(const v1::Graph& graph, const ServiceLimits& limits) {
                                                      limits.max_nodes));
   }
   return absl::OkStatus();
+}
+
+// The call id a client sets in `kiln-call-id` metadata, the same on every retry of one call, so
+// that a retried update is applied once; "" when absent or not 1 to 64 letters, digits, - or _.
+std::string CallIdOf(const grpc::CallbackServerContext& ctx) {
+  auto it = ctx.client_metadata().find("kiln-call-id");
+  if (it == ctx.client_metadata().end() || it->second.empty() || it->second.size() > 64) return "";
+  for (char c : it->second) {
+    if (!absl::ascii_isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_') return "";
+  }
+  return std::string(it->second.data(), it->second.size());
 }
 
 }  // namespace
@@ -212,7 +224,7 @@ absl::StatusOr<std::vector<Tensor>> KilnService::RunExecution(
                                                      " executions; retry later"));
   }
   absl::StatusOr<std::vector<Tensor>> out =
-      server::Execute(**f, std::move(args), s.get(), Interrupt(ctx));
+      server::Execute(**f, std::move(args), s.get(), Interrupt(ctx), CallIdOf(*ctx));
   executions_.fetch_sub(1);
   metrics_.ObserveExecute(SecondsSince(start));
   return out;
@@ -356,7 +368,9 @@ KilnService::Reactor* KilnService::ListShared(Ctx* ctx, const v1::ListSharedRequ
   return Handle("ListShared", ctx, false, [this, req, resp] {
     absl::StatusOr<std::shared_ptr<Session>> s = sessions_.Get(req->session());
     if (!s.ok()) return s.status();
-    for (const auto& [name, value] : (*s)->List()) {
+    absl::StatusOr<std::map<std::string, Tensor>> variables = (*s)->List();
+    if (!variables.ok()) return variables.status();
+    for (const auto& [name, value] : *variables) {
       v1::Input* v = resp->add_variables();
       v->set_name(name);
       v->set_shared(name);

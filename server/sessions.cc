@@ -17,7 +17,10 @@ int64_t NowNs() {
       .count();
 }
 
-// 128 bits from the kernel's cryptographic generator, as 32 hex digits.
+constexpr size_t kRememberedExpiredIds = 4096;
+
+}  // namespace
+
 std::string RandomId() {
   char bytes[16];
   size_t got = 0;
@@ -28,27 +31,28 @@ std::string RandomId() {
   return absl::BytesToHexString(absl::string_view(bytes, sizeof(bytes)));
 }
 
-constexpr size_t kRememberedExpiredIds = 4096;
-
-}  // namespace
-
-absl::StatusOr<std::vector<Tensor>> Session::Read(const std::vector<std::string>& names) const {
+absl::StatusOr<SessionSnapshot> MemorySession::Read(const std::vector<std::string>& names) const {
   std::lock_guard<std::mutex> lock(mutex_);
-  std::vector<Tensor> out;
-  out.reserve(names.size());
+  SessionSnapshot out;
+  out.version = version_;
+  out.values.reserve(names.size());
   for (const std::string& name : names) {
     auto it = values_.find(name);
     if (it == values_.end()) {
       return absl::FailedPreconditionError(absl::StrCat("the session has no shared variable '",
                                                         name, "': set it with SetShared first"));
     }
-    out.push_back(it->second);
+    out.values.push_back(it->second);
   }
   return out;
 }
 
-absl::Status Session::Write(std::vector<std::pair<std::string, Tensor>> values) {
+absl::Status MemorySession::Write(std::vector<std::pair<std::string, Tensor>> values,
+                                  int64_t if_version, const CallRecord*) {
   std::lock_guard<std::mutex> lock(mutex_);
+  if (if_version != kAnyVersion && if_version != version_) {
+    return absl::AbortedError("the session changed since its variables were read");
+  }
   int64_t delta = 0;
   for (const auto& [name, value] : values) {
     delta += value.nbytes();
@@ -67,11 +71,18 @@ absl::Status Session::Write(std::vector<std::pair<std::string, Tensor>> values) 
                      limits.max_total_bytes, " bytes in all (--max_sessions_bytes)"));
   }
   bytes_ += delta;
+  ++version_;
   for (auto& [name, value] : values) values_[name] = std::move(value);
   return absl::OkStatus();
 }
 
-absl::StatusOr<Tensor> Session::Get(const std::string& name) const {
+// A retried call can reach this process only if it is still running, and then its first
+// attempt's response was lost after the call ended; calls are not recorded here.
+absl::StatusOr<std::string> MemorySession::Recorded(const std::string& call_id) const {
+  return absl::NotFoundError(absl::StrCat("no call ", call_id, " recorded"));
+}
+
+absl::StatusOr<Tensor> MemorySession::Get(const std::string& name) const {
   std::lock_guard<std::mutex> lock(mutex_);
   auto it = values_.find(name);
   if (it == values_.end()) {
@@ -80,7 +91,7 @@ absl::StatusOr<Tensor> Session::Get(const std::string& name) const {
   return it->second;
 }
 
-absl::Status Session::Delete(const std::string& name) {
+absl::Status MemorySession::Delete(const std::string& name) {
   std::lock_guard<std::mutex> lock(mutex_);
   auto it = values_.find(name);
   if (it == values_.end()) {
@@ -89,17 +100,18 @@ absl::Status Session::Delete(const std::string& name) {
   bytes_ -= it->second.nbytes();
   store_->Reserve(-it->second.nbytes());
   values_.erase(it);
+  ++version_;
   return absl::OkStatus();
 }
 
-std::map<std::string, Tensor> Session::List() const {
+absl::StatusOr<std::map<std::string, Tensor>> MemorySession::List() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return values_;
 }
 
-Session::~Session() { store_->Reserve(-bytes_); }
+MemorySession::~MemorySession() { store_->Reserve(-bytes_); }
 
-SessionStore::SessionStore(SessionLimits limits) : limits_(limits) {
+MemorySessionStore::MemorySessionStore(SessionLimits limits) : limits_(limits) {
   if (limits_.ttl <= absl::ZeroDuration() || limits_.ttl == absl::InfiniteDuration()) return;
   // Sweeps a few times per TTL, at least once a second.
   const auto period = std::chrono::nanoseconds(std::clamp<int64_t>(
@@ -114,7 +126,7 @@ SessionStore::SessionStore(SessionLimits limits) : limits_(limits) {
   });
 }
 
-SessionStore::~SessionStore() {
+MemorySessionStore::~MemorySessionStore() {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     stopping_ = true;
@@ -123,9 +135,9 @@ SessionStore::~SessionStore() {
   if (sweeper_.joinable()) sweeper_.join();
 }
 
-absl::StatusOr<std::string> SessionStore::Create() {
+absl::StatusOr<std::string> MemorySessionStore::Create() {
   std::string id = RandomId();
-  auto session = std::make_shared<Session>(this);
+  auto session = std::make_shared<MemorySession>(this);
   session->last_used_ns_ = NowNs();
   std::lock_guard<std::mutex> lock(mutex_);
   if (limits_.max_sessions > 0 && static_cast<int64_t>(sessions_.size()) >= limits_.max_sessions) {
@@ -137,7 +149,7 @@ absl::StatusOr<std::string> SessionStore::Create() {
   return id;
 }
 
-absl::StatusOr<std::shared_ptr<Session>> SessionStore::Get(const std::string& id) {
+absl::StatusOr<std::shared_ptr<Session>> MemorySessionStore::Get(const std::string& id) {
   std::lock_guard<std::mutex> lock(mutex_);
   auto it = sessions_.find(id);
   if (it == sessions_.end()) {
@@ -152,8 +164,8 @@ absl::StatusOr<std::shared_ptr<Session>> SessionStore::Get(const std::string& id
   return it->second;
 }
 
-absl::Status SessionStore::Delete(const std::string& id) {
-  std::shared_ptr<Session> dropped;  // released outside the lock
+absl::Status MemorySessionStore::Delete(const std::string& id) {
+  std::shared_ptr<MemorySession> dropped;  // released outside the lock
   std::lock_guard<std::mutex> lock(mutex_);
   auto it = sessions_.find(id);
   if (it == sessions_.end()) return absl::NotFoundError(absl::StrCat("no session '", id, "'"));
@@ -162,10 +174,10 @@ absl::Status SessionStore::Delete(const std::string& id) {
   return absl::OkStatus();
 }
 
-int SessionStore::Expire() {
+int MemorySessionStore::Expire() {
   if (limits_.ttl <= absl::ZeroDuration() || limits_.ttl == absl::InfiniteDuration()) return 0;
   const int64_t cutoff = NowNs() - absl::ToInt64Nanoseconds(limits_.ttl);
-  std::vector<std::shared_ptr<Session>> dropped;  // released outside the lock
+  std::vector<std::shared_ptr<MemorySession>> dropped;  // released outside the lock
   std::lock_guard<std::mutex> lock(mutex_);
   for (auto it = sessions_.begin(); it != sessions_.end();) {
     if (it->second->last_used_ns_.load() >= cutoff) {
@@ -184,12 +196,12 @@ int SessionStore::Expire() {
   return static_cast<int>(dropped.size());
 }
 
-size_t SessionStore::size() const {
+size_t MemorySessionStore::size() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return sessions_.size();
 }
 
-bool SessionStore::Reserve(int64_t delta) {
+bool MemorySessionStore::Reserve(int64_t delta) {
   if (delta <= 0 || limits_.max_total_bytes <= 0) {
     total_bytes_ += delta;
     return true;

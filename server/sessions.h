@@ -1,6 +1,7 @@
-// Sessions: the values of shared variables, by name, that executions read and update. Bounded:
-// ids are 128 bits from the operating system's generator, idle sessions expire, and limits cap
-// the number of sessions and the bytes they hold.
+// Sessions: the values of shared variables, by name, that executions read and update; in this
+// process's memory here, or in Redis (redis_sessions.h). Bounded: ids are 128 bits from the
+// operating system's generator, idle sessions expire, and limits cap the number of sessions and
+// the bytes they hold.
 #ifndef KILN_SERVER_SESSIONS_H_
 #define KILN_SERVER_SESSIONS_H_
 
@@ -31,66 +32,119 @@ struct SessionLimits {
   int64_t max_total_bytes = int64_t{4} << 30;  // of every session together
 };
 
-class SessionStore;
+// Shared variables read together, and the session's version when they were read.
+struct SessionSnapshot {
+  std::vector<Tensor> values;
+  int64_t version = 0;
+};
 
+// Outputs of an updating call, kept with its writes so that a retried call (same call id) gets
+// them again instead of applying its updates twice.
+struct CallRecord {
+  std::string call_id;
+  std::string outputs;  // serialized
+};
+
+// One session's shared variables, wherever they live.
 class Session {
  public:
+  // Writes apply only to the version they were computed from; this one applies to any.
+  static constexpr int64_t kAnyVersion = -1;
+  virtual ~Session() = default;
   // The values of `names` read together; FAILED_PRECONDITION naming the first one missing.
-  absl::StatusOr<std::vector<Tensor>> Read(const std::vector<std::string>& names) const;
-  // Replaces several values at once: a reader sees all of them or none. RESOURCE_EXHAUSTED,
-  // writing none, when the session or the store would hold more bytes than its limit.
-  absl::Status Write(std::vector<std::pair<std::string, Tensor>> values);
+  virtual absl::StatusOr<SessionSnapshot> Read(const std::vector<std::string>& names) const = 0;
+  // Replaces several values at once: a reader sees all of them or none. ABORTED, writing none,
+  // when the session changed since `if_version`; RESOURCE_EXHAUSTED when it would hold more
+  // bytes than its limit. `record`, if any, is kept with the writes, atomically.
+  virtual absl::Status Write(std::vector<std::pair<std::string, Tensor>> values,
+                             int64_t if_version = kAnyVersion,
+                             const CallRecord* record = nullptr) = 0;
+  // The outputs a Write recorded for `call_id`; NOT_FOUND when none did.
+  virtual absl::StatusOr<std::string> Recorded(const std::string& call_id) const = 0;
   // One value; NOT_FOUND when the session has no variable of that name.
-  absl::StatusOr<Tensor> Get(const std::string& name) const;
-  absl::Status Delete(const std::string& name);
+  virtual absl::StatusOr<Tensor> Get(const std::string& name) const = 0;
+  virtual absl::Status Delete(const std::string& name) = 0;
   // Every variable, by name.
-  std::map<std::string, Tensor> List() const;
-  // Held by a call with updates from before it reads until after it writes, so that concurrent
-  // updating calls on one session run one after another and never lose an update.
+  virtual absl::StatusOr<std::map<std::string, Tensor>> List() const = 0;
+  // Held by this replica's calls with updates from before they read until after they write, so
+  // that they take turns rather than retry each other's conflicts.
   std::mutex& update_mutex() { return update_mutex_; }
 
-  explicit Session(SessionStore* store) : store_(store) {}
-  ~Session();
+ private:
+  std::mutex update_mutex_;
+};
+
+// Every session, by id.
+class SessionStore {
+ public:
+  virtual ~SessionStore() = default;
+  // A new session with a random 128-bit id; RESOURCE_EXHAUSTED at max_sessions.
+  virtual absl::StatusOr<std::string> Create() = 0;
+  // The session, now used; NOT_FOUND when the id is unknown or expired.
+  virtual absl::StatusOr<std::shared_ptr<Session>> Get(const std::string& id) = 0;
+  virtual absl::Status Delete(const std::string& id) = 0;
+  // Sessions, their bytes, and those expired, as this replica knows them (for metrics).
+  virtual size_t size() const = 0;
+  virtual int64_t bytes() const = 0;
+  virtual uint64_t expired() const = 0;
+};
+
+// 128 bits from the kernel's cryptographic generator, as 32 hex digits.
+std::string RandomId();
+
+class MemorySessionStore;
+
+// A session held in this process's memory.
+class MemorySession final : public Session {
+ public:
+  explicit MemorySession(MemorySessionStore* store) : store_(store) {}
+  ~MemorySession() override;
+  absl::StatusOr<SessionSnapshot> Read(const std::vector<std::string>& names) const override;
+  absl::Status Write(std::vector<std::pair<std::string, Tensor>> values, int64_t if_version,
+                     const CallRecord* record) override;
+  absl::StatusOr<std::string> Recorded(const std::string& call_id) const override;
+  absl::StatusOr<Tensor> Get(const std::string& name) const override;
+  absl::Status Delete(const std::string& name) override;
+  absl::StatusOr<std::map<std::string, Tensor>> List() const override;
 
  private:
-  friend class SessionStore;
-  SessionStore* store_;
+  friend class MemorySessionStore;
+  MemorySessionStore* store_;
   mutable std::mutex mutex_;
   std::map<std::string, Tensor> values_;
   int64_t bytes_ = 0;
-  std::mutex update_mutex_;
+  int64_t version_ = 0;
   std::atomic<int64_t> last_used_ns_{0};  // steady clock, refreshed by every Get of the session
 };
 
-// Every session of the server, by id. A thread drops sessions idle for longer than the TTL.
-class SessionStore {
+// The sessions of this server, in its memory. A thread drops sessions idle for longer than the
+// TTL.
+class MemorySessionStore final : public SessionStore {
  public:
-  explicit SessionStore(SessionLimits limits = {});
-  ~SessionStore();
-  SessionStore(const SessionStore&) = delete;
-  SessionStore& operator=(const SessionStore&) = delete;
+  explicit MemorySessionStore(SessionLimits limits = {});
+  ~MemorySessionStore() override;
+  MemorySessionStore(const MemorySessionStore&) = delete;
+  MemorySessionStore& operator=(const MemorySessionStore&) = delete;
 
-  // A new session with a random 128-bit id; RESOURCE_EXHAUSTED at max_sessions.
-  absl::StatusOr<std::string> Create();
-  // The session, now used; NOT_FOUND when the id is unknown or expired (saying which).
-  absl::StatusOr<std::shared_ptr<Session>> Get(const std::string& id);
-  absl::Status Delete(const std::string& id);
+  absl::StatusOr<std::string> Create() override;
+  absl::StatusOr<std::shared_ptr<Session>> Get(const std::string& id) override;
+  absl::Status Delete(const std::string& id) override;
   // Drops the sessions idle for longer than the TTL; returns how many.
   int Expire();
 
-  size_t size() const;
-  int64_t bytes() const { return total_bytes_.load(); }
-  uint64_t expired() const { return expired_count_.load(); }
+  size_t size() const override;
+  int64_t bytes() const override { return total_bytes_.load(); }
+  uint64_t expired() const override { return expired_count_.load(); }
   const SessionLimits& limits() const { return limits_; }
 
  private:
-  friend class Session;
+  friend class MemorySession;
   // Reserves `delta` bytes (may be negative) of the store's total; false past the limit.
   bool Reserve(int64_t delta);
 
   const SessionLimits limits_;
   mutable std::mutex mutex_;
-  std::map<std::string, std::shared_ptr<Session>> sessions_;
+  std::map<std::string, std::shared_ptr<MemorySession>> sessions_;
   // Ids dropped by expiry, the newest few thousand, so that NOT_FOUND can say why.
   std::set<std::string> expired_ids_;
   std::deque<std::string> expired_order_;

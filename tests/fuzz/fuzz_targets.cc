@@ -94,7 +94,7 @@ std::optional<Tensor> MakeArg(const v1::TensorType& type, std::string_view fill)
 // the outputs to messages.
 void ExecuteInSession(const CompiledFunction& f, std::vector<Tensor> args,
                       std::vector<std::pair<std::string, Tensor>> shared) {
-  static auto* sessions = new server::SessionStore();
+  static auto* sessions = new server::MemorySessionStore();
   absl::StatusOr<std::string> id = sessions->Create();
   KILN_CHECK(id.ok()) << id.status();
   absl::StatusOr<std::shared_ptr<server::Session>> session = sessions->Get(*id);

@@ -1,5 +1,8 @@
 // The server's Prometheus endpoint over HTTP: the counters a Compile moves.
 #include <gtest/gtest.h>
+
+#include <chrono>
+#include <thread>
 #include <httplib.h>
 
 #include "absl/strings/match.h"
@@ -32,9 +35,12 @@ TEST(MetricsTest, EndpointServesPrometheusText) {
                                 "kiln_compile_seconds_bucket{source=\"compiled\",le=\"+Inf\"} 1"));
   EXPECT_TRUE(
       absl::StrContains(res->body, "kiln_cache_lookups_total{tier=\"all\",result=\"miss\"} 1"));
+  for (int i = 0; i < 500 && !(*server)->serving(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
   auto health = http.Get("/healthz");
   ASSERT_TRUE(health);
-  EXPECT_EQ(health->body, "ok\n");
+  EXPECT_EQ(health->body, "serving\n");
 }
 
 }  // namespace

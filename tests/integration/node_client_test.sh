@@ -77,7 +77,7 @@ if [[ ! -d $NODE_DIR/node_modules ]]; then
 fi
 
 # The server, on a port the kernel picks.
-"$SERVER" --port 0 --metrics_port -1 --host 127.0.0.1 >"$WORK/server.out" 2>"$LOG" &
+"$SERVER" --port 0 --metrics_port -1 --host 127.0.0.1 --cache_dir= >"$WORK/server.out" 2>"$LOG" &
 SERVER_PID=$!
 
 PORT=

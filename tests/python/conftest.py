@@ -29,7 +29,7 @@ def server():
     """host:port of a kiln-server started for this test session (and kiln.config.server)."""
     log = tempfile.NamedTemporaryFile(prefix="kiln-server-", suffix=".log", delete=False)
     proc = subprocess.Popen([_server_binary(), "--host", "127.0.0.1", "--port", "0",
-                             "--metrics_port", "-1"], stderr=log, stdout=subprocess.DEVNULL)
+                             "--metrics_port", "-1", "--cache_dir="], stderr=log, stdout=subprocess.DEVNULL)
     address = None
     for _ in range(200):
         with open(log.name) as f:

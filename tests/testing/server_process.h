@@ -40,7 +40,7 @@ class ServerProcess {
   ServerProcess(const std::string& binary, std::vector<std::string> flags) : port_(FreePort()) {
     flags.insert(flags.begin(), {binary, "--host=127.0.0.1",
                                  absl::StrCat("--port=", port_), "--metrics_port=-1",
-                                 "--log_level=error"});
+                                 "--log_level=error", "--cache_dir="});
     pid_ = fork();
     if (pid_ == 0) {
       std::vector<char*> argv;

@@ -1,6 +1,9 @@
 """The connection to a Kiln server: one gRPC channel and one session per address, and the
 server's errors as Python exceptions carrying its message."""
+import hashlib
+import json
 import threading
+import uuid
 
 import grpc
 
@@ -23,13 +26,37 @@ class KilnError(Exception):
         return "%s: %s" % (self.code, self.message)
 
 
+# gRPC retries a call that finds a replica gone (UNAVAILABLE) on another, after a short backoff:
+# a replica's death behind the front costs latency, not errors.
+RETRY_POLICY = json.dumps({"methodConfig": [{
+    "name": [{"service": "kiln.v1.Kiln"}],
+    "retryPolicy": {"maxAttempts": 5, "initialBackoff": "0.05s", "maxBackoff": "1s",
+                    "backoffMultiplier": 2, "retryableStatusCodes": ["UNAVAILABLE"]}}]})
+
+
+def route_of(method, request):
+    """The `kiln-route` key a front hashes to pick a replica: the session for the calls of a
+    session (its updates then take turns on one replica), else the function id, else a hash of
+    the compile request (the same graph goes to the replica that has it); None: any replica."""
+    session = getattr(request, "session", "")
+    if session:
+        return session
+    function_id = getattr(request, "function_id", "")
+    if function_id:
+        return function_id
+    if method == "Compile":
+        return hashlib.sha256(request.SerializeToString(deterministic=True)).hexdigest()[:32]
+    return None
+
+
 class Client:
-    """Calls of kiln.v1.Kiln on one server."""
+    """Calls of kiln.v1.Kiln on one server, or on a front of several."""
 
     def __init__(self, address):
         self.address = address
         self._channel = grpc.insecure_channel(address, options=[
-            ("grpc.max_receive_message_length", -1), ("grpc.max_send_message_length", -1)])
+            ("grpc.max_receive_message_length", -1), ("grpc.max_send_message_length", -1),
+            ("grpc.enable_retries", 1), ("grpc.service_config", RETRY_POLICY)])
         self._stub = _pb.service_pb2_grpc.KilnStub(self._channel)
         self._session = None
         self._lock = threading.Lock()
@@ -37,9 +64,17 @@ class Client:
             client_protocol=PROTOCOL), wait_for_ready=True, timeout=10)
         self.server_version = version.server_version
 
-    def call(self, method, request, **kwargs):
-        """The RPC `method` with `request`; KilnError on a non-OK status."""
+    def call(self, method, request, route=None, **kwargs):
+        """The RPC `method` with `request`; KilnError on a non-OK status. Each call carries
+        its route (`route`, else route_of's) and a call id, the same on its retries, so a
+        retried update applies once."""
         kwargs.setdefault("timeout", config.timeout)
+        metadata = list(kwargs.pop("metadata", ()))
+        route = route or route_of(method, request)
+        if route:
+            metadata.append(("kiln-route", route))
+        metadata.append(("kiln-call-id", uuid.uuid4().hex))
+        kwargs["metadata"] = metadata
         try:
             return getattr(self._stub, method)(request, **kwargs)
         except grpc.RpcError as e:

@@ -4,7 +4,7 @@ updates replace them there after its outputs are computed."""
 import numpy as np
 
 from kiln import _pb, wire
-from kiln.client import KilnError, get_client
+from kiln.client import KilnError, get_client, route_of
 from kiln.graph import TensorType, Variable, clone_replace, graph_inputs
 from kiln.tensor.basic import as_tensor_variable
 from kiln.tensor.variable import TensorConstant, TensorVariable
@@ -84,13 +84,16 @@ class Function:
         self._shared = shared_vars
         self._client = client
         self._allow_downcast = allow_downcast
+        # Every call of this function goes to one replica behind a front (its session's, or
+        # its graph's), which compiled it: it runs even while the replicas share no cache.
+        self._route = client.session() if shared_vars else route_of("Compile", request)
         self._compile()
 
     def _compile(self):
         for s in self._shared:
             if s._uploaded is not self._client:
                 s._upload(self._client)
-        resp = self._client.call("Compile", self._request)
+        resp = self._client.call("Compile", self._request, route=self._route)
         self.function_id = resp.function_id
         self.source = resp.source
         self.signature = resp.signature
@@ -118,7 +121,7 @@ class Function:
         for attempt in range(2):
             req.function_id = self.function_id
             try:
-                resp = self._client.call("Execute", req)
+                resp = self._client.call("Execute", req, route=self._route)
                 break
             except KilnError as e:
                 # Evicted or restarted: send the graph again, once.

@@ -1,0 +1,203 @@
+#include "server/redis_sessions.h"
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "proto/convert/tensor_convert.h"
+
+namespace kiln::server {
+namespace {
+
+std::string SessionKey(const std::string& id) { return absl::StrCat("kiln:session:", id); }
+std::string Field(const std::string& name) { return absl::StrCat("s:", name); }
+// How long a call's outputs are kept for its retries.
+constexpr char kCallRecordMs[] = "600000";
+
+// KEYS[1]: the session; KEYS[2], if given: the call's record. ARGV: the expected version (-1:
+// any), the byte limit (0: none), the TTL in ms (0: none), the record's TTL and bytes, then
+// field and value pairs. Returns the new version, -1 when the session is gone, -2 on a version
+// conflict, -3 past the byte limit.
+constexpr char kWriteScript[] = R"lua(
+local v = redis.call('hget', KEYS[1], 'v')
+if not v then return -1 end
+if ARGV[1] ~= '-1' and v ~= ARGV[1] then return -2 end
+local bytes = tonumber(redis.call('hget', KEYS[1], 'b'))
+local delta = 0
+for i = 6, #ARGV, 2 do
+  delta = delta + #ARGV[i + 1] - redis.call('hstrlen', KEYS[1], ARGV[i])
+end
+local limit = tonumber(ARGV[2])
+if limit > 0 and delta > 0 and bytes + delta > limit then return -3 end
+for i = 6, #ARGV, 2 do redis.call('hset', KEYS[1], ARGV[i], ARGV[i + 1]) end
+redis.call('hset', KEYS[1], 'b', bytes + delta)
+if tonumber(ARGV[3]) > 0 then redis.call('pexpire', KEYS[1], ARGV[3]) end
+if KEYS[2] then redis.call('set', KEYS[2], ARGV[5], 'PX', ARGV[4]) end
+return redis.call('hincrby', KEYS[1], 'v', 1)
+)lua";
+
+// KEYS[1]: the session; ARGV[1]: the field. Returns 1, or 0 when there is no such variable.
+constexpr char kDeleteScript[] = R"lua(
+local n = redis.call('hstrlen', KEYS[1], ARGV[1])
+if redis.call('hdel', KEYS[1], ARGV[1]) == 0 then return 0 end
+redis.call('hincrby', KEYS[1], 'b', -n)
+redis.call('hincrby', KEYS[1], 'v', 1)
+return 1
+)lua";
+
+absl::Status SessionGone(const std::string& id) {
+  return absl::NotFoundError(
+      absl::StrCat("no session '", id, "' (deleted, or expired after --session_ttl idle)"));
+}
+
+absl::StatusOr<Tensor> Decode(const std::string& bytes, const std::string& name) {
+  v1::Tensor proto;
+  if (!proto.ParseFromString(bytes)) {
+    return absl::DataLossError(absl::StrCat("shared variable '", name, "' is corrupt in redis"));
+  }
+  return FromProto(proto);
+}
+
+class RedisSession final : public Session {
+ public:
+  RedisSession(std::shared_ptr<Redis> redis, std::string id, const SessionLimits& limits)
+      : redis_(std::move(redis)), id_(std::move(id)), key_(SessionKey(id_)), limits_(limits) {}
+
+  absl::StatusOr<SessionSnapshot> Read(const std::vector<std::string>& names) const override {
+    std::vector<std::string> fields;
+    for (const std::string& name : names) fields.push_back(Field(name));
+    std::vector<std::string_view> args = {"HMGET", key_, "v"};
+    args.insert(args.end(), fields.begin(), fields.end());
+    absl::StatusOr<RedisReply> r = redis_->Command(args);
+    if (!r.ok()) return r.status();
+    if (r->elements.empty() || r->elements[0].kind != RedisReply::Kind::kString) {
+      return SessionGone(id_);
+    }
+    SessionSnapshot out;
+    out.version = std::stoll(r->elements[0].str);
+    for (size_t i = 0; i < names.size(); ++i) {
+      const RedisReply& e = r->elements[i + 1];
+      if (e.kind != RedisReply::Kind::kString) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            "the session has no shared variable '", names[i], "': set it with SetShared first"));
+      }
+      absl::StatusOr<Tensor> t = Decode(e.str, names[i]);
+      if (!t.ok()) return t.status();
+      out.values.push_back(*std::move(t));
+    }
+    return out;
+  }
+
+  absl::Status Write(std::vector<std::pair<std::string, Tensor>> values, int64_t if_version,
+                     const CallRecord* record) override {
+    std::vector<std::string> owned = {
+        absl::StrCat(if_version), absl::StrCat(limits_.max_session_bytes),
+        absl::StrCat(absl::ToInt64Milliseconds(limits_.ttl)), kCallRecordMs,
+        record != nullptr ? record->outputs : ""};
+    for (const auto& [name, value] : values) {
+      owned.push_back(Field(name));
+      owned.push_back(ToProto(value).SerializeAsString());
+    }
+    std::vector<std::string_view> keys = {key_};
+    const std::string record_key =
+        record != nullptr ? absl::StrCat(key_, ":call:", record->call_id) : "";
+    if (record != nullptr) keys.push_back(record_key);
+    absl::StatusOr<RedisReply> r =
+        redis_->Eval(kWriteScript, keys, std::vector<std::string_view>(owned.begin(), owned.end()));
+    if (!r.ok()) return r.status();
+    switch (r->integer) {
+      case -1:
+        return SessionGone(id_);
+      case -2:
+        return absl::AbortedError("the session changed since its variables were read");
+      case -3:
+        return absl::ResourceExhaustedError(
+            absl::StrCat("the session would hold more than this server's limit of ",
+                         limits_.max_session_bytes, " bytes (--max_session_bytes)"));
+      default:
+        return absl::OkStatus();
+    }
+  }
+
+  absl::StatusOr<std::string> Recorded(const std::string& call_id) const override {
+    absl::StatusOr<RedisReply> r = redis_->Command({"GET", absl::StrCat(key_, ":call:", call_id)});
+    if (!r.ok()) return r.status();
+    if (r->kind != RedisReply::Kind::kString) {
+      return absl::NotFoundError(absl::StrCat("no call ", call_id, " recorded"));
+    }
+    return std::move(r->str);
+  }
+
+  absl::StatusOr<Tensor> Get(const std::string& name) const override {
+    absl::StatusOr<RedisReply> r = redis_->Command({"HGET", key_, Field(name)});
+    if (!r.ok()) return r.status();
+    if (r->kind != RedisReply::Kind::kString) {
+      return absl::NotFoundError(absl::StrCat("the session has no shared variable '", name, "'"));
+    }
+    return Decode(r->str, name);
+  }
+
+  absl::Status Delete(const std::string& name) override {
+    absl::StatusOr<RedisReply> r = redis_->Eval(kDeleteScript, {key_}, {Field(name)});
+    if (!r.ok()) return r.status();
+    if (r->integer == 0) {
+      return absl::NotFoundError(absl::StrCat("the session has no shared variable '", name, "'"));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<std::map<std::string, Tensor>> List() const override {
+    absl::StatusOr<RedisReply> r = redis_->Command({"HGETALL", key_});
+    if (!r.ok()) return r.status();
+    std::map<std::string, Tensor> out;
+    for (size_t i = 0; i + 1 < r->elements.size(); i += 2) {
+      const std::string& field = r->elements[i].str;
+      if (!absl::StartsWith(field, "s:")) continue;
+      absl::StatusOr<Tensor> t = Decode(r->elements[i + 1].str, field.substr(2));
+      if (!t.ok()) return t.status();
+      out.emplace(field.substr(2), *std::move(t));
+    }
+    return out;
+  }
+
+ private:
+  const std::shared_ptr<Redis> redis_;
+  const std::string id_, key_;
+  const SessionLimits limits_;
+};
+
+}  // namespace
+
+RedisSessionStore::RedisSessionStore(std::shared_ptr<Redis> redis, SessionLimits limits)
+    : redis_(std::move(redis)), limits_(limits) {}
+
+absl::StatusOr<std::string> RedisSessionStore::Create() {
+  std::string id = RandomId();
+  const std::string key = SessionKey(id);
+  absl::StatusOr<RedisReply> r = redis_->Command({"HSET", key, "v", "0", "b", "0"});
+  if (!r.ok()) return r.status();
+  if (limits_.ttl > absl::ZeroDuration() && limits_.ttl != absl::InfiniteDuration()) {
+    r = redis_->Command({"PEXPIRE", key, absl::StrCat(absl::ToInt64Milliseconds(limits_.ttl))});
+    if (!r.ok()) return r.status();
+  }
+  return id;
+}
+
+absl::StatusOr<std::shared_ptr<Session>> RedisSessionStore::Get(const std::string& id) {
+  const std::string key = SessionKey(id);
+  // Refreshes the idle expiry; 0 when the key does not exist.
+  absl::StatusOr<RedisReply> r =
+      limits_.ttl > absl::ZeroDuration() && limits_.ttl != absl::InfiniteDuration()
+          ? redis_->Command({"PEXPIRE", key, absl::StrCat(absl::ToInt64Milliseconds(limits_.ttl))})
+          : redis_->Command({"EXISTS", key});
+  if (!r.ok()) return r.status();
+  if (r->integer == 0) return SessionGone(id);
+  return std::make_shared<RedisSession>(redis_, id, limits_);
+}
+
+absl::Status RedisSessionStore::Delete(const std::string& id) {
+  absl::StatusOr<RedisReply> r = redis_->Command({"DEL", SessionKey(id)});
+  if (!r.ok()) return r.status();
+  if (r->integer == 0) return absl::NotFoundError(absl::StrCat("no session '", id, "'"));
+  return absl::OkStatus();
+}
+
+}  // namespace kiln::server
