@@ -22,7 +22,9 @@ SERVER_BIN=${KILN_SERVER_BIN:-$ROOT/build/server/kiln-server}
 CACHE_REDIS=$((BASE + 200))
 SESSION_REDIS=$((BASE + 201))
 
-alive() { [[ -f $DIR/$1.pid ]] && kill -0 "$(cat "$DIR/$1.pid")" 2>/dev/null; }
+# True while the process runs (a zombie, exited but not yet reaped by init, does not).
+running() { [[ -n $(ps -o stat= -p "$1" 2>/dev/null | grep -v Z) ]]; }
+alive() { [[ -f $DIR/$1.pid ]] && running "$(cat "$DIR/$1.pid")"; }
 
 # Waits until 127.0.0.1:$1 accepts connections, or fails after 20 s.
 wait_port() {
@@ -99,7 +101,7 @@ stop_pid() {  # name signal
   pid=$(cat "$DIR/$1.pid")
   kill "-$2" "$pid" 2>/dev/null || true
   [[ $2 == STOP ]] && return 0
-  for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  for _ in $(seq 200); do running "$pid" || break; sleep 0.05; done
   kill -KILL "$pid" 2>/dev/null || true
   rm -f "$DIR/$1.pid"
 }

@@ -4,10 +4,12 @@
 
 #include <iostream>
 #include <map>
+#include <random>
 #include <unordered_set>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "core/graph/canonical.h"
 #include "core/graph/traversal.h"
 #include "core/runtime/shared.h"
 #include "kiln/v1/service.grpc.pb.h"
@@ -77,6 +79,22 @@ absl::StatusOr<std::vector<Var>> FromGraph(const v1::Graph& g,
   return std::vector<Var>(rewired->begin(), rewired->end());
 }
 
+// gRPC retries a call that finds a replica gone (UNAVAILABLE) on another, after a short
+// backoff: a replica's death behind a front costs latency, not errors.
+constexpr char kRetryPolicy[] = R"json({"methodConfig": [{
+  "name": [{"service": "kiln.v1.Kiln"}],
+  "retryPolicy": {"maxAttempts": 5, "initialBackoff": "0.05s", "maxBackoff": "1s",
+                  "backoffMultiplier": 2, "retryableStatusCodes": ["UNAVAILABLE"]}}]})json";
+
+// Marks a call for a front: the replica it should reach (`route`, when not empty) and a call id
+// that its retries keep, so that a retried update applies once.
+void Tag(grpc::ClientContext& ctx, const std::string& route) {
+  thread_local std::mt19937_64 bits{std::random_device{}()};
+  if (!route.empty()) ctx.AddMetadata("kiln-route", route);
+  ctx.AddMetadata("kiln-call-id", absl::StrCat(absl::Hex(bits(), absl::kZeroPad16),
+                                               absl::Hex(bits(), absl::kZeroPad16)));
+}
+
 }  // namespace
 
 struct Client::Stub {
@@ -107,6 +125,8 @@ absl::StatusOr<std::unique_ptr<Client>> Client::Connect(const std::string& addre
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(-1);
   args.SetMaxSendMessageSize(-1);
+  args.SetInt(GRPC_ARG_ENABLE_RETRIES, 1);
+  args.SetServiceConfigJSON(kRetryPolicy);
   stub->channel = grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args);
   stub->kiln = v1::Kiln::NewStub(stub->channel);
   std::unique_ptr<Client> client(new Client(std::move(stub)));
@@ -203,7 +223,16 @@ absl::StatusOr<RemoteFunction> Client::Compile(const std::vector<Var>& inputs,
 
 absl::StatusOr<RemoteFunction> Client::CompileRequest(
     std::shared_ptr<const v1::CompileRequest> request, std::vector<Var> shared) {
+  std::string route;
+  if (!shared.empty()) {
+    absl::StatusOr<std::string> session = Session();
+    if (!session.ok()) return session.status();
+    route = *session;
+  } else {
+    route = Sha256Hex(request->SerializeAsString()).substr(0, 32);
+  }
   grpc::ClientContext ctx;
+  Tag(ctx, route);
   v1::CompileResponse resp;
   if (absl::Status s = FromGrpc(stub_->kiln->Compile(&ctx, *request, &resp)); !s.ok()) return s;
   RemoteFunction f;
@@ -212,6 +241,7 @@ absl::StatusOr<RemoteFunction> Client::CompileRequest(
   f.signature = resp.signature();
   f.request = std::move(request);
   f.shared = std::move(shared);
+  f.route = std::move(route);
   return f;
 }
 
@@ -227,6 +257,7 @@ absl::StatusOr<std::vector<Tensor>> Client::Execute(RemoteFunction& f,
   for (int attempt = 0;; ++attempt) {
     req.set_function_id(f.id);
     grpc::ClientContext ctx;
+    Tag(ctx, f.route.empty() ? f.id : f.route);
     v1::ExecuteResponse resp;
     absl::Status s = FromGrpc(stub_->kiln->Execute(&ctx, req, &resp));
     if (absl::IsNotFound(s) && attempt == 0 && f.request != nullptr &&
@@ -250,6 +281,7 @@ absl::StatusOr<std::vector<Tensor>> Client::Execute(RemoteFunction& f,
 absl::StatusOr<std::vector<Tensor>> Client::ExecuteStreamed(RemoteFunction& f,
                                                             const std::vector<Tensor>& args) {
   grpc::ClientContext ctx;
+  Tag(ctx, f.route.empty() ? f.id : f.route);
   auto stream = stub_->kiln->ExecuteStream(&ctx);
   v1::ExecuteStreamRequest head;
   head.mutable_request()->set_function_id(f.id);
@@ -385,6 +417,7 @@ absl::StatusOr<Tensor> Client::GetValue(const Var& shared_var) {
   req.set_session(*session);
   req.set_name(stub_->NameOf(*sv));
   grpc::ClientContext ctx;
+  Tag(ctx, *session);
   v1::GetSharedResponse resp;
   if (absl::Status s = FromGrpc(stub_->kiln->GetShared(&ctx, req, &resp)); !s.ok()) return s;
   return FromProto(resp.value());
@@ -402,6 +435,7 @@ absl::Status Client::SetValue(const Var& shared_var, const Tensor& value) {
   req.set_name(stub_->NameOf(*sv));
   *req.mutable_value() = ToProto(value);
   grpc::ClientContext ctx;
+  Tag(ctx, *session);
   v1::SetSharedResponse resp;
   if (absl::Status s = FromGrpc(stub_->kiln->SetShared(&ctx, req, &resp)); !s.ok()) return s;
   uploaded_.insert(sv->container().get());

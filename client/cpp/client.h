@@ -32,6 +32,9 @@ struct RemoteFunction {
   v1::FunctionSignature signature;
   std::shared_ptr<const v1::CompileRequest> request;
   std::vector<Var> shared;  // the shared variables it reads, bound by name in the session
+  // The `kiln-route` of its calls behind a front: its session when it reads shared variables,
+  // else a hash of its graph, so that one replica compiles and runs it.
+  std::string route;
 };
 
 class Client {

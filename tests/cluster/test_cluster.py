@@ -99,9 +99,10 @@ class Cluster:
             return int(f.read())
 
     def running(self, i):
+        """True while replica i runs (a zombie that init has not reaped yet does not)."""
         try:
-            os.kill(self.pid(i), 0)
-            return True
+            with open("/proc/%d/stat" % self.pid(i)) as f:
+                return f.read().rsplit(")", 1)[1].split()[0] != "Z"
         except (OSError, ValueError):
             return False
 
@@ -214,7 +215,10 @@ def test_kill_9_of_a_replica_loses_no_update(cluster):
     for t in threads:
         t.start()
     time.sleep(1.5)
-    victim = 2
+    # The replica serving the most sessions' updates dies.
+    victim = max(range(1, REPLICAS + 1),
+                 key=lambda i: cluster.metrics(i).get('kiln_requests_total{method="Execute"}', 0))
+    assert cluster.metrics(victim)['kiln_requests_total{method="Execute"}'] > 0
     os.kill(cluster.pid(victim), 9)
     time.sleep(2.5)
     stop.set()
@@ -298,3 +302,61 @@ def test_status_names_every_part(cluster):
     for name in ("redis-cache", "redis-sessions", "nginx", "replica-1", "replica-3"):
         assert re.search(name + r"\s+running", status), status
     assert status.count("health: serving") == REPLICAS
+
+
+def grpc_health(address):
+    """grpc.health.v1.Health/Check of the whole server: 1 SERVING, 2 NOT_SERVING."""
+    import grpc
+    with grpc.insecure_channel(address) as channel:
+        check = channel.unary_unary("/grpc.health.v1.Health/Check",
+                                    request_serializer=lambda b: b,
+                                    response_deserializer=lambda b: b)
+        reply = check(b"", timeout=5)
+    return reply[1] if len(reply) == 2 else 0
+
+
+def test_a_restarted_replica_loads_the_hottest_functions_before_it_serves(cluster):
+    client = Client(cluster.front)
+    ids = [client.call("Compile", new_graph(7.5 + k)).function_id for k in range(4)]
+    cluster.sh("stop", "3")
+    shutil.rmtree(os.path.join(cluster.dir, "cache-3"))  # nothing on its disk either
+    cluster.sh("start", "3")
+    deadline = time.time() + 30
+    while "serving" not in cluster.health(3).splitlines()[0]:
+        assert time.time() < deadline, cluster.health(3)
+        time.sleep(0.05)
+    assert grpc_health(cluster.replica(3)) == 1
+    m = cluster.metrics(3)
+    assert m["kiln_cache_functions"] == len(ids)
+    assert m['kiln_cache_lookups_total{tier="redis",result="hit"}'] == len(ids)
+    assert m["kiln_compiles_total"] == 0
+
+
+def test_sigterm_says_not_serving_then_drains():
+    c = Cluster(flags="--drain_delay=2s")
+    try:
+        client = Client(c.front)
+        fid = client.call("Compile", new_graph(9.5)).function_id
+        assert grpc_health(c.replica(1)) == 1
+        pid = c.pid(1)
+        os.kill(pid, 15)
+        time.sleep(0.5)
+        assert grpc_health(c.replica(1)) == 2  # still answering, no longer ready
+        assert c.health(1).startswith("draining")
+        for _ in range(20):  # the front goes on serving meanwhile and after
+            assert execute(client, fid, [1.0]).shape == (1,)
+            time.sleep(0.1)
+        deadline = time.time() + 15
+        while c.running(1):
+            assert time.time() < deadline, "replica 1 did not exit after its drain"
+            time.sleep(0.1)
+    finally:
+        c.stop()
+
+
+def test_the_cpp_demo_runs_through_the_front(cluster):
+    demo = os.environ.get("KILN_DEMO_BIN", os.path.join(ROOT, "build", "client", "cpp",
+                                                        "kiln_demo"))
+    out = subprocess.run([demo, "--server=" + cluster.front], check=True, timeout=120,
+                         capture_output=True, text=True)
+    assert "grad" in out.stdout.lower(), out.stdout[-2000:]
