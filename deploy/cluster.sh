@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # A local Kiln cluster as plain processes on 127.0.0.1, for development and tests: N kiln-server
 # replicas, a Redis for the shared function cache (allkeys-lru), a Redis for sessions
-# (noeviction), and nginx in front routing by the `kiln-route` header with a consistent hash.
+# (noeviction), and nginx in front routing by the `kiln-route` header with a consistent hash
+# (deploy/k8s/nginx.conf, as in compose.yaml and on Kubernetes).
 #
 #   deploy/cluster.sh up [N]          start N replicas (default 3) and the rest; prints the front
 #   deploy/cluster.sh status          what runs, and each replica's health
@@ -13,7 +14,8 @@
 # Environment: KILN_CLUSTER_DIR (state, logs; default /tmp/kiln-cluster), KILN_CLUSTER_PORT (the
 # front's port, default 50060; replica I listens on +I, its metrics on +100+I, the Redis of
 # the cache on +200 and of sessions on +201), KILN_SERVER_BIN, KILN_SERVER_FLAGS (more flags
-# for every replica).
+# for every replica), KILN_CONTAINER_IMAGE (run each replica in a podman container of this image
+# instead of the binary).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 DIR=${KILN_CLUSTER_DIR:-/tmp/kiln-cluster}
@@ -46,46 +48,35 @@ start_redis() {  # name port policy
 
 start_replica() {  # index
   alive "replica-$1" && return 0
-  # shellcheck disable=SC2086
-  "$SERVER_BIN" --host 127.0.0.1 --port $((BASE + $1)) --metrics_port $((BASE + 100 + $1)) \
-    --redis "127.0.0.1:$CACHE_REDIS" --redis_sessions "127.0.0.1:$SESSION_REDIS" \
-    --cache_dir "$DIR/cache-$1" ${KILN_SERVER_FLAGS:-} >>"$DIR/replica-$1.log" 2>&1 &
-  echo $! >"$DIR/replica-$1.pid"
+  local flags=(--host 127.0.0.1 --port $((BASE + $1)) --metrics_port $((BASE + 100 + $1))
+    --redis "127.0.0.1:$CACHE_REDIS" --redis_sessions "127.0.0.1:$SESSION_REDIS")
+  # shellcheck disable=SC2206
+  flags+=(${KILN_SERVER_FLAGS:-})
+  if [[ -n ${KILN_CONTAINER_IMAGE:-} ]]; then
+    # A container of the image on the host's network; its disk tier is the image's volume.
+    # The pid file holds kiln-server's pid as the host sees it.
+    local name="kiln-$BASE-$1"
+    podman rm -f "$name" >/dev/null 2>&1 || true
+    podman run -d --rm --name "$name" --network host "$KILN_CONTAINER_IMAGE" "${flags[@]}" >/dev/null
+    podman inspect -f '{{.State.Pid}}' "$name" >"$DIR/replica-$1.pid"
+  else
+    "$SERVER_BIN" "${flags[@]}" --cache_dir "$DIR/cache-$1" >>"$DIR/replica-$1.log" 2>&1 &
+    echo $! >"$DIR/replica-$1.pid"
+  fi
   wait_port $((BASE + $1))
 }
 
+# deploy/k8s/nginx.conf, with this cluster's replicas in place of `kiln:50051` and its port.
 write_nginx_conf() {  # replicas
-  mkdir -p "$DIR/nginx/tmp"
-  chmod 0777 "$DIR/nginx/tmp"
-  {
-    echo "worker_processes 1;"
-    echo "pid $DIR/nginx.pid;"
-    echo "error_log $DIR/nginx.log warn;"
-    echo "events { worker_connections 4096; }"
-    echo "http {"
-    echo "  access_log off;"
-    echo "  client_body_temp_path $DIR/nginx/tmp;"
-    echo "  client_max_body_size 0;"
-    echo "  # Calls without a route spread at random; with one, the same key finds the same replica."
-    echo "  map \$http_kiln_route \$kiln_route { \"\" \$request_id; default \$http_kiln_route; }"
-    echo "  upstream kiln {"
-    echo "    hash \$kiln_route consistent;"
-    for i in $(seq "$1"); do
-      echo "    server 127.0.0.1:$((BASE + i)) max_fails=1 fail_timeout=2s;"
-    done
-    echo "    keepalive 64;"
-    echo "  }"
-    echo "  server {"
-    echo "    listen 127.0.0.1:$BASE http2;"
-    echo "    http2_max_concurrent_streams 1024;"
-    echo "    location / {"
-    echo "      grpc_pass grpc://kiln;"
-    echo "      grpc_read_timeout 300s;"
-    echo "      grpc_send_timeout 300s;"
-    echo "    }"
-    echo "  }"
-    echo "}"
-  } >"$DIR/nginx.conf"
+  mkdir -p "$DIR/nginx"
+  awk -v n="$1" -v base="$BASE" '
+    /server kiln:50051/ {
+      for (i = 1; i <= n; i++) printf "    server 127.0.0.1:%d max_fails=1 fail_timeout=2s;\n", base + i
+      next
+    }
+    /listen 50051/ { sub(/listen 50051/, "listen 127.0.0.1:" base) }
+    /^worker_processes/ { print "worker_processes 1;"; next }
+    { print }' "$ROOT/deploy/k8s/nginx.conf" >"$DIR/nginx.conf"
 }
 
 health() {  # metrics port: the replica's /healthz first line
@@ -111,7 +102,7 @@ replicas() { cat "$DIR/replicas" 2>/dev/null || echo 0; }
 case "${1:-}" in
   up)
     N=${2:-3}
-    [[ -x $SERVER_BIN ]] || { echo "cluster: build kiln-server first (./deploy/build.sh kiln-server)" >&2; exit 1; }
+    [[ -n ${KILN_CONTAINER_IMAGE:-} || -x $SERVER_BIN ]] || { echo "cluster: build kiln-server first (./deploy/build.sh kiln-server)" >&2; exit 1; }
     mkdir -p "$DIR"
     echo "$N" >"$DIR/replicas"
     start_redis redis-cache "$CACHE_REDIS" allkeys-lru
@@ -119,7 +110,8 @@ case "${1:-}" in
     for i in $(seq "$N"); do start_replica "$i"; done
     write_nginx_conf "$N"
     if ! alive nginx; then
-      nginx -p "$DIR/nginx" -c "$DIR/nginx.conf" -g 'daemon off;' >>"$DIR/nginx.log" 2>&1 &
+      nginx -p "$DIR/nginx/" -c "$DIR/nginx.conf" \
+        -g "daemon off; pid $DIR/nginx.pid; error_log $DIR/nginx.log warn;" >>"$DIR/nginx.log" 2>&1 &
       echo $! >"$DIR/nginx.pid"
     fi
     wait_port "$BASE"

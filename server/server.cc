@@ -134,13 +134,21 @@ void Server::WarmUp(const ServerOptions& options) {
        {"asked", absl::StrCat(ids.size())}});
 }
 
+std::vector<std::pair<const char*, const Redis*>> Server::RedisRoles() const {
+  std::vector<std::pair<const char*, const Redis*>> roles;
+  if (redis_ != nullptr) roles.emplace_back("cache", redis_.get());
+  if (session_redis_ != nullptr) roles.emplace_back("sessions", session_redis_.get());
+  return roles;
+}
+
 std::string Server::HealthText() const {
   std::string out = serving_ ? "serving\n" : (stopping_ ? "draining\n" : "warming up\n");
-  for (const auto& [role, redis] : {std::pair{"cache", redis_.get()},
-                                    std::pair{"sessions", session_redis_.get()}}) {
-    if (redis == nullptr) continue;
-    absl::StrAppend(&out, "redis ", role, " ", redis->address(), ": ",
-                    redis->up() ? "up" : "unreachable (serving from the local tiers)", "\n");
+  const auto roles = RedisRoles();
+  for (const auto& [role, redis] : roles) {
+    const char* down = redis == redis_.get() ? "unreachable (serving from the local tiers)"
+                                             : "unreachable (session calls are UNAVAILABLE)";
+    absl::StrAppend(&out, "redis ", role, " ", redis->address(), ": ", redis->up() ? "up" : down,
+                    "\n");
   }
   return out;
 }
@@ -175,18 +183,15 @@ Server::~Server() { Shutdown(); }
 
 std::string Server::MetricsText() const {
   std::string out = metrics_.Render(cache_->stats(), *sessions_);
+  const auto roles = RedisRoles();
   absl::StrAppend(&out, "# HELP kiln_redis_up 1 while Redis answers, by role (cache or sessions).\n",
                   "# TYPE kiln_redis_up gauge\n");
-  for (const auto& [role, redis] : {std::pair{"cache", redis_.get()},
-                                    std::pair{"sessions", session_redis_.get()}}) {
-    if (redis == nullptr) continue;
+  for (const auto& [role, redis] : roles) {
     absl::StrAppend(&out, "kiln_redis_up{role=\"", role, "\"} ", redis->up() ? 1 : 0, "\n");
   }
   absl::StrAppend(&out, "# HELP kiln_redis_errors_total Redis commands that could not reach it.\n",
                   "# TYPE kiln_redis_errors_total counter\n");
-  for (const auto& [role, redis] : {std::pair{"cache", redis_.get()},
-                                    std::pair{"sessions", session_redis_.get()}}) {
-    if (redis == nullptr) continue;
+  for (const auto& [role, redis] : roles) {
     absl::StrAppend(&out, "kiln_redis_errors_total{role=\"", role, "\"} ", redis->errors(), "\n");
   }
   absl::StrAppend(&out, "# HELP kiln_serving 1 once warm and until draining.\n",

@@ -70,6 +70,8 @@ class Server {
   Server() = default;
   // Loads the functions a warm replica holds, then says SERVING.
   void WarmUp(const ServerOptions& options);
+  // The Redis servers in use, by role ("cache", "sessions").
+  std::vector<std::pair<const char*, const Redis*>> RedisRoles() const;
   // The health detail of /healthz: serving or not, and the shared tier's state.
   std::string HealthText() const;
 

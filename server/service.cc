@@ -400,6 +400,9 @@ KilnService::Reactor* KilnService::GetStats(Ctx* ctx, const v1::GetStatsRequest*
     resp->set_sessions(sessions_.size());
     resp->set_requests(metrics_.requests());
     resp->set_errors(metrics_.errors());
+    resp->set_redis_hits(c.shared_hits);
+    resp->set_lease_waits(c.lease_waits);
+    resp->set_redis_up(c.shared_up);
     return absl::OkStatus();
   });
 }

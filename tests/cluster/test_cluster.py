@@ -2,9 +2,9 @@
 function cache, a Redis for sessions and nginx in front, all on 127.0.0.1. Each test starts its
 own cluster on free ports and stops it.
 
-KILN_SERVER_BIN names the server binary; KILN_CLUSTER_SH the script (default: the source tree's);
-KILN_FRONT, when set, runs the tests that need only a front against that address instead (the
-containers of deploy/container_test.sh)."""
+KILN_SERVER_BIN names the server binary, or KILN_CONTAINER_IMAGE an image whose containers are
+the replicas (deploy/container_test.sh); KILN_CLUSTER_SH the script (default: the source
+tree's)."""
 import os
 import re
 import shutil
@@ -319,7 +319,8 @@ def test_a_restarted_replica_loads_the_hottest_functions_before_it_serves(cluste
     client = Client(cluster.front)
     ids = [client.call("Compile", new_graph(7.5 + k)).function_id for k in range(4)]
     cluster.sh("stop", "3")
-    shutil.rmtree(os.path.join(cluster.dir, "cache-3"))  # nothing on its disk either
+    # Nothing on its disk either (a container's volume goes with it).
+    shutil.rmtree(os.path.join(cluster.dir, "cache-3"), ignore_errors=True)
     cluster.sh("start", "3")
     deadline = time.time() + 30
     while "serving" not in cluster.health(3).splitlines()[0]:

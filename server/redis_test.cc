@@ -1,0 +1,131 @@
+// The Redis tier, the compile lease and the session store against a real redis-server.
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "server/redis.h"
+#include "server/redis_cache.h"
+#include "server/redis_sessions.h"
+#include "tests/testing/redis_process.h"
+
+namespace kiln::server {
+namespace {
+
+class RedisTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(process_.ready()) << "redis-server did not start (apt-get install redis-server)";
+    redis_ = *Redis::Create(process_.address());
+  }
+  testing::RedisProcess process_;
+  std::shared_ptr<Redis> redis_;
+};
+
+Tensor Scalar(double v) { return *Tensor::Of<double>(DType::kFloat64, {}, {v}); }
+
+TEST(RedisAddressTest, RejectsWhatIsNotHostPort) {
+  EXPECT_TRUE(Redis::Create("127.0.0.1:6379").ok());
+  EXPECT_TRUE(Redis::Create("redis://cache:6380").ok());
+  EXPECT_TRUE(Redis::Create("cache").ok());  // port 6379
+  EXPECT_FALSE(Redis::Create("cache:port").ok());
+  EXPECT_FALSE(Redis::Create(":6379").ok());
+  EXPECT_FALSE(Redis::Create("cache:70000").ok());
+}
+
+TEST(RedisAddressTest, UnreachableIsUnavailableAndFastAfterTheFirstFailure) {
+  auto redis = *Redis::Create(absl::StrCat("127.0.0.1:", testing::FreePort()));
+  EXPECT_TRUE(absl::IsUnavailable(redis->Command({"PING"}).status()));
+  EXPECT_FALSE(redis->up());
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_TRUE(absl::IsUnavailable(redis->Command({"PING"}).status()));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(50));
+}
+
+TEST_F(RedisTest, EntriesAreChecksummedAndACorruptOneIsRemoved) {
+  RedisCache cache(redis_, absl::Hours(1), absl::Seconds(10));
+  const std::string id(64, 'a');
+  EXPECT_TRUE(absl::IsNotFound(cache.Load(id).status()));
+  ASSERT_TRUE(cache.Store(id, std::string("bytes\0of a function", 19)).ok());
+  EXPECT_EQ(*cache.Load(id), std::string("bytes\0of a function", 19));
+  auto ttl = redis_->Command({"PTTL", "kiln:fn:" + id});
+  EXPECT_GT(ttl->integer, 3500 * 1000 - 60 * 1000);  // the expiry is set
+  ASSERT_TRUE(redis_->Command({"SETRANGE", "kiln:fn:" + id, "70", "X"}).ok());
+  EXPECT_TRUE(absl::IsDataLoss(cache.Load(id).status()));
+  EXPECT_EQ(redis_->Command({"EXISTS", "kiln:fn:" + id})->integer, 0);
+}
+
+TEST_F(RedisTest, OneLeaseHolderRenewedUntilReleasedAndALapsedLeaseIsFree) {
+  RedisCache holder(redis_, absl::Hours(1), absl::Milliseconds(300));
+  RedisCache other(redis_, absl::Hours(1), absl::Milliseconds(300));
+  const std::string id(64, 'b');
+  EXPECT_TRUE(*holder.TryLease(id));
+  EXPECT_FALSE(*other.TryLease(id));
+  std::this_thread::sleep_for(std::chrono::milliseconds(700));  // renewed every 100 ms
+  EXPECT_FALSE(*other.TryLease(id));
+  holder.Release(id);
+  EXPECT_TRUE(*other.TryLease(id));
+  // A holder that stops renewing (dies) loses the lease when it lapses.
+  ASSERT_TRUE(redis_->Command({"SET", "kiln:lease:" + std::string(64, 'c'), "dead", "PX", "200"}).ok());
+  EXPECT_FALSE(*holder.TryLease(std::string(64, 'c')));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_TRUE(*holder.TryLease(std::string(64, 'c')));
+}
+
+TEST_F(RedisTest, HottestIdsComeFirst) {
+  RedisCache cache(redis_, absl::Hours(1), absl::Seconds(10));
+  const std::string a(64, 'a'), b(64, 'b'), c(64, 'c');
+  for (const std::string& id : {a, b, b, c, c, c}) cache.Touch(id);
+  EXPECT_EQ(*cache.Hottest(2), (std::vector<std::string>{c, b}));
+}
+
+TEST_F(RedisTest, SessionsAreSharedByStoresAndWritesCompareAndSet) {
+  SessionLimits limits;
+  RedisSessionStore one(redis_, limits), two(redis_, limits);
+  const std::string id = *one.Create();
+  auto a = *one.Get(id);
+  ASSERT_TRUE(a->Write({{"w", Scalar(1)}}).ok());
+  auto b = *two.Get(id);  // another replica sees it
+  SessionSnapshot read = *b->Read({"w"});
+  EXPECT_EQ(read.values[0].ToString(), "1.0");
+  // Two writers from the same version: the first wins, the second is ABORTED.
+  ASSERT_TRUE(a->Write({{"w", Scalar(2)}}, read.version).ok());
+  EXPECT_TRUE(absl::IsAborted(b->Write({{"w", Scalar(3)}}, read.version)));
+  EXPECT_EQ(b->Get("w")->ToString(), "2.0");
+  EXPECT_TRUE(absl::IsFailedPrecondition(b->Read({"w", "missing"}).status()));
+  EXPECT_EQ((*b->List()).size(), 1u);
+  ASSERT_TRUE(b->Delete("w").ok());
+  EXPECT_TRUE(absl::IsNotFound(a->Get("w").status()));
+  ASSERT_TRUE(two.Delete(id).ok());
+  EXPECT_TRUE(absl::IsNotFound(one.Get(id).status()));
+  EXPECT_TRUE(absl::IsNotFound(a->Write({{"w", Scalar(1)}})));
+}
+
+TEST_F(RedisTest, ACallRecordComesBackAndTheByteLimitHolds) {
+  SessionLimits limits;
+  limits.max_session_bytes = 200;
+  RedisSessionStore store(redis_, limits);
+  auto s = *store.Get(*store.Create());
+  CallRecord record{"call-1", "outputs"};
+  ASSERT_TRUE(s->Write({{"w", Scalar(1)}}, Session::kAnyVersion, &record).ok());
+  EXPECT_EQ(*s->Recorded("call-1"), "outputs");
+  EXPECT_TRUE(absl::IsNotFound(s->Recorded("call-2").status()));
+  Tensor big = Tensor::Zeros(DType::kFloat64, {100});
+  EXPECT_TRUE(absl::IsResourceExhausted(s->Write({{"big", big}})));
+  EXPECT_TRUE(absl::IsNotFound(s->Get("big").status()));
+}
+
+TEST_F(RedisTest, SessionsExpireWhenIdle) {
+  SessionLimits limits;
+  limits.ttl = absl::Milliseconds(200);
+  RedisSessionStore store(redis_, limits);
+  const std::string id = *store.Create();
+  std::this_thread::sleep_for(std::chrono::milliseconds(120));
+  ASSERT_TRUE(store.Get(id).ok());  // used: its idle time starts again
+  std::this_thread::sleep_for(std::chrono::milliseconds(120));
+  ASSERT_TRUE(store.Get(id).ok());
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_TRUE(absl::IsNotFound(store.Get(id).status()));
+}
+
+}  // namespace
+}  // namespace kiln::server
