@@ -10,6 +10,7 @@
 #include "core/graph/canonical.h"
 #include "proto/convert/tensor_convert.h"
 #include "server/graph_requests.h"
+#include "server/log.h"
 #include "server/version.h"
 
 namespace kiln::server {
@@ -219,7 +220,8 @@ RunResult Run(const CompiledFunction& f, std::vector<Tensor> args,
   std::vector<Tensor> full;
   full.reserve(inputs.size());
   for (int i = 0, a = 0, s = 0; i < inputs.size(); ++i) {
-    full.push_back(inputs[i].shared().empty() ? std::move(args[a++]) : std::move(snapshot.values[s++]));
+    full.push_back(inputs[i].shared().empty() ? std::move(args[a++])
+                                              : std::move(snapshot.values[s++]));
   }
   return {f.function.Call(std::move(full), interrupt), snapshot.version};
 }
@@ -247,7 +249,7 @@ absl::StatusOr<std::vector<Tensor>> DecodeOutputs(const std::string& bytes) {
 absl::StatusOr<std::vector<Tensor>> Execute(const CompiledFunction& f, std::vector<Tensor> args,
                                             Session* session,
                                             const std::function<absl::Status()>& interrupt,
-                                            const std::string& call_id) {
+                                            const CallId& call) {
   const auto& inputs = f.signature.inputs();
   std::vector<std::string> shared;
   for (const v1::Input& in : inputs) {
@@ -266,9 +268,10 @@ absl::StatusOr<std::vector<Tensor>> Execute(const CompiledFunction& f, std::vect
   }
   const bool updates = f.signature.update_inputs_size() > 0;
   if (!updates) return Run(f, std::move(args), shared, session, interrupt).outputs;
-  const bool recorded = !call_id.empty();
-  if (recorded) {
-    if (absl::StatusOr<std::string> done = session->Recorded(call_id); done.ok()) {
+  const bool recorded = !call.id.empty();
+  if (recorded && call.retry) {
+    if (absl::StatusOr<std::string> done = session->Recorded(call.id); done.ok()) {
+      Log(LogLevel::kInfo, "a retried call gets its first attempt's outputs", {{"call_id", call.id}});
       return DecodeOutputs(*done);
     } else if (!absl::IsNotFound(done.status())) {
       return done.status();
@@ -286,7 +289,7 @@ absl::StatusOr<std::vector<Tensor>> Execute(const CompiledFunction& f, std::vect
     }
     out.resize(n_out);
     CallRecord record;
-    if (recorded) record = {call_id, EncodeOutputs(out)};
+    if (recorded) record = {call.id, EncodeOutputs(out)};
     absl::Status written =
         session->Write(std::move(writes), run.version, recorded ? &record : nullptr);
     if (written.ok()) return run.outputs;

@@ -50,13 +50,17 @@ absl::StatusOr<std::shared_ptr<const CompiledFunction>> DecodeCompiled(std::stri
 
 // Runs f on the explicit arguments, binding shared inputs from `session` (may be null when f
 // has none) and applying f's updates there atomically: computed again when another replica
-// updated the session meanwhile. With a `call_id`, the updates and outputs are recorded, and a
-// retry of the call gets the recorded outputs instead of updating twice. `interrupt` is polled
-// between nodes.
+// updated the session meanwhile. `interrupt` is polled between nodes.
+// With a call id, the updates are recorded with the outputs, and a retry of the call (`retry`)
+// whose first attempt wrote them gets those outputs instead of updating twice.
+struct CallId {
+  std::string id;      // empty: none
+  bool retry = false;  // an attempt after the first
+};
 absl::StatusOr<std::vector<Tensor>> Execute(const CompiledFunction& f, std::vector<Tensor> args,
                                             Session* session,
                                             const std::function<absl::Status()>& interrupt,
-                                            const std::string& call_id = "");
+                                            const CallId& call = {});
 
 }  // namespace kiln::server
 

@@ -190,7 +190,18 @@ absl::StatusOr<std::shared_ptr<Session>> RedisSessionStore::Get(const std::strin
           : redis_->Command({"EXISTS", key});
   if (!r.ok()) return r.status();
   if (r->integer == 0) return SessionGone(id);
-  return std::make_shared<RedisSession>(redis_, id, limits_);
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (std::shared_ptr<Session> live = live_[id].lock()) return live;
+  // The last holder's release drops the entry, unless a newer object took it meanwhile.
+  std::shared_ptr<Session> session(new RedisSession(redis_, id, limits_), [this, id](Session* s) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (auto it = live_.find(id); it != live_.end() && it->second.expired()) live_.erase(it);
+    }
+    delete s;
+  });
+  live_[id] = session;
+  return session;
 }
 
 absl::Status RedisSessionStore::Delete(const std::string& id) {

@@ -7,7 +7,9 @@
 #define KILN_SERVER_REDIS_SESSIONS_H_
 
 #include <memory>
+#include <mutex>
 #include <string>
+#include <unordered_map>
 
 #include "server/redis.h"
 #include "server/sessions.h"
@@ -30,6 +32,10 @@ class RedisSessionStore final : public SessionStore {
  private:
   const std::shared_ptr<Redis> redis_;
   const SessionLimits limits_;
+  // The sessions some call on this replica holds, so that concurrent calls on one session share
+  // its update mutex (they take turns here instead of failing each other's compare-and-set).
+  std::mutex mutex_;
+  std::unordered_map<std::string, std::weak_ptr<Session>> live_;
 };
 
 }  // namespace kiln::server

@@ -3,6 +3,9 @@
 
 #include <thread>
 
+#include "core/kiln.h"
+#include "proto/convert/graph_convert.h"
+#include "server/compiled_function.h"
 #include "server/redis.h"
 #include "server/redis_cache.h"
 #include "server/redis_sessions.h"
@@ -125,6 +128,54 @@ TEST_F(RedisTest, SessionsExpireWhenIdle) {
   ASSERT_TRUE(store.Get(id).ok());
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   EXPECT_TRUE(absl::IsNotFound(store.Get(id).status()));
+}
+
+// `count += x` compiled, its count bound to the session's "count".
+std::shared_ptr<const CompiledFunction> CountUp() {
+  Var x = dscalar("x");
+  Var count = dscalar("count");
+  v1::CompileRequest request;
+  *request.mutable_graph() = *GraphToProto({x, count}, {count + x});
+  request.mutable_graph()->mutable_inputs(1)->set_shared("count");
+  v1::Update* update = request.add_updates();
+  update->set_input(1);
+  *update->mutable_value() = request.graph().outputs(0);
+  request.mutable_graph()->clear_outputs();
+  auto job = PrepareCompile(request, GraphLimits{});
+  EXPECT_TRUE(job.ok()) << job.status();
+  return *Compile(*job);
+}
+
+TEST_F(RedisTest, ARetriedUpdateGetsItsRecordedOutputsAndUpdatesOnce) {
+  RedisSessionStore store(redis_, SessionLimits{});
+  auto s = *store.Get(*store.Create());
+  ASSERT_TRUE(s->Write({{"count", Scalar(0)}}).ok());
+  auto f = CountUp();
+  ASSERT_TRUE(Execute(*f, {Scalar(1)}, s.get(), nullptr, {"call-a", false}).ok());
+  // The reply was lost; gRPC retries with the same call id.
+  ASSERT_TRUE(Execute(*f, {Scalar(1)}, s.get(), nullptr, {"call-a", true}).ok());
+  EXPECT_EQ(s->Get("count")->ToString(), "1.0");
+  ASSERT_TRUE(Execute(*f, {Scalar(1)}, s.get(), nullptr, {"call-b", true}).ok());  // first run
+  EXPECT_EQ(s->Get("count")->ToString(), "2.0");
+}
+
+TEST_F(RedisTest, ConcurrentUpdatesFromTwoReplicasAreAllApplied) {
+  RedisSessionStore one(redis_, SessionLimits{}), two(redis_, SessionLimits{});
+  const std::string id = *one.Create();
+  ASSERT_TRUE((*one.Get(id))->Write({{"count", Scalar(0)}}).ok());
+  auto f = CountUp();
+  std::vector<std::thread> threads;
+  for (RedisSessionStore* store : {&one, &two, &one, &two}) {
+    threads.emplace_back([store, &id, &f] {
+      for (int i = 0; i < 50; ++i) {
+        auto s = *store->Get(id);
+        absl::StatusOr<std::vector<Tensor>> out = Execute(*f, {Scalar(1)}, s.get(), nullptr);
+        EXPECT_TRUE(out.ok()) << out.status();
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ((*one.Get(id))->Get("count")->ToString(), "200.0");
 }
 
 }  // namespace

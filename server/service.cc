@@ -59,14 +59,17 @@ absl::Status CheckNodes(const v1::Graph& graph, const ServiceLimits& limits) {
 }
 
 // The call id a client sets in `kiln-call-id` metadata, the same on every retry of one call, so
-// that a retried update is applied once; "" when absent or not 1 to 64 letters, digits, - or _.
-std::string CallIdOf(const grpc::CallbackServerContext& ctx) {
-  auto it = ctx.client_metadata().find("kiln-call-id");
-  if (it == ctx.client_metadata().end() || it->second.empty() || it->second.size() > 64) return "";
+// that a retried update is applied once (none when it is not 1 to 64 letters, digits, - or _),
+// and whether this is a retry: gRPC marks one with `grpc-previous-rpc-attempts`.
+CallId CallIdOf(const grpc::CallbackServerContext& ctx) {
+  const auto& metadata = ctx.client_metadata();
+  auto it = metadata.find("kiln-call-id");
+  if (it == metadata.end() || it->second.empty() || it->second.size() > 64) return {};
   for (char c : it->second) {
-    if (!absl::ascii_isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_') return "";
+    if (!absl::ascii_isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_') return {};
   }
-  return std::string(it->second.data(), it->second.size());
+  return {std::string(it->second.data(), it->second.size()),
+          metadata.find("grpc-previous-rpc-attempts") != metadata.end()};
 }
 
 }  // namespace
