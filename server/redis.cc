@@ -81,8 +81,7 @@ void Redis::MarkDown() {
   retry_after_ = absl::Now() + absl::Seconds(1);
   idle_.clear();  // they all went to the server that failed
   if (up_.exchange(false)) {
-    Log(LogLevel::kWarning, "redis is unreachable; serving from the local tiers",
-        {{"redis", address_}});
+    Log(LogLevel::kWarning, "redis is unreachable", {{"redis", address_}});
   }
 }
 
@@ -136,6 +135,10 @@ absl::StatusOr<RedisReply> Redis::Command(const std::vector<std::string_view>& a
     const bool closed = c->context->err == REDIS_ERR_EOF ||
                         (c->context->err == REDIS_ERR_IO && (errno == ECONNRESET || errno == EPIPE));
     if (reply == nullptr && (!c->reused || !closed)) break;
+    if (reply == nullptr) {  // the other pooled connections went to the same old server
+      std::lock_guard<std::mutex> lock(mutex_);
+      idle_.clear();
+    }
   }
   if (reply == nullptr) {  // the connection broke or timed out: it cannot be reused
     std::string why = c->context->errstr;

@@ -30,6 +30,11 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServerOptions& optio
     disk = *std::move(d);
   }
   std::shared_ptr<SharedTier> shared;
+  if (!options.redis.empty() && (options.compile_lease < absl::Milliseconds(100) ||
+                                 options.redis_ttl < absl::Seconds(1))) {
+    return absl::InvalidArgumentError(
+        "--compile_lease must be at least 100ms and --redis_ttl at least 1s");
+  }
   if (!options.redis.empty()) {
     absl::StatusOr<std::unique_ptr<Redis>> r = Redis::Create(options.redis);
     if (!r.ok()) return r.status();
