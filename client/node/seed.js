@@ -7,6 +7,7 @@
 'use strict';
 
 const path = require('path');
+const crypto = require('crypto');
 const grpc = require('@grpc/grpc-js');
 const protoLoader = require('@grpc/proto-loader');
 
@@ -33,10 +34,30 @@ function loadKiln() {
 
 // Calls a unary RPC with a deadline; resolves to its response, rejects with an Error naming
 // the RPC and the gRPC status.
-function call(client, method, request) {
+// gRPC retries a call that finds a replica gone (UNAVAILABLE) on another, as the C++ and Python
+// clients do: behind a front (deploy/cluster.sh), a replica's death costs a retry, not an error.
+const CHANNEL_OPTIONS = {
+  'grpc.enable_retries': 1,
+  'grpc.service_config': JSON.stringify({
+    methodConfig: [{
+      name: [{ service: 'kiln.v1.Kiln' }],
+      retryPolicy: {
+        maxAttempts: 5, initialBackoff: '0.05s', maxBackoff: '1s', backoffMultiplier: 2,
+        retryableStatusCodes: ['UNAVAILABLE'],
+      },
+    }],
+  }),
+};
+
+// Calls `method`; `route` (a function id or session) is the `kiln-route` a front hashes to pick
+// a replica, and the call id, the same on every retry, lets a retried update apply once.
+function call(client, method, request, route) {
   return new Promise((resolve, reject) => {
     const deadline = new Date(Date.now() + DEADLINE_MS);
-    client[method](request, { deadline }, (err, response) => {
+    const metadata = new grpc.Metadata();
+    if (route) metadata.set('kiln-route', route);
+    metadata.set('kiln-call-id', crypto.randomUUID().replace(/-/g, ''));
+    client[method](request, metadata, { deadline }, (err, response) => {
       if (err) {
         const code = grpc.status[err.code] !== undefined ? grpc.status[err.code] : err.code;
         reject(new Error(`${method} failed: ${code}: ${err.details || err.message}`));
@@ -128,7 +149,7 @@ async function main() {
   const target = args[0];
 
   const kiln = loadKiln();
-  const client = new kiln.Kiln(target, grpc.credentials.createInsecure());
+  const client = new kiln.Kiln(target, grpc.credentials.createInsecure(), CHANNEL_OPTIONS);
   try {
     const version = await call(client, 'GetVersion', { client_protocol: PROTOCOL });
     console.log(`server ${version.server_version} (protocol ${version.protocol})`);
@@ -140,7 +161,7 @@ async function main() {
     const executed = await call(client, 'Execute', {
       function_id: compiled.function_id,
       args: [float64Tensor(x)],
-    });
+    }, compiled.function_id);
     if (executed.outputs.length !== 1) {
       throw new Error(`Execute returned ${executed.outputs.length} outputs, expected 1`);
     }
