@@ -3,7 +3,6 @@
 #include <hiredis.h>
 
 #include <cerrno>
-
 #include <utility>
 
 #include "absl/strings/match.h"
@@ -17,7 +16,6 @@ namespace {
 
 // Idle connections kept for reuse; more may be open while commands run.
 constexpr size_t kMaxIdle = 16;
-
 
 RedisReply Convert(const redisReply& r) {
   RedisReply out;
@@ -130,10 +128,11 @@ absl::StatusOr<RedisReply> Redis::Command(const std::vector<std::string_view>& a
     absl::StatusOr<std::unique_ptr<Connection>> taken = Take();
     if (!taken.ok()) return taken.status();
     c = *std::move(taken);
-    reply = static_cast<redisReply*>(redisCommandArgv(c->context, static_cast<int>(argv.size()),
-                                                      argv.data(), lengths.data()));
-    const bool closed = c->context->err == REDIS_ERR_EOF ||
-                        (c->context->err == REDIS_ERR_IO && (errno == ECONNRESET || errno == EPIPE));
+    reply = static_cast<redisReply*>(
+        redisCommandArgv(c->context, static_cast<int>(argv.size()), argv.data(), lengths.data()));
+    const bool closed =
+        c->context->err == REDIS_ERR_EOF ||
+        (c->context->err == REDIS_ERR_IO && (errno == ECONNRESET || errno == EPIPE));
     if (reply == nullptr && (!c->reused || !closed)) break;
     if (reply == nullptr) {  // the other pooled connections went to the same old server
       std::lock_guard<std::mutex> lock(mutex_);
@@ -151,7 +150,8 @@ absl::StatusOr<RedisReply> Redis::Command(const std::vector<std::string_view>& a
   if (reply->type == REDIS_REPLY_ERROR) {
     std::string message(reply->str, reply->len);
     if (absl::StartsWith(message, "OOM")) {
-      return absl::ResourceExhaustedError(absl::StrCat("redis at ", address_, " is full: ", message));
+      return absl::ResourceExhaustedError(
+          absl::StrCat("redis at ", address_, " is full: ", message));
     }
     return absl::InternalError(absl::StrCat("redis at ", address_, ": ", message));
   }

@@ -39,7 +39,8 @@ class Redis {
   // RESOURCE_EXHAUSTED when Redis is out of memory (-OOM); INTERNAL for any other error reply.
   absl::StatusOr<RedisReply> Command(const std::vector<std::string_view>& args);
   // EVAL of a Lua script with its keys and arguments.
-  absl::StatusOr<RedisReply> Eval(std::string_view script, const std::vector<std::string_view>& keys,
+  absl::StatusOr<RedisReply> Eval(std::string_view script,
+                                  const std::vector<std::string_view>& keys,
                                   const std::vector<std::string_view>& args);
 
   // False after a command could not reach Redis, until one does again.

@@ -88,10 +88,10 @@ class RedisSession final : public Session {
 
   absl::Status Write(std::vector<std::pair<std::string, Tensor>> values, int64_t if_version,
                      const CallRecord* record) override {
-    std::vector<std::string> owned = {
-        absl::StrCat(if_version), absl::StrCat(limits_.max_session_bytes),
-        absl::StrCat(absl::ToInt64Milliseconds(limits_.ttl)), kCallRecordMs,
-        record != nullptr ? record->outputs : ""};
+    std::vector<std::string> owned = {absl::StrCat(if_version),
+                                      absl::StrCat(limits_.max_session_bytes),
+                                      absl::StrCat(absl::ToInt64Milliseconds(limits_.ttl)),
+                                      kCallRecordMs, record != nullptr ? record->outputs : ""};
     for (const auto& [name, value] : values) {
       owned.push_back(Field(name));
       owned.push_back(ToProto(value).SerializeAsString());

@@ -1,4 +1,6 @@
 // The Redis tier, the compile lease and the session store against a real redis-server.
+#include "server/redis.h"
+
 #include <gtest/gtest.h>
 
 #include <thread>
@@ -6,7 +8,6 @@
 #include "core/kiln.h"
 #include "proto/convert/graph_convert.h"
 #include "server/compiled_function.h"
-#include "server/redis.h"
 #include "server/redis_cache.h"
 #include "server/redis_sessions.h"
 #include "tests/testing/redis_process.h"
@@ -68,7 +69,8 @@ TEST_F(RedisTest, OneLeaseHolderRenewedUntilReleasedAndALapsedLeaseIsFree) {
   holder.Release(id);
   EXPECT_TRUE(*other.TryLease(id));
   // A holder that stops renewing (dies) loses the lease when it lapses.
-  ASSERT_TRUE(redis_->Command({"SET", "kiln:lease:" + std::string(64, 'c'), "dead", "PX", "200"}).ok());
+  ASSERT_TRUE(
+      redis_->Command({"SET", "kiln:lease:" + std::string(64, 'c'), "dead", "PX", "200"}).ok());
   EXPECT_FALSE(*holder.TryLease(std::string(64, 'c')));
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   EXPECT_TRUE(*holder.TryLease(std::string(64, 'c')));

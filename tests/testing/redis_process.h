@@ -24,8 +24,8 @@ class RedisProcess {
     if (pid_ == 0) {
       const std::string port = absl::StrCat(port_);
       execlp("redis-server", "redis-server", "--bind", "127.0.0.1", "--port", port.c_str(),
-             "--save", "", "--appendonly", "no", "--maxmemory-policy", policy.c_str(),
-             "--loglevel", "warning", static_cast<char*>(nullptr));
+             "--save", "", "--appendonly", "no", "--maxmemory-policy", policy.c_str(), "--loglevel",
+             "warning", static_cast<char*>(nullptr));
       _exit(127);
     }
     for (int i = 0; i < 200; ++i) {
