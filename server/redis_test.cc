@@ -59,12 +59,12 @@ TEST_F(RedisTest, EntriesAreChecksummedAndACorruptOneIsRemoved) {
 }
 
 TEST_F(RedisTest, OneLeaseHolderRenewedUntilReleasedAndALapsedLeaseIsFree) {
-  RedisCache holder(redis_, absl::Hours(1), absl::Milliseconds(300));
-  RedisCache other(redis_, absl::Hours(1), absl::Milliseconds(300));
+  RedisCache holder(redis_, absl::Hours(1), absl::Milliseconds(900));
+  RedisCache other(redis_, absl::Hours(1), absl::Milliseconds(900));
   const std::string id(64, 'b');
   EXPECT_TRUE(*holder.TryLease(id));
   EXPECT_FALSE(*other.TryLease(id));
-  std::this_thread::sleep_for(std::chrono::milliseconds(700));  // renewed every 100 ms
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));  // renewed every 300 ms
   EXPECT_FALSE(*other.TryLease(id));
   holder.Release(id);
   EXPECT_TRUE(*other.TryLease(id));
@@ -121,14 +121,14 @@ TEST_F(RedisTest, ACallRecordComesBackAndTheByteLimitHolds) {
 
 TEST_F(RedisTest, SessionsExpireWhenIdle) {
   SessionLimits limits;
-  limits.ttl = absl::Milliseconds(200);
+  limits.ttl = absl::Seconds(1);
   RedisSessionStore store(redis_, limits);
   const std::string id = *store.Create();
-  std::this_thread::sleep_for(std::chrono::milliseconds(120));
+  std::this_thread::sleep_for(std::chrono::milliseconds(600));
   ASSERT_TRUE(store.Get(id).ok());  // used: its idle time starts again
-  std::this_thread::sleep_for(std::chrono::milliseconds(120));
+  std::this_thread::sleep_for(std::chrono::milliseconds(600));
   ASSERT_TRUE(store.Get(id).ok());
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
   EXPECT_TRUE(absl::IsNotFound(store.Get(id).status()));
 }
 
