@@ -16,6 +16,13 @@ class ExecuteStreamReactor final
   ExecuteStreamReactor(KilnService& service, grpc::CallbackServerContext* ctx)
       : service_(service), ctx_(ctx) {
     service_.BeginCall();
+    // Before any byte of the arguments: a caller without a valid token sends none.
+    absl::StatusOr<std::shared_ptr<const Tenant>> tenant = service_.Authenticate(*ctx);
+    if (!tenant.ok()) {
+      Fail(tenant.status());
+      return;
+    }
+    tenant_ = *std::move(tenant);
     StartRead(&in_);
   }
 
@@ -98,7 +105,8 @@ class ExecuteStreamReactor final
     }
     args_.clear();
     absl::StatusOr<std::vector<Tensor>> out =
-        service_.RunExecution(ctx_, request_.function_id(), request_.session(), std::move(args));
+        service_.RunExecution(ctx_, *tenant_, request_.function_id(), request_.session(),
+                              std::move(args));
     if (!out.ok()) return Fail(out.status());
     for (Tensor& t : *out) outputs_.push_back(t.Contiguous());
     WriteNext();
@@ -128,17 +136,18 @@ class ExecuteStreamReactor final
       next_offset_ = 0;
       sent_header_ = false;
     }
-    service_.metrics().CountRequest("ExecuteStream", absl::StatusCode::kOk);
+    service_.metrics().CountRequest("ExecuteStream", absl::StatusCode::kOk, tenant_->name);
     Finish(grpc::Status::OK);  // may delete this (OnDone): nothing after it
   }
 
   void Fail(const absl::Status& s) {
-    service_.metrics().CountRequest("ExecuteStream", s.code());
+    service_.metrics().CountRequest("ExecuteStream", s.code(), tenant_ ? tenant_->name : "");
     Finish(ToGrpc(s));  // may delete this (OnDone): nothing after it
   }
 
   KilnService& service_;
   grpc::CallbackServerContext* ctx_;
+  std::shared_ptr<const Tenant> tenant_;
   v1::ExecuteStreamRequest in_;
   v1::ExecuteRequest request_;
   bool has_request_ = false;

@@ -237,6 +237,10 @@ absl::StatusOr<std::shared_ptr<const CompiledFunction>> FunctionCache::Find(cons
     InsertLocked(f);
     return f;
   }
+  return NotFound(id);
+}
+
+absl::Status FunctionCache::NotFound(const std::string& id) {
   return absl::NotFoundError(
       absl::StrCat("function ", id, " is not in the cache (unknown or evicted): compile it again"));
 }

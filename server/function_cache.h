@@ -65,6 +65,8 @@ class FunctionCache {
   absl::StatusOr<std::shared_ptr<const CompiledFunction>> Find(const std::string& id);
 
   CacheStats stats() const;
+  // The NOT_FOUND of an id no tier has.
+  static absl::Status NotFound(const std::string& id);
 
  private:
   // Called with mutex_ held.

@@ -1,6 +1,7 @@
 // kiln-server: the Kiln gRPC service on its embedded defaults (port 50051, an in-memory cache of
 // 1 GiB, one worker per core). Every flag also reads an environment variable (KILN_PORT...).
-// SIGTERM or SIGINT shut it down gracefully: in-flight calls finish, then it exits.
+// SIGTERM or SIGINT shut it down gracefully: in-flight calls finish, then it exits. SIGHUP
+// reloads the TLS certificates and the tokens file.
 #include <signal.h>
 
 #include <cstdio>
@@ -65,7 +66,32 @@ double EnvOrSeconds(const char* name, double fallback) {
 
 }  // namespace
 
-ABSL_FLAG(std::string, host, EnvOr("KILN_HOST", "0.0.0.0"), "address to listen on (KILN_HOST)");
+ABSL_FLAG(std::string, host, EnvOr("KILN_HOST", "127.0.0.1"),
+          "address to listen on; beyond loopback, give TLS too (KILN_HOST)");
+ABSL_FLAG(std::string, tls_cert, EnvOr("KILN_TLS_CERT", ""),
+          "PEM certificate chain: serve TLS (with --tls_key); reloaded on SIGHUP (KILN_TLS_CERT)");
+ABSL_FLAG(std::string, tls_key, EnvOr("KILN_TLS_KEY", ""), "PEM private key (KILN_TLS_KEY)");
+ABSL_FLAG(std::string, tls_client_ca, EnvOr("KILN_TLS_CLIENT_CA", ""),
+          "PEM CA bundle: mutual TLS, only clients with a certificate it signed get in "
+          "(KILN_TLS_CLIENT_CA)");
+ABSL_FLAG(std::string, auth_tokens, EnvOr("KILN_AUTH_TOKENS", ""),
+          "file of `sha256:<hex of the token's SHA-256> <tenant> [quota=N...]` lines: every call "
+          "but health needs `authorization: Bearer <token>`; reloaded on SIGHUP (KILN_AUTH_TOKENS)");
+ABSL_FLAG(std::string, cache_scope, EnvOr("KILN_CACHE_SCOPE", "global"),
+          "global: every tenant shares compiled functions; tenant: each tenant's function ids and "
+          "cache hits are its own (KILN_CACHE_SCOPE)");
+ABSL_FLAG(double, quota_compiles_per_second, EnvOrSeconds("KILN_QUOTA_COMPILES_PER_SECOND", 0),
+          "each tenant's Compile calls per second; 0: none (KILN_QUOTA_COMPILES_PER_SECOND)");
+ABSL_FLAG(int64_t, quota_executions, EnvOr("KILN_QUOTA_EXECUTIONS", int64_t{0}),
+          "each tenant's executions at once; 0: none (KILN_QUOTA_EXECUTIONS)");
+ABSL_FLAG(int64_t, quota_sessions, EnvOr("KILN_QUOTA_SESSIONS", int64_t{0}),
+          "each tenant's sessions at once; 0: none (KILN_QUOTA_SESSIONS)");
+ABSL_FLAG(int64_t, quota_session_bytes, EnvOr("KILN_QUOTA_SESSION_BYTES", int64_t{0}),
+          "bytes in each tenant's sessions together; 0: none (KILN_QUOTA_SESSION_BYTES)");
+ABSL_FLAG(std::string, metrics_host, EnvOr("KILN_METRICS_HOST", "127.0.0.1"),
+          "address of /metrics and /healthz (KILN_METRICS_HOST)");
+ABSL_FLAG(std::string, metrics_token, EnvOr("KILN_METRICS_TOKEN", ""),
+          "when set, /metrics needs `Authorization: Bearer <it>` (KILN_METRICS_TOKEN)");
 ABSL_FLAG(int, port, EnvOr("KILN_PORT", 50051), "gRPC port; 0 picks a free one (KILN_PORT)");
 ABSL_FLAG(int, metrics_port, EnvOr("KILN_METRICS_PORT", 9464),
           "Prometheus /metrics port; -1 disables it (KILN_METRICS_PORT)");
@@ -143,6 +169,7 @@ int main(int argc, char** argv) {
   sigemptyset(&signals);
   sigaddset(&signals, SIGTERM);
   sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGHUP);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
   ServerOptions options;
@@ -163,6 +190,20 @@ int main(int argc, char** argv) {
   options.limits.max_nodes = absl::GetFlag(FLAGS_max_nodes);
   options.limits.max_tensor_bytes = absl::GetFlag(FLAGS_max_tensor_bytes);
   options.limits.max_concurrent_executions = absl::GetFlag(FLAGS_max_concurrent_executions);
+  options.tls = {absl::GetFlag(FLAGS_tls_cert), absl::GetFlag(FLAGS_tls_key),
+                 absl::GetFlag(FLAGS_tls_client_ca)};
+  options.auth_tokens = absl::GetFlag(FLAGS_auth_tokens);
+  const std::string scope = absl::GetFlag(FLAGS_cache_scope);
+  if (scope != "global" && scope != "tenant") {
+    std::fprintf(stderr, "kiln-server: --cache_scope must be global or tenant\n");
+    return 2;
+  }
+  options.limits.tenant_cache = scope == "tenant";
+  options.quota = {absl::GetFlag(FLAGS_quota_compiles_per_second),
+                   absl::GetFlag(FLAGS_quota_executions), absl::GetFlag(FLAGS_quota_sessions),
+                   absl::GetFlag(FLAGS_quota_session_bytes)};
+  options.metrics_host = absl::GetFlag(FLAGS_metrics_host);
+  options.metrics_token = absl::GetFlag(FLAGS_metrics_token);
   options.redis = absl::GetFlag(FLAGS_redis);
   options.redis_sessions = absl::GetFlag(FLAGS_redis_sessions);
   options.redis_ttl = absl::GetFlag(FLAGS_redis_ttl);
@@ -186,7 +227,8 @@ int main(int argc, char** argv) {
     return 1;
   }
   int sig = 0;
-  sigwait(&signals, &sig);
+  // SIGHUP reloads the certificates and the tokens file; SIGTERM or SIGINT stop.
+  while (sigwait(&signals, &sig) == 0 && sig == SIGHUP) (*server)->Reload().IgnoreError();
   Log(LogLevel::kInfo, "shutting down", {{"signal", sig == SIGTERM ? "SIGTERM" : "SIGINT"}});
   (*server)->Shutdown(std::chrono::seconds(10),
                       absl::ToChronoMilliseconds(absl::GetFlag(FLAGS_drain_delay)));

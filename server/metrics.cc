@@ -28,10 +28,12 @@ std::string Histogram::Render(const std::string& name, const std::string& labels
   return out;
 }
 
-void Metrics::CountRequest(const std::string& method, absl::StatusCode code) {
+void Metrics::CountRequest(const std::string& method, absl::StatusCode code,
+                           const std::string& tenant) {
   std::lock_guard<std::mutex> lock(mutex_);
   ++requests_[method];
   if (code != absl::StatusCode::kOk) ++errors_[{method, static_cast<int>(code)}];
+  if (!tenant.empty()) ++tenant_requests_[{tenant, static_cast<int>(code)}];
 }
 
 void Metrics::ObserveCompile(double seconds, CacheSource source) {
@@ -82,6 +84,12 @@ std::string Metrics::Render(const CacheStats& cache, const SessionStore& session
   header("kiln_errors_total", "counter", "RPCs finished with an error, by method and code.");
   for (const auto& [key, n] : errors_) {
     absl::StrAppend(&out, "kiln_errors_total{method=\"", key.first, "\",code=\"",
+                    absl::StatusCodeToString(static_cast<absl::StatusCode>(key.second)), "\"} ", n,
+                    "\n");
+  }
+  header("kiln_tenant_requests_total", "counter", "RPCs finished, by tenant and code.");
+  for (const auto& [key, n] : tenant_requests_) {
+    absl::StrAppend(&out, "kiln_tenant_requests_total{tenant=\"", key.first, "\",code=\"",
                     absl::StatusCodeToString(static_cast<absl::StatusCode>(key.second)), "\"} ", n,
                     "\n");
   }

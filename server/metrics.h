@@ -32,8 +32,9 @@ class Histogram {
 
 class Metrics {
  public:
-  // One finished RPC: its method and status code.
-  void CountRequest(const std::string& method, absl::StatusCode code);
+  // One finished RPC: its method, status code and tenant ("" without tokens).
+  void CountRequest(const std::string& method, absl::StatusCode code,
+                    const std::string& tenant = "");
   // A Compile's duration, by where the function came from.
   void ObserveCompile(double seconds, CacheSource source);
   void ObserveExecute(double seconds);
@@ -48,6 +49,7 @@ class Metrics {
   mutable std::mutex mutex_;
   std::map<std::string, uint64_t> requests_;                // by method
   std::map<std::pair<std::string, int>, uint64_t> errors_;  // by method and code
+  std::map<std::pair<std::string, int>, uint64_t> tenant_requests_;  // by tenant and code
   std::map<CacheSource, Histogram> compile_;
   Histogram execute_;
   uint64_t bytes_in_ = 0, bytes_out_ = 0;

@@ -7,7 +7,7 @@
 namespace kiln::server {
 namespace {
 
-std::string SessionKey(const std::string& id) { return absl::StrCat("kiln:session:", id); }
+std::string RedisKey(const std::string& key) { return absl::StrCat("kiln:session:", key); }
 std::string Field(const std::string& name) { return absl::StrCat("s:", name); }
 // How long a call's outputs are kept for its retries.
 constexpr char kCallRecordMs[] = "600000";
@@ -59,7 +59,7 @@ absl::StatusOr<Tensor> Decode(const std::string& bytes, const std::string& name)
 class RedisSession final : public Session {
  public:
   RedisSession(std::shared_ptr<Redis> redis, std::string id, const SessionLimits& limits)
-      : redis_(std::move(redis)), id_(std::move(id)), key_(SessionKey(id_)), limits_(limits) {}
+      : redis_(std::move(redis)), id_(std::move(id)), key_(RedisKey(id_)), limits_(limits) {}
 
   absl::StatusOr<SessionSnapshot> Read(const std::vector<std::string>& names) const override {
     std::vector<std::string> fields;
@@ -169,9 +169,9 @@ class RedisSession final : public Session {
 RedisSessionStore::RedisSessionStore(std::shared_ptr<Redis> redis, SessionLimits limits)
     : redis_(std::move(redis)), limits_(limits) {}
 
-absl::StatusOr<std::string> RedisSessionStore::Create() {
+absl::StatusOr<std::string> RedisSessionStore::Create(const SessionOwner& owner) {
   std::string id = RandomId();
-  const std::string key = SessionKey(id);
+  const std::string key = RedisKey(SessionKey(owner.tenant, id));
   absl::StatusOr<RedisReply> r = redis_->Command({"HSET", key, "v", "0", "b", "0"});
   if (!r.ok()) return r.status();
   if (limits_.ttl > absl::ZeroDuration() && limits_.ttl != absl::InfiniteDuration()) {
@@ -182,7 +182,7 @@ absl::StatusOr<std::string> RedisSessionStore::Create() {
 }
 
 absl::StatusOr<std::shared_ptr<Session>> RedisSessionStore::Get(const std::string& id) {
-  const std::string key = SessionKey(id);
+  const std::string key = RedisKey(id);
   // Refreshes the idle expiry; 0 when the key does not exist.
   absl::StatusOr<RedisReply> r =
       limits_.ttl > absl::ZeroDuration() && limits_.ttl != absl::InfiniteDuration()
@@ -205,7 +205,7 @@ absl::StatusOr<std::shared_ptr<Session>> RedisSessionStore::Get(const std::strin
 }
 
 absl::Status RedisSessionStore::Delete(const std::string& id) {
-  absl::StatusOr<RedisReply> r = redis_->Command({"DEL", SessionKey(id)});
+  absl::StatusOr<RedisReply> r = redis_->Command({"DEL", RedisKey(id)});
   if (!r.ok()) return r.status();
   if (r->integer == 0) return absl::NotFoundError(absl::StrCat("no session '", id, "'"));
   return absl::OkStatus();

@@ -18,11 +18,11 @@ namespace kiln::server {
 
 class RedisSessionStore final : public SessionStore {
  public:
-  // max_sessions and max_total_bytes are left to Redis: its maxmemory, with the noeviction
-  // policy, answers a write past it with RESOURCE_EXHAUSTED.
+  // max_sessions, max_total_bytes and the tenants' session quotas are left to Redis: its
+  // maxmemory, with the noeviction policy, answers a write past it with RESOURCE_EXHAUSTED.
   RedisSessionStore(std::shared_ptr<Redis> redis, SessionLimits limits);
 
-  absl::StatusOr<std::string> Create() override;
+  absl::StatusOr<std::string> Create(const SessionOwner& owner = {}) override;
   absl::StatusOr<std::shared_ptr<Session>> Get(const std::string& id) override;
   absl::Status Delete(const std::string& id) override;
   size_t size() const override { return 0; }  // Redis counts them: not this replica's

@@ -55,6 +55,30 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServerOptions& optio
     s->sessions_ = std::make_unique<MemorySessionStore>(options.sessions);
   }
   s->cache_ = std::make_unique<FunctionCache>(options.cache_bytes, std::move(disk), shared);
+  if (options.auth_tokens.empty()) {
+    s->auth_ = std::make_unique<Authenticator>(options.quota);
+  } else {
+    absl::StatusOr<std::unique_ptr<Authenticator>> a =
+        Authenticator::FromFile(options.auth_tokens, options.quota);
+    if (!a.ok()) return a.status();
+    s->auth_ = *std::move(a);
+  }
+  std::shared_ptr<grpc::ServerCredentials> credentials = grpc::InsecureServerCredentials();
+  if (!options.tls.cert.empty() || !options.tls.key.empty() || !options.tls.client_ca.empty()) {
+    if (options.tls.cert.empty() || options.tls.key.empty()) {
+      return absl::InvalidArgumentError("TLS needs both --tls_cert and --tls_key");
+    }
+    absl::StatusOr<std::unique_ptr<TlsCredentials>> tls = TlsCredentials::Create(options.tls);
+    if (!tls.ok()) return tls.status();
+    s->tls_ = *std::move(tls);
+    credentials = s->tls_->server_credentials();
+  } else if (options.host != "127.0.0.1" && options.host != "localhost" &&
+             options.host != "::1" && options.host != "[::1]") {
+    Log(LogLevel::kWarning,
+        "listening in plaintext beyond loopback: anyone on the network can read and send calls; "
+        "give --tls_cert and --tls_key",
+        {{"host", options.host}});
+  }
   // No tensor a request makes, constants folded at compile time included, may be larger than
   // a tensor it may send.
   SetMaxBufferBytes(static_cast<size_t>(options.limits.max_tensor_bytes));
@@ -63,13 +87,12 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServerOptions& optio
                           : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   s->pool_ = std::make_unique<ThreadPool>(threads);
   s->service_ = std::make_unique<KilnService>(*s->cache_, *s->sessions_, s->metrics_, *s->pool_,
-                                              options.limits);
+                                              *s->auth_, options.limits);
 
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
-  builder.AddListeningPort(absl::StrCat(options.host, ":", options.port),
-                           grpc::InsecureServerCredentials(), &s->port_);
+  builder.AddListeningPort(absl::StrCat(options.host, ":", options.port), credentials, &s->port_);
   // A second server on a taken port fails to start instead of silently sharing its calls.
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   builder.SetMaxReceiveMessageSize(options.max_message_bytes);
@@ -86,22 +109,32 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServerOptions& optio
   if (options.metrics_port >= 0) {
     auto http = std::make_unique<Http>();
     Server* self = s.get();
-    http->server.Get("/metrics", [self](const httplib::Request&, httplib::Response& res) {
+    const std::string expected =
+        options.metrics_token.empty() ? "" : absl::StrCat("Bearer ", options.metrics_token);
+    http->server.Get("/metrics", [self, expected](const httplib::Request& req,
+                                                  httplib::Response& res) {
+      if (!expected.empty() && req.get_header_value("Authorization") != expected) {
+        res.status = 401;
+        res.set_content("/metrics needs `Authorization: Bearer <--metrics_token>`\n",
+                        "text/plain");
+        return;
+      }
       res.set_content(self->MetricsText(), "text/plain; version=0.0.4");
     });
     http->server.Get("/healthz", [self](const httplib::Request&, httplib::Response& res) {
       res.status = self->serving() ? 200 : 503;
       res.set_content(self->HealthText(), "text/plain");
     });
+    const char* metrics_host = options.metrics_host.c_str();
     s->metrics_port_ = options.metrics_port == 0
-                           ? http->server.bind_to_any_port(options.host.c_str())
-                           : (http->server.bind_to_port(options.host.c_str(), options.metrics_port)
+                           ? http->server.bind_to_any_port(metrics_host)
+                           : (http->server.bind_to_port(metrics_host, options.metrics_port)
                                   ? options.metrics_port
                                   : -1);
     if (s->metrics_port_ < 0) {
       s->Shutdown(std::chrono::milliseconds(0));
-      return absl::UnavailableError(
-          absl::StrCat("cannot listen for metrics on ", options.host, ":", options.metrics_port));
+      return absl::UnavailableError(absl::StrCat("cannot listen for metrics on ", metrics_host,
+                                                 ":", options.metrics_port));
     }
     Http* h = http.get();
     http->thread = std::thread([h] { h->server.listen_after_bind(); });
@@ -114,7 +147,9 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServerOptions& optio
        {"cache_bytes", absl::StrCat(options.cache_bytes)},
        {"cache_dir", options.cache_dir},
        {"redis", options.redis},
-       {"redis_sessions", options.redis_sessions}});
+       {"redis_sessions", options.redis_sessions},
+       {"tls", s->tls_ == nullptr ? "off" : options.tls.client_ca.empty() ? "on" : "mutual"},
+       {"auth_tokens", options.auth_tokens}});
   Server* self = s.get();
   s->warmer_ = std::thread([self, options] { self->WarmUp(options); });
   return s;
@@ -139,6 +174,18 @@ void Server::WarmUp(const ServerOptions& options) {
       {{"address", absl::StrCat(options.host, ":", port_)},
        {"warm_functions", absl::StrCat(loaded)},
        {"asked", absl::StrCat(ids.size())}});
+}
+
+absl::Status Server::Reload() {
+  absl::Status status = auth_->Reload();
+  if (tls_ != nullptr) status.Update(tls_->Reload());
+  if (status.ok()) {
+    Log(LogLevel::kInfo, "reloaded the certificates and tokens", {});
+  } else {
+    Log(LogLevel::kError, "reload failed; the certificates and tokens in use stay",
+        {{"error", status.ToString()}});
+  }
+  return status;
 }
 
 std::vector<std::pair<const char*, const Redis*>> Server::RedisRoles() const {

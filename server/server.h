@@ -14,13 +14,15 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "server/auth.h"
 #include "server/redis.h"
+#include "server/tls.h"
 #include "server/service.h"
 
 namespace kiln::server {
 
 struct ServerOptions {
-  std::string host = "0.0.0.0";
+  std::string host = "127.0.0.1";
   int port = 50051;  // 0: any free port (see Server::port)
   int threads = 0;   // the pool's workers; 0: one per core
   int64_t cache_bytes = int64_t{1} << 30;
@@ -30,6 +32,11 @@ struct ServerOptions {
   ServiceLimits limits;
   SessionLimits sessions;
   int metrics_port = -1;  // -1: no HTTP endpoint; 0: any free port
+  std::string metrics_host = "127.0.0.1";
+  std::string metrics_token;  // when set, GET /metrics needs `Authorization: Bearer <it>`
+  TlsFiles tls;               // no certificate: plaintext
+  std::string auth_tokens;    // the tokens file; empty: every call is the anonymous tenant
+  TenantQuota quota;          // every tenant's quotas unless its line in the tokens file says
   // The shared tier every replica uses: host:port of Redis; empty: none.
   std::string redis;
   // Where sessions live: host:port of Redis (a store with the noeviction policy); empty: in
@@ -58,6 +65,9 @@ class Server {
                 std::chrono::milliseconds delay = std::chrono::milliseconds(0));
   // True once warm (see ServerOptions::warm_functions) and until Shutdown.
   bool serving() const { return serving_.load(); }
+  // Reads the certificates and the tokens file again (SIGHUP); on an error the old ones stay,
+  // and the error is returned.
+  absl::Status Reload();
 
   const FunctionCache& cache() const { return *cache_; }
   // Calls started and not yet finished.
@@ -79,6 +89,8 @@ class Server {
   std::shared_ptr<Redis> redis_, session_redis_;  // null without --redis / --redis_sessions
   std::shared_ptr<SharedTier> shared_;
   std::unique_ptr<SessionStore> sessions_;
+  std::unique_ptr<Authenticator> auth_;
+  std::unique_ptr<TlsCredentials> tls_;
   std::unique_ptr<FunctionCache> cache_;
   std::unique_ptr<KilnService> service_;
   std::unique_ptr<ThreadPool> pool_;

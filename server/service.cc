@@ -4,7 +4,9 @@
 #include <chrono>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "core/graph/canonical.h"
 #include "proto/convert/tensor_convert.h"
 #include "server/graph_requests.h"
 #include "server/log.h"
@@ -80,20 +82,27 @@ grpc::Status ToGrpc(const absl::Status& status) {
 }
 
 KilnService::KilnService(FunctionCache& cache, SessionStore& sessions, Metrics& metrics,
-                         ThreadPool& pool, ServiceLimits limits)
-    : cache_(cache), sessions_(sessions), metrics_(metrics), pool_(pool), limits_(limits) {
+                         ThreadPool& pool, const Authenticator& auth, ServiceLimits limits)
+    : cache_(cache),
+      sessions_(sessions),
+      metrics_(metrics),
+      pool_(pool),
+      auth_(auth),
+      limits_(limits) {
   SetMessageAllocatorFor_Compile(&compile_messages_);
   SetMessageAllocatorFor_Grad(&grad_messages_);
   SetMessageAllocatorFor_Optimize(&optimize_messages_);
   SetMessageAllocatorFor_Print(&print_messages_);
 }
 
-void KilnService::Finish(const char* method, Reactor* reactor, const absl::Status& status) {
-  metrics_.CountRequest(method, status.code());
+void KilnService::Finish(const char* method, Reactor* reactor, const absl::Status& status,
+                         const std::string& tenant) {
+  metrics_.CountRequest(method, status.code(), tenant);
   if (!status.ok()) {
     Log(status.code() == absl::StatusCode::kInternal ? LogLevel::kError : LogLevel::kDebug,
         "request failed",
         {{"method", method},
+         {"tenant", tenant},
          {"code", absl::StatusCodeToString(status.code())},
          {"error", std::string(status.message())}});
   }
@@ -113,12 +122,26 @@ absl::Status Guarded(const char* method, Fn& fn) {
   }
 }
 
+absl::StatusOr<std::shared_ptr<const Tenant>> KilnService::Authenticate(const Ctx& ctx) const {
+  const auto& metadata = ctx.client_metadata();
+  auto it = metadata.find("authorization");
+  absl::string_view value;
+  if (it != metadata.end()) value = absl::string_view(it->second.data(), it->second.size());
+  return auth_.Authenticate(it != metadata.end() ? &value : nullptr);
+}
+
 template <typename Fn>
 KilnService::Reactor* KilnService::Handle(const char* method, Ctx* ctx, bool offload, Fn fn) {
   Reactor* reactor = ctx->DefaultReactor();
   BeginCall();
-  auto run = [this, method, reactor, fn = std::move(fn)]() mutable {
-    Finish(method, reactor, Guarded(method, fn));
+  absl::StatusOr<std::shared_ptr<const Tenant>> tenant = Authenticate(*ctx);
+  if (!tenant.ok()) {
+    Finish(method, reactor, tenant.status(), "");
+    return reactor;
+  }
+  auto run = [this, method, reactor, fn = std::move(fn), tenant = *std::move(tenant)]() mutable {
+    auto call = [&] { return fn(*tenant); };
+    Finish(method, reactor, Guarded(method, call), tenant->name);
   };
   if (offload) {
     pool_.Schedule(std::move(run));
@@ -130,7 +153,7 @@ KilnService::Reactor* KilnService::Handle(const char* method, Ctx* ctx, bool off
 
 KilnService::Reactor* KilnService::GetVersion(Ctx* ctx, const v1::GetVersionRequest* req,
                                               v1::GetVersionResponse* resp) {
-  return Handle("GetVersion", ctx, false, [req, resp] {
+  return Handle("GetVersion", ctx, false, [req, resp](const Tenant& tenant) {
     resp->set_protocol(kProtocolVersion);
     resp->set_compiler_version(CompilerVersion());
     resp->set_server_version(kServerVersion);
@@ -158,34 +181,69 @@ absl::Status FillCompileResponse(const CompiledFunction& f, CacheSource source,
   return absl::OkStatus();
 }
 
+// With per-tenant caches, a tenant's job gets an id and a canonical form of its own, so that no
+// other tenant's compile or lookup ever meets it.
+void ScopeToTenant(const std::string& tenant, CompileJob& job) {
+  const std::string prefix = absl::StrCat("tenant ", tenant, "\n");
+  job.id = Sha256Hex(absl::StrCat(prefix, job.id));
+  job.canonical_form.insert(0, prefix);
+}
+
+absl::StatusOr<std::shared_ptr<const CompiledFunction>> KilnService::FindFor(
+    const Tenant& tenant, const std::string& id, std::shared_ptr<const CompiledFunction> found) {
+  absl::StatusOr<std::shared_ptr<const CompiledFunction>> f =
+      found != nullptr ? std::move(found) : cache_.Find(id);
+  if (f.ok() && limits_.tenant_cache &&
+      !absl::StartsWith((*f)->canonical_form, absl::StrCat("tenant ", tenant.name, "\n"))) {
+    return cache_.NotFound(id);  // another tenant's: as if it did not exist
+  }
+  return f;
+}
+
 KilnService::Reactor* KilnService::Compile(Ctx* ctx, const v1::CompileRequest* req,
                                            v1::CompileResponse* resp) {
   const auto start = std::chrono::steady_clock::now();
-  // The same request bytes as an earlier compile: answered here, a hash away.
+  Reactor* reactor = ctx->DefaultReactor();
+  BeginCall();
+  absl::StatusOr<std::shared_ptr<const Tenant>> authenticated = Authenticate(*ctx);
+  if (!authenticated.ok()) {
+    Finish("Compile", reactor, authenticated.status(), "");
+    return reactor;
+  }
+  std::shared_ptr<const Tenant> tenant = *std::move(authenticated);
+  if (absl::Status s = quotas_.TakeCompile(*tenant); !s.ok()) {
+    Finish("Compile", reactor, s, tenant->name);
+    return reactor;
+  }
+  // The same request bytes as an earlier compile (of this tenant, with per-tenant caches):
+  // answered here, a hash away.
   std::string bytes = req->SerializeAsString();
+  if (limits_.tenant_cache) bytes.insert(0, absl::StrCat("tenant ", tenant->name, "\n"));
   if (std::shared_ptr<const CompiledFunction> f = cache_.FindByRequest(bytes)) {
-    return Handle("Compile", ctx, false, [this, f, req, resp, start] {
-      absl::Status s = FillCompileResponse(*f, CacheSource::kMemory, *req, resp);
-      metrics_.ObserveCompile(SecondsSince(start), CacheSource::kMemory);
-      return s;
-    });
+    absl::Status s = FillCompileResponse(*f, CacheSource::kMemory, *req, resp);
+    metrics_.ObserveCompile(SecondsSince(start), CacheSource::kMemory);
+    Finish("Compile", reactor, s, tenant->name);
+    return reactor;
   }
   // Else on the pool: validate, canonicalize, then the cache. A call that finds the graph
   // compiling for another caller returns its thread to the pool and finishes when that ends.
-  Reactor* reactor = ctx->DefaultReactor();
-  BeginCall();
-  pool_.Schedule([this, ctx, req, resp, start, reactor, bytes = std::move(bytes)]() mutable {
+  pool_.Schedule([this, ctx, req, resp, start, reactor, tenant,
+                  bytes = std::move(bytes)]() mutable {
     auto budget = std::make_shared<RequestBudget>("Compile", limits_.budget);
     BudgetScope counting(*budget);
     auto job = std::make_shared<absl::StatusOr<CompileJob>>();
     auto prepare = [&]() -> absl::Status {
       if (absl::Status s = CheckNodes(req->graph(), limits_); !s.ok()) return s;
       *job = PrepareCompile(*req, GraphLimitsOf(limits_));
-      if (job->ok()) (*job)->interrupt = Interrupt(ctx, budget);
-      return job->status();
+      if (!job->ok()) return job->status();
+      (*job)->interrupt = Interrupt(ctx, budget);
+      if (limits_.tenant_cache) ScopeToTenant(tenant->name, **job);
+      return absl::OkStatus();
     };
-    if (absl::Status s = Guarded("Compile", prepare); !s.ok()) return Finish("Compile", reactor, s);
-    auto done = [this, req, resp, start, reactor, job, bytes = std::move(bytes)](
+    if (absl::Status s = Guarded("Compile", prepare); !s.ok()) {
+      return Finish("Compile", reactor, s, tenant->name);
+    }
+    auto done = [this, req, resp, start, reactor, job, tenant, bytes = std::move(bytes)](
                     FunctionCache::Result f, CacheSource source) {
       auto respond = [&]() -> absl::Status {
         if (!f.ok()) return f.status();
@@ -200,7 +258,7 @@ KilnService::Reactor* KilnService::Compile(Ctx* ctx, const v1::CompileRequest* r
         }
         return absl::OkStatus();
       };
-      Finish("Compile", reactor, Guarded("Compile", respond));
+      Finish("Compile", reactor, Guarded("Compile", respond), tenant->name);
     };
     cache_.GetOrCompile(**job, std::move(done));
   });
@@ -208,20 +266,22 @@ KilnService::Reactor* KilnService::Compile(Ctx* ctx, const v1::CompileRequest* r
 }
 
 absl::StatusOr<std::vector<Tensor>> KilnService::RunExecution(
-    Ctx* ctx, const std::string& function_id, const std::string& session, std::vector<Tensor> args,
-    std::shared_ptr<const CompiledFunction> found) {
+    Ctx* ctx, const Tenant& tenant, const std::string& function_id, const std::string& session,
+    std::vector<Tensor> args, std::shared_ptr<const CompiledFunction> found) {
   const auto start = std::chrono::steady_clock::now();
   absl::StatusOr<std::shared_ptr<const CompiledFunction>> f =
-      found != nullptr ? std::move(found) : cache_.Find(function_id);
+      FindFor(tenant, function_id, std::move(found));
   if (!f.ok()) return f.status();
   std::shared_ptr<Session> s;
   if (!session.empty()) {
-    absl::StatusOr<std::shared_ptr<Session>> found = sessions_.Get(session);
+    absl::StatusOr<std::shared_ptr<Session>> found = sessions_.Get(SessionKey(tenant.name, session));
     if (!found.ok()) return found.status();
     s = *std::move(found);
   }
+  if (absl::Status q = quotas_.BeginExecution(tenant); !q.ok()) return q;
   if (executions_.fetch_add(1) >= limits_.max_concurrent_executions) {
     executions_.fetch_sub(1);
+    quotas_.EndExecution(tenant);
     return absl::ResourceExhaustedError(absl::StrCat("this server already runs its limit of ",
                                                      limits_.max_concurrent_executions,
                                                      " executions; retry later"));
@@ -229,6 +289,7 @@ absl::StatusOr<std::vector<Tensor>> KilnService::RunExecution(
   absl::StatusOr<std::vector<Tensor>> out =
       server::Execute(**f, std::move(args), s.get(), Interrupt(ctx), CallIdOf(*ctx));
   executions_.fetch_sub(1);
+  quotas_.EndExecution(tenant);
   metrics_.ObserveExecute(SecondsSince(start));
   return out;
 }
@@ -249,7 +310,7 @@ KilnService::Reactor* KilnService::Execute(Ctx* ctx, const v1::ExecuteRequest* r
                                            v1::ExecuteResponse* resp) {
   std::shared_ptr<const CompiledFunction> f = cache_.Peek(req->function_id());
   const bool run_inline = RunsInline(f, *req);
-  return Handle("Execute", ctx, !run_inline, [this, ctx, req, resp, f = std::move(f)] {
+  return Handle("Execute", ctx, !run_inline, [this, ctx, req, resp, f = std::move(f)](const Tenant& tenant) {
     std::vector<Tensor> args;
     int64_t bytes_in = 0;
     for (int i = 0; i < req->args_size(); ++i) {
@@ -265,7 +326,7 @@ KilnService::Reactor* KilnService::Execute(Ctx* ctx, const v1::ExecuteRequest* r
       args.push_back(*std::move(t));
     }
     absl::StatusOr<std::vector<Tensor>> out =
-        RunExecution(ctx, req->function_id(), req->session(), std::move(args), f);
+        RunExecution(ctx, tenant, req->function_id(), req->session(), std::move(args), f);
     if (!out.ok()) return out.status();
     int64_t bytes_out = 0;
     for (const Tensor& t : *out) {
@@ -279,7 +340,7 @@ KilnService::Reactor* KilnService::Execute(Ctx* ctx, const v1::ExecuteRequest* r
 
 KilnService::Reactor* KilnService::Grad(Ctx* ctx, const v1::GradRequest* req,
                                         v1::GradResponse* resp) {
-  return Handle("Grad", ctx, true, [this, ctx, req, resp] {
+  return Handle("Grad", ctx, true, [this, ctx, req, resp](const Tenant& tenant) {
     if (absl::Status s = CheckNodes(req->graph(), limits_); !s.ok()) return s;
     auto budget = std::make_shared<RequestBudget>("Grad", limits_.budget);
     BudgetScope counting(*budget);
@@ -289,7 +350,7 @@ KilnService::Reactor* KilnService::Grad(Ctx* ctx, const v1::GradRequest* req,
 
 KilnService::Reactor* KilnService::Optimize(Ctx* ctx, const v1::OptimizeRequest* req,
                                             v1::OptimizeResponse* resp) {
-  return Handle("Optimize", ctx, true, [this, ctx, req, resp] {
+  return Handle("Optimize", ctx, true, [this, ctx, req, resp](const Tenant& tenant) {
     if (absl::Status s = CheckNodes(req->graph(), limits_); !s.ok()) return s;
     auto budget = std::make_shared<RequestBudget>("Optimize", limits_.budget);
     BudgetScope counting(*budget);
@@ -299,7 +360,7 @@ KilnService::Reactor* KilnService::Optimize(Ctx* ctx, const v1::OptimizeRequest*
 
 KilnService::Reactor* KilnService::Print(Ctx* ctx, const v1::PrintRequest* req,
                                          v1::PrintResponse* resp) {
-  return Handle("Print", ctx, true, [this, req, resp] {
+  return Handle("Print", ctx, true, [this, req, resp](const Tenant& tenant) {
     RequestBudget budget("Print", limits_.budget);
     BudgetScope counting(budget);  // gives a large print's memory back at the end
     if (req->has_graph()) {
@@ -309,7 +370,7 @@ KilnService::Reactor* KilnService::Print(Ctx* ctx, const v1::PrintRequest* req,
       resp->set_text(PrintGraph(g->outputs, req->format()));
       return absl::OkStatus();
     }
-    absl::StatusOr<std::shared_ptr<const CompiledFunction>> f = cache_.Find(req->function_id());
+    absl::StatusOr<std::shared_ptr<const CompiledFunction>> f = FindFor(tenant, req->function_id());
     if (!f.ok()) return f.status();
     const auto& outs = (*f)->function.fgraph().outputs();
     resp->set_text(PrintGraph(std::vector<Var>(outs.begin(), outs.end()), req->format()));
@@ -319,8 +380,9 @@ KilnService::Reactor* KilnService::Print(Ctx* ctx, const v1::PrintRequest* req,
 
 KilnService::Reactor* KilnService::CreateSession(Ctx* ctx, const v1::CreateSessionRequest*,
                                                  v1::CreateSessionResponse* resp) {
-  return Handle("CreateSession", ctx, false, [this, resp] {
-    absl::StatusOr<std::string> id = sessions_.Create();
+  return Handle("CreateSession", ctx, false, [this, resp](const Tenant& tenant) {
+    absl::StatusOr<std::string> id = sessions_.Create(
+        {tenant.name, tenant.quota.sessions, tenant.quota.session_bytes});
     if (!id.ok()) return id.status();
     resp->set_session(*std::move(id));
     return absl::OkStatus();
@@ -330,14 +392,17 @@ KilnService::Reactor* KilnService::CreateSession(Ctx* ctx, const v1::CreateSessi
 KilnService::Reactor* KilnService::DeleteSession(Ctx* ctx, const v1::DeleteSessionRequest* req,
                                                  v1::DeleteSessionResponse*) {
   return Handle("DeleteSession", ctx, false,
-                [this, req] { return sessions_.Delete(req->session()); });
+                [this, req](const Tenant& tenant) {
+                  return sessions_.Delete(SessionKey(tenant.name, req->session()));
+                });
 }
 
 KilnService::Reactor* KilnService::SetShared(Ctx* ctx, const v1::SetSharedRequest* req,
                                              v1::SetSharedResponse*) {
-  return Handle("SetShared", ctx, false, [this, req] {
+  return Handle("SetShared", ctx, false, [this, req](const Tenant& tenant) {
     if (req->name().empty()) return absl::InvalidArgumentError("SetShared: the name is empty");
-    absl::StatusOr<std::shared_ptr<Session>> s = sessions_.Get(req->session());
+    absl::StatusOr<std::shared_ptr<Session>> s =
+        sessions_.Get(SessionKey(tenant.name, req->session()));
     if (!s.ok()) return s.status();
     absl::StatusOr<Tensor> value = FromProto(req->value(), limits_.max_tensor_bytes);
     if (!value.ok()) return value.status();
@@ -347,8 +412,9 @@ KilnService::Reactor* KilnService::SetShared(Ctx* ctx, const v1::SetSharedReques
 
 KilnService::Reactor* KilnService::GetShared(Ctx* ctx, const v1::GetSharedRequest* req,
                                              v1::GetSharedResponse* resp) {
-  return Handle("GetShared", ctx, false, [this, req, resp] {
-    absl::StatusOr<std::shared_ptr<Session>> s = sessions_.Get(req->session());
+  return Handle("GetShared", ctx, false, [this, req, resp](const Tenant& tenant) {
+    absl::StatusOr<std::shared_ptr<Session>> s =
+        sessions_.Get(SessionKey(tenant.name, req->session()));
     if (!s.ok()) return s.status();
     absl::StatusOr<Tensor> value = (*s)->Get(req->name());
     if (!value.ok()) return value.status();
@@ -359,8 +425,9 @@ KilnService::Reactor* KilnService::GetShared(Ctx* ctx, const v1::GetSharedReques
 
 KilnService::Reactor* KilnService::DeleteShared(Ctx* ctx, const v1::DeleteSharedRequest* req,
                                                 v1::DeleteSharedResponse*) {
-  return Handle("DeleteShared", ctx, false, [this, req] {
-    absl::StatusOr<std::shared_ptr<Session>> s = sessions_.Get(req->session());
+  return Handle("DeleteShared", ctx, false, [this, req](const Tenant& tenant) {
+    absl::StatusOr<std::shared_ptr<Session>> s =
+        sessions_.Get(SessionKey(tenant.name, req->session()));
     if (!s.ok()) return s.status();
     return (*s)->Delete(req->name());
   });
@@ -368,8 +435,9 @@ KilnService::Reactor* KilnService::DeleteShared(Ctx* ctx, const v1::DeleteShared
 
 KilnService::Reactor* KilnService::ListShared(Ctx* ctx, const v1::ListSharedRequest* req,
                                               v1::ListSharedResponse* resp) {
-  return Handle("ListShared", ctx, false, [this, req, resp] {
-    absl::StatusOr<std::shared_ptr<Session>> s = sessions_.Get(req->session());
+  return Handle("ListShared", ctx, false, [this, req, resp](const Tenant& tenant) {
+    absl::StatusOr<std::shared_ptr<Session>> s =
+        sessions_.Get(SessionKey(tenant.name, req->session()));
     if (!s.ok()) return s.status();
     absl::StatusOr<std::map<std::string, Tensor>> variables = (*s)->List();
     if (!variables.ok()) return variables.status();
@@ -390,7 +458,7 @@ KilnService::Reactor* KilnService::ListShared(Ctx* ctx, const v1::ListSharedRequ
 
 KilnService::Reactor* KilnService::GetStats(Ctx* ctx, const v1::GetStatsRequest*,
                                             v1::GetStatsResponse* resp) {
-  return Handle("GetStats", ctx, false, [this, resp] {
+  return Handle("GetStats", ctx, false, [this, resp](const Tenant& tenant) {
     const CacheStats c = cache_.stats();
     resp->set_compiles(c.compiles);
     resp->set_memory_hits(c.memory_hits);

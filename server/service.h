@@ -9,8 +9,10 @@
 
 #include "kiln/v1/service.grpc.pb.h"
 #include "server/arena_allocator.h"
+#include "server/auth.h"
 #include "server/function_cache.h"
 #include "server/metrics.h"
+#include "server/quotas.h"
 #include "server/request_budget.h"
 #include "server/sessions.h"
 #include "server/thread_pool.h"
@@ -23,12 +25,14 @@ struct ServiceLimits {
   int64_t max_tensor_bytes = int64_t{1} << 30;
   int max_concurrent_executions = 64;
   BudgetLimits budget;  // per Compile, Grad, Optimize and Print
+  // Function ids and cache hits per tenant (--cache_scope=tenant) rather than shared by all.
+  bool tenant_cache = false;
 };
 
 class KilnService final : public v1::Kiln::CallbackService {
  public:
   KilnService(FunctionCache& cache, SessionStore& sessions, Metrics& metrics, ThreadPool& pool,
-              ServiceLimits limits);
+              const Authenticator& auth, ServiceLimits limits);
 
   using Ctx = grpc::CallbackServerContext;
   using Reactor = grpc::ServerUnaryReactor;
@@ -59,8 +63,10 @@ class KilnService final : public v1::Kiln::CallbackService {
   // arguments, for Execute and ExecuteStream: limits, session binding, the run with deadline
   // and cancellation, metrics.
   absl::StatusOr<std::vector<Tensor>> RunExecution(
-      Ctx* ctx, const std::string& function_id, const std::string& session,
+      Ctx* ctx, const Tenant& tenant, const std::string& function_id, const std::string& session,
       std::vector<Tensor> args, std::shared_ptr<const CompiledFunction> found = nullptr);
+  // The tenant of the call's `authorization` metadata; UNAUTHENTICATED without a valid token.
+  absl::StatusOr<std::shared_ptr<const Tenant>> Authenticate(const Ctx& ctx) const;
   // Calls started and not yet finished.
   int in_flight() const { return in_flight_.load(); }
   // Counts a call in (Begin) and out (End); Handle and ExecuteStream do it for every call.
@@ -77,17 +83,25 @@ class KilnService final : public v1::Kiln::CallbackService {
   ArenaAllocator<v1::OptimizeRequest, v1::OptimizeResponse> optimize_messages_;
   ArenaAllocator<v1::PrintRequest, v1::PrintResponse> print_messages_;
 
-  // Finishes the call with fn's status; on the pool when `offload`, else inline.
+  // Authenticates the call, then finishes it with fn(tenant)'s status; on the pool when
+  // `offload`, else inline.
   template <typename Fn>
   Reactor* Handle(const char* method, Ctx* ctx, bool offload, Fn fn);
   // Counts, logs and finishes a call begun with BeginCall.
-  void Finish(const char* method, Reactor* reactor, const absl::Status& status);
+  void Finish(const char* method, Reactor* reactor, const absl::Status& status,
+              const std::string& tenant);
+  // The function of `id` if the tenant may see it: with per-tenant caches, only its own.
+  absl::StatusOr<std::shared_ptr<const CompiledFunction>> FindFor(
+      const Tenant& tenant, const std::string& id,
+      std::shared_ptr<const CompiledFunction> found = nullptr);
 
   FunctionCache& cache_;
   SessionStore& sessions_;
   Metrics& metrics_;
   ThreadPool& pool_;
+  const Authenticator& auth_;
   const ServiceLimits limits_;
+  Quotas quotas_;
   std::atomic<int> executions_{0};
   std::atomic<int> in_flight_{0};
 };

@@ -21,6 +21,10 @@ constexpr size_t kRememberedExpiredIds = 4096;
 
 }  // namespace
 
+std::string SessionKey(const std::string& tenant, const std::string& id) {
+  return tenant.empty() ? id : absl::StrCat(tenant, "/", id);
+}
+
 std::string RandomId() {
   char bytes[16];
   size_t got = 0;
@@ -65,11 +69,7 @@ absl::Status MemorySession::Write(std::vector<std::pair<std::string, Tensor>> va
                      " bytes of shared variables, more than this server's limit of ",
                      limits.max_session_bytes, " per session (--max_session_bytes)"));
   }
-  if (!store_->Reserve(delta)) {
-    return absl::ResourceExhaustedError(
-        absl::StrCat("the sessions would hold more than this server's limit of ",
-                     limits.max_total_bytes, " bytes in all (--max_sessions_bytes)"));
-  }
+  if (absl::Status s = store_->Reserve(owner_, delta); !s.ok()) return s;
   bytes_ += delta;
   ++version_;
   for (auto& [name, value] : values) values_[name] = std::move(value);
@@ -98,7 +98,7 @@ absl::Status MemorySession::Delete(const std::string& name) {
     return absl::NotFoundError(absl::StrCat("the session has no shared variable '", name, "'"));
   }
   bytes_ -= it->second.nbytes();
-  store_->Reserve(-it->second.nbytes());
+  store_->Reserve(owner_, -it->second.nbytes()).IgnoreError();
   values_.erase(it);
   ++version_;
   return absl::OkStatus();
@@ -109,7 +109,9 @@ absl::StatusOr<std::map<std::string, Tensor>> MemorySession::List() const {
   return values_;
 }
 
-MemorySession::~MemorySession() { store_->Reserve(-bytes_); }
+MemorySession::~MemorySession() {
+  if (store_ != nullptr) store_->Release(owner_, bytes_);
+}
 
 MemorySessionStore::MemorySessionStore(SessionLimits limits) : limits_(limits) {
   if (limits_.ttl <= absl::ZeroDuration() || limits_.ttl == absl::InfiniteDuration()) return;
@@ -133,23 +135,39 @@ MemorySessionStore::~MemorySessionStore() {
   }
   stop_cv_.notify_all();
   if (sweeper_.joinable()) sweeper_.join();
+  // The sessions go first: each counts itself out of tenants_ as it goes.
+  std::map<std::string, std::shared_ptr<MemorySession>> dropped;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    dropped.swap(sessions_);
+  }
 }
 
-absl::StatusOr<std::string> MemorySessionStore::Create() {
+absl::StatusOr<std::string> MemorySessionStore::Create(const SessionOwner& owner) {
   std::string id = RandomId();
-  auto session = std::make_shared<MemorySession>(this);
+  auto session = std::make_shared<MemorySession>(this, owner);
   session->last_used_ns_ = NowNs();
   std::lock_guard<std::mutex> lock(mutex_);
   if (limits_.max_sessions > 0 && static_cast<int64_t>(sessions_.size()) >= limits_.max_sessions) {
+    session->store_ = nullptr;  // never counted in
     return absl::ResourceExhaustedError(
         absl::StrCat("this server already holds its limit of ", limits_.max_sessions,
                      " sessions (--max_sessions); delete one or retry later"));
   }
-  sessions_.emplace(id, std::move(session));
+  TenantUse& use = tenants_[owner.tenant];
+  if (owner.max_sessions > 0 && use.sessions >= owner.max_sessions) {
+    session->store_ = nullptr;
+    return absl::ResourceExhaustedError(
+        absl::StrCat("tenant '", owner.tenant, "' already holds its quota of ", owner.max_sessions,
+                     " sessions (sessions=); delete one or retry later"));
+  }
+  ++use.sessions;
+  sessions_.emplace(SessionKey(owner.tenant, id), std::move(session));
   return id;
 }
 
-absl::StatusOr<std::shared_ptr<Session>> MemorySessionStore::Get(const std::string& id) {
+absl::StatusOr<std::shared_ptr<Session>> MemorySessionStore::Get(const std::string& key) {
+  const std::string& id = key;
   std::lock_guard<std::mutex> lock(mutex_);
   auto it = sessions_.find(id);
   if (it == sessions_.end()) {
@@ -164,7 +182,8 @@ absl::StatusOr<std::shared_ptr<Session>> MemorySessionStore::Get(const std::stri
   return it->second;
 }
 
-absl::Status MemorySessionStore::Delete(const std::string& id) {
+absl::Status MemorySessionStore::Delete(const std::string& key) {
+  const std::string& id = key;
   std::shared_ptr<MemorySession> dropped;  // released outside the lock
   std::lock_guard<std::mutex> lock(mutex_);
   auto it = sessions_.find(id);
@@ -201,16 +220,32 @@ size_t MemorySessionStore::size() const {
   return sessions_.size();
 }
 
-bool MemorySessionStore::Reserve(int64_t delta) {
-  if (delta <= 0 || limits_.max_total_bytes <= 0) {
-    total_bytes_ += delta;
-    return true;
+absl::Status MemorySessionStore::Reserve(const SessionOwner& owner, int64_t delta) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  TenantUse& use = tenants_[owner.tenant];
+  if (delta > 0 && limits_.max_total_bytes > 0 &&
+      total_bytes_.load() + delta > limits_.max_total_bytes) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("the sessions would hold more than this server's limit of ",
+                     limits_.max_total_bytes, " bytes in all (--max_sessions_bytes)"));
   }
-  int64_t now = total_bytes_.load();
-  do {
-    if (now + delta > limits_.max_total_bytes) return false;
-  } while (!total_bytes_.compare_exchange_weak(now, now + delta));
-  return true;
+  if (delta > 0 && owner.max_bytes > 0 && use.bytes + delta > owner.max_bytes) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "tenant '", owner.tenant, "' would hold ", use.bytes + delta,
+        " bytes of shared variables, more than its quota of ", owner.max_bytes,
+        " (session_bytes=)"));
+  }
+  total_bytes_ += delta;
+  use.bytes += delta;
+  return absl::OkStatus();
+}
+
+void MemorySessionStore::Release(const SessionOwner& owner, int64_t bytes) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  TenantUse& use = tenants_[owner.tenant];
+  total_bytes_ -= bytes;
+  use.bytes -= bytes;
+  if (--use.sessions == 0) tenants_.erase(owner.tenant);
 }
 
 }  // namespace kiln::server

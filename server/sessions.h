@@ -74,15 +74,27 @@ class Session {
   std::mutex update_mutex_;
 };
 
-// Every session, by id.
+// Who creates a session, and the limits of that tenant (0: none).
+struct SessionOwner {
+  std::string tenant;  // "" without tokens
+  int64_t max_sessions = 0;
+  int64_t max_bytes = 0;  // of all its sessions together
+};
+
+// The key a tenant's session `id` is kept under: another tenant's key for the same id differs,
+// so it finds nothing (NOT_FOUND, never a hint that the session exists).
+std::string SessionKey(const std::string& tenant, const std::string& id);
+
+// Every session, by key (SessionKey).
 class SessionStore {
  public:
   virtual ~SessionStore() = default;
-  // A new session with a random 128-bit id; RESOURCE_EXHAUSTED at max_sessions.
-  virtual absl::StatusOr<std::string> Create() = 0;
-  // The session, now used; NOT_FOUND when the id is unknown or expired.
-  virtual absl::StatusOr<std::shared_ptr<Session>> Get(const std::string& id) = 0;
-  virtual absl::Status Delete(const std::string& id) = 0;
+  // A new session of `owner` with a random 128-bit id (returned; kept under SessionKey);
+  // RESOURCE_EXHAUSTED at max_sessions or at the owner's quota.
+  virtual absl::StatusOr<std::string> Create(const SessionOwner& owner = {}) = 0;
+  // The session, now used; NOT_FOUND when the key is unknown or expired.
+  virtual absl::StatusOr<std::shared_ptr<Session>> Get(const std::string& key) = 0;
+  virtual absl::Status Delete(const std::string& key) = 0;
   // Sessions, their bytes, and those expired, as this replica knows them (for metrics).
   virtual size_t size() const = 0;
   virtual int64_t bytes() const = 0;
@@ -97,7 +109,8 @@ class MemorySessionStore;
 // A session held in this process's memory.
 class MemorySession final : public Session {
  public:
-  explicit MemorySession(MemorySessionStore* store) : store_(store) {}
+  MemorySession(MemorySessionStore* store, SessionOwner owner)
+      : store_(store), owner_(std::move(owner)) {}
   ~MemorySession() override;
   absl::StatusOr<SessionSnapshot> Read(const std::vector<std::string>& names) const override;
   absl::Status Write(std::vector<std::pair<std::string, Tensor>> values, int64_t if_version,
@@ -110,6 +123,7 @@ class MemorySession final : public Session {
  private:
   friend class MemorySessionStore;
   MemorySessionStore* store_;
+  const SessionOwner owner_;
   mutable std::mutex mutex_;
   std::map<std::string, Tensor> values_;
   int64_t bytes_ = 0;
@@ -126,9 +140,9 @@ class MemorySessionStore final : public SessionStore {
   MemorySessionStore(const MemorySessionStore&) = delete;
   MemorySessionStore& operator=(const MemorySessionStore&) = delete;
 
-  absl::StatusOr<std::string> Create() override;
-  absl::StatusOr<std::shared_ptr<Session>> Get(const std::string& id) override;
-  absl::Status Delete(const std::string& id) override;
+  absl::StatusOr<std::string> Create(const SessionOwner& owner = {}) override;
+  absl::StatusOr<std::shared_ptr<Session>> Get(const std::string& key) override;
+  absl::Status Delete(const std::string& key) override;
   // Drops the sessions idle for longer than the TTL; returns how many.
   int Expire();
 
@@ -139,12 +153,20 @@ class MemorySessionStore final : public SessionStore {
 
  private:
   friend class MemorySession;
-  // Reserves `delta` bytes (may be negative) of the store's total; false past the limit.
-  bool Reserve(int64_t delta);
+  // Reserves `delta` bytes (may be negative) of the store's total and of the owner's;
+  // RESOURCE_EXHAUSTED naming the limit passed.
+  absl::Status Reserve(const SessionOwner& owner, int64_t delta);
+  // Counts a session of `tenant` out, with its bytes.
+  void Release(const SessionOwner& owner, int64_t bytes);
+
+  struct TenantUse {
+    int64_t sessions = 0, bytes = 0;
+  };
 
   const SessionLimits limits_;
   mutable std::mutex mutex_;
   std::map<std::string, std::shared_ptr<MemorySession>> sessions_;
+  std::map<std::string, TenantUse> tenants_;  // by tenant, under mutex_
   // Ids dropped by expiry, the newest few thousand, so that NOT_FOUND can say why.
   std::set<std::string> expired_ids_;
   std::deque<std::string> expired_order_;
