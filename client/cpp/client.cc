@@ -2,7 +2,10 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <cstdlib>
+#include <fstream>
 #include <iostream>
+#include <sstream>
 #include <map>
 #include <random>
 #include <unordered_set>
@@ -86,18 +89,19 @@ constexpr char kRetryPolicy[] = R"json({"methodConfig": [{
   "retryPolicy": {"maxAttempts": 5, "initialBackoff": "0.05s", "maxBackoff": "1s",
                   "backoffMultiplier": 2, "retryableStatusCodes": ["UNAVAILABLE"]}}]})json";
 
-// Marks a call for a front: the replica it should reach (`route`, when not empty) and a call id
-// that its retries keep, so that a retried update applies once.
-void Tag(grpc::ClientContext& ctx, const std::string& route) {
-  thread_local std::mt19937_64 bits{std::random_device{}()};
-  if (!route.empty()) ctx.AddMetadata("kiln-route", route);
-  ctx.AddMetadata("kiln-call-id", absl::StrCat(absl::Hex(bits(), absl::kZeroPad16),
-                                               absl::Hex(bits(), absl::kZeroPad16)));
-}
-
 }  // namespace
 
 struct Client::Stub {
+  std::string authorization;  // "Bearer <token>", or empty
+  // Marks a call: its token, the replica it should reach behind a front (`route`, when not
+  // empty) and a call id that its retries keep, so that a retried update applies once.
+  void Prepare(grpc::ClientContext& ctx, const std::string& route = "") {
+    thread_local std::mt19937_64 bits{std::random_device{}()};
+    if (!authorization.empty()) ctx.AddMetadata("authorization", authorization);
+    if (!route.empty()) ctx.AddMetadata("kiln-route", route);
+    ctx.AddMetadata("kiln-call-id", absl::StrCat(absl::Hex(bits(), absl::kZeroPad16),
+                                                 absl::Hex(bits(), absl::kZeroPad16)));
+  }
   std::shared_ptr<grpc::Channel> channel;
   std::unique_ptr<v1::Kiln::Stub> kiln;
   // Each shared variable's name in the session: its own when free, else made unique.
@@ -120,14 +124,58 @@ struct Client::Stub {
 Client::Client(std::unique_ptr<Stub> stub) : stub_(std::move(stub)) {}
 Client::~Client() = default;
 
-absl::StatusOr<std::unique_ptr<Client>> Client::Connect(const std::string& address) {
+Credentials Credentials::FromEnvironment() {
+  auto env = [](const char* name) {
+    const char* v = std::getenv(name);
+    return std::string(v != nullptr ? v : "");
+  };
+  return {env("KILN_TOKEN"), env("KILN_TLS_CA"), env("KILN_TLS_CERT"), env("KILN_TLS_KEY")};
+}
+
+namespace {
+
+absl::StatusOr<std::string> ReadPem(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::InvalidArgumentError(absl::StrCat("cannot read ", path));
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// Plaintext without TLS files; else TLS, mutual with a client certificate.
+absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> ChannelCredentialsOf(
+    const Credentials& c) {
+  if (c.tls_ca.empty() && c.tls_cert.empty()) return grpc::InsecureChannelCredentials();
+  if (c.tls_cert.empty() != c.tls_key.empty()) {
+    return absl::InvalidArgumentError("mutual TLS needs both KILN_TLS_CERT and KILN_TLS_KEY");
+  }
+  grpc::SslCredentialsOptions options;
+  for (auto [path, field] : {std::pair{&c.tls_ca, &options.pem_root_certs},
+                             std::pair{&c.tls_cert, &options.pem_cert_chain},
+                             std::pair{&c.tls_key, &options.pem_private_key}}) {
+    if (path->empty()) continue;
+    absl::StatusOr<std::string> pem = ReadPem(*path);
+    if (!pem.ok()) return pem.status();
+    *field = *std::move(pem);
+  }
+  return grpc::SslCredentials(options);
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Client>> Client::Connect(const std::string& address,
+                                                        const Credentials& credentials) {
   auto stub = std::make_unique<Stub>();
+  if (!credentials.token.empty()) stub->authorization = "Bearer " + credentials.token;
+  absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> channel_credentials =
+      ChannelCredentialsOf(credentials);
+  if (!channel_credentials.ok()) return channel_credentials.status();
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(-1);
   args.SetMaxSendMessageSize(-1);
   args.SetInt(GRPC_ARG_ENABLE_RETRIES, 1);
   args.SetServiceConfigJSON(kRetryPolicy);
-  stub->channel = grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args);
+  stub->channel = grpc::CreateCustomChannel(address, *channel_credentials, args);
   stub->kiln = v1::Kiln::NewStub(stub->channel);
   std::unique_ptr<Client> client(new Client(std::move(stub)));
   absl::StatusOr<v1::GetVersionResponse> version = client->Version();
@@ -141,6 +189,7 @@ absl::StatusOr<std::unique_ptr<Client>> Client::Connect(const std::string& addre
 
 absl::StatusOr<v1::GetVersionResponse> Client::Version() {
   grpc::ClientContext ctx;
+  stub_->Prepare(ctx);
   ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
   ctx.set_wait_for_ready(true);
   v1::GetVersionRequest req;
@@ -153,6 +202,7 @@ absl::StatusOr<v1::GetVersionResponse> Client::Version() {
 absl::StatusOr<std::string> Client::Session() {
   if (!session_.empty()) return session_;
   grpc::ClientContext ctx;
+  stub_->Prepare(ctx);
   v1::CreateSessionResponse resp;
   if (absl::Status s = FromGrpc(stub_->kiln->CreateSession(&ctx, {}, &resp)); !s.ok()) return s;
   session_ = resp.session();
@@ -232,7 +282,7 @@ absl::StatusOr<RemoteFunction> Client::CompileRequest(
     route = Sha256Hex(request->SerializeAsString()).substr(0, 32);
   }
   grpc::ClientContext ctx;
-  Tag(ctx, route);
+  stub_->Prepare(ctx, route);
   v1::CompileResponse resp;
   if (absl::Status s = FromGrpc(stub_->kiln->Compile(&ctx, *request, &resp)); !s.ok()) return s;
   RemoteFunction f;
@@ -257,7 +307,7 @@ absl::StatusOr<std::vector<Tensor>> Client::Execute(RemoteFunction& f,
   for (int attempt = 0;; ++attempt) {
     req.set_function_id(f.id);
     grpc::ClientContext ctx;
-    Tag(ctx, f.route.empty() ? f.id : f.route);
+    stub_->Prepare(ctx, f.route.empty() ? f.id : f.route);
     v1::ExecuteResponse resp;
     absl::Status s = FromGrpc(stub_->kiln->Execute(&ctx, req, &resp));
     if (absl::IsNotFound(s) && attempt == 0 && f.request != nullptr &&
@@ -281,7 +331,7 @@ absl::StatusOr<std::vector<Tensor>> Client::Execute(RemoteFunction& f,
 absl::StatusOr<std::vector<Tensor>> Client::ExecuteStreamed(RemoteFunction& f,
                                                             const std::vector<Tensor>& args) {
   grpc::ClientContext ctx;
-  Tag(ctx, f.route.empty() ? f.id : f.route);
+  stub_->Prepare(ctx, f.route.empty() ? f.id : f.route);
   auto stream = stub_->kiln->ExecuteStream(&ctx);
   v1::ExecuteStreamRequest head;
   head.mutable_request()->set_function_id(f.id);
@@ -344,6 +394,7 @@ absl::StatusOr<std::vector<Var>> Client::Grad(const Var& cost, const std::vector
   graph->mutable_outputs()->DeleteSubrange(1, graph->outputs_size() - 1);
   *req.mutable_graph() = *std::move(graph);
   grpc::ClientContext ctx;
+  stub_->Prepare(ctx);
   v1::GradResponse resp;
   if (absl::Status s = FromGrpc(stub_->kiln->Grad(&ctx, req, &resp)); !s.ok()) return s;
   for (const std::string& w : resp.warnings()) std::cerr << "kiln: grad: " << w << "\n";
@@ -361,6 +412,7 @@ absl::StatusOr<std::vector<Var>> Client::Optimize(const std::vector<Var>& output
   *req.mutable_graph() = *std::move(graph);
   req.set_mode(mode);
   grpc::ClientContext ctx;
+  stub_->Prepare(ctx);
   v1::OptimizeResponse resp;
   if (absl::Status s = FromGrpc(stub_->kiln->Optimize(&ctx, req, &resp)); !s.ok()) return s;
   return FromGraph(resp.graph(), leaves);
@@ -389,6 +441,7 @@ absl::StatusOr<std::string> Client::Print(const std::vector<Var>& outputs,
   *req.mutable_graph() = *std::move(graph);
   req.set_format(*f);
   grpc::ClientContext ctx;
+  stub_->Prepare(ctx);
   v1::PrintResponse resp;
   if (absl::Status s = FromGrpc(stub_->kiln->Print(&ctx, req, &resp)); !s.ok()) return s;
   return resp.text();
@@ -401,6 +454,7 @@ absl::StatusOr<std::string> Client::Print(const RemoteFunction& fn, const std::s
   req.set_function_id(fn.id);
   req.set_format(*f);
   grpc::ClientContext ctx;
+  stub_->Prepare(ctx);
   v1::PrintResponse resp;
   if (absl::Status s = FromGrpc(stub_->kiln->Print(&ctx, req, &resp)); !s.ok()) return s;
   return resp.text();
@@ -417,7 +471,7 @@ absl::StatusOr<Tensor> Client::GetValue(const Var& shared_var) {
   req.set_session(*session);
   req.set_name(stub_->NameOf(*sv));
   grpc::ClientContext ctx;
-  Tag(ctx, *session);
+  stub_->Prepare(ctx, *session);
   v1::GetSharedResponse resp;
   if (absl::Status s = FromGrpc(stub_->kiln->GetShared(&ctx, req, &resp)); !s.ok()) return s;
   return FromProto(resp.value());
@@ -435,7 +489,7 @@ absl::Status Client::SetValue(const Var& shared_var, const Tensor& value) {
   req.set_name(stub_->NameOf(*sv));
   *req.mutable_value() = ToProto(value);
   grpc::ClientContext ctx;
-  Tag(ctx, *session);
+  stub_->Prepare(ctx, *session);
   v1::SetSharedResponse resp;
   if (absl::Status s = FromGrpc(stub_->kiln->SetShared(&ctx, req, &resp)); !s.ok()) return s;
   uploaded_.insert(sv->container().get());
@@ -444,6 +498,7 @@ absl::Status Client::SetValue(const Var& shared_var, const Tensor& value) {
 
 absl::StatusOr<v1::GetStatsResponse> Client::Stats() {
   grpc::ClientContext ctx;
+  stub_->Prepare(ctx);
   v1::GetStatsResponse resp;
   if (absl::Status s = FromGrpc(stub_->kiln->GetStats(&ctx, {}, &resp)); !s.ok()) return s;
   return resp;

@@ -37,10 +37,22 @@ struct RemoteFunction {
   std::string route;
 };
 
+// How the client proves who it is and whom it talks to. Empty fields are not used; with no TLS
+// file the connection is plaintext.
+struct Credentials {
+  std::string token;     // sent as `authorization: Bearer <token>`
+  std::string tls_ca;    // PEM file of the CA that signed the server's certificate
+  std::string tls_cert;  // PEM files of this client's certificate and key: mutual TLS
+  std::string tls_key;
+  // KILN_TOKEN, KILN_TLS_CA, KILN_TLS_CERT and KILN_TLS_KEY.
+  static Credentials FromEnvironment();
+};
+
 class Client {
  public:
   // Connects to host:port and checks the protocol version (FAILED_PRECONDITION on a mismatch).
-  static absl::StatusOr<std::unique_ptr<Client>> Connect(const std::string& address);
+  static absl::StatusOr<std::unique_ptr<Client>> Connect(
+      const std::string& address, const Credentials& credentials = Credentials::FromEnvironment());
   ~Client();
 
   // Compiles `outputs` as a function of `inputs`; shared variables in the graph become session

@@ -8,6 +8,7 @@
 
 const path = require('path');
 const crypto = require('crypto');
+const fs = require('fs');
 const grpc = require('@grpc/grpc-js');
 const protoLoader = require('@grpc/proto-loader');
 
@@ -55,6 +56,7 @@ function call(client, method, request, route) {
   return new Promise((resolve, reject) => {
     const deadline = new Date(Date.now() + DEADLINE_MS);
     const metadata = new grpc.Metadata();
+    if (process.env.KILN_TOKEN) metadata.set('authorization', `Bearer ${process.env.KILN_TOKEN}`);
     if (route) metadata.set('kiln-route', route);
     metadata.set('kiln-call-id', crypto.randomUUID().replace(/-/g, ''));
     client[method](request, metadata, { deadline }, (err, response) => {
@@ -140,6 +142,17 @@ function decodeFloat64(tensor) {
   return Array.from(new Float64Array(copy));
 }
 
+// TLS when KILN_TLS_CA names the server's CA (mutual with KILN_TLS_CERT and KILN_TLS_KEY), else
+// plaintext; KILN_TOKEN goes with every call.
+function channelCredentials() {
+  const read = (name) => (process.env[name] ? fs.readFileSync(process.env[name]) : null);
+  if (!process.env.KILN_TLS_CA && !process.env.KILN_TLS_CERT) {
+    return grpc.credentials.createInsecure();
+  }
+  return grpc.credentials.createSsl(read('KILN_TLS_CA'), read('KILN_TLS_KEY'),
+    read('KILN_TLS_CERT'));
+}
+
 async function main() {
   const args = process.argv.slice(2);
   if (args.length !== 1 || !args[0] || args[0].startsWith('-')) {
@@ -149,7 +162,7 @@ async function main() {
   const target = args[0];
 
   const kiln = loadKiln();
-  const client = new kiln.Kiln(target, grpc.credentials.createInsecure(), CHANNEL_OPTIONS);
+  const client = new kiln.Kiln(target, channelCredentials(), CHANNEL_OPTIONS);
   try {
     const version = await call(client, 'GetVersion', { client_protocol: PROTOCOL });
     console.log(`server ${version.server_version} (protocol ${version.protocol})`);

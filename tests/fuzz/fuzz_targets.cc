@@ -16,6 +16,7 @@
 #include "core/runtime/function.h"
 #include "google/protobuf/stubs/logging.h"
 #include "proto/convert/tensor_convert.h"
+#include "server/auth.h"
 #include "server/compiled_function.h"
 #include "server/disk_cache.h"
 #include "server/graph_requests.h"
@@ -253,6 +254,41 @@ void GradRequestTarget(std::string_view bytes) {
     (void)server::PrintGraph(graph->outputs, v1::PrintRequest::DPRINT);
     (void)server::PrintGraph(graph->outputs, v1::PrintRequest::DOT);
   } catch (const BufferLimitExceeded&) {
+  }
+}
+
+void AuthMetadataTarget(std::string_view bytes) {
+  if (bytes.empty()) return;
+  static const std::string dir = [] {
+    char pattern[] = "/tmp/kiln-fuzz-auth-XXXXXX";
+    KILN_CHECK(mkdtemp(pattern) != nullptr);
+    return std::string(pattern);
+  }();
+  const std::string path = dir + "/tokens";
+  const std::string_view rest = bytes.substr(1);
+  if (bytes[0] % 2 == 0) {
+    static const std::unique_ptr<server::Authenticator> known = [&] {
+      // The token "kiln" for the tenant "t".
+      std::ofstream(path) << "sha256:cdfe9ad58b46226d63eb322dacd35f4f7ac38096180c87258c142e4bca9a3cf5 t\n";
+      auto a = server::Authenticator::FromFile(path, {});
+      KILN_CHECK(a.ok()) << a.status();
+      return *std::move(a);
+    }();
+    const absl::string_view value(rest.data(), rest.size());
+    absl::StatusOr<std::shared_ptr<const server::Tenant>> tenant = known->Authenticate(&value);
+    KILN_CHECK(tenant.ok() || absl::IsUnauthenticated(tenant.status())) << tenant.status();
+    return;
+  }
+  std::ofstream(path, std::ios::binary | std::ios::trunc).write(rest.data(), rest.size());
+  absl::StatusOr<std::unique_ptr<server::Authenticator>> loaded =
+      server::Authenticator::FromFile(path, {});
+  if (!Ok("FromFile", loaded)) return;
+  for (size_t start = 0; start < rest.size();) {
+    size_t end = rest.find('\n', start);
+    if (end == std::string_view::npos) end = rest.size();
+    const absl::string_view line(rest.data() + start, end - start);
+    Ok("Authenticate", (*loaded)->Authenticate(&line));
+    start = end + 1;
   }
 }
 

@@ -20,6 +20,10 @@ void DiskEntryTarget(std::string_view bytes);
 // A kiln.v1.GradRequest through GradGraph, then OptimizeGraph and PrintGraph on the result.
 void GradRequestTarget(std::string_view bytes);
 
+// bytes[0] even: the rest as the `authorization` metadata of a call to a server with tokens;
+// odd: the rest as a tokens file (--auth_tokens) to load, then a call with each of its lines.
+void AuthMetadataTarget(std::string_view bytes);
+
 // A target and its name (the folder of its corpus and regressions).
 struct NamedTarget {
   const char* name;
@@ -29,7 +33,7 @@ struct NamedTarget {
 inline constexpr NamedTarget kTargets[] = {
     {"compile_request", CompileRequestTarget}, {"execute_request", ExecuteRequestTarget},
     {"function_load", FunctionLoadTarget},     {"disk_entry", DiskEntryTarget},
-    {"grad_request", GradRequestTarget},
+    {"grad_request", GradRequestTarget},       {"auth_metadata", AuthMetadataTarget},
 };
 
 }  // namespace kiln::fuzz

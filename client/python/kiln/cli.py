@@ -125,6 +125,10 @@ def cmd_stats(args):
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="kiln", description=__doc__.split("\n")[0])
     parser.add_argument("--server", help="host:port of the Kiln server (KILN_SERVER)")
+    parser.add_argument("--token", help="bearer token of the server's --auth_tokens (KILN_TOKEN)")
+    parser.add_argument("--tls-ca", help="PEM CA of the server's certificate: TLS (KILN_TLS_CA)")
+    parser.add_argument("--tls-cert", help="PEM client certificate, mutual TLS (KILN_TLS_CERT)")
+    parser.add_argument("--tls-key", help="PEM key of --tls-cert (KILN_TLS_KEY)")
     sub = parser.add_subparsers(dest="command", required=True)
     for name, fn in (("compile", cmd_compile), ("run", cmd_run), ("grad", cmd_grad),
                      ("print", cmd_print), ("stats", cmd_stats)):
@@ -151,6 +155,9 @@ def main(argv=None):
     import kiln
     if args.server:
         kiln.config.server = args.server
+    for name in ("token", "tls_ca", "tls_cert", "tls_key"):
+        if getattr(args, name):
+            setattr(kiln.config, name, getattr(args, name))
     if getattr(args, "expression", "") is None and not getattr(args, "graph", None):
         parser.error("%s needs an expression" % args.command)
     try:

@@ -49,14 +49,34 @@ def route_of(method, request):
     return None
 
 
-class Client:
-    """Calls of kiln.v1.Kiln on one server, or on a front of several."""
+def _read(path):
+    with open(path, "rb") as f:
+        return f.read()
 
-    def __init__(self, address):
+
+class Client:
+    """Calls of kiln.v1.Kiln on one server, or on a front of several. `token`, `tls_ca`,
+    `tls_cert` and `tls_key` default to kiln.config's (KILN_TOKEN, KILN_TLS_CA...)."""
+
+    def __init__(self, address, token=None, tls_ca=None, tls_cert=None, tls_key=None):
         self.address = address
-        self._channel = grpc.insecure_channel(address, options=[
-            ("grpc.max_receive_message_length", -1), ("grpc.max_send_message_length", -1),
-            ("grpc.enable_retries", 1), ("grpc.service_config", RETRY_POLICY)])
+        token = token or config.token
+        tls_ca, tls_cert = tls_ca or config.tls_ca, tls_cert or config.tls_cert
+        tls_key = tls_key or config.tls_key
+        self._auth = [("authorization", "Bearer " + token)] if token else []
+        options = [("grpc.max_receive_message_length", -1),
+                   ("grpc.max_send_message_length", -1),
+                   ("grpc.enable_retries", 1), ("grpc.service_config", RETRY_POLICY)]
+        if tls_ca or tls_cert:
+            if bool(tls_cert) != bool(tls_key):
+                raise ValueError("mutual TLS needs both KILN_TLS_CERT and KILN_TLS_KEY")
+            credentials = grpc.ssl_channel_credentials(
+                root_certificates=_read(tls_ca) if tls_ca else None,
+                private_key=_read(tls_key) if tls_key else None,
+                certificate_chain=_read(tls_cert) if tls_cert else None)
+            self._channel = grpc.secure_channel(address, credentials, options=options)
+        else:
+            self._channel = grpc.insecure_channel(address, options=options)
         self._stub = _pb.service_pb2_grpc.KilnStub(self._channel)
         self._session = None
         self._lock = threading.Lock()
@@ -74,7 +94,7 @@ class Client:
         if route:
             metadata.append(("kiln-route", route))
         metadata.append(("kiln-call-id", uuid.uuid4().hex))
-        kwargs["metadata"] = metadata
+        kwargs["metadata"] = metadata + self._auth
         try:
             return getattr(self._stub, method)(request, **kwargs)
         except grpc.RpcError as e:

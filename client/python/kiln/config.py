@@ -10,6 +10,14 @@ class _Config:
         self.floatX = "float64"
         # Seconds a call may take before it is DEADLINE_EXCEEDED; None waits.
         self.timeout = None
+        # The bearer token the server's --auth_tokens knows (environment KILN_TOKEN).
+        self.token = os.environ.get("KILN_TOKEN") or None
+        # TLS: the CA that signed the server's certificate (a PEM file; environment KILN_TLS_CA),
+        # and for mutual TLS this client's certificate and key (KILN_TLS_CERT, KILN_TLS_KEY).
+        # With none of them the connection is plaintext.
+        self.tls_ca = os.environ.get("KILN_TLS_CA") or None
+        self.tls_cert = os.environ.get("KILN_TLS_CERT") or None
+        self.tls_key = os.environ.get("KILN_TLS_KEY") or None
 
 
 config = _Config()
