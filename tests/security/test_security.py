@@ -364,3 +364,34 @@ def test_plaintext_beyond_loopback_is_warned_about():
         assert "plaintext beyond loopback" not in s.text()
     finally:
         s.stop()
+
+
+def test_the_cpp_demo_and_the_node_example_bring_their_credentials(pki):
+    d = tempfile.mkdtemp(prefix="kiln-clients-")
+    cert, key = pki["server"]
+    s = Server("--tls_cert", cert, "--tls_key", key,
+               "--auth_tokens", tokens_file(d, [("demo-token", "demo")]))
+    try:
+        env = dict(os.environ, KILN_TOKEN="demo-token", KILN_TLS_CA=pki["ca"])
+        demo = os.environ.get("KILN_DEMO_BIN", os.path.join(ROOT, "build", "client", "cpp",
+                                                            "kiln_demo"))
+        out = subprocess.run([demo, "--server=" + s.address], env=env, timeout=120,
+                             capture_output=True, text=True)
+        assert out.returncode == 0, out.stderr[-2000:]
+        refused_run = subprocess.run([demo, "--server=" + s.address], timeout=120,
+                                     env=dict(env, KILN_TOKEN="wrong"),
+                                     capture_output=True, text=True)
+        assert refused_run.returncode != 0 and "UNAUTHENTICATED" in refused_run.stderr + \
+            refused_run.stdout
+        node_dir = os.path.join(ROOT, "client", "node")
+        if os.path.isdir(os.path.join(node_dir, "node_modules")):
+            out = subprocess.run(["node", "seed.js", s.address], cwd=node_dir, env=env,
+                                 timeout=60, capture_output=True, text=True)
+            assert out.returncode == 0, out.stderr[-2000:]
+            assert "a + a**10" in out.stdout
+        metrics = urllib.request.urlopen("http://127.0.0.1:%d/metrics" % s.metrics_port,
+                                         timeout=5).read().decode()
+        assert 'kiln_tenant_requests_total{tenant="demo",code="UNAUTHENTICATED"}' not in metrics
+        assert 'kiln_tenant_requests_total{tenant="demo",code="OK"}' in metrics
+    finally:
+        s.stop()
