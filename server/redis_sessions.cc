@@ -182,6 +182,7 @@ absl::StatusOr<std::string> RedisSessionStore::Create(const SessionOwner& owner)
 }
 
 absl::StatusOr<std::shared_ptr<Session>> RedisSessionStore::Get(const std::string& id) {
+  if (id.empty()) return SessionGone(id);
   const std::string key = RedisKey(id);
   // Refreshes the idle expiry; 0 when the key does not exist.
   absl::StatusOr<RedisReply> r =
@@ -205,6 +206,7 @@ absl::StatusOr<std::shared_ptr<Session>> RedisSessionStore::Get(const std::strin
 }
 
 absl::Status RedisSessionStore::Delete(const std::string& id) {
+  if (id.empty()) return absl::NotFoundError("no such session");
   absl::StatusOr<RedisReply> r = redis_->Command({"DEL", RedisKey(id)});
   if (!r.ok()) return r.status();
   if (r->integer == 0) return absl::NotFoundError(absl::StrCat("no session '", id, "'"));

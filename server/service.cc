@@ -3,6 +3,7 @@
 #include <atomic>
 #include <chrono>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -279,17 +280,18 @@ absl::StatusOr<std::vector<Tensor>> KilnService::RunExecution(
     s = *std::move(found);
   }
   if (absl::Status q = quotas_.BeginExecution(tenant); !q.ok()) return q;
-  if (executions_.fetch_add(1) >= limits_.max_concurrent_executions) {
+  // Counted out however the execution ends (an allocation that fails throws).
+  absl::Cleanup ended = [&] {
     executions_.fetch_sub(1);
     quotas_.EndExecution(tenant);
+  };
+  if (executions_.fetch_add(1) >= limits_.max_concurrent_executions) {
     return absl::ResourceExhaustedError(absl::StrCat("this server already runs its limit of ",
                                                      limits_.max_concurrent_executions,
                                                      " executions; retry later"));
   }
   absl::StatusOr<std::vector<Tensor>> out =
       server::Execute(**f, std::move(args), s.get(), Interrupt(ctx), CallIdOf(*ctx));
-  executions_.fetch_sub(1);
-  quotas_.EndExecution(tenant);
   metrics_.ObserveExecute(SecondsSince(start));
   return out;
 }

@@ -22,6 +22,9 @@ constexpr size_t kRememberedExpiredIds = 4096;
 }  // namespace
 
 std::string SessionKey(const std::string& tenant, const std::string& id) {
+  bool hex = id.size() == 32;
+  for (char c : id) hex = hex && ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'));
+  if (!hex) return "";  // not an id this server made: found nowhere
   return tenant.empty() ? id : absl::StrCat(tenant, "/", id);
 }
 

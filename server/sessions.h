@@ -82,7 +82,8 @@ struct SessionOwner {
 };
 
 // The key a tenant's session `id` is kept under: another tenant's key for the same id differs,
-// so it finds nothing (NOT_FOUND, never a hint that the session exists).
+// so it finds nothing (NOT_FOUND, never a hint that the session exists). "" (found nowhere) for
+// an id that is not 32 lowercase hex digits, as every id this server makes is.
 std::string SessionKey(const std::string& tenant, const std::string& id);
 
 // Every session, by key (SessionKey).

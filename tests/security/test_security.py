@@ -209,7 +209,15 @@ def test_tokens_missing_wrong_and_revoked_after_reload(pki):
             code, message = code_of(lambda: Client(s.address, token=token))
             assert code == "UNAUTHENTICATED", message
             assert "alpha" not in message
-        assert version(Client(s.address, token="alpha-token")).protocol == 1
+        alpha = Client(s.address, token="alpha-token")
+        assert version(alpha).protocol == 1
+        # A stream without a token ends before any argument is read.
+        import grpc
+        stream = alpha._stub.ExecuteStream(iter([pb.ExecuteStreamRequest(
+            request=pb.ExecuteRequest(function_id="0" * 64))]), timeout=5)
+        with pytest.raises(grpc.RpcError) as e:
+            list(stream)
+        assert e.value.code() == grpc.StatusCode.UNAUTHENTICATED
         # Health stays open.
         import grpc
         with grpc.insecure_channel(s.address) as channel:
