@@ -305,6 +305,41 @@ def test_quotas_are_hit_and_recovered(pki):
         s.stop()
 
 
+def test_the_executions_quota_holds_while_one_runs(pki):
+    d = tempfile.mkdtemp(prefix="kiln-executions-")
+    s = Server("--auth_tokens", tokens_file(d, [("e-token", "e executions=1")]))
+    try:
+        e = Client(s.address, token="e-token")
+        x = T.dvector("x")
+        y = x
+        for _ in range(40):  # a few hundred ms on 4M elements
+            y = T.sin(y) * 0.5 + T.cos(y)
+        req = pb.CompileRequest()
+        req.graph.CopyFrom(wire.graph_to_proto([x], [y.sum()]))
+        fid = e.call("Compile", req).function_id
+        slow = pb.ExecuteRequest(function_id=fid)
+        wire.tensor_to_proto(np.ones(1 << 22), slow.args.add())
+        import threading
+        results = []
+        running = threading.Thread(target=lambda: results.append(e.call("Execute", slow)))
+        running.start()
+        quick = pb.ExecuteRequest(function_id=fid)
+        wire.tensor_to_proto(np.ones(1), quick.args.add())
+        codes = set()
+        while running.is_alive():
+            try:
+                e.call("Execute", quick)
+                codes.add("OK")
+            except KilnError as err:
+                assert err.code == "RESOURCE_EXHAUSTED" and "executions=" in err.message
+                codes.add(err.code)
+        running.join()
+        assert results and "RESOURCE_EXHAUSTED" in codes
+        assert len(e.call("Execute", quick).outputs) == 1  # recovered once it ended
+    finally:
+        s.stop()
+
+
 def test_per_tenant_caches_hide_one_tenants_compiles_from_another(pki):
     d = tempfile.mkdtemp(prefix="kiln-scope-")
     path = tokens_file(d, [("a-token", "a"), ("b-token", "b")])
