@@ -21,6 +21,7 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 DIR=${KILN_CLUSTER_DIR:-/tmp/kiln-cluster}
 BASE=${KILN_CLUSTER_PORT:-50060}
 SERVER_BIN=${KILN_SERVER_BIN:-$ROOT/build/server/kiln-server}
+NGINX=$(command -v nginx || echo /usr/sbin/nginx)  # /usr/sbin is not on every user's PATH
 CACHE_REDIS=$((BASE + 200))
 SESSION_REDIS=$((BASE + 201))
 
@@ -110,7 +111,7 @@ case "${1:-}" in
     for i in $(seq "$N"); do start_replica "$i"; done
     write_nginx_conf "$N"
     if ! alive nginx; then
-      nginx -p "$DIR/nginx/" -c "$DIR/nginx.conf" \
+      "$NGINX" -p "$DIR/nginx/" -c "$DIR/nginx.conf" \
         -g "daemon off; pid $DIR/nginx.pid; error_log $DIR/nginx.log warn;" >>"$DIR/nginx.log" 2>&1 &
       echo $! >"$DIR/nginx.pid"
     fi
