@@ -1,7 +1,10 @@
 #include "server/compiled_function.h"
 
+#include <chrono>
 #include <cstring>
+#include <random>
 #include <set>
+#include <thread>
 
 #include <google/protobuf/arena.h>
 
@@ -294,6 +297,11 @@ absl::StatusOr<std::vector<Tensor>> Execute(const CompiledFunction& f, std::vect
         session->Write(std::move(writes), run.version, recorded ? &record : nullptr);
     if (written.ok()) return run.outputs;
     if (!absl::IsAborted(written) || attempt == kMaxUpdateAttempts) return written;
+    // Another replica won the race: wait a random while, longer each time, so that two
+    // replicas updating one session do not keep colliding.
+    thread_local std::mt19937 bits{std::random_device{}()};
+    std::this_thread::sleep_for(std::chrono::microseconds(
+        std::uniform_int_distribution<int>(0, 500 * attempt)(bits)));
   }
 }
 

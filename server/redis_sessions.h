@@ -1,6 +1,7 @@
 // Sessions in Redis, so that any replica serves any session and a replica's death loses none.
-// A session is the hash `kiln:session:<id>`: `v` its version, `b` its bytes, `s:<name>` each
-// variable as a serialized kiln.v1.Tensor; it expires after the TTL idle. A write is a Lua
+// A session is the hash `kiln:session:<tenant>/<id>`: `v` its version, `b` its bytes, `qb` its
+// tenant's byte quota, `s:<name>` each variable as a serialized kiln.v1.Tensor; it expires after
+// the TTL idle. `kiln:tenant:<tenant>:sessions` (by expiry) and `:bytes` count each tenant's. A write is a Lua
 // script that applies only if `v` is still the version the call read (compare-and-set), so two
 // replicas updating one session at once never lose an update: the later one computes again.
 #ifndef KILN_SERVER_REDIS_SESSIONS_H_
@@ -18,7 +19,8 @@ namespace kiln::server {
 
 class RedisSessionStore final : public SessionStore {
  public:
-  // max_sessions, max_total_bytes and the tenants' session quotas are left to Redis: its
+  // The tenants' session quotas hold across replicas (each tenant's sessions and their bytes are
+  // kept in Redis beside them); max_sessions and max_total_bytes are left to Redis: its
   // maxmemory, with the noeviction policy, answers a write past it with RESOURCE_EXHAUSTED.
   RedisSessionStore(std::shared_ptr<Redis> redis, SessionLimits limits);
 
@@ -30,6 +32,9 @@ class RedisSessionStore final : public SessionStore {
   uint64_t expired() const override { return 0; }
 
  private:
+  // The idle expiry in ms, "0" for none.
+  std::string TtlMs() const;
+
   const std::shared_ptr<Redis> redis_;
   const SessionLimits limits_;
   // The sessions some call on this replica holds, so that concurrent calls on one session share

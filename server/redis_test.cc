@@ -5,6 +5,8 @@
 
 #include <thread>
 
+#include "absl/strings/match.h"
+
 #include "core/kiln.h"
 #include "proto/convert/graph_convert.h"
 #include "server/compiled_function.h"
@@ -117,6 +119,26 @@ TEST_F(RedisTest, ACallRecordComesBackAndTheByteLimitHolds) {
   Tensor big = Tensor::Zeros(DType::kFloat64, {100});
   EXPECT_TRUE(absl::IsResourceExhausted(s->Write({{"big", big}})));
   EXPECT_TRUE(absl::IsNotFound(s->Get("big").status()));
+}
+
+TEST_F(RedisTest, ATenantsSessionQuotasHoldAcrossReplicas) {
+  RedisSessionStore one(redis_, SessionLimits{}), two(redis_, SessionLimits{});
+  const SessionOwner owner{"t", /*max_sessions=*/2, /*max_bytes=*/400};
+  const std::string a = *one.Create(owner);
+  ASSERT_TRUE(two.Create(owner).ok());
+  absl::StatusOr<std::string> third = one.Create(owner);  // the quota counts both replicas'
+  EXPECT_TRUE(absl::IsResourceExhausted(third.status())) << third.status();
+  EXPECT_TRUE(one.Create({"other", 2, 400}).ok());  // another tenant's count is its own
+  // Bytes: one session holds most of the quota, then another session of the tenant is refused.
+  auto s = *one.Get(SessionKey("t", a));
+  ASSERT_TRUE(s->Write({{"w", Tensor::Zeros(DType::kFloat64, {30})}}).ok());
+  ASSERT_TRUE(two.Delete(SessionKey("t", a)).ok());  // deleting frees its count and bytes
+  const std::string b = *two.Create(owner);
+  auto t = *two.Get(SessionKey("t", b));
+  ASSERT_TRUE(t->Write({{"w", Tensor::Zeros(DType::kFloat64, {30})}}).ok());
+  absl::Status over = t->Write({{"v", Tensor::Zeros(DType::kFloat64, {30})}});
+  EXPECT_TRUE(absl::IsResourceExhausted(over)) << over;
+  EXPECT_TRUE(absl::StrContains(over.message(), "session_bytes=")) << over;
 }
 
 TEST_F(RedisTest, SessionsExpireWhenIdle) {
