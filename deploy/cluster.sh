@@ -36,6 +36,7 @@ wait_port() {
     sleep 0.1
   done
   echo "cluster: nothing listens on 127.0.0.1:$1 after 20 s (logs in $DIR)" >&2
+  tail -n 5 "$DIR"/*.log >&2 2>/dev/null || true
   return 1
 }
 

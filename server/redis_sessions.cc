@@ -104,9 +104,9 @@ redis.call('hincrby', KEYS[1], 'v', 1)
 return 1
 )lua";
 
-absl::Status SessionGone(const std::string& id) {
-  return absl::NotFoundError(
-      absl::StrCat("no session '", id, "' (deleted, or expired after --session_ttl idle)"));
+absl::Status SessionGone(const std::string& key) {
+  return absl::NotFoundError(absl::StrCat("no session '", IdOf(key),
+                                          "' (deleted, or expired after --session_ttl idle)"));
 }
 
 absl::StatusOr<Tensor> Decode(const std::string& bytes, const std::string& name) {
@@ -282,12 +282,12 @@ absl::StatusOr<std::shared_ptr<Session>> RedisSessionStore::Get(const std::strin
 }
 
 absl::Status RedisSessionStore::Delete(const std::string& id) {
-  if (id.empty()) return absl::NotFoundError("no such session");
+  if (id.empty()) return SessionGone(id);
   const std::string key = RedisKey(id);
   const auto [sessions, bytes] = TenantKeys(key);
   absl::StatusOr<RedisReply> r = redis_->Eval(kDropScript, {key, sessions, bytes}, {});
   if (!r.ok()) return r.status();
-  if (r->integer == 0) return absl::NotFoundError(absl::StrCat("no session '", id, "'"));
+  if (r->integer == 0) return SessionGone(id);
   return absl::OkStatus();
 }
 

@@ -21,6 +21,12 @@ constexpr size_t kRememberedExpiredIds = 4096;
 
 }  // namespace
 
+std::string IdOf(const std::string& key) {
+  if (key.empty()) return "(not a session id: 32 hex digits)";
+  const size_t slash = key.find('/');
+  return slash == std::string::npos ? key : key.substr(slash + 1);
+}
+
 std::string SessionKey(const std::string& tenant, const std::string& id) {
   bool hex = id.size() == 32;
   for (char c : id) hex = hex && ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'));
@@ -170,27 +176,27 @@ absl::StatusOr<std::string> MemorySessionStore::Create(const SessionOwner& owner
 }
 
 absl::StatusOr<std::shared_ptr<Session>> MemorySessionStore::Get(const std::string& key) {
-  const std::string& id = key;
   std::lock_guard<std::mutex> lock(mutex_);
-  auto it = sessions_.find(id);
+  auto it = sessions_.find(key);
   if (it == sessions_.end()) {
-    if (expired_ids_.contains(id)) {
-      return absl::NotFoundError(absl::StrCat("session '", id, "' expired after ",
+    if (expired_ids_.contains(key)) {
+      return absl::NotFoundError(absl::StrCat("session '", IdOf(key), "' expired after ",
                                               absl::FormatDuration(limits_.ttl),
                                               " idle (--session_ttl); create a new one"));
     }
-    return absl::NotFoundError(absl::StrCat("no session '", id, "'"));
+    return absl::NotFoundError(absl::StrCat("no session '", IdOf(key), "'"));
   }
   it->second->last_used_ns_ = NowNs();
   return it->second;
 }
 
 absl::Status MemorySessionStore::Delete(const std::string& key) {
-  const std::string& id = key;
   std::shared_ptr<MemorySession> dropped;  // released outside the lock
   std::lock_guard<std::mutex> lock(mutex_);
-  auto it = sessions_.find(id);
-  if (it == sessions_.end()) return absl::NotFoundError(absl::StrCat("no session '", id, "'"));
+  auto it = sessions_.find(key);
+  if (it == sessions_.end()) {
+    return absl::NotFoundError(absl::StrCat("no session '", IdOf(key), "'"));
+  }
   dropped = std::move(it->second);
   sessions_.erase(it);
   return absl::OkStatus();

@@ -86,6 +86,9 @@ struct SessionOwner {
 // an id that is not 32 lowercase hex digits, as every id this server makes is.
 std::string SessionKey(const std::string& tenant, const std::string& id);
 
+// The id of a session key, as its tenant knows it (for messages).
+std::string IdOf(const std::string& key);
+
 // Every session, by key (SessionKey).
 class SessionStore {
  public:

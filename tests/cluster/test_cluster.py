@@ -6,6 +6,7 @@ KILN_SERVER_BIN names the server binary, or KILN_CONTAINER_IMAGE an image whose 
 the replicas (deploy/container_test.sh); KILN_CLUSTER_SH the script (default: the source
 tree's)."""
 import os
+import random
 import re
 import shutil
 import signal
@@ -34,13 +35,12 @@ pb = _pb.service_pb2
 
 
 def _free_base():
-    """A base port whose front, replicas, metrics and Redis ports are all free."""
+    """A base port whose front, replicas, metrics and Redis ports are all free, below the
+    kernel's ephemeral range (32768 and up), so that no connection of a test running beside
+    this one can take one of them meanwhile."""
+    rng = random.Random()
     for _ in range(50):
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            base = s.getsockname()[1]
-        if base + 202 > 65535:
-            continue
+        base = rng.randrange(20000, 32500)
         wanted = [base] + [base + i for i in range(1, REPLICAS + 1)] + \
             [base + 100 + i for i in range(1, REPLICAS + 1)] + [base + 200, base + 201]
         ok = True
@@ -68,8 +68,10 @@ class Cluster:
         self.front = "127.0.0.1:%d" % self.base
 
     def sh(self, *args):
-        return subprocess.run([CLUSTER_SH, *args], env=self.env, check=True, timeout=60,
-                              capture_output=True, text=True).stdout
+        done = subprocess.run([CLUSTER_SH, *args], env=self.env, timeout=90,
+                              capture_output=True, text=True)
+        assert done.returncode == 0, "cluster.sh %s: %s" % (" ".join(args), done.stderr[-3000:])
+        return done.stdout
 
     def replica(self, i):
         return "127.0.0.1:%d" % (self.base + i)
