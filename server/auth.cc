@@ -40,8 +40,9 @@ absl::Status SetQuota(absl::string_view field, TenantQuota* quota) {
     quota->session_bytes = n;
   } else {
     return absl::InvalidArgumentError(
-        absl::StrCat("'", field, "' is not compiles_per_second=, executions=, sessions= or "
-                                 "session_bytes= with a number >= 0"));
+        absl::StrCat("'", field,
+                     "' is not compiles_per_second=, executions=, sessions= or "
+                     "session_bytes= with a number >= 0"));
   }
   return absl::OkStatus();
 }
@@ -71,10 +72,12 @@ absl::StatusOr<Authenticator::Tokens> Authenticator::Parse(const std::string& te
     if (line.empty()) continue;
     std::vector<absl::string_view> fields = absl::StrSplit(line, ' ', absl::SkipWhitespace());
     auto fail = [&](absl::string_view why) {
-      return absl::InvalidArgumentError(absl::StrCat("--auth_tokens line ", line_number, ": ", why));
+      return absl::InvalidArgumentError(
+          absl::StrCat("--auth_tokens line ", line_number, ": ", why));
     };
     absl::string_view hash = fields[0];
-    if (!absl::ConsumePrefix(&hash, "sha256:") || !IsFunctionId(std::string_view(hash.data(), hash.size()))) {
+    if (!absl::ConsumePrefix(&hash, "sha256:") ||
+        !IsFunctionId(std::string_view(hash.data(), hash.size()))) {
       return fail("expected sha256:<64 lowercase hex digits> (sha256sum of the token)");
     }
     if (fields.size() < 2 || !IsTenantName(fields[1])) {

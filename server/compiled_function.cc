@@ -274,7 +274,8 @@ absl::StatusOr<std::vector<Tensor>> Execute(const CompiledFunction& f, std::vect
   const bool recorded = !call.id.empty();
   if (recorded && call.retry) {
     if (absl::StatusOr<std::string> done = session->Recorded(call.id); done.ok()) {
-      Log(LogLevel::kInfo, "a retried call gets its first attempt's outputs", {{"call_id", call.id}});
+      Log(LogLevel::kInfo, "a retried call gets its first attempt's outputs",
+          {{"call_id", call.id}});
       return DecodeOutputs(*done);
     } else if (!absl::IsNotFound(done.status())) {
       return done.status();

@@ -46,10 +46,11 @@ class FunctionCache {
   using Done = std::function<void(Result, CacheSource)>;
   // Calls done with the function of `job`: from memory, else from the shared tier or disk, else
   // compiled here, on the calling thread (with a shared tier, by the one replica that takes the
-  // compile lease: the others wait for its result, or take over when its lease lapses). A caller asking for an id that another is compiling does not wait: its
-  // `done` runs on that compile's thread when it ends (the compile runs to the end even when
-  // its first caller has gone). A hit whose canonical form differs from the job's (a hash
-  // collision) is never returned.
+  // compile lease: the others wait for its result, or take over when its lease lapses). A
+  // caller asking for an id that another is compiling does not wait: its `done` runs on that
+  // compile's thread when it ends (the compile runs to the end even when its first caller has
+  // gone). A hit whose canonical form differs from the job's (a hash collision) is never
+  // returned.
   void GetOrCompile(const CompileJob& job, Done done);
 
   // The function in memory that a byte-identical compile request produced before (a client

@@ -74,9 +74,10 @@ ABSL_FLAG(std::string, tls_key, EnvOr("KILN_TLS_KEY", ""), "PEM private key (KIL
 ABSL_FLAG(std::string, tls_client_ca, EnvOr("KILN_TLS_CLIENT_CA", ""),
           "PEM CA bundle: mutual TLS, only clients with a certificate it signed get in "
           "(KILN_TLS_CLIENT_CA)");
-ABSL_FLAG(std::string, auth_tokens, EnvOr("KILN_AUTH_TOKENS", ""),
-          "file of `sha256:<hex of the token's SHA-256> <tenant> [quota=N...]` lines: every call "
-          "but health needs `authorization: Bearer <token>`; reloaded on SIGHUP (KILN_AUTH_TOKENS)");
+ABSL_FLAG(
+    std::string, auth_tokens, EnvOr("KILN_AUTH_TOKENS", ""),
+    "file of `sha256:<hex of the token's SHA-256> <tenant> [quota=N...]` lines: every call "
+    "but health needs `authorization: Bearer <token>`; reloaded on SIGHUP (KILN_AUTH_TOKENS)");
 ABSL_FLAG(std::string, cache_scope, EnvOr("KILN_CACHE_SCOPE", "global"),
           "global: every tenant shares compiled functions; tenant: each tenant's function ids and "
           "cache hits are its own (KILN_CACHE_SCOPE)");
@@ -138,8 +139,9 @@ ABSL_FLAG(std::string, redis_sessions, EnvOr("KILN_REDIS_SESSIONS", ""),
           "(KILN_REDIS_SESSIONS)");
 ABSL_FLAG(absl::Duration, redis_ttl, EnvOr("KILN_REDIS_TTL", absl::Hours(24 * 7)),
           "expiry of a function in Redis, refreshed by each load (KILN_REDIS_TTL)");
-ABSL_FLAG(absl::Duration, compile_lease, EnvOr("KILN_COMPILE_LEASE", absl::Seconds(10)),
-          "expiry of a compile lease in Redis, renewed while its holder lives (KILN_COMPILE_LEASE)");
+ABSL_FLAG(
+    absl::Duration, compile_lease, EnvOr("KILN_COMPILE_LEASE", absl::Seconds(10)),
+    "expiry of a compile lease in Redis, renewed while its holder lives (KILN_COMPILE_LEASE)");
 ABSL_FLAG(std::vector<std::string>, warm_functions, {},
           "function ids to load before reporting SERVING, comma-separated (KILN_WARM_FUNCTIONS)");
 ABSL_FLAG(int, warm_hottest, EnvOr("KILN_WARM_HOTTEST", 100),
@@ -210,7 +212,8 @@ int main(int argc, char** argv) {
   options.compile_lease = absl::GetFlag(FLAGS_compile_lease);
   options.warm_functions = absl::GetFlag(FLAGS_warm_functions);
   if (options.warm_functions.empty()) {
-    options.warm_functions = absl::StrSplit(EnvOr("KILN_WARM_FUNCTIONS", ""), ',', absl::SkipEmpty());
+    options.warm_functions =
+        absl::StrSplit(EnvOr("KILN_WARM_FUNCTIONS", ""), ',', absl::SkipEmpty());
   }
   options.warm_hottest = absl::GetFlag(FLAGS_warm_hottest);
   options.warm_timeout = absl::GetFlag(FLAGS_warm_timeout);

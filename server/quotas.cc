@@ -13,15 +13,15 @@ absl::Status Quotas::TakeCompile(const Tenant& tenant) {
   const absl::Time now = absl::Now();
   std::lock_guard<std::mutex> lock(mutex_);
   Use& use = use_[tenant.name];
-  use.compiles = use.compiles < 0 ? burst
-                                  : std::min(burst, use.compiles +
-                                                        absl::ToDoubleSeconds(now - use.refilled) *
-                                                            rate);
+  use.compiles =
+      use.compiles < 0
+          ? burst
+          : std::min(burst, use.compiles + absl::ToDoubleSeconds(now - use.refilled) * rate);
   use.refilled = now;
   if (use.compiles < 1) {
-    return absl::ResourceExhaustedError(absl::StrCat(
-        "tenant '", tenant.name, "' is over its quota of ", rate,
-        " compiles per second (compiles_per_second=); retry later"));
+    return absl::ResourceExhaustedError(
+        absl::StrCat("tenant '", tenant.name, "' is over its quota of ", rate,
+                     " compiles per second (compiles_per_second=); retry later"));
   }
   use.compiles -= 1;
   return absl::OkStatus();

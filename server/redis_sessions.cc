@@ -20,12 +20,12 @@ std::pair<std::string, std::string> TenantKeys(const std::string& key) {
 
 // Lua shared by the scripts: the time on Redis's clock in ms, and the removal of a tenant's
 // sessions that expired (KEYS[2] the sorted set, KEYS[3] the bytes).
-#define KILN_LUA_PRELUDE                                                        \
+#define KILN_LUA_PRELUDE                                                            \
   "local t = redis.call('time') local now = t[1] * 1000 + math.floor(t[2] / 1000) " \
-  "local function purge() "                                                     \
-  "  local gone = redis.call('zrangebyscore', KEYS[2], '-inf', now) "           \
-  "  for _, m in ipairs(gone) do redis.call('hdel', KEYS[3], m) end "           \
-  "  if #gone > 0 then redis.call('zremrangebyscore', KEYS[2], '-inf', now) end " \
+  "local function purge() "                                                         \
+  "  local gone = redis.call('zrangebyscore', KEYS[2], '-inf', now) "               \
+  "  for _, m in ipairs(gone) do redis.call('hdel', KEYS[3], m) end "               \
+  "  if #gone > 0 then redis.call('zremrangebyscore', KEYS[2], '-inf', now) end "   \
   "end "
 
 // KEYS: the session, the tenant's sessions and bytes. ARGV: the TTL in ms (0: none), the
@@ -105,8 +105,8 @@ return 1
 )lua";
 
 absl::Status SessionGone(const std::string& key) {
-  return absl::NotFoundError(absl::StrCat("no session '", IdOf(key),
-                                          "' (deleted, or expired after --session_ttl idle)"));
+  return absl::NotFoundError(
+      absl::StrCat("no session '", IdOf(key), "' (deleted, or expired after --session_ttl idle)"));
 }
 
 absl::StatusOr<Tensor> Decode(const std::string& bytes, const std::string& name) {
@@ -204,8 +204,8 @@ class RedisSession final : public Session {
   }
 
   absl::Status Delete(const std::string& name) override {
-    absl::StatusOr<RedisReply> r = redis_->Eval(
-        kDeleteScript, {key_, tenant_keys_.first, tenant_keys_.second}, {Field(name)});
+    absl::StatusOr<RedisReply> r =
+        redis_->Eval(kDeleteScript, {key_, tenant_keys_.first, tenant_keys_.second}, {Field(name)});
     if (!r.ok()) return r.status();
     if (r->integer == 0) {
       return absl::NotFoundError(absl::StrCat("the session has no shared variable '", name, "'"));
@@ -240,7 +240,8 @@ RedisSessionStore::RedisSessionStore(std::shared_ptr<Redis> redis, SessionLimits
     : redis_(std::move(redis)), limits_(limits) {}
 
 std::string RedisSessionStore::TtlMs() const {
-  const bool expires = limits_.ttl > absl::ZeroDuration() && limits_.ttl != absl::InfiniteDuration();
+  const bool expires =
+      limits_.ttl > absl::ZeroDuration() && limits_.ttl != absl::InfiniteDuration();
   return absl::StrCat(expires ? absl::ToInt64Milliseconds(limits_.ttl) : 0);
 }
 

@@ -1,9 +1,10 @@
 // Sessions in Redis, so that any replica serves any session and a replica's death loses none.
 // A session is the hash `kiln:session:<tenant>/<id>`: `v` its version, `b` its bytes, `qb` its
 // tenant's byte quota, `s:<name>` each variable as a serialized kiln.v1.Tensor; it expires after
-// the TTL idle. `kiln:tenant:<tenant>:sessions` (by expiry) and `:bytes` count each tenant's. A write is a Lua
-// script that applies only if `v` is still the version the call read (compare-and-set), so two
-// replicas updating one session at once never lose an update: the later one computes again.
+// the TTL idle. `kiln:tenant:<tenant>:sessions` (by expiry) and `:bytes` count each tenant's. A
+// write is a Lua script that applies only if `v` is still the version the call read
+// (compare-and-set), so two replicas updating one session at once never lose an update: the later
+// one computes again.
 #ifndef KILN_SERVER_REDIS_SESSIONS_H_
 #define KILN_SERVER_REDIS_SESSIONS_H_
 

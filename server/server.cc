@@ -238,7 +238,8 @@ Server::~Server() { Shutdown(); }
 std::string Server::MetricsText() const {
   std::string out = metrics_.Render(cache_->stats(), *sessions_);
   const auto roles = RedisRoles();
-  absl::StrAppend(&out, "# HELP kiln_redis_up 1 while Redis answers, by role (cache or sessions).\n",
+  absl::StrAppend(&out,
+                  "# HELP kiln_redis_up 1 while Redis answers, by role (cache or sessions).\n",
                   "# TYPE kiln_redis_up gauge\n");
   for (const auto& [role, redis] : roles) {
     absl::StrAppend(&out, "kiln_redis_up{role=\"", role, "\"} ", redis->up() ? 1 : 0, "\n");

@@ -275,7 +275,8 @@ absl::StatusOr<std::vector<Tensor>> KilnService::RunExecution(
   if (!f.ok()) return f.status();
   std::shared_ptr<Session> s;
   if (!session.empty()) {
-    absl::StatusOr<std::shared_ptr<Session>> found = sessions_.Get(SessionKey(tenant.name, session));
+    absl::StatusOr<std::shared_ptr<Session>> found =
+        sessions_.Get(SessionKey(tenant.name, session));
     if (!found.ok()) return found.status();
     s = *std::move(found);
   }
@@ -312,32 +313,34 @@ KilnService::Reactor* KilnService::Execute(Ctx* ctx, const v1::ExecuteRequest* r
                                            v1::ExecuteResponse* resp) {
   std::shared_ptr<const CompiledFunction> f = cache_.Peek(req->function_id());
   const bool run_inline = RunsInline(f, *req);
-  return Handle("Execute", ctx, !run_inline, [this, ctx, req, resp, f = std::move(f)](const Tenant& tenant) {
-    std::vector<Tensor> args;
-    int64_t bytes_in = 0;
-    for (int i = 0; i < req->args_size(); ++i) {
-      if (static_cast<int64_t>(req->args(i).data().size()) > limits_.max_tensor_bytes) {
-        return absl::ResourceExhaustedError(
-            absl::StrCat("argument ", i, " has ", req->args(i).data().size(),
-                         " bytes, more than this server's limit of ", limits_.max_tensor_bytes));
-      }
-      absl::StatusOr<Tensor> t = FromProto(req->args(i), limits_.max_tensor_bytes);
-      if (!t.ok())
-        return absl::InvalidArgumentError(absl::StrCat("argument ", i, ": ", t.status().message()));
-      bytes_in += req->args(i).data().size();
-      args.push_back(*std::move(t));
-    }
-    absl::StatusOr<std::vector<Tensor>> out =
-        RunExecution(ctx, tenant, req->function_id(), req->session(), std::move(args), f);
-    if (!out.ok()) return out.status();
-    int64_t bytes_out = 0;
-    for (const Tensor& t : *out) {
-      *resp->add_outputs() = ToProto(t);
-      bytes_out += t.nbytes();
-    }
-    metrics_.AddBytes(bytes_in, bytes_out);
-    return absl::OkStatus();
-  });
+  return Handle(
+      "Execute", ctx, !run_inline, [this, ctx, req, resp, f = std::move(f)](const Tenant& tenant) {
+        std::vector<Tensor> args;
+        int64_t bytes_in = 0;
+        for (int i = 0; i < req->args_size(); ++i) {
+          if (static_cast<int64_t>(req->args(i).data().size()) > limits_.max_tensor_bytes) {
+            return absl::ResourceExhaustedError(absl::StrCat(
+                "argument ", i, " has ", req->args(i).data().size(),
+                " bytes, more than this server's limit of ", limits_.max_tensor_bytes));
+          }
+          absl::StatusOr<Tensor> t = FromProto(req->args(i), limits_.max_tensor_bytes);
+          if (!t.ok())
+            return absl::InvalidArgumentError(
+                absl::StrCat("argument ", i, ": ", t.status().message()));
+          bytes_in += req->args(i).data().size();
+          args.push_back(*std::move(t));
+        }
+        absl::StatusOr<std::vector<Tensor>> out =
+            RunExecution(ctx, tenant, req->function_id(), req->session(), std::move(args), f);
+        if (!out.ok()) return out.status();
+        int64_t bytes_out = 0;
+        for (const Tensor& t : *out) {
+          *resp->add_outputs() = ToProto(t);
+          bytes_out += t.nbytes();
+        }
+        metrics_.AddBytes(bytes_in, bytes_out);
+        return absl::OkStatus();
+      });
 }
 
 KilnService::Reactor* KilnService::Grad(Ctx* ctx, const v1::GradRequest* req,

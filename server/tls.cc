@@ -30,7 +30,8 @@ absl::StatusOr<std::string> ReadFile(const std::string& flag, const std::string&
 
 // Writes `text` to dir/name through a temporary file and a rename: a reader sees all or none.
 absl::Status Install(const std::string& dir, const std::string& name, const std::string& text) {
-  const std::string tmp = absl::StrCat(dir, "/.", name, ".tmp"), path = absl::StrCat(dir, "/", name);
+  const std::string tmp = absl::StrCat(dir, "/.", name, ".tmp"),
+                    path = absl::StrCat(dir, "/", name);
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     out << text;
@@ -66,16 +67,15 @@ absl::Status Check(const TlsFiles& files, std::string* cert, std::string* key, s
         absl::StrCat("--tls_key: ", files.key, " holds no PEM private key"));
   }
   if (X509_check_private_key(x509.get(), pkey.get()) != 1) {
-    return absl::InvalidArgumentError(absl::StrCat("--tls_key: ", files.key,
-                                                   " is not the key of --tls_cert ", files.cert));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--tls_key: ", files.key, " is not the key of --tls_cert ", files.cert));
   }
   *cert = *std::move(c);
   *key = *std::move(k);
   if (files.client_ca.empty()) return absl::OkStatus();
   absl::StatusOr<std::string> a = ReadFile("--tls_client_ca", files.client_ca);
   if (!a.ok()) return a.status();
-  std::unique_ptr<BIO, decltype(&BIO_free)> ca_bio(BIO_new_mem_buf(a->data(), a->size()),
-                                                   BIO_free);
+  std::unique_ptr<BIO, decltype(&BIO_free)> ca_bio(BIO_new_mem_buf(a->data(), a->size()), BIO_free);
   std::unique_ptr<X509, decltype(&X509_free)> first(
       PEM_read_bio_X509(ca_bio.get(), nullptr, nullptr, nullptr), X509_free);
   if (first == nullptr) {
@@ -114,12 +114,12 @@ absl::Status TlsCredentials::Reload() {
 
 std::shared_ptr<grpc::ServerCredentials> TlsCredentials::server_credentials() const {
   using namespace grpc::experimental;
-  auto provider = files_.client_ca.empty()
-                      ? std::make_shared<FileWatcherCertificateProvider>(
-                            dir_ + "/key.pem", dir_ + "/cert.pem", kRefreshSeconds)
-                      : std::make_shared<FileWatcherCertificateProvider>(
-                            dir_ + "/key.pem", dir_ + "/cert.pem", dir_ + "/ca.pem",
-                            kRefreshSeconds);
+  auto provider =
+      files_.client_ca.empty()
+          ? std::make_shared<FileWatcherCertificateProvider>(dir_ + "/key.pem", dir_ + "/cert.pem",
+                                                             kRefreshSeconds)
+          : std::make_shared<FileWatcherCertificateProvider>(dir_ + "/key.pem", dir_ + "/cert.pem",
+                                                             dir_ + "/ca.pem", kRefreshSeconds);
   TlsServerCredentialsOptions options(provider);
   options.watch_identity_key_cert_pairs();
   if (files_.client_ca.empty()) {

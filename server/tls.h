@@ -33,7 +33,8 @@ class TlsCredentials {
   absl::Status Reload();
 
  private:
-  TlsCredentials(TlsFiles files, std::string dir) : files_(std::move(files)), dir_(std::move(dir)) {}
+  TlsCredentials(TlsFiles files, std::string dir)
+      : files_(std::move(files)), dir_(std::move(dir)) {}
   const TlsFiles files_;
   const std::string dir_;  // the copies gRPC watches
 };

@@ -53,8 +53,8 @@ int main() {
   std::sort(calls.begin(), calls.end());
   std::sort(floors.begin(), floors.end());
   const double call = calls[kRounds / 2], floor = floors[kRounds / 2];
-  std::printf("BENCH call_overhead_1node ns=%.0f floor_ns=%.0f ratio=%.1f range=%.0f-%.0f\n",
-              call, floor, call / floor, calls.front(), calls.back());
+  std::printf("BENCH call_overhead_1node ns=%.0f floor_ns=%.0f ratio=%.1f range=%.0f-%.0f\n", call,
+              floor, call / floor, calls.front(), calls.back());
   if (sink < 0) std::printf("unreachable\n");  // keeps the calls from being optimized away
   return 0;
 }

@@ -269,7 +269,8 @@ void AuthMetadataTarget(std::string_view bytes) {
   if (bytes[0] % 2 == 0) {
     static const std::unique_ptr<server::Authenticator> known = [&] {
       // The token "kiln" for the tenant "t".
-      std::ofstream(path) << "sha256:cdfe9ad58b46226d63eb322dacd35f4f7ac38096180c87258c142e4bca9a3cf5 t\n";
+      std::ofstream(path)
+          << "sha256:cdfe9ad58b46226d63eb322dacd35f4f7ac38096180c87258c142e4bca9a3cf5 t\n";
       auto a = server::Authenticator::FromFile(path, {});
       KILN_CHECK(a.ok()) << a.status();
       return *std::move(a);
