@@ -12,8 +12,8 @@ PACKAGES=(
   libopenblas-dev libsleef-dev libssl-dev libcpp-httplib-dev libjemalloc-dev libhiredis-dev
   # the local cluster (deploy/cluster.sh, tests/cluster): the shared Redis and the nginx front
   redis-server redis-tools nginx-light
-  # certificates made at test time (tests/security)
-  openssl
+  # certificates made at test time (tests/security); ps for deploy/cluster.sh
+  openssl procps
   # python client and numeric reference
   python3 python3-numpy python3-scipy python3-pytest python3-grpcio python3-protobuf
   python3-pip python3-setuptools
