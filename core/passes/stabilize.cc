@@ -54,21 +54,31 @@ Replacement Log1p(const FunctionGraph&, Apply& node) {
   return ReplaceWith(log1p(Sum(*rest)), node);
 }
 
-// exp(x) - 1 -> expm1(x); 1 - exp(x) -> -expm1(x); 1 - sigmoid(x), 1 + -sigmoid(x) -> sigmoid(-x).
-Replacement SubRules(const FunctionGraph&, Apply& node) {
+// exp(x) - 1 -> expm1(x)   (Aesara's local_expm1)
+Replacement ExpMinusOne(const FunctionGraph&, Apply& node) {
   VariablePtr x;
-  if (m::Sub(m::Exp(m::Any(&x)), m::Const(1)).Match(node.output(0))) {
-    return ReplaceWith(expm1(Var(x)), node);
+  if (!m::Sub(m::Exp(m::Any(&x)), m::Const(1)).Match(node.output(0))) return std::nullopt;
+  return ReplaceWith(expm1(Var(x)), node);
+}
+
+// 1 - exp(x), 1 + -exp(x) -> -expm1(x)   (Kiln's own)
+Replacement OneMinusExp(const FunctionGraph&, Apply& node) {
+  VariablePtr x;
+  if (!m::Sub(m::Const(1), m::Exp(m::Any(&x))).Match(node.output(0)) &&
+      !m::Add(m::Const(1), m::Neg(m::Exp(m::Any(&x)))).Match(node.output(0))) {
+    return std::nullopt;
   }
-  if (m::Sub(m::Const(1), m::Exp(m::Any(&x))).Match(node.output(0)) ||
-      m::Add(m::Const(1), m::Neg(m::Exp(m::Any(&x)))).Match(node.output(0))) {
-    return ReplaceWith(-expm1(Var(x)), node);
+  return ReplaceWith(-expm1(Var(x)), node);
+}
+
+// 1 - sigmoid(x), 1 + -sigmoid(x) -> sigmoid(-x)   (Aesara's local_1msigmoid)
+Replacement OneMinusSigmoid(const FunctionGraph&, Apply& node) {
+  VariablePtr x;
+  if (!m::Sub(m::Const(1), m::Sigmoid(m::Any(&x))).Match(node.output(0)) &&
+      !m::Add(m::Const(1), m::Neg(m::Sigmoid(m::Any(&x)))).Match(node.output(0))) {
+    return std::nullopt;
   }
-  if (m::Sub(m::Const(1), m::Sigmoid(m::Any(&x))).Match(node.output(0)) ||
-      m::Add(m::Const(1), m::Neg(m::Sigmoid(m::Any(&x)))).Match(node.output(0))) {
-    return ReplaceWith(sigmoid(Negate(Var(x))), node);
-  }
-  return std::nullopt;
+  return ReplaceWith(sigmoid(Negate(Var(x))), node);
 }
 
 // A term of a sum as a signed product: its constant coefficient and its other factors, each
@@ -153,49 +163,77 @@ Replacement ProductMinusSigmoidMultiple(const FunctionGraph&, Apply& node) {
   return std::nullopt;
 }
 
-// log(sigmoid(x)) -> -softplus(-x); log(-expm1(x)) -> log1mexp(x); log(softmax(x)) ->
-// log_softmax(x);
-// log(erfc(x)) -> log(erfcx(x)) - x^2 for x > 0 (finite far into the tail), log1p(-erf(x)) else.
-Replacement LogRules(const FunctionGraph&, Apply& node) {
-  if (ElemwiseKind(*node.output_ptr(0)) != K::kLog) return std::nullopt;
-  const VariablePtr& arg = node.inputs()[0];
+// The argument of a log node; null for any other node.
+const VariablePtr* LogArgument(const Apply& node) {
+  return ElemwiseKind(*node.output_ptr(0)) == K::kLog ? &node.inputs()[0] : nullptr;
+}
+
+// log(sigmoid(x)) -> -softplus(-x)   (Aesara's logsigm_to_softplus)
+Replacement LogSigmoid(const FunctionGraph&, Apply& node) {
+  const VariablePtr* arg = LogArgument(node);
   VariablePtr x;
-  if (m::Sigmoid(m::Any(&x)).Match(arg)) return ReplaceWith(-softplus(Negate(Var(x))), node);
-  if (m::Neg(m::Op(K::kExpm1, {m::Any(&x)})).Match(arg)) return ReplaceWith(log1mexp(Var(x)), node);
-  if (m::Erfc(m::Any(&x)).Match(arg)) {
-    const Var v(x);
-    const DType d = v.dtype();
-    return ReplaceWith(switch_(v > scalar_constant(0.0, d), log(erfcx(v)) - v * v, log1p(-erf(v))),
-                       node);
+  if (arg == nullptr || !m::Sigmoid(m::Any(&x)).Match(*arg)) return std::nullopt;
+  return ReplaceWith(-softplus(Negate(Var(x))), node);
+}
+
+// log(-expm1(x)) -> log1mexp(x)   (Kiln's own)
+Replacement LogMinusExpm1(const FunctionGraph&, Apply& node) {
+  const VariablePtr* arg = LogArgument(node);
+  VariablePtr x;
+  if (arg == nullptr || !m::Neg(m::Op(K::kExpm1, {m::Any(&x)})).Match(*arg)) return std::nullopt;
+  return ReplaceWith(log1mexp(Var(x)), node);
+}
+
+// log(erfc(x)) -> switch(x > 0, log(erfcx(x)) - x^2, log1p(-erf(x)))   (finite far into the
+// tail, where Aesara's local_log_erfc switches to an asymptotic series)
+Replacement LogErfc(const FunctionGraph&, Apply& node) {
+  const VariablePtr* arg = LogArgument(node);
+  VariablePtr x;
+  if (arg == nullptr || !m::Erfc(m::Any(&x)).Match(*arg)) return std::nullopt;
+  const Var v(x);
+  const DType d = v.dtype();
+  return ReplaceWith(switch_(v > scalar_constant(0.0, d), log(erfcx(v)) - v * v, log1p(-erf(v))),
+                     node);
+}
+
+// log(softmax(x)) -> log_softmax(x)   (Aesara's local_logsoftmax)
+Replacement LogOfSoftmax(const FunctionGraph&, Apply& node) {
+  const VariablePtr* arg = LogArgument(node);
+  if (arg == nullptr || (*arg)->owner() == nullptr ||
+      (*arg)->owner()->op().kind() != OpKind::kSoftmax) {
+    return std::nullopt;
   }
-  if (arg->owner() != nullptr && arg->owner()->op().kind() == OpKind::kSoftmax) {
-    const auto& op = static_cast<const AxisOp&>(arg->owner()->op());
-    return ReplaceWith(log_softmax(Var(arg->owner()->inputs()[0]), op.axis()), node);
+  const auto& op = static_cast<const AxisOp&>((*arg)->owner()->op());
+  return ReplaceWith(log_softmax(Var((*arg)->owner()->inputs()[0]), op.axis()), node);
+}
+
+// log(sum(exp(x))) -> m + log(sum(exp(x - m))) with m = max(x) over the same axes, unless x is
+// already shifted by such a maximum   (Aesara's local_log_sum_exp)
+Replacement LogSumExp(const FunctionGraph&, Apply& node) {
+  const VariablePtr* arg = LogArgument(node);
+  if (arg == nullptr || (*arg)->owner() == nullptr ||
+      (*arg)->owner()->op().kind() != OpKind::kCAReduce) {
+    return std::nullopt;
   }
-  // log(sum(exp(x))) -> m + log(sum(exp(x - m))) with m = max(x) over the same axes, unless x
-  // is already shifted by such a maximum.
-  if (arg->owner() != nullptr && arg->owner()->op().kind() == OpKind::kCAReduce) {
-    const auto& reduce = static_cast<const CAReduce&>(arg->owner()->op());
-    const VariablePtr& e = arg->owner()->inputs()[0];
-    if (reduce.reduce() != ReduceKind::kSum || ElemwiseKind(*e) != K::kExp) return std::nullopt;
-    const VariablePtr& inner = e->owner()->inputs()[0];
-    if (ElemwiseKind(*inner) == K::kSub) {
-      const Variable& shift = *inner->owner()->inputs()[1];
-      const Apply* s = shift.owner();
-      if (s != nullptr && s->op().kind() == OpKind::kDimShuffle) s = s->inputs()[0]->owner();
-      if (s != nullptr && s->op().kind() == OpKind::kCAReduce) return std::nullopt;
-    }
-    // (As in Aesara, the max makes a reduction over an empty axis an error where the plain sum
-    // gave -inf.)
-    const Var xv(inner);
-    const Axes axes = reduce.axis() ? Axes(*reduce.axis()) : Axes();
-    const Var mx = max(xv, axes);
-    // Where the maximum is infinite the sum is dominated by it (or empty of finite terms).
-    return ReplaceWith(
-        switch_(isinf(mx), mx, log(sum(exp(xv - max(xv, axes, /*keepdims=*/true)), axes)) + mx),
-        node);
+  const auto& reduce = static_cast<const CAReduce&>((*arg)->owner()->op());
+  const VariablePtr& e = (*arg)->owner()->inputs()[0];
+  if (reduce.reduce() != ReduceKind::kSum || ElemwiseKind(*e) != K::kExp) return std::nullopt;
+  const VariablePtr& inner = e->owner()->inputs()[0];
+  if (ElemwiseKind(*inner) == K::kSub) {
+    const Variable& shift = *inner->owner()->inputs()[1];
+    const Apply* s = shift.owner();
+    if (s != nullptr && s->op().kind() == OpKind::kDimShuffle) s = s->inputs()[0]->owner();
+    if (s != nullptr && s->op().kind() == OpKind::kCAReduce) return std::nullopt;
   }
-  return std::nullopt;
+  // (As in Aesara, the max makes a reduction over an empty axis an error where the plain sum
+  // gave -inf.)
+  const Var xv(inner);
+  const Axes axes = reduce.axis() ? Axes(*reduce.axis()) : Axes();
+  const Var mx = max(xv, axes);
+  // Where the maximum is infinite the sum is dominated by it (or empty of finite terms).
+  return ReplaceWith(
+      switch_(isinf(mx), mx, log(sum(exp(xv - max(xv, axes, /*keepdims=*/true)), axes)) + mx),
+      node);
 }
 
 RewriteRule Rule(std::string name, std::function<Replacement(const FunctionGraph&, Apply&)> f) {
@@ -206,8 +244,14 @@ RewriteRule Rule(std::string name, std::function<Replacement(const FunctionGraph
 
 std::vector<RewriteRule> StabilizeRules() {
   std::vector<RewriteRule> rules = {Rule("local_log1p", Log1p),
-                                    Rule("local_expm1_and_sigmoid_complement", SubRules),
-                                    Rule("local_log_stable", LogRules),
+                                    Rule("local_expm1", ExpMinusOne),
+                                    Rule("local_one_minus_exp", OneMinusExp),
+                                    Rule("local_1msigmoid", OneMinusSigmoid),
+                                    Rule("logsigm_to_softplus", LogSigmoid),
+                                    Rule("local_log1mexp", LogMinusExpm1),
+                                    Rule("local_log_erfc", LogErfc),
+                                    Rule("local_logsoftmax", LogOfSoftmax),
+                                    Rule("local_log_sum_exp", LogSumExp),
                                     Rule("local_sigmoid_complement_factor",
                                          ProductMinusSigmoidMultiple)};
   for (RewriteRule& r : SigmoidRules()) rules.push_back(std::move(r));
