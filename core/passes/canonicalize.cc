@@ -449,15 +449,21 @@ Replacement UselessElemwise(const FunctionGraph&, Apply& node) {
   return std::nullopt;
 }
 
-// DimShuffle{order}(x) with order the identity -> x; DimShuffle(DimShuffle(x)) -> one DimShuffle.
-Replacement DimShuffleRules(const FunctionGraph&, Apply& node) {
-  const auto& op = static_cast<const DimShuffle&>(node.op());
+// DimShuffle{order}(x) with order the identity -> x
+Replacement IdentityDimShuffle(const FunctionGraph&, Apply& node) {
+  const std::vector<int>& order = static_cast<const DimShuffle&>(node.op()).new_order();
   const VariablePtr& x = node.inputs()[0];
-  const std::vector<int>& order = op.new_order();
   bool identity = static_cast<int>(order.size()) == x->tensor_type()->ndim();
   for (size_t i = 0; identity && i < order.size(); ++i) identity = order[i] == static_cast<int>(i);
-  if (identity) return ReplaceWith(Var(x), node);
-  const Apply* inner = x->owner();
+  if (!identity) return std::nullopt;
+  return ReplaceWith(Var(x), node);
+}
+
+// DimShuffle{a}(DimShuffle{b}(x)) -> DimShuffle{b[a]}(x)   (Aesara's local_dimshuffle_lift,
+// its merge part)
+Replacement DimShuffleOfDimShuffle(const FunctionGraph&, Apply& node) {
+  const std::vector<int>& order = static_cast<const DimShuffle&>(node.op()).new_order();
+  const Apply* inner = node.inputs()[0]->owner();
   if (inner == nullptr || inner->op().kind() != OpKind::kDimShuffle) return std::nullopt;
   const auto& inner_op = static_cast<const DimShuffle&>(inner->op());
   std::vector<int> combined;
@@ -465,19 +471,22 @@ Replacement DimShuffleRules(const FunctionGraph&, Apply& node) {
   return ReplaceWith(dimshuffle(Var(inner->inputs()[0]), combined), node);
 }
 
-// reshape(x, s) where the result's known static shape is x's -> x; reshape(reshape(x, s1), s2)
-// -> reshape(x, s2).
-Replacement ReshapeRules(const FunctionGraph&, Apply& node) {
+// reshape(x, s) where the result's known static shape is x's -> x   (Aesara's
+// local_useless_reshape)
+Replacement UselessReshape(const FunctionGraph&, Apply& node) {
   const VariablePtr& x = node.inputs()[0];
   const TensorType& out = *node.output_ptr(0)->tensor_type();
-  const StaticShape& in_shape = x->tensor_type()->shape();
   const bool all_known = std::all_of(out.shape().begin(), out.shape().end(),
                                      [](const StaticDim& d) { return d.has_value(); });
-  if (all_known && in_shape == out.shape()) return ReplaceWith(Var(x), node);
-  if (x->owner() != nullptr && x->owner()->op().kind() == OpKind::kReshape) {
-    return ReplaceWith(reshape(Var(x->owner()->inputs()[0]), Var(node.inputs()[1])), node);
-  }
-  return std::nullopt;
+  if (!all_known || x->tensor_type()->shape() != out.shape()) return std::nullopt;
+  return ReplaceWith(Var(x), node);
+}
+
+// reshape(reshape(x, s1), s2) -> reshape(x, s2)   (Aesara's local_reshape_chain)
+Replacement ReshapeChain(const FunctionGraph&, Apply& node) {
+  const VariablePtr& x = node.inputs()[0];
+  if (x->owner() == nullptr || x->owner()->op().kind() != OpKind::kReshape) return std::nullopt;
+  return ReplaceWith(reshape(Var(x->owner()->inputs()[0]), Var(node.inputs()[1])), node);
 }
 
 // x[:, :] (every entry a full slice) -> x.
@@ -573,10 +582,12 @@ std::vector<RewriteRule> CanonicalizeRules() {
       Rule("local_cast_cast", elemwise, CastCast),
       Rule("local_useless_switch", elemwise, SwitchConstantCondition),
       Rule("local_exp_log", elemwise, ExpLog),
-      Rule("local_dimshuffle", {OpKind::kDimShuffle}, DimShuffleRules),
+      Rule("local_useless_dimshuffle", {OpKind::kDimShuffle}, IdentityDimShuffle),
+      Rule("local_dimshuffle_merge", {OpKind::kDimShuffle}, DimShuffleOfDimShuffle),
       Rule("local_dimshuffle_lift", {OpKind::kDimShuffle}, DimShuffleLift),
       Rule("local_fill_sink", elemwise, FillSink),
-      Rule("local_useless_reshape", {OpKind::kReshape}, ReshapeRules),
+      Rule("local_useless_reshape", {OpKind::kReshape}, UselessReshape),
+      Rule("local_reshape_chain", {OpKind::kReshape}, ReshapeChain),
       Rule("local_useless_subtensor", {OpKind::kSubtensor}, UselessSubtensor),
       Rule("local_useless_alloc", {OpKind::kAlloc}, UselessAlloc),
       Rule("local_useless_reduce", {OpKind::kCAReduce}, UselessReduce),
