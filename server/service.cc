@@ -447,15 +447,7 @@ KilnService::Reactor* KilnService::ListShared(Ctx* ctx, const v1::ListSharedRequ
     absl::StatusOr<std::map<std::string, Tensor>> variables = (*s)->List();
     if (!variables.ok()) return variables.status();
     for (const auto& [name, value] : *variables) {
-      v1::Input* v = resp->add_variables();
-      v->set_name(name);
-      v->set_shared(name);
-      v->mutable_type()->set_dtype(ToProto(value.dtype()));
-      for (int64_t d : value.shape()) {
-        v1::StaticDim* dim = v->mutable_type()->add_shape();
-        dim->set_known(true);
-        dim->set_size(d);
-      }
+      *resp->add_variables() = SharedInputToProto(name, value);
     }
     return absl::OkStatus();
   });

@@ -332,4 +332,17 @@ absl::StatusOr<ProtoGraph> GraphFromProto(const v1::Graph& g, const GraphLimits&
   return result;
 }
 
+v1::Input SharedInputToProto(const std::string& name, const Tensor& value) {
+  v1::Input input;
+  input.set_name(name);
+  input.set_shared(name);
+  input.mutable_type()->set_dtype(ToProto(value.dtype()));
+  for (int64_t d : value.shape()) {
+    v1::StaticDim* dim = input.mutable_type()->add_shape();
+    dim->set_known(true);
+    dim->set_size(d);
+  }
+  return input;
+}
+
 }  // namespace kiln

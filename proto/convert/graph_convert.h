@@ -5,10 +5,12 @@
 #define KILN_PROTO_CONVERT_GRAPH_CONVERT_H_
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "core/graph/var.h"
+#include "core/runtime/tensor.h"
 #include "kiln/v1/graph.pb.h"
 
 namespace kiln {
@@ -43,6 +45,10 @@ absl::StatusOr<ProtoGraph> GraphFromProto(const v1::Graph& graph, const GraphLim
 // in errors): the references a request makes besides its graph (Grad's wrt, known grads...).
 absl::StatusOr<ProtoGraph> GraphFromProto(const v1::Graph& graph, const GraphLimits& limits,
                                           const std::vector<const v1::ValueRef*>& extra_outputs);
+
+// A graph input bound to the session's shared variable `name`, typed as `value` (every dim
+// known): how ListShared describes a session's variables.
+v1::Input SharedInputToProto(const std::string& name, const Tensor& value);
 
 }  // namespace kiln
 
