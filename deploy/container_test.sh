@@ -44,7 +44,8 @@ podman image exists docker.io/library/debian:bookworm ||
 
 echo "container_test: building $IMAGE"
 start=$(date +%s)
-podman build --quiet --format docker --pull=never --network host -f "$ROOT/deploy/Dockerfile" -t "$IMAGE" "$ROOT"
+podman build --quiet --format docker --pull=never --network host -f "$ROOT/deploy/Dockerfile" \
+  --ignorefile "$ROOT/deploy/Dockerfile.dockerignore" -t "$IMAGE" "$ROOT"
 echo "container_test: built in $(($(date +%s) - start)) s; $(podman image inspect -f '{{.Size}}' "$IMAGE") bytes"
 
 # The image runs as its non-root user, declares its volume and health check.

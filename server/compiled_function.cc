@@ -238,13 +238,7 @@ std::string EncodeOutputs(const std::vector<Tensor>& outputs) {
 absl::StatusOr<std::vector<Tensor>> DecodeOutputs(const std::string& bytes) {
   v1::ExecuteResponse response;
   if (!response.ParseFromString(bytes)) return absl::DataLossError("a call record is corrupt");
-  std::vector<Tensor> out;
-  for (const v1::Tensor& t : response.outputs()) {
-    absl::StatusOr<Tensor> value = FromProto(t);
-    if (!value.ok()) return value.status();
-    out.push_back(*std::move(value));
-  }
-  return out;
+  return FromProto(response.outputs());
 }
 
 }  // namespace

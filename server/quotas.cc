@@ -28,9 +28,10 @@ absl::Status Quotas::TakeCompile(const Tenant& tenant) {
 }
 
 absl::Status Quotas::BeginExecution(const Tenant& tenant) {
+  if (tenant.quota.executions <= 0) return absl::OkStatus();  // nothing to count
   std::lock_guard<std::mutex> lock(mutex_);
   Use& use = use_[tenant.name];
-  if (tenant.quota.executions > 0 && use.executions >= tenant.quota.executions) {
+  if (use.executions >= tenant.quota.executions) {
     return absl::ResourceExhaustedError(
         absl::StrCat("tenant '", tenant.name, "' already runs its quota of ",
                      tenant.quota.executions, " executions at once (executions=); retry later"));
@@ -40,6 +41,7 @@ absl::Status Quotas::BeginExecution(const Tenant& tenant) {
 }
 
 void Quotas::EndExecution(const Tenant& tenant) {
+  if (tenant.quota.executions <= 0) return;  // never counted in
   std::lock_guard<std::mutex> lock(mutex_);
   --use_[tenant.name].executions;
 }

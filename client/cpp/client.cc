@@ -318,13 +318,7 @@ absl::StatusOr<std::vector<Tensor>> Client::Execute(RemoteFunction& f,
       continue;
     }
     if (!s.ok()) return s;
-    std::vector<Tensor> out;
-    for (const v1::Tensor& t : resp.outputs()) {
-      absl::StatusOr<Tensor> v = FromProto(t);
-      if (!v.ok()) return v.status();
-      out.push_back(*std::move(v));
-    }
-    return out;
+    return FromProto(resp.outputs());
   }
 }
 

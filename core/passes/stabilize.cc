@@ -196,27 +196,28 @@ Replacement LogErfc(const FunctionGraph&, Apply& node) {
                      node);
 }
 
+// The node computing a log's argument when its op is of `kind`; null otherwise.
+const Apply* LogArgumentBy(const Apply& node, OpKind kind) {
+  const VariablePtr* arg = LogArgument(node);
+  if (arg == nullptr || (*arg)->owner() == nullptr) return nullptr;
+  return (*arg)->owner()->op().kind() == kind ? (*arg)->owner() : nullptr;
+}
+
 // log(softmax(x)) -> log_softmax(x)   (Aesara's local_logsoftmax)
 Replacement LogOfSoftmax(const FunctionGraph&, Apply& node) {
-  const VariablePtr* arg = LogArgument(node);
-  if (arg == nullptr || (*arg)->owner() == nullptr ||
-      (*arg)->owner()->op().kind() != OpKind::kSoftmax) {
-    return std::nullopt;
-  }
-  const auto& op = static_cast<const AxisOp&>((*arg)->owner()->op());
-  return ReplaceWith(log_softmax(Var((*arg)->owner()->inputs()[0]), op.axis()), node);
+  const Apply* softmax = LogArgumentBy(node, OpKind::kSoftmax);
+  if (softmax == nullptr) return std::nullopt;
+  const auto& op = static_cast<const AxisOp&>(softmax->op());
+  return ReplaceWith(log_softmax(Var(softmax->inputs()[0]), op.axis()), node);
 }
 
 // log(sum(exp(x))) -> m + log(sum(exp(x - m))) with m = max(x) over the same axes, unless x is
 // already shifted by such a maximum   (Aesara's local_log_sum_exp)
 Replacement LogSumExp(const FunctionGraph&, Apply& node) {
-  const VariablePtr* arg = LogArgument(node);
-  if (arg == nullptr || (*arg)->owner() == nullptr ||
-      (*arg)->owner()->op().kind() != OpKind::kCAReduce) {
-    return std::nullopt;
-  }
-  const auto& reduce = static_cast<const CAReduce&>((*arg)->owner()->op());
-  const VariablePtr& e = (*arg)->owner()->inputs()[0];
+  const Apply* sum_node = LogArgumentBy(node, OpKind::kCAReduce);
+  if (sum_node == nullptr) return std::nullopt;
+  const auto& reduce = static_cast<const CAReduce&>(sum_node->op());
+  const VariablePtr& e = sum_node->inputs()[0];
   if (reduce.reduce() != ReduceKind::kSum || ElemwiseKind(*e) != K::kExp) return std::nullopt;
   const VariablePtr& inner = e->owner()->inputs()[0];
   if (ElemwiseKind(*inner) == K::kSub) {

@@ -94,4 +94,16 @@ absl::StatusOr<Tensor> FromProto(const v1::Tensor& msg, int64_t max_bytes) {
   return t;
 }
 
+absl::StatusOr<std::vector<Tensor>> FromProto(
+    const google::protobuf::RepeatedPtrField<v1::Tensor>& tensors) {
+  std::vector<Tensor> out;
+  out.reserve(tensors.size());
+  for (const v1::Tensor& t : tensors) {
+    absl::StatusOr<Tensor> value = FromProto(t);
+    if (!value.ok()) return value.status();
+    out.push_back(*std::move(value));
+  }
+  return out;
+}
+
 }  // namespace kiln

@@ -3,6 +3,8 @@
 #ifndef KILN_PROTO_CONVERT_TENSOR_CONVERT_H_
 #define KILN_PROTO_CONVERT_TENSOR_CONVERT_H_
 
+#include <vector>
+
 #include "absl/status/statusor.h"
 #include "core/graph/type.h"
 #include "core/runtime/tensor.h"
@@ -25,6 +27,9 @@ absl::StatusOr<TensorTypePtr> FromProto(const v1::TensorType& type);
 // dtype and shape, a negative dim or more than `max_bytes` of data is INVALID_ARGUMENT.
 v1::Tensor ToProto(const Tensor& tensor);
 absl::StatusOr<Tensor> FromProto(const v1::Tensor& tensor, int64_t max_bytes = int64_t{1} << 40);
+// Every tensor of a list (an Execute's outputs); the first error.
+absl::StatusOr<std::vector<Tensor>> FromProto(
+    const google::protobuf::RepeatedPtrField<v1::Tensor>& tensors);
 
 }  // namespace kiln
 
