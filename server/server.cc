@@ -182,7 +182,7 @@ absl::Status Server::Reload() {
   if (status.ok()) {
     Log(LogLevel::kInfo, "reloaded the certificates and tokens", {});
   } else {
-    Log(LogLevel::kError, "reload failed; the certificates and tokens in use stay",
+    Log(LogLevel::kError, "reload failed; what did not reload stays as it was",
         {{"error", status.ToString()}});
   }
   return status;
@@ -199,8 +199,9 @@ std::string Server::HealthText() const {
   std::string out = serving_ ? "serving\n" : (stopping_ ? "draining\n" : "warming up\n");
   const auto roles = RedisRoles();
   for (const auto& [role, redis] : roles) {
-    const char* down = redis == redis_.get() ? "unreachable (serving from the local tiers)"
-                                             : "unreachable (session calls are UNAVAILABLE)";
+    const char* down = std::string_view(role) == "cache"
+                           ? "unreachable (serving from the local tiers)"
+                           : "unreachable (session calls are UNAVAILABLE)";
     absl::StrAppend(&out, "redis ", role, " ", redis->address(), ": ", redis->up() ? "up" : down,
                     "\n");
   }
