@@ -22,6 +22,7 @@
 #include "core/ops/math.h"
 #include "core/ops/nnet.h"
 #include "core/ops/reduce.h"
+#include "core/ops/repeat.h"
 #include "core/ops/shape.h"
 #include "core/ops/shape_infer.h"
 #include "core/passes/passes.h"

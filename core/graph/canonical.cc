@@ -12,16 +12,6 @@
 namespace kiln {
 namespace {
 
-std::string AttrText(const AttrValue& v) {
-  if (const auto* i = std::get_if<int64_t>(&v)) return absl::StrCat("i", *i);
-  if (const auto* d = std::get_if<double>(&v)) {
-    return absl::StrCat("f", absl::BytesToHexString(
-                                 absl::string_view(reinterpret_cast<const char*>(d), sizeof *d)));
-  }
-  if (const auto* s = std::get_if<std::string>(&v)) return absl::StrCat("s", s->size(), ":", *s);
-  return absl::StrCat("l[", absl::StrJoin(std::get<std::vector<int64_t>>(v), ","), "]");
-}
-
 class Canonicalizer {
  public:
   Canonicalizer(const std::vector<VariablePtr>& inputs) {
@@ -71,12 +61,7 @@ class Canonicalizer {
         continue;
       }
       // Every input named: the node's definition, deduplicated by its text.
-      std::string def = absl::StrCat(OpKindName(f.node->op().kind()), "{");
-      const OpAttrs attrs = f.node->op().Attrs();
-      for (const auto& [key, value] : attrs.values()) {
-        absl::StrAppend(&def, key, "=", AttrText(value), ";");
-      }
-      absl::StrAppend(&def, "}(");
+      std::string def = absl::StrCat(f.node->op().Key(), "(");
       for (const VariablePtr& in : f.node->inputs()) absl::StrAppend(&def, ids_.at(in.get()), ",");
       absl::StrAppend(&def, ")");
       auto [it, inserted] = defs_.emplace(def, static_cast<int>(defs_.size()));

@@ -3,16 +3,19 @@
 #include "core/graph/gradient_types.h"
 
 #include "absl/hash/hash.h"
+#include "absl/strings/str_cat.h"
 
 namespace kiln {
 
-std::string OpKindName(OpKind kind) {
+absl::string_view OpKindName(OpKind kind) {
   switch (kind) {
 #define KILN_OP_KIND_NAME(e, name) \
   case OpKind::e:                  \
     return name;
     KILN_OP_KINDS(KILN_OP_KIND_NAME)
 #undef KILN_OP_KIND_NAME
+    case OpKind::kDeclared:
+      break;
   }
   return "?";
 }
@@ -30,6 +33,11 @@ std::vector<std::vector<bool>> Op::ConnectionPattern(const Apply& node) const {
                                         std::vector<bool>(node.num_outputs(), true));
 }
 
-size_t Op::Hash() const { return absl::HashOf(static_cast<int>(kind()), Props()); }
+const std::string& Op::Key() const {
+  std::call_once(key_once_, [this] { key_ = absl::StrCat(type_name(), "{", Attrs().Text(), "}"); });
+  return key_;
+}
+
+size_t Op::Hash() const { return absl::HashOf(Key()); }
 
 }  // namespace kiln

@@ -1,11 +1,13 @@
-// Op: a kind of computation plus its props. Equal kinds with equal props are equal ops.
+// Op: a kind of computation plus its attributes. Ops with equal keys (class name and attributes)
+// are equal: one notion of identity for merge, hashing and the function id.
 #ifndef KILN_CORE_GRAPH_OP_H_
 #define KILN_CORE_GRAPH_OP_H_
 
 #include <memory>
+#include <mutex>
 #include <span>
 #include <string>
-#include <string_view>
+#include "absl/strings/string_view.h"
 #include <utility>
 #include <vector>
 
@@ -51,24 +53,27 @@ namespace kiln {
   X(kArgSort, "ArgSortOp")                           \
   X(kGradientOp, "GradientOp")
 
+// The kinds of the ops that predate declared ops (core/graph/op_decl.h), which rewrites switch on;
+// a declared op is kDeclared and told apart by its type_name().
 enum class OpKind {
 #define KILN_OP_KIND_ENUM(e, name) e,
   KILN_OP_KINDS(KILN_OP_KIND_ENUM)
 #undef KILN_OP_KIND_ENUM
+  kDeclared
 };
 
 // Aesara's class name of the kind: "Elemwise".
-std::string OpKindName(OpKind kind);
+absl::string_view OpKindName(OpKind kind);
 
 class Op : public std::enable_shared_from_this<Op> {
  public:
   virtual ~Op() = default;
 
-  virtual OpKind kind() const = 0;
+  virtual OpKind kind() const { return OpKind::kDeclared; }
+  // Aesara's class name: "Elemwise", "Repeat". What the wire and the registry know the op by.
+  virtual absl::string_view type_name() const { return OpKindName(kind()); }
   // Aesara's str(op): "Elemwise{mul,no_inplace}", "InplaceDimShuffle{x,x}".
   virtual std::string Name() const = 0;
-  // The props in a canonical text form; ops of one kind are equal exactly when these are.
-  virtual std::string Props() const = 0;
 
   // Type inference: the Apply node of this op on `inputs`, or an INVALID_ARGUMENT status naming
   // the op, the input index and the types involved.
@@ -93,24 +98,28 @@ class Op : public std::enable_shared_from_this<Op> {
   // input's values (not only on its shape). The default: every input feeds every output.
   virtual std::vector<std::vector<bool>> ConnectionPattern(const Apply& node) const;
 
-  // The props as typed attributes: MakeOp(kind(), Attrs()) builds an equal op
-  // (core/ops/op_registry.h). Serialization stores these.
+  // The props as typed attributes: MakeOp(type_name(), Attrs()) builds an equal op
+  // (core/graph/op_registry.h). Serialization stores these.
   virtual OpAttrs Attrs() const = 0;
+  // The op's identity as text: its class name and attributes, "Reshape{ndim=i2;}". Computed once.
+  const std::string& Key() const;
 
   // Aesara's view_map as (output, input) pairs: the output aliases the input's buffer.
   virtual std::vector<std::pair<int, int>> view_map() const { return {}; }
   // Aesara's destroy_map as (output, input) pairs: the output overwrites the input's buffer.
   virtual std::vector<std::pair<int, int>> destroy_map() const { return {}; }
 
-  bool operator==(const Op& other) const {
-    return kind() == other.kind() && Props() == other.Props();
-  }
+  bool operator==(const Op& other) const { return this == &other || Key() == other.Key(); }
   // Hash consistent with ==.
   size_t Hash() const;
 
  protected:
   // This op as a shared pointer, for the Apply nodes it makes.
   OpPtr self() const { return shared_from_this(); }
+
+ private:
+  mutable std::once_flag key_once_;
+  mutable std::string key_;
 };
 
 }  // namespace kiln

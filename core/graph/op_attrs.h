@@ -1,5 +1,5 @@
 // An op's props as typed attributes: what serialization (the cache, the wire format) stores of
-// an op, and what MakeOp (core/ops/op_registry.h) builds it back from.
+// an op, and what MakeOp (core/graph/op_registry.h) builds it back from.
 #ifndef KILN_CORE_GRAPH_OP_ATTRS_H_
 #define KILN_CORE_GRAPH_OP_ATTRS_H_
 
@@ -28,6 +28,9 @@ class OpAttrs {
   absl::StatusOr<std::string> String(const std::string& key) const;
   absl::StatusOr<std::vector<int64_t>> Ints(const std::string& key) const;
   const std::vector<std::pair<std::string, AttrValue>>& values() const { return values_; }
+  // The attributes as exact text, "ndim=i2;axis=l[0,1];": what op identity and the function id
+  // are computed from.
+  std::string Text() const;
   bool operator==(const OpAttrs&) const = default;
 
  private:

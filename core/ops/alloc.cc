@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "core/graph/op_registry.h"
 #include "core/graph/constructors.h"
 #include "core/ops/dimshuffle.h"
 #include "core/ops/indexing.h"
@@ -60,9 +61,6 @@ std::vector<std::pair<int, int>> BuildOp::view_map() const {
   return views;
 }
 
-std::string BuildOp::Props() const {
-  return absl::StrCat(Name(), ";", DTypeName(dtype_), ";", n_splits_);
-}
 
 absl::StatusOr<ApplyPtr> BuildOp::MakeNode(std::vector<VariablePtr> inputs) const {
   switch (kind_) {
@@ -448,6 +446,30 @@ absl::StatusOr<std::vector<std::vector<VariablePtr>>> BuildOp::InferShape(
       return outs;
     }
   }
+}
+
+// --- Wire attributes ----------------------------------------------------------------------------
+
+KILN_REGISTER_OP_KIND(BuildOp, kAlloc);
+KILN_REGISTER_OP_KIND(BuildOp, kARange);
+KILN_REGISTER_OP_KIND(BuildOp, kEye);
+KILN_REGISTER_OP_KIND(BuildOp, kJoin);
+KILN_REGISTER_OP_KIND(BuildOp, kSplit);
+
+OpAttrs BuildOp::Attrs() const {
+  return {{"dtype", DTypeName(dtype_)}, {"n_splits", int64_t{n_splits_}}};
+}
+
+absl::StatusOr<OpPtr> BuildOp::FromAttrs(OpKind kind, const OpAttrs& a) {
+  absl::StatusOr<std::optional<DType>> dtype = DecodeAttr<std::optional<DType>>(a, "dtype");
+  if (!dtype.ok()) return dtype.status();
+  absl::StatusOr<std::optional<int>> n = DecodeAttr<std::optional<int>>(a, "n_splits");
+  if (!n.ok()) return n.status();
+  if (n->value_or(0) < 0 || n->value_or(0) > 1000000) {
+    return absl::InvalidArgumentError("n_splits out of range");
+  }
+  return OpPtr(
+      std::make_shared<BuildOp>(kind, dtype->value_or(DType::kFloat64), n->value_or(0)));
 }
 
 }  // namespace kiln

@@ -1,9 +1,13 @@
 #include "core/ops/composite.h"
 
+#include <cstring>
 #include <unordered_map>
 
+#include "absl/strings/escaping.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "core/graph/traversal.h"
 #include "core/ops/dimshuffle.h"
 #include "core/ops/elemwise.h"
@@ -60,6 +64,18 @@ bool IsBroadcastOnly(const DimShuffle& ds) {
     last = d;
   }
   return true;
+}
+
+
+absl::StatusOr<std::vector<int>> IntList(absl::string_view text) {
+  std::vector<int> out;
+  if (text.empty()) return out;
+  for (absl::string_view part : absl::StrSplit(text, ',')) {
+    int v = 0;
+    if (!absl::SimpleAtoi(part, &v)) return absl::InvalidArgumentError("bad register list");
+    out.push_back(v);
+  }
+  return out;
 }
 
 }  // namespace
@@ -225,6 +241,83 @@ std::vector<Var> apply_composite(std::shared_ptr<const ScalarProgram> program,
   std::vector<Var> out;
   for (int i = 0; i < (*node)->num_outputs(); ++i) out.push_back(Var((*node)->output(i)));
   return out;
+}
+
+std::string EncodeScalarProgram(const ScalarProgram& p) {
+  std::vector<std::string> inputs, constants, instrs;
+  for (DType d : p.input_dtypes) inputs.push_back(DTypeName(d));
+  for (const Tensor& c : p.constants) {
+    const Tensor t = c.Contiguous();
+    constants.push_back(absl::StrCat(
+        DTypeName(t.dtype()), ":",
+        absl::BytesToHexString(std::string(static_cast<const char*>(t.raw_data()), t.nbytes()))));
+  }
+  for (const ScalarProgram::Instr& i : p.instrs) {
+    instrs.push_back(absl::StrCat(ScalarOpName(i.op.kind), "/", DTypeName(i.op.cast_to), "/",
+                                  DTypeName(i.dtype), "/", absl::StrJoin(i.args, ",")));
+  }
+  return absl::StrCat(absl::StrJoin(inputs, ","), "|", absl::StrJoin(constants, ","), "|",
+                      absl::StrJoin(instrs, ";"), "|", absl::StrJoin(p.outputs, ","));
+}
+
+absl::StatusOr<std::shared_ptr<const ScalarProgram>> DecodeScalarProgram(const std::string& text) {
+  const std::vector<std::string> parts = absl::StrSplit(text, '|');
+  auto bad = [](const std::string& why) {
+    return absl::InvalidArgumentError(absl::StrCat("bad composite program: ", why));
+  };
+  if (parts.size() != 4) return bad("expected 4 sections");
+  auto p = std::make_shared<ScalarProgram>();
+  if (!parts[0].empty()) {
+    for (absl::string_view name : absl::StrSplit(parts[0], ',')) {
+      std::optional<DType> d = ParseDType(std::string(name));
+      if (!d) return bad(absl::StrCat("dtype '", name, "'"));
+      p->input_dtypes.push_back(*d);
+    }
+  }
+  if (!parts[1].empty()) {
+    for (absl::string_view c : absl::StrSplit(parts[1], ',')) {
+      const std::vector<std::string> kv = absl::StrSplit(c, ':');
+      std::optional<DType> d = kv.size() == 2 ? ParseDType(kv[0]) : std::nullopt;
+      if (!d) return bad("constant");
+      const std::string bytes = absl::HexStringToBytes(kv[1]);
+      if (static_cast<int64_t>(bytes.size()) != DTypeSize(*d)) return bad("constant size");
+      Tensor t = Tensor::Empty(*d, {});
+      std::memcpy(t.raw_data(), bytes.data(), bytes.size());
+      p->constants.push_back(t);
+    }
+  }
+  const int first_instr = p->num_inputs() + static_cast<int>(p->constants.size());
+  if (!parts[2].empty()) {
+    for (absl::string_view instr : absl::StrSplit(parts[2], ';')) {
+      const std::vector<std::string> f = absl::StrSplit(instr, '/');
+      if (f.size() != 4) return bad("instruction");
+      std::optional<ScalarOpKind> k = ParseScalarOpKind(f[0]);
+      std::optional<DType> cast_to = ParseDType(f[1]), dtype = ParseDType(f[2]);
+      if (!k || !cast_to || !dtype || *k == ScalarOpKind::kComposite) {
+        return bad(absl::StrCat("instruction '", instr, "'"));
+      }
+      absl::StatusOr<std::vector<int>> args = IntList(f[3]);
+      if (!args.ok()) return args.status();
+      const int arity = ScalarOpArity(*k);
+      if (arity >= 0 ? static_cast<int>(args->size()) != arity : args->size() < 2) {
+        return bad(absl::StrCat("instruction '", instr, "' has ", args->size(), " arguments"));
+      }
+      const int self = first_instr + static_cast<int>(p->instrs.size());
+      for (int a : *args) {
+        if (a < 0 || a >= self) return bad("an argument register out of range");
+      }
+      p->instrs.push_back({ScalarOp(*k, *cast_to), *args, *dtype});
+    }
+  }
+  absl::StatusOr<std::vector<int>> outputs = IntList(parts[3]);
+  if (!outputs.ok()) return outputs.status();
+  const int n_regs = first_instr + static_cast<int>(p->instrs.size());
+  for (int o : *outputs) {
+    if (o < 0 || o >= n_regs) return bad("an output register out of range");
+  }
+  if (outputs->empty()) return bad("no outputs");
+  p->outputs = *outputs;
+  return std::shared_ptr<const ScalarProgram>(std::move(p));
 }
 
 }  // namespace kiln

@@ -40,6 +40,13 @@ struct ScalarProgram {
 
 // Elemwise{Composite{...}} applied to tensors whose dtypes are the program's input dtypes; one
 // Var per program output.
+// A scalar program as text, "inputs|constants|instructions|outputs" (a constant "dtype:hexbytes",
+// an instruction "op/cast_to/dtype/args"): how an Elemwise{Composite} travels on the wire.
+std::string EncodeScalarProgram(const ScalarProgram& p);
+// The program of EncodeScalarProgram's text, checked (every register in range), or
+// INVALID_ARGUMENT saying what is wrong.
+absl::StatusOr<std::shared_ptr<const ScalarProgram>> DecodeScalarProgram(const std::string& text);
+
 std::vector<Var> apply_composite(std::shared_ptr<const ScalarProgram> program,
                                  const std::vector<Var>& inputs);
 

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "core/graph/op_registry.h"
 #include "core/ops/shape_infer.h"
 
 namespace kiln {
@@ -61,10 +62,6 @@ std::string DimShuffle::Name() const {
                       "}");
 }
 
-std::string DimShuffle::Props() const {
-  return absl::StrCat("input_broadcastable=", BroadcastableText(input_broadcastable_),
-                      ";new_order=", PatternText(new_order_), ";inplace=", inplace_);
-}
 
 std::vector<std::pair<int, int>> DimShuffle::view_map() const {
   if (!inplace_) return {};
@@ -140,6 +137,27 @@ absl::StatusOr<std::vector<std::vector<VariablePtr>>> DimShuffle::InferShape(
   ShapeVars out;
   for (int d : new_order_) out.push_back(d == kX ? ConstDim(1) : in[0][d]);
   return std::vector<ShapeVars>{out};
+}
+
+// --- Wire attributes ----------------------------------------------------------------------------
+
+KILN_REGISTER_OP_KIND(DimShuffle, kDimShuffle);
+
+OpAttrs DimShuffle::Attrs() const {
+  std::vector<int64_t> broadcastable(input_broadcastable_.begin(), input_broadcastable_.end());
+  return {{"input_broadcastable", broadcastable},
+          {"new_order", std::vector<int64_t>(new_order_.begin(), new_order_.end())},
+          {"inplace", int64_t{inplace_}}};
+}
+
+absl::StatusOr<OpPtr> DimShuffle::FromAttrs(OpKind, const OpAttrs& a) {
+  absl::StatusOr<std::vector<int>> b = DecodeAttr<std::vector<int>>(a, "input_broadcastable");
+  if (!b.ok()) return b.status();
+  absl::StatusOr<std::vector<int>> order = DecodeAttr<std::vector<int>>(a, "new_order");
+  if (!order.ok()) return order.status();
+  absl::StatusOr<std::optional<bool>> inplace = DecodeAttr<std::optional<bool>>(a, "inplace");
+  if (!inplace.ok()) return inplace.status();
+  return Make(std::vector<bool>(b->begin(), b->end()), *order, inplace->value_or(false));
 }
 
 }  // namespace kiln

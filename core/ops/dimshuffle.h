@@ -5,7 +5,7 @@
 
 #include <vector>
 
-#include "core/graph/op.h"
+#include "core/graph/op_decl.h"
 #include "core/graph/var.h"
 
 namespace kiln {
@@ -28,7 +28,6 @@ class DimShuffle final : public Op {
   OpKind kind() const override { return OpKind::kDimShuffle; }
   // "InplaceDimShuffle{x,0}" or "DimShuffle{1,0}".
   std::string Name() const override;
-  std::string Props() const override;
   absl::StatusOr<ApplyPtr> MakeNode(std::vector<VariablePtr> inputs) const override;
   // The output is a view of the input when inplace.
   std::vector<std::pair<int, int>> view_map() const override;
@@ -37,8 +36,9 @@ class DimShuffle final : public Op {
   // A view of the input: no data is copied.
   absl::Status Perform(const Apply& node, std::span<const Tensor> inputs,
                        std::vector<Tensor>& outputs) const override;
-  // The props as typed attributes (see core/ops/op_registry.h).
+  // The props as typed attributes, and the op from them (the registry's factory).
   OpAttrs Attrs() const override;
+  static absl::StatusOr<OpPtr> FromAttrs(OpKind kind, const OpAttrs& attrs);
   // The gradient rule (Aesara's L_op), in the family's *_grad.cc.
   std::vector<Var> LOp(const Apply& node, const std::vector<Var>& output_grads) const override;
 

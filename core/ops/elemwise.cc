@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "core/graph/op_registry.h"
 #include "core/ops/composite.h"
 #include "core/ops/dimshuffle.h"
 #include "core/ops/shape_infer.h"
@@ -45,10 +46,6 @@ Elemwise::Elemwise(ScalarOp scalar_op, InplacePattern inplace_pattern)
                        "]");
 }
 
-std::string Elemwise::Props() const {
-  return absl::StrCat("scalar_op=", scalar_op_.Name(), ";inplace_pattern=",
-                      absl::StrJoin(inplace_pattern_, ",", absl::PairFormatter(":")));
-}
 
 absl::StatusOr<ApplyPtr> Elemwise::MakeNode(std::vector<VariablePtr> inputs) const {
   const int arity = scalar_op_.kind == ScalarOpKind::kComposite ? scalar_op_.program->num_inputs()
@@ -160,6 +157,54 @@ absl::StatusOr<std::vector<std::vector<VariablePtr>>> Elemwise::InferShape(
     out.push_back(BroadcastDim(dims));
   }
   return std::vector<ShapeVars>(node.num_outputs(), out);
+}
+
+// --- Wire attributes ----------------------------------------------------------------------------
+
+KILN_REGISTER_OP_KIND(Elemwise, kElemwise);
+
+OpAttrs Elemwise::Attrs() const {
+  OpAttrs a{{"scalar_op", ScalarOpName(scalar_op_.kind)}};
+  if (scalar_op_.kind == ScalarOpKind::kCast) a.Set("cast_to", DTypeName(scalar_op_.cast_to));
+  if (scalar_op_.kind == ScalarOpKind::kComposite) {
+    a.Set("program", EncodeScalarProgram(*scalar_op_.program));
+  }
+  std::vector<int64_t> pattern;
+  for (const auto& [o, i] : inplace_pattern_) {
+    pattern.push_back(o);
+    pattern.push_back(i);
+  }
+  if (!pattern.empty()) a.Set("inplace_pattern", pattern);
+  return a;
+}
+
+absl::StatusOr<OpPtr> Elemwise::FromAttrs(OpKind, const OpAttrs& a) {
+  absl::StatusOr<std::string> name = a.String("scalar_op");
+  if (!name.ok()) return name.status();
+  std::optional<ScalarOpKind> k = ParseScalarOpKind(*name);
+  if (!k) return absl::InvalidArgumentError(absl::StrCat("unknown scalar op '", *name, "'"));
+  ScalarOp op(*k);
+  if (*k == ScalarOpKind::kCast) {
+    absl::StatusOr<DType> to = DecodeAttr<DType>(a, "cast_to");
+    if (!to.ok()) return to.status();
+    op.cast_to = *to;
+  }
+  if (*k == ScalarOpKind::kComposite) {
+    absl::StatusOr<std::string> text = a.String("program");
+    if (!text.ok()) return text.status();
+    absl::StatusOr<std::shared_ptr<const ScalarProgram>> p = DecodeScalarProgram(*text);
+    if (!p.ok()) return p.status();
+    op.program = *p;
+  }
+  absl::StatusOr<std::optional<std::vector<int>>> flat =
+      DecodeAttr<std::optional<std::vector<int>>>(a, "inplace_pattern");
+  if (!flat.ok() || flat->value_or(std::vector<int>{}).size() % 2 != 0) {
+    return absl::InvalidArgumentError("bad inplace_pattern");
+  }
+  InplacePattern pattern;
+  const std::vector<int> pairs = flat->value_or(std::vector<int>{});
+  for (size_t i = 0; i < pairs.size(); i += 2) pattern.push_back({pairs[i], pairs[i + 1]});
+  return Make(op, pattern);
 }
 
 }  // namespace kiln

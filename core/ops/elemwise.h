@@ -5,7 +5,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/graph/op.h"
+#include "core/graph/op_decl.h"
 #include "core/ops/scalar_op.h"
 
 namespace kiln {
@@ -28,7 +28,6 @@ class Elemwise final : public Op {
   // "Elemwise{mul,no_inplace}", "Elemwise{Cast{float32}}", or "Elemwise{mul}[(0, 0)]" with an
   // inplace pattern.
   std::string Name() const override { return name_; }
-  std::string Props() const override;
   // Checks the arity and that every input is a tensor, pads lower-rank inputs with
   // InplaceDimShuffle{x,...} on the left, infers the dtype by the scalar op's rule and the static
   // shape by broadcasting (an error when known dims differ and neither is 1).
@@ -41,8 +40,9 @@ class Elemwise final : public Op {
   // integer division or modulo by zero and integer negative powers are errors.
   absl::Status Perform(const Apply& node, std::span<const Tensor> inputs,
                        std::vector<Tensor>& outputs) const override;
-  // The props as typed attributes (see core/ops/op_registry.h).
+  // The props as typed attributes, and the op from them (the registry's factory).
   OpAttrs Attrs() const override;
+  static absl::StatusOr<OpPtr> FromAttrs(OpKind kind, const OpAttrs& attrs);
   // The scalar op's gradient rule elementwise, summed over the dims each input was broadcast
   // along; zeros for integer and bool results (elemwise_grad.cc).
   std::vector<Var> LOp(const Apply& node, const std::vector<Var>& output_grads) const override;

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/graph/gradient_types.h"
+#include "core/graph/op_registry.h"
 #include "core/ops/alloc.h"
 #include "core/ops/math.h"
 #include "core/ops/op_util.h"
@@ -11,8 +12,17 @@
 
 namespace kiln {
 
+KILN_REGISTER_OP(GradientOp);
+
+absl::Status GradientOpAttrs::Check() const {
+  if (mode >= GradientMode::kConsiderConstant && mode <= GradientMode::kScale) {
+    return absl::OkStatus();
+  }
+  return absl::InvalidArgumentError("bad mode");
+}
+
 std::string GradientOp::Name() const {
-  switch (mode_) {
+  switch (attrs().mode) {
     case Mode::kConsiderConstant:
       return "ConsiderConstant";
     case Mode::kZeroGrad:
@@ -22,10 +32,10 @@ std::string GradientOp::Name() const {
     case Mode::kDisconnectedGrad:
       return "DisconnectedGrad";
     case Mode::kClip:
-      return absl::StrCat("GradClip{clip_lower_bound=", FormatPythonFloat(a_),
-                          ", clip_upper_bound=", FormatPythonFloat(b_), "}");
+      return absl::StrCat("GradClip{clip_lower_bound=", FormatPythonFloat(attrs().a),
+                          ", clip_upper_bound=", FormatPythonFloat(attrs().b), "}");
     case Mode::kScale:
-      return absl::StrCat("GradScale{multiplier=", FormatPythonFloat(a_), "}");
+      return absl::StrCat("GradScale{multiplier=", FormatPythonFloat(attrs().a), "}");
   }
   return "?";
 }
@@ -52,7 +62,7 @@ absl::Status GradientOp::Perform(const Apply&, std::span<const Tensor> inputs,
 }
 
 std::vector<Var> GradientOp::LOp(const Apply& node, const std::vector<Var>& g) const {
-  switch (mode_) {
+  switch (attrs().mode) {
     case Mode::kConsiderConstant:
     case Mode::kZeroGrad:
       return {zeros_like(g[0])};
@@ -61,15 +71,15 @@ std::vector<Var> GradientOp::LOp(const Apply& node, const std::vector<Var>& g) c
     case Mode::kDisconnectedGrad:
       return {disconnected_type()};
     case Mode::kClip:
-      return {clip(g[0], a_, b_)};
+      return {clip(g[0], attrs().a, attrs().b)};
     case Mode::kScale:
-      return {g[0] * a_};
+      return {g[0] * attrs().a};
   }
   return {};
 }
 
 std::vector<std::vector<bool>> GradientOp::ConnectionPattern(const Apply&) const {
-  return {{mode_ != Mode::kDisconnectedGrad}};
+  return {{attrs().mode != Mode::kDisconnectedGrad}};
 }
 
 namespace {

@@ -6,45 +6,53 @@
 #include <string>
 #include <vector>
 
-#include "core/graph/op.h"
+#include "core/graph/op_decl.h"
 #include "core/graph/var.h"
 
 namespace kiln {
 
+// What a GradientOp does to the gradient.
+enum class GradientMode {
+  kConsiderConstant,
+  kZeroGrad,
+  kUndefinedGrad,
+  kDisconnectedGrad,
+  kClip,
+  kScale
+};
+
+// a, b: the clip bounds (kClip) or the multiplier a (kScale).
+struct GradientOpAttrs {
+  GradientMode mode = GradientMode::kConsiderConstant;
+  double a = 0, b = 0;
+  static constexpr auto Fields() {
+    return std::tuple{AttrField{"mode", &GradientOpAttrs::mode},
+                      AttrField{"a", &GradientOpAttrs::a}, AttrField{"b", &GradientOpAttrs::b}};
+  }
+  absl::Status Check() const;
+};
+
 // Forward: the input itself (a view). Backward: depends on the mode.
-class GradientOp final : public Op {
+class GradientOp final : public DeclaredOp<GradientOp, GradientOpAttrs> {
  public:
-  enum class Mode {
-    kConsiderConstant,
-    kZeroGrad,
-    kUndefinedGrad,
-    kDisconnectedGrad,
-    kClip,
-    kScale
-  };
-  // a, b: the clip bounds (kClip) or the multiplier a (kScale).
-  explicit GradientOp(Mode mode, double a = 0, double b = 0) : mode_(mode), a_(a), b_(b) {}
+  using Mode = GradientMode;
+  static constexpr absl::string_view kTypeName = "GradientOp";
+  using DeclaredOp::DeclaredOp;
+  explicit GradientOp(Mode mode, double a = 0, double b = 0) : DeclaredOp({mode, a, b}) {}
 
   OpKind kind() const override { return OpKind::kGradientOp; }
   // "ZeroGrad", "GradClip{clip_lower_bound=-1.0, clip_upper_bound=1.0}",
   // "GradScale{multiplier=2.0}".
   std::string Name() const override;
-  std::string Props() const override { return Name(); }
   absl::StatusOr<ApplyPtr> MakeNode(std::vector<VariablePtr> inputs) const override;
   absl::StatusOr<std::vector<std::vector<VariablePtr>>> InferShape(
       const Apply& node, const std::vector<std::vector<VariablePtr>>& input_shapes) const override;
   absl::Status Perform(const Apply& node, std::span<const Tensor> inputs,
                        std::vector<Tensor>& outputs) const override;
-  // The props as typed attributes (see core/ops/op_registry.h).
-  OpAttrs Attrs() const override;
   std::vector<std::pair<int, int>> view_map() const override { return {{0, 0}}; }
   // Zeros (consider_constant, zero_grad), undefined, disconnected, clip(g, lo, hi) or a * g.
   std::vector<Var> LOp(const Apply& node, const std::vector<Var>& output_grads) const override;
   std::vector<std::vector<bool>> ConnectionPattern(const Apply& node) const override;
-
- private:
-  Mode mode_;
-  double a_, b_;
 };
 
 // x, through which no gradient flows (the gradient with respect to x is zeros).

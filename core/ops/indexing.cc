@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "core/graph/op_registry.h"
 #include "core/graph/constructors.h"
 #include "core/ops/elemwise_loops.h"
 #include "core/ops/math.h"
@@ -138,7 +139,6 @@ std::string SubtensorOp::Name() const {
                       "}");
 }
 
-std::string SubtensorOp::Props() const { return Name(); }
 
 std::vector<std::pair<int, int>> SubtensorOp::view_map() const {
   if (kind_ == OpKind::kSubtensor) return {{0, 0}};
@@ -400,6 +400,41 @@ absl::StatusOr<std::vector<std::vector<VariablePtr>>> SubtensorOp::InferShape(
   }
   out.insert(out.end(), in[0].begin() + idx_.size(), in[0].end());
   return std::vector<ShapeVars>{out};
+}
+
+// --- Wire attributes ----------------------------------------------------------------------------
+
+KILN_REGISTER_OP_KIND(SubtensorOp, kSubtensor);
+KILN_REGISTER_OP_KIND(SubtensorOp, kIncSubtensor);
+KILN_REGISTER_OP_KIND(SubtensorOp, kAdvancedSubtensor1);
+KILN_REGISTER_OP_KIND(SubtensorOp, kAdvancedIncSubtensor1);
+
+OpAttrs SubtensorOp::Attrs() const {
+  // Each entry: bit 0 a slice, bits 1-3 whether it has a start, stop and step.
+  std::vector<int64_t> idx;
+  for (const IndexEntry& e : idx_) {
+    idx.push_back(e.is_slice | e.has_start << 1 | e.has_stop << 2 | e.has_step << 3);
+  }
+  return {{"idx_list", idx}, {"set", int64_t{set_}}, {"inplace", int64_t{inplace_}}};
+}
+
+absl::StatusOr<OpPtr> SubtensorOp::FromAttrs(OpKind kind, const OpAttrs& a) {
+  absl::StatusOr<std::optional<std::vector<int64_t>>> bits =
+      DecodeAttr<std::optional<std::vector<int64_t>>>(a, "idx_list");
+  if (!bits.ok()) return bits.status();
+  std::vector<IndexEntry> idx;
+  for (int64_t b : bits->value_or(std::vector<int64_t>{})) {
+    if (b < 0 || b > 15 || (!(b & 1) && b != 0)) {
+      return absl::InvalidArgumentError("bad idx_list entry");
+    }
+    idx.push_back({(b & 1) != 0, (b & 2) != 0, (b & 4) != 0, (b & 8) != 0});
+  }
+  absl::StatusOr<std::optional<bool>> set = DecodeAttr<std::optional<bool>>(a, "set");
+  if (!set.ok()) return set.status();
+  absl::StatusOr<std::optional<bool>> inplace = DecodeAttr<std::optional<bool>>(a, "inplace");
+  if (!inplace.ok()) return inplace.status();
+  return OpPtr(
+      std::make_shared<SubtensorOp>(kind, idx, set->value_or(false), inplace->value_or(false)));
 }
 
 }  // namespace kiln

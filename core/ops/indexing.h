@@ -7,7 +7,7 @@
 #include <optional>
 #include <vector>
 
-#include "core/graph/op.h"
+#include "core/graph/op_decl.h"
 #include "core/graph/var.h"
 
 namespace kiln {
@@ -31,14 +31,14 @@ class SubtensorOp final : public Op {
   // "Subtensor{int64, int64:int64:}", "IncSubtensor{Set;::int64}",
   // "AdvancedSubtensor1", "AdvancedIncSubtensor1{no_inplace,inc}".
   std::string Name() const override;
-  std::string Props() const override;
   absl::StatusOr<ApplyPtr> MakeNode(std::vector<VariablePtr> inputs) const override;
   absl::StatusOr<std::vector<std::vector<VariablePtr>>> InferShape(
       const Apply& node, const std::vector<std::vector<VariablePtr>>& input_shapes) const override;
   absl::Status Perform(const Apply& node, std::span<const Tensor> inputs,
                        std::vector<Tensor>& outputs) const override;
-  // The props as typed attributes (see core/ops/op_registry.h).
+  // The props as typed attributes, and the op from them (the registry's factory).
   OpAttrs Attrs() const override;
+  static absl::StatusOr<OpPtr> FromAttrs(OpKind kind, const OpAttrs& attrs);
   // The gradient rule (Aesara's L_op), in the family's *_grad.cc.
   std::vector<Var> LOp(const Apply& node, const std::vector<Var>& output_grads) const override;
   std::vector<std::vector<bool>> ConnectionPattern(const Apply& node) const override;

@@ -4,6 +4,7 @@
 #include <numeric>
 
 #include "absl/strings/str_cat.h"
+#include "core/graph/op_registry.h"
 #include "core/graph/constructors.h"
 #include "core/ops/dimshuffle.h"
 #include "core/ops/math.h"
@@ -71,7 +72,6 @@ std::string ProductOp::Name() const {
   }
 }
 
-std::string ProductOp::Props() const { return Name(); }
 
 std::vector<std::pair<int, int>> ProductOp::destroy_map() const {
   if (inplace_) return {{0, 0}};
@@ -244,6 +244,22 @@ absl::StatusOr<std::vector<std::vector<VariablePtr>>> ProductOp::InferShape(
   if (!a_vec) out.push_back(a[a.size() - 2]);
   if (!b_vec) out.push_back(b.back());
   return std::vector<ShapeVars>{out};
+}
+
+// --- Wire attributes ----------------------------------------------------------------------------
+
+KILN_REGISTER_OP_KIND(ProductOp, kDot);
+KILN_REGISTER_OP_KIND(ProductOp, kMatMul);
+KILN_REGISTER_OP_KIND(ProductOp, kDot22);
+KILN_REGISTER_OP_KIND(ProductOp, kGemm);
+KILN_REGISTER_OP_KIND(ProductOp, kGemv);
+
+OpAttrs ProductOp::Attrs() const { return {{"inplace", int64_t{inplace_}}}; }
+
+absl::StatusOr<OpPtr> ProductOp::FromAttrs(OpKind kind, const OpAttrs& a) {
+  absl::StatusOr<std::optional<bool>> inplace = DecodeAttr<std::optional<bool>>(a, "inplace");
+  if (!inplace.ok()) return inplace.status();
+  return OpPtr(std::make_shared<ProductOp>(kind, inplace->value_or(false)));
 }
 
 }  // namespace kiln

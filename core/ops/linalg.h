@@ -6,7 +6,7 @@
 
 #include <vector>
 
-#include "core/graph/op.h"
+#include "core/graph/op_decl.h"
 #include "core/graph/var.h"
 
 namespace kiln {
@@ -20,7 +20,6 @@ class ProductOp final : public Op {
   explicit ProductOp(OpKind kind, bool inplace = false) : kind_(kind), inplace_(inplace) {}
   OpKind kind() const override { return kind_; }
   std::string Name() const override;
-  std::string Props() const override;
   // Checks ranks (Dot: 1 or 2; MatMul: >= 1; Dot22, Gemm: matrices; Gemv: matrix and vectors),
   // known inner dims, and for Gemm/Gemv that every input has z's float dtype.
   absl::StatusOr<ApplyPtr> MakeNode(std::vector<VariablePtr> inputs) const override;
@@ -28,8 +27,9 @@ class ProductOp final : public Op {
       const Apply& node, const std::vector<std::vector<VariablePtr>>& input_shapes) const override;
   absl::Status Perform(const Apply& node, std::span<const Tensor> inputs,
                        std::vector<Tensor>& outputs) const override;
-  // The props as typed attributes (see core/ops/op_registry.h).
+  // The props as typed attributes, and the op from them (the registry's factory).
   OpAttrs Attrs() const override;
+  static absl::StatusOr<OpPtr> FromAttrs(OpKind kind, const OpAttrs& attrs);
   // The gradient rule (Aesara's L_op), in the family's *_grad.cc.
   std::vector<Var> LOp(const Apply& node, const std::vector<Var>& output_grads) const override;
   std::vector<std::pair<int, int>> destroy_map() const override;

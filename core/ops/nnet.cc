@@ -5,6 +5,7 @@
 #include <numeric>
 
 #include "absl/strings/str_cat.h"
+#include "core/graph/op_registry.h"
 #include "core/graph/constructors.h"
 #include "core/ops/alloc.h"
 #include "core/ops/dimshuffle.h"
@@ -211,6 +212,25 @@ absl::StatusOr<std::vector<std::vector<VariablePtr>>> AxisOp::InferShape(
     return std::vector<ShapeVars>{in[0]};
   }
   return std::vector<ShapeVars>{{ProductOf(in[0])}};
+}
+
+// --- Wire attributes ----------------------------------------------------------------------------
+
+KILN_REGISTER_OP_KIND(AxisOp, kSoftmax);
+KILN_REGISTER_OP_KIND(AxisOp, kLogSoftmax);
+KILN_REGISTER_OP_KIND(AxisOp, kSort);
+KILN_REGISTER_OP_KIND(AxisOp, kArgSort);
+
+OpAttrs AxisOp::Attrs() const {
+  OpAttrs a;
+  if (axis_) a.Set("axis", int64_t{*axis_});
+  return a;
+}
+
+absl::StatusOr<OpPtr> AxisOp::FromAttrs(OpKind kind, const OpAttrs& a) {
+  absl::StatusOr<std::optional<int>> axis = DecodeAttr<std::optional<int>>(a, "axis");
+  if (!axis.ok()) return axis.status();
+  return OpPtr(std::make_shared<AxisOp>(kind, *axis));
 }
 
 }  // namespace kiln

@@ -5,7 +5,7 @@
 
 #include <optional>
 
-#include "core/graph/op.h"
+#include "core/graph/op_decl.h"
 #include "core/graph/var.h"
 #include "core/ops/reduce.h"
 
@@ -19,14 +19,14 @@ class AxisOp final : public Op {
   const std::optional<int>& axis() const { return axis_; }
   OpKind kind() const override { return kind_; }
   std::string Name() const override;
-  std::string Props() const override { return Name(); }
   absl::StatusOr<ApplyPtr> MakeNode(std::vector<VariablePtr> inputs) const override;
   absl::StatusOr<std::vector<std::vector<VariablePtr>>> InferShape(
       const Apply& node, const std::vector<std::vector<VariablePtr>>& input_shapes) const override;
   absl::Status Perform(const Apply& node, std::span<const Tensor> inputs,
                        std::vector<Tensor>& outputs) const override;
-  // The props as typed attributes (see core/ops/op_registry.h).
+  // The props as typed attributes, and the op from them (the registry's factory).
   OpAttrs Attrs() const override;
+  static absl::StatusOr<OpPtr> FromAttrs(OpKind kind, const OpAttrs& attrs);
   // The gradient rule (Aesara's L_op), in the family's *_grad.cc.
   std::vector<Var> LOp(const Apply& node, const std::vector<Var>& output_grads) const override;
 

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "core/graph/op_registry.h"
 #include "core/graph/constructors.h"
 #include "core/ops/dimshuffle.h"
 #include "core/ops/math.h"
@@ -106,11 +107,6 @@ std::string CAReduce::Name() const {
   }
 }
 
-std::string CAReduce::Props() const {
-  return absl::StrCat(ReduceName(reduce_), ";axis=", axis_ ? absl::StrJoin(*axis_, ",") : "None",
-                      ";dtype=", dtype_ ? DTypeName(*dtype_) : "",
-                      ";acc=", acc_dtype_ ? DTypeName(*acc_dtype_) : "");
-}
 
 absl::StatusOr<ApplyPtr> CAReduce::MakeNode(std::vector<VariablePtr> inputs) const {
   if (inputs.size() != 1) {
@@ -153,7 +149,7 @@ absl::StatusOr<ApplyPtr> CAReduce::MakeNode(std::vector<VariablePtr> inputs) con
   auto op = std::make_shared<CAReduce>(reduce_, axis_ ? std::optional(*normalized) : std::nullopt,
                                        dtype_, acc);
   if (reduce_ != ReduceKind::kSum && reduce_ != ReduceKind::kProd) op->acc_dtype_ = std::nullopt;
-  OpPtr chosen = (op->Props() == Props()) ? self() : OpPtr(op);
+  OpPtr chosen = (*op == *this) ? self() : OpPtr(op);
   return Apply::Make(chosen, std::move(inputs),
                      {TensorType::Make(out, KeptShape(*t, *normalized))});
 }
@@ -165,9 +161,6 @@ std::string MaxAndArgmax::Name() const {
                       absl::StrJoin(axis_, ", "), axis_.size() == 1 ? ",)}" : ")}");
 }
 
-std::string MaxAndArgmax::Props() const {
-  return absl::StrCat("axis=", absl::StrJoin(axis_, ","), ";argmax_only=", argmax_only_);
-}
 
 absl::StatusOr<ApplyPtr> MaxAndArgmax::MakeNode(std::vector<VariablePtr> inputs) const {
   if (inputs.size() != 1) return absl::InvalidArgumentError(Name() + ": expects 1 input");
@@ -197,7 +190,6 @@ std::string CumOp::Name() const {
                       product_ ? "mul" : "add", "}");
 }
 
-std::string CumOp::Props() const { return Name(); }
 
 absl::StatusOr<ApplyPtr> CumOp::MakeNode(std::vector<VariablePtr> inputs) const {
   if (inputs.size() != 1) return absl::InvalidArgumentError(Name() + ": expects 1 input");
@@ -369,6 +361,69 @@ absl::StatusOr<std::vector<std::vector<VariablePtr>>> CumOp::InferShape(
     const Apply& node, const std::vector<std::vector<VariablePtr>>& in) const {
   if (axis_) return std::vector<ShapeVars>{in[0]};
   return std::vector<ShapeVars>{{ProductOf(in[0])}};
+}
+
+// --- Wire attributes ----------------------------------------------------------------------------
+
+KILN_REGISTER_OP_KIND(CAReduce, kCAReduce);
+KILN_REGISTER_OP_KIND(MaxAndArgmax, kMaxAndArgmax);
+KILN_REGISTER_OP_KIND(MaxAndArgmax, kArgmax);
+KILN_REGISTER_OP_KIND(CumOp, kCumOp);
+
+namespace {
+const char* kReduceNames[] = {"sum", "prod", "max", "min", "all", "any"};
+}  // namespace
+
+OpAttrs CAReduce::Attrs() const {
+  OpAttrs a{{"reduce", kReduceNames[static_cast<int>(reduce_)]}};
+  if (axis_) a.Set("axis", std::vector<int64_t>(axis_->begin(), axis_->end()));
+  if (dtype_) a.Set("dtype", DTypeName(*dtype_));
+  if (acc_dtype_) a.Set("acc_dtype", DTypeName(*acc_dtype_));
+  return a;
+}
+
+absl::StatusOr<OpPtr> CAReduce::FromAttrs(OpKind, const OpAttrs& a) {
+  absl::StatusOr<std::string> r = a.String("reduce");
+  if (!r.ok()) return r.status();
+  const auto* name = std::find(std::begin(kReduceNames), std::end(kReduceNames), *r);
+  if (name == std::end(kReduceNames)) {
+    return absl::InvalidArgumentError(absl::StrCat("unknown reduction '", *r, "'"));
+  }
+  absl::StatusOr<std::optional<std::vector<int>>> axis =
+      DecodeAttr<std::optional<std::vector<int>>>(a, "axis");
+  if (!axis.ok()) return axis.status();
+  absl::StatusOr<std::optional<DType>> dtype = DecodeAttr<std::optional<DType>>(a, "dtype");
+  if (!dtype.ok()) return dtype.status();
+  absl::StatusOr<std::optional<DType>> acc = DecodeAttr<std::optional<DType>>(a, "acc_dtype");
+  if (!acc.ok()) return acc.status();
+  return OpPtr(std::make_shared<CAReduce>(
+      static_cast<ReduceKind>(name - std::begin(kReduceNames)), *axis, *dtype, *acc));
+}
+
+OpAttrs MaxAndArgmax::Attrs() const {
+  return {{"axis", std::vector<int64_t>(axis_.begin(), axis_.end())}};
+}
+
+absl::StatusOr<OpPtr> MaxAndArgmax::FromAttrs(OpKind kind, const OpAttrs& a) {
+  absl::StatusOr<std::vector<int>> axis = DecodeAttr<std::vector<int>>(a, "axis");
+  if (!axis.ok()) return axis.status();
+  return OpPtr(std::make_shared<MaxAndArgmax>(*axis, kind == OpKind::kArgmax));
+}
+
+OpAttrs CumOp::Attrs() const {
+  OpAttrs a{{"mode", product_ ? "mul" : "add"}};
+  if (axis_) a.Set("axis", int64_t{*axis_});
+  return a;
+}
+
+absl::StatusOr<OpPtr> CumOp::FromAttrs(OpKind, const OpAttrs& a) {
+  absl::StatusOr<std::string> mode = a.String("mode");
+  if (!mode.ok() || (*mode != "add" && *mode != "mul")) {
+    return absl::InvalidArgumentError("mode must be add or mul");
+  }
+  absl::StatusOr<std::optional<int>> axis = DecodeAttr<std::optional<int>>(a, "axis");
+  if (!axis.ok()) return axis.status();
+  return OpPtr(std::make_shared<CumOp>(*axis, *mode == "mul"));
 }
 
 }  // namespace kiln

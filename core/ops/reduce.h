@@ -7,7 +7,7 @@
 #include <optional>
 #include <vector>
 
-#include "core/graph/op.h"
+#include "core/graph/op_decl.h"
 #include "core/graph/var.h"
 
 namespace kiln {
@@ -41,14 +41,14 @@ class CAReduce final : public Op {
   // "Sum{axis=[0], acc_dtype=float64}", "Prod{mul}{acc_dtype=int64}", "Max{maximum}{0, 1}",
   // "All{0}", "Any".
   std::string Name() const override;
-  std::string Props() const override;
   absl::StatusOr<ApplyPtr> MakeNode(std::vector<VariablePtr> inputs) const override;
   absl::StatusOr<std::vector<std::vector<VariablePtr>>> InferShape(
       const Apply& node, const std::vector<std::vector<VariablePtr>>& input_shapes) const override;
   absl::Status Perform(const Apply& node, std::span<const Tensor> inputs,
                        std::vector<Tensor>& outputs) const override;
-  // The props as typed attributes (see core/ops/op_registry.h).
+  // The props as typed attributes, and the op from them (the registry's factory).
   OpAttrs Attrs() const override;
+  static absl::StatusOr<OpPtr> FromAttrs(OpKind kind, const OpAttrs& attrs);
   // The gradient rule (Aesara's L_op), in the family's *_grad.cc.
   std::vector<Var> LOp(const Apply& node, const std::vector<Var>& output_grads) const override;
 
@@ -68,14 +68,14 @@ class MaxAndArgmax final : public Op {
   const std::vector<int>& axis() const { return axis_; }
   OpKind kind() const override { return argmax_only_ ? OpKind::kArgmax : OpKind::kMaxAndArgmax; }
   std::string Name() const override;
-  std::string Props() const override;
   absl::StatusOr<ApplyPtr> MakeNode(std::vector<VariablePtr> inputs) const override;
   absl::StatusOr<std::vector<std::vector<VariablePtr>>> InferShape(
       const Apply& node, const std::vector<std::vector<VariablePtr>>& input_shapes) const override;
   absl::Status Perform(const Apply& node, std::span<const Tensor> inputs,
                        std::vector<Tensor>& outputs) const override;
-  // The props as typed attributes (see core/ops/op_registry.h).
+  // The props as typed attributes, and the op from them (the registry's factory).
   OpAttrs Attrs() const override;
+  static absl::StatusOr<OpPtr> FromAttrs(OpKind kind, const OpAttrs& attrs);
   // The gradient rule (Aesara's L_op), in the family's *_grad.cc.
   std::vector<Var> LOp(const Apply& node, const std::vector<Var>& output_grads) const override;
 
@@ -90,14 +90,14 @@ class CumOp final : public Op {
   CumOp(std::optional<int> axis, bool product) : axis_(axis), product_(product) {}
   OpKind kind() const override { return OpKind::kCumOp; }
   std::string Name() const override;  // "CumOp{None, add}", "CumOp{1, mul}"
-  std::string Props() const override;
   absl::StatusOr<ApplyPtr> MakeNode(std::vector<VariablePtr> inputs) const override;
   absl::StatusOr<std::vector<std::vector<VariablePtr>>> InferShape(
       const Apply& node, const std::vector<std::vector<VariablePtr>>& input_shapes) const override;
   absl::Status Perform(const Apply& node, std::span<const Tensor> inputs,
                        std::vector<Tensor>& outputs) const override;
-  // The props as typed attributes (see core/ops/op_registry.h).
+  // The props as typed attributes, and the op from them (the registry's factory).
   OpAttrs Attrs() const override;
+  static absl::StatusOr<OpPtr> FromAttrs(OpKind kind, const OpAttrs& attrs);
   // The gradient rule (Aesara's L_op), in the family's *_grad.cc.
   std::vector<Var> LOp(const Apply& node, const std::vector<Var>& output_grads) const override;
 

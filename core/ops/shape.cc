@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/graph/constructors.h"
+#include "core/graph/op_registry.h"
 #include "core/ops/dimshuffle.h"
 #include "core/ops/indexing.h"
 #include "core/ops/math.h"
@@ -58,6 +59,12 @@ absl::Status CheckDims(const Op& op, const std::vector<int64_t>& dims, DType dty
 
 }  // namespace
 
+KILN_REGISTER_OP(ShapeOp);
+KILN_REGISTER_OP(ShapeI);
+KILN_REGISTER_OP(Reshape);
+KILN_REGISTER_OP(SpecifyShape);
+KILN_REGISTER_OP(MakeVector);
+
 // --- Shape, Shape_i ---------------------------------------------------------------------------
 
 absl::StatusOr<ApplyPtr> ShapeOp::MakeNode(std::vector<VariablePtr> inputs) const {
@@ -74,30 +81,28 @@ absl::Status ShapeOp::Perform(const Apply&, std::span<const Tensor> inputs,
   return absl::OkStatus();
 }
 
-std::string ShapeI::Name() const { return absl::StrCat("Shape_i{", i_, "}"); }
-std::string ShapeI::Props() const { return absl::StrCat("i=", i_); }
+std::string ShapeI::Name() const { return absl::StrCat("Shape_i{", i(), "}"); }
 
 absl::StatusOr<ApplyPtr> ShapeI::MakeNode(std::vector<VariablePtr> inputs) const {
   if (inputs.size() != 1) return Invalid(*this, "expects 1 input");
   absl::StatusOr<const TensorType*> t = TensorInput(*this, inputs, 0);
   if (!t.ok()) return t.status();
-  if (i_ < 0 || i_ >= (*t)->ndim()) {
+  if (i() < 0 || i() >= (*t)->ndim()) {
     return Invalid(*this,
-                   absl::StrCat("input 0 has type ", (*t)->ToString(), ", which has no dim ", i_));
+                   absl::StrCat("input 0 has type ", (*t)->ToString(), ", which has no dim ", i()));
   }
   return Apply::Make(self(), std::move(inputs), {TensorType::Make(DType::kInt64, {})});
 }
 
 absl::Status ShapeI::Perform(const Apply&, std::span<const Tensor> inputs,
                              std::vector<Tensor>& outputs) const {
-  outputs[0] = Int64Tensor({inputs[0].shape()[i_]}, {});
+  outputs[0] = Int64Tensor({inputs[0].shape()[i()]}, {});
   return absl::OkStatus();
 }
 
 // --- Reshape ----------------------------------------------------------------------------------
 
-std::string Reshape::Name() const { return absl::StrCat("Reshape{", ndim_, "}"); }
-std::string Reshape::Props() const { return absl::StrCat("ndim=", ndim_); }
+std::string Reshape::Name() const { return absl::StrCat("Reshape{", ndim(), "}"); }
 
 absl::StatusOr<ApplyPtr> Reshape::MakeNode(std::vector<VariablePtr> inputs) const {
   if (inputs.size() != 2) return Invalid(*this, "expects 2 inputs (x, shape)");
@@ -105,21 +110,21 @@ absl::StatusOr<ApplyPtr> Reshape::MakeNode(std::vector<VariablePtr> inputs) cons
   if (!x.ok()) return x.status();
   if (absl::Status s = CheckInteger(*this, inputs, 1, 1); !s.ok()) return s;
   const TensorType* shp = inputs[1]->tensor_type();
-  if (shp->shape()[0] && *shp->shape()[0] != ndim_) {
-    return Invalid(*this, absl::StrCat("input 1 has type ", shp->ToString(), " but ", ndim_,
+  if (shp->shape()[0] && *shp->shape()[0] != ndim()) {
+    return Invalid(*this, absl::StrCat("input 1 has type ", shp->ToString(), " but ", ndim(),
                                        " entries are needed"));
   }
-  StaticShape out(ndim_);
+  StaticShape out(ndim());
   if (inputs[1]->is_constant()) {
     const std::vector<int64_t> dims = AsInt64s(static_cast<const Constant&>(*inputs[1]).data());
-    if (static_cast<int>(dims.size()) != ndim_) {
+    if (static_cast<int>(dims.size()) != ndim()) {
       return Invalid(*this, absl::StrCat("the shape ", DimsText(dims), " has ", dims.size(),
-                                         " entries but ", ndim_, " are needed"));
+                                         " entries but ", ndim(), " are needed"));
     }
     if (absl::Status s = CheckDims(*this, dims, (*x)->dtype()); !s.ok()) return s;
     int unknown = -1;
     int64_t known = 1;
-    for (int d = 0; d < ndim_; ++d) {
+    for (int d = 0; d < ndim(); ++d) {
       if (dims[d] == -1 && unknown < 0) {
         unknown = d;
       } else if (dims[d] < 0) {
@@ -150,14 +155,14 @@ absl::Status Reshape::Perform(const Apply&, std::span<const Tensor> inputs,
                               std::vector<Tensor>& outputs) const {
   const Tensor& x = inputs[0];
   std::vector<int64_t> dims = AsInt64s(inputs[1]);
-  if (static_cast<int>(dims.size()) != ndim_) {
+  if (static_cast<int>(dims.size()) != ndim()) {
     return Invalid(*this, absl::StrCat("the shape ", DimsText(dims), " has ", dims.size(),
-                                       " entries, not ", ndim_));
+                                       " entries, not ", ndim()));
   }
   if (absl::Status s = CheckDims(*this, dims, x.dtype()); !s.ok()) return s;
   int unknown = -1;
   int64_t known = 1;
-  for (int d = 0; d < ndim_; ++d) {
+  for (int d = 0; d < ndim(); ++d) {
     if (dims[d] == -1 && unknown < 0) {
       unknown = d;
     } else if (dims[d] < 0) {
@@ -218,31 +223,26 @@ absl::Status SpecifyShape::Perform(const Apply&, std::span<const Tensor> inputs,
 
 // --- MakeVector -------------------------------------------------------------------------------
 
-std::string MakeVector::Name() const {
-  return absl::StrCat("MakeVector{dtype='", DTypeName(dtype_), "'}");
-}
-std::string MakeVector::Props() const { return absl::StrCat("dtype=", DTypeName(dtype_)); }
-
 absl::StatusOr<ApplyPtr> MakeVector::MakeNode(std::vector<VariablePtr> inputs) const {
   for (size_t i = 0; i < inputs.size(); ++i) {
     absl::StatusOr<const TensorType*> t = TensorInput(*this, inputs, i);
     if (!t.ok()) return t.status();
-    if ((*t)->ndim() != 0 || !CanCastSafely((*t)->dtype(), dtype_)) {
+    if ((*t)->ndim() != 0 || !CanCastSafely((*t)->dtype(), dtype())) {
       return Invalid(*this, absl::StrCat("input ", i, " has type ", (*t)->ToString(),
-                                         " but scalars that cast safely to ", DTypeName(dtype_),
+                                         " but scalars that cast safely to ", DTypeName(dtype()),
                                          " are needed"));
     }
   }
   const int64_t n = static_cast<int64_t>(inputs.size());
-  return Apply::Make(self(), std::move(inputs), {TensorType::Make(dtype_, {StaticDim(n)})});
+  return Apply::Make(self(), std::move(inputs), {TensorType::Make(dtype(), {StaticDim(n)})});
 }
 
 absl::Status MakeVector::Perform(const Apply&, std::span<const Tensor> inputs,
                                  std::vector<Tensor>& outputs) const {
-  Tensor out = Tensor::Empty(dtype_, {static_cast<int64_t>(inputs.size())});
-  const int size = DTypeSize(dtype_);
+  Tensor out = Tensor::Empty(dtype(), {static_cast<int64_t>(inputs.size())});
+  const int size = DTypeSize(dtype());
   for (size_t i = 0; i < inputs.size(); ++i) {
-    const Tensor v = inputs[i].AsType(dtype_);
+    const Tensor v = inputs[i].AsType(dtype());
     std::memcpy(static_cast<char*>(out.raw_data()) + i * size, v.raw_data(), size);
   }
   outputs[0] = std::move(out);
@@ -359,12 +359,12 @@ absl::StatusOr<std::vector<std::vector<VariablePtr>>> Reshape::InferShape(
   Var size = Var(ProductOf(in[0]));
   Var known = Var(ConstDim(1));
   std::vector<Var> entries;
-  for (int d = 0; d < ndim_; ++d) {
+  for (int d = 0; d < ndim(); ++d) {
     entries.push_back(subtensor(Var(node.inputs()[1]), {d}));
     known = known * entries.back();
   }
   ShapeVars out;
-  for (int d = 0; d < ndim_; ++d) {
+  for (int d = 0; d < ndim(); ++d) {
     // known is negative exactly when one entry is -1: that entry is size / (-known).
     Var resolved = switch_(eq(entries[d], constant(-1)),
                            int_div(size, maximum(-known, constant(1))), entries[d]);

@@ -5,92 +5,90 @@
 
 #include <vector>
 
-#include "core/graph/op.h"
+#include "core/graph/op_decl.h"
 #include "core/graph/var.h"
 
 namespace kiln {
 
 // x.shape: an int64 vector of x's dims.
-class ShapeOp final : public Op {
+class ShapeOp final : public DeclaredOp<ShapeOp, NoAttrs> {
  public:
+  static constexpr absl::string_view kTypeName = "Shape";
+  using DeclaredOp::DeclaredOp;
   OpKind kind() const override { return OpKind::kShape; }
-  std::string Name() const override { return "Shape"; }
-  std::string Props() const override { return ""; }
   absl::StatusOr<ApplyPtr> MakeNode(std::vector<VariablePtr> inputs) const override;
   absl::StatusOr<std::vector<std::vector<VariablePtr>>> InferShape(
       const Apply& node, const std::vector<std::vector<VariablePtr>>& input_shapes) const override;
   absl::Status Perform(const Apply& node, std::span<const Tensor> inputs,
                        std::vector<Tensor>& outputs) const override;
-  // The props as typed attributes (see core/ops/op_registry.h).
-  OpAttrs Attrs() const override;
   // The gradient rule (Aesara's L_op), in the family's *_grad.cc.
   std::vector<Var> LOp(const Apply& node, const std::vector<Var>& output_grads) const override;
   std::vector<std::vector<bool>> ConnectionPattern(const Apply& node) const override;
 };
 
 // x.shape[i]: an int64 scalar.
-class ShapeI final : public Op {
+struct ShapeIAttrs {
+  int i = 0;
+  static constexpr auto Fields() { return std::tuple{AttrField{"i", &ShapeIAttrs::i}}; }
+  absl::Status Check() const { return CheckDimIndex("i", i); }
+};
+class ShapeI final : public DeclaredOp<ShapeI, ShapeIAttrs> {
  public:
-  explicit ShapeI(int i) : i_(i) {}
-  int i() const { return i_; }
+  static constexpr absl::string_view kTypeName = "Shape_i";
+  using DeclaredOp::DeclaredOp;
+  explicit ShapeI(int i) : DeclaredOp({i}) {}
+  int i() const { return attrs().i; }
   OpKind kind() const override { return OpKind::kShapeI; }
   std::string Name() const override;  // "Shape_i{0}"
-  std::string Props() const override;
   absl::StatusOr<ApplyPtr> MakeNode(std::vector<VariablePtr> inputs) const override;
   absl::StatusOr<std::vector<std::vector<VariablePtr>>> InferShape(
       const Apply& node, const std::vector<std::vector<VariablePtr>>& input_shapes) const override;
   absl::Status Perform(const Apply& node, std::span<const Tensor> inputs,
                        std::vector<Tensor>& outputs) const override;
-  // The props as typed attributes (see core/ops/op_registry.h).
-  OpAttrs Attrs() const override;
   // The gradient rule (Aesara's L_op), in the family's *_grad.cc.
   std::vector<Var> LOp(const Apply& node, const std::vector<Var>& output_grads) const override;
   std::vector<std::vector<bool>> ConnectionPattern(const Apply& node) const override;
-
- private:
-  int i_;
 };
 
 // x.reshape(shape) for an integer vector `shape` of `ndim` entries, one of which may be -1.
 // A view when x is contiguous; static dims come from a constant shape.
-class Reshape final : public Op {
+struct ReshapeAttrs {
+  int ndim = 0;
+  static constexpr auto Fields() { return std::tuple{AttrField{"ndim", &ReshapeAttrs::ndim}}; }
+  absl::Status Check() const { return CheckDimIndex("ndim", ndim); }
+};
+class Reshape final : public DeclaredOp<Reshape, ReshapeAttrs> {
  public:
-  explicit Reshape(int ndim) : ndim_(ndim) {}
-  int ndim() const { return ndim_; }
+  static constexpr absl::string_view kTypeName = "Reshape";
+  using DeclaredOp::DeclaredOp;
+  explicit Reshape(int ndim) : DeclaredOp({ndim}) {}
+  int ndim() const { return attrs().ndim; }
   OpKind kind() const override { return OpKind::kReshape; }
   std::string Name() const override;  // "Reshape{2}"
-  std::string Props() const override;
   absl::StatusOr<ApplyPtr> MakeNode(std::vector<VariablePtr> inputs) const override;
   absl::StatusOr<std::vector<std::vector<VariablePtr>>> InferShape(
       const Apply& node, const std::vector<std::vector<VariablePtr>>& input_shapes) const override;
   absl::Status Perform(const Apply& node, std::span<const Tensor> inputs,
                        std::vector<Tensor>& outputs) const override;
-  // The props as typed attributes (see core/ops/op_registry.h).
-  OpAttrs Attrs() const override;
   // The output is a view of x when x is contiguous.
   std::vector<std::pair<int, int>> view_map() const override { return {{0, 0}}; }
   // The gradient rule (Aesara's L_op), in the family's *_grad.cc.
   std::vector<Var> LOp(const Apply& node, const std::vector<Var>& output_grads) const override;
   std::vector<std::vector<bool>> ConnectionPattern(const Apply& node) const override;
-
- private:
-  int ndim_;
 };
 
 // specify_shape(x, dims): x, checked at run time to have the given dims (integer scalars, -1
 // for a dim left unchecked); constant dims become static.
-class SpecifyShape final : public Op {
+class SpecifyShape final : public DeclaredOp<SpecifyShape, NoAttrs> {
  public:
+  static constexpr absl::string_view kTypeName = "SpecifyShape";
+  using DeclaredOp::DeclaredOp;
   OpKind kind() const override { return OpKind::kSpecifyShape; }
-  std::string Name() const override { return "SpecifyShape"; }
-  std::string Props() const override { return ""; }
   absl::StatusOr<ApplyPtr> MakeNode(std::vector<VariablePtr> inputs) const override;
   absl::StatusOr<std::vector<std::vector<VariablePtr>>> InferShape(
       const Apply& node, const std::vector<std::vector<VariablePtr>>& input_shapes) const override;
   absl::Status Perform(const Apply& node, std::span<const Tensor> inputs,
                        std::vector<Tensor>& outputs) const override;
-  // The props as typed attributes (see core/ops/op_registry.h).
-  OpAttrs Attrs() const override;
   // The gradient rule (Aesara's L_op), in the family's *_grad.cc.
   std::vector<Var> LOp(const Apply& node, const std::vector<Var>& output_grads) const override;
   std::vector<std::vector<bool>> ConnectionPattern(const Apply& node) const override;
@@ -98,25 +96,24 @@ class SpecifyShape final : public Op {
 };
 
 // A vector of `dtype` from scalars (cast to it when lossless).
-class MakeVector final : public Op {
+struct MakeVectorAttrs {
+  DType dtype = DType::kInt64;
+  static constexpr auto Fields() { return std::tuple{AttrField{"dtype", &MakeVectorAttrs::dtype}}; }
+};
+class MakeVector final : public DeclaredOp<MakeVector, MakeVectorAttrs> {
  public:
-  explicit MakeVector(DType dtype) : dtype_(dtype) {}
-  DType dtype() const { return dtype_; }
+  static constexpr absl::string_view kTypeName = "MakeVector";  // MakeVector{dtype='int64'}
+  using DeclaredOp::DeclaredOp;
+  explicit MakeVector(DType dtype) : DeclaredOp({dtype}) {}
+  DType dtype() const { return attrs().dtype; }
   OpKind kind() const override { return OpKind::kMakeVector; }
-  std::string Name() const override;  // "MakeVector{dtype='int64'}"
-  std::string Props() const override;
   absl::StatusOr<ApplyPtr> MakeNode(std::vector<VariablePtr> inputs) const override;
   absl::StatusOr<std::vector<std::vector<VariablePtr>>> InferShape(
       const Apply& node, const std::vector<std::vector<VariablePtr>>& input_shapes) const override;
   absl::Status Perform(const Apply& node, std::span<const Tensor> inputs,
                        std::vector<Tensor>& outputs) const override;
-  // The props as typed attributes (see core/ops/op_registry.h).
-  OpAttrs Attrs() const override;
   // The gradient rule (Aesara's L_op), in the family's *_grad.cc.
   std::vector<Var> LOp(const Apply& node, const std::vector<Var>& output_grads) const override;
-
- private:
-  DType dtype_;
 };
 
 // x.shape, x.shape[i] (negative i counts from the end).

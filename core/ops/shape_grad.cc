@@ -44,7 +44,7 @@ std::vector<std::vector<bool>> SpecifyShape::ConnectionPattern(const Apply& node
 std::vector<Var> MakeVector::LOp(const Apply& node, const std::vector<Var>& g) const {
   return PerInput(node, [&](int i) {
     const Var x(node.inputs()[i]);
-    return IsBool(dtype_) || IsInteger(dtype_) ? FloatZerosLike(x) : subtensor(g[0], {Index(i)});
+    return IsBool(dtype()) || IsInteger(dtype()) ? FloatZerosLike(x) : subtensor(g[0], {Index(i)});
   });
 }
 

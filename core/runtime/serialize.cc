@@ -5,7 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/graph/op.h"
-#include "core/ops/op_registry.h"
+#include "core/graph/op_registry.h"
 #include "core/runtime/shared.h"
 
 namespace kiln {
@@ -182,7 +182,7 @@ absl::StatusOr<std::string> SerializeGraph(const FunctionGraph& fg) {
   w.U64(order.size());
   for (Apply* node : order) {
     // Constants are written where first used: (id = kConstant, type, bytes).
-    w.Str(OpKindName(node->op().kind()));
+    w.Str(std::string(node->op().type_name()));
     const OpAttrs attrs = node->op().Attrs();
     w.U64(attrs.values().size());
     for (const auto& [key, value] : attrs.values()) {
@@ -238,10 +238,6 @@ absl::StatusOr<LoadedGraph> DeserializeGraph(std::string_view bytes) {
   for (uint64_t n = 0; n < *n_nodes; ++n) {
     absl::StatusOr<std::string> kind_name = r.Str();
     if (!kind_name.ok()) return kind_name.status();
-    std::optional<OpKind> kind = ParseOpKind(*kind_name);
-    if (!kind)
-      return absl::InvalidArgumentError(
-          absl::StrCat("node ", n, ": unknown op '", *kind_name, "'"));
     absl::StatusOr<uint64_t> n_attrs = r.Count();
     if (!n_attrs.ok()) return n_attrs.status();
     OpAttrs attrs;
@@ -278,7 +274,7 @@ absl::StatusOr<LoadedGraph> DeserializeGraph(std::string_view bytes) {
         return absl::InvalidArgumentError(absl::StrCat("node ", n, ": bad attribute tag"));
       }
     }
-    absl::StatusOr<OpPtr> op = MakeOp(*kind, attrs);
+    absl::StatusOr<OpPtr> op = MakeOp(*kind_name, attrs);
     if (!op.ok())
       return absl::InvalidArgumentError(absl::StrCat("node ", n, ": ", op.status().message()));
     absl::StatusOr<uint64_t> n_in = r.Count();

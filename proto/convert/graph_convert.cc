@@ -5,7 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/graph/op.h"
 #include "core/graph/traversal.h"
-#include "core/ops/op_registry.h"
+#include "core/graph/op_registry.h"
 #include "proto/convert/tensor_convert.h"
 
 namespace kiln {
@@ -28,7 +28,7 @@ v1::AttrValue AttrToProto(const AttrValue& value) {
 }
 
 void OpToProto(const Op& op, v1::Op* out) {
-  out->set_kind(OpKindName(op.kind()));
+  out->set_kind(std::string(op.type_name()));
   const OpAttrs attrs = op.Attrs();
   for (const auto& [name, value] : attrs.values()) {
     v1::Attr* a = out->add_attrs();
@@ -38,8 +38,6 @@ void OpToProto(const Op& op, v1::Op* out) {
 }
 
 absl::StatusOr<OpPtr> OpFromProto(const v1::Op& msg) {
-  std::optional<OpKind> kind = ParseOpKind(msg.kind());
-  if (!kind) return absl::InvalidArgumentError(absl::StrCat("unknown op '", msg.kind(), "'"));
   OpAttrs attrs;
   for (const v1::Attr& a : msg.attrs()) {
     const v1::AttrValue& v = a.value();
@@ -62,7 +60,7 @@ absl::StatusOr<OpPtr> OpFromProto(const v1::Op& msg) {
             absl::StrCat("attribute '", a.name(), "' has no value"));
     }
   }
-  return MakeOp(*kind, attrs);
+  return MakeOp(msg.kind(), attrs);
 }
 
 // A table of the compact form being written (Graph.ops or Graph.types): each distinct entry once.
@@ -157,7 +155,7 @@ absl::Status GraphToProto(const std::vector<Var>& inputs, const std::vector<Var>
     const Op& op = node->op();
     if (form == GraphForm::kCompact) {
       n->set_op_index(op_table.Index(
-          &op, [&] { return absl::StrCat(OpKindName(op.kind()), op.Props()); },
+          &op, [&] { return op.Key(); },
           [&] { OpToProto(op, g.add_ops()); }));
     } else {
       OpToProto(op, n->mutable_op());

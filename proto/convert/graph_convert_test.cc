@@ -20,6 +20,19 @@ TEST(GraphConvertTest, SeedRoundTrips) {
   EXPECT_EQ(DebugPrint(back->outputs), DebugPrint({y}));
 }
 
+// An op that registers itself from its own file (core/ops/repeat.cc) is read from the wire by
+// every program that links the ops, though none of them names it.
+TEST(GraphConvertTest, SelfRegisteredOpsRoundTrip) {
+  Var x = dmatrix("x"), r = lvector("r");
+  Var y = repeat(x, r, 1);
+  absl::StatusOr<v1::Graph> g = GraphToProto({x, r}, {y});
+  ASSERT_TRUE(g.ok()) << g.status();
+  absl::StatusOr<ProtoGraph> back = GraphFromProto(*g);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(DebugPrint(back->outputs), DebugPrint({y}));
+  EXPECT_TRUE(back->outputs[0]->owner()->op() == y->owner()->op());
+}
+
 TEST(GraphConvertTest, TrainingGraphRoundTripsWithEqualValues) {
   Var X = dmatrix("X"), W = dmatrix("W"), t = lvector("t");
   Var cost = mean(categorical_crossentropy(softmax(tanh(dot(X, W))), t));

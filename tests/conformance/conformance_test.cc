@@ -251,7 +251,7 @@ void Render(std::string* text) {
     absl::StatusOr<v1::Graph> wire = GraphToProto(ins, {y});
     ASSERT_TRUE(wire.ok()) << wire.status();
     out << c.python << " | " << absl::StrJoin(c.types, ",") << " | "
-        << OpKindName(node->op().kind()) << " | " << absl::StrJoin(attrs, ";") << " | "
+        << node->op().type_name() << " | " << absl::StrJoin(attrs, ";") << " | "
         << absl::StrJoin(outs, ";") << " | " << node->op().Name() << " | " << WireText(*wire)
         << "\n";
   }

@@ -9,6 +9,7 @@ numpy_reduce.txt           reductions over axes, with keepdims, empty and non-co
 numpy_linalg.txt           dot, matmul, tensordot, outer, gemm and gemv over ranks and dtypes
 numpy_indexing.txt         basic indexing, set/inc_subtensor, take and inc at repeated indices
 numpy_nnet.txt             softmax, log_softmax, logsumexp, relu, crossentropies, sort, argsort
+numpy_repeat.txt           repeat with scalar and vector counts, along each axis and flattened
 """
 import os
 
@@ -541,7 +542,27 @@ def nnet():
           "out shape|out values (SciPy's softmax, log_softmax and logsumexp)", lines)
 
 
+def repeat():
+    lines = []
+    cases = [  # x dtype, x shape, repeats (int or list), axis ("" for None)
+        ("float64", (5,), [1, 0, 2, 3, 1], ""), ("float64", (2, 3), [2, 0, 1], 1),
+        ("float64", (2, 3), [3, 1], 0), ("int8", (2, 3), [1, 2], -2), ("float32", (2, 3, 2), 2, 1),
+        ("float64", (2, 3), 3, ""), ("int64", (4,), [2], 0), ("float64", (2, 3), [0, 0, 0], 1),
+        ("float64", (0, 3), [1, 2, 3], 1), ("bool", (3,), [1, 2, 0], 0),
+        ("float64", (2, 3), [1, 0, 2, 1, 1, 3], ""), ("float64", (), 4, ""),
+    ]
+    for dt, shp, reps, axis in cases:
+        x = np.arange(int(np.prod(shp)), dtype=np.float64).reshape(shp).astype(dt)
+        r = np.array(reps, dtype=np.int64)
+        out = np.repeat(x, r, axis=None if axis == "" else axis)
+        lines.append("|".join([str(axis), dt, shape(x), encode(x), shape(r), values(r),
+                               out.dtype.name, shape(out), encode(out)]))
+    write("numpy_repeat.txt", "axis (empty: None)|x dtype|x shape|x values|repeats shape|"
+          "repeats values (int64)|out dtype|out shape|out values", lines)
+
+
 if __name__ == "__main__":
+    repeat()
     promotion()
     nnet()
     indexing()
