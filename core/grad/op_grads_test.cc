@@ -76,11 +76,16 @@ TEST(OpGradsTest, UnaryElemwise) {
       {"erfcinv", erfcinv, 0.1, 1.9},
       {"arccosh", arccosh, 1.5, 3},
       {"log1mexp", log1mexp, -3, -0.1},
+      {"j0", j0, -8, 8},
+      {"j1", j1, -8, 8},
   };
   for (const UnaryCase& c : cases) {
     ExpectGradOk(c.name, [&](const std::vector<Var>& in) { return c.fn(in[0]); },
                  {Rand({3, 4}, c.lo, c.hi)});
   }
+  // j1's gradient at 0 is its limit, 1/2.
+  ExpectGradOk("j1 at 0", [](const std::vector<Var>& in) { return j1(in[0]); },
+               {Values({3}, {0.0, -1e-9, 1e-9})});
   // Negative abs inputs, and a strided (non-contiguous) input.
   ExpectGradOk("abs<0", [](const std::vector<Var>& in) { return abs(in[0]); },
                {Rand({5}, -2, -0.2)});

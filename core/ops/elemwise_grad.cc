@@ -147,6 +147,10 @@ std::vector<Var> ScalarRule(const Elemwise& op, const Apply& node, const std::ve
     case K::kPsi:
       return {grad_not_implemented(op.Name(), 0, node.inputs()[0],
                                    "The derivative of psi (tri_gamma) is not implemented.")};
+    case K::kJ0:  // j0' = -j1
+      return {-gz * j1(x)};
+    case K::kJ1:  // j1' = j0 - j1 / x, whose limit at 0 is 1/2
+      return {gz * switch_(eq(x, c(0)), c(0.5), j0(x) - j1(x) / x)};
     case K::kSigmoid: {
       const Var& y = z;  // the forward output itself (Aesara recomputes it; merge would unite them)
       return {gz * y * (c(1) - y)};

@@ -13,7 +13,7 @@ namespace kiln {
 // abs sgn ceil floor trunc round_half_to_even round_half_away_from_zero neg reciprocal log log2
 // log10 log1p exp exp2 expm1 sqr sqrt deg2rad rad2deg cos arccos sin arcsin tan arctan cosh
 // arccosh sinh arcsinh tanh arctanh erf erfc erfcx erfinv erfcinv gamma gammaln psi sigmoid
-// softplus log1mexp isnan isinf invert real imag conj angle identity.
+// softplus log1mexp j0 j1 isnan isinf invert real imag conj angle identity.
 #define KILN_UNARY_MATH(X)                                                                         \
   X(abs, kAbs)                                                                                     \
   X(sgn, kSgn)                                                                                     \
@@ -28,7 +28,7 @@ namespace kiln {
                               X(arctanh, kArctanh) X(erf, kErf) X(erfc, kErfc) X(erfcx, kErfcx)    \
                                   X(erfinv, kErfinv) X(erfcinv, kErfcinv) X(gamma, kGamma)         \
                                       X(gammaln, kGammaln) X(psi, kPsi) X(sigmoid, kSigmoid)       \
-                                          X(softplus, kSoftplus) X(log1mexp, kLog1mexp)            \
+                                          X(softplus, kSoftplus) X(log1mexp, kLog1mexp) X(j0, kJ0) X(j1, kJ1)            \
                                               X(isnan, kIsNan) X(isinf, kIsInf) X(invert, kInvert) \
                                                   X(real, kReal) X(imag, kImag) X(conj, kConj)     \
                                                       X(angle, kAngle) X(identity, kIdentity)

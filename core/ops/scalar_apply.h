@@ -170,6 +170,8 @@ constexpr bool Supports() {
     case K::kSigmoid:
     case K::kSoftplus:
     case K::kLog1mexp:
+    case K::kJ0:
+    case K::kJ1:
       return kReal<T>;
     case K::kSub:
     case K::kNeg:
@@ -363,6 +365,10 @@ auto Apply(T a, T b = T(), T c = T()) {
     return special::Softplus(a);
   else if constexpr (Op == K::kLog1mexp)
     return special::Log1mexp(a);
+  else if constexpr (Op == K::kJ0)  // Bessel functions of the first kind (glibc's, any real x)
+    return T(::j0(double(a)));
+  else if constexpr (Op == K::kJ1)
+    return T(::j1(double(a)));
   else if constexpr (Op == K::kIdentity)
     return a;
   else if constexpr (Op == K::kReal) {

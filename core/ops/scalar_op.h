@@ -104,6 +104,8 @@ enum class DTypeRule {
   X(kSigmoid, "sigmoid", 1, DTypeRule::kUpgradeToFloat, false)                                \
   X(kSoftplus, "softplus", 1, DTypeRule::kUpgradeToFloat, false)                              \
   X(kLog1mexp, "log1mexp", 1, DTypeRule::kUpgradeToFloat, false)                              \
+  X(kJ0, "j0", 1, DTypeRule::kUpgradeToFloat, false)                                          \
+  X(kJ1, "j1", 1, DTypeRule::kUpgradeToFloat, false)                                          \
   X(kIdentity, "identity", 1, DTypeRule::kSame, true)                                         \
   X(kSecond, "second", 2, DTypeRule::kSecondInput, true)                                      \
   X(kCast, "cast", 1, DTypeRule::kCast, true)                                                 \

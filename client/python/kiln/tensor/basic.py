@@ -115,7 +115,7 @@ UNARY = ["neg", "abs", "sgn", "ceil", "floor", "trunc", "round_half_to_even",
          "exp2", "expm1", "sqr", "sqrt", "deg2rad", "rad2deg", "cos", "arccos", "sin", "arcsin",
          "tan", "arctan", "cosh", "arccosh", "sinh", "arcsinh", "tanh", "arctanh", "erf", "erfc",
          "erfcx", "erfinv", "erfcinv", "gamma", "gammaln", "psi", "sigmoid", "softplus",
-         "log1mexp", "invert", "isnan", "isinf", "real", "imag", "conj", "angle"]
+         "log1mexp", "j0", "j1", "invert", "isnan", "isinf", "real", "imag", "conj", "angle"]
 BINARY = ["lt", "gt", "le", "ge", "eq", "neq", "and_", "or_", "xor", "maximum", "minimum",
           "sub", "true_div", "int_div", "mod", "pow", "arctan2", "second"]
 ELEMWISE = {name: _unary(name) for name in UNARY}

@@ -29,7 +29,7 @@ SCALAR_OPS = {
     "sinh": (1, "float"), "arcsinh": (1, "float"), "tanh": (1, "float"),
     "arctanh": (1, "float"), "erf": (1, "float"), "erfc": (1, "float"), "erfcx": (1, "float"),
     "erfinv": (1, "float"), "erfcinv": (1, "float"), "gamma": (1, "float"),
-    "gammaln": (1, "float"), "psi": (1, "float"), "sigmoid": (1, "float"),
+    "gammaln": (1, "float"), "psi": (1, "float"), "j0": (1, "float"), "j1": (1, "float"), "sigmoid": (1, "float"),
     "softplus": (1, "float"), "log1mexp": (1, "float"), "identity": (1, "upcast"),
     "second": (2, "second"), "cast": (1, "cast"), "real": (1, "real_part"),
     "imag": (1, "real_part"), "conj": (1, "upcast_min8"), "angle": (1, "float64"),
