@@ -33,7 +33,7 @@ class Variable {
 
   const TypePtr& type() const { return type_; }
   // The TensorType, or nullptr when the type is another kind.
-  const TensorType* tensor_type() const { return dynamic_cast<const TensorType*>(type_.get()); }
+  const TensorType* tensor_type() const { return tensor_type_; }
   // The Apply node computing this variable, or nullptr for graph inputs and constants.
   Apply* owner() const { return owner_; }
   // Position among owner()->outputs().
@@ -50,11 +50,16 @@ class Variable {
 
  protected:
   Variable(TypePtr type, Apply* owner, int index, std::string name)
-      : type_(std::move(type)), owner_(owner), index_(index), name_(std::move(name)) {}
+      : type_(std::move(type)),
+        tensor_type_(dynamic_cast<const TensorType*>(type_.get())),
+        owner_(owner),
+        index_(index),
+        name_(std::move(name)) {}
 
  private:
   friend class Apply;
   TypePtr type_;
+  const TensorType* tensor_type_;  // type_ as a TensorType (it never changes), or nullptr
   Apply* owner_;
   int index_;
   std::string name_;

@@ -6,6 +6,7 @@
 #include <iostream>
 #include <map>
 #include <mutex>
+#include <numeric>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
@@ -14,6 +15,7 @@
 #include "core/graph/op.h"
 #include "core/graph/traversal.h"
 #include "core/passes/passes.h"
+#include "core/runtime/linked.h"
 #include "core/runtime/serialize.h"
 #include "core/runtime/shared.h"
 
@@ -24,8 +26,6 @@ namespace kiln {
 struct Function::State {
   std::vector<std::shared_ptr<SharedContainer>> shared;   // one per implicit shared input
   std::vector<std::shared_ptr<SharedContainer>> updated;  // one per update, in output order
-  absl::flat_hash_map<const Variable*, int> last_use;      // schedule index of the last reader
-  absl::flat_hash_set<const Variable*> inputs;             // the graph's inputs, shared included
   CheckMode check = CheckMode::kNone;
   bool profile = false;
   bool allow_input_downcast = false;
@@ -79,16 +79,6 @@ absl::StatusOr<Tensor> FilterInput(const Variable& input, int index, Tensor valu
                             DTypeName(type->dtype()), " first."));
   }
   return value.AsType(type->dtype());
-}
-
-// The first element of a float tensor that is NaN or infinite, or -1.
-int64_t FirstNonFinite(const Tensor& t) {
-  if (!IsFloat(t.dtype()) && !IsComplex(t.dtype())) return -1;
-  const Tensor d = t.AsType(IsComplex(t.dtype()) ? t.dtype() : DType::kFloat64);
-  for (int64_t i = 0; i < d.size(); ++i) {
-    if (!std::isfinite(d.ElementAsDouble(i))) return i;
-  }
-  return -1;
 }
 
 // Locks every container at once (in address order, so that concurrent calls cannot deadlock).
@@ -204,20 +194,12 @@ absl::StatusOr<Function> Function::Make(const std::vector<Var>& inputs,
   Function f;
   f.num_user_inputs_ = num_user_inputs;
   f.num_user_outputs_ = num_user_outputs;
-  f.schedule_ = (*fg)->Toposort();
-  for (const VariablePtr& out : (*fg)->outputs()) {
-    if (out->is_constant()) f.constants_.push_back(static_cast<const Constant&>(*out).data());
-  }
-  for (size_t i = 0; i < f.schedule_.size(); ++i) {
-    for (const VariablePtr& in : f.schedule_[i]->inputs()) {
-      if (in->is_constant()) f.constants_.push_back(static_cast<const Constant&>(*in).data());
-      state->last_use[in.get()] = static_cast<int>(i);
-    }
-  }
-  for (const VariablePtr& out : (*fg)->outputs()) state->last_use[out.get()] = INT32_MAX;
-  for (const VariablePtr& in : (*fg)->inputs()) state->inputs.insert(in.get());
-  state->stats.node_calls.assign(f.schedule_.size(), 0);
-  state->stats.node_seconds.assign(f.schedule_.size(), 0.0);
+  LinkOptions link;
+  link.nan_guard = options.check != CheckMode::kNone;
+  link.profile = options.profile;
+  f.program_ = LinkedProgram::Link(**fg, link);
+  state->stats.node_calls.assign(f.program_->steps().size(), 0);
+  state->stats.node_seconds.assign(f.program_->steps().size(), 0.0);
   f.fgraph_ = *std::move(fg);
   if (options.check == CheckMode::kDebug) {
     FunctionOptions plain;
@@ -267,122 +249,58 @@ absl::StatusOr<std::vector<Tensor>> Function::Run(
   std::vector<Tensor> debug_args =
       state_->check == CheckMode::kDebug ? args : std::vector<Tensor>{};
   // The shared values, read together.
-  {
+  if (!state_->shared.empty()) {
     auto locks = LockAll(state_->shared);
     for (const auto& c : state_->shared) args.push_back(c->value);
   }
-  absl::flat_hash_map<const Variable*, Tensor> values;
+  std::vector<Tensor> slots = program_->NewSlots();
   for (size_t i = 0; i < args.size(); ++i) {
     absl::StatusOr<Tensor> v = FilterInput(*inputs[i], static_cast<int>(i), std::move(args[i]),
                                            state_->allow_input_downcast);
     if (!v.ok()) return v.status();
-    values[inputs[i].get()] = *std::move(v);
+    slots[i] = *std::move(v);
   }
-  auto value_of = [&](const Variable* v) -> const Tensor& {
-    if (v->is_constant()) return static_cast<const Constant*>(v)->data();
-    return values.at(v);
-  };
-  const absl::flat_hash_set<const Variable*>& user_inputs = state_->inputs;
-  int64_t live_bytes = 0, peak_bytes = 0;
-  double thunk_seconds = 0;
-  std::vector<double> node_seconds(state_->profile ? schedule_.size() : 0);
-  // With an output subset, only the nodes those outputs need run.
-  absl::flat_hash_set<const Apply*> needed;
-  const std::vector<VariablePtr>& outs = fgraph_->outputs();
+  CallContext ctx;
+  ctx.interrupt = interrupt;
+  // With an output subset, only the steps those outputs need run.
+  std::vector<bool> needed;
+  const std::vector<int>& output_slots = program_->output_slots();
   if (output_subset != nullptr) {
     std::vector<VariablePtr> wanted;
-    for (int o : *output_subset) wanted.push_back(outs[o]);
-    for (Apply* node : IoToposort(inputs, wanted)) needed.insert(node);
+    for (int o : *output_subset) wanted.push_back(fgraph_->outputs()[o]);
+    const std::vector<Apply*> nodes = IoToposort(inputs, wanted);
+    const absl::flat_hash_set<const Apply*> wanted_nodes(nodes.begin(), nodes.end());
+    for (const Step& step : program_->steps()) needed.push_back(wanted_nodes.count(step.node) > 0);
+    ctx.needed = &needed;
   }
-  for (size_t n = 0; n < schedule_.size(); ++n) {
-    Apply* node = schedule_[n];
-    if (output_subset != nullptr && !needed.count(node)) continue;
-    if (interrupt != nullptr && *interrupt) {
-      if (absl::Status s = (*interrupt)(); !s.ok()) return s;
-    }
-    std::vector<Tensor> in;
-    for (const VariablePtr& v : node->inputs()) in.push_back(value_of(v.get()));
-    // An input the node overwrites must not share its buffer with an argument, a constant or
-    // another live value (a view the graph does not declare); if it does, the node gets a copy.
-    for (const auto& [o, i] : node->op().destroy_map()) {
-      const Variable* victim = node->inputs()[i].get();
-      // ... or that is read again later or returned (a destroy map the optimizer did not make).
-      bool shared = victim->is_constant() || user_inputs.count(victim) ||
-                    state_->last_use.at(victim) != static_cast<int>(n);
-      for (const Tensor& c : constants_) shared |= c.SharesBufferWith(in[i]);
-      for (const auto& [var, value] : values) {
-        if (var != victim && value.SharesBufferWith(in[i])) shared = true;
-      }
-      for (size_t j = 0; j < in.size(); ++j) {
-        if (static_cast<int>(j) != i && in[j].SharesBufferWith(in[i])) shared = true;
-      }
-      if (shared) in[i] = in[i].AsType(in[i].dtype());
-    }
-    std::vector<Tensor> out(node->num_outputs());
-    const auto start = std::chrono::steady_clock::now();
-    if (absl::Status s = node->op().Perform(*node, in, out); !s.ok()) return s;
-    const double spent = Seconds(start);
-    thunk_seconds += spent;
-    if (state_->profile) node_seconds[n] = spent;
-    for (int i = 0; i < node->num_outputs(); ++i) {
-      const TensorType* t = node->output_ptr(i)->tensor_type();
-      if (t != nullptr && (out[i].dtype() != t->dtype() || out[i].ndim() != t->ndim())) {
-        return absl::InternalError(absl::StrCat(
-            node->ToString(), ": output ", i, " has dtype ", DTypeName(out[i].dtype()),
-            " and shape ", ShapeToString(out[i].shape()), " but its type is ", t->ToString()));
-      }
-      if (state_->check != CheckMode::kNone) {
-        if (const int64_t bad = FirstNonFinite(out[i]); bad >= 0) {
-          return absl::InvalidArgumentError(absl::StrCat(
-              "NanGuardMode: output ", i, " of ", node->ToString(), " holds ",
-              out[i].AsType(DType::kFloat64).ElementAsDouble(bad), " at flat index ", bad));
-        }
-      }
-      // A new buffer counts towards the live bytes; a view of an input does not.
-      bool view = false;
-      for (const Tensor& x : in) view |= x.SharesBufferWith(out[i]);
-      if (!view) live_bytes += out[i].nbytes();
-      values[node->output_ptr(i)] = std::move(out[i]);
-    }
-    peak_bytes = std::max(peak_bytes, live_bytes);
-    // Values read for the last time here are released.
-    for (const VariablePtr& v : node->inputs()) {
-      auto it = values.find(v.get());
-      if (it == values.end() || user_inputs.count(v.get())) continue;
-      if (state_->last_use.at(v.get()) != static_cast<int>(n)) continue;
-      // The buffer lives on when another input or one of this node's outputs shares it.
-      bool view = false;
-      for (const VariablePtr& other : node->inputs()) {
-        if (other != v && values.count(other.get())) {
-          view |= it->second.SharesBufferWith(values.at(other.get()));
-        }
-      }
-      for (int o = 0; o < node->num_outputs(); ++o) {
-        view |= it->second.SharesBufferWith(values.at(node->output_ptr(o)));
-      }
-      if (!view) live_bytes -= it->second.nbytes();
-      values.erase(it);
-    }
-  }
+  if (absl::Status s = program_->Run(slots, ctx); !s.ok()) return s;
+  // Profiled: the steps' own times. Otherwise counted from the call's start (one clock read
+  // fewer per call; the input checks included).
+  const double thunk_seconds =
+      ctx.step_seconds.empty()
+          ? Seconds(call_start)
+          : std::accumulate(ctx.step_seconds.begin(), ctx.step_seconds.end(), 0.0);
   // Outputs never alias the caller's arguments, the graph's constants or each other (as
   // Aesara's deep copy of outputs): a caller may write to what it gets back.
   if (output_subset != nullptr) {
     std::vector<Tensor> results;
     for (int o : *output_subset) {
-      const Tensor& value = value_of(outs[o].get());
+      const Tensor& value = slots[output_slots[o]];
       results.push_back(value.AsType(value.dtype()));
     }
     return results;
   }
   std::vector<Tensor> results;
-  for (const VariablePtr& out : outs) {
-    Tensor value = value_of(out.get());
+  results.reserve(output_slots.size());
+  for (int out : output_slots) {
+    Tensor value = slots[out];
     bool shared = false;
-    for (const VariablePtr& in : inputs) shared |= values.at(in.get()).SharesBufferWith(value);
-    for (const Tensor& c : constants_) shared |= c.SharesBufferWith(value);
+    for (int in = 0; in < program_->num_inputs(); ++in) shared |= slots[in].SharesBufferWith(value);
+    for (const Tensor& c : program_->constants()) shared |= c.SharesBufferWith(value);
     for (const Tensor& previous : results) shared |= previous.SharesBufferWith(value);
     results.push_back(shared ? value.AsType(value.dtype()) : std::move(value));
   }
+  const std::vector<VariablePtr>& outs = fgraph_->outputs();
   if (state_->reference != nullptr) {
     absl::StatusOr<std::vector<Tensor>> expected = (*state_->reference)(debug_args);
     if (!expected.ok()) return expected.status();
@@ -419,10 +337,10 @@ absl::StatusOr<std::vector<Tensor>> Function::Run(
     ++s.calls;
     s.call_seconds += Seconds(call_start);
     s.thunk_seconds += thunk_seconds;
-    s.peak_bytes = std::max(s.peak_bytes, peak_bytes);
-    for (size_t n = 0; n < node_seconds.size(); ++n) {
+    s.peak_bytes = std::max(s.peak_bytes, ctx.peak_bytes);
+    for (size_t n = 0; n < ctx.step_seconds.size(); ++n) {
       ++s.node_calls[n];
-      s.node_seconds[n] += node_seconds[n];
+      s.node_seconds[n] += ctx.step_seconds[n];
     }
   }
   return results;
@@ -468,8 +386,8 @@ std::string Function::ProfileSummary() const {
   if (!state_->profile) return out;
   // Ops by total time.
   std::map<std::string, std::pair<double, int64_t>> by_op;
-  for (size_t n = 0; n < schedule_.size(); ++n) {
-    auto& entry = by_op[schedule_[n]->op().Name()];
+  for (size_t n = 0; n < program_->steps().size(); ++n) {
+    auto& entry = by_op[program_->steps()[n].node->op().Name()];
     entry.first += s.node_seconds[n];
     entry.second += s.node_calls[n];
   }

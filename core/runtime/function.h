@@ -61,6 +61,8 @@ struct FunctionStats {
   int64_t peak_bytes = 0;
 };
 
+class LinkedProgram;
+
 class Function {
  public:
   // Clones the graph between inputs and outputs into a FunctionGraph (shared variables become
@@ -101,9 +103,8 @@ class Function {
  private:
   struct State;
   std::shared_ptr<const FunctionGraph> fgraph_;
-  std::vector<Apply*> schedule_;
-  std::vector<Tensor> constants_;  // the graph's constant values, never handed out to write to
-  int num_user_inputs_ = 0;        // then the shared variables' values
+  std::shared_ptr<const LinkedProgram> program_;
+  int num_user_inputs_ = 0;  // then the shared variables' values
   int num_user_outputs_ = 0;       // then the updates' new values
   std::shared_ptr<State> state_;
   absl::StatusOr<std::vector<Tensor>> Run(std::vector<Tensor> args,

@@ -1,0 +1,186 @@
+#include "core/runtime/linked.h"
+
+#include <algorithm>
+#include <chrono>
+#include <climits>
+#include <cmath>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/inlined_vector.h"
+#include "absl/strings/str_cat.h"
+#include "core/graph/op.h"
+
+namespace kiln {
+namespace {
+
+// The first element of a float tensor that is NaN or infinite, or -1.
+int64_t FirstNonFinite(const Tensor& t) {
+  if (!IsFloat(t.dtype()) && !IsComplex(t.dtype())) return -1;
+  const Tensor d = t.AsType(IsComplex(t.dtype()) ? t.dtype() : DType::kFloat64);
+  for (int64_t i = 0; i < d.size(); ++i) {
+    if (!std::isfinite(d.ElementAsDouble(i))) return i;
+  }
+  return -1;
+}
+
+// NanGuardMode: the first non-finite output is an error naming the node and the value.
+class NanGuard final : public StepObserver {
+ public:
+  absl::Status After(int, const Step& step, std::span<const Tensor> outputs, double,
+                     CallContext&) const override {
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      if (const int64_t bad = FirstNonFinite(outputs[i]); bad >= 0) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "NanGuardMode: output ", i, " of ", step.node->ToString(), " holds ",
+            outputs[i].AsType(DType::kFloat64).ElementAsDouble(bad), " at flat index ", bad));
+      }
+    }
+    return absl::OkStatus();
+  }
+};
+
+// ProfileMode: each step's seconds.
+class Profiler final : public StepObserver {
+ public:
+  absl::Status After(int index, const Step&, std::span<const Tensor>, double seconds,
+                     CallContext& ctx) const override {
+    ctx.step_seconds[index] = seconds;
+    return absl::OkStatus();
+  }
+};
+
+}  // namespace
+
+std::shared_ptr<const LinkedProgram> LinkedProgram::Link(const FunctionGraph& fg,
+                                                         const LinkOptions& options) {
+  auto p = std::make_shared<LinkedProgram>();
+  absl::flat_hash_map<const Variable*, int> slot;
+  std::vector<bool> is_constant;
+  auto slot_of = [&](const VariablePtr& v) {
+    auto [it, inserted] = slot.emplace(v.get(), p->num_slots_);
+    if (inserted) {
+      ++p->num_slots_;
+      is_constant.push_back(v->is_constant());
+      if (v->is_constant()) {
+        const Tensor& data = static_cast<const Constant&>(*v).data();
+        p->constant_slots_.push_back({it->second, data});
+        p->constants_.push_back(data);
+      }
+    }
+    return it->second;
+  };
+  for (const VariablePtr& in : fg.inputs()) slot_of(in);
+  p->num_inputs_ = static_cast<int>(fg.inputs().size());
+  const std::vector<Apply*> order = fg.Toposort();
+  for (const Apply* node : order) {
+    Step step{node};
+    for (const VariablePtr& in : node->inputs()) step.inputs.push_back(slot_of(in));
+    for (int o = 0; o < node->num_outputs(); ++o) {
+      step.outputs.push_back(slot_of(node->outputs()[o]));
+      step.output_types.push_back(node->output_ptr(o)->tensor_type());
+    }
+    p->steps_.push_back(std::move(step));
+  }
+  for (const VariablePtr& out : fg.outputs()) p->output_slots_.push_back(slot_of(out));
+  // The step that reads each slot last; outputs are read after every step.
+  std::vector<int> last_use(p->num_slots_, -1);
+  for (size_t n = 0; n < p->steps_.size(); ++n) {
+    for (int s : p->steps_[n].inputs) last_use[s] = static_cast<int>(n);
+  }
+  for (int s : p->output_slots_) last_use[s] = INT_MAX;
+  for (size_t n = 0; n < p->steps_.size(); ++n) {
+    Step& step = p->steps_[n];
+    for (const auto& [o, i] : step.node->op().destroy_map()) {
+      const int victim = step.inputs[i];
+      const bool always =
+          is_constant[victim] || victim < p->num_inputs_ || last_use[victim] != static_cast<int>(n);
+      (always ? step.copy_before : step.check_before).push_back(i);
+    }
+    for (int s : step.inputs) {
+      if (s < p->num_inputs_ || is_constant[s] || last_use[s] != static_cast<int>(n)) continue;
+      if (std::find(step.release.begin(), step.release.end(), s) == step.release.end()) {
+        step.release.push_back(s);
+      }
+    }
+  }
+  if (options.nan_guard) p->observers_.push_back(std::make_unique<NanGuard>());
+  if (options.profile) p->observers_.push_back(std::make_unique<Profiler>());
+  p->timed_ = options.profile;
+  return p;
+}
+
+std::vector<Tensor> LinkedProgram::NewSlots() const {
+  std::vector<Tensor> slots(num_slots_);
+  for (const auto& [s, value] : constant_slots_) slots[s] = value;
+  return slots;
+}
+
+absl::Status LinkedProgram::Run(std::vector<Tensor>& slots, CallContext& ctx) const {
+  if (timed_) ctx.step_seconds.assign(steps_.size(), 0.0);
+  int64_t live_bytes = 0;
+  absl::InlinedVector<Tensor, 4> in;
+  std::vector<Tensor> out;
+  for (size_t n = 0; n < steps_.size(); ++n) {
+    const Step& step = steps_[n];
+    if (ctx.needed != nullptr && !(*ctx.needed)[n]) continue;
+    if (ctx.interrupt != nullptr && *ctx.interrupt) {
+      if (absl::Status s = (*ctx.interrupt)(); !s.ok()) return s;
+    }
+    in.clear();
+    for (int s : step.inputs) in.push_back(slots[s]);
+    // An input the node overwrites must not share its buffer with a constant or another live
+    // value (a view the graph does not declare); if it does, the node gets a copy.
+    for (int i : step.copy_before) in[i] = in[i].AsType(in[i].dtype());
+    for (int i : step.check_before) {
+      bool shared = false;
+      for (const Tensor& c : constants_) shared |= c.SharesBufferWith(in[i]);
+      for (int s = 0; s < static_cast<int>(slots.size()) && !shared; ++s) {
+        shared = s != step.inputs[i] && slots[s].SharesBufferWith(in[i]);
+      }
+      for (size_t j = 0; j < in.size(); ++j) {
+        if (static_cast<int>(j) != i && in[j].SharesBufferWith(in[i])) shared = true;
+      }
+      if (shared) in[i] = in[i].AsType(in[i].dtype());
+    }
+    out.assign(step.outputs.size(), Tensor());
+    const auto start =
+        timed_ ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
+    if (absl::Status s = step.node->op().Perform(*step.node, in, out); !s.ok()) return s;
+    const double seconds =
+        timed_ ? std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()
+               : 0.0;
+    for (size_t i = 0; i < out.size(); ++i) {
+      const TensorType* t = step.output_types[i];
+      if (t != nullptr && (out[i].dtype() != t->dtype() || out[i].ndim() != t->ndim())) {
+        return absl::InternalError(absl::StrCat(
+            step.node->ToString(), ": output ", i, " has dtype ", DTypeName(out[i].dtype()),
+            " and shape ", ShapeToString(out[i].shape()), " but its type is ", t->ToString()));
+      }
+    }
+    for (const auto& observer : observers_) {
+      if (absl::Status s = observer->After(static_cast<int>(n), step, out, seconds, ctx); !s.ok()) {
+        return s;
+      }
+    }
+    for (size_t i = 0; i < out.size(); ++i) {
+      // A new buffer counts towards the live bytes; a view of an input does not.
+      bool view = false;
+      for (const Tensor& x : in) view |= x.SharesBufferWith(out[i]);
+      if (!view) live_bytes += out[i].nbytes();
+      slots[step.outputs[i]] = std::move(out[i]);
+    }
+    ctx.peak_bytes = std::max(ctx.peak_bytes, live_bytes);
+    // Values read for the last time here are released; the buffer lives on when another input
+    // or one of this node's outputs shares it.
+    for (int s : step.release) {
+      bool view = false;
+      for (int other : step.inputs) view |= other != s && slots[other].SharesBufferWith(slots[s]);
+      for (int o : step.outputs) view |= slots[o].SharesBufferWith(slots[s]);
+      if (!view) live_bytes -= slots[s].nbytes();
+      slots[s] = Tensor();
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace kiln
