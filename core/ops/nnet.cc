@@ -5,8 +5,8 @@
 #include <numeric>
 
 #include "absl/strings/str_cat.h"
-#include "core/graph/op_registry.h"
 #include "core/graph/constructors.h"
+#include "core/graph/op_registry.h"
 #include "core/ops/alloc.h"
 #include "core/ops/dimshuffle.h"
 #include "core/ops/math.h"
@@ -41,118 +41,167 @@ bool Less(T a, T b) {
 
 }  // namespace
 
-std::string AxisOp::Name() const {
-  const std::string axis = axis_ ? absl::StrCat(*axis_) : "None";
-  switch (kind_) {
-    case OpKind::kSoftmax:
-      return absl::StrCat("Softmax{axis=", axis, "}");
-    case OpKind::kLogSoftmax:
-      return absl::StrCat("LogSoftmax{axis=", axis, "}");
-    case OpKind::kSort:
-      return absl::StrCat("SortOp{quicksort, axis=", axis, "}");
-    default:
-      return absl::StrCat("ArgSortOp{quicksort, axis=", axis, "}");
-  }
-}
+namespace {
 
-absl::StatusOr<ApplyPtr> AxisOp::MakeNode(std::vector<VariablePtr> inputs) const {
-  if (inputs.size() != 1) return absl::InvalidArgumentError(Name() + ": expects 1 input");
+// Softmax and LogSoftmax take a float tensor, sorting a real one; the axis must exist.
+absl::Status CheckAxisInput(const Op& op, const std::vector<VariablePtr>& inputs,
+                            const std::optional<int>& axis, bool floats_only) {
+  if (inputs.size() != 1) return absl::InvalidArgumentError(op.Name() + ": expects 1 input");
   const TensorType* t = inputs[0]->tensor_type();
-  const bool softmax = kind_ == OpKind::kSoftmax || kind_ == OpKind::kLogSoftmax;
-  if (t == nullptr || IsComplex(t->dtype()) || (softmax && !IsFloat(t->dtype()))) {
+  if (t == nullptr || IsComplex(t->dtype()) || (floats_only && !IsFloat(t->dtype()))) {
     return absl::InvalidArgumentError(
-        absl::StrCat(Name(), ": input 0 has type ", inputs[0]->type()->ToString(), " but ",
-                     softmax ? "a float tensor" : "a real tensor", " is needed"));
+        absl::StrCat(op.Name(), ": input 0 has type ", inputs[0]->type()->ToString(), " but ",
+                     floats_only ? "a float tensor" : "a real tensor", " is needed"));
   }
-  if (axis_ && (*axis_ < 0 || *axis_ >= t->ndim())) {
+  if (axis && (*axis < 0 || *axis >= t->ndim())) {
     return absl::InvalidArgumentError(
-        absl::StrCat(Name(), ": axis ", *axis_, " is out of bounds for ", t->ToString()));
+        absl::StrCat(op.Name(), ": axis ", *axis, " is out of bounds for ", t->ToString()));
   }
-  TypePtr out = inputs[0]->type();
-  if (!axis_ && !softmax) out = TensorType::Make(t->dtype(), {std::nullopt});
-  if (kind_ == OpKind::kArgSort) {
-    out = TensorType::Make(DType::kInt64, static_cast<const TensorType&>(*out).shape());
-  }
-  return Apply::Make(self(), std::move(inputs), {out});
+  return absl::OkStatus();
 }
 
-absl::Status AxisOp::Perform(const Apply& node, std::span<const Tensor> inputs,
-                             std::vector<Tensor>& outputs) const {
-  const bool softmax = kind_ == OpKind::kSoftmax || kind_ == OpKind::kLogSoftmax;
-  Tensor x = inputs[0].Contiguous();
-  if (!axis_ && !softmax) x = x.View({x.size()}, {1});
-  const Shape shape = x.shape();
-  // With no axis, softmax runs over all elements as one line.
-  const Shape lines = axis_ ? shape : Shape{x.size()};
-  const int axis = axis_.value_or(0);
-  const DType compute = x.dtype() == DType::kFloat16 ? DType::kFloat32 : x.dtype();
-  Tensor values = x.AsType(compute);  // a contiguous copy, transformed in place
-  Tensor indices;
-  if (kind_ == OpKind::kArgSort) indices = Tensor::Empty(DType::kInt64, shape);
-  DispatchDType(compute, [&](auto tag) {
+// The output type of sorting x along `axis` (None: flattened), as `dtype`.
+TypePtr SortedType(const TensorType& x, const std::optional<int>& axis, DType dtype) {
+  return TensorType::Make(dtype, axis ? x.shape() : StaticShape{std::nullopt});
+}
+
+// x in its compute type (float16 as float32), contiguous and a copy the kernels may overwrite.
+Tensor WorkingCopy(const Tensor& x) {
+  return x.AsType(x.dtype() == DType::kFloat16 ? DType::kFloat32 : x.dtype());
+}
+
+// Softmax (or LogSoftmax) of every line along `axis` (None: all elements as one line).
+Tensor SoftmaxOf(const Tensor& input, const std::optional<int>& axis, bool log) {
+  Tensor values = WorkingCopy(input.Contiguous());
+  const Shape lines = axis ? values.shape() : Shape{values.size()};
+  DispatchDType(values.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
-    if constexpr (!std::is_same_v<T, Eigen::half> && !IsComplexType<T>::value) {
+    if constexpr (std::is_floating_point_v<T>) {
       T* p = values.data<T>();
-      ForEachLine(lines, axis, [&](int64_t base, int64_t stride, int64_t n) {
+      ForEachLine(lines, axis.value_or(0), [&](int64_t base, int64_t stride, int64_t n) {
         auto at = [&](int64_t i) -> T& { return p[base + i * stride]; };
-        if (kind_ == OpKind::kSoftmax || kind_ == OpKind::kLogSoftmax) {
-          if constexpr (std::is_floating_point_v<T>) {
-            if (n == 0) return;
-            T m = at(0);
-            for (int64_t i = 1; i < n; ++i) m = std::max(m, at(i));
-            if (!std::isfinite(m)) m = 0;  // all -inf (or inf): let the arithmetic decide
-            T sum = 0;
-            for (int64_t i = 0; i < n; ++i) sum += std::exp(at(i) - m);
-            const T log_sum = std::log(sum);
-            for (int64_t i = 0; i < n; ++i) {
-              at(i) = kind_ == OpKind::kSoftmax ? std::exp(at(i) - m) / sum : at(i) - m - log_sum;
-            }
-          }
-          return;
-        }
-        std::vector<int64_t> order(n);
-        std::iota(order.begin(), order.end(), 0);
-        std::stable_sort(order.begin(), order.end(),
-                         [&](int64_t a, int64_t b) { return Less(at(a), at(b)); });
-        if (kind_ == OpKind::kArgSort) {
-          int64_t* q = indices.data<int64_t>();
-          for (int64_t i = 0; i < n; ++i) q[base + i * stride] = order[i];
-        } else {
-          std::vector<T> sorted(n);
-          for (int64_t i = 0; i < n; ++i) sorted[i] = at(order[i]);
-          for (int64_t i = 0; i < n; ++i) at(i) = sorted[i];
+        if (n == 0) return;
+        T m = at(0);
+        for (int64_t i = 1; i < n; ++i) m = std::max(m, at(i));
+        if (!std::isfinite(m)) m = 0;  // all -inf (or inf): let the arithmetic decide
+        T sum = 0;
+        for (int64_t i = 0; i < n; ++i) sum += std::exp(at(i) - m);
+        const T log_sum = std::log(sum);
+        for (int64_t i = 0; i < n; ++i) {
+          at(i) = log ? at(i) - m - log_sum : std::exp(at(i) - m) / sum;
         }
       });
     }
   });
-  if (kind_ == OpKind::kArgSort) {
-    outputs[0] = std::move(indices);
-  } else {
-    outputs[0] = values.dtype() == x.dtype() ? std::move(values) : values.AsType(x.dtype());
-  }
+  return values.dtype() == input.dtype() ? values : values.AsType(input.dtype());
+}
+
+// The sorted values (or, with `indices`, the sorting indices) of every line along `axis`
+// (None: the flattened tensor).
+Tensor SortOf(const Tensor& input, const std::optional<int>& axis, bool indices) {
+  Tensor x = input.Contiguous();
+  if (!axis) x = x.View({x.size()}, {1});
+  Tensor values = WorkingCopy(x);
+  Tensor order_out = indices ? Tensor::Empty(DType::kInt64, x.shape()) : Tensor();
+  DispatchDType(values.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (!std::is_same_v<T, Eigen::half> && !IsComplexType<T>::value) {
+      T* p = values.data<T>();
+      ForEachLine(x.shape(), axis.value_or(0), [&](int64_t base, int64_t stride, int64_t n) {
+        auto at = [&](int64_t i) -> T& { return p[base + i * stride]; };
+        std::vector<int64_t> order(n);
+        std::iota(order.begin(), order.end(), 0);
+        std::stable_sort(order.begin(), order.end(),
+                         [&](int64_t a, int64_t b) { return Less(at(a), at(b)); });
+        if (indices) {
+          int64_t* q = order_out.data<int64_t>();
+          for (int64_t i = 0; i < n; ++i) q[base + i * stride] = order[i];
+          return;
+        }
+        std::vector<T> sorted(n);
+        for (int64_t i = 0; i < n; ++i) sorted[i] = at(order[i]);
+        for (int64_t i = 0; i < n; ++i) at(i) = sorted[i];
+      });
+    }
+  });
+  if (indices) return order_out;
+  return values.dtype() == x.dtype() ? values : values.AsType(x.dtype());
+}
+
+}  // namespace
+
+KILN_REGISTER_OP(Softmax);
+KILN_REGISTER_OP(LogSoftmax);
+KILN_REGISTER_OP(SortOp);
+KILN_REGISTER_OP(ArgSortOp);
+
+std::string SortOp::Name() const {
+  return absl::StrCat("SortOp{quicksort, axis=", axis() ? absl::StrCat(*axis()) : "None", "}");
+}
+std::string ArgSortOp::Name() const {
+  return absl::StrCat("ArgSortOp{quicksort, axis=", axis() ? absl::StrCat(*axis()) : "None", "}");
+}
+
+absl::StatusOr<ApplyPtr> Softmax::MakeNode(std::vector<VariablePtr> inputs) const {
+  if (absl::Status s = CheckAxisInput(*this, inputs, axis(), true); !s.ok()) return s;
+  TypePtr type = inputs[0]->type();
+  return Apply::Make(self(), std::move(inputs), {type});
+}
+absl::StatusOr<ApplyPtr> LogSoftmax::MakeNode(std::vector<VariablePtr> inputs) const {
+  if (absl::Status s = CheckAxisInput(*this, inputs, axis(), true); !s.ok()) return s;
+  TypePtr type = inputs[0]->type();
+  return Apply::Make(self(), std::move(inputs), {type});
+}
+absl::StatusOr<ApplyPtr> SortOp::MakeNode(std::vector<VariablePtr> inputs) const {
+  if (absl::Status s = CheckAxisInput(*this, inputs, axis(), false); !s.ok()) return s;
+  const TensorType& x = *inputs[0]->tensor_type();
+  return Apply::Make(self(), std::move(inputs), {SortedType(x, axis(), x.dtype())});
+}
+absl::StatusOr<ApplyPtr> ArgSortOp::MakeNode(std::vector<VariablePtr> inputs) const {
+  if (absl::Status s = CheckAxisInput(*this, inputs, axis(), false); !s.ok()) return s;
+  const TensorType& x = *inputs[0]->tensor_type();
+  return Apply::Make(self(), std::move(inputs), {SortedType(x, axis(), DType::kInt64)});
+}
+
+absl::Status Softmax::Perform(const Apply&, std::span<const Tensor> inputs,
+                              std::vector<Tensor>& outputs) const {
+  outputs[0] = SoftmaxOf(inputs[0], axis(), /*log=*/false);
+  return absl::OkStatus();
+}
+absl::Status LogSoftmax::Perform(const Apply&, std::span<const Tensor> inputs,
+                                 std::vector<Tensor>& outputs) const {
+  outputs[0] = SoftmaxOf(inputs[0], axis(), /*log=*/true);
+  return absl::OkStatus();
+}
+absl::Status SortOp::Perform(const Apply&, std::span<const Tensor> inputs,
+                             std::vector<Tensor>& outputs) const {
+  outputs[0] = SortOf(inputs[0], axis(), /*indices=*/false);
+  return absl::OkStatus();
+}
+absl::Status ArgSortOp::Perform(const Apply&, std::span<const Tensor> inputs,
+                                std::vector<Tensor>& outputs) const {
+  outputs[0] = SortOf(inputs[0], axis(), /*indices=*/true);
   return absl::OkStatus();
 }
 
 namespace {
 
-Var ApplyAxisOp(OpKind kind, const Var& x, std::optional<int> axis) {
+// Op{axis} applied to x, a negative axis counted from the end.
+template <typename AxisOpClass>
+Var ApplyAlongAxis(const Var& x, std::optional<int> axis) {
   if (!x.ok()) return x;
   if (axis && *axis < 0 && x->tensor_type()) axis = *axis + x.ndim();
-  return ApplyOp(OpPtr(std::make_shared<AxisOp>(kind, axis)), {x});
+  return ApplyOp(OpPtr(std::make_shared<AxisOpClass>(AxisAttrs{axis})), {x});
 }
 
 }  // namespace
 
-Var softmax(const Var& x, std::optional<int> axis) {
-  return ApplyAxisOp(OpKind::kSoftmax, x, axis);
-}
+Var softmax(const Var& x, std::optional<int> axis) { return ApplyAlongAxis<Softmax>(x, axis); }
 Var log_softmax(const Var& x, std::optional<int> axis) {
-  return ApplyAxisOp(OpKind::kLogSoftmax, x, axis);
+  return ApplyAlongAxis<LogSoftmax>(x, axis);
 }
-Var sort(const Var& x, std::optional<int> axis) { return ApplyAxisOp(OpKind::kSort, x, axis); }
-Var argsort(const Var& x, std::optional<int> axis) {
-  return ApplyAxisOp(OpKind::kArgSort, x, axis);
-}
+Var sort(const Var& x, std::optional<int> axis) { return ApplyAlongAxis<SortOp>(x, axis); }
+Var argsort(const Var& x, std::optional<int> axis) { return ApplyAlongAxis<ArgSortOp>(x, axis); }
 
 Var logsumexp(const Var& x, Axes axes, bool keepdims) {
   Var m = max(x, axes, /*keepdims=*/true);
@@ -205,32 +254,22 @@ Var categorical_crossentropy(const Var& coding_dist, const Var& true_dist) {
   return -sum(switch_(one_hot, log(coding_dist), zeros_like(coding_dist)), 1);
 }
 
-// Softmax and sorting along an axis keep the shape; without an axis sorting flattens.
-absl::StatusOr<std::vector<std::vector<VariablePtr>>> AxisOp::InferShape(
-    const Apply& node, const std::vector<std::vector<VariablePtr>>& in) const {
-  if (axis_ || kind_ == OpKind::kSoftmax || kind_ == OpKind::kLogSoftmax) {
-    return std::vector<ShapeVars>{in[0]};
-  }
-  return std::vector<ShapeVars>{{ProductOf(in[0])}};
+// Softmax keeps the shape; sorting keeps it along an axis and flattens without one.
+absl::StatusOr<std::vector<std::vector<VariablePtr>>> Softmax::InferShape(
+    const Apply&, const std::vector<std::vector<VariablePtr>>& in) const {
+  return std::vector<ShapeVars>{in[0]};
 }
-
-// --- Wire attributes ----------------------------------------------------------------------------
-
-KILN_REGISTER_OP_KIND(AxisOp, kSoftmax);
-KILN_REGISTER_OP_KIND(AxisOp, kLogSoftmax);
-KILN_REGISTER_OP_KIND(AxisOp, kSort);
-KILN_REGISTER_OP_KIND(AxisOp, kArgSort);
-
-OpAttrs AxisOp::Attrs() const {
-  OpAttrs a;
-  if (axis_) a.Set("axis", int64_t{*axis_});
-  return a;
+absl::StatusOr<std::vector<std::vector<VariablePtr>>> LogSoftmax::InferShape(
+    const Apply&, const std::vector<std::vector<VariablePtr>>& in) const {
+  return std::vector<ShapeVars>{in[0]};
 }
-
-absl::StatusOr<OpPtr> AxisOp::FromAttrs(OpKind kind, const OpAttrs& a) {
-  absl::StatusOr<std::optional<int>> axis = DecodeAttr<std::optional<int>>(a, "axis");
-  if (!axis.ok()) return axis.status();
-  return OpPtr(std::make_shared<AxisOp>(kind, *axis));
+absl::StatusOr<std::vector<std::vector<VariablePtr>>> SortOp::InferShape(
+    const Apply&, const std::vector<std::vector<VariablePtr>>& in) const {
+  return std::vector<ShapeVars>{axis() ? in[0] : ShapeVars{ProductOf(in[0])}};
+}
+absl::StatusOr<std::vector<std::vector<VariablePtr>>> ArgSortOp::InferShape(
+    const Apply&, const std::vector<std::vector<VariablePtr>>& in) const {
+  return std::vector<ShapeVars>{axis() ? in[0] : ShapeVars{ProductOf(in[0])}};
 }
 
 }  // namespace kiln

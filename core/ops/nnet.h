@@ -11,29 +11,61 @@
 
 namespace kiln {
 
-// Softmax{axis=1}, LogSoftmax{axis=1}, SortOp{quicksort, axis}, ArgSortOp{quicksort, axis}; an
-// absent axis means all elements (Softmax) or the flattened tensor (sorting).
-class AxisOp final : public Op {
- public:
-  AxisOp(OpKind kind, std::optional<int> axis) : kind_(kind), axis_(axis) {}
-  const std::optional<int>& axis() const { return axis_; }
-  OpKind kind() const override { return kind_; }
-  std::string Name() const override;
-  absl::StatusOr<ApplyPtr> MakeNode(std::vector<VariablePtr> inputs) const override;
-  absl::StatusOr<std::vector<std::vector<VariablePtr>>> InferShape(
-      const Apply& node, const std::vector<std::vector<VariablePtr>>& input_shapes) const override;
-  absl::Status Perform(const Apply& node, std::span<const Tensor> inputs,
-                       std::vector<Tensor>& outputs) const override;
-  // The props as typed attributes, and the op from them (the registry's factory).
-  OpAttrs Attrs() const override;
-  static absl::StatusOr<OpPtr> FromAttrs(OpKind kind, const OpAttrs& attrs);
-  // The gradient rule (Aesara's L_op), in the family's *_grad.cc.
+// The attribute of the ops along one axis: the axis, or None for all elements (Softmax,
+// LogSoftmax) or the flattened tensor (sorting).
+struct AxisAttrs {
+  std::optional<int> axis;
+  static constexpr auto Fields() { return std::tuple{AttrField{"axis", &AxisAttrs::axis}}; }
+  absl::Status Check() const { return axis ? CheckDimIndex("axis", *axis) : absl::OkStatus(); }
+};
+
+// The methods every op along an axis has, declared once for the four below.
+#define KILN_AXIS_OP_METHODS                                                         \
+  using DeclaredOp::DeclaredOp;                                                      \
+  const std::optional<int>& axis() const { return attrs().axis; }                    \
+  absl::StatusOr<ApplyPtr> MakeNode(std::vector<VariablePtr> inputs) const override; \
+  absl::StatusOr<std::vector<std::vector<VariablePtr>>> InferShape(                  \
+      const Apply& node, const std::vector<std::vector<VariablePtr>>& input_shapes)  \
+      const override;                                                                \
+  absl::Status Perform(const Apply& node, std::span<const Tensor> inputs,            \
+                       std::vector<Tensor>& outputs) const override;                 \
   std::vector<Var> LOp(const Apply& node, const std::vector<Var>& output_grads) const override;
 
- private:
-  OpKind kind_;
-  std::optional<int> axis_;
+// Softmax{axis=1}: exp(x) / sum(exp(x)) along the axis, computed as exp(x - max).
+class Softmax final : public DeclaredOp<Softmax, AxisAttrs> {
+ public:
+  static constexpr absl::string_view kTypeName = "Softmax";
+  OpKind kind() const override { return OpKind::kSoftmax; }
+  KILN_AXIS_OP_METHODS
 };
+
+// LogSoftmax{axis=1}: x - max - log(sum(exp(x - max))) along the axis.
+class LogSoftmax final : public DeclaredOp<LogSoftmax, AxisAttrs> {
+ public:
+  static constexpr absl::string_view kTypeName = "LogSoftmax";
+  OpKind kind() const override { return OpKind::kLogSoftmax; }
+  KILN_AXIS_OP_METHODS
+};
+
+// SortOp{quicksort, axis=1}: a sorted copy along the axis (NaN last, a stable sort).
+class SortOp final : public DeclaredOp<SortOp, AxisAttrs> {
+ public:
+  static constexpr absl::string_view kTypeName = "SortOp";
+  OpKind kind() const override { return OpKind::kSort; }
+  std::string Name() const override;
+  KILN_AXIS_OP_METHODS
+};
+
+// ArgSortOp{quicksort, axis=1}: the int64 indices that sort x along the axis.
+class ArgSortOp final : public DeclaredOp<ArgSortOp, AxisAttrs> {
+ public:
+  static constexpr absl::string_view kTypeName = "ArgSortOp";
+  OpKind kind() const override { return OpKind::kArgSort; }
+  std::string Name() const override;
+  KILN_AXIS_OP_METHODS
+};
+
+#undef KILN_AXIS_OP_METHODS
 
 // exp(x) / sum(exp(x)) along axis (-1 by default), computed as exp(x - max) for stability.
 Var softmax(const Var& x, std::optional<int> axis = -1);

@@ -24,42 +24,42 @@ Var GatherRows(const Var& g, const Var& perm) {
 
 }  // namespace
 
-std::vector<Var> AxisOp::LOp(const Apply& node, const std::vector<Var>& g) const {
-  const Var x(node.inputs()[0]);
+std::vector<Var> Softmax::LOp(const Apply& node, const std::vector<Var>& g) const {
   const Var out(node.output(0));
-  const Axes axes = axis_ ? Axes(*axis_) : Axes();
-  switch (kind_) {
-    case OpKind::kSoftmax:
-      return {(g[0] - sum(g[0] * out, axes, /*keepdims=*/true)) * out};
-    case OpKind::kLogSoftmax:
-      return {g[0] - sum(g[0], axes, /*keepdims=*/true) * exp(out)};
-    case OpKind::kArgSort:
-      return {FloatZerosLike(x)};
-    case OpKind::kSort: {
-      if (IsDiscreteVar(x)) return {FloatZerosLike(x)};
-      // The sorted element at position j came from argsort[j]: the gradient of input element
-      // i is g at the position where i landed, argsort(argsort) along the axis.
-      if (!axis_) {
-        const Var inverse = argsort(argsort(x, std::nullopt), std::nullopt);
-        return {reshape(take(g[0], inverse), shape(x))};
-      }
-      const int a = *axis_ < 0 ? *axis_ + x.ndim() : *axis_;
-      std::vector<int> to_last, back(x.ndim());
-      for (int d = 0; d < x.ndim(); ++d) {
-        if (d != a) to_last.push_back(d);
-      }
-      to_last.push_back(a);
-      for (int d = 0; d < x.ndim(); ++d) back[to_last[d]] = d;
-      const Var xt = dimshuffle(x, to_last);
-      const Var gt = dimshuffle(g[0], to_last);
-      const Var rows = make_vector({constant(int64_t{-1}), shape_i(xt, x.ndim() - 1)});
-      const Var inverse = reshape(argsort(argsort(xt, -1), -1), rows);
-      const Var gathered = reshape(GatherRows(reshape(gt, rows), inverse), shape(xt));
-      return {dimshuffle(gathered, back)};
-    }
-    default:
-      return Op::LOp(node, g);
+  return {(g[0] - sum(g[0] * out, axis() ? Axes(*axis()) : Axes(), /*keepdims=*/true)) * out};
+}
+
+std::vector<Var> LogSoftmax::LOp(const Apply& node, const std::vector<Var>& g) const {
+  const Var out(node.output(0));
+  return {g[0] - sum(g[0], axis() ? Axes(*axis()) : Axes(), /*keepdims=*/true) * exp(out)};
+}
+
+std::vector<Var> ArgSortOp::LOp(const Apply& node, const std::vector<Var>&) const {
+  return {FloatZerosLike(Var(node.inputs()[0]))};
+}
+
+std::vector<Var> SortOp::LOp(const Apply& node, const std::vector<Var>& g) const {
+  const Var x(node.inputs()[0]);
+  if (IsDiscreteVar(x)) return {FloatZerosLike(x)};
+  // The sorted element at position j came from argsort[j]: the gradient of input element i is
+  // g at the position where i landed, argsort(argsort) along the axis.
+  if (!axis()) {
+    const Var inverse = argsort(argsort(x, std::nullopt), std::nullopt);
+    return {reshape(take(g[0], inverse), shape(x))};
   }
+  const int a = *axis();
+  std::vector<int> to_last, back(x.ndim());
+  for (int d = 0; d < x.ndim(); ++d) {
+    if (d != a) to_last.push_back(d);
+  }
+  to_last.push_back(a);
+  for (int d = 0; d < x.ndim(); ++d) back[to_last[d]] = d;
+  const Var xt = dimshuffle(x, to_last);
+  const Var gt = dimshuffle(g[0], to_last);
+  const Var rows = make_vector({constant(int64_t{-1}), shape_i(xt, x.ndim() - 1)});
+  const Var inverse = reshape(argsort(argsort(xt, -1), -1), rows);
+  const Var gathered = reshape(GatherRows(reshape(gt, rows), inverse), shape(xt));
+  return {dimshuffle(gathered, back)};
 }
 
 }  // namespace kiln

@@ -207,7 +207,7 @@ const Apply* LogArgumentBy(const Apply& node, OpKind kind) {
 Replacement LogOfSoftmax(const FunctionGraph&, Apply& node) {
   const Apply* softmax = LogArgumentBy(node, OpKind::kSoftmax);
   if (softmax == nullptr) return std::nullopt;
-  const auto& op = static_cast<const AxisOp&>(softmax->op());
+  const auto& op = static_cast<const Softmax&>(softmax->op());
   return ReplaceWith(log_softmax(Var(softmax->inputs()[0]), op.axis()), node);
 }
 
