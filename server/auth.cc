@@ -10,6 +10,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "core/graph/canonical.h"
+#include "core/graph/status_macros.h"
 #include "server/disk_cache.h"
 
 namespace kiln::server {
@@ -55,7 +56,7 @@ Authenticator::Authenticator(TenantQuota quota)
 absl::StatusOr<std::unique_ptr<Authenticator>> Authenticator::FromFile(std::string path,
                                                                        TenantQuota defaults) {
   std::unique_ptr<Authenticator> a(new Authenticator(std::move(path), defaults));
-  if (absl::Status s = a->Reload(); !s.ok()) return s;
+  RETURN_IF_ERROR(a->Reload());
   return a;
 }
 
@@ -101,9 +102,8 @@ absl::Status Authenticator::Reload() {
   if (!in) return absl::NotFoundError(absl::StrCat("--auth_tokens: cannot read ", path_));
   std::stringstream text;
   text << in.rdbuf();
-  absl::StatusOr<Tokens> tokens = Parse(text.str(), defaults_);
-  if (!tokens.ok()) return tokens.status();
-  auto shared = std::make_shared<const Tokens>(*std::move(tokens));
+  ASSIGN_OR_RETURN(Tokens tokens, Parse(text.str(), defaults_));
+  auto shared = std::make_shared<const Tokens>(std::move(tokens));
   std::lock_guard<std::mutex> lock(mutex_);
   tokens_ = std::move(shared);
   return absl::OkStatus();

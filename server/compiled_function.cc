@@ -1,16 +1,17 @@
 #include "server/compiled_function.h"
 
+#include <google/protobuf/arena.h>
+
 #include <chrono>
 #include <cstring>
 #include <random>
 #include <set>
 #include <thread>
 
-#include <google/protobuf/arena.h>
-
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/graph/canonical.h"
+#include "core/graph/status_macros.h"
 #include "proto/convert/tensor_convert.h"
 #include "server/graph_requests.h"
 #include "server/log.h"
@@ -52,9 +53,8 @@ constexpr std::string_view kMagic = "KILNFN01";
 absl::StatusOr<CompileJob> PrepareCompile(const v1::CompileRequest& request,
                                           const GraphLimits& limits) {
   CompileJob job;
-  absl::StatusOr<std::string> parsed_mode = ParseMode(request.mode());
-  if (!parsed_mode.ok()) return parsed_mode.status();
-  const std::string& mode = *parsed_mode;
+  ASSIGN_OR_RETURN(std::string parsed_mode, ParseMode(request.mode()));
+  const std::string& mode = parsed_mode;
   absl::StatusOr<OnUnusedInput> unused = ParseOnUnusedInput(request.on_unused_input());
   if (!unused.ok()) return unused.status();
   job.on_unused_input = *unused;
@@ -141,12 +141,11 @@ absl::StatusOr<std::shared_ptr<const CompiledFunction>> CompileOrThrow(const Com
   options.mode = job.signature.mode();
   options.on_unused_input = job.on_unused_input;
   options.interrupt = job.interrupt;
-  absl::StatusOr<Function> f = Function::Make(job.graph.inputs, job.graph.outputs, options);
-  if (!f.ok()) return f.status();
-  absl::StatusOr<std::string> bytes = f->Serialize();
+  ASSIGN_OR_RETURN(Function f, Function::Make(job.graph.inputs, job.graph.outputs, options));
+  absl::StatusOr<std::string> bytes = f.Serialize();
   if (!bytes.ok()) return bytes.status();
-  return std::make_shared<const CompiledFunction>(CompiledFunction{
-      job.id, job.canonical_form, job.signature, *std::move(f), *std::move(bytes)});
+  return std::make_shared<const CompiledFunction>(
+      CompiledFunction{job.id, job.canonical_form, job.signature, std::move(f), *std::move(bytes)});
 }
 
 }  // namespace
@@ -184,19 +183,18 @@ absl::StatusOr<std::shared_ptr<const CompiledFunction>> DecodeCompiled(std::stri
   if (!signature.ParseFromArray(sig.data(), static_cast<int>(sig.size()))) {
     return absl::DataLossError("a compiled Kiln function has a corrupt signature");
   }
-  absl::StatusOr<Function> f = Function::Load(fn);
-  if (!f.ok()) return f.status();
+  ASSIGN_OR_RETURN(Function f, Function::Load(fn));
   // Execute indexes the function's inputs and outputs by the signature: they must agree.
-  const int n_in = static_cast<int>(f->fgraph().inputs().size());
+  const int n_in = static_cast<int>(f.fgraph().inputs().size());
   bool agree = signature.inputs_size() == n_in &&
                signature.output_types_size() + signature.update_inputs_size() ==
-                   static_cast<int>(f->fgraph().outputs().size());
+                   static_cast<int>(f.fgraph().outputs().size());
   for (uint32_t u : signature.update_inputs()) {
     agree = agree && u < static_cast<uint32_t>(n_in) && !signature.inputs(u).shared().empty();
   }
   if (!agree) return absl::DataLossError("a compiled Kiln function's signature does not fit it");
   return std::make_shared<const CompiledFunction>(CompiledFunction{
-      std::string(id), std::string(form), std::move(signature), *std::move(f), std::string(fn)});
+      std::string(id), std::string(form), std::move(signature), std::move(f), std::string(fn)});
 }
 
 namespace {
@@ -295,8 +293,8 @@ absl::StatusOr<std::vector<Tensor>> Execute(const CompiledFunction& f, std::vect
     // Another replica won the race: wait a random while, longer each time, so that two
     // replicas updating one session do not keep colliding.
     thread_local std::mt19937 bits{std::random_device{}()};
-    std::this_thread::sleep_for(std::chrono::microseconds(
-        std::uniform_int_distribution<int>(0, 500 * attempt)(bits)));
+    std::this_thread::sleep_for(
+        std::chrono::microseconds(std::uniform_int_distribution<int>(0, 500 * attempt)(bits)));
   }
 }
 

@@ -3,6 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/grad/gradient.h"
 #include "core/graph/fgraph.h"
+#include "core/graph/status_macros.h"
 #include "core/passes/passes.h"
 #include "core/text/dot.h"
 #include "core/text/dprint.h"
@@ -35,7 +36,7 @@ absl::StatusOr<v1::GradResponse> GradGraph(const v1::GradRequest& request,
                                            const GraphLimits& limits,
                                            const std::function<absl::Status()>& interrupt) {
   v1::GradResponse response;
-  if (absl::Status s = GradGraph(request, limits, interrupt, &response); !s.ok()) return s;
+  RETURN_IF_ERROR(GradGraph(request, limits, interrupt, &response));
   return response;
 }
 
@@ -71,9 +72,8 @@ absl::Status GradGraph(const v1::GradRequest& request, const GraphLimits& limits
     refs.push_back(&k.variable());
     refs.push_back(&k.grad());
   }
-  absl::StatusOr<ProtoGraph> graph = GraphFromProto(g, limits, refs);
-  if (!graph.ok()) return graph.status();
-  auto extra = graph->outputs.begin() + g.outputs_size();
+  ASSIGN_OR_RETURN(ProtoGraph graph, GraphFromProto(g, limits, refs));
+  auto extra = graph.outputs.begin() + g.outputs_size();
   const std::vector<Var> wrt(extra, extra + request.wrt_size());
   extra += request.wrt_size();
   options.consider_constant.assign(extra, extra + request.consider_constant_size());
@@ -81,25 +81,22 @@ absl::Status GradGraph(const v1::GradRequest& request, const GraphLimits& limits
   for (int k = 0; k < request.known_grads_size(); ++k, extra += 2) {
     options.known_grads.emplace_back(extra[0], extra[1]);
   }
-  const Var cost = request.no_cost() ? Var() : graph->outputs[request.cost()];
+  const Var cost = request.no_cost() ? Var() : graph.outputs[request.cost()];
   absl::StatusOr<std::vector<Var>> grads = grad(cost, wrt, options);
   if (!grads.ok()) return grads.status();
   response->Clear();
-  if (absl::Status s = GraphToProto(graph->inputs, *grads, response->mutable_graph(),
-                                    GraphForm::kCompact);
-      !s.ok()) {
-    return s;
-  }
+  RETURN_IF_ERROR(
+      GraphToProto(graph.inputs, *grads, response->mutable_graph(), GraphForm::kCompact));
   KeepInputs(g, *response->mutable_graph());
   for (std::string& w : warnings) response->add_warnings(std::move(w));
   return absl::OkStatus();
 }
 
-absl::StatusOr<v1::OptimizeResponse> OptimizeGraph(
-    const v1::OptimizeRequest& request, const GraphLimits& limits,
-    const std::function<absl::Status()>& interrupt) {
+absl::StatusOr<v1::OptimizeResponse> OptimizeGraph(const v1::OptimizeRequest& request,
+                                                   const GraphLimits& limits,
+                                                   const std::function<absl::Status()>& interrupt) {
   v1::OptimizeResponse response;
-  if (absl::Status s = OptimizeGraph(request, limits, interrupt, &response); !s.ok()) return s;
+  RETURN_IF_ERROR(OptimizeGraph(request, limits, interrupt, &response));
   return response;
 }
 
@@ -119,16 +116,12 @@ absl::Status OptimizeGraph(const v1::OptimizeRequest& request, const GraphLimits
   options.mode = *mode;
   options.trace = false;
   options.interrupt = interrupt;
-  absl::StatusOr<RewriteReport> report = optimize(**fg, options);
-  if (!report.ok()) return report.status();
+  ASSIGN_OR_RETURN(RewriteReport report, optimize(**fg, options));
   response->Clear();
-  if (absl::Status s = GraphToProto(AsVars((*fg)->inputs()), AsVars((*fg)->outputs()),
-                                    response->mutable_graph(), GraphForm::kCompact);
-      !s.ok()) {
-    return s;
-  }
+  RETURN_IF_ERROR(GraphToProto(AsVars((*fg)->inputs()), AsVars((*fg)->outputs()),
+                               response->mutable_graph(), GraphForm::kCompact));
   KeepInputs(request.graph(), *response->mutable_graph());
-  for (const auto& [rule, stats] : report->rules) {
+  for (const auto& [rule, stats] : report.rules) {
     if (stats.count > 0) response->add_rewrites(absl::StrCat(rule, ": ", stats.count));
   }
   return absl::OkStatus();

@@ -9,6 +9,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "core/graph/status_macros.h"
 #include "server/log.h"
 
 namespace kiln::server {
@@ -125,9 +126,8 @@ absl::StatusOr<RedisReply> Redis::Command(const std::vector<std::string_view>& a
   // A pooled connection that Redis closed meanwhile (a restart) fails at once with EOF or a
   // reset, before Redis ran anything: then the command goes again on a new connection.
   for (int attempt = 0; attempt < 2 && reply == nullptr; ++attempt) {
-    absl::StatusOr<std::unique_ptr<Connection>> taken = Take();
-    if (!taken.ok()) return taken.status();
-    c = *std::move(taken);
+    ASSIGN_OR_RETURN(std::unique_ptr<Connection> taken, Take());
+    c = std::move(taken);
     reply = static_cast<redisReply*>(
         redisCommandArgv(c->context, static_cast<int>(argv.size()), argv.data(), lengths.data()));
     const bool closed =

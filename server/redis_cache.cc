@@ -5,6 +5,7 @@
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "core/graph/status_macros.h"
 #include "server/disk_cache.h"
 #include "server/log.h"
 
@@ -60,12 +61,11 @@ RedisCache::~RedisCache() {
 
 absl::StatusOr<std::string> RedisCache::Load(const std::string& id) {
   const std::string key = FunctionKey(id);
-  absl::StatusOr<RedisReply> r = redis_->Command({"GETEX", key, "PX", ttl_ms_});
-  if (!r.ok()) return r.status();
-  if (r->kind != RedisReply::Kind::kString) {
+  ASSIGN_OR_RETURN(RedisReply r, redis_->Command({"GETEX", key, "PX", ttl_ms_}));
+  if (r.kind != RedisReply::Kind::kString) {
     return absl::NotFoundError(absl::StrCat("redis has no function ", id));
   }
-  absl::StatusOr<std::string> body = OpenEntry(r->str);
+  absl::StatusOr<std::string> body = OpenEntry(r.str);
   if (!body.ok()) {
     redis_->Command({"DEL", key}).IgnoreError();
     return absl::DataLossError(absl::StrCat("redis entry ", key, " is corrupt; removed"));

@@ -2,6 +2,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "core/graph/status_macros.h"
 #include "proto/convert/tensor_convert.h"
 
 namespace kiln::server {
@@ -131,15 +132,14 @@ class RedisSession final : public Session {
     for (const std::string& name : names) fields.push_back(Field(name));
     std::vector<std::string_view> args = {"HMGET", key_, "v"};
     args.insert(args.end(), fields.begin(), fields.end());
-    absl::StatusOr<RedisReply> r = redis_->Command(args);
-    if (!r.ok()) return r.status();
-    if (r->elements.empty() || r->elements[0].kind != RedisReply::Kind::kString) {
+    ASSIGN_OR_RETURN(RedisReply r, redis_->Command(args));
+    if (r.elements.empty() || r.elements[0].kind != RedisReply::Kind::kString) {
       return SessionGone(id_);
     }
     SessionSnapshot out;
-    out.version = std::stoll(r->elements[0].str);
+    out.version = std::stoll(r.elements[0].str);
     for (size_t i = 0; i < names.size(); ++i) {
-      const RedisReply& e = r->elements[i + 1];
+      const RedisReply& e = r.elements[i + 1];
       if (e.kind != RedisReply::Kind::kString) {
         return absl::FailedPreconditionError(absl::StrCat(
             "the session has no shared variable '", names[i], "': set it with SetShared first"));
@@ -186,21 +186,19 @@ class RedisSession final : public Session {
   }
 
   absl::StatusOr<std::string> Recorded(const std::string& call_id) const override {
-    absl::StatusOr<RedisReply> r = redis_->Command({"GET", absl::StrCat(key_, ":call:", call_id)});
-    if (!r.ok()) return r.status();
-    if (r->kind != RedisReply::Kind::kString) {
+    ASSIGN_OR_RETURN(RedisReply r, redis_->Command({"GET", absl::StrCat(key_, ":call:", call_id)}));
+    if (r.kind != RedisReply::Kind::kString) {
       return absl::NotFoundError(absl::StrCat("no call ", call_id, " recorded"));
     }
-    return std::move(r->str);
+    return std::move(r.str);
   }
 
   absl::StatusOr<Tensor> Get(const std::string& name) const override {
-    absl::StatusOr<RedisReply> r = redis_->Command({"HGET", key_, Field(name)});
-    if (!r.ok()) return r.status();
-    if (r->kind != RedisReply::Kind::kString) {
+    ASSIGN_OR_RETURN(RedisReply r, redis_->Command({"HGET", key_, Field(name)}));
+    if (r.kind != RedisReply::Kind::kString) {
       return absl::NotFoundError(absl::StrCat("the session has no shared variable '", name, "'"));
     }
-    return Decode(r->str, name);
+    return Decode(r.str, name);
   }
 
   absl::Status Delete(const std::string& name) override {
@@ -214,13 +212,12 @@ class RedisSession final : public Session {
   }
 
   absl::StatusOr<std::map<std::string, Tensor>> List() const override {
-    absl::StatusOr<RedisReply> r = redis_->Command({"HGETALL", key_});
-    if (!r.ok()) return r.status();
+    ASSIGN_OR_RETURN(RedisReply r, redis_->Command({"HGETALL", key_}));
     std::map<std::string, Tensor> out;
-    for (size_t i = 0; i + 1 < r->elements.size(); i += 2) {
-      const std::string& field = r->elements[i].str;
+    for (size_t i = 0; i + 1 < r.elements.size(); i += 2) {
+      const std::string& field = r.elements[i].str;
       if (!absl::StartsWith(field, "s:")) continue;
-      absl::StatusOr<Tensor> t = Decode(r->elements[i + 1].str, field.substr(2));
+      absl::StatusOr<Tensor> t = Decode(r.elements[i + 1].str, field.substr(2));
       if (!t.ok()) return t.status();
       out.emplace(field.substr(2), *std::move(t));
     }
@@ -286,9 +283,8 @@ absl::Status RedisSessionStore::Delete(const std::string& id) {
   if (id.empty()) return SessionGone(id);
   const std::string key = RedisKey(id);
   const auto [sessions, bytes] = TenantKeys(key);
-  absl::StatusOr<RedisReply> r = redis_->Eval(kDropScript, {key, sessions, bytes}, {});
-  if (!r.ok()) return r.status();
-  if (r->integer == 0) return SessionGone(id);
+  ASSIGN_OR_RETURN(RedisReply r, redis_->Eval(kDropScript, {key, sessions, bytes}, {}));
+  if (r.integer == 0) return SessionGone(id);
   return absl::OkStatus();
 }
 

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "core/graph/status_macros.h"
 #include "core/runtime/allocator.h"
 #include "server/log.h"
 #include "server/redis_cache.h"
@@ -25,20 +26,18 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServerOptions& optio
   std::unique_ptr<Server> s(new Server());
   std::optional<DiskCache> disk;
   if (!options.cache_dir.empty()) {
-    absl::StatusOr<DiskCache> d = DiskCache::Open(options.cache_dir, options.cache_dir_bytes);
-    if (!d.ok()) return d.status();
-    disk = *std::move(d);
+    ASSIGN_OR_RETURN(DiskCache d, DiskCache::Open(options.cache_dir, options.cache_dir_bytes));
+    disk = std::move(d);
   }
   std::shared_ptr<SharedTier> shared;
-  if (!options.redis.empty() && (options.compile_lease < absl::Milliseconds(100) ||
-                                 options.redis_ttl < absl::Seconds(1))) {
+  if (!options.redis.empty() &&
+      (options.compile_lease < absl::Milliseconds(100) || options.redis_ttl < absl::Seconds(1))) {
     return absl::InvalidArgumentError(
         "--compile_lease must be at least 100ms and --redis_ttl at least 1s");
   }
   if (!options.redis.empty()) {
-    absl::StatusOr<std::unique_ptr<Redis>> r = Redis::Create(options.redis);
-    if (!r.ok()) return r.status();
-    s->redis_ = *std::move(r);
+    ASSIGN_OR_RETURN(std::unique_ptr<Redis> r, Redis::Create(options.redis));
+    s->redis_ = std::move(r);
     shared = std::make_shared<RedisCache>(s->redis_, options.redis_ttl, options.compile_lease);
     s->shared_ = shared;
   }
@@ -46,9 +45,8 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServerOptions& optio
     if (options.redis_sessions == options.redis) {
       s->session_redis_ = s->redis_;
     } else {
-      absl::StatusOr<std::unique_ptr<Redis>> r = Redis::Create(options.redis_sessions);
-      if (!r.ok()) return r.status();
-      s->session_redis_ = *std::move(r);
+      ASSIGN_OR_RETURN(std::unique_ptr<Redis> r, Redis::Create(options.redis_sessions));
+      s->session_redis_ = std::move(r);
     }
     s->sessions_ = std::make_unique<RedisSessionStore>(s->session_redis_, options.sessions);
   } else {
@@ -68,12 +66,11 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServerOptions& optio
     if (options.tls.cert.empty() || options.tls.key.empty()) {
       return absl::InvalidArgumentError("TLS needs both --tls_cert and --tls_key");
     }
-    absl::StatusOr<std::unique_ptr<TlsCredentials>> tls = TlsCredentials::Create(options.tls);
-    if (!tls.ok()) return tls.status();
-    s->tls_ = *std::move(tls);
+    ASSIGN_OR_RETURN(std::unique_ptr<TlsCredentials> tls, TlsCredentials::Create(options.tls));
+    s->tls_ = std::move(tls);
     credentials = s->tls_->server_credentials();
-  } else if (options.host != "127.0.0.1" && options.host != "localhost" &&
-             options.host != "::1" && options.host != "[::1]") {
+  } else if (options.host != "127.0.0.1" && options.host != "localhost" && options.host != "::1" &&
+             options.host != "[::1]") {
     Log(LogLevel::kWarning,
         "listening in plaintext beyond loopback: anyone on the network can read and send calls; "
         "give --tls_cert and --tls_key",
@@ -115,8 +112,7 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServerOptions& optio
                                                   httplib::Response& res) {
       if (!expected.empty() && req.get_header_value("Authorization") != expected) {
         res.status = 401;
-        res.set_content("/metrics needs `Authorization: Bearer <--metrics_token>`\n",
-                        "text/plain");
+        res.set_content("/metrics needs `Authorization: Bearer <--metrics_token>`\n", "text/plain");
         return;
       }
       res.set_content(self->MetricsText(), "text/plain; version=0.0.4");
@@ -126,15 +122,15 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServerOptions& optio
       res.set_content(self->HealthText(), "text/plain");
     });
     const char* metrics_host = options.metrics_host.c_str();
-    s->metrics_port_ = options.metrics_port == 0
-                           ? http->server.bind_to_any_port(metrics_host)
-                           : (http->server.bind_to_port(metrics_host, options.metrics_port)
-                                  ? options.metrics_port
-                                  : -1);
+    s->metrics_port_ =
+        options.metrics_port == 0
+            ? http->server.bind_to_any_port(metrics_host)
+            : (http->server.bind_to_port(metrics_host, options.metrics_port) ? options.metrics_port
+                                                                             : -1);
     if (s->metrics_port_ < 0) {
       s->Shutdown(std::chrono::milliseconds(0));
-      return absl::UnavailableError(absl::StrCat("cannot listen for metrics on ", metrics_host,
-                                                 ":", options.metrics_port));
+      return absl::UnavailableError(
+          absl::StrCat("cannot listen for metrics on ", metrics_host, ":", options.metrics_port));
     }
     Http* h = http.get();
     http->thread = std::thread([h] { h->server.listen_after_bind(); });
@@ -148,7 +144,9 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServerOptions& optio
        {"cache_dir", options.cache_dir},
        {"redis", options.redis},
        {"redis_sessions", options.redis_sessions},
-       {"tls", s->tls_ == nullptr ? "off" : options.tls.client_ca.empty() ? "on" : "mutual"},
+       {"tls", s->tls_ == nullptr              ? "off"
+               : options.tls.client_ca.empty() ? "on"
+                                               : "mutual"},
        {"auth_tokens", options.auth_tokens}});
   Server* self = s.get();
   s->warmer_ = std::thread([self, options] { self->WarmUp(options); });

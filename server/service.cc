@@ -8,6 +8,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "core/graph/canonical.h"
+#include "core/graph/status_macros.h"
 #include "proto/convert/tensor_convert.h"
 #include "server/graph_requests.h"
 #include "server/log.h"
@@ -40,7 +41,7 @@ std::function<absl::Status()> Interrupt(grpc::CallbackServerContext* ctx,
   auto polls = std::make_shared<std::atomic<uint32_t>>(0);
   return [call = Interrupt(ctx), budget = std::move(budget), polls] {
     if (polls->fetch_add(1, std::memory_order_relaxed) % 32 != 0) return absl::OkStatus();
-    if (absl::Status s = call(); !s.ok()) return s;
+    RETURN_IF_ERROR(call());
     return budget->Check();
   };
 }
@@ -228,41 +229,41 @@ KilnService::Reactor* KilnService::Compile(Ctx* ctx, const v1::CompileRequest* r
   }
   // Else on the pool: validate, canonicalize, then the cache. A call that finds the graph
   // compiling for another caller returns its thread to the pool and finishes when that ends.
-  pool_.Schedule([this, ctx, req, resp, start, reactor, tenant,
-                  bytes = std::move(bytes)]() mutable {
-    auto budget = std::make_shared<RequestBudget>("Compile", limits_.budget);
-    BudgetScope counting(*budget);
-    auto job = std::make_shared<absl::StatusOr<CompileJob>>();
-    auto prepare = [&]() -> absl::Status {
-      if (absl::Status s = CheckNodes(req->graph(), limits_); !s.ok()) return s;
-      *job = PrepareCompile(*req, GraphLimitsOf(limits_));
-      if (!job->ok()) return job->status();
-      (*job)->interrupt = Interrupt(ctx, budget);
-      if (limits_.tenant_cache) ScopeToTenant(tenant->name, **job);
-      return absl::OkStatus();
-    };
-    if (absl::Status s = Guarded("Compile", prepare); !s.ok()) {
-      return Finish("Compile", reactor, s, tenant->name);
-    }
-    auto done = [this, req, resp, start, reactor, job, tenant, bytes = std::move(bytes)](
-                    FunctionCache::Result f, CacheSource source) {
-      auto respond = [&]() -> absl::Status {
-        if (!f.ok()) return f.status();
-        cache_.RememberRequest(bytes, (*f)->id);
-        if (absl::Status s = FillCompileResponse(**f, source, *req, resp); !s.ok()) return s;
-        metrics_.ObserveCompile(SecondsSince(start), source);
-        if (source == CacheSource::kCompiled) {
-          Log(LogLevel::kInfo, "compiled",
-              {{"function_id", (*f)->id},
-               {"nodes", absl::StrCat((*f)->function.fgraph().num_nodes())},
-               {"ms", absl::StrCat(SecondsSince(start) * 1e3)}});
+  pool_.Schedule(
+      [this, ctx, req, resp, start, reactor, tenant, bytes = std::move(bytes)]() mutable {
+        auto budget = std::make_shared<RequestBudget>("Compile", limits_.budget);
+        BudgetScope counting(*budget);
+        auto job = std::make_shared<absl::StatusOr<CompileJob>>();
+        auto prepare = [&]() -> absl::Status {
+          RETURN_IF_ERROR(CheckNodes(req->graph(), limits_));
+          *job = PrepareCompile(*req, GraphLimitsOf(limits_));
+          if (!job->ok()) return job->status();
+          (*job)->interrupt = Interrupt(ctx, budget);
+          if (limits_.tenant_cache) ScopeToTenant(tenant->name, **job);
+          return absl::OkStatus();
+        };
+        if (absl::Status s = Guarded("Compile", prepare); !s.ok()) {
+          return Finish("Compile", reactor, s, tenant->name);
         }
-        return absl::OkStatus();
-      };
-      Finish("Compile", reactor, Guarded("Compile", respond), tenant->name);
-    };
-    cache_.GetOrCompile(**job, std::move(done));
-  });
+        auto done = [this, req, resp, start, reactor, job, tenant, bytes = std::move(bytes)](
+                        FunctionCache::Result f, CacheSource source) {
+          auto respond = [&]() -> absl::Status {
+            if (!f.ok()) return f.status();
+            cache_.RememberRequest(bytes, (*f)->id);
+            RETURN_IF_ERROR(FillCompileResponse(**f, source, *req, resp));
+            metrics_.ObserveCompile(SecondsSince(start), source);
+            if (source == CacheSource::kCompiled) {
+              Log(LogLevel::kInfo, "compiled",
+                  {{"function_id", (*f)->id},
+                   {"nodes", absl::StrCat((*f)->function.fgraph().num_nodes())},
+                   {"ms", absl::StrCat(SecondsSince(start) * 1e3)}});
+            }
+            return absl::OkStatus();
+          };
+          Finish("Compile", reactor, Guarded("Compile", respond), tenant->name);
+        };
+        cache_.GetOrCompile(**job, std::move(done));
+      });
   return reactor;
 }
 
@@ -280,7 +281,7 @@ absl::StatusOr<std::vector<Tensor>> KilnService::RunExecution(
     if (!found.ok()) return found.status();
     s = *std::move(found);
   }
-  if (absl::Status q = quotas_.BeginExecution(tenant); !q.ok()) return q;
+  RETURN_IF_ERROR(quotas_.BeginExecution(tenant));
   // Counted out however the execution ends (an allocation that fails throws).
   absl::Cleanup ended = [&] {
     executions_.fetch_sub(1);
@@ -346,7 +347,7 @@ KilnService::Reactor* KilnService::Execute(Ctx* ctx, const v1::ExecuteRequest* r
 KilnService::Reactor* KilnService::Grad(Ctx* ctx, const v1::GradRequest* req,
                                         v1::GradResponse* resp) {
   return Handle("Grad", ctx, true, [this, ctx, req, resp](const Tenant& tenant) {
-    if (absl::Status s = CheckNodes(req->graph(), limits_); !s.ok()) return s;
+    RETURN_IF_ERROR(CheckNodes(req->graph(), limits_));
     auto budget = std::make_shared<RequestBudget>("Grad", limits_.budget);
     BudgetScope counting(*budget);
     return GradGraph(*req, GraphLimitsOf(limits_), Interrupt(ctx, budget), resp);
@@ -356,7 +357,7 @@ KilnService::Reactor* KilnService::Grad(Ctx* ctx, const v1::GradRequest* req,
 KilnService::Reactor* KilnService::Optimize(Ctx* ctx, const v1::OptimizeRequest* req,
                                             v1::OptimizeResponse* resp) {
   return Handle("Optimize", ctx, true, [this, ctx, req, resp](const Tenant& tenant) {
-    if (absl::Status s = CheckNodes(req->graph(), limits_); !s.ok()) return s;
+    RETURN_IF_ERROR(CheckNodes(req->graph(), limits_));
     auto budget = std::make_shared<RequestBudget>("Optimize", limits_.budget);
     BudgetScope counting(*budget);
     return OptimizeGraph(*req, GraphLimitsOf(limits_), Interrupt(ctx, budget), resp);
@@ -369,15 +370,14 @@ KilnService::Reactor* KilnService::Print(Ctx* ctx, const v1::PrintRequest* req,
     RequestBudget budget("Print", limits_.budget);
     BudgetScope counting(budget);  // gives a large print's memory back at the end
     if (req->has_graph()) {
-      if (absl::Status s = CheckNodes(req->graph(), limits_); !s.ok()) return s;
-      absl::StatusOr<ProtoGraph> g = GraphFromProto(req->graph(), GraphLimitsOf(limits_));
-      if (!g.ok()) return g.status();
-      resp->set_text(PrintGraph(g->outputs, req->format()));
+      RETURN_IF_ERROR(CheckNodes(req->graph(), limits_));
+      ASSIGN_OR_RETURN(ProtoGraph g, GraphFromProto(req->graph(), GraphLimitsOf(limits_)));
+      resp->set_text(PrintGraph(g.outputs, req->format()));
       return absl::OkStatus();
     }
-    absl::StatusOr<std::shared_ptr<const CompiledFunction>> f = FindFor(tenant, req->function_id());
-    if (!f.ok()) return f.status();
-    const auto& outs = (*f)->function.fgraph().outputs();
+    ASSIGN_OR_RETURN(std::shared_ptr<const CompiledFunction> f,
+                     FindFor(tenant, req->function_id()));
+    const auto& outs = f->function.fgraph().outputs();
     resp->set_text(PrintGraph(std::vector<Var>(outs.begin(), outs.end()), req->format()));
     return absl::OkStatus();
   });
@@ -386,8 +386,8 @@ KilnService::Reactor* KilnService::Print(Ctx* ctx, const v1::PrintRequest* req,
 KilnService::Reactor* KilnService::CreateSession(Ctx* ctx, const v1::CreateSessionRequest*,
                                                  v1::CreateSessionResponse* resp) {
   return Handle("CreateSession", ctx, false, [this, resp](const Tenant& tenant) {
-    absl::StatusOr<std::string> id = sessions_.Create(
-        {tenant.name, tenant.quota.sessions, tenant.quota.session_bytes});
+    absl::StatusOr<std::string> id =
+        sessions_.Create({tenant.name, tenant.quota.sessions, tenant.quota.session_bytes});
     if (!id.ok()) return id.status();
     resp->set_session(*std::move(id));
     return absl::OkStatus();
@@ -396,10 +396,9 @@ KilnService::Reactor* KilnService::CreateSession(Ctx* ctx, const v1::CreateSessi
 
 KilnService::Reactor* KilnService::DeleteSession(Ctx* ctx, const v1::DeleteSessionRequest* req,
                                                  v1::DeleteSessionResponse*) {
-  return Handle("DeleteSession", ctx, false,
-                [this, req](const Tenant& tenant) {
-                  return sessions_.Delete(SessionKey(tenant.name, req->session()));
-                });
+  return Handle("DeleteSession", ctx, false, [this, req](const Tenant& tenant) {
+    return sessions_.Delete(SessionKey(tenant.name, req->session()));
+  });
 }
 
 KilnService::Reactor* KilnService::SetShared(Ctx* ctx, const v1::SetSharedRequest* req,
@@ -409,9 +408,8 @@ KilnService::Reactor* KilnService::SetShared(Ctx* ctx, const v1::SetSharedReques
     absl::StatusOr<std::shared_ptr<Session>> s =
         sessions_.Get(SessionKey(tenant.name, req->session()));
     if (!s.ok()) return s.status();
-    absl::StatusOr<Tensor> value = FromProto(req->value(), limits_.max_tensor_bytes);
-    if (!value.ok()) return value.status();
-    return (*s)->Write({{req->name(), *std::move(value)}});
+    ASSIGN_OR_RETURN(Tensor value, FromProto(req->value(), limits_.max_tensor_bytes));
+    return (*s)->Write({{req->name(), std::move(value)}});
   });
 }
 
@@ -421,9 +419,8 @@ KilnService::Reactor* KilnService::GetShared(Ctx* ctx, const v1::GetSharedReques
     absl::StatusOr<std::shared_ptr<Session>> s =
         sessions_.Get(SessionKey(tenant.name, req->session()));
     if (!s.ok()) return s.status();
-    absl::StatusOr<Tensor> value = (*s)->Get(req->name());
-    if (!value.ok()) return value.status();
-    *resp->mutable_value() = ToProto(*value);
+    ASSIGN_OR_RETURN(Tensor value, (*s)->Get(req->name()));
+    *resp->mutable_value() = ToProto(value);
     return absl::OkStatus();
   });
 }
@@ -444,9 +441,8 @@ KilnService::Reactor* KilnService::ListShared(Ctx* ctx, const v1::ListSharedRequ
     absl::StatusOr<std::shared_ptr<Session>> s =
         sessions_.Get(SessionKey(tenant.name, req->session()));
     if (!s.ok()) return s.status();
-    absl::StatusOr<std::map<std::string, Tensor>> variables = (*s)->List();
-    if (!variables.ok()) return variables.status();
-    for (const auto& [name, value] : *variables) {
+    ASSIGN_OR_RETURN(auto variables, (*s)->List());
+    for (const auto& [name, value] : variables) {
       *resp->add_variables() = SharedInputToProto(name, value);
     }
     return absl::OkStatus();

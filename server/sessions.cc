@@ -7,6 +7,7 @@
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "core/graph/status_macros.h"
 
 namespace kiln::server {
 namespace {
@@ -78,7 +79,7 @@ absl::Status MemorySession::Write(std::vector<std::pair<std::string, Tensor>> va
                      " bytes of shared variables, more than this server's limit of ",
                      limits.max_session_bytes, " per session (--max_session_bytes)"));
   }
-  if (absl::Status s = store_->Reserve(owner_, delta); !s.ok()) return s;
+  RETURN_IF_ERROR(store_->Reserve(owner_, delta));
   bytes_ += delta;
   ++version_;
   for (auto& [name, value] : values) values_[name] = std::move(value);
@@ -125,8 +126,8 @@ MemorySession::~MemorySession() {
 MemorySessionStore::MemorySessionStore(SessionLimits limits) : limits_(limits) {
   if (limits_.ttl <= absl::ZeroDuration() || limits_.ttl == absl::InfiniteDuration()) return;
   // Sweeps a few times per TTL, at least once a second.
-  const auto period = std::chrono::nanoseconds(std::clamp<int64_t>(
-      absl::ToInt64Nanoseconds(limits_.ttl / 4), 1'000'000, 1'000'000'000));
+  const auto period = std::chrono::nanoseconds(
+      std::clamp<int64_t>(absl::ToInt64Nanoseconds(limits_.ttl / 4), 1'000'000, 1'000'000'000));
   sweeper_ = std::thread([this, period] {
     std::unique_lock<std::mutex> lock(mutex_);
     while (!stop_cv_.wait_for(lock, period, [this] { return stopping_; })) {
@@ -239,10 +240,10 @@ absl::Status MemorySessionStore::Reserve(const SessionOwner& owner, int64_t delt
                      limits_.max_total_bytes, " bytes in all (--max_sessions_bytes)"));
   }
   if (delta > 0 && owner.max_bytes > 0 && use.bytes + delta > owner.max_bytes) {
-    return absl::ResourceExhaustedError(absl::StrCat(
-        "tenant '", owner.tenant, "' would hold ", use.bytes + delta,
-        " bytes of shared variables, more than its quota of ", owner.max_bytes,
-        " (session_bytes=)"));
+    return absl::ResourceExhaustedError(
+        absl::StrCat("tenant '", owner.tenant, "' would hold ", use.bytes + delta,
+                     " bytes of shared variables, more than its quota of ", owner.max_bytes,
+                     " (session_bytes=)"));
   }
   total_bytes_ += delta;
   use.bytes += delta;

@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
+#include "core/graph/status_macros.h"
 
 namespace kiln::server {
 namespace {
@@ -73,16 +74,15 @@ absl::Status Check(const TlsFiles& files, std::string* cert, std::string* key, s
   *cert = *std::move(c);
   *key = *std::move(k);
   if (files.client_ca.empty()) return absl::OkStatus();
-  absl::StatusOr<std::string> a = ReadFile("--tls_client_ca", files.client_ca);
-  if (!a.ok()) return a.status();
-  std::unique_ptr<BIO, decltype(&BIO_free)> ca_bio(BIO_new_mem_buf(a->data(), a->size()), BIO_free);
+  ASSIGN_OR_RETURN(std::string a, ReadFile("--tls_client_ca", files.client_ca));
+  std::unique_ptr<BIO, decltype(&BIO_free)> ca_bio(BIO_new_mem_buf(a.data(), a.size()), BIO_free);
   std::unique_ptr<X509, decltype(&X509_free)> first(
       PEM_read_bio_X509(ca_bio.get(), nullptr, nullptr, nullptr), X509_free);
   if (first == nullptr) {
     return absl::InvalidArgumentError(
         absl::StrCat("--tls_client_ca: ", files.client_ca, " holds no PEM certificate"));
   }
-  *ca = *std::move(a);
+  *ca = std::move(a);
   return absl::OkStatus();
 }
 
@@ -94,7 +94,7 @@ absl::StatusOr<std::unique_ptr<TlsCredentials>> TlsCredentials::Create(TlsFiles 
     return absl::InternalError(absl::StrCat("cannot make a directory like ", pattern));
   }
   std::unique_ptr<TlsCredentials> tls(new TlsCredentials(std::move(files), pattern));
-  if (absl::Status s = tls->Reload(); !s.ok()) return s;
+  RETURN_IF_ERROR(tls->Reload());
   return tls;
 }
 
@@ -105,9 +105,9 @@ TlsCredentials::~TlsCredentials() {
 
 absl::Status TlsCredentials::Reload() {
   std::string cert, key, ca;
-  if (absl::Status s = Check(files_, &cert, &key, &ca); !s.ok()) return s;
-  if (absl::Status s = Install(dir_, "key.pem", key); !s.ok()) return s;
-  if (absl::Status s = Install(dir_, "cert.pem", cert); !s.ok()) return s;
+  RETURN_IF_ERROR(Check(files_, &cert, &key, &ca));
+  RETURN_IF_ERROR(Install(dir_, "key.pem", key));
+  RETURN_IF_ERROR(Install(dir_, "cert.pem", cert));
   if (!ca.empty()) return Install(dir_, "ca.pem", ca);
   return absl::OkStatus();
 }

@@ -5,14 +5,15 @@
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
-#include <sstream>
 #include <map>
 #include <random>
+#include <sstream>
 #include <unordered_set>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "core/graph/canonical.h"
+#include "core/graph/status_macros.h"
 #include "core/graph/traversal.h"
 #include "core/runtime/shared.h"
 #include "kiln/v1/service.grpc.pb.h"
@@ -75,9 +76,8 @@ absl::StatusOr<std::vector<Var>> FromGraph(const v1::Graph& g,
   std::vector<std::pair<VariablePtr, VariablePtr>> replace;
   for (size_t i = 0; i < leaves.size(); ++i)
     replace.emplace_back(graph->inputs[i].ptr(), leaves[i]);
-  absl::StatusOr<std::vector<VariablePtr>> outs = Unwrap(graph->outputs);
-  if (!outs.ok()) return outs.status();
-  absl::StatusOr<std::vector<VariablePtr>> rewired = CloneReplace(*outs, replace);
+  ASSIGN_OR_RETURN(std::vector<VariablePtr> outs, Unwrap(graph->outputs));
+  absl::StatusOr<std::vector<VariablePtr>> rewired = CloneReplace(outs, replace);
   if (!rewired.ok()) return rewired.status();
   return std::vector<Var>(rewired->begin(), rewired->end());
 }
@@ -154,9 +154,8 @@ absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> ChannelCredentialsOf(
                              std::pair{&c.tls_cert, &options.pem_cert_chain},
                              std::pair{&c.tls_key, &options.pem_private_key}}) {
     if (path->empty()) continue;
-    absl::StatusOr<std::string> pem = ReadPem(*path);
-    if (!pem.ok()) return pem.status();
-    *field = *std::move(pem);
+    ASSIGN_OR_RETURN(std::string pem, ReadPem(*path));
+    *field = std::move(pem);
   }
   return grpc::SslCredentials(options);
 }
@@ -195,7 +194,7 @@ absl::StatusOr<v1::GetVersionResponse> Client::Version() {
   v1::GetVersionRequest req;
   req.set_client_protocol(kProtocol);
   v1::GetVersionResponse resp;
-  if (absl::Status s = FromGrpc(stub_->kiln->GetVersion(&ctx, req, &resp)); !s.ok()) return s;
+  RETURN_IF_ERROR(FromGrpc(stub_->kiln->GetVersion(&ctx, req, &resp)));
   return resp;
 }
 
@@ -204,7 +203,7 @@ absl::StatusOr<std::string> Client::Session() {
   grpc::ClientContext ctx;
   stub_->Prepare(ctx);
   v1::CreateSessionResponse resp;
-  if (absl::Status s = FromGrpc(stub_->kiln->CreateSession(&ctx, {}, &resp)); !s.ok()) return s;
+  RETURN_IF_ERROR(FromGrpc(stub_->kiln->CreateSession(&ctx, {}, &resp)));
   session_ = resp.session();
   return session_;
 }
@@ -212,8 +211,7 @@ absl::StatusOr<std::string> Client::Session() {
 absl::StatusOr<RemoteFunction> Client::Compile(const std::vector<Var>& inputs,
                                                const std::vector<Var>& outputs,
                                                const CompileOptions& options) {
-  absl::StatusOr<std::vector<VariablePtr>> ins = Unwrap(inputs);
-  if (!ins.ok()) return ins.status();
+  ASSIGN_OR_RETURN(std::vector<VariablePtr> ins, Unwrap(inputs));
   absl::StatusOr<std::vector<VariablePtr>> outs = Unwrap(outputs);
   if (!outs.ok()) return outs.status();
   std::vector<VariablePtr> all_outs = *outs;
@@ -227,7 +225,7 @@ absl::StatusOr<RemoteFunction> Client::Compile(const std::vector<Var>& inputs,
     all_outs.push_back(value.ptr());
   }
   // Shared variables read by the graph or updated become inputs bound to the session.
-  std::vector<VariablePtr> graph_inputs = *ins, update_targets;
+  std::vector<VariablePtr> graph_inputs = ins, update_targets;
   std::vector<Var> shared;
   for (const auto& [var, value] : options.updates) update_targets.push_back(var.ptr());
   std::vector<VariablePtr> candidates = Leaves(all_outs);
@@ -245,7 +243,7 @@ absl::StatusOr<RemoteFunction> Client::Compile(const std::vector<Var>& inputs,
   auto request = std::make_shared<v1::CompileRequest>();
   *request->mutable_graph() = *std::move(graph);
   v1::Graph& g = *request->mutable_graph();
-  for (size_t i = ins->size(); i < graph_inputs.size(); ++i) {
+  for (size_t i = ins.size(); i < graph_inputs.size(); ++i) {
     g.mutable_inputs(static_cast<int>(i))->set_shared(stub_->NameOf(*AsShared(*graph_inputs[i])));
   }
   for (size_t u = 0; u < options.updates.size(); ++u) {
@@ -266,7 +264,7 @@ absl::StatusOr<RemoteFunction> Client::Compile(const std::vector<Var>& inputs,
     if (uploaded_.count(sv->container().get())) continue;
     absl::StatusOr<Tensor> value = get_value(v);
     if (!value.ok()) return value.status();
-    if (absl::Status s = SetValue(v, *value); !s.ok()) return s;
+    RETURN_IF_ERROR(SetValue(v, *value));
   }
   return CompileRequest(std::move(request), std::move(shared));
 }
@@ -275,16 +273,15 @@ absl::StatusOr<RemoteFunction> Client::CompileRequest(
     std::shared_ptr<const v1::CompileRequest> request, std::vector<Var> shared) {
   std::string route;
   if (!shared.empty()) {
-    absl::StatusOr<std::string> session = Session();
-    if (!session.ok()) return session.status();
-    route = *session;
+    ASSIGN_OR_RETURN(std::string session, Session());
+    route = session;
   } else {
     route = Sha256Hex(request->SerializeAsString()).substr(0, 32);
   }
   grpc::ClientContext ctx;
   stub_->Prepare(ctx, route);
   v1::CompileResponse resp;
-  if (absl::Status s = FromGrpc(stub_->kiln->Compile(&ctx, *request, &resp)); !s.ok()) return s;
+  RETURN_IF_ERROR(FromGrpc(stub_->kiln->Compile(&ctx, *request, &resp)));
   RemoteFunction f;
   f.id = resp.function_id();
   f.source = resp.source();
@@ -300,9 +297,8 @@ absl::StatusOr<std::vector<Tensor>> Client::Execute(RemoteFunction& f,
   v1::ExecuteRequest req;
   for (const Tensor& t : args) *req.add_args() = ToProto(t);
   if (!f.shared.empty()) {
-    absl::StatusOr<std::string> session = Session();
-    if (!session.ok()) return session.status();
-    req.set_session(*session);
+    ASSIGN_OR_RETURN(std::string session, Session());
+    req.set_session(session);
   }
   for (int attempt = 0;; ++attempt) {
     req.set_function_id(f.id);
@@ -312,9 +308,8 @@ absl::StatusOr<std::vector<Tensor>> Client::Execute(RemoteFunction& f,
     absl::Status s = FromGrpc(stub_->kiln->Execute(&ctx, req, &resp));
     if (absl::IsNotFound(s) && attempt == 0 && f.request != nullptr &&
         absl::StrContains(s.message(), "compile it again")) {
-      absl::StatusOr<RemoteFunction> again = CompileRequest(f.request, f.shared);
-      if (!again.ok()) return again.status();
-      f = *std::move(again);
+      ASSIGN_OR_RETURN(RemoteFunction again, CompileRequest(f.request, f.shared));
+      f = std::move(again);
       continue;
     }
     if (!s.ok()) return s;
@@ -330,9 +325,8 @@ absl::StatusOr<std::vector<Tensor>> Client::ExecuteStreamed(RemoteFunction& f,
   v1::ExecuteStreamRequest head;
   head.mutable_request()->set_function_id(f.id);
   if (!f.shared.empty()) {
-    absl::StatusOr<std::string> session = Session();
-    if (!session.ok()) return session.status();
-    head.mutable_request()->set_session(*session);
+    ASSIGN_OR_RETURN(std::string session, Session());
+    head.mutable_request()->set_session(session);
   }
   bool open = stream->Write(head);
   for (size_t i = 0; i < args.size() && open; ++i) {
@@ -365,12 +359,11 @@ absl::StatusOr<std::vector<Tensor>> Client::ExecuteStreamed(RemoteFunction& f,
     }
     outs.back().mutable_data()->append(chunk.data());
   }
-  if (absl::Status s = FromGrpc(stream->Finish()); !s.ok()) return s;
+  RETURN_IF_ERROR(FromGrpc(stream->Finish()));
   std::vector<Tensor> out;
   for (const v1::Tensor& t : outs) {
-    absl::StatusOr<Tensor> v = FromProto(t);
-    if (!v.ok()) return v.status();
-    out.push_back(*std::move(v));
+    ASSIGN_OR_RETURN(Tensor v, FromProto(t));
+    out.push_back(std::move(v));
   }
   return out;
 }
@@ -378,10 +371,9 @@ absl::StatusOr<std::vector<Tensor>> Client::ExecuteStreamed(RemoteFunction& f,
 absl::StatusOr<std::vector<Var>> Client::Grad(const Var& cost, const std::vector<Var>& wrt) {
   std::vector<Var> all = {cost};
   all.insert(all.end(), wrt.begin(), wrt.end());
-  absl::StatusOr<std::vector<VariablePtr>> outs = Unwrap(all);
-  if (!outs.ok()) return outs.status();
-  const std::vector<VariablePtr> leaves = Leaves(*outs);
-  absl::StatusOr<v1::Graph> graph = ToGraph(leaves, *outs);
+  ASSIGN_OR_RETURN(std::vector<VariablePtr> outs, Unwrap(all));
+  const std::vector<VariablePtr> leaves = Leaves(outs);
+  absl::StatusOr<v1::Graph> graph = ToGraph(leaves, outs);
   if (!graph.ok()) return graph.status();
   v1::GradRequest req;
   for (size_t i = 1; i < all.size(); ++i) *req.add_wrt() = graph->outputs(static_cast<int>(i));
@@ -390,17 +382,16 @@ absl::StatusOr<std::vector<Var>> Client::Grad(const Var& cost, const std::vector
   grpc::ClientContext ctx;
   stub_->Prepare(ctx);
   v1::GradResponse resp;
-  if (absl::Status s = FromGrpc(stub_->kiln->Grad(&ctx, req, &resp)); !s.ok()) return s;
+  RETURN_IF_ERROR(FromGrpc(stub_->kiln->Grad(&ctx, req, &resp)));
   for (const std::string& w : resp.warnings()) std::cerr << "kiln: grad: " << w << "\n";
   return FromGraph(resp.graph(), leaves);
 }
 
 absl::StatusOr<std::vector<Var>> Client::Optimize(const std::vector<Var>& outputs,
                                                   const std::string& mode) {
-  absl::StatusOr<std::vector<VariablePtr>> outs = Unwrap(outputs);
-  if (!outs.ok()) return outs.status();
-  const std::vector<VariablePtr> leaves = Leaves(*outs);
-  absl::StatusOr<v1::Graph> graph = ToGraph(leaves, *outs);
+  ASSIGN_OR_RETURN(std::vector<VariablePtr> outs, Unwrap(outputs));
+  const std::vector<VariablePtr> leaves = Leaves(outs);
+  absl::StatusOr<v1::Graph> graph = ToGraph(leaves, outs);
   if (!graph.ok()) return graph.status();
   v1::OptimizeRequest req;
   *req.mutable_graph() = *std::move(graph);
@@ -408,7 +399,7 @@ absl::StatusOr<std::vector<Var>> Client::Optimize(const std::vector<Var>& output
   grpc::ClientContext ctx;
   stub_->Prepare(ctx);
   v1::OptimizeResponse resp;
-  if (absl::Status s = FromGrpc(stub_->kiln->Optimize(&ctx, req, &resp)); !s.ok()) return s;
+  RETURN_IF_ERROR(FromGrpc(stub_->kiln->Optimize(&ctx, req, &resp)));
   return FromGraph(resp.graph(), leaves);
 }
 
@@ -425,32 +416,30 @@ absl::StatusOr<v1::PrintRequest::Format> ParseFormat(const std::string& format) 
 
 absl::StatusOr<std::string> Client::Print(const std::vector<Var>& outputs,
                                           const std::string& format) {
-  absl::StatusOr<v1::PrintRequest::Format> f = ParseFormat(format);
-  if (!f.ok()) return f.status();
+  ASSIGN_OR_RETURN(v1::PrintRequest::Format f, ParseFormat(format));
   absl::StatusOr<std::vector<VariablePtr>> outs = Unwrap(outputs);
   if (!outs.ok()) return outs.status();
   absl::StatusOr<v1::Graph> graph = ToGraph(Leaves(*outs), *outs);
   if (!graph.ok()) return graph.status();
   v1::PrintRequest req;
   *req.mutable_graph() = *std::move(graph);
-  req.set_format(*f);
+  req.set_format(f);
   grpc::ClientContext ctx;
   stub_->Prepare(ctx);
   v1::PrintResponse resp;
-  if (absl::Status s = FromGrpc(stub_->kiln->Print(&ctx, req, &resp)); !s.ok()) return s;
+  RETURN_IF_ERROR(FromGrpc(stub_->kiln->Print(&ctx, req, &resp)));
   return resp.text();
 }
 
 absl::StatusOr<std::string> Client::Print(const RemoteFunction& fn, const std::string& format) {
-  absl::StatusOr<v1::PrintRequest::Format> f = ParseFormat(format);
-  if (!f.ok()) return f.status();
+  ASSIGN_OR_RETURN(v1::PrintRequest::Format f, ParseFormat(format));
   v1::PrintRequest req;
   req.set_function_id(fn.id);
-  req.set_format(*f);
+  req.set_format(f);
   grpc::ClientContext ctx;
   stub_->Prepare(ctx);
   v1::PrintResponse resp;
-  if (absl::Status s = FromGrpc(stub_->kiln->Print(&ctx, req, &resp)); !s.ok()) return s;
+  RETURN_IF_ERROR(FromGrpc(stub_->kiln->Print(&ctx, req, &resp)));
   return resp.text();
 }
 
@@ -459,15 +448,14 @@ absl::StatusOr<Tensor> Client::GetValue(const Var& shared_var) {
   const SharedVariable* sv = AsShared(*shared_var);
   if (sv == nullptr) return absl::InvalidArgumentError("GetValue: not a shared variable");
   if (!uploaded_.count(sv->container().get())) return get_value(shared_var);
-  absl::StatusOr<std::string> session = Session();
-  if (!session.ok()) return session.status();
+  ASSIGN_OR_RETURN(std::string session, Session());
   v1::GetSharedRequest req;
-  req.set_session(*session);
+  req.set_session(session);
   req.set_name(stub_->NameOf(*sv));
   grpc::ClientContext ctx;
-  stub_->Prepare(ctx, *session);
+  stub_->Prepare(ctx, session);
   v1::GetSharedResponse resp;
-  if (absl::Status s = FromGrpc(stub_->kiln->GetShared(&ctx, req, &resp)); !s.ok()) return s;
+  RETURN_IF_ERROR(FromGrpc(stub_->kiln->GetShared(&ctx, req, &resp)));
   return FromProto(resp.value());
 }
 
@@ -475,17 +463,16 @@ absl::Status Client::SetValue(const Var& shared_var, const Tensor& value) {
   if (!shared_var.ok()) return shared_var.status();
   const SharedVariable* sv = AsShared(*shared_var);
   if (sv == nullptr) return absl::InvalidArgumentError("SetValue: not a shared variable");
-  if (absl::Status s = set_value(shared_var, value); !s.ok()) return s;
-  absl::StatusOr<std::string> session = Session();
-  if (!session.ok()) return session.status();
+  RETURN_IF_ERROR(set_value(shared_var, value));
+  ASSIGN_OR_RETURN(std::string session, Session());
   v1::SetSharedRequest req;
-  req.set_session(*session);
+  req.set_session(session);
   req.set_name(stub_->NameOf(*sv));
   *req.mutable_value() = ToProto(value);
   grpc::ClientContext ctx;
-  stub_->Prepare(ctx, *session);
+  stub_->Prepare(ctx, session);
   v1::SetSharedResponse resp;
-  if (absl::Status s = FromGrpc(stub_->kiln->SetShared(&ctx, req, &resp)); !s.ok()) return s;
+  RETURN_IF_ERROR(FromGrpc(stub_->kiln->SetShared(&ctx, req, &resp)));
   uploaded_.insert(sv->container().get());
   return absl::OkStatus();
 }
@@ -494,7 +481,7 @@ absl::StatusOr<v1::GetStatsResponse> Client::Stats() {
   grpc::ClientContext ctx;
   stub_->Prepare(ctx);
   v1::GetStatsResponse resp;
-  if (absl::Status s = FromGrpc(stub_->kiln->GetStats(&ctx, {}, &resp)); !s.ok()) return s;
+  RETURN_IF_ERROR(FromGrpc(stub_->kiln->GetStats(&ctx, {}, &resp)));
   return resp;
 }
 

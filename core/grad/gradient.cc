@@ -10,6 +10,7 @@
 #include "core/graph/check.h"
 #include "core/graph/gradient_types.h"
 #include "core/graph/op.h"
+#include "core/graph/status_macros.h"
 #include "core/graph/traversal.h"
 #include "core/ops/alloc.h"
 #include "core/ops/grad_util.h"
@@ -201,9 +202,8 @@ absl::Status GradBuilder::ComputeTerms(Apply* node) {
   const int n_in = node->num_inputs(), n_out = node->num_outputs();
   std::vector<Var> output_grads;
   for (int o = 0; o < n_out; ++o) {
-    absl::StatusOr<Var> g = GradOf(node->output_ptr(o));
-    if (!g.ok()) return g.status();
-    output_grads.push_back(*g);
+    ASSIGN_OR_RETURN(Var g, GradOf(node->output_ptr(o)));
+    output_grads.push_back(g);
   }
   const auto& pattern = Pattern(node);
   std::vector<bool> output_connected(n_out), output_is_null(n_out);
@@ -335,7 +335,7 @@ absl::StatusOr<std::vector<Var>> GradBuilder::Run(const Var& cost, const std::ve
   for (const Var& w : wrt) {
     const Variable* v = w.ptr().get();
     if (!consumers_.count(v) && !(has_cost && v == cost.ptr().get()) && !grads_.count(v)) {
-      if (absl::Status s = HandleDisconnected(*v); !s.ok()) return s;
+      RETURN_IF_ERROR(HandleDisconnected(*v));
       grads_.emplace(v, disconnected_type());
     }
   }
@@ -350,17 +350,16 @@ absl::StatusOr<std::vector<Var>> GradBuilder::Run(const Var& cost, const std::ve
   uint64_t visits = 0;
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     if (options_.interrupt && ++visits % 256 == 0) {
-      if (absl::Status s = options_.interrupt(); !s.ok()) return s;
+      RETURN_IF_ERROR(options_.interrupt());
     }
     if (!needed.count(*it)) continue;
-    if (absl::Status s = ComputeTerms(*it); !s.ok()) return s;
+    RETURN_IF_ERROR(ComputeTerms(*it));
   }
 
   std::vector<Var> result;
   for (const Var& w : wrt) {
-    absl::StatusOr<Var> g = GradOf(w.ptr().get());
-    if (!g.ok()) return g.status();
-    Var r = *g;
+    ASSIGN_OR_RETURN(Var g, GradOf(w.ptr().get()));
+    Var r = g;
     if (const NullType* null = AsNullType(*r)) {
       if (options_.null_gradients == NullGradients::kRaise) {
         return absl::InvalidArgumentError(
@@ -368,7 +367,7 @@ absl::StatusOr<std::vector<Var>> GradBuilder::Run(const Var& cost, const std::ve
       }
     }
     if (IsDisconnected(*r)) {
-      if (absl::Status s = HandleDisconnected(*r); !s.ok()) return s;
+      RETURN_IF_ERROR(HandleDisconnected(*r));
       switch (options_.return_disconnected) {
         case ReturnDisconnected::kZero:
           r = FloatZerosLike(w);
@@ -438,11 +437,10 @@ absl::StatusOr<std::vector<Var>> Rop(const std::vector<Var>& f, const std::vecto
     const Var u = zeros_like(fi, IsFloat(fi.dtype()) ? fi.dtype() : DType::kFloat64);
     GradOptions options;
     options.disconnected_inputs = DisconnectedInputs::kIgnore;
-    absl::StatusOr<std::vector<Var>> vjp = Lop({fi}, wrt, {u}, options);
-    if (!vjp.ok()) return vjp.status();
+    ASSIGN_OR_RETURN(std::vector<Var> vjp, Lop({fi}, wrt, {u}, options));
     Var inner;
     for (size_t i = 0; i < wrt.size(); ++i) {
-      const Var term = sum((*vjp)[i] * eval_points[i]);
+      const Var term = sum((vjp)[i] * eval_points[i]);
       inner = inner.ok() ? inner + term : term;
     }
     GradOptions outer;
@@ -476,9 +474,8 @@ absl::StatusOr<std::vector<Var>> jacobian(const Var& expression, const std::vect
   }
   std::vector<std::vector<Var>> rows(wrt.size());
   for (int64_t i = 0; i < *n; ++i) {
-    absl::StatusOr<std::vector<Var>> g = grad(subtensor(expression, {Index(i)}), wrt, options);
-    if (!g.ok()) return g.status();
-    for (size_t k = 0; k < wrt.size(); ++k) rows[k].push_back((*g)[k]);
+    ASSIGN_OR_RETURN(std::vector<Var> g, grad(subtensor(expression, {Index(i)}), wrt, options));
+    for (size_t k = 0; k < wrt.size(); ++k) rows[k].push_back((g)[k]);
   }
   std::vector<Var> result;
   for (size_t k = 0; k < wrt.size(); ++k) {
@@ -516,9 +513,8 @@ absl::StatusOr<std::vector<Var>> hessian(const Var& cost, const std::vector<Var>
     if (!g.ok()) return g.status();
     // g has w's length; give it w's static shape so its rows can be built.
     const Var sized = w.type().shape()[0] ? specify_shape(g, w.type().shape()) : g;
-    absl::StatusOr<std::vector<Var>> h = jacobian(sized, {w}, DisconnectedInputs::kIgnore);
-    if (!h.ok()) return h.status();
-    result.push_back((*h)[0]);
+    ASSIGN_OR_RETURN(std::vector<Var> h, jacobian(sized, {w}, DisconnectedInputs::kIgnore));
+    result.push_back((h)[0]);
   }
   return result;
 }

@@ -9,6 +9,7 @@
 #include "absl/strings/str_format.h"
 #include "core/grad/gradient.h"
 #include "core/graph/constructors.h"
+#include "core/graph/status_macros.h"
 #include "core/ops/math.h"
 #include "core/ops/reduce.h"
 #include "core/runtime/function.h"
@@ -32,17 +33,15 @@ std::vector<double> Values(const Tensor& t) {
 }
 
 absl::StatusOr<double> EvalScalar(const Function& f, const std::vector<Tensor>& args) {
-  absl::StatusOr<std::vector<Tensor>> out = f(args);
-  if (!out.ok()) return out.status();
-  return (*out)[0].ElementAsDouble(0);
+  ASSIGN_OR_RETURN(std::vector<Tensor> out, f(args));
+  return (out)[0].ElementAsDouble(0);
 }
 
 // The forward differences (f(x + eps e_i) - f(x)) / eps for every element of every input.
 absl::StatusOr<std::vector<std::vector<double>>> NumericGrad(const Function& cost,
                                                              std::vector<Tensor> args, int n_pt,
                                                              double eps) {
-  absl::StatusOr<double> f0 = EvalScalar(cost, args);
-  if (!f0.ok()) return f0.status();
+  ASSIGN_OR_RETURN(double f0, EvalScalar(cost, args));
   std::vector<std::vector<double>> grads;
   for (int a = 0; a < n_pt; ++a) {
     const Tensor original = args[a];
@@ -55,7 +54,7 @@ absl::StatusOr<std::vector<std::vector<double>>> NumericGrad(const Function& cos
                     ->AsType(original.dtype());
       absl::StatusOr<double> f1 = EvalScalar(cost, args);
       if (!f1.ok()) return f1.status();
-      g[i] = (*f1 - *f0) / eps;
+      g[i] = (*f1 - f0) / eps;
       x[i] = saved;
     }
     args[a] = original;
@@ -86,9 +85,8 @@ absl::Status verify_grad(const std::function<Var(const std::vector<Var>&)>& fun,
 
   const Var output = fun(inputs);
   if (!output.ok()) return output.status();
-  absl::StatusOr<Function> output_fn = function(inputs, {output});
-  if (!output_fn.ok()) return output_fn.status();
-  absl::StatusOr<std::vector<Tensor>> value = (*output_fn)(pt);
+  ASSIGN_OR_RETURN(Function output_fn, function(inputs, {output}));
+  absl::StatusOr<std::vector<Tensor>> value = (output_fn)(pt);
   if (!value.ok()) return value.status();
   const Shape out_shape = (*value)[0].shape();
 

@@ -3,11 +3,11 @@
 #include <openssl/evp.h>
 
 #include "absl/container/flat_hash_map.h"
-
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/graph/op.h"
+#include "core/graph/status_macros.h"
 
 namespace kiln {
 namespace {
@@ -53,8 +53,7 @@ class Canonicalizer {
         const Variable* in = f.node->inputs()[f.next++].get();
         if (ids_.count(in)) continue;
         if (in->is_constant() || in->owner() == nullptr) {
-          absl::StatusOr<std::string> leaf = Name(in);
-          if (!leaf.ok()) return leaf.status();
+          ASSIGN_OR_RETURN(std::string leaf, Name(in));
           continue;
         }
         stack.push_back({in->owner(), 0});
@@ -105,9 +104,8 @@ absl::StatusOr<CanonicalGraph> Canonicalize(const std::vector<Var>& inputs,
   std::vector<std::string> outs;
   for (const Var& v : outputs) {
     if (!v.ok()) return v.status();
-    absl::StatusOr<std::string> name = c.Name(v.ptr().get());
-    if (!name.ok()) return name.status();
-    outs.push_back(*name);
+    ASSIGN_OR_RETURN(std::string name, c.Name(v.ptr().get()));
+    outs.push_back(name);
   }
   CanonicalGraph g;
   g.form = absl::StrCat("inputs ", ins.size(), "\n", c.form(), "outputs ", absl::StrJoin(outs, ","),

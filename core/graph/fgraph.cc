@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/graph/op.h"
+#include "core/graph/status_macros.h"
 #include "core/graph/traversal.h"
 
 namespace kiln {
@@ -58,7 +59,7 @@ absl::StatusOr<std::unique_ptr<FunctionGraph>> FunctionGraph::Make(std::vector<V
           absl::StrCat("input ", i, " (", inputs[i]->ToString(), ") is given more than once"));
     }
   }
-  if (absl::Status s = CheckNoMissingInputs(inputs, outputs); !s.ok()) return s;
+  RETURN_IF_ERROR(CheckNoMissingInputs(inputs, outputs));
 
   auto fg = std::unique_ptr<FunctionGraph>(new FunctionGraph());
   if (clone) {

@@ -5,8 +5,9 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
-#include "core/graph/op_registry.h"
 #include "core/graph/constructors.h"
+#include "core/graph/op_registry.h"
+#include "core/graph/status_macros.h"
 #include "core/ops/dimshuffle.h"
 #include "core/ops/indexing.h"
 #include "core/ops/math.h"
@@ -61,7 +62,6 @@ std::vector<std::pair<int, int>> BuildOp::view_map() const {
   return views;
 }
 
-
 absl::StatusOr<ApplyPtr> BuildOp::MakeNode(std::vector<VariablePtr> inputs) const {
   switch (kind_) {
     case OpKind::kJoin:
@@ -111,8 +111,8 @@ absl::StatusOr<ApplyPtr> BuildOp::MakeNode(std::vector<VariablePtr> inputs) cons
     if (step == 0) return Invalid(*this, "step cannot be 0");
     const double n = std::ceil((stop - start) / step);
     if (!std::isfinite(n) || n > static_cast<double>(kMaxTensorBytes)) {  // as Perform says
-      return Invalid(
-          *this, absl::StrCat("cannot make a range from ", start, " to ", stop, " by ", step));
+      return Invalid(*this,
+                     absl::StrCat("cannot make a range from ", start, " to ", stop, " by ", step));
     }
     length = n > 0 ? static_cast<int64_t>(n) : 0;  // (a negative n may not fit an int64)
   }
@@ -127,9 +127,8 @@ absl::StatusOr<ApplyPtr> BuildOp::MakeJoin(std::vector<VariablePtr> inputs) cons
   const std::optional<int64_t> axis = ConstantInt(inputs[0]);
   std::vector<const TensorType*> types;
   for (size_t i = 1; i < inputs.size(); ++i) {
-    absl::StatusOr<const TensorType*> t = Expect(*this, inputs, i, -1, false, "a tensor");
-    if (!t.ok()) return t.status();
-    types.push_back(*t);
+    ASSIGN_OR_RETURN(const TensorType* t, Expect(*this, inputs, i, -1, false, "a tensor"));
+    types.push_back(t);
   }
   const int ndim = types[0]->ndim();
   if (ndim == 0) return Invalid(*this, "zero-dimensional arrays cannot be concatenated");
@@ -167,13 +166,8 @@ absl::StatusOr<ApplyPtr> BuildOp::MakeSplit(std::vector<VariablePtr> inputs) con
   if (inputs.size() != 3) return Invalid(*this, "expects x, axis and sizes");
   absl::StatusOr<const TensorType*> x = Expect(*this, inputs, 0, -1, false, "a tensor");
   if (!x.ok()) return x.status();
-  if (absl::Status s = Expect(*this, inputs, 1, 0, true, "an integer scalar axis").status();
-      !s.ok()) {
-    return s;
-  }
-  if (absl::Status s = Expect(*this, inputs, 2, 1, true, "an integer vector").status(); !s.ok()) {
-    return s;
-  }
+  RETURN_IF_ERROR(Expect(*this, inputs, 1, 0, true, "an integer scalar axis").status());
+  RETURN_IF_ERROR(Expect(*this, inputs, 2, 1, true, "an integer vector").status());
   const std::optional<int64_t> axis = ConstantInt(inputs[1]);
   if (!axis || *axis < 0 || *axis >= (*x)->ndim()) {
     return Invalid(*this, "the axis must be a constant dim of x");
@@ -191,7 +185,7 @@ absl::Status BuildOp::Perform(const Apply& node, std::span<const Tensor> inputs,
     case OpKind::kAlloc: {
       Shape shape;
       for (size_t i = 1; i < inputs.size(); ++i) shape.push_back(ScalarInt(inputs[i]));
-      if (absl::Status s = CheckShape(Name(), shape, out_type->dtype()); !s.ok()) return s;
+      RETURN_IF_ERROR(CheckShape(Name(), shape, out_type->dtype()));
       std::optional<Tensor> view = inputs[0].BroadcastTo(shape);
       if (!view) {
         return Invalid(*this, absl::StrCat("the value of shape ", ShapeToString(inputs[0].shape()),
@@ -210,7 +204,7 @@ absl::Status BuildOp::Perform(const Apply& node, std::span<const Tensor> inputs,
             *this, absl::StrCat("cannot make a range from ", start, " to ", stop, " by ", step));
       }
       const int64_t n = length > 0 ? static_cast<int64_t>(length) : 0;  // (may not fit if < 0)
-      if (absl::Status s = CheckShape(Name(), {n}, dtype_); !s.ok()) return s;
+      RETURN_IF_ERROR(CheckShape(Name(), {n}, dtype_));
       Tensor out = Tensor::Empty(dtype_, {n});
       if (IsInteger(dtype_) && IsInteger(inputs[0].dtype()) && IsInteger(inputs[2].dtype())) {
         // Integer ranges in integers: exact beyond 2^53.
@@ -232,7 +226,7 @@ absl::Status BuildOp::Perform(const Apply& node, std::span<const Tensor> inputs,
     }
     case OpKind::kEye: {
       const int64_t n = ScalarInt(inputs[0]), m = ScalarInt(inputs[1]), k = ScalarInt(inputs[2]);
-      if (absl::Status s = CheckShape(Name(), {n, m}, dtype_); !s.ok()) return s;
+      RETURN_IF_ERROR(CheckShape(Name(), {n, m}, dtype_));
       // The output first, so that the buffer limit applies before anything of its size.
       Tensor out = Tensor::Zeros(dtype_, {n, m});
       const Tensor one = *Tensor::Of<double>(dtype_, {}, {1.0});
@@ -461,15 +455,13 @@ OpAttrs BuildOp::Attrs() const {
 }
 
 absl::StatusOr<OpPtr> BuildOp::FromAttrs(OpKind kind, const OpAttrs& a) {
-  absl::StatusOr<std::optional<DType>> dtype = DecodeAttr<std::optional<DType>>(a, "dtype");
-  if (!dtype.ok()) return dtype.status();
+  ASSIGN_OR_RETURN(std::optional<DType> dtype, DecodeAttr<std::optional<DType>>(a, "dtype"));
   absl::StatusOr<std::optional<int>> n = DecodeAttr<std::optional<int>>(a, "n_splits");
   if (!n.ok()) return n.status();
   if (n->value_or(0) < 0 || n->value_or(0) > 1000000) {
     return absl::InvalidArgumentError("n_splits out of range");
   }
-  return OpPtr(
-      std::make_shared<BuildOp>(kind, dtype->value_or(DType::kFloat64), n->value_or(0)));
+  return OpPtr(std::make_shared<BuildOp>(kind, dtype.value_or(DType::kFloat64), n->value_or(0)));
 }
 
 }  // namespace kiln

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "core/graph/status_macros.h"
 #include "core/graph/traversal.h"
 #include "core/ops/dimshuffle.h"
 #include "core/ops/elemwise.h"
@@ -65,7 +66,6 @@ bool IsBroadcastOnly(const DimShuffle& ds) {
   }
   return true;
 }
-
 
 absl::StatusOr<std::vector<int>> IntList(absl::string_view text) {
   std::vector<int> out;
@@ -296,17 +296,16 @@ absl::StatusOr<std::shared_ptr<const ScalarProgram>> DecodeScalarProgram(const s
       if (!k || !cast_to || !dtype || *k == ScalarOpKind::kComposite) {
         return bad(absl::StrCat("instruction '", instr, "'"));
       }
-      absl::StatusOr<std::vector<int>> args = IntList(f[3]);
-      if (!args.ok()) return args.status();
+      ASSIGN_OR_RETURN(std::vector<int> args, IntList(f[3]));
       const int arity = ScalarOpArity(*k);
-      if (arity >= 0 ? static_cast<int>(args->size()) != arity : args->size() < 2) {
-        return bad(absl::StrCat("instruction '", instr, "' has ", args->size(), " arguments"));
+      if (arity >= 0 ? static_cast<int>(args.size()) != arity : args.size() < 2) {
+        return bad(absl::StrCat("instruction '", instr, "' has ", args.size(), " arguments"));
       }
       const int self = first_instr + static_cast<int>(p->instrs.size());
-      for (int a : *args) {
+      for (int a : args) {
         if (a < 0 || a >= self) return bad("an argument register out of range");
       }
-      p->instrs.push_back({ScalarOp(*k, *cast_to), *args, *dtype});
+      p->instrs.push_back({ScalarOp(*k, *cast_to), args, *dtype});
     }
   }
   absl::StatusOr<std::vector<int>> outputs = IntList(parts[3]);

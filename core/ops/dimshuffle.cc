@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/graph/op_registry.h"
+#include "core/graph/status_macros.h"
 #include "core/ops/shape_infer.h"
 
 namespace kiln {
@@ -61,7 +62,6 @@ std::string DimShuffle::Name() const {
   return absl::StrCat(inplace_ ? "InplaceDimShuffle{" : "DimShuffle{", PatternText(new_order_),
                       "}");
 }
-
 
 std::vector<std::pair<int, int>> DimShuffle::view_map() const {
   if (!inplace_) return {};
@@ -151,13 +151,12 @@ OpAttrs DimShuffle::Attrs() const {
 }
 
 absl::StatusOr<OpPtr> DimShuffle::FromAttrs(OpKind, const OpAttrs& a) {
-  absl::StatusOr<std::vector<int>> b = DecodeAttr<std::vector<int>>(a, "input_broadcastable");
-  if (!b.ok()) return b.status();
+  ASSIGN_OR_RETURN(std::vector<int> b, DecodeAttr<std::vector<int>>(a, "input_broadcastable"));
   absl::StatusOr<std::vector<int>> order = DecodeAttr<std::vector<int>>(a, "new_order");
   if (!order.ok()) return order.status();
   absl::StatusOr<std::optional<bool>> inplace = DecodeAttr<std::optional<bool>>(a, "inplace");
   if (!inplace.ok()) return inplace.status();
-  return Make(std::vector<bool>(b->begin(), b->end()), *order, inplace->value_or(false));
+  return Make(std::vector<bool>(b.begin(), b.end()), *order, inplace->value_or(false));
 }
 
 }  // namespace kiln

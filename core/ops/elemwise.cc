@@ -3,6 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/graph/op_registry.h"
+#include "core/graph/status_macros.h"
 #include "core/ops/composite.h"
 #include "core/ops/dimshuffle.h"
 #include "core/ops/shape_infer.h"
@@ -45,7 +46,6 @@ Elemwise::Elemwise(ScalarOp scalar_op, InplacePattern inplace_pattern)
                                      }),
                        "]");
 }
-
 
 absl::StatusOr<ApplyPtr> Elemwise::MakeNode(std::vector<VariablePtr> inputs) const {
   const int arity = scalar_op_.kind == ScalarOpKind::kComposite ? scalar_op_.program->num_inputs()
@@ -116,9 +116,8 @@ absl::StatusOr<ApplyPtr> Elemwise::MakeNode(std::vector<VariablePtr> inputs) con
     if (pad == 0) continue;
     std::vector<int> order(pad, kX);
     for (int d = 0; d < types[i]->ndim(); ++d) order.push_back(d);
-    absl::StatusOr<OpPtr> ds = DimShuffle::Make(types[i]->broadcastable(), std::move(order));
-    if (!ds.ok()) return ds.status();
-    absl::StatusOr<ApplyPtr> node = (*ds)->MakeNode({inputs[i]});
+    ASSIGN_OR_RETURN(OpPtr ds, DimShuffle::Make(types[i]->broadcastable(), std::move(order)));
+    absl::StatusOr<ApplyPtr> node = ds->MakeNode({inputs[i]});
     if (!node.ok()) return node.status();
     inputs[i] = (*node)->output(0);
   }
@@ -179,10 +178,9 @@ OpAttrs Elemwise::Attrs() const {
 }
 
 absl::StatusOr<OpPtr> Elemwise::FromAttrs(OpKind, const OpAttrs& a) {
-  absl::StatusOr<std::string> name = a.String("scalar_op");
-  if (!name.ok()) return name.status();
-  std::optional<ScalarOpKind> k = ParseScalarOpKind(*name);
-  if (!k) return absl::InvalidArgumentError(absl::StrCat("unknown scalar op '", *name, "'"));
+  ASSIGN_OR_RETURN(std::string name, a.String("scalar_op"));
+  std::optional<ScalarOpKind> k = ParseScalarOpKind(name);
+  if (!k) return absl::InvalidArgumentError(absl::StrCat("unknown scalar op '", name, "'"));
   ScalarOp op(*k);
   if (*k == ScalarOpKind::kCast) {
     absl::StatusOr<DType> to = DecodeAttr<DType>(a, "cast_to");

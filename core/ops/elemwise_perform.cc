@@ -3,6 +3,7 @@
 #include <type_traits>
 
 #include "absl/strings/str_cat.h"
+#include "core/graph/status_macros.h"
 #include "core/ops/composite.h"
 #include "core/ops/composite_kernel.h"
 #include "core/ops/elemwise.h"
@@ -143,12 +144,9 @@ absl::Status RunProgram(const ScalarProgram& program, const std::string& name, c
   for (const ScalarProgram::Instr& instr : program.instrs) {
     std::vector<Tensor> args;
     for (int r : instr.args) args.push_back(regs[r]);
-    absl::StatusOr<Shape> s = BroadcastShapes(name, args, shape.size());
-    if (!s.ok()) return s.status();
+    ASSIGN_OR_RETURN(Shape s, BroadcastShapes(name, args, shape.size()));
     Tensor out;
-    if (absl::Status st = ComputeScalarOp(instr.op, name, instr.dtype, *s, args, out); !st.ok()) {
-      return st;
-    }
+    RETURN_IF_ERROR(ComputeScalarOp(instr.op, name, instr.dtype, s, args, out));
     regs.push_back(std::move(out));
   }
   for (size_t k = 0; k < program.outputs.size(); ++k) {

@@ -4,8 +4,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "core/graph/op_registry.h"
 #include "core/graph/constructors.h"
+#include "core/graph/op_registry.h"
+#include "core/graph/status_macros.h"
 #include "core/ops/elemwise_loops.h"
 #include "core/ops/math.h"
 #include "core/ops/op_util.h"
@@ -139,7 +140,6 @@ std::string SubtensorOp::Name() const {
                       "}");
 }
 
-
 std::vector<std::pair<int, int>> SubtensorOp::view_map() const {
   if (kind_ == OpKind::kSubtensor) return {{0, 0}};
   return {};
@@ -209,16 +209,14 @@ absl::Status SubtensorOp::Perform(const Apply& node, std::span<const Tensor> inp
   const Tensor& x = inputs[0];
   switch (kind_) {
     case OpKind::kSubtensor: {
-      absl::StatusOr<Tensor> view = IndexView(*this, x, idx_, inputs.subspan(1));
-      if (!view.ok()) return view.status();
-      outputs[0] = *std::move(view);
+      ASSIGN_OR_RETURN(Tensor view, IndexView(*this, x, idx_, inputs.subspan(1)));
+      outputs[0] = std::move(view);
       return absl::OkStatus();
     }
     case OpKind::kIncSubtensor: {
       Tensor out = x.AsType(x.dtype());  // a contiguous copy: x itself is never written
-      absl::StatusOr<Tensor> view = IndexView(*this, out, idx_, inputs.subspan(2));
-      if (!view.ok()) return view.status();
-      if (absl::Status s = Assign(*this, *view, inputs[1], set_); !s.ok()) return s;
+      ASSIGN_OR_RETURN(Tensor view, IndexView(*this, out, idx_, inputs.subspan(2)));
+      RETURN_IF_ERROR(Assign(*this, view, inputs[1], set_));
       outputs[0] = std::move(out);
       return absl::OkStatus();
     }
@@ -255,11 +253,8 @@ absl::Status SubtensorOp::Perform(const Apply& node, std::span<const Tensor> inp
         Shape one_row = row_shape;
         for (int64_t i = 0; i < idx.size(); ++i) {
           Tensor dst = out.View(one_row, ContiguousStrides(one_row), i * ShapeSize(one_row));
-          if (absl::Status s = Assign(
-                  *this, dst, x.View(row_shape, row_strides, rows[i] * x.strides()[0]), true);
-              !s.ok()) {
-            return s;
-          }
+          RETURN_IF_ERROR(
+              Assign(*this, dst, x.View(row_shape, row_strides, rows[i] * x.strides()[0]), true));
         }
         outputs[0] = std::move(out);
         return absl::OkStatus();
@@ -280,7 +275,7 @@ absl::Status SubtensorOp::Perform(const Apply& node, std::span<const Tensor> inp
         Tensor dst = out.View(row_shape, ContiguousStrides(row_shape), rows[i] * out.strides()[0]);
         std::vector<int64_t> src_strides(yb.strides().begin() + 1, yb.strides().end());
         Tensor src = yb.View(row_shape, src_strides, i * yb.strides()[0]);
-        if (absl::Status s = Assign(*this, dst, src, set_); !s.ok()) return s;
+        RETURN_IF_ERROR(Assign(*this, dst, src, set_));
       }
       outputs[0] = std::move(out);
       return absl::OkStatus();
@@ -317,9 +312,8 @@ Var subtensor(const Var& x, const std::vector<Index>& idx) {
   auto add = [&](const Bound& b, bool* present) -> absl::Status {
     *present = b.var.has_value();
     if (!b.var) return absl::OkStatus();
-    absl::StatusOr<Var> s = IndexScalar(*b.var);
-    if (!s.ok()) return s.status();
-    inputs.push_back(*s);
+    ASSIGN_OR_RETURN(Var s, IndexScalar(*b.var));
+    inputs.push_back(s);
     return absl::OkStatus();
   };
   for (const Index& i : idx) {
@@ -429,12 +423,11 @@ absl::StatusOr<OpPtr> SubtensorOp::FromAttrs(OpKind kind, const OpAttrs& a) {
     }
     idx.push_back({(b & 1) != 0, (b & 2) != 0, (b & 4) != 0, (b & 8) != 0});
   }
-  absl::StatusOr<std::optional<bool>> set = DecodeAttr<std::optional<bool>>(a, "set");
-  if (!set.ok()) return set.status();
+  ASSIGN_OR_RETURN(std::optional<bool> set, DecodeAttr<std::optional<bool>>(a, "set"));
   absl::StatusOr<std::optional<bool>> inplace = DecodeAttr<std::optional<bool>>(a, "inplace");
   if (!inplace.ok()) return inplace.status();
   return OpPtr(
-      std::make_shared<SubtensorOp>(kind, idx, set->value_or(false), inplace->value_or(false)));
+      std::make_shared<SubtensorOp>(kind, idx, set.value_or(false), inplace->value_or(false)));
 }
 
 }  // namespace kiln

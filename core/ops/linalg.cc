@@ -4,8 +4,9 @@
 #include <numeric>
 
 #include "absl/strings/str_cat.h"
-#include "core/graph/op_registry.h"
 #include "core/graph/constructors.h"
+#include "core/graph/op_registry.h"
+#include "core/graph/status_macros.h"
 #include "core/ops/dimshuffle.h"
 #include "core/ops/math.h"
 #include "core/ops/op_util.h"
@@ -72,7 +73,6 @@ std::string ProductOp::Name() const {
   }
 }
 
-
 std::vector<std::pair<int, int>> ProductOp::destroy_map() const {
   if (inplace_) return {{0, 0}};
   return {};
@@ -109,7 +109,7 @@ absl::StatusOr<ApplyPtr> ProductOp::MakeNode(std::vector<VariablePtr> inputs) co
                                            "float32, float64, complex64, complex128"));
       }
     }
-    if (absl::Status s = CheckInner(*this, *t[2], *t[3]); !s.ok()) return s;
+    RETURN_IF_ERROR(CheckInner(*this, *t[2], *t[3]));
     TypePtr type = inputs[0]->type();
     return Apply::Make(self(), std::move(inputs), {type});
   }
@@ -128,11 +128,10 @@ absl::StatusOr<ApplyPtr> ProductOp::MakeNode(std::vector<VariablePtr> inputs) co
       if (t[i]->ndim() < 1) return rank_error(i, "at least one dim");
     }
   }
-  if (absl::Status s = CheckInner(*this, a, b); !s.ok()) return s;
-  absl::StatusOr<StaticShape> shape = MatMulShape(*this, a, b);
-  if (!shape.ok()) return shape.status();
+  RETURN_IF_ERROR(CheckInner(*this, a, b));
+  ASSIGN_OR_RETURN(StaticShape shape, MatMulShape(*this, a, b));
   const DType dtype = PromoteTypes(a.dtype(), b.dtype());
-  return Apply::Make(self(), std::move(inputs), {TensorType::Make(dtype, *std::move(shape))});
+  return Apply::Make(self(), std::move(inputs), {TensorType::Make(dtype, std::move(shape))});
 }
 
 Var dot(const Var& a, const Var& b) {
@@ -257,9 +256,8 @@ KILN_REGISTER_OP_KIND(ProductOp, kGemv);
 OpAttrs ProductOp::Attrs() const { return {{"inplace", int64_t{inplace_}}}; }
 
 absl::StatusOr<OpPtr> ProductOp::FromAttrs(OpKind kind, const OpAttrs& a) {
-  absl::StatusOr<std::optional<bool>> inplace = DecodeAttr<std::optional<bool>>(a, "inplace");
-  if (!inplace.ok()) return inplace.status();
-  return OpPtr(std::make_shared<ProductOp>(kind, inplace->value_or(false)));
+  ASSIGN_OR_RETURN(std::optional<bool> inplace, DecodeAttr<std::optional<bool>>(a, "inplace"));
+  return OpPtr(std::make_shared<ProductOp>(kind, inplace.value_or(false)));
 }
 
 }  // namespace kiln

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/graph/constructors.h"
 #include "core/graph/op_registry.h"
+#include "core/graph/status_macros.h"
 #include "core/ops/alloc.h"
 #include "core/ops/dimshuffle.h"
 #include "core/ops/math.h"
@@ -143,22 +144,22 @@ std::string ArgSortOp::Name() const {
 }
 
 absl::StatusOr<ApplyPtr> Softmax::MakeNode(std::vector<VariablePtr> inputs) const {
-  if (absl::Status s = CheckAxisInput(*this, inputs, axis(), true); !s.ok()) return s;
+  RETURN_IF_ERROR(CheckAxisInput(*this, inputs, axis(), true));
   TypePtr type = inputs[0]->type();
   return Apply::Make(self(), std::move(inputs), {type});
 }
 absl::StatusOr<ApplyPtr> LogSoftmax::MakeNode(std::vector<VariablePtr> inputs) const {
-  if (absl::Status s = CheckAxisInput(*this, inputs, axis(), true); !s.ok()) return s;
+  RETURN_IF_ERROR(CheckAxisInput(*this, inputs, axis(), true));
   TypePtr type = inputs[0]->type();
   return Apply::Make(self(), std::move(inputs), {type});
 }
 absl::StatusOr<ApplyPtr> SortOp::MakeNode(std::vector<VariablePtr> inputs) const {
-  if (absl::Status s = CheckAxisInput(*this, inputs, axis(), false); !s.ok()) return s;
+  RETURN_IF_ERROR(CheckAxisInput(*this, inputs, axis(), false));
   const TensorType& x = *inputs[0]->tensor_type();
   return Apply::Make(self(), std::move(inputs), {SortedType(x, axis(), x.dtype())});
 }
 absl::StatusOr<ApplyPtr> ArgSortOp::MakeNode(std::vector<VariablePtr> inputs) const {
-  if (absl::Status s = CheckAxisInput(*this, inputs, axis(), false); !s.ok()) return s;
+  RETURN_IF_ERROR(CheckAxisInput(*this, inputs, axis(), false));
   const TensorType& x = *inputs[0]->tensor_type();
   return Apply::Make(self(), std::move(inputs), {SortedType(x, axis(), DType::kInt64)});
 }

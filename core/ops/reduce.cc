@@ -5,8 +5,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "core/graph/op_registry.h"
 #include "core/graph/constructors.h"
+#include "core/graph/op_registry.h"
+#include "core/graph/status_macros.h"
 #include "core/ops/dimshuffle.h"
 #include "core/ops/math.h"
 #include "core/ops/shape.h"
@@ -107,7 +108,6 @@ std::string CAReduce::Name() const {
   }
 }
 
-
 absl::StatusOr<ApplyPtr> CAReduce::MakeNode(std::vector<VariablePtr> inputs) const {
   if (inputs.size() != 1) {
     return absl::InvalidArgumentError(absl::StrCat(Name(), ": expects 1 input"));
@@ -161,7 +161,6 @@ std::string MaxAndArgmax::Name() const {
                       absl::StrJoin(axis_, ", "), axis_.size() == 1 ? ",)}" : ")}");
 }
 
-
 absl::StatusOr<ApplyPtr> MaxAndArgmax::MakeNode(std::vector<VariablePtr> inputs) const {
   if (inputs.size() != 1) return absl::InvalidArgumentError(Name() + ": expects 1 input");
   const TensorType* t = inputs[0]->tensor_type();
@@ -189,7 +188,6 @@ std::string CumOp::Name() const {
   return absl::StrCat("CumOp{", axis_ ? absl::StrCat(*axis_) : "None", ", ",
                       product_ ? "mul" : "add", "}");
 }
-
 
 absl::StatusOr<ApplyPtr> CumOp::MakeNode(std::vector<VariablePtr> inputs) const {
   if (inputs.size() != 1) return absl::InvalidArgumentError(Name() + ": expects 1 input");
@@ -383,11 +381,10 @@ OpAttrs CAReduce::Attrs() const {
 }
 
 absl::StatusOr<OpPtr> CAReduce::FromAttrs(OpKind, const OpAttrs& a) {
-  absl::StatusOr<std::string> r = a.String("reduce");
-  if (!r.ok()) return r.status();
-  const auto* name = std::find(std::begin(kReduceNames), std::end(kReduceNames), *r);
+  ASSIGN_OR_RETURN(std::string r, a.String("reduce"));
+  const auto* name = std::find(std::begin(kReduceNames), std::end(kReduceNames), r);
   if (name == std::end(kReduceNames)) {
-    return absl::InvalidArgumentError(absl::StrCat("unknown reduction '", *r, "'"));
+    return absl::InvalidArgumentError(absl::StrCat("unknown reduction '", r, "'"));
   }
   absl::StatusOr<std::optional<std::vector<int>>> axis =
       DecodeAttr<std::optional<std::vector<int>>>(a, "axis");
@@ -396,8 +393,8 @@ absl::StatusOr<OpPtr> CAReduce::FromAttrs(OpKind, const OpAttrs& a) {
   if (!dtype.ok()) return dtype.status();
   absl::StatusOr<std::optional<DType>> acc = DecodeAttr<std::optional<DType>>(a, "acc_dtype");
   if (!acc.ok()) return acc.status();
-  return OpPtr(std::make_shared<CAReduce>(
-      static_cast<ReduceKind>(name - std::begin(kReduceNames)), *axis, *dtype, *acc));
+  return OpPtr(std::make_shared<CAReduce>(static_cast<ReduceKind>(name - std::begin(kReduceNames)),
+                                          *axis, *dtype, *acc));
 }
 
 OpAttrs MaxAndArgmax::Attrs() const {
@@ -405,9 +402,8 @@ OpAttrs MaxAndArgmax::Attrs() const {
 }
 
 absl::StatusOr<OpPtr> MaxAndArgmax::FromAttrs(OpKind kind, const OpAttrs& a) {
-  absl::StatusOr<std::vector<int>> axis = DecodeAttr<std::vector<int>>(a, "axis");
-  if (!axis.ok()) return axis.status();
-  return OpPtr(std::make_shared<MaxAndArgmax>(*axis, kind == OpKind::kArgmax));
+  ASSIGN_OR_RETURN(std::vector<int> axis, DecodeAttr<std::vector<int>>(a, "axis"));
+  return OpPtr(std::make_shared<MaxAndArgmax>(axis, kind == OpKind::kArgmax));
 }
 
 OpAttrs CumOp::Attrs() const {
@@ -421,9 +417,8 @@ absl::StatusOr<OpPtr> CumOp::FromAttrs(OpKind, const OpAttrs& a) {
   if (!mode.ok() || (*mode != "add" && *mode != "mul")) {
     return absl::InvalidArgumentError("mode must be add or mul");
   }
-  absl::StatusOr<std::optional<int>> axis = DecodeAttr<std::optional<int>>(a, "axis");
-  if (!axis.ok()) return axis.status();
-  return OpPtr(std::make_shared<CumOp>(*axis, *mode == "mul"));
+  ASSIGN_OR_RETURN(std::optional<int> axis, DecodeAttr<std::optional<int>>(a, "axis"));
+  return OpPtr(std::make_shared<CumOp>(axis, *mode == "mul"));
 }
 
 }  // namespace kiln

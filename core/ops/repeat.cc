@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/graph/gradient_types.h"
 #include "core/graph/op_registry.h"
+#include "core/graph/status_macros.h"
 #include "core/ops/alloc.h"
 #include "core/ops/dimshuffle.h"
 #include "core/ops/indexing.h"
@@ -114,7 +115,7 @@ absl::Status Repeat::Perform(const Apply&, std::span<const Tensor> inputs,
   }
   Shape shape = x.shape();
   shape[axis] = total;
-  if (absl::Status s = CheckShape(Name(), shape, x.dtype()); !s.ok()) return s;
+  RETURN_IF_ERROR(CheckShape(Name(), shape, x.dtype()));
   Tensor out = Tensor::Empty(x.dtype(), shape);
   const Shape& dims = x.shape();
   const int64_t outer =

@@ -6,6 +6,7 @@
 #include "absl/strings/str_join.h"
 #include "core/graph/constructors.h"
 #include "core/graph/op_registry.h"
+#include "core/graph/status_macros.h"
 #include "core/ops/dimshuffle.h"
 #include "core/ops/indexing.h"
 #include "core/ops/math.h"
@@ -28,10 +29,9 @@ absl::StatusOr<const TensorType*> TensorInput(const Op& op, const std::vector<Va
 
 // Input i must be an integer tensor of rank `ndim`.
 absl::Status CheckInteger(const Op& op, const std::vector<VariablePtr>& in, size_t i, int ndim) {
-  absl::StatusOr<const TensorType*> t = TensorInput(op, in, i);
-  if (!t.ok()) return t.status();
-  if (!IsInteger((*t)->dtype()) || (*t)->ndim() != ndim) {
-    return Invalid(op, absl::StrCat("input ", i, " has type ", (*t)->ToString(), " but an ",
+  ASSIGN_OR_RETURN(const TensorType* t, TensorInput(op, in, i));
+  if (!IsInteger(t->dtype()) || t->ndim() != ndim) {
+    return Invalid(op, absl::StrCat("input ", i, " has type ", t->ToString(), " but an ",
                                     ndim == 0 ? "integer scalar" : "integer vector", " is needed"));
   }
   return absl::OkStatus();
@@ -69,10 +69,9 @@ KILN_REGISTER_OP(MakeVector);
 
 absl::StatusOr<ApplyPtr> ShapeOp::MakeNode(std::vector<VariablePtr> inputs) const {
   if (inputs.size() != 1) return Invalid(*this, "expects 1 input");
-  absl::StatusOr<const TensorType*> t = TensorInput(*this, inputs, 0);
-  if (!t.ok()) return t.status();
+  ASSIGN_OR_RETURN(const TensorType* t, TensorInput(*this, inputs, 0));
   return Apply::Make(self(), std::move(inputs),
-                     {TensorType::Make(DType::kInt64, {StaticDim((*t)->ndim())})});
+                     {TensorType::Make(DType::kInt64, {StaticDim(t->ndim())})});
 }
 
 absl::Status ShapeOp::Perform(const Apply&, std::span<const Tensor> inputs,
@@ -85,11 +84,10 @@ std::string ShapeI::Name() const { return absl::StrCat("Shape_i{", i(), "}"); }
 
 absl::StatusOr<ApplyPtr> ShapeI::MakeNode(std::vector<VariablePtr> inputs) const {
   if (inputs.size() != 1) return Invalid(*this, "expects 1 input");
-  absl::StatusOr<const TensorType*> t = TensorInput(*this, inputs, 0);
-  if (!t.ok()) return t.status();
-  if (i() < 0 || i() >= (*t)->ndim()) {
+  ASSIGN_OR_RETURN(const TensorType* t, TensorInput(*this, inputs, 0));
+  if (i() < 0 || i() >= t->ndim()) {
     return Invalid(*this,
-                   absl::StrCat("input 0 has type ", (*t)->ToString(), ", which has no dim ", i()));
+                   absl::StrCat("input 0 has type ", t->ToString(), ", which has no dim ", i()));
   }
   return Apply::Make(self(), std::move(inputs), {TensorType::Make(DType::kInt64, {})});
 }
@@ -108,7 +106,7 @@ absl::StatusOr<ApplyPtr> Reshape::MakeNode(std::vector<VariablePtr> inputs) cons
   if (inputs.size() != 2) return Invalid(*this, "expects 2 inputs (x, shape)");
   absl::StatusOr<const TensorType*> x = TensorInput(*this, inputs, 0);
   if (!x.ok()) return x.status();
-  if (absl::Status s = CheckInteger(*this, inputs, 1, 1); !s.ok()) return s;
+  RETURN_IF_ERROR(CheckInteger(*this, inputs, 1, 1));
   const TensorType* shp = inputs[1]->tensor_type();
   if (shp->shape()[0] && *shp->shape()[0] != ndim()) {
     return Invalid(*this, absl::StrCat("input 1 has type ", shp->ToString(), " but ", ndim(),
@@ -121,7 +119,7 @@ absl::StatusOr<ApplyPtr> Reshape::MakeNode(std::vector<VariablePtr> inputs) cons
       return Invalid(*this, absl::StrCat("the shape ", DimsText(dims), " has ", dims.size(),
                                          " entries but ", ndim(), " are needed"));
     }
-    if (absl::Status s = CheckDims(*this, dims, (*x)->dtype()); !s.ok()) return s;
+    RETURN_IF_ERROR(CheckDims(*this, dims, (*x)->dtype()));
     int unknown = -1;
     int64_t known = 1;
     for (int d = 0; d < ndim(); ++d) {
@@ -159,7 +157,7 @@ absl::Status Reshape::Perform(const Apply&, std::span<const Tensor> inputs,
     return Invalid(*this, absl::StrCat("the shape ", DimsText(dims), " has ", dims.size(),
                                        " entries, not ", ndim()));
   }
-  if (absl::Status s = CheckDims(*this, dims, x.dtype()); !s.ok()) return s;
+  RETURN_IF_ERROR(CheckDims(*this, dims, x.dtype()));
   int unknown = -1;
   int64_t known = 1;
   for (int d = 0; d < ndim(); ++d) {
@@ -187,25 +185,24 @@ absl::Status Reshape::Perform(const Apply&, std::span<const Tensor> inputs,
 
 absl::StatusOr<ApplyPtr> SpecifyShape::MakeNode(std::vector<VariablePtr> inputs) const {
   if (inputs.empty()) return Invalid(*this, "expects x and one dim per dim of x");
-  absl::StatusOr<const TensorType*> x = TensorInput(*this, inputs, 0);
-  if (!x.ok()) return x.status();
-  if (static_cast<int>(inputs.size()) != (*x)->ndim() + 1) {
-    return Invalid(*this, absl::StrCat("input 0 has type ", (*x)->ToString(), " but ",
+  ASSIGN_OR_RETURN(const TensorType* x, TensorInput(*this, inputs, 0));
+  if (static_cast<int>(inputs.size()) != x->ndim() + 1) {
+    return Invalid(*this, absl::StrCat("input 0 has type ", x->ToString(), " but ",
                                        inputs.size() - 1, " dims were given"));
   }
-  StaticShape out = (*x)->shape();
+  StaticShape out = x->shape();
   for (size_t i = 1; i < inputs.size(); ++i) {
-    if (absl::Status s = CheckInteger(*this, inputs, i, 0); !s.ok()) return s;
+    RETURN_IF_ERROR(CheckInteger(*this, inputs, i, 0));
     if (!inputs[i]->is_constant()) continue;
     const int64_t dim = AsInt64s(static_cast<const Constant&>(*inputs[i]).data())[0];
     if (dim < 0) continue;
     if (out[i - 1] && *out[i - 1] != dim) {
-      return Invalid(*this, absl::StrCat("input 0 has type ", (*x)->ToString(), ", whose dim ",
-                                         i - 1, " cannot be ", dim));
+      return Invalid(*this, absl::StrCat("input 0 has type ", x->ToString(), ", whose dim ", i - 1,
+                                         " cannot be ", dim));
     }
     out[i - 1] = dim;
   }
-  return Apply::Make(self(), std::move(inputs), {TensorType::Make((*x)->dtype(), std::move(out))});
+  return Apply::Make(self(), std::move(inputs), {TensorType::Make(x->dtype(), std::move(out))});
 }
 
 absl::Status SpecifyShape::Perform(const Apply&, std::span<const Tensor> inputs,
@@ -225,10 +222,9 @@ absl::Status SpecifyShape::Perform(const Apply&, std::span<const Tensor> inputs,
 
 absl::StatusOr<ApplyPtr> MakeVector::MakeNode(std::vector<VariablePtr> inputs) const {
   for (size_t i = 0; i < inputs.size(); ++i) {
-    absl::StatusOr<const TensorType*> t = TensorInput(*this, inputs, i);
-    if (!t.ok()) return t.status();
-    if ((*t)->ndim() != 0 || !CanCastSafely((*t)->dtype(), dtype())) {
-      return Invalid(*this, absl::StrCat("input ", i, " has type ", (*t)->ToString(),
+    ASSIGN_OR_RETURN(const TensorType* t, TensorInput(*this, inputs, i));
+    if (t->ndim() != 0 || !CanCastSafely(t->dtype(), dtype())) {
+      return Invalid(*this, absl::StrCat("input ", i, " has type ", t->ToString(),
                                          " but scalars that cast safely to ", DTypeName(dtype()),
                                          " are needed"));
     }

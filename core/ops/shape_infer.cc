@@ -3,6 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/graph/constructors.h"
 #include "core/graph/op.h"
+#include "core/graph/status_macros.h"
 #include "core/ops/math.h"
 #include "core/ops/shape.h"
 
@@ -44,9 +45,8 @@ absl::StatusOr<std::vector<ShapeVars>> InferOutputShapes(const Apply& node) {
 absl::StatusOr<ShapeVars> infer_shape(const Var& v) {
   if (!v.ok()) return v.status();
   if (v->owner() == nullptr) return ShapeOf(v.ptr());
-  absl::StatusOr<std::vector<ShapeVars>> shapes = InferOutputShapes(*v->owner());
-  if (!shapes.ok()) return shapes.status();
-  return (*shapes)[v->index()];
+  ASSIGN_OR_RETURN(std::vector<ShapeVars> shapes, InferOutputShapes(*v->owner()));
+  return (shapes)[v->index()];
 }
 
 VariablePtr BroadcastDim(const std::vector<VariablePtr>& dims) {

@@ -5,6 +5,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/hash/hash.h"
 #include "absl/strings/str_cat.h"
+#include "core/graph/status_macros.h"
 #include "core/passes/passes.h"
 
 namespace kiln {
@@ -30,7 +31,7 @@ absl::Status MergePass(FunctionGraph& fg, RewriteContext& ctx) {
       if (!in->is_constant()) continue;
       auto [it, inserted] = constants.emplace(ConstantKey(static_cast<const Constant&>(*in)), in);
       if (!inserted && it->second != in) {
-        if (absl::Status s = fg.Replace(in.get(), it->second, "merge"); !s.ok()) return s;
+        RETURN_IF_ERROR(fg.Replace(in.get(), it->second, "merge"));
         if (ctx.options().trace) ctx.report().trace.push_back({"merge", in->ToString()});
         ++ctx.report().rules["merge"].count;
       }
@@ -52,7 +53,7 @@ absl::Status MergePass(FunctionGraph& fg, RewriteContext& ctx) {
     for (const VariablePtr& in : node->inputs()) key.inputs.push_back(in.get());
     auto [it, inserted] = seen.emplace(key, node);
     if (inserted) continue;
-    if (absl::Status s = ctx.Apply(fg, "merge", *node, it->second->outputs()); !s.ok()) return s;
+    RETURN_IF_ERROR(ctx.Apply(fg, "merge", *node, it->second->outputs()));
   }
   return absl::OkStatus();
 }

@@ -8,6 +8,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "core/graph/status_macros.h"
 
 namespace kiln {
 namespace {
@@ -63,7 +64,7 @@ absl::Status RewriteContext::Apply(FunctionGraph& fg, const std::string& rule, k
   const std::vector<VariablePtr> outputs = node.outputs();  // node may die during the loop
   for (size_t i = 0; i < outputs.size(); ++i) {
     if (replacements[i] == nullptr || replacements[i] == outputs[i]) continue;
-    if (absl::Status s = fg.Replace(outputs[i].get(), replacements[i], rule); !s.ok()) return s;
+    RETURN_IF_ERROR(fg.Replace(outputs[i].get(), replacements[i], rule));
   }
   return absl::OkStatus();
 }
@@ -93,7 +94,7 @@ absl::Status RunEquilibrium(FunctionGraph& fg, const std::vector<RewriteRule>& r
   const auto& interrupt = ctx.options().interrupt;
   for (uint64_t visits = 1; !work.empty(); ++visits) {
     if (interrupt && visits % 256 == 0) {
-      if (absl::Status s = interrupt(); !s.ok()) return s;
+      RETURN_IF_ERROR(interrupt());
     }
     Apply* node = work.front();
     work.pop_front();
@@ -139,7 +140,7 @@ absl::Status RunEquilibrium(FunctionGraph& fg, const std::vector<RewriteRule>& r
     // The replaced node's producers lose a use, which may let rules that need a single use fire.
     std::vector<Apply*> producers;
     for (const VariablePtr& in : node->inputs()) producers.push_back(in->owner());
-    if (absl::Status s = ctx.Apply(fg, fired->name, *node, *out); !s.ok()) return s;
+    RETURN_IF_ERROR(ctx.Apply(fg, fired->name, *node, *out));
     for (Apply* n : made) enqueue(n);
     for (Apply* n : producers) {
       if (n != nullptr && fg.Contains(n)) enqueue(n);
@@ -164,15 +165,14 @@ absl::StatusOr<RewriteReport> RunPhases(FunctionGraph& fg, const RewriteDB& db,
       continue;
     }
     if (options.interrupt) {
-      if (absl::Status s = options.interrupt(); !s.ok()) return s;
+      RETURN_IF_ERROR(options.interrupt());
     }
     const double phase_start = Now();
     if (phase.pass) {
       if (!whole) continue;
-      if (absl::Status s = phase.pass(fg, ctx); !s.ok()) return s;
-    } else if (absl::Status s = RunEquilibrium(fg, phase.rules, ctx); !s.ok()) {
-      return s;
-    }
+      RETURN_IF_ERROR(phase.pass(fg, ctx));
+    } else
+      RETURN_IF_ERROR(RunEquilibrium(fg, phase.rules, ctx));
     report.phase_seconds[phase.name] += Now() - phase_start;
     if (options.verify) {
       if (absl::Status s = VerifyGraph(fg); !s.ok()) {
@@ -185,7 +185,7 @@ absl::StatusOr<RewriteReport> RunPhases(FunctionGraph& fg, const RewriteDB& db,
 }
 
 absl::Status VerifyGraph(const FunctionGraph& fg) {
-  if (absl::Status s = fg.CheckIntegrity(); !s.ok()) return s;
+  RETURN_IF_ERROR(fg.CheckIntegrity());
   for (Apply* node : fg.Toposort()) {
     absl::StatusOr<ApplyPtr> again = node->op().MakeNode(node->inputs());
     if (!again.ok()) {

@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "core/graph/op.h"
+#include "core/graph/status_macros.h"
 #include "core/graph/traversal.h"
 #include "core/passes/passes.h"
 #include "core/runtime/linked.h"
@@ -43,9 +44,8 @@ double Seconds(std::chrono::steady_clock::time_point start) {
 absl::StatusOr<std::vector<VariablePtr>> UnwrapAll(const std::vector<Var>& vars) {
   std::vector<VariablePtr> result;
   for (const Var& v : vars) {
-    absl::StatusOr<VariablePtr> p = Unwrap(v);
-    if (!p.ok()) return p.status();
-    result.push_back(*std::move(p));
+    ASSIGN_OR_RETURN(VariablePtr p, Unwrap(v));
+    result.push_back(std::move(p));
   }
   return result;
 }
@@ -96,8 +96,7 @@ std::vector<std::unique_lock<std::mutex>> LockAll(
 absl::StatusOr<Function> Function::Make(const std::vector<Var>& inputs,
                                         const std::vector<Var>& outputs,
                                         const FunctionOptions& options) {
-  absl::StatusOr<std::vector<VariablePtr>> ins = UnwrapAll(inputs);
-  if (!ins.ok()) return ins.status();
+  ASSIGN_OR_RETURN(std::vector<VariablePtr> ins, UnwrapAll(inputs));
   absl::StatusOr<std::vector<VariablePtr>> outs = UnwrapAll(outputs);
   if (!outs.ok()) return outs.status();
   auto state = std::make_shared<State>();
@@ -148,31 +147,31 @@ absl::StatusOr<Function> Function::Make(const std::vector<Var>& inputs,
     outs->push_back(value.ptr());
   }
   // Shared variables the outputs depend on become implicit inputs, after the user's.
-  const int num_user_inputs = static_cast<int>(ins->size());
+  const int num_user_inputs = static_cast<int>(ins.size());
   absl::flat_hash_set<const Variable*> listed;
-  for (const VariablePtr& v : *ins) listed.insert(v.get());
+  for (const VariablePtr& v : ins) listed.insert(v.get());
   auto add_shared = [&](const VariablePtr& v) {
     const SharedVariable* s = AsShared(*v);
     if (s == nullptr || !listed.insert(v.get()).second) return;
     state->shared.push_back(s->container());
-    ins->push_back(v);
+    ins.push_back(v);
   };
   for (const VariablePtr& out : *outs) add_shared(out);
   absl::flat_hash_set<const Variable*> used;
   for (const VariablePtr& out : *outs) used.insert(out.get());
-  for (Apply* node : IoToposort(*ins, *outs)) {
+  for (Apply* node : IoToposort(ins, *outs)) {
     for (const VariablePtr& in : node->inputs()) {
       add_shared(in);
       used.insert(in.get());
     }
   }
   for (int i = 0; i < num_user_inputs; ++i) {
-    if (used.count((*ins)[i].get()) || options.on_unused_input == OnUnusedInput::kIgnore) continue;
+    if (used.count((ins)[i].get()) || options.on_unused_input == OnUnusedInput::kIgnore) continue;
     const std::string message = absl::StrCat(
         "function was asked to create a function computing outputs given certain inputs, but "
         "the provided input variable at index ",
         i, " is not part of the computational graph needed to compute the outputs: ",
-        (*ins)[i]->ToString(),
+        (ins)[i]->ToString(),
         ".\nTo make this error into a warning, pass on_unused_input = kWarn; to disable it "
         "completely, kIgnore.");
     if (options.on_unused_input == OnUnusedInput::kRaise) {
@@ -182,7 +181,7 @@ absl::StatusOr<Function> Function::Make(const std::vector<Var>& inputs,
   }
   const auto compile_start = std::chrono::steady_clock::now();
   absl::StatusOr<std::unique_ptr<FunctionGraph>> fg =
-      FunctionGraph::Make(*std::move(ins), *std::move(outs));
+      FunctionGraph::Make(std::move(ins), *std::move(outs));
   if (!fg.ok()) return fg.status();
   RewriteOptions rewrite;
   rewrite.mode = options.mode;
@@ -273,7 +272,7 @@ absl::StatusOr<std::vector<Tensor>> Function::Run(
     for (const Step& step : program_->steps()) needed.push_back(wanted_nodes.count(step.node) > 0);
     ctx.needed = &needed;
   }
-  if (absl::Status s = program_->Run(slots, ctx); !s.ok()) return s;
+  RETURN_IF_ERROR(program_->Run(slots, ctx));
   // Profiled: the steps' own times. Otherwise counted from the call's start (one clock read
   // fewer per call; the input checks included).
   const double thunk_seconds =
@@ -302,11 +301,10 @@ absl::StatusOr<std::vector<Tensor>> Function::Run(
   }
   const std::vector<VariablePtr>& outs = fgraph_->outputs();
   if (state_->reference != nullptr) {
-    absl::StatusOr<std::vector<Tensor>> expected = (*state_->reference)(debug_args);
-    if (!expected.ok()) return expected.status();
+    ASSIGN_OR_RETURN(std::vector<Tensor> expected, (*state_->reference)(debug_args));
     for (int o = 0; o < num_user_outputs_; ++o) {
       const Tensor a = results[o].AsType(DType::kFloat64),
-                   b = (*expected)[o].AsType(DType::kFloat64);
+                   b = (expected)[o].AsType(DType::kFloat64);
       bool same = a.shape() == b.shape();
       for (int64_t i = 0; same && i < a.size(); ++i) {
         const double x = a.ElementAsDouble(i), y = b.ElementAsDouble(i);
@@ -319,7 +317,7 @@ absl::StatusOr<std::vector<Tensor>> Function::Run(
             absl::StrCat("DebugMode: output ", o, " of the optimized graph (computed by ",
                          owner ? owner->ToString() : outs[o]->ToString(),
                          ") differs from the unoptimized graph's: ", results[o].ToString(), " vs ",
-                         (*expected)[o].ToString()));
+                         (expected)[o].ToString()));
       }
     }
   }
@@ -355,15 +353,14 @@ absl::StatusOr<std::string> Function::Serialize() const {
 }
 
 absl::StatusOr<Function> Function::Load(std::string_view bytes, const FunctionOptions& options) {
-  absl::StatusOr<LoadedGraph> g = DeserializeGraph(bytes);
-  if (!g.ok()) return g.status();
+  ASSIGN_OR_RETURN(LoadedGraph g, DeserializeGraph(bytes));
   FunctionOptions stored;
   stored.mode = "NONE";  // already optimized
   stored.check = options.check == CheckMode::kDebug ? CheckMode::kNanGuard : options.check;
   stored.profile = options.profile;
   stored.on_unused_input = OnUnusedInput::kIgnore;  // the optimizer may have dropped a use
-  return Make(std::vector<Var>(g->inputs.begin(), g->inputs.end()),
-              std::vector<Var>(g->outputs.begin(), g->outputs.end()), stored);
+  return Make(std::vector<Var>(g.inputs.begin(), g.inputs.end()),
+              std::vector<Var>(g.outputs.begin(), g.outputs.end()), stored);
 }
 
 FunctionStats Function::stats() const {

@@ -9,6 +9,7 @@
 #include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 #include "core/graph/op.h"
+#include "core/graph/status_macros.h"
 
 namespace kiln {
 namespace {
@@ -124,7 +125,7 @@ absl::Status LinkedProgram::Run(std::vector<Tensor>& slots, CallContext& ctx) co
     const Step& step = steps_[n];
     if (ctx.needed != nullptr && !(*ctx.needed)[n]) continue;
     if (ctx.interrupt != nullptr && *ctx.interrupt) {
-      if (absl::Status s = (*ctx.interrupt)(); !s.ok()) return s;
+      RETURN_IF_ERROR((*ctx.interrupt)());
     }
     in.clear();
     for (int s : step.inputs) in.push_back(slots[s]);
@@ -145,7 +146,7 @@ absl::Status LinkedProgram::Run(std::vector<Tensor>& slots, CallContext& ctx) co
     out.assign(step.outputs.size(), Tensor());
     const auto start =
         timed_ ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
-    if (absl::Status s = step.node->op().Perform(*step.node, in, out); !s.ok()) return s;
+    RETURN_IF_ERROR(step.node->op().Perform(*step.node, in, out));
     const double seconds =
         timed_ ? std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()
                : 0.0;
@@ -158,9 +159,7 @@ absl::Status LinkedProgram::Run(std::vector<Tensor>& slots, CallContext& ctx) co
       }
     }
     for (const auto& observer : observers_) {
-      if (absl::Status s = observer->After(static_cast<int>(n), step, out, seconds, ctx); !s.ok()) {
-        return s;
-      }
+      RETURN_IF_ERROR(observer->After(static_cast<int>(n), step, out, seconds, ctx));
     }
     for (size_t i = 0; i < out.size(); ++i) {
       // A new buffer counts towards the live bytes; a view of an input does not.

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/graph/op.h"
 #include "core/graph/op_registry.h"
+#include "core/graph/status_macros.h"
 #include "core/runtime/shared.h"
 
 namespace kiln {
@@ -51,26 +52,23 @@ class Reader {
     return n;
   }
   absl::StatusOr<double> F64() {
-    absl::StatusOr<uint64_t> bits = U64();
-    if (!bits.ok()) return bits.status();
+    ASSIGN_OR_RETURN(uint64_t bits, U64());
     double v;
-    std::memcpy(&v, &*bits, 8);
+    std::memcpy(&v, &bits, 8);
     return v;
   }
   absl::StatusOr<std::string> Str() {
-    absl::StatusOr<uint64_t> n = U64();
-    if (!n.ok()) return n.status();
-    if (*n > in_.size() - pos_) return Truncated();
-    std::string s(in_.substr(pos_, *n));
-    pos_ += *n;
+    ASSIGN_OR_RETURN(uint64_t n, U64());
+    if (n > in_.size() - pos_) return Truncated();
+    std::string s(in_.substr(pos_, n));
+    pos_ += n;
     return s;
   }
   absl::StatusOr<TypePtr> Type() {
-    absl::StatusOr<std::string> name = Str();
-    if (!name.ok()) return name.status();
-    std::optional<DType> d = ParseDType(*name);
+    ASSIGN_OR_RETURN(std::string name, Str());
+    std::optional<DType> d = ParseDType(name);
     if (!d)
-      return absl::InvalidArgumentError(absl::StrCat("graph bytes: unknown dtype '", *name, "'"));
+      return absl::InvalidArgumentError(absl::StrCat("graph bytes: unknown dtype '", name, "'"));
     absl::StatusOr<uint64_t> ndim = U64();
     if (!ndim.ok()) return ndim.status();
     if (*ndim > 64) return absl::InvalidArgumentError("graph bytes: too many dims");
@@ -86,7 +84,7 @@ class Reader {
     for (const StaticDim& dim : shape) {
       if (dim) known.push_back(*dim);
     }
-    if (absl::Status s = CheckStaticShape("graph bytes: type", known); !s.ok()) return s;
+    RETURN_IF_ERROR(CheckStaticShape("graph bytes: type", known));
     return TypePtr(TensorType::Make(*d, shape));
   }
   bool AtEnd() const { return pos_ == in_.size(); }
@@ -128,13 +126,12 @@ absl::StatusOr<VariablePtr> ReadRef(Reader& r, const std::vector<VariablePtr>& v
   absl::StatusOr<uint64_t> tag = r.U64();
   if (!tag.ok()) return tag.status();
   if (*tag == 0) {
-    absl::StatusOr<uint64_t> ref = r.U64();
-    if (!ref.ok()) return ref.status();
-    if (*ref >= vars.size()) {
+    ASSIGN_OR_RETURN(uint64_t ref, r.U64());
+    if (ref >= vars.size()) {
       return absl::InvalidArgumentError(
-          absl::StrCat(where, " refers to ", *ref, ", not an earlier variable"));
+          absl::StrCat(where, " refers to ", ref, ", not an earlier variable"));
     }
-    return vars[*ref];
+    return vars[ref];
   }
   if (*tag != 1) return absl::InvalidArgumentError(absl::StrCat(where, ": bad reference tag"));
   absl::StatusOr<TypePtr> t = r.Type();
@@ -145,12 +142,11 @@ absl::StatusOr<VariablePtr> ReadRef(Reader& r, const std::vector<VariablePtr>& v
   if (!ndim.ok() || *ndim > 64) return absl::InvalidArgumentError(where + ": bad constant");
   Shape shape;
   for (uint64_t d = 0; d < *ndim; ++d) {
-    absl::StatusOr<uint64_t> dim = r.U64();
-    if (!dim.ok()) return dim.status();
-    shape.push_back(static_cast<int64_t>(*dim));
+    ASSIGN_OR_RETURN(uint64_t dim, r.U64());
+    shape.push_back(static_cast<int64_t>(dim));
   }
   const DType dtype = static_cast<const TensorType&>(**t).dtype();
-  if (absl::Status s = CheckShape("constant", shape, dtype); !s.ok()) return s;
+  RETURN_IF_ERROR(CheckShape("constant", shape, dtype));
   if (static_cast<int64_t>(data->size()) != ShapeSize(shape) * DTypeSize(dtype)) {
     return absl::InvalidArgumentError(where + ": constant byte count");
   }
@@ -198,7 +194,7 @@ absl::StatusOr<std::string> SerializeGraph(const FunctionGraph& fg) {
     }
     w.U64(node->num_inputs());
     for (const VariablePtr& in : node->inputs()) {
-      if (absl::Status s = WriteRef(w, *in, id); !s.ok()) return s;
+      RETURN_IF_ERROR(WriteRef(w, *in, id));
     }
     w.U64(node->num_outputs());
     for (int o = 0; o < node->num_outputs(); ++o) {
@@ -208,7 +204,7 @@ absl::StatusOr<std::string> SerializeGraph(const FunctionGraph& fg) {
   }
   w.U64(fg.outputs().size());
   for (const VariablePtr& out : fg.outputs()) {
-    if (absl::Status s = WriteRef(w, *out, id); !s.ok()) return s;
+    RETURN_IF_ERROR(WriteRef(w, *out, id));
   }
   return w.Take();
 }
@@ -225,9 +221,8 @@ absl::StatusOr<LoadedGraph> DeserializeGraph(std::string_view bytes) {
   }
   LoadedGraph g;
   std::vector<VariablePtr> vars;
-  absl::StatusOr<uint64_t> n_inputs = r.Count();
-  if (!n_inputs.ok()) return n_inputs.status();
-  for (uint64_t i = 0; i < *n_inputs; ++i) {
+  ASSIGN_OR_RETURN(uint64_t n_inputs, r.Count());
+  for (uint64_t i = 0; i < n_inputs; ++i) {
     absl::StatusOr<TypePtr> t = r.Type();
     if (!t.ok()) return t.status();
     g.inputs.push_back(Variable::Make(*t));

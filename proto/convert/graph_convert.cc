@@ -1,11 +1,11 @@
 #include "proto/convert/graph_convert.h"
 
 #include "absl/container/flat_hash_map.h"
-
 #include "absl/strings/str_cat.h"
 #include "core/graph/op.h"
-#include "core/graph/traversal.h"
 #include "core/graph/op_registry.h"
+#include "core/graph/status_macros.h"
+#include "core/graph/traversal.h"
 #include "proto/convert/tensor_convert.h"
 
 namespace kiln {
@@ -56,8 +56,7 @@ absl::StatusOr<OpPtr> OpFromProto(const v1::Op& msg) {
                   std::vector<int64_t>(v.ints().values().begin(), v.ints().values().end()));
         break;
       default:
-        return absl::InvalidArgumentError(
-            absl::StrCat("attribute '", a.name(), "' has no value"));
+        return absl::InvalidArgumentError(absl::StrCat("attribute '", a.name(), "' has no value"));
     }
   }
   return MakeOp(msg.kind(), attrs);
@@ -87,7 +86,7 @@ class TableWriter {
 absl::StatusOr<v1::Graph> GraphToProto(const std::vector<Var>& inputs,
                                        const std::vector<Var>& outputs, GraphForm form) {
   v1::Graph g;
-  if (absl::Status s = GraphToProto(inputs, outputs, &g, form); !s.ok()) return s;
+  RETURN_IF_ERROR(GraphToProto(inputs, outputs, &g, form));
   return g;
 }
 
@@ -119,15 +118,15 @@ absl::Status GraphToProto(const std::vector<Var>& inputs, const std::vector<Var>
     auto it = refs.find(v.get());
     if (it == refs.end()) {
       if (!v->is_constant()) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "MissingInputError: ", v->ToString(), " is needed but is not among the inputs"));
+        return absl::InvalidArgumentError(absl::StrCat("MissingInputError: ", v->ToString(),
+                                                       " is needed but is not among the inputs"));
       }
       const auto& c = static_cast<const Constant&>(*v);
       v1::Constant* msg = g.add_constants();
       *msg->mutable_value() = ToProto(c.data());
       ToProto(*c.tensor_type(), msg->mutable_type());
-      it = refs.emplace(v.get(), Ref{Ref::kConstant, static_cast<uint32_t>(g.constants_size() - 1),
-                                     0})
+      it = refs.emplace(v.get(),
+                        Ref{Ref::kConstant, static_cast<uint32_t>(g.constants_size() - 1), 0})
                .first;
     }
     const Ref& r = it->second;
@@ -155,13 +154,12 @@ absl::Status GraphToProto(const std::vector<Var>& inputs, const std::vector<Var>
     const Op& op = node->op();
     if (form == GraphForm::kCompact) {
       n->set_op_index(op_table.Index(
-          &op, [&] { return op.Key(); },
-          [&] { OpToProto(op, g.add_ops()); }));
+          &op, [&] { return op.Key(); }, [&] { OpToProto(op, g.add_ops()); }));
     } else {
       OpToProto(op, n->mutable_op());
     }
     for (const VariablePtr& in : node->inputs()) {
-      if (absl::Status s = write_ref(in, n->add_inputs()); !s.ok()) return s;
+      RETURN_IF_ERROR(write_ref(in, n->add_inputs()));
     }
     for (int o = 0; o < node->num_outputs(); ++o) {
       const TensorType& type = *node->output_ptr(o)->tensor_type();
@@ -176,7 +174,7 @@ absl::Status GraphToProto(const std::vector<Var>& inputs, const std::vector<Var>
     }
   }
   for (const VariablePtr& v : outs) {
-    if (absl::Status s = write_ref(v, g.add_outputs()); !s.ok()) return s;
+    RETURN_IF_ERROR(write_ref(v, g.add_outputs()));
   }
   return absl::OkStatus();
 }
@@ -286,9 +284,8 @@ absl::StatusOr<ProtoGraph> GraphFromProto(const v1::Graph& g, const GraphLimits&
     if (!op.ok()) return Invalid(where, op.status().message());
     std::vector<VariablePtr> inputs;
     for (int k = 0; k < n.inputs_size(); ++k) {
-      absl::StatusOr<VariablePtr> v = resolve(n.inputs(k), absl::StrCat(where, " input ", k), i);
-      if (!v.ok()) return v.status();
-      inputs.push_back(*v);
+      ASSIGN_OR_RETURN(VariablePtr v, resolve(n.inputs(k), absl::StrCat(where, " input ", k), i));
+      inputs.push_back(v);
     }
     absl::StatusOr<ApplyPtr> node = (*op)->MakeNode(inputs);
     if (!node.ok()) return Invalid(where, node.status().message());
@@ -297,8 +294,8 @@ absl::StatusOr<ProtoGraph> GraphFromProto(const v1::Graph& g, const GraphLimits&
     }
     const int given = n.output_types_size() + n.output_type_indices_size();
     if (given > 0 && given != (*node)->num_outputs()) {
-      return Invalid(where, absl::StrCat(given, " output types for ", (*node)->num_outputs(),
-                                         " outputs"));
+      return Invalid(where,
+                     absl::StrCat(given, " output types for ", (*node)->num_outputs(), " outputs"));
     }
     for (int o = 0; o < given; ++o) {
       absl::StatusOr<TensorTypePtr> t;
@@ -323,9 +320,8 @@ absl::StatusOr<ProtoGraph> GraphFromProto(const v1::Graph& g, const GraphLimits&
   for (const v1::ValueRef& r : g.outputs()) outputs.push_back(&r);
   outputs.insert(outputs.end(), extra_outputs.begin(), extra_outputs.end());
   for (size_t i = 0; i < outputs.size(); ++i) {
-    absl::StatusOr<VariablePtr> v = resolve(*outputs[i], absl::StrCat("output ", i), -1);
-    if (!v.ok()) return v.status();
-    result.outputs.push_back(Var(*v));
+    ASSIGN_OR_RETURN(VariablePtr v, resolve(*outputs[i], absl::StrCat("output ", i), -1));
+    result.outputs.push_back(Var(v));
   }
   return result;
 }

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "absl/strings/str_cat.h"
+#include "core/graph/status_macros.h"
 
 namespace kiln {
 
@@ -36,8 +37,7 @@ void ToProto(const TensorType& type, v1::TensorType* out) {
 }
 
 absl::StatusOr<TensorTypePtr> FromProto(const v1::TensorType& type) {
-  absl::StatusOr<DType> dtype = FromProto(type.dtype());
-  if (!dtype.ok()) return dtype.status();
+  ASSIGN_OR_RETURN(DType dtype, FromProto(type.dtype()));
   StaticShape shape;
   for (int i = 0; i < type.shape_size(); ++i) {
     const v1::StaticDim& d = type.shape(i);
@@ -53,8 +53,8 @@ absl::StatusOr<TensorTypePtr> FromProto(const v1::TensorType& type) {
   for (const StaticDim& d : shape) {
     if (d) known.push_back(*d);
   }
-  if (absl::Status s = CheckStaticShape("tensor type", known); !s.ok()) return s;
-  return TensorType::Make(*dtype, std::move(shape));
+  RETURN_IF_ERROR(CheckStaticShape("tensor type", known));
+  return TensorType::Make(dtype, std::move(shape));
 }
 
 v1::Tensor ToProto(const Tensor& tensor) {
@@ -67,21 +67,20 @@ v1::Tensor ToProto(const Tensor& tensor) {
 }
 
 absl::StatusOr<Tensor> FromProto(const v1::Tensor& msg, int64_t max_bytes) {
-  absl::StatusOr<DType> dtype = FromProto(msg.dtype());
-  if (!dtype.ok()) return dtype.status();
+  ASSIGN_OR_RETURN(DType dtype, FromProto(msg.dtype()));
   Shape shape(msg.shape().begin(), msg.shape().end());
-  if (absl::Status s = CheckShape("tensor", shape, *dtype); !s.ok()) return s;
+  RETURN_IF_ERROR(CheckShape("tensor", shape, dtype));
   const int64_t elements = ShapeSize(shape);
-  if (elements * DTypeSize(*dtype) > max_bytes) {
+  if (elements * DTypeSize(dtype) > max_bytes) {
     return absl::InvalidArgumentError(absl::StrCat("tensor: more than ", max_bytes, " bytes"));
   }
-  const int64_t expected = elements * DTypeSize(*dtype);
+  const int64_t expected = elements * DTypeSize(dtype);
   if (static_cast<int64_t>(msg.data().size()) != expected) {
-    return absl::InvalidArgumentError(absl::StrCat("tensor: ", DTypeName(*dtype), " data of shape ",
+    return absl::InvalidArgumentError(absl::StrCat("tensor: ", DTypeName(dtype), " data of shape ",
                                                    ShapeToString(shape), " needs ", expected,
                                                    " bytes but ", msg.data().size(), " were sent"));
   }
-  if (*dtype == DType::kBool) {
+  if (dtype == DType::kBool) {
     for (size_t i = 0; i < msg.data().size(); ++i) {
       if (static_cast<unsigned char>(msg.data()[i]) > 1) {
         return absl::InvalidArgumentError(
@@ -89,7 +88,7 @@ absl::StatusOr<Tensor> FromProto(const v1::Tensor& msg, int64_t max_bytes) {
       }
     }
   }
-  Tensor t = Tensor::Empty(*dtype, std::move(shape));
+  Tensor t = Tensor::Empty(dtype, std::move(shape));
   std::memcpy(t.raw_data(), msg.data().data(), expected);
   return t;
 }
@@ -99,9 +98,8 @@ absl::StatusOr<std::vector<Tensor>> FromProto(
   std::vector<Tensor> out;
   out.reserve(tensors.size());
   for (const v1::Tensor& t : tensors) {
-    absl::StatusOr<Tensor> value = FromProto(t);
-    if (!value.ok()) return value.status();
-    out.push_back(*std::move(value));
+    ASSIGN_OR_RETURN(Tensor value, FromProto(t));
+    out.push_back(std::move(value));
   }
   return out;
 }
