@@ -5,8 +5,9 @@
 #define KILN_SERVER_ARENA_ALLOCATOR_H_
 
 #include <google/protobuf/arena.h>
-#include <cstdint>
 #include <grpcpp/support/message_allocator.h>
+
+#include <cstdint>
 
 #include "server/request_budget.h"
 

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "absl/synchronization/mutex.h"
 #include "core/graph/canonical.h"
 #include "core/graph/status_macros.h"
 #include "server/disk_cache.h"
@@ -104,7 +105,7 @@ absl::Status Authenticator::Reload() {
   text << in.rdbuf();
   ASSIGN_OR_RETURN(Tokens tokens, Parse(text.str(), defaults_));
   auto shared = std::make_shared<const Tokens>(std::move(tokens));
-  std::lock_guard<std::mutex> lock(mutex_);
+  absl::MutexLock lock(&mutex_);
   tokens_ = std::move(shared);
   return absl::OkStatus();
 }
@@ -119,7 +120,7 @@ absl::StatusOr<std::shared_ptr<const Tenant>> Authenticator::Authenticate(
   }
   std::shared_ptr<const Tokens> tokens;
   {
-    std::lock_guard<std::mutex> lock(mutex_);
+    absl::MutexLock lock(&mutex_);
     tokens = tokens_;
   }
   auto it = tokens->find(Sha256Hex(std::string_view(token.data(), token.size())));

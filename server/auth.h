@@ -6,11 +6,11 @@
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
 
 namespace kiln::server {
 
@@ -53,8 +53,8 @@ class Authenticator {
   const std::string path_;
   const TenantQuota defaults_;
   std::shared_ptr<const Tenant> anonymous_;
-  mutable std::mutex mutex_;
-  std::shared_ptr<const Tokens> tokens_;
+  mutable absl::Mutex mutex_;
+  std::shared_ptr<const Tokens> tokens_ ABSL_GUARDED_BY(mutex_);
 };
 
 }  // namespace kiln::server

@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/synchronization/mutex.h"
 #include "core/graph/canonical.h"
 #include "core/graph/status_macros.h"
 #include "proto/convert/tensor_convert.h"
@@ -273,7 +274,7 @@ absl::StatusOr<std::vector<Tensor>> Execute(const CompiledFunction& f, std::vect
       return done.status();
     }
   }
-  std::lock_guard<std::mutex> update_lock(session->update_mutex());
+  absl::MutexLock update_lock(&session->update_mutex());
   for (int attempt = 1;; ++attempt) {
     RunResult run = Run(f, args, shared, session, interrupt);  // args kept for another try
     if (!run.outputs.ok()) return run.outputs;

@@ -6,13 +6,13 @@
 
 #include <algorithm>
 #include <atomic>
-#include <filesystem>
-#include <vector>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "core/graph/canonical.h"
@@ -136,8 +136,8 @@ absl::Status DiskCache::Store(const std::string& id, std::string_view bytes) con
     return Errno("cannot rename", tmp);
   }
   if (max_bytes_ > 0 && approx_bytes_->fetch_add(static_cast<int64_t>(content.size())) +
-                            static_cast<int64_t>(content.size()) >
-                        max_bytes_) {
+                                static_cast<int64_t>(content.size()) >
+                            max_bytes_) {
     Trim();
   }
   return absl::OkStatus();

@@ -35,7 +35,8 @@ class DiskCache {
 
  private:
   DiskCache(std::string dir, int64_t max_bytes)
-      : dir_(std::move(dir)), max_bytes_(max_bytes),
+      : dir_(std::move(dir)),
+        max_bytes_(max_bytes),
         approx_bytes_(std::make_shared<std::atomic<int64_t>>(0)) {}
   std::string PathOf(const std::string& id) const;
   std::string dir_;

@@ -104,9 +104,8 @@ class ExecuteStreamReactor final
       args.push_back(*std::move(t));
     }
     args_.clear();
-    absl::StatusOr<std::vector<Tensor>> out =
-        service_.RunExecution(ctx_, *tenant_, request_.function_id(), request_.session(),
-                              std::move(args));
+    absl::StatusOr<std::vector<Tensor>> out = service_.RunExecution(
+        ctx_, *tenant_, request_.function_id(), request_.session(), std::move(args));
     if (!out.ok()) return Fail(out.status());
     for (Tensor& t : *out) outputs_.push_back(t.Contiguous());
     WriteNext();

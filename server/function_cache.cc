@@ -3,6 +3,7 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "core/graph/canonical.h"
 #include "server/log.h"
 
@@ -112,13 +113,13 @@ std::pair<FunctionCache::Result, CacheSource> FunctionCache::LoadOrCompile(const
     // Another replica compiles: its result comes, or its lease lapses when it dies.
     if (!waited) {
       waited = true;
-      std::lock_guard<std::mutex> lock(mutex_);
+      absl::MutexLock lock(&mutex_);
       ++stats_.lease_waits;
     }
     if (job.interrupt) {
       if (absl::Status s = job.interrupt(); !s.ok()) {
-        return {absl::Status(s.code(), absl::StrCat("waiting for another replica's compile: ",
-                                                    s.message())),
+        return {absl::Status(s.code(),
+                             absl::StrCat("waiting for another replica's compile: ", s.message())),
                 CacheSource::kCompiled};
       }
     }
@@ -131,7 +132,7 @@ void FunctionCache::StoreOnDisk(const CompiledFunction& f) {
   absl::Status stored = disk_->Store(f.id, EncodeCompiled(f));
   if (stored.ok()) return;
   {
-    std::lock_guard<std::mutex> lock(mutex_);
+    absl::MutexLock lock(&mutex_);
     ++stats_.disk_write_errors;
   }
   Log(LogLevel::kWarning, "the disk tier cannot store a function; it stays in memory",
@@ -141,7 +142,7 @@ void FunctionCache::StoreOnDisk(const CompiledFunction& f) {
 void FunctionCache::GetOrCompile(const CompileJob& job, Done done) {
   std::shared_ptr<const CompiledFunction> hit;
   {
-    std::lock_guard<std::mutex> lock(mutex_);
+    absl::MutexLock lock(&mutex_);
     if (auto f = LookupLocked(job.id); f && f->canonical_form == job.canonical_form) {
       ++stats_.memory_hits;
       hit = std::move(f);
@@ -158,7 +159,7 @@ void FunctionCache::GetOrCompile(const CompileJob& job, Done done) {
   auto [result, found] = LoadOrCompile(job);
   std::vector<std::pair<const CompileJob*, Done>> waiters;
   {
-    std::lock_guard<std::mutex> lock(mutex_);
+    absl::MutexLock lock(&mutex_);
     if (found == CacheSource::kDisk) {
       ++stats_.disk_hits;
     } else if (found == CacheSource::kShared) {
@@ -177,8 +178,8 @@ void FunctionCache::GetOrCompile(const CompileJob& job, Done done) {
   }
   done(result, found);
   for (auto& [waiter, waiter_done] : waiters) {
-    if (!result.ok() && (absl::IsCancelled(result.status()) ||
-                         absl::IsDeadlineExceeded(result.status()))) {
+    if (!result.ok() &&
+        (absl::IsCancelled(result.status()) || absl::IsDeadlineExceeded(result.status()))) {
       // Stopped by the first caller's deadline, not this one's: worth a retry.
       waiter_done(absl::UnavailableError(absl::StrCat("the compile this call waited for stopped: ",
                                                       result.status().message(), "; retry")),
@@ -200,7 +201,7 @@ constexpr size_t kMaxRequestBytes = size_t{64} << 20;
 std::shared_ptr<const CompiledFunction> FunctionCache::FindByRequest(
     const std::string& request_bytes) {
   const std::string key = Sha256Hex(request_bytes);
-  std::lock_guard<std::mutex> lock(mutex_);
+  absl::MutexLock lock(&mutex_);
   auto it = requests_.find(key);
   if (it == requests_.end() || it->second.first != request_bytes) return nullptr;
   std::shared_ptr<const CompiledFunction> f = LookupLocked(it->second.second);
@@ -210,7 +211,7 @@ std::shared_ptr<const CompiledFunction> FunctionCache::FindByRequest(
 
 void FunctionCache::RememberRequest(const std::string& request_bytes, const std::string& id) {
   std::string key = Sha256Hex(request_bytes);
-  std::lock_guard<std::mutex> lock(mutex_);
+  absl::MutexLock lock(&mutex_);
   if (request_bytes_ + request_bytes.size() > kMaxRequestBytes) {
     requests_.clear();
     request_bytes_ = 0;
@@ -222,17 +223,17 @@ void FunctionCache::RememberRequest(const std::string& request_bytes, const std:
 
 absl::StatusOr<std::shared_ptr<const CompiledFunction>> FunctionCache::Find(const std::string& id) {
   {
-    std::lock_guard<std::mutex> lock(mutex_);
+    absl::MutexLock lock(&mutex_);
     if (auto f = LookupLocked(id)) return f;
   }
   if (auto f = LoadShared(id)) {
-    std::lock_guard<std::mutex> lock(mutex_);
+    absl::MutexLock lock(&mutex_);
     ++stats_.shared_hits;
     InsertLocked(f);
     return f;
   }
   if (auto f = LoadFromDisk(id)) {
-    std::lock_guard<std::mutex> lock(mutex_);
+    absl::MutexLock lock(&mutex_);
     ++stats_.disk_hits;
     InsertLocked(f);
     return f;
@@ -246,13 +247,13 @@ absl::Status FunctionCache::NotFound(const std::string& id) {
 }
 
 std::shared_ptr<const CompiledFunction> FunctionCache::Peek(const std::string& id) const {
-  std::lock_guard<std::mutex> lock(mutex_);
+  absl::MutexLock lock(&mutex_);
   auto it = entries_.find(id);
   return it == entries_.end() ? nullptr : it->second.function;
 }
 
 CacheStats FunctionCache::stats() const {
-  std::lock_guard<std::mutex> lock(mutex_);
+  absl::MutexLock lock(&mutex_);
   CacheStats stats = stats_;
   stats.shared_up = shared_ == nullptr || shared_->up();
   return stats;

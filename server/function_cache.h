@@ -7,7 +7,6 @@
 #include <functional>
 #include <list>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -15,6 +14,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "server/compiled_function.h"
 #include "server/disk_cache.h"
 #include "server/shared_tier.h"
@@ -23,11 +23,11 @@ namespace kiln::server {
 
 struct CacheStats {
   uint64_t compiles = 0, memory_hits = 0, disk_hits = 0, misses = 0, evictions = 0;
-  uint64_t shared_hits = 0;     // functions another replica compiled, loaded from the shared tier
-  uint64_t lease_waits = 0;     // compiles that waited for another replica's compile lease
-  bool shared_up = true;        // the shared tier is reachable (or there is none)
+  uint64_t shared_hits = 0;  // functions another replica compiled, loaded from the shared tier
+  uint64_t lease_waits = 0;  // compiles that waited for another replica's compile lease
+  bool shared_up = true;     // the shared tier is reachable (or there is none)
   uint64_t entries = 0, bytes = 0;
-  uint64_t waiting = 0;  // callers waiting now for a compile in flight
+  uint64_t waiting = 0;            // callers waiting now for a compile in flight
   uint64_t disk_write_errors = 0;  // entries the disk tier could not store (a full disk...)
 };
 
@@ -70,9 +70,10 @@ class FunctionCache {
   static absl::Status NotFound(const std::string& id);
 
  private:
-  // Called with mutex_ held.
-  std::shared_ptr<const CompiledFunction> LookupLocked(const std::string& id);
-  void InsertLocked(std::shared_ptr<const CompiledFunction> f);
+  std::shared_ptr<const CompiledFunction> LookupLocked(const std::string& id)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  void InsertLocked(std::shared_ptr<const CompiledFunction> f)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   // The leader of a flight's answer: from the shared tier, the disk, or a compile.
   std::pair<Result, CacheSource> LoadOrCompile(const CompileJob& job);
   // Compiles `job` and stores the function in the disk and shared tiers.
@@ -86,19 +87,21 @@ class FunctionCache {
   const int64_t memory_bytes_;
   const std::optional<DiskCache> disk_;
   const std::shared_ptr<SharedTier> shared_;
-  mutable std::mutex mutex_;
+  mutable absl::Mutex mutex_;
   struct Entry {
     std::shared_ptr<const CompiledFunction> function;
     std::list<std::string>::iterator lru;
   };
-  std::unordered_map<std::string, Entry> entries_;
-  std::list<std::string> lru_;  // most recently used first
+  std::unordered_map<std::string, Entry> entries_ ABSL_GUARDED_BY(mutex_);
+  std::list<std::string> lru_ ABSL_GUARDED_BY(mutex_);  // most recently used first
   // Per id being compiled: the jobs waiting for it and what to call when it ends.
-  std::unordered_map<std::string, std::vector<std::pair<const CompileJob*, Done>>> inflight_;
+  std::unordered_map<std::string, std::vector<std::pair<const CompileJob*, Done>>> inflight_
+      ABSL_GUARDED_BY(mutex_);
   // SHA-256 of request bytes -> (the bytes, compared on a hit; the function id).
-  std::unordered_map<std::string, std::pair<std::string, std::string>> requests_;
-  size_t request_bytes_ = 0;
-  CacheStats stats_;
+  std::unordered_map<std::string, std::pair<std::string, std::string>> requests_
+      ABSL_GUARDED_BY(mutex_);
+  size_t request_bytes_ ABSL_GUARDED_BY(mutex_) = 0;
+  CacheStats stats_ ABSL_GUARDED_BY(mutex_);
 };
 
 }  // namespace kiln::server

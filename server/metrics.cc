@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/synchronization/mutex.h"
 
 namespace kiln::server {
 
@@ -30,49 +31,49 @@ std::string Histogram::Render(const std::string& name, const std::string& labels
 
 void Metrics::CountRequest(const std::string& method, absl::StatusCode code,
                            const std::string& tenant) {
-  std::lock_guard<std::mutex> lock(mutex_);
+  absl::MutexLock lock(&mutex_);
   ++requests_[method];
   if (code != absl::StatusCode::kOk) ++errors_[{method, static_cast<int>(code)}];
   if (!tenant.empty()) ++tenant_requests_[{tenant, static_cast<int>(code)}];
 }
 
 void Metrics::ObserveCompile(double seconds, CacheSource source) {
-  std::lock_guard<std::mutex> lock(mutex_);
+  absl::MutexLock lock(&mutex_);
   compile_[source].Observe(seconds);
 }
 
 void Metrics::ObserveExecute(double seconds) {
-  std::lock_guard<std::mutex> lock(mutex_);
+  absl::MutexLock lock(&mutex_);
   execute_.Observe(seconds);
 }
 
 void Metrics::AddBytes(int64_t in, int64_t out) {
-  std::lock_guard<std::mutex> lock(mutex_);
+  absl::MutexLock lock(&mutex_);
   bytes_in_ += in;
   bytes_out_ += out;
 }
 
 uint64_t Metrics::requests() const {
-  std::lock_guard<std::mutex> lock(mutex_);
+  absl::MutexLock lock(&mutex_);
   uint64_t n = 0;
   for (const auto& [method, count] : requests_) n += count;
   return n;
 }
 
 uint64_t Metrics::errors() const {
-  std::lock_guard<std::mutex> lock(mutex_);
+  absl::MutexLock lock(&mutex_);
   uint64_t n = 0;
   for (const auto& [key, count] : errors_) n += count;
   return n;
 }
 
 uint64_t Metrics::executions() const {
-  std::lock_guard<std::mutex> lock(mutex_);
+  absl::MutexLock lock(&mutex_);
   return execute_.count();
 }
 
 std::string Metrics::Render(const CacheStats& cache, const SessionStore& sessions) const {
-  std::lock_guard<std::mutex> lock(mutex_);
+  absl::MutexLock lock(&mutex_);
   std::string out;
   auto header = [&](const char* name, const char* type, const char* help) {
     absl::StrAppend(&out, "# HELP ", name, " ", help, "\n# TYPE ", name, " ", type, "\n");

@@ -5,10 +5,10 @@
 #include <array>
 #include <cstdint>
 #include <map>
-#include <mutex>
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
 #include "server/function_cache.h"
 #include "server/sessions.h"
 
@@ -46,13 +46,16 @@ class Metrics {
   std::string Render(const CacheStats& cache, const SessionStore& sessions) const;
 
  private:
-  mutable std::mutex mutex_;
-  std::map<std::string, uint64_t> requests_;                // by method
-  std::map<std::pair<std::string, int>, uint64_t> errors_;  // by method and code
-  std::map<std::pair<std::string, int>, uint64_t> tenant_requests_;  // by tenant and code
-  std::map<CacheSource, Histogram> compile_;
-  Histogram execute_;
-  uint64_t bytes_in_ = 0, bytes_out_ = 0;
+  mutable absl::Mutex mutex_;
+  std::map<std::string, uint64_t> requests_ ABSL_GUARDED_BY(mutex_);  // by method
+  std::map<std::pair<std::string, int>, uint64_t> errors_
+      ABSL_GUARDED_BY(mutex_);  // by method and code
+  std::map<std::pair<std::string, int>, uint64_t> tenant_requests_
+      ABSL_GUARDED_BY(mutex_);  // by tenant and code
+  std::map<CacheSource, Histogram> compile_ ABSL_GUARDED_BY(mutex_);
+  Histogram execute_ ABSL_GUARDED_BY(mutex_);
+  uint64_t bytes_in_ ABSL_GUARDED_BY(mutex_) = 0;
+  uint64_t bytes_out_ ABSL_GUARDED_BY(mutex_) = 0;
 };
 
 }  // namespace kiln::server

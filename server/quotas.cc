@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 
 namespace kiln::server {
 
@@ -11,7 +12,7 @@ absl::Status Quotas::TakeCompile(const Tenant& tenant) {
   if (rate <= 0) return absl::OkStatus();
   const double burst = std::max(1.0, rate);
   const absl::Time now = absl::Now();
-  std::lock_guard<std::mutex> lock(mutex_);
+  absl::MutexLock lock(&mutex_);
   Use& use = use_[tenant.name];
   use.compiles =
       use.compiles < 0
@@ -29,7 +30,7 @@ absl::Status Quotas::TakeCompile(const Tenant& tenant) {
 
 absl::Status Quotas::BeginExecution(const Tenant& tenant) {
   if (tenant.quota.executions <= 0) return absl::OkStatus();  // nothing to count
-  std::lock_guard<std::mutex> lock(mutex_);
+  absl::MutexLock lock(&mutex_);
   Use& use = use_[tenant.name];
   if (use.executions >= tenant.quota.executions) {
     return absl::ResourceExhaustedError(
@@ -42,7 +43,7 @@ absl::Status Quotas::BeginExecution(const Tenant& tenant) {
 
 void Quotas::EndExecution(const Tenant& tenant) {
   if (tenant.quota.executions <= 0) return;  // never counted in
-  std::lock_guard<std::mutex> lock(mutex_);
+  absl::MutexLock lock(&mutex_);
   --use_[tenant.name].executions;
 }
 

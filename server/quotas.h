@@ -5,10 +5,10 @@
 
 #include <cstdint>
 #include <map>
-#include <mutex>
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "server/auth.h"
 
@@ -29,8 +29,9 @@ class Quotas {
     absl::Time refilled;
     int64_t executions = 0;
   };
-  std::mutex mutex_;
-  std::map<std::string, Use> use_;  // by tenant: as many as the tokens file names
+  absl::Mutex mutex_;
+  std::map<std::string, Use> use_
+      ABSL_GUARDED_BY(mutex_);  // by tenant: as many as the tokens file names
 };
 
 }  // namespace kiln::server

@@ -9,6 +9,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "absl/synchronization/mutex.h"
 #include "core/graph/status_macros.h"
 #include "server/log.h"
 
@@ -76,7 +77,7 @@ Redis::~Redis() = default;
 
 void Redis::MarkDown() {
   errors_.fetch_add(1);
-  std::lock_guard<std::mutex> lock(mutex_);
+  absl::MutexLock lock(&mutex_);
   retry_after_ = absl::Now() + absl::Seconds(1);
   idle_.clear();  // they all went to the server that failed
   if (up_.exchange(false)) {
@@ -86,7 +87,7 @@ void Redis::MarkDown() {
 
 absl::StatusOr<std::unique_ptr<Redis::Connection>> Redis::Take() {
   {
-    std::lock_guard<std::mutex> lock(mutex_);
+    absl::MutexLock lock(&mutex_);
     if (!idle_.empty()) {
       std::unique_ptr<Connection> c = std::move(idle_.back());
       idle_.pop_back();
@@ -110,7 +111,7 @@ absl::StatusOr<std::unique_ptr<Redis::Connection>> Redis::Take() {
 }
 
 void Redis::Return(std::unique_ptr<Connection> c) {
-  std::lock_guard<std::mutex> lock(mutex_);
+  absl::MutexLock lock(&mutex_);
   if (idle_.size() < kMaxIdle) idle_.push_back(std::move(c));
 }
 
@@ -135,7 +136,7 @@ absl::StatusOr<RedisReply> Redis::Command(const std::vector<std::string_view>& a
         (c->context->err == REDIS_ERR_IO && (errno == ECONNRESET || errno == EPIPE));
     if (reply == nullptr && (!c->reused || !closed)) break;
     if (reply == nullptr) {  // the other pooled connections went to the same old server
-      std::lock_guard<std::mutex> lock(mutex_);
+      absl::MutexLock lock(&mutex_);
       idle_.clear();
     }
   }

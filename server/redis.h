@@ -8,12 +8,12 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 
 namespace kiln::server {
@@ -60,9 +60,9 @@ class Redis {
   const std::string address_, host_;
   const int port_;
   const absl::Duration timeout_;
-  std::mutex mutex_;
-  std::vector<std::unique_ptr<Connection>> idle_;
-  absl::Time retry_after_ = absl::InfinitePast();
+  absl::Mutex mutex_;
+  std::vector<std::unique_ptr<Connection>> idle_ ABSL_GUARDED_BY(mutex_);
+  absl::Time retry_after_ ABSL_GUARDED_BY(mutex_) = absl::InfinitePast();
   std::atomic<bool> up_{true};
   std::atomic<uint64_t> errors_{0};
 };

@@ -5,6 +5,7 @@
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "core/graph/status_macros.h"
 #include "server/disk_cache.h"
 #include "server/log.h"
@@ -52,10 +53,10 @@ RedisCache::RedisCache(std::shared_ptr<Redis> redis, absl::Duration ttl, absl::D
 
 RedisCache::~RedisCache() {
   {
-    std::lock_guard<std::mutex> lock(mutex_);
+    absl::MutexLock lock(&mutex_);
     stopping_ = true;
   }
-  cv_.notify_all();
+  cv_.SignalAll();
   renewer_.join();
 }
 
@@ -82,14 +83,14 @@ absl::StatusOr<bool> RedisCache::TryLease(const std::string& id) {
       redis_->Command({"SET", LeaseKey(id), owner_, "NX", "PX", lease_ms_});
   if (!r.ok()) return r.status();
   if (r->kind == RedisReply::Kind::kNil) return false;
-  std::lock_guard<std::mutex> lock(mutex_);
+  absl::MutexLock lock(&mutex_);
   held_.insert(id);
   return true;
 }
 
 void RedisCache::Release(const std::string& id) {
   {
-    std::lock_guard<std::mutex> lock(mutex_);
+    absl::MutexLock lock(&mutex_);
     held_.erase(id);
   }
   redis_->Eval(kReleaseScript, {LeaseKey(id)}, {owner_}).IgnoreError();  // else it lapses
@@ -112,15 +113,15 @@ absl::StatusOr<std::vector<std::string>> RedisCache::Hottest(int n) {
 }
 
 void RedisCache::RenewLoop() {
-  std::unique_lock<std::mutex> lock(mutex_);
+  absl::MutexLock lock(&mutex_);
   while (!stopping_) {
-    cv_.wait_for(lock, absl::ToChronoMilliseconds(lease_ / 3));
+    cv_.WaitWithTimeout(&mutex_, lease_ / 3);
     const std::set<std::string> held = held_;
-    lock.unlock();
+    mutex_.Unlock();
     for (const std::string& id : held) {
       redis_->Eval(kRenewScript, {LeaseKey(id)}, {owner_, lease_ms_}).IgnoreError();
     }
-    lock.lock();
+    mutex_.Lock();
   }
 }
 

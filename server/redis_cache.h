@@ -5,13 +5,12 @@
 #ifndef KILN_SERVER_REDIS_CACHE_H_
 #define KILN_SERVER_REDIS_CACHE_H_
 
-#include <condition_variable>
 #include <memory>
-#include <mutex>
 #include <set>
 #include <string>
 #include <thread>
 
+#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "server/redis.h"
 #include "server/shared_tier.h"
@@ -40,10 +39,10 @@ class RedisCache final : public SharedTier {
   const std::string ttl_ms_, lease_ms_;
   const absl::Duration lease_;
   const std::string owner_;  // this process's lease token: host, pid and 64 random bits
-  std::mutex mutex_;
-  std::condition_variable cv_;
-  std::set<std::string> held_;
-  bool stopping_ = false;
+  absl::Mutex mutex_;
+  absl::CondVar cv_;
+  std::set<std::string> held_ ABSL_GUARDED_BY(mutex_);
+  bool stopping_ ABSL_GUARDED_BY(mutex_) = false;
   std::thread renewer_;
 };
 

@@ -2,6 +2,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "core/graph/status_macros.h"
 #include "proto/convert/tensor_convert.h"
 
@@ -265,12 +266,12 @@ absl::StatusOr<std::shared_ptr<Session>> RedisSessionStore::Get(const std::strin
       redis_->Eval(kTouchScript, {key, TenantKeys(key).first}, {TtlMs()});
   if (!r.ok()) return r.status();
   if (r->integer == 0) return SessionGone(id);
-  std::lock_guard<std::mutex> lock(mutex_);
+  absl::MutexLock lock(&mutex_);
   if (std::shared_ptr<Session> live = live_[id].lock()) return live;
   // The last holder's release drops the entry, unless a newer object took it meanwhile.
   std::shared_ptr<Session> session(new RedisSession(redis_, id, limits_), [this, id](Session* s) {
     {
-      std::lock_guard<std::mutex> lock(mutex_);
+      absl::MutexLock lock(&mutex_);
       if (auto it = live_.find(id); it != live_.end() && it->second.expired()) live_.erase(it);
     }
     delete s;

@@ -9,10 +9,10 @@
 #define KILN_SERVER_REDIS_SESSIONS_H_
 
 #include <memory>
-#include <mutex>
 #include <string>
 #include <unordered_map>
 
+#include "absl/synchronization/mutex.h"
 #include "server/redis.h"
 #include "server/sessions.h"
 
@@ -40,8 +40,8 @@ class RedisSessionStore final : public SessionStore {
   const SessionLimits limits_;
   // The sessions some call on this replica holds, so that concurrent calls on one session share
   // its update mutex (they take turns here instead of failing each other's compare-and-set).
-  std::mutex mutex_;
-  std::unordered_map<std::string, std::weak_ptr<Session>> live_;
+  absl::Mutex mutex_;
+  std::unordered_map<std::string, std::weak_ptr<Session>> live_ ABSL_GUARDED_BY(mutex_);
 };
 
 }  // namespace kiln::server

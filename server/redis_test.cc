@@ -6,7 +6,6 @@
 #include <thread>
 
 #include "absl/strings/match.h"
-
 #include "core/kiln.h"
 #include "proto/convert/graph_convert.h"
 #include "server/compiled_function.h"

@@ -14,8 +14,8 @@ namespace {
 thread_local RequestBudget* t_budget = nullptr;
 
 // jemalloc's control interface, when kiln-server is linked with it.
-extern "C" int mallctl(const char* name, void* oldp, size_t* oldlenp, void* newp,
-                       size_t newlen) __attribute__((weak));
+extern "C" int mallctl(const char* name, void* oldp, size_t* oldlenp, void* newp, size_t newlen)
+    __attribute__((weak));
 
 // Freed memory above this is returned to the system when a request ends.
 constexpr int64_t kTrimAbove = int64_t{64} << 20;
@@ -87,11 +87,11 @@ void CountAllocation(const volatile void* p, size_t n) {
 }
 void CountFree(const volatile void* p) {
   if (kiln::server::t_budget != nullptr) {
-    kiln::server::t_budget->Sub(
-        static_cast<int64_t>(__sanitizer_get_allocated_size(p)));
+    kiln::server::t_budget->Sub(static_cast<int64_t>(__sanitizer_get_allocated_size(p)));
   }
 }
-[[maybe_unused]] const int kHooksInstalled = __sanitizer_install_malloc_and_free_hooks(CountAllocation, CountFree);
+[[maybe_unused]] const int kHooksInstalled =
+    __sanitizer_install_malloc_and_free_hooks(CountAllocation, CountFree);
 
 }  // namespace
 

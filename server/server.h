@@ -16,8 +16,8 @@
 #include "absl/time/time.h"
 #include "server/auth.h"
 #include "server/redis.h"
-#include "server/tls.h"
 #include "server/service.h"
+#include "server/tls.h"
 
 namespace kiln::server {
 
@@ -26,7 +26,7 @@ struct ServerOptions {
   int port = 50051;  // 0: any free port (see Server::port)
   int threads = 0;   // the pool's workers; 0: one per core
   int64_t cache_bytes = int64_t{1} << 30;
-  std::string cache_dir;  // empty: no disk tier
+  std::string cache_dir;                        // empty: no disk tier
   int64_t cache_dir_bytes = int64_t{10} << 30;  // the disk tier's bound; 0: none
   int max_message_bytes = 64 << 20;
   ServiceLimits limits;

@@ -7,6 +7,7 @@
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "core/graph/status_macros.h"
 
 namespace kiln::server {
@@ -46,7 +47,7 @@ std::string RandomId() {
 }
 
 absl::StatusOr<SessionSnapshot> MemorySession::Read(const std::vector<std::string>& names) const {
-  std::lock_guard<std::mutex> lock(mutex_);
+  absl::MutexLock lock(&mutex_);
   SessionSnapshot out;
   out.version = version_;
   out.values.reserve(names.size());
@@ -63,7 +64,7 @@ absl::StatusOr<SessionSnapshot> MemorySession::Read(const std::vector<std::strin
 
 absl::Status MemorySession::Write(std::vector<std::pair<std::string, Tensor>> values,
                                   int64_t if_version, const CallRecord*) {
-  std::lock_guard<std::mutex> lock(mutex_);
+  absl::MutexLock lock(&mutex_);
   if (if_version != kAnyVersion && if_version != version_) {
     return absl::AbortedError("the session changed since its variables were read");
   }
@@ -93,7 +94,7 @@ absl::StatusOr<std::string> MemorySession::Recorded(const std::string& call_id) 
 }
 
 absl::StatusOr<Tensor> MemorySession::Get(const std::string& name) const {
-  std::lock_guard<std::mutex> lock(mutex_);
+  absl::MutexLock lock(&mutex_);
   auto it = values_.find(name);
   if (it == values_.end()) {
     return absl::NotFoundError(absl::StrCat("the session has no shared variable '", name, "'"));
@@ -102,7 +103,7 @@ absl::StatusOr<Tensor> MemorySession::Get(const std::string& name) const {
 }
 
 absl::Status MemorySession::Delete(const std::string& name) {
-  std::lock_guard<std::mutex> lock(mutex_);
+  absl::MutexLock lock(&mutex_);
   auto it = values_.find(name);
   if (it == values_.end()) {
     return absl::NotFoundError(absl::StrCat("the session has no shared variable '", name, "'"));
@@ -115,7 +116,7 @@ absl::Status MemorySession::Delete(const std::string& name) {
 }
 
 absl::StatusOr<std::map<std::string, Tensor>> MemorySession::List() const {
-  std::lock_guard<std::mutex> lock(mutex_);
+  absl::MutexLock lock(&mutex_);
   return values_;
 }
 
@@ -126,29 +127,33 @@ MemorySession::~MemorySession() {
 MemorySessionStore::MemorySessionStore(SessionLimits limits) : limits_(limits) {
   if (limits_.ttl <= absl::ZeroDuration() || limits_.ttl == absl::InfiniteDuration()) return;
   // Sweeps a few times per TTL, at least once a second.
-  const auto period = std::chrono::nanoseconds(
+  const absl::Duration period = absl::Nanoseconds(
       std::clamp<int64_t>(absl::ToInt64Nanoseconds(limits_.ttl / 4), 1'000'000, 1'000'000'000));
   sweeper_ = std::thread([this, period] {
-    std::unique_lock<std::mutex> lock(mutex_);
-    while (!stop_cv_.wait_for(lock, period, [this] { return stopping_; })) {
-      lock.unlock();
+    absl::MutexLock lock(&mutex_);
+    for (;;) {
+      const absl::Time wake = absl::Now() + period;
+      while (!stopping_ && !stop_cv_.WaitWithDeadline(&mutex_, wake)) {
+      }
+      if (stopping_) return;
+      mutex_.Unlock();
       Expire();
-      lock.lock();
+      mutex_.Lock();
     }
   });
 }
 
 MemorySessionStore::~MemorySessionStore() {
   {
-    std::lock_guard<std::mutex> lock(mutex_);
+    absl::MutexLock lock(&mutex_);
     stopping_ = true;
   }
-  stop_cv_.notify_all();
+  stop_cv_.SignalAll();
   if (sweeper_.joinable()) sweeper_.join();
   // The sessions go first: each counts itself out of tenants_ as it goes.
   std::map<std::string, std::shared_ptr<MemorySession>> dropped;
   {
-    std::lock_guard<std::mutex> lock(mutex_);
+    absl::MutexLock lock(&mutex_);
     dropped.swap(sessions_);
   }
 }
@@ -157,7 +162,7 @@ absl::StatusOr<std::string> MemorySessionStore::Create(const SessionOwner& owner
   std::string id = RandomId();
   auto session = std::make_shared<MemorySession>(this, owner);
   session->last_used_ns_ = NowNs();
-  std::lock_guard<std::mutex> lock(mutex_);
+  absl::MutexLock lock(&mutex_);
   if (limits_.max_sessions > 0 && static_cast<int64_t>(sessions_.size()) >= limits_.max_sessions) {
     session->store_ = nullptr;  // never counted in
     return absl::ResourceExhaustedError(
@@ -177,7 +182,7 @@ absl::StatusOr<std::string> MemorySessionStore::Create(const SessionOwner& owner
 }
 
 absl::StatusOr<std::shared_ptr<Session>> MemorySessionStore::Get(const std::string& key) {
-  std::lock_guard<std::mutex> lock(mutex_);
+  absl::MutexLock lock(&mutex_);
   auto it = sessions_.find(key);
   if (it == sessions_.end()) {
     if (expired_ids_.contains(key)) {
@@ -193,7 +198,7 @@ absl::StatusOr<std::shared_ptr<Session>> MemorySessionStore::Get(const std::stri
 
 absl::Status MemorySessionStore::Delete(const std::string& key) {
   std::shared_ptr<MemorySession> dropped;  // released outside the lock
-  std::lock_guard<std::mutex> lock(mutex_);
+  absl::MutexLock lock(&mutex_);
   auto it = sessions_.find(key);
   if (it == sessions_.end()) {
     return absl::NotFoundError(absl::StrCat("no session '", IdOf(key), "'"));
@@ -207,7 +212,7 @@ int MemorySessionStore::Expire() {
   if (limits_.ttl <= absl::ZeroDuration() || limits_.ttl == absl::InfiniteDuration()) return 0;
   const int64_t cutoff = NowNs() - absl::ToInt64Nanoseconds(limits_.ttl);
   std::vector<std::shared_ptr<MemorySession>> dropped;  // released outside the lock
-  std::lock_guard<std::mutex> lock(mutex_);
+  absl::MutexLock lock(&mutex_);
   for (auto it = sessions_.begin(); it != sessions_.end();) {
     if (it->second->last_used_ns_.load() >= cutoff) {
       ++it;
@@ -226,12 +231,12 @@ int MemorySessionStore::Expire() {
 }
 
 size_t MemorySessionStore::size() const {
-  std::lock_guard<std::mutex> lock(mutex_);
+  absl::MutexLock lock(&mutex_);
   return sessions_.size();
 }
 
 absl::Status MemorySessionStore::Reserve(const SessionOwner& owner, int64_t delta) {
-  std::lock_guard<std::mutex> lock(mutex_);
+  absl::MutexLock lock(&mutex_);
   TenantUse& use = tenants_[owner.tenant];
   if (delta > 0 && limits_.max_total_bytes > 0 &&
       total_bytes_.load() + delta > limits_.max_total_bytes) {
@@ -251,7 +256,7 @@ absl::Status MemorySessionStore::Reserve(const SessionOwner& owner, int64_t delt
 }
 
 void MemorySessionStore::Release(const SessionOwner& owner, int64_t bytes) {
-  std::lock_guard<std::mutex> lock(mutex_);
+  absl::MutexLock lock(&mutex_);
   TenantUse& use = tenants_[owner.tenant];
   total_bytes_ -= bytes;
   use.bytes -= bytes;

@@ -6,12 +6,10 @@
 #define KILN_SERVER_SESSIONS_H_
 
 #include <atomic>
-#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <set>
 #include <string>
 #include <thread>
@@ -19,6 +17,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "core/runtime/tensor.h"
 
@@ -68,10 +67,10 @@ class Session {
   virtual absl::StatusOr<std::map<std::string, Tensor>> List() const = 0;
   // Held by this replica's calls with updates from before they read until after they write, so
   // that they take turns rather than retry each other's conflicts.
-  std::mutex& update_mutex() { return update_mutex_; }
+  absl::Mutex& update_mutex() { return update_mutex_; }
 
  private:
-  std::mutex update_mutex_;
+  absl::Mutex update_mutex_;
 };
 
 // Who creates a session, and the limits of that tenant (0: none).
@@ -128,10 +127,10 @@ class MemorySession final : public Session {
   friend class MemorySessionStore;
   MemorySessionStore* store_;
   const SessionOwner owner_;
-  mutable std::mutex mutex_;
-  std::map<std::string, Tensor> values_;
-  int64_t bytes_ = 0;
-  int64_t version_ = 0;
+  mutable absl::Mutex mutex_;
+  std::map<std::string, Tensor> values_ ABSL_GUARDED_BY(mutex_);
+  int64_t bytes_ ABSL_GUARDED_BY(mutex_) = 0;
+  int64_t version_ ABSL_GUARDED_BY(mutex_) = 0;
   std::atomic<int64_t> last_used_ns_{0};  // steady clock, refreshed by every Get of the session
 };
 
@@ -168,16 +167,16 @@ class MemorySessionStore final : public SessionStore {
   };
 
   const SessionLimits limits_;
-  mutable std::mutex mutex_;
-  std::map<std::string, std::shared_ptr<MemorySession>> sessions_;
-  std::map<std::string, TenantUse> tenants_;  // by tenant, under mutex_
+  mutable absl::Mutex mutex_;
+  std::map<std::string, std::shared_ptr<MemorySession>> sessions_ ABSL_GUARDED_BY(mutex_);
+  std::map<std::string, TenantUse> tenants_ ABSL_GUARDED_BY(mutex_);  // by tenant
   // Ids dropped by expiry, the newest few thousand, so that NOT_FOUND can say why.
-  std::set<std::string> expired_ids_;
-  std::deque<std::string> expired_order_;
+  std::set<std::string> expired_ids_ ABSL_GUARDED_BY(mutex_);
+  std::deque<std::string> expired_order_ ABSL_GUARDED_BY(mutex_);
   std::atomic<int64_t> total_bytes_{0};
   std::atomic<uint64_t> expired_count_{0};
-  std::condition_variable stop_cv_;
-  bool stopping_ = false;
+  absl::CondVar stop_cv_;
+  bool stopping_ ABSL_GUARDED_BY(mutex_) = false;
   std::thread sweeper_;
 };
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <exception>
 
+#include "absl/synchronization/mutex.h"
 #include "server/log.h"
 
 namespace kiln::server {
@@ -13,27 +14,27 @@ ThreadPool::ThreadPool(int threads) {
 
 ThreadPool::~ThreadPool() {
   {
-    std::lock_guard<std::mutex> lock(mutex_);
+    absl::MutexLock lock(&mutex_);
     stopping_ = true;
   }
-  ready_.notify_all();
+  ready_.SignalAll();
   for (std::thread& t : workers_) t.join();
 }
 
 void ThreadPool::Schedule(std::function<void()> task) {
   {
-    std::lock_guard<std::mutex> lock(mutex_);
+    absl::MutexLock lock(&mutex_);
     tasks_.push_back(std::move(task));
   }
-  ready_.notify_one();
+  ready_.Signal();
 }
 
 void ThreadPool::Work() {
   for (;;) {
     std::function<void()> task;
     {
-      std::unique_lock<std::mutex> lock(mutex_);
-      ready_.wait(lock, [this] { return stopping_ || !tasks_.empty(); });
+      absl::MutexLock lock(&mutex_);
+      while (!stopping_ && tasks_.empty()) ready_.Wait(&mutex_);
       if (tasks_.empty()) return;  // stopping, and nothing left to run
       task = std::move(tasks_.front());
       tasks_.pop_front();

@@ -2,13 +2,12 @@
 #ifndef KILN_SERVER_THREAD_POOL_H_
 #define KILN_SERVER_THREAD_POOL_H_
 
-#include <condition_variable>
 #include <deque>
 #include <functional>
-#include <mutex>
 #include <thread>
 #include <vector>
 
+#include "absl/synchronization/mutex.h"
 namespace kiln::server {
 
 class ThreadPool {
@@ -20,10 +19,10 @@ class ThreadPool {
 
  private:
   void Work();
-  std::mutex mutex_;
-  std::condition_variable ready_;
-  std::deque<std::function<void()>> tasks_;
-  bool stopping_ = false;
+  absl::Mutex mutex_;
+  absl::CondVar ready_;
+  std::deque<std::function<void()>> tasks_ ABSL_GUARDED_BY(mutex_);
+  bool stopping_ ABSL_GUARDED_BY(mutex_) = false;
   std::vector<std::thread> workers_;
 };
 

@@ -5,9 +5,9 @@
 #include <atomic>
 #include <cstdlib>
 #include <map>
-#include <mutex>
 #include <new>
 
+#include "absl/synchronization/mutex.h"
 #include "core/runtime/tensor.h"
 
 namespace kiln {
@@ -30,7 +30,7 @@ size_t CacheBudget() {
 class BufferCache {
  public:
   void* Take(size_t size) {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     auto it = free_.find(size);
     if (it == free_.end()) return nullptr;
     void* p = it->second;
@@ -40,21 +40,21 @@ class BufferCache {
   }
   // Keeps the buffer if the budget allows; false means the caller frees it.
   bool Put(void* p, size_t size) {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     if (bytes_ + size > CacheBudget()) return false;
     free_.emplace(size, p);
     bytes_ += size;
     return true;
   }
   int64_t bytes() {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     return static_cast<int64_t>(bytes_);
   }
 
  private:
-  std::mutex mu_;
-  std::multimap<size_t, void*> free_;
-  size_t bytes_ = 0;
+  absl::Mutex mu_;
+  std::multimap<size_t, void*> free_ ABSL_GUARDED_BY(mu_);
+  size_t bytes_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 BufferCache& Cache() {

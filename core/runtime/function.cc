@@ -5,13 +5,13 @@
 #include <cmath>
 #include <iostream>
 #include <map>
-#include <mutex>
 #include <numeric>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/synchronization/mutex.h"
 #include "core/graph/op.h"
 #include "core/graph/status_macros.h"
 #include "core/graph/traversal.h"
@@ -31,8 +31,8 @@ struct Function::State {
   bool profile = false;
   bool allow_input_downcast = false;
   std::shared_ptr<const Function> reference;  // the unoptimized function (debug mode)
-  mutable std::mutex mutex;                   // guards stats
-  FunctionStats stats;
+  mutable absl::Mutex mutex;
+  FunctionStats stats ABSL_GUARDED_BY(mutex);
 };
 
 namespace {
@@ -81,14 +81,16 @@ absl::StatusOr<Tensor> FilterInput(const Variable& input, int index, Tensor valu
   return value.AsType(type->dtype());
 }
 
-// Locks every container at once (in address order, so that concurrent calls cannot deadlock).
-std::vector<std::unique_lock<std::mutex>> LockAll(
-    std::vector<std::shared_ptr<SharedContainer>> containers) {
+// Calls f with every container locked at once (in address order, so that concurrent calls
+// cannot deadlock). Clang's analysis cannot follow a set of mutexes: f is exempted by its caller.
+template <typename F>
+void WithAllLocked(std::vector<std::shared_ptr<SharedContainer>> containers,
+                   F&& f) ABSL_NO_THREAD_SAFETY_ANALYSIS {
   std::sort(containers.begin(), containers.end());
   containers.erase(std::unique(containers.begin(), containers.end()), containers.end());
-  std::vector<std::unique_lock<std::mutex>> locks;
-  for (const auto& c : containers) locks.emplace_back(c->mutex);
-  return locks;
+  for (const auto& c : containers) c->mutex.Lock();
+  f();
+  for (auto c = containers.rbegin(); c != containers.rend(); ++c) (*c)->mutex.Unlock();
 }
 
 }  // namespace
@@ -188,7 +190,7 @@ absl::StatusOr<Function> Function::Make(const std::vector<Var>& inputs,
   rewrite.trace = false;
   rewrite.interrupt = options.interrupt;
   if (absl::StatusOr<RewriteReport> r = optimize(**fg, rewrite); !r.ok()) return r.status();
-  state->stats.optimize_seconds = Seconds(compile_start);
+  const double optimize_seconds = Seconds(compile_start);
   const auto link_start = std::chrono::steady_clock::now();
   Function f;
   f.num_user_inputs_ = num_user_inputs;
@@ -197,8 +199,6 @@ absl::StatusOr<Function> Function::Make(const std::vector<Var>& inputs,
   link.nan_guard = options.check != CheckMode::kNone;
   link.profile = options.profile;
   f.program_ = LinkedProgram::Link(**fg, link);
-  state->stats.node_calls.assign(f.program_->steps().size(), 0);
-  state->stats.node_seconds.assign(f.program_->steps().size(), 0.0);
   f.fgraph_ = *std::move(fg);
   if (options.check == CheckMode::kDebug) {
     FunctionOptions plain;
@@ -211,7 +211,13 @@ absl::StatusOr<Function> Function::Make(const std::vector<Var>& inputs,
     if (!reference.ok()) return reference.status();
     state->reference = std::make_shared<Function>(*std::move(reference));
   }
-  state->stats.link_seconds = Seconds(link_start);
+  {
+    absl::MutexLock lock(&state->mutex);
+    state->stats.optimize_seconds = optimize_seconds;
+    state->stats.link_seconds = Seconds(link_start);
+    state->stats.node_calls.assign(f.program_->steps().size(), 0);
+    state->stats.node_seconds.assign(f.program_->steps().size(), 0.0);
+  }
   f.state_ = std::move(state);
   return f;
 }
@@ -249,8 +255,9 @@ absl::StatusOr<std::vector<Tensor>> Function::Run(
       state_->check == CheckMode::kDebug ? args : std::vector<Tensor>{};
   // The shared values, read together.
   if (!state_->shared.empty()) {
-    auto locks = LockAll(state_->shared);
-    for (const auto& c : state_->shared) args.push_back(c->value);
+    WithAllLocked(state_->shared, [&]() ABSL_NO_THREAD_SAFETY_ANALYSIS {
+      for (const auto& c : state_->shared) args.push_back(c->value);
+    });
   }
   std::vector<Tensor> slots = program_->NewSlots();
   for (size_t i = 0; i < args.size(); ++i) {
@@ -323,14 +330,15 @@ absl::StatusOr<std::vector<Tensor>> Function::Run(
   }
   // The updates, all at once.
   if (!state_->updated.empty()) {
-    auto locks = LockAll(state_->updated);
-    for (size_t u = 0; u < state_->updated.size(); ++u) {
-      state_->updated[u]->value = std::move(results[num_user_outputs_ + u]);
-    }
+    WithAllLocked(state_->updated, [&]() ABSL_NO_THREAD_SAFETY_ANALYSIS {
+      for (size_t u = 0; u < state_->updated.size(); ++u) {
+        state_->updated[u]->value = std::move(results[num_user_outputs_ + u]);
+      }
+    });
   }
   results.resize(num_user_outputs_);
   {
-    std::lock_guard<std::mutex> lock(state_->mutex);
+    absl::MutexLock lock(&state_->mutex);
     FunctionStats& s = state_->stats;
     ++s.calls;
     s.call_seconds += Seconds(call_start);
@@ -364,7 +372,7 @@ absl::StatusOr<Function> Function::Load(std::string_view bytes, const FunctionOp
 }
 
 FunctionStats Function::stats() const {
-  std::lock_guard<std::mutex> lock(state_->mutex);
+  absl::MutexLock lock(&state_->mutex);
   return state_->stats;
 }
 

@@ -104,8 +104,8 @@ class Function {
   struct State;
   std::shared_ptr<const FunctionGraph> fgraph_;
   std::shared_ptr<const LinkedProgram> program_;
-  int num_user_inputs_ = 0;  // then the shared variables' values
-  int num_user_outputs_ = 0;       // then the updates' new values
+  int num_user_inputs_ = 0;   // then the shared variables' values
+  int num_user_outputs_ = 0;  // then the updates' new values
   std::shared_ptr<State> state_;
   absl::StatusOr<std::vector<Tensor>> Run(std::vector<Tensor> args,
                                           const std::vector<int>* output_subset,

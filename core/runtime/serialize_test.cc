@@ -4,8 +4,8 @@
 
 #include <random>
 
-#include "core/kiln.h"
 #include "core/graph/op_registry.h"
+#include "core/kiln.h"
 #include "gtest/gtest.h"
 
 namespace kiln {
@@ -126,8 +126,8 @@ namespace {
 // Attributes that a hostile graph could carry are rejected when the op or node is made.
 TEST(SerializeTest, HostileAttributesAreErrors) {
   Var x = dvector("x");
-  auto add = MakeOp("Elemwise",
-                    {{"scalar_op", "add"}, {"inplace_pattern", std::vector<int64_t>{0, 7}}});
+  auto add =
+      MakeOp("Elemwise", {{"scalar_op", "add"}, {"inplace_pattern", std::vector<int64_t>{0, 7}}});
   ASSERT_TRUE(add.ok());
   EXPECT_EQ(ApplyOp(*add, {x, x}).status().message(),
             "Elemwise{add}[(0, 7)]: the inplace pattern names output 0 and input 7");

@@ -7,7 +7,10 @@ namespace kiln {
 std::shared_ptr<SharedVariable> SharedVariable::Make(Tensor value, std::string name) {
   auto type = TensorType::Make(value.dtype(), StaticShape(value.ndim()));
   auto container = std::make_shared<SharedContainer>();
-  container->value = value.AsType(value.dtype());  // a private copy
+  {
+    absl::MutexLock lock(&container->mutex);
+    container->value = value.AsType(value.dtype());  // a private copy
+  }
   return std::shared_ptr<SharedVariable>(
       new SharedVariable(std::move(type), std::move(name), std::move(container)));
 }
@@ -30,9 +33,9 @@ absl::StatusOr<Tensor> get_value(const Var& shared_var) {
   if (s == nullptr) {
     return absl::InvalidArgumentError(absl::StrCat(shared_var->ToString(), " is not shared"));
   }
-  std::lock_guard<std::mutex> lock(s->container()->mutex);
-  const Tensor& v = s->container()->value;
-  return v.AsType(v.dtype());
+  SharedContainer& c = *s->container();
+  absl::MutexLock lock(&c.mutex);
+  return c.value.AsType(c.value.dtype());
 }
 
 absl::Status set_value(const Var& shared_var, Tensor value) {
@@ -47,8 +50,9 @@ absl::Status set_value(const Var& shared_var, Tensor value) {
         absl::StrCat("set_value of ", s->ToString(), " (", t.ToString(), "): the value has dtype ",
                      DTypeName(value.dtype()), " and shape ", ShapeToString(value.shape())));
   }
-  std::lock_guard<std::mutex> lock(s->container()->mutex);
-  s->container()->value = value.AsType(value.dtype());
+  SharedContainer& c = *s->container();
+  absl::MutexLock lock(&c.mutex);
+  c.value = value.AsType(value.dtype());
   return absl::OkStatus();
 }
 

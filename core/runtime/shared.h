@@ -4,10 +4,10 @@
 #define KILN_CORE_RUNTIME_SHARED_H_
 
 #include <memory>
-#include <mutex>
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
 #include "core/graph/basic.h"
 #include "core/graph/var.h"
 #include "core/runtime/tensor.h"
@@ -16,8 +16,8 @@ namespace kiln {
 
 // The value of a shared variable; functions lock it to read it and to replace it.
 struct SharedContainer {
-  std::mutex mutex;
-  Tensor value;
+  absl::Mutex mutex;
+  Tensor value ABSL_GUARDED_BY(mutex);
 };
 
 class SharedVariable final : public Variable {

@@ -68,8 +68,8 @@ absl::Status CheckBounded(const std::string& what, const Shape& shape, int64_t e
     }
     zero |= d == 0;
     if (!zero && (d > kMaxTensorBytes || bytes > kMaxTensorBytes / d)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          what, ": shape ", ShapeToString(shape), limit_text));
+      return absl::InvalidArgumentError(
+          absl::StrCat(what, ": shape ", ShapeToString(shape), limit_text));
     }
     if (!zero) bytes *= d;
   }
@@ -98,7 +98,8 @@ absl::Status CheckShape(const std::string& what, const Shape& shape, DType dtype
 }
 
 absl::Status CheckStaticShape(const std::string& what, const Shape& known) {
-  return CheckBounded(what, known, 1, absl::StrCat(" has more than ", kMaxTensorBytes, " elements"));
+  return CheckBounded(what, known, 1,
+                      absl::StrCat(" has more than ", kMaxTensorBytes, " elements"));
 }
 
 std::optional<Tensor> Tensor::BroadcastTo(const Shape& shape) const {
