@@ -25,7 +25,7 @@ struct OpTag {
 template <typename F>
 absl::Status DispatchScalarOp(ScalarOpKind kind, F&& f) {
   switch (kind) {
-#define KILN_SCALAR_OP_CASE(e, name, arity, rule, complex_ok) \
+#define KILN_SCALAR_OP_CASE(e, name, arity, rule, complex_ok, algebra) \
   case ScalarOpKind::e:                                       \
     return f(OpTag<ScalarOpKind::e>{});
     KILN_SCALAR_OPS(KILN_SCALAR_OP_CASE)

@@ -15,10 +15,12 @@ struct ScalarOpInfo {
   int arity;
   DTypeRule rule;
   bool complex_ok;
+  ScalarAlgebra algebra;
 };
 
 constexpr ScalarOpInfo kScalarOps[] = {
-#define KILN_SCALAR_OP_INFO(e, name, arity, rule, complex_ok) {name, arity, rule, complex_ok},
+#define KILN_SCALAR_OP_INFO(e, name, arity, rule, complex_ok, algebra) \
+  {name, arity, rule, complex_ok, algebra},
     KILN_SCALAR_OPS(KILN_SCALAR_OP_INFO)
 #undef KILN_SCALAR_OP_INFO
 };
@@ -47,6 +49,8 @@ absl::Status Unsupported(const ScalarOp& op, std::string_view what) {
 int NumScalarOps() { return static_cast<int>(std::size(kScalarOps)); }
 
 int ScalarOpArity(ScalarOpKind op) { return Info(op).arity; }
+
+const ScalarAlgebra& ScalarOpAlgebra(ScalarOpKind op) { return Info(op).algebra; }
 
 std::string ScalarOpName(ScalarOpKind op) { return Info(op).name; }
 

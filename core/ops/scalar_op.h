@@ -34,89 +34,102 @@ enum class DTypeRule {
   kProgram,         // a Composite's inner program decides
 };
 
+// The algebraic properties of a scalar op that rewrites rely on: a column of the table below.
+struct ScalarAlgebra {
+  bool commutative = false;  // f(a, b) == f(b, a)
+  bool associative = false;  // f(f(a, b), c) == f(a, f(b, c)), so f may take any number of operands
+  std::optional<double> identity;  // f(x, identity) == x
+};
+inline constexpr ScalarAlgebra kNoAlgebra{};
+inline constexpr ScalarAlgebra kCommutative{true, false};
+inline constexpr ScalarAlgebra kCommutativeAssociative{true, true};
+inline constexpr ScalarAlgebra kSumMonoid{true, true, 0.0};
+inline constexpr ScalarAlgebra kProductMonoid{true, true, 1.0};
+
 // Every scalar op, listed once. X(enum, Aesara scalar name, arity (-1: two or more), dtype rule,
-// complex inputs allowed).
+// complex inputs allowed, algebraic properties).
 #define KILN_SCALAR_OPS(X)                                                                    \
-  X(kLt, "lt", 2, DTypeRule::kBool, false)                                                    \
-  X(kGt, "gt", 2, DTypeRule::kBool, false)                                                    \
-  X(kLe, "le", 2, DTypeRule::kBool, false)                                                    \
-  X(kGe, "ge", 2, DTypeRule::kBool, false)                                                    \
-  X(kEq, "eq", 2, DTypeRule::kBool, true)                                                     \
-  X(kNeq, "neq", 2, DTypeRule::kBool, true)                                                   \
-  X(kAnd, "and_", 2, DTypeRule::kBitwise, false)                                              \
-  X(kOr, "or_", 2, DTypeRule::kBitwise, false)                                                \
-  X(kXor, "xor", 2, DTypeRule::kBitwise, false)                                               \
-  X(kInvert, "invert", 1, DTypeRule::kBitwise, false)                                         \
-  X(kIsNan, "isnan", 1, DTypeRule::kBool, true)                                               \
-  X(kIsInf, "isinf", 1, DTypeRule::kBool, true)                                               \
-  X(kSwitch, "switch", 3, DTypeRule::kBranches, true)                                         \
-  X(kMaximum, "maximum", 2, DTypeRule::kUpcast, false)                                        \
-  X(kMinimum, "minimum", 2, DTypeRule::kUpcast, false)                                        \
-  X(kAdd, "add", -1, DTypeRule::kUpcast, true)                                                \
-  X(kSub, "sub", 2, DTypeRule::kUpcastNoBool, true)                                           \
-  X(kMul, "mul", -1, DTypeRule::kUpcast, true)                                                \
-  X(kTrueDiv, "true_div", 2, DTypeRule::kTrueDiv, true)                                       \
-  X(kIntDiv, "int_div", 2, DTypeRule::kUpcast, false)                                         \
-  X(kMod, "mod", 2, DTypeRule::kUpcast, false)                                                \
-  X(kPow, "pow", 2, DTypeRule::kUpcastMin8, true)                                             \
-  X(kClip, "clip", 3, DTypeRule::kUpcast, false)                                              \
-  X(kAbs, "abs", 1, DTypeRule::kRealPart, true)                                               \
-  X(kSgn, "sgn", 1, DTypeRule::kSameNoBool, false)                                            \
-  X(kCeil, "ceil", 1, DTypeRule::kUpgradeToFloat, false)                                      \
-  X(kFloor, "floor", 1, DTypeRule::kUpgradeToFloat, false)                                    \
-  X(kTrunc, "trunc", 1, DTypeRule::kUpgradeToFloat, false)                                    \
-  X(kRoundHalfToEven, "round_half_to_even", 1, DTypeRule::kSameFloatOnly, false)              \
-  X(kRoundHalfAwayFromZero, "round_half_away_from_zero", 1, DTypeRule::kSameFloatOnly, false) \
-  X(kNeg, "neg", 1, DTypeRule::kSameNoBool, true)                                             \
-  X(kReciprocal, "reciprocal", 1, DTypeRule::kUpgradeToFloat, true)                           \
-  X(kLog, "log", 1, DTypeRule::kUpgradeToFloat, true)                                         \
-  X(kLog2, "log2", 1, DTypeRule::kUpgradeToFloat, false)                                      \
-  X(kLog10, "log10", 1, DTypeRule::kUpgradeToFloat, false)                                    \
-  X(kLog1p, "log1p", 1, DTypeRule::kUpgradeToFloat, false)                                    \
-  X(kExp, "exp", 1, DTypeRule::kUpgradeToFloat, true)                                         \
-  X(kExp2, "exp2", 1, DTypeRule::kUpgradeToFloat, false)                                      \
-  X(kExpm1, "expm1", 1, DTypeRule::kUpgradeToFloat, false)                                    \
-  X(kSqr, "sqr", 1, DTypeRule::kSame, true)                                                   \
-  X(kSqrt, "sqrt", 1, DTypeRule::kUpgradeToFloat, true)                                       \
-  X(kDeg2Rad, "deg2rad", 1, DTypeRule::kUpgradeToFloat, false)                                \
-  X(kRad2Deg, "rad2deg", 1, DTypeRule::kUpgradeToFloat, false)                                \
-  X(kCos, "cos", 1, DTypeRule::kUpgradeToFloat, false)                                        \
-  X(kArccos, "arccos", 1, DTypeRule::kUpgradeToFloat, false)                                  \
-  X(kSin, "sin", 1, DTypeRule::kUpgradeToFloat, false)                                        \
-  X(kArcsin, "arcsin", 1, DTypeRule::kUpgradeToFloat, false)                                  \
-  X(kTan, "tan", 1, DTypeRule::kUpgradeToFloat, false)                                        \
-  X(kArctan, "arctan", 1, DTypeRule::kUpgradeToFloat, false)                                  \
-  X(kArctan2, "arctan2", 2, DTypeRule::kUpgradeToFloat, false)                                \
-  X(kCosh, "cosh", 1, DTypeRule::kUpgradeToFloat, false)                                      \
-  X(kArccosh, "arccosh", 1, DTypeRule::kUpgradeToFloat, false)                                \
-  X(kSinh, "sinh", 1, DTypeRule::kUpgradeToFloat, false)                                      \
-  X(kArcsinh, "arcsinh", 1, DTypeRule::kUpgradeToFloat, false)                                \
-  X(kTanh, "tanh", 1, DTypeRule::kUpgradeToFloat, false)                                      \
-  X(kArctanh, "arctanh", 1, DTypeRule::kUpgradeToFloat, false)                                \
-  X(kErf, "erf", 1, DTypeRule::kUpgradeToFloat, false)                                        \
-  X(kErfc, "erfc", 1, DTypeRule::kUpgradeToFloat, false)                                      \
-  X(kErfcx, "erfcx", 1, DTypeRule::kUpgradeToFloat, false)                                    \
-  X(kErfinv, "erfinv", 1, DTypeRule::kUpgradeToFloat, false)                                  \
-  X(kErfcinv, "erfcinv", 1, DTypeRule::kUpgradeToFloat, false)                                \
-  X(kGamma, "gamma", 1, DTypeRule::kUpgradeToFloat, false)                                    \
-  X(kGammaln, "gammaln", 1, DTypeRule::kUpgradeToFloat, false)                                \
-  X(kPsi, "psi", 1, DTypeRule::kUpgradeToFloat, false)                                        \
-  X(kSigmoid, "sigmoid", 1, DTypeRule::kUpgradeToFloat, false)                                \
-  X(kSoftplus, "softplus", 1, DTypeRule::kUpgradeToFloat, false)                              \
-  X(kLog1mexp, "log1mexp", 1, DTypeRule::kUpgradeToFloat, false)                              \
-  X(kJ0, "j0", 1, DTypeRule::kUpgradeToFloat, false)                                          \
-  X(kJ1, "j1", 1, DTypeRule::kUpgradeToFloat, false)                                          \
-  X(kIdentity, "identity", 1, DTypeRule::kSame, true)                                         \
-  X(kSecond, "second", 2, DTypeRule::kSecondInput, true)                                      \
-  X(kCast, "cast", 1, DTypeRule::kCast, true)                                                 \
-  X(kReal, "real", 1, DTypeRule::kRealPart, true)                                             \
-  X(kImag, "imag", 1, DTypeRule::kRealPart, true)                                             \
-  X(kConj, "conj", 1, DTypeRule::kSameMin8, true)                                             \
-  X(kAngle, "angle", 1, DTypeRule::kFloat64, true)                                            \
-  X(kComposite, "composite", -2, DTypeRule::kProgram, true)
+  X(kLt, "lt", 2, DTypeRule::kBool, false, kNoAlgebra)                                        \
+  X(kGt, "gt", 2, DTypeRule::kBool, false, kNoAlgebra)                                        \
+  X(kLe, "le", 2, DTypeRule::kBool, false, kNoAlgebra)                                        \
+  X(kGe, "ge", 2, DTypeRule::kBool, false, kNoAlgebra)                                        \
+  X(kEq, "eq", 2, DTypeRule::kBool, true, kCommutative)                                       \
+  X(kNeq, "neq", 2, DTypeRule::kBool, true, kCommutative)                                     \
+  X(kAnd, "and_", 2, DTypeRule::kBitwise, false, kCommutativeAssociative)                     \
+  X(kOr, "or_", 2, DTypeRule::kBitwise, false, kCommutativeAssociative)                       \
+  X(kXor, "xor", 2, DTypeRule::kBitwise, false, kCommutativeAssociative)                      \
+  X(kInvert, "invert", 1, DTypeRule::kBitwise, false, kNoAlgebra)                             \
+  X(kIsNan, "isnan", 1, DTypeRule::kBool, true, kNoAlgebra)                                   \
+  X(kIsInf, "isinf", 1, DTypeRule::kBool, true, kNoAlgebra)                                   \
+  X(kSwitch, "switch", 3, DTypeRule::kBranches, true, kNoAlgebra)                             \
+  X(kMaximum, "maximum", 2, DTypeRule::kUpcast, false, kCommutativeAssociative)               \
+  X(kMinimum, "minimum", 2, DTypeRule::kUpcast, false, kCommutativeAssociative)               \
+  X(kAdd, "add", -1, DTypeRule::kUpcast, true, kSumMonoid)                                    \
+  X(kSub, "sub", 2, DTypeRule::kUpcastNoBool, true, kNoAlgebra)                               \
+  X(kMul, "mul", -1, DTypeRule::kUpcast, true, kProductMonoid)                                \
+  X(kTrueDiv, "true_div", 2, DTypeRule::kTrueDiv, true, kNoAlgebra)                           \
+  X(kIntDiv, "int_div", 2, DTypeRule::kUpcast, false, kNoAlgebra)                             \
+  X(kMod, "mod", 2, DTypeRule::kUpcast, false, kNoAlgebra)                                    \
+  X(kPow, "pow", 2, DTypeRule::kUpcastMin8, true, kNoAlgebra)                                 \
+  X(kClip, "clip", 3, DTypeRule::kUpcast, false, kNoAlgebra)                                  \
+  X(kAbs, "abs", 1, DTypeRule::kRealPart, true, kNoAlgebra)                                   \
+  X(kSgn, "sgn", 1, DTypeRule::kSameNoBool, false, kNoAlgebra)                                \
+  X(kCeil, "ceil", 1, DTypeRule::kUpgradeToFloat, false, kNoAlgebra)                          \
+  X(kFloor, "floor", 1, DTypeRule::kUpgradeToFloat, false, kNoAlgebra)                        \
+  X(kTrunc, "trunc", 1, DTypeRule::kUpgradeToFloat, false, kNoAlgebra)                        \
+  X(kRoundHalfToEven, "round_half_to_even", 1, DTypeRule::kSameFloatOnly, false, kNoAlgebra)  \
+  X(kRoundHalfAwayFromZero, "round_half_away_from_zero", 1, DTypeRule::kSameFloatOnly, false, \
+    kNoAlgebra)                                                                               \
+  X(kNeg, "neg", 1, DTypeRule::kSameNoBool, true, kNoAlgebra)                                 \
+  X(kReciprocal, "reciprocal", 1, DTypeRule::kUpgradeToFloat, true, kNoAlgebra)               \
+  X(kLog, "log", 1, DTypeRule::kUpgradeToFloat, true, kNoAlgebra)                             \
+  X(kLog2, "log2", 1, DTypeRule::kUpgradeToFloat, false, kNoAlgebra)                          \
+  X(kLog10, "log10", 1, DTypeRule::kUpgradeToFloat, false, kNoAlgebra)                        \
+  X(kLog1p, "log1p", 1, DTypeRule::kUpgradeToFloat, false, kNoAlgebra)                        \
+  X(kExp, "exp", 1, DTypeRule::kUpgradeToFloat, true, kNoAlgebra)                             \
+  X(kExp2, "exp2", 1, DTypeRule::kUpgradeToFloat, false, kNoAlgebra)                          \
+  X(kExpm1, "expm1", 1, DTypeRule::kUpgradeToFloat, false, kNoAlgebra)                        \
+  X(kSqr, "sqr", 1, DTypeRule::kSame, true, kNoAlgebra)                                       \
+  X(kSqrt, "sqrt", 1, DTypeRule::kUpgradeToFloat, true, kNoAlgebra)                           \
+  X(kDeg2Rad, "deg2rad", 1, DTypeRule::kUpgradeToFloat, false, kNoAlgebra)                    \
+  X(kRad2Deg, "rad2deg", 1, DTypeRule::kUpgradeToFloat, false, kNoAlgebra)                    \
+  X(kCos, "cos", 1, DTypeRule::kUpgradeToFloat, false, kNoAlgebra)                            \
+  X(kArccos, "arccos", 1, DTypeRule::kUpgradeToFloat, false, kNoAlgebra)                      \
+  X(kSin, "sin", 1, DTypeRule::kUpgradeToFloat, false, kNoAlgebra)                            \
+  X(kArcsin, "arcsin", 1, DTypeRule::kUpgradeToFloat, false, kNoAlgebra)                      \
+  X(kTan, "tan", 1, DTypeRule::kUpgradeToFloat, false, kNoAlgebra)                            \
+  X(kArctan, "arctan", 1, DTypeRule::kUpgradeToFloat, false, kNoAlgebra)                      \
+  X(kArctan2, "arctan2", 2, DTypeRule::kUpgradeToFloat, false, kNoAlgebra)                    \
+  X(kCosh, "cosh", 1, DTypeRule::kUpgradeToFloat, false, kNoAlgebra)                          \
+  X(kArccosh, "arccosh", 1, DTypeRule::kUpgradeToFloat, false, kNoAlgebra)                    \
+  X(kSinh, "sinh", 1, DTypeRule::kUpgradeToFloat, false, kNoAlgebra)                          \
+  X(kArcsinh, "arcsinh", 1, DTypeRule::kUpgradeToFloat, false, kNoAlgebra)                    \
+  X(kTanh, "tanh", 1, DTypeRule::kUpgradeToFloat, false, kNoAlgebra)                          \
+  X(kArctanh, "arctanh", 1, DTypeRule::kUpgradeToFloat, false, kNoAlgebra)                    \
+  X(kErf, "erf", 1, DTypeRule::kUpgradeToFloat, false, kNoAlgebra)                            \
+  X(kErfc, "erfc", 1, DTypeRule::kUpgradeToFloat, false, kNoAlgebra)                          \
+  X(kErfcx, "erfcx", 1, DTypeRule::kUpgradeToFloat, false, kNoAlgebra)                        \
+  X(kErfinv, "erfinv", 1, DTypeRule::kUpgradeToFloat, false, kNoAlgebra)                      \
+  X(kErfcinv, "erfcinv", 1, DTypeRule::kUpgradeToFloat, false, kNoAlgebra)                    \
+  X(kGamma, "gamma", 1, DTypeRule::kUpgradeToFloat, false, kNoAlgebra)                        \
+  X(kGammaln, "gammaln", 1, DTypeRule::kUpgradeToFloat, false, kNoAlgebra)                    \
+  X(kPsi, "psi", 1, DTypeRule::kUpgradeToFloat, false, kNoAlgebra)                            \
+  X(kSigmoid, "sigmoid", 1, DTypeRule::kUpgradeToFloat, false, kNoAlgebra)                    \
+  X(kSoftplus, "softplus", 1, DTypeRule::kUpgradeToFloat, false, kNoAlgebra)                  \
+  X(kLog1mexp, "log1mexp", 1, DTypeRule::kUpgradeToFloat, false, kNoAlgebra)                  \
+  X(kJ0, "j0", 1, DTypeRule::kUpgradeToFloat, false, kNoAlgebra)                              \
+  X(kJ1, "j1", 1, DTypeRule::kUpgradeToFloat, false, kNoAlgebra)                              \
+  X(kIdentity, "identity", 1, DTypeRule::kSame, true, kNoAlgebra)                             \
+  X(kSecond, "second", 2, DTypeRule::kSecondInput, true, kNoAlgebra)                          \
+  X(kCast, "cast", 1, DTypeRule::kCast, true, kNoAlgebra)                                     \
+  X(kReal, "real", 1, DTypeRule::kRealPart, true, kNoAlgebra)                                 \
+  X(kImag, "imag", 1, DTypeRule::kRealPart, true, kNoAlgebra)                                 \
+  X(kConj, "conj", 1, DTypeRule::kSameMin8, true, kNoAlgebra)                                 \
+  X(kAngle, "angle", 1, DTypeRule::kFloat64, true, kNoAlgebra)                                \
+  X(kComposite, "composite", -2, DTypeRule::kProgram, true, kNoAlgebra)
 
 enum class ScalarOpKind {
-#define KILN_SCALAR_OP_ENUM(e, name, arity, rule, complex_ok) e,
+#define KILN_SCALAR_OP_ENUM(e, name, arity, rule, complex_ok, algebra) e,
   KILN_SCALAR_OPS(KILN_SCALAR_OP_ENUM)
 #undef KILN_SCALAR_OP_ENUM
 };
@@ -146,6 +159,8 @@ struct ScalarOp {
 
 // Number of inputs, -1 for ops taking two or more (add, mul), -2 for Composite (its program's).
 int ScalarOpArity(ScalarOpKind op);
+// Its commutativity, associativity and identity element.
+const ScalarAlgebra& ScalarOpAlgebra(ScalarOpKind op);
 // Aesara's scalar name, "mul".
 std::string ScalarOpName(ScalarOpKind op);
 // The scalar op of an Aesara name ("mul"), or nullopt.

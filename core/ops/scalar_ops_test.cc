@@ -169,3 +169,47 @@ TEST(ScalarOpsTest, NamesMatchAesara) {
 
 }  // namespace
 }  // namespace kiln
+
+namespace kiln {
+namespace {
+
+// The algebra column of the scalar op table is a claim the rewrites act on: every op it calls
+// commutative, associative or with an identity element is checked so on values where float
+// arithmetic is exact (small integers, and NaN for the comparisons' sake).
+TEST(ScalarOpsTest, AlgebraColumnHolds) {
+  int checked = 0;
+  for (int k = 0; k < NumScalarOps(); ++k) {
+    const auto kind = static_cast<ScalarOpKind>(k);
+    const ScalarAlgebra& algebra = ScalarOpAlgebra(kind);
+    if (!algebra.commutative && !algebra.associative && !algebra.identity) continue;
+    SCOPED_TRACE(ScalarOpName(kind));
+    const bool bitwise =
+        kind == ScalarOpKind::kAnd || kind == ScalarOpKind::kOr || kind == ScalarOpKind::kXor;
+    const DType dtype = bitwise ? DType::kInt64 : DType::kFloat64;
+    const Var a = tensor(dtype, {std::nullopt}, "a"), b = tensor(dtype, {std::nullopt}, "b"),
+              c = tensor(dtype, {std::nullopt}, "c");
+    auto f = [&](const Var& x, const Var& y) { return ApplyOp(Elemwise::Make(kind), {x, y}); };
+    std::vector<Var> outputs = {f(a, b), f(b, a), f(f(a, b), c), f(a, f(b, c))};
+    if (algebra.identity) outputs.push_back(f(a, scalar_constant(*algebra.identity, dtype)));
+    auto fn = function({a, b, c}, outputs, {.mode = "NONE"});
+    ASSERT_TRUE(fn.ok()) << fn.status();
+    const std::vector<double> av = {-3, 0, 5, 7, 2, -1}, bv = {4, -2, 5, 1, 0, 6},
+                              cv = {1, 3, -5, 2, 9, -8};
+    auto values = [&](const std::vector<double>& v) {
+      return *Tensor::FromValues<double>(dtype, {static_cast<int64_t>(v.size())}, v);
+    };
+    auto r = (*fn)({values(av), values(bv), values(cv)});
+    ASSERT_TRUE(r.ok()) << r.status();
+    if (algebra.commutative) EXPECT_TRUE((*r)[0].BitwiseEquals((*r)[1]));
+    if (algebra.associative) EXPECT_TRUE((*r)[2].BitwiseEquals((*r)[3]));
+    if (algebra.identity) {
+      EXPECT_TRUE(
+          (*r)[4].AsType(DType::kFloat64).BitwiseEquals(values(av).AsType(DType::kFloat64)));
+    }
+    ++checked;
+  }
+  EXPECT_EQ(checked, 9);  // eq neq and_ or_ xor maximum minimum add mul
+}
+
+}  // namespace
+}  // namespace kiln

@@ -4,7 +4,6 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/hash/hash.h"
-
 #include "core/graph/constructors.h"
 #include "core/ops/alloc.h"
 #include "core/ops/dimshuffle.h"
@@ -39,11 +38,14 @@ std::optional<double> ScalarLikeConstant(const Variable& v) {
 
 bool FloatOutput(const Apply& node) { return IsFloat(node.output_ptr(0)->tensor_type()->dtype()); }
 
-// x * 1 -> x, x + 0 -> x (any number of operands; the neutral constants are dropped).
+// x * 1 -> x, x + 0 -> x: the identity elements of an associative op (its table's column) are
+// dropped, from any number of operands.
 Replacement DropNeutral(const FunctionGraph&, Apply& node) {
   const std::optional<K> kind = ElemwiseKind(*node.output_ptr(0));
-  if (kind != K::kMul && kind != K::kAdd) return std::nullopt;
-  const double neutral = kind == K::kMul ? 1.0 : 0.0;
+  if (!kind) return std::nullopt;
+  const ScalarAlgebra& algebra = ScalarOpAlgebra(*kind);
+  if (!algebra.associative || !algebra.identity) return std::nullopt;
+  const double neutral = *algebra.identity;
   std::vector<Var> kept;
   for (const VariablePtr& in : node.inputs()) {
     if (ScalarConstantValue(*in) != neutral) kept.push_back(in);
@@ -81,7 +83,6 @@ Replacement SubNeg(const FunctionGraph&, Apply& node) {
   if (!m::Sub(m::Any(&x), m::Neg(m::Any(&y))).Match(node.output(0))) return std::nullopt;
   return ReplaceWith(Var(x) + Var(y), node);
 }
-
 
 // The factors of a product/quotient tree of one float dtype: x*y/(z*w) -> num {x, y},
 // den {z, w}; constants and the signs of negations multiply into *coefficient. Iterative: trees
@@ -592,7 +593,8 @@ std::vector<RewriteRule> CanonicalizeRules() {
       Rule("local_useless_alloc", {OpKind::kAlloc}, UselessAlloc),
       Rule("local_useless_reduce", {OpKind::kCAReduce}, UselessReduce),
   };
-  for (std::vector<RewriteRule> more : {AbsSqrtRules("canonicalize"), SumProdRules("canonicalize")}) {
+  for (std::vector<RewriteRule> more :
+       {AbsSqrtRules("canonicalize"), SumProdRules("canonicalize")}) {
     for (RewriteRule& r : more) rules.push_back(std::move(r));
   }
   return rules;

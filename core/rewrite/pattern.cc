@@ -67,8 +67,7 @@ Pattern Op(ScalarOpKind kind, std::vector<Pattern> args, Apply** node) {
       }
       return true;
     };
-    const bool commutative =
-        (kind == ScalarOpKind::kAdd || kind == ScalarOpKind::kMul) && args.size() == 2;
+    const bool commutative = ScalarOpAlgebra(kind).commutative && args.size() == 2;
     if (!in_order(false) && !(commutative && in_order(true))) return false;
     if (node != nullptr) *node = owner;
     return true;
