@@ -153,6 +153,27 @@ KilnService::Reactor* KilnService::Handle(const char* method, Ctx* ctx, bool off
   return reactor;
 }
 
+template <typename Fn>
+KilnService::Reactor* KilnService::HandleAsync(const char* method, Ctx* ctx, Fn fn) {
+  Reactor* reactor = ctx->DefaultReactor();
+  BeginCall();
+  absl::StatusOr<std::shared_ptr<const Tenant>> tenant = Authenticate(*ctx);
+  if (!tenant.ok()) {
+    Finish(method, reactor, tenant.status(), "");
+    return reactor;
+  }
+  CallDone done = [this, method, reactor, name = (*tenant)->name](const absl::Status& status) {
+    Finish(method, reactor, status, name);
+  };
+  // What fn throws before it hands `done` on finishes the call.
+  auto call = [&] {
+    fn(*std::move(tenant), done);
+    return absl::OkStatus();
+  };
+  if (absl::Status s = Guarded(method, call); !s.ok()) done(s);
+  return reactor;
+}
+
 KilnService::Reactor* KilnService::GetVersion(Ctx* ctx, const v1::GetVersionRequest* req,
                                               v1::GetVersionResponse* resp) {
   return Handle("GetVersion", ctx, false, [req, resp](const Tenant& tenant) {
@@ -204,67 +225,60 @@ absl::StatusOr<std::shared_ptr<const CompiledFunction>> KilnService::FindFor(
 
 KilnService::Reactor* KilnService::Compile(Ctx* ctx, const v1::CompileRequest* req,
                                            v1::CompileResponse* resp) {
+  return HandleAsync("Compile", ctx,
+                     [this, ctx, req, resp](std::shared_ptr<const Tenant> tenant, CallDone done) {
+                       StartCompile(ctx, *req, resp, std::move(tenant), std::move(done));
+                     });
+}
+
+void KilnService::StartCompile(Ctx* ctx, const v1::CompileRequest& req, v1::CompileResponse* resp,
+                               std::shared_ptr<const Tenant> tenant, CallDone done) {
   const auto start = std::chrono::steady_clock::now();
-  Reactor* reactor = ctx->DefaultReactor();
-  BeginCall();
-  absl::StatusOr<std::shared_ptr<const Tenant>> authenticated = Authenticate(*ctx);
-  if (!authenticated.ok()) {
-    Finish("Compile", reactor, authenticated.status(), "");
-    return reactor;
-  }
-  std::shared_ptr<const Tenant> tenant = *std::move(authenticated);
-  if (absl::Status s = quotas_.TakeCompile(*tenant); !s.ok()) {
-    Finish("Compile", reactor, s, tenant->name);
-    return reactor;
-  }
+  if (absl::Status s = quotas_.TakeCompile(*tenant); !s.ok()) return done(s);
   // The same request bytes as an earlier compile (of this tenant, with per-tenant caches):
   // answered here, a hash away.
-  std::string bytes = req->SerializeAsString();
+  std::string bytes = req.SerializeAsString();
   if (limits_.tenant_cache) bytes.insert(0, absl::StrCat("tenant ", tenant->name, "\n"));
   if (std::shared_ptr<const CompiledFunction> f = cache_.FindByRequest(bytes)) {
-    absl::Status s = FillCompileResponse(*f, CacheSource::kMemory, *req, resp);
+    absl::Status s = FillCompileResponse(*f, CacheSource::kMemory, req, resp);
     metrics_.ObserveCompile(SecondsSince(start), CacheSource::kMemory);
-    Finish("Compile", reactor, s, tenant->name);
-    return reactor;
+    return done(s);
   }
   // Else on the pool: validate, canonicalize, then the cache. A call that finds the graph
   // compiling for another caller returns its thread to the pool and finishes when that ends.
-  pool_.Schedule(
-      [this, ctx, req, resp, start, reactor, tenant, bytes = std::move(bytes)]() mutable {
-        auto budget = std::make_shared<RequestBudget>("Compile", limits_.budget);
-        BudgetScope counting(*budget);
-        auto job = std::make_shared<absl::StatusOr<CompileJob>>();
-        auto prepare = [&]() -> absl::Status {
-          RETURN_IF_ERROR(CheckNodes(req->graph(), limits_));
-          *job = PrepareCompile(*req, GraphLimitsOf(limits_));
-          if (!job->ok()) return job->status();
-          (*job)->interrupt = Interrupt(ctx, budget);
-          if (limits_.tenant_cache) ScopeToTenant(tenant->name, **job);
-          return absl::OkStatus();
-        };
-        if (absl::Status s = Guarded("Compile", prepare); !s.ok()) {
-          return Finish("Compile", reactor, s, tenant->name);
+  pool_.Schedule([this, ctx, &req, resp, start, tenant, done = std::move(done),
+                  bytes = std::move(bytes)]() mutable {
+    auto budget = std::make_shared<RequestBudget>("Compile", limits_.budget);
+    BudgetScope counting(*budget);
+    auto job = std::make_shared<absl::StatusOr<CompileJob>>();
+    auto prepare = [&]() -> absl::Status {
+      RETURN_IF_ERROR(CheckNodes(req.graph(), limits_));
+      *job = PrepareCompile(req, GraphLimitsOf(limits_));
+      if (!job->ok()) return job->status();
+      (*job)->interrupt = Interrupt(ctx, budget);
+      if (limits_.tenant_cache) ScopeToTenant(tenant->name, **job);
+      return absl::OkStatus();
+    };
+    if (absl::Status s = Guarded("Compile", prepare); !s.ok()) return done(s);
+    auto respond_when_ready = [this, &req, resp, start, job, done, bytes = std::move(bytes)](
+                                  FunctionCache::Result f, CacheSource source) {
+      auto respond = [&]() -> absl::Status {
+        if (!f.ok()) return f.status();
+        cache_.RememberRequest(bytes, (*f)->id);
+        RETURN_IF_ERROR(FillCompileResponse(**f, source, req, resp));
+        metrics_.ObserveCompile(SecondsSince(start), source);
+        if (source == CacheSource::kCompiled) {
+          Log(LogLevel::kInfo, "compiled",
+              {{"function_id", (*f)->id},
+               {"nodes", absl::StrCat((*f)->function.fgraph().num_nodes())},
+               {"ms", absl::StrCat(SecondsSince(start) * 1e3)}});
         }
-        auto done = [this, req, resp, start, reactor, job, tenant, bytes = std::move(bytes)](
-                        FunctionCache::Result f, CacheSource source) {
-          auto respond = [&]() -> absl::Status {
-            if (!f.ok()) return f.status();
-            cache_.RememberRequest(bytes, (*f)->id);
-            RETURN_IF_ERROR(FillCompileResponse(**f, source, *req, resp));
-            metrics_.ObserveCompile(SecondsSince(start), source);
-            if (source == CacheSource::kCompiled) {
-              Log(LogLevel::kInfo, "compiled",
-                  {{"function_id", (*f)->id},
-                   {"nodes", absl::StrCat((*f)->function.fgraph().num_nodes())},
-                   {"ms", absl::StrCat(SecondsSince(start) * 1e3)}});
-            }
-            return absl::OkStatus();
-          };
-          Finish("Compile", reactor, Guarded("Compile", respond), tenant->name);
-        };
-        cache_.GetOrCompile(**job, std::move(done));
-      });
-  return reactor;
+        return absl::OkStatus();
+      };
+      done(Guarded("Compile", respond));
+    };
+    cache_.GetOrCompile(**job, std::move(respond_when_ready));
+  });
 }
 
 absl::StatusOr<std::vector<Tensor>> KilnService::RunExecution(

@@ -87,6 +87,16 @@ class KilnService final : public v1::Kiln::CallbackService {
   // `offload`, else inline.
   template <typename Fn>
   Reactor* Handle(const char* method, Ctx* ctx, bool offload, Fn fn);
+  // Finishes a call begun by HandleAsync: called once, from any thread.
+  using CallDone = std::function<void(const absl::Status&)>;
+  // Authenticates the call, then calls fn(tenant, done) inline; the call finishes when fn, or
+  // what it starts, calls done (or with what fn throws).
+  template <typename Fn>
+  Reactor* HandleAsync(const char* method, Ctx* ctx, Fn fn);
+  // Compile's work: the tenant's quota, the request cache (answered inline, a hash away), then on
+  // the pool validation, canonicalization and the function cache, which may answer later.
+  void StartCompile(Ctx* ctx, const v1::CompileRequest& req, v1::CompileResponse* resp,
+                    std::shared_ptr<const Tenant> tenant, CallDone done);
   // Counts, logs and finishes a call begun with BeginCall.
   void Finish(const char* method, Reactor* reactor, const absl::Status& status,
               const std::string& tenant);
