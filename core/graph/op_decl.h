@@ -40,6 +40,9 @@ struct AttrField {
   absl::string_view name;
   T A::*member;
 };
+// (Clang 14 does not deduce an aggregate's template arguments by itself.)
+template <typename A, typename T>
+AttrField(absl::string_view, T A::*) -> AttrField<A, T>;
 
 namespace op_decl {
 
