@@ -205,9 +205,16 @@ OpAttrs EncodeAttrs(const A& attrs) {
   return out;
 }
 
-// The attributes struct from wire attributes, or INVALID_ARGUMENT naming the first bad field.
+// The attributes struct from wire attributes, or INVALID_ARGUMENT naming the first bad field
+// or an attribute the op does not have.
 template <typename A>
 absl::StatusOr<A> DecodeAttrs(const OpAttrs& wire) {
+  for (const auto& entry : wire.values()) {
+    const std::string& key = entry.first;  // (clang 14 captures no structured binding)
+    bool known = false;
+    std::apply([&](const auto&... f) { ((known = known || f.name == key), ...); }, A::Fields());
+    if (!known) return absl::InvalidArgumentError(absl::StrCat("unknown attribute '", key, "'"));
+  }
   A attrs{};
   absl::Status status;
   auto decode = [&](const auto& f) {

@@ -185,8 +185,8 @@ absl::StatusOr<ApplyPtr> MaxAndArgmax::MakeNode(std::vector<VariablePtr> inputs)
 // --- CumOp ------------------------------------------------------------------------------------
 
 std::string CumOp::Name() const {
-  return absl::StrCat("CumOp{", axis_ ? absl::StrCat(*axis_) : "None", ", ",
-                      product_ ? "mul" : "add", "}");
+  return absl::StrCat("CumOp{", axis() ? absl::StrCat(*axis()) : "None", ", ",
+                      product() ? "mul" : "add", "}");
 }
 
 absl::StatusOr<ApplyPtr> CumOp::MakeNode(std::vector<VariablePtr> inputs) const {
@@ -195,11 +195,11 @@ absl::StatusOr<ApplyPtr> CumOp::MakeNode(std::vector<VariablePtr> inputs) const 
   if (t == nullptr) {
     return absl::InvalidArgumentError(Name() + ": input 0 is not a tensor");
   }
-  if (!axis_) {
+  if (!axis()) {
     return Apply::Make(self(), std::move(inputs), {TensorType::Make(t->dtype(), {std::nullopt})});
   }
-  if (*axis_ < 0 || *axis_ >= t->ndim()) {
-    return absl::InvalidArgumentError(absl::StrCat("axis(=", *axis_, ") out of bounds"));
+  if (*axis() < 0 || *axis() >= t->ndim()) {
+    return absl::InvalidArgumentError(absl::StrCat("axis(=", *axis(), ") out of bounds"));
   }
   TypePtr type = inputs[0]->type();
   return Apply::Make(self(), std::move(inputs), {type});
@@ -357,7 +357,7 @@ absl::StatusOr<std::vector<std::vector<VariablePtr>>> MaxAndArgmax::InferShape(
 // The input's shape, or its size when flattened.
 absl::StatusOr<std::vector<std::vector<VariablePtr>>> CumOp::InferShape(
     const Apply& node, const std::vector<std::vector<VariablePtr>>& in) const {
-  if (axis_) return std::vector<ShapeVars>{in[0]};
+  if (axis()) return std::vector<ShapeVars>{in[0]};
   return std::vector<ShapeVars>{{ProductOf(in[0])}};
 }
 
@@ -366,7 +366,7 @@ absl::StatusOr<std::vector<std::vector<VariablePtr>>> CumOp::InferShape(
 KILN_REGISTER_OP_KIND(CAReduce, kCAReduce);
 KILN_REGISTER_OP_KIND(MaxAndArgmax, kMaxAndArgmax);
 KILN_REGISTER_OP_KIND(MaxAndArgmax, kArgmax);
-KILN_REGISTER_OP_KIND(CumOp, kCumOp);
+KILN_REGISTER_OP(CumOp);
 
 namespace {
 const char* kReduceNames[] = {"sum", "prod", "max", "min", "all", "any"};
@@ -406,19 +406,9 @@ absl::StatusOr<OpPtr> MaxAndArgmax::FromAttrs(OpKind kind, const OpAttrs& a) {
   return OpPtr(std::make_shared<MaxAndArgmax>(axis, kind == OpKind::kArgmax));
 }
 
-OpAttrs CumOp::Attrs() const {
-  OpAttrs a{{"mode", product_ ? "mul" : "add"}};
-  if (axis_) a.Set("axis", int64_t{*axis_});
-  return a;
-}
-
-absl::StatusOr<OpPtr> CumOp::FromAttrs(OpKind, const OpAttrs& a) {
-  absl::StatusOr<std::string> mode = a.String("mode");
-  if (!mode.ok() || (*mode != "add" && *mode != "mul")) {
-    return absl::InvalidArgumentError("mode must be add or mul");
-  }
-  ASSIGN_OR_RETURN(std::optional<int> axis, DecodeAttr<std::optional<int>>(a, "axis"));
-  return OpPtr(std::make_shared<CumOp>(axis, *mode == "mul"));
+absl::Status CumOpAttrs::Check() const {
+  if (mode != "add" && mode != "mul") return absl::InvalidArgumentError("mode must be add or mul");
+  return axis ? CheckDimIndex("axis", *axis) : absl::OkStatus();
 }
 
 }  // namespace kiln

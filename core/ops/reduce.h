@@ -84,10 +84,24 @@ class MaxAndArgmax final : public Op {
   bool argmax_only_;
 };
 
+// mode: "add" (cumsum) or "mul" (cumprod); axis: the axis, or None for the flattened tensor.
+struct CumOpAttrs {
+  std::string mode = "add";
+  std::optional<int> axis;
+  static constexpr auto Fields() {
+    return std::tuple{AttrField{"mode", &CumOpAttrs::mode}, AttrField{"axis", &CumOpAttrs::axis}};
+  }
+  absl::Status Check() const;
+};
+
 // CumOp{axis, add|mul}: cumulative sum or product along an axis (nullopt flattens first).
-class CumOp final : public Op {
+class CumOp final : public DeclaredOp<CumOp, CumOpAttrs> {
  public:
-  CumOp(std::optional<int> axis, bool product) : axis_(axis), product_(product) {}
+  static constexpr absl::string_view kTypeName = "CumOp";
+  using DeclaredOp::DeclaredOp;
+  CumOp(std::optional<int> axis, bool product) : DeclaredOp({product ? "mul" : "add", axis}) {}
+  bool product() const { return attrs().mode == "mul"; }
+  const std::optional<int>& axis() const { return attrs().axis; }
   OpKind kind() const override { return OpKind::kCumOp; }
   std::string Name() const override;  // "CumOp{None, add}", "CumOp{1, mul}"
   absl::StatusOr<ApplyPtr> MakeNode(std::vector<VariablePtr> inputs) const override;
@@ -95,15 +109,8 @@ class CumOp final : public Op {
       const Apply& node, const std::vector<std::vector<VariablePtr>>& input_shapes) const override;
   absl::Status Perform(const Apply& node, std::span<const Tensor> inputs,
                        std::vector<Tensor>& outputs) const override;
-  // The props as typed attributes, and the op from them (the registry's factory).
-  OpAttrs Attrs() const override;
-  static absl::StatusOr<OpPtr> FromAttrs(OpKind kind, const OpAttrs& attrs);
   // The gradient rule (Aesara's L_op), in the family's *_grad.cc.
   std::vector<Var> LOp(const Apply& node, const std::vector<Var>& output_grads) const override;
-
- private:
-  std::optional<int> axis_;
-  bool product_;
 };
 
 // Reductions; keepdims re-inserts the reduced axes as broadcastable dims (a DimShuffle).

@@ -65,12 +65,12 @@ Var Reverse(const Var& x, int axis) {
 std::vector<Var> CumOp::LOp(const Apply& node, const std::vector<Var>& g) const {
   const Var x(node.inputs()[0]);
   const Var out(node.output(0));
-  const int axis = axis_ ? (*axis_ < 0 ? *axis_ + x.ndim() : *axis_) : 0;
+  const int along = axis().value_or(0);  // (the builder made it non-negative)
   // d(cumsum)^T g = reverse(cumsum(reverse(g))); cumprod's is that of fx * g, divided by x.
-  const Var weighted = product_ ? out * g[0] : g[0];
-  Var gx = Reverse(cumsum(Reverse(weighted, axis), axis), axis);
-  if (!axis_) gx = reshape(gx, shape(x));
-  if (product_) gx = gx / x;
+  const Var weighted = product() ? out * g[0] : g[0];
+  Var gx = Reverse(cumsum(Reverse(weighted, along), along), along);
+  if (!axis()) gx = reshape(gx, shape(x));
+  if (product()) gx = gx / x;
   return {gx};
 }
 

@@ -289,8 +289,8 @@ absl::Status MaxAndArgmax::Perform(const Apply& node, std::span<const Tensor> in
 absl::Status CumOp::Perform(const Apply& node, std::span<const Tensor> inputs,
                             std::vector<Tensor>& outputs) const {
   const Tensor x =
-      axis_ ? inputs[0].Contiguous() : inputs[0].Contiguous().View({inputs[0].size()}, {1});
-  const int axis = axis_.value_or(0);
+      axis() ? inputs[0].Contiguous() : inputs[0].Contiguous().View({inputs[0].size()}, {1});
+  const int along = axis().value_or(0);
   if (x.size() == 0) {
     outputs[0] = x.AsType(x.dtype());
     return absl::OkStatus();
@@ -301,15 +301,15 @@ absl::Status CumOp::Perform(const Apply& node, std::span<const Tensor> inputs,
     using T = typename decltype(tag)::type;
     if constexpr (!std::is_same_v<T, Eigen::half>) {
       T* p = out.data<T>();
-      const int64_t n = x.ndim() ? x.shape()[axis] : 1;
-      const int64_t stride = x.ndim() ? out.strides()[axis] : 1;
+      const int64_t n = x.ndim() ? x.shape()[along] : 1;
+      const int64_t stride = x.ndim() ? out.strides()[along] : 1;
       const int64_t outer = n == 0 ? 0 : x.size() / (n * stride);
       for (int64_t o = 0; o < outer; ++o) {
         for (int64_t i = 1; i < n; ++i) {
           T* row = p + o * n * stride + i * stride;
           for (int64_t s = 0; s < stride; ++s) {
-            row[s] = product_ ? scalar::Apply<ScalarOpKind::kMul, T>(row[s - stride], row[s])
-                              : scalar::Apply<ScalarOpKind::kAdd, T>(row[s - stride], row[s]);
+            row[s] = product() ? scalar::Apply<ScalarOpKind::kMul, T>(row[s - stride], row[s])
+                               : scalar::Apply<ScalarOpKind::kAdd, T>(row[s - stride], row[s]);
           }
         }
       }

@@ -90,6 +90,8 @@ TEST(RepeatTest, Errors) {
             "Repeat: attribute 'axis' must be an integer");
   EXPECT_EQ(MakeOp("Repeat", {{"axis", int64_t{1000}}}).status().message(),
             "Repeat: attribute 'axis' is out of range: 1000");
+  EXPECT_EQ(MakeOp("Repeat", {{"axis", int64_t{0}}, {"axes", int64_t{1}}}).status().message(),
+            "Repeat: unknown attribute 'axes'");
   EXPECT_EQ(MakeOp("NoSuchOp", {}).status().message(), "unknown op 'NoSuchOp'");
 
   const Var r = lvector("r");
