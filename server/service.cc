@@ -133,27 +133,6 @@ absl::StatusOr<std::shared_ptr<const Tenant>> KilnService::Authenticate(const Ct
 }
 
 template <typename Fn>
-KilnService::Reactor* KilnService::Handle(const char* method, Ctx* ctx, bool offload, Fn fn) {
-  Reactor* reactor = ctx->DefaultReactor();
-  BeginCall();
-  absl::StatusOr<std::shared_ptr<const Tenant>> tenant = Authenticate(*ctx);
-  if (!tenant.ok()) {
-    Finish(method, reactor, tenant.status(), "");
-    return reactor;
-  }
-  auto run = [this, method, reactor, fn = std::move(fn), tenant = *std::move(tenant)]() mutable {
-    auto call = [&] { return fn(*tenant); };
-    Finish(method, reactor, Guarded(method, call), tenant->name);
-  };
-  if (offload) {
-    pool_.Schedule(std::move(run));
-  } else {
-    run();
-  }
-  return reactor;
-}
-
-template <typename Fn>
 KilnService::Reactor* KilnService::HandleAsync(const char* method, Ctx* ctx, Fn fn) {
   Reactor* reactor = ctx->DefaultReactor();
   BeginCall();
@@ -172,6 +151,24 @@ KilnService::Reactor* KilnService::HandleAsync(const char* method, Ctx* ctx, Fn 
   };
   if (absl::Status s = Guarded(method, call); !s.ok()) done(s);
   return reactor;
+}
+
+template <typename Fn>
+KilnService::Reactor* KilnService::Handle(const char* method, Ctx* ctx, bool offload, Fn fn) {
+  return HandleAsync(method, ctx,
+                     [this, method, offload, fn = std::move(fn)](
+                         std::shared_ptr<const Tenant> tenant, CallDone done) mutable {
+                       auto run = [method, fn = std::move(fn), tenant = std::move(tenant),
+                                   done = std::move(done)]() mutable {
+                         auto call = [&] { return fn(*tenant); };
+                         done(Guarded(method, call));
+                       };
+                       if (offload) {
+                         pool_.Schedule(std::move(run));
+                       } else {
+                         run();
+                       }
+                     });
 }
 
 KilnService::Reactor* KilnService::GetVersion(Ctx* ctx, const v1::GetVersionRequest* req,

@@ -107,6 +107,7 @@ std::shared_ptr<const LinkedProgram> LinkedProgram::Link(const FunctionGraph& fg
   if (options.nan_guard) p->observers_.push_back(std::make_unique<NanGuard>());
   if (options.profile) p->observers_.push_back(std::make_unique<Profiler>());
   p->timed_ = options.profile;
+  for (const Step& step : p->steps_) p->scans_live_ |= !step.check_before.empty();
   return p;
 }
 
@@ -119,6 +120,26 @@ std::vector<Tensor> LinkedProgram::NewSlots() const {
 absl::Status LinkedProgram::Run(std::vector<Tensor>& slots, CallContext& ctx) const {
   if (timed_) ctx.step_seconds.assign(steps_.size(), 0.0);
   int64_t live_bytes = 0;
+  // The slots holding a value (graph inputs and outputs not yet released), kept only when some
+  // in-place step must look among them for an undeclared sharer: linear, not slots x steps.
+  std::vector<int> live, live_at;
+  auto hold = [&](int s) {
+    if (live_at[s] >= 0) return;
+    live_at[s] = static_cast<int>(live.size());
+    live.push_back(s);
+  };
+  auto drop = [&](int s) {
+    const int at = live_at[s];
+    if (at < 0) return;
+    live[at] = live.back();
+    live_at[live[at]] = at;
+    live.pop_back();
+    live_at[s] = -1;
+  };
+  if (scans_live_) {
+    live_at.assign(slots.size(), -1);
+    for (int s = 0; s < num_inputs_; ++s) hold(s);
+  }
   absl::InlinedVector<Tensor, 4> in;
   std::vector<Tensor> out;
   for (size_t n = 0; n < steps_.size(); ++n) {
@@ -135,9 +156,7 @@ absl::Status LinkedProgram::Run(std::vector<Tensor>& slots, CallContext& ctx) co
     for (int i : step.check_before) {
       bool shared = false;
       for (const Tensor& c : constants_) shared |= c.SharesBufferWith(in[i]);
-      for (int s = 0; s < static_cast<int>(slots.size()) && !shared; ++s) {
-        shared = s != step.inputs[i] && slots[s].SharesBufferWith(in[i]);
-      }
+      for (int s : live) shared |= s != step.inputs[i] && slots[s].SharesBufferWith(in[i]);
       for (size_t j = 0; j < in.size(); ++j) {
         if (static_cast<int>(j) != i && in[j].SharesBufferWith(in[i])) shared = true;
       }
@@ -167,6 +186,7 @@ absl::Status LinkedProgram::Run(std::vector<Tensor>& slots, CallContext& ctx) co
       for (const Tensor& x : in) view |= x.SharesBufferWith(out[i]);
       if (!view) live_bytes += out[i].nbytes();
       slots[step.outputs[i]] = std::move(out[i]);
+      if (scans_live_) hold(step.outputs[i]);
     }
     ctx.peak_bytes = std::max(ctx.peak_bytes, live_bytes);
     // Values read for the last time here are released; the buffer lives on when another input
@@ -177,6 +197,7 @@ absl::Status LinkedProgram::Run(std::vector<Tensor>& slots, CallContext& ctx) co
       for (int o : step.outputs) view |= slots[o].SharesBufferWith(slots[s]);
       if (!view) live_bytes -= slots[s].nbytes();
       slots[s] = Tensor();
+      if (scans_live_) drop(s);
     }
   }
   return absl::OkStatus();

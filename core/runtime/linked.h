@@ -78,6 +78,7 @@ class LinkedProgram {
   std::vector<std::pair<int, Tensor>> constant_slots_;
   std::vector<Tensor> constants_;
   bool timed_ = false;
+  bool scans_live_ = false;  // some step checks its in-place input against the live values
   std::vector<std::unique_ptr<StepObserver>> observers_;
 };
 
