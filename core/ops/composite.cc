@@ -279,11 +279,9 @@ absl::StatusOr<std::shared_ptr<const ScalarProgram>> DecodeScalarProgram(const s
       const std::vector<std::string> kv = absl::StrSplit(c, ':');
       std::optional<DType> d = kv.size() == 2 ? ParseDType(kv[0]) : std::nullopt;
       if (!d) return bad("constant");
-      const std::string bytes = absl::HexStringToBytes(kv[1]);
-      if (static_cast<int64_t>(bytes.size()) != DTypeSize(*d)) return bad("constant size");
-      Tensor t = Tensor::Empty(*d, {});
-      std::memcpy(t.raw_data(), bytes.data(), bytes.size());
-      p->constants.push_back(t);
+      absl::StatusOr<Tensor> t = Tensor::FromBytes(*d, {}, absl::HexStringToBytes(kv[1]));
+      if (!t.ok()) return bad(absl::StrCat("constant: ", t.status().message()));
+      p->constants.push_back(*std::move(t));
     }
   }
   const int first_instr = p->num_inputs() + static_cast<int>(p->constants.size());

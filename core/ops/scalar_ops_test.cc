@@ -200,8 +200,12 @@ TEST(ScalarOpsTest, AlgebraColumnHolds) {
     };
     auto r = (*fn)({values(av), values(bv), values(cv)});
     ASSERT_TRUE(r.ok()) << r.status();
-    if (algebra.commutative) EXPECT_TRUE((*r)[0].BitwiseEquals((*r)[1]));
-    if (algebra.associative) EXPECT_TRUE((*r)[2].BitwiseEquals((*r)[3]));
+    if (algebra.commutative) {
+      EXPECT_TRUE((*r)[0].BitwiseEquals((*r)[1]));
+    }
+    if (algebra.associative) {
+      EXPECT_TRUE((*r)[2].BitwiseEquals((*r)[3]));
+    }
     if (algebra.identity) {
       EXPECT_TRUE(
           (*r)[4].AsType(DType::kFloat64).BitwiseEquals(values(av).AsType(DType::kFloat64)));

@@ -146,13 +146,11 @@ absl::StatusOr<VariablePtr> ReadRef(Reader& r, const std::vector<VariablePtr>& v
     shape.push_back(static_cast<int64_t>(dim));
   }
   const DType dtype = static_cast<const TensorType&>(**t).dtype();
-  RETURN_IF_ERROR(CheckShape("constant", shape, dtype));
-  if (static_cast<int64_t>(data->size()) != ShapeSize(shape) * DTypeSize(dtype)) {
-    return absl::InvalidArgumentError(where + ": constant byte count");
+  absl::StatusOr<Tensor> value = Tensor::FromBytes(dtype, std::move(shape), *data, "constant");
+  if (!value.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(where, ": ", value.status().message()));
   }
-  Tensor value = Tensor::Empty(dtype, shape);
-  if (!data->empty()) std::memcpy(value.raw_data(), data->data(), data->size());
-  absl::StatusOr<std::shared_ptr<Constant>> c = Constant::MakeChecked(*t, value);
+  absl::StatusOr<std::shared_ptr<Constant>> c = Constant::MakeChecked(*t, *std::move(value));
   if (!c.ok()) return absl::InvalidArgumentError(absl::StrCat(where, ": ", c.status().message()));
   return VariablePtr(*std::move(c));
 }

@@ -6,6 +6,7 @@
 
 #include "core/graph/op_registry.h"
 #include "core/kiln.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 namespace kiln {
@@ -115,6 +116,21 @@ TEST(SerializeTest, CorruptBytesAreErrors) {
   auto with_shared = function({}, {s * 2.0});
   ASSERT_TRUE(with_shared.ok());
   EXPECT_FALSE(with_shared->Serialize().ok());
+}
+
+// A bool constant's bytes are 0 or 1: any other byte is an error, not undefined behaviour.
+TEST(SerializeTest, BoolConstantsHoldOnlyZeroOrOne) {
+  const std::string flags("\1\0\1\1\0\0\1", 7);
+  Var c = constant(*Tensor::FromBytes(DType::kBool, {7}, flags));
+  auto f = function({}, {c});
+  ASSERT_TRUE(f.ok()) << f.status();
+  std::string bytes = *f->Serialize();
+  const size_t at = bytes.find(flags);
+  ASSERT_NE(at, std::string::npos);
+  ASSERT_TRUE(Function::Load(bytes).ok());
+  bytes[at + 2] = 8;
+  EXPECT_THAT(std::string(Function::Load(bytes).status().message()),
+              testing::HasSubstr("constant: bool element 2 is neither 0 nor 1"));
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/graph/check.h"
+#include "core/graph/status_macros.h"
 #include "core/runtime/allocator.h"
 #include "core/runtime/dtype_dispatch.h"
 #include "core/runtime/tensor_format.h"
@@ -100,6 +101,29 @@ absl::Status CheckShape(const std::string& what, const Shape& shape, DType dtype
 absl::Status CheckStaticShape(const std::string& what, const Shape& known) {
   return CheckBounded(what, known, 1,
                       absl::StrCat(" has more than ", kMaxTensorBytes, " elements"));
+}
+
+absl::StatusOr<Tensor> Tensor::FromBytes(DType dtype, Shape shape, std::string_view bytes,
+                                         std::string_view what) {
+  const std::string name(what);
+  RETURN_IF_ERROR(CheckShape(name, shape, dtype));
+  const int64_t expected = ShapeSize(shape) * DTypeSize(dtype);
+  if (static_cast<int64_t>(bytes.size()) != expected) {
+    return absl::InvalidArgumentError(absl::StrCat(name, ": ", DTypeName(dtype), " data of shape ",
+                                                   ShapeToString(shape), " needs ", expected,
+                                                   " bytes but ", bytes.size(), " were given"));
+  }
+  if (dtype == DType::kBool) {
+    for (size_t i = 0; i < bytes.size(); ++i) {
+      if (static_cast<unsigned char>(bytes[i]) > 1) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(name, ": bool element ", i, " is neither 0 nor 1"));
+      }
+    }
+  }
+  Tensor t = Empty(dtype, std::move(shape));
+  if (expected > 0) std::memcpy(t.raw_data(), bytes.data(), expected);
+  return t;
 }
 
 std::optional<Tensor> Tensor::BroadcastTo(const Shape& shape) const {

@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <string_view>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,11 @@ class Tensor {
   // shape's size). Instantiated for bool, int32_t, int64_t, uint64_t, float and double.
   template <typename T>
   static absl::StatusOr<Tensor> FromValues(DType dtype, Shape shape, std::span<const T> values);
+  // A contiguous tensor holding `bytes`, the C-order elements in this machine's layout. Checks
+  // the shape (CheckShape), the byte count, and that every bool is 0 or 1; `what` names the
+  // tensor in the error.
+  static absl::StatusOr<Tensor> FromBytes(DType dtype, Shape shape, std::string_view bytes,
+                                          std::string_view what = "tensor");
   // Same, from a braced list: Tensor::Of<double>(DType::kFloat64, {3}, {0, 1, 2}).
   template <typename T>
   static absl::StatusOr<Tensor> Of(DType dtype, Shape shape, std::initializer_list<T> values) {

@@ -70,27 +70,10 @@ absl::StatusOr<Tensor> FromProto(const v1::Tensor& msg, int64_t max_bytes) {
   ASSIGN_OR_RETURN(DType dtype, FromProto(msg.dtype()));
   Shape shape(msg.shape().begin(), msg.shape().end());
   RETURN_IF_ERROR(CheckShape("tensor", shape, dtype));
-  const int64_t elements = ShapeSize(shape);
-  if (elements * DTypeSize(dtype) > max_bytes) {
+  if (ShapeSize(shape) * DTypeSize(dtype) > max_bytes) {
     return absl::InvalidArgumentError(absl::StrCat("tensor: more than ", max_bytes, " bytes"));
   }
-  const int64_t expected = elements * DTypeSize(dtype);
-  if (static_cast<int64_t>(msg.data().size()) != expected) {
-    return absl::InvalidArgumentError(absl::StrCat("tensor: ", DTypeName(dtype), " data of shape ",
-                                                   ShapeToString(shape), " needs ", expected,
-                                                   " bytes but ", msg.data().size(), " were sent"));
-  }
-  if (dtype == DType::kBool) {
-    for (size_t i = 0; i < msg.data().size(); ++i) {
-      if (static_cast<unsigned char>(msg.data()[i]) > 1) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("tensor: bool element ", i, " is neither 0 nor 1"));
-      }
-    }
-  }
-  Tensor t = Tensor::Empty(dtype, std::move(shape));
-  std::memcpy(t.raw_data(), msg.data().data(), expected);
-  return t;
+  return Tensor::FromBytes(dtype, std::move(shape), msg.data());
 }
 
 absl::StatusOr<std::vector<Tensor>> FromProto(

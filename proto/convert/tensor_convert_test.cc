@@ -51,7 +51,7 @@ TEST(TensorConvertTest, UntrustedTensorsAreValidated) {
   v1::Tensor msg = ToProto(*Tensor::Of<double>(DType::kFloat32, {2}, {1, 2}));
   msg.set_data(msg.data() + "x");
   EXPECT_EQ(FromProto(msg).status().message(),
-            "tensor: float32 data of shape (2,) needs 8 bytes but 9 were sent");
+            "tensor: float32 data of shape (2,) needs 8 bytes but 9 were given");
   msg.clear_shape();
   msg.add_shape(-1);
   EXPECT_EQ(FromProto(msg).status().message(), "tensor: negative dimension in shape (-1,)");
