@@ -36,18 +36,16 @@ Replacement SqrtSqr(const FunctionGraph&, Apply& node) {
   if (!RealFloat(*node.output_ptr(0))) return std::nullopt;
   const VariablePtr& out = node.output(0);
   VariablePtr x;
-  const m::Pattern any_x = m::Any(&x);
+  const m::Any any_x(&x);
   if (ElemwiseKind(*out) == K::kSqrt) {
     const VariablePtr& arg = node.inputs()[0];
-    const bool of_square = m::Pow(any_x, m::Const(2)).Match(arg) ||
-                           m::Op(K::kSqr, {any_x}).Match(arg) ||
+    const bool of_square = m::Pow(any_x, m::Const(2)).Match(arg) || m::Sqr(any_x).Match(arg) ||
                            (ElemwiseKind(*arg) == K::kMul && arg->owner()->num_inputs() == 2 &&
                             arg->owner()->inputs()[0] == arg->owner()->inputs()[1] &&
                             (x = arg->owner()->inputs()[0]) != nullptr);
     return of_square ? ReplaceWith(abs(Var(x)), node) : std::nullopt;
   }
-  if (!m::Pow(m::Op(K::kSqrt, {any_x}), m::Const(2)).Match(out) &&
-      !m::Op(K::kSqr, {m::Op(K::kSqrt, {any_x})}).Match(out)) {
+  if (!m::Pow(m::Sqrt(any_x), m::Const(2)).Match(out) && !m::Sqr(m::Sqrt(any_x)).Match(out)) {
     return std::nullopt;
   }
   const Var xv(x);
@@ -82,10 +80,11 @@ Replacement AbsMerge(const FunctionGraph&, Apply& node) {
 }  // namespace
 
 std::vector<RewriteRule> AbsSqrtRules(const std::string& phase) {
-  const std::vector<OpKind> elemwise = {OpKind::kElemwise};
-  if (phase == "specialize") return {PhaseRule("local_abs_merge", phase, elemwise, AbsMerge)};
-  return {PhaseRule("local_abs_lift", phase, elemwise, AbsLift),
-          PhaseRule("local_sqrt_sqr", phase, elemwise, SqrtSqr)};
+  if (phase == "specialize") {
+    return {ElemwiseRule("local_abs_merge", phase, {K::kMul, K::kTrueDiv}, AbsMerge)};
+  }
+  return {ElemwiseRule("local_abs_lift", phase, {K::kAbs}, AbsLift),
+          ElemwiseRule("local_sqrt_sqr", phase, {K::kSqrt, K::kPow, K::kSqr}, SqrtSqr)};
 }
 
 }  // namespace kiln

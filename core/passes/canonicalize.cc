@@ -558,35 +558,49 @@ RewriteRule Rule(std::string name, std::vector<OpKind> tracks,
   return PhaseRule(std::move(name), "canonicalize", std::move(tracks), std::move(apply));
 }
 
+RewriteRule Rule(std::string name, std::vector<K> scalar_ops,
+                 std::function<Replacement(const FunctionGraph&, Apply&)> apply) {
+  return ElemwiseRule(std::move(name), "canonicalize", std::move(scalar_ops), std::move(apply));
+}
+
+// The scalar ops DropNeutral looks at: those associative with an identity in the table.
+std::vector<K> Monoids() {
+  std::vector<K> monoids;
+  for (int k = 0; k < NumScalarOps(); ++k) {
+    const ScalarAlgebra& algebra = ScalarOpAlgebra(K(k));
+    if (algebra.associative && algebra.identity) monoids.push_back(K(k));
+  }
+  return monoids;
+}
+
 }  // namespace
 
 RewriteRule GreedyDistributorRule() {
-  return Rule("local_greedy_distributor", {OpKind::kElemwise}, DistributeIntoQuotient);
+  return Rule("local_greedy_distributor", {K::kMul}, DistributeIntoQuotient);
 }
 
 RewriteRule MulDivCanonizerRule() {
-  return Rule("local_mul_canonizer", {OpKind::kElemwise}, MulDivCanonizer);
+  return Rule("local_mul_canonizer", {K::kMul, K::kTrueDiv, K::kNeg}, MulDivCanonizer);
 }
 
 std::vector<RewriteRule> CanonicalizeRules() {
-  const std::vector<OpKind> elemwise = {OpKind::kElemwise};
   std::vector<RewriteRule> rules = {
       ConstantFoldingRule(),
-      Rule("local_useless_elemwise", elemwise, UselessElemwise),
-      Rule("local_neutral_operand", elemwise, DropNeutral),
-      Rule("local_mul_zero", elemwise, MulByZero),
-      Rule("local_neg_neg", elemwise, NegNeg),
-      Rule("local_sub_neg_to_add", elemwise, SubNeg),
+      Rule("local_useless_elemwise", {K::kIdentity, K::kSecond}, UselessElemwise),
+      Rule("local_neutral_operand", Monoids(), DropNeutral),
+      Rule("local_mul_zero", {K::kMul}, MulByZero),
+      Rule("local_neg_neg", {K::kNeg}, NegNeg),
+      Rule("local_sub_neg_to_add", {K::kSub}, SubNeg),
       MulDivCanonizerRule(),
       GreedyDistributorRule(),
-      Rule("local_add_canonizer", elemwise, AddSubCanonizer),
-      Rule("local_cast_cast", elemwise, CastCast),
-      Rule("local_useless_switch", elemwise, SwitchConstantCondition),
-      Rule("local_exp_log", elemwise, ExpLog),
+      Rule("local_add_canonizer", {K::kAdd, K::kSub}, AddSubCanonizer),
+      Rule("local_cast_cast", {K::kCast}, CastCast),
+      Rule("local_useless_switch", {K::kSwitch}, SwitchConstantCondition),
+      Rule("local_exp_log", {K::kLog, K::kExp}, ExpLog),
       Rule("local_useless_dimshuffle", {OpKind::kDimShuffle}, IdentityDimShuffle),
       Rule("local_dimshuffle_merge", {OpKind::kDimShuffle}, DimShuffleOfDimShuffle),
       Rule("local_dimshuffle_lift", {OpKind::kDimShuffle}, DimShuffleLift),
-      Rule("local_fill_sink", elemwise, FillSink),
+      Rule("local_fill_sink", {OpKind::kElemwise}, FillSink),  // every scalar op
       Rule("local_useless_reshape", {OpKind::kReshape}, UselessReshape),
       Rule("local_reshape_chain", {OpKind::kReshape}, ReshapeChain),
       Rule("local_useless_subtensor", {OpKind::kSubtensor}, UselessSubtensor),

@@ -1,10 +1,10 @@
-// stabilize (and log_diff_exp, specialize): Aesara's rules for log1p of negated sigmoids and exponentials, log of sums and
-// differences of exponentials, and the erf/erfc complements. Each rule reads `before -> after`.
+// stabilize (and log_diff_exp, specialize): Aesara's rules for log1p of negated sigmoids and
+// exponentials, log of sums and differences of exponentials, and the erf/erfc complements. Each
+// rule reads `before -> after`.
 #include <algorithm>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
-
 #include "core/graph/constructors.h"
 #include "core/ops/elemwise.h"
 #include "core/ops/math.h"
@@ -37,7 +37,8 @@ Replacement Log1pNeg(const FunctionGraph&, Apply& node) {
   if (const VariablePtr* x = UnaryArg(*negated, K::kSigmoid)) {
     return ReplaceWith(-softplus(Var(*x)), node);
   }
-  if (const VariablePtr* x = UnaryArg(*negated, K::kExp)) return ReplaceWith(log1mexp(Var(*x)), node);
+  if (const VariablePtr* x = UnaryArg(*negated, K::kExp))
+    return ReplaceWith(log1mexp(Var(*x)), node);
   return std::nullopt;
 }
 
@@ -104,7 +105,7 @@ Replacement ErfComplements(const FunctionGraph&, Apply& node) {
 // z for v = sqr(z), z**2 or z * z; else null.
 VariablePtr SquareArg(const VariablePtr& v) {
   VariablePtr z;
-  if (m::Op(K::kSqr, {m::Any(&z)}).Match(v) || m::Pow(m::Any(&z), m::Const(2)).Match(v)) return z;
+  if (m::Sqr(m::Any(&z)).Match(v) || m::Pow(m::Any(&z), m::Const(2)).Match(v)) return z;
   if (ElemwiseKind(*v) == K::kMul && v->owner()->num_inputs() == 2 &&
       v->owner()->inputs()[0] == v->owner()->inputs()[1]) {
     return v->owner()->inputs()[0];
@@ -184,8 +185,8 @@ std::optional<Quotient> QuotientAtRoot(const FunctionGraph& fg, const Apply& nod
     if (shared_budget > 0 && visited == shared_budget) return std::nullopt;
     auto [v, above] = std::move(stack.back());
     stack.pop_back();
-    const bool inner = v.get() == node.output_ptr(0) || shared_budget > 0 ||
-                       fg.clients(v.get()).size() == 1;
+    const bool inner =
+        v.get() == node.output_ptr(0) || shared_budget > 0 || fg.clients(v.get()).size() == 1;
     const std::optional<K> kind = inner ? ElemwiseKind(*v) : std::nullopt;
     const Apply* a = v->owner();
     if (kind == K::kMul) {
@@ -288,21 +289,22 @@ Replacement ExpOverSumOfExps(const FunctionGraph& fg, Apply& node) {
   return std::nullopt;
 }
 
-RewriteRule Rule(std::string name, std::string phase,
-                 std::function<Replacement(const FunctionGraph&, Apply&)> f) {
-  return PhaseRule(std::move(name), std::move(phase), {OpKind::kElemwise}, std::move(f));
-}
+// The roots QuotientAtRoot accepts.
+const std::vector<K> kQuotientRoots = {K::kMul, K::kTrueDiv, K::kReciprocal, K::kNeg};
 
 }  // namespace
 
 std::vector<RewriteRule> LogErfRules() {
-  return {Rule("local_log1p_neg", "stabilize", Log1pNeg),
-          Rule("local_log_add_exp", "stabilize", LogAddExp),
-          Rule("local_erf_complements", "stabilize", ErfComplements),
-          Rule("local_grad_log_erfc_neg", "stabilize", GradLogErfc),
-          Rule("local_exp_over_sum_of_exps", "stabilize", ExpOverSumOfExps)};
+  return {
+      ElemwiseRule("local_log1p_neg", "stabilize", {K::kLog, K::kLog1p}, Log1pNeg),
+      ElemwiseRule("local_log_add_exp", "stabilize", {K::kLog}, LogAddExp),
+      ElemwiseRule("local_erf_complements", "stabilize", {K::kAdd, K::kSub}, ErfComplements),
+      ElemwiseRule("local_grad_log_erfc_neg", "stabilize", kQuotientRoots, GradLogErfc),
+      ElemwiseRule("local_exp_over_sum_of_exps", "stabilize", kQuotientRoots, ExpOverSumOfExps)};
 }
 
-RewriteRule LogDiffExpRule() { return Rule("log_diff_exp", "specialize", LogDiffExp); }
+RewriteRule LogDiffExpRule() {
+  return ElemwiseRule("log_diff_exp", "specialize", {K::kLog}, LogDiffExp);
+}
 
 }  // namespace kiln

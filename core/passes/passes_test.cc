@@ -12,72 +12,14 @@
 #include "core/kiln.h"
 #include "gtest/gtest.h"
 #include "tests/testing/golden.h"
+#include "tests/testing/rewrite_check.h"
 
 namespace kiln {
 namespace {
 
-// Random values for an input: positive for names starting with 'p', else in [-2, 2]; unknown
-// dims get size 3.
-Tensor RandomFor(const Var& v, uint64_t seed) {
-  Shape shape;
-  for (const StaticDim& d : v.type().shape()) shape.push_back(d.value_or(3));
-  std::mt19937_64 rng(seed);
-  const bool positive = !v->name().empty() && v->name()[0] == 'p';
-  std::uniform_real_distribution<double> u(positive ? 0.5 : -2.0, 2.0);
-  std::vector<double> values(ShapeSize(shape));
-  for (double& e : values) e = u(rng);
-  return Tensor::FromValues<double>(DType::kFloat64, shape, values)->AsType(v.dtype());
-}
-
-struct Optimized {
-  std::unique_ptr<FunctionGraph> fg;
-  RewriteReport report;
-};
-
-Optimized Optimize(const std::vector<Var>& inputs, const std::vector<Var>& outputs,
-                   RewriteOptions options = {}) {
-  std::vector<VariablePtr> ins, outs;
-  for (const Var& v : inputs) ins.push_back(v.ptr());
-  for (const Var& v : outputs) outs.push_back(v.ptr());
-  auto fg = FunctionGraph::Make(ins, outs);
-  EXPECT_TRUE(fg.ok()) << fg.status();
-  options.verify = true;
-  absl::StatusOr<RewriteReport> report = optimize(**fg, options);
-  EXPECT_TRUE(report.ok()) << report.status();
-  return {std::move(*fg), report.ok() ? *report : RewriteReport{}};
-}
-
-std::vector<Tensor> Run(const std::vector<Var>& inputs, const std::vector<Var>& outputs,
-                        const std::vector<Tensor>& args) {
-  // An optimized graph may no longer need every input.
-  auto f = function(inputs, outputs, {.on_unused_input = OnUnusedInput::kIgnore});
-  EXPECT_TRUE(f.ok()) << f.status();
-  if (!f.ok()) return {};
-  auto r = (*f)(args);
-  EXPECT_TRUE(r.ok()) << r.status();
-  return r.ok() ? *r : std::vector<Tensor>{};
-}
-
-// The optimized graph's values equal the original's (within float rounding).
-void ExpectSameValues(const std::string& name, const std::vector<Var>& inputs,
-                      const std::vector<Var>& outputs, const FunctionGraph& fg) {
-  std::vector<Tensor> args;
-  for (size_t i = 0; i < inputs.size(); ++i) args.push_back(RandomFor(inputs[i], 17 + i));
-  const std::vector<Tensor> before = Run(inputs, outputs, args);
-  const std::vector<Var> opt_in(fg.inputs().begin(), fg.inputs().end());
-  const std::vector<Var> opt_out(fg.outputs().begin(), fg.outputs().end());
-  const std::vector<Tensor> after = Run(opt_in, opt_out, args);
-  ASSERT_EQ(before.size(), after.size()) << name;
-  for (size_t o = 0; o < before.size(); ++o) {
-    ASSERT_EQ(before[o].shape(), after[o].shape()) << name;
-    const Tensor a = before[o].AsType(DType::kFloat64), b = after[o].AsType(DType::kFloat64);
-    for (int64_t i = 0; i < a.size(); ++i) {
-      const double x = a.ElementAsDouble(i), y = b.ElementAsDouble(i);
-      if ((std::isnan(x) && std::isnan(y)) || x == y) continue;
-      EXPECT_NEAR(x, y, 1e-9 * (1 + std::fabs(x))) << name << " output " << o << " element " << i;
-    }
-  }
-}
+using testing::ExpectSameValues;
+using testing::Optimize;
+using testing::Optimized;
 
 struct Case {
   std::string name;
@@ -117,13 +59,14 @@ std::vector<Case> Cases() {
       {"log(1 - 1 / (1 + exp(-x)))", {x}, {log(1.0 - 1.0 / (1.0 + exp(-x)))}},
       {"exp(x) * sigmoid(-x) * y", {x, y}, {exp(x) * sigmoid(-x) * y}},
       {"-exp(-x) * sigmoid(x)", {x}, {-exp(-x) * sigmoid(x)}},
-      {"grad of log(1 - 1 / (1 + exp(-a)))", {a},
-       {grad(sum(log(1.0 - 1.0 / (1.0 + exp(-a)))), a)}},
+      {"grad of log(1 - 1 / (1 + exp(-a)))", {a}, {grad(sum(log(1.0 - 1.0 / (1.0 + exp(-a)))), a)}},
       {"log(1 - exp(-px))", {px}, {log(1.0 - exp(-px))}},
       {"log1p(-sigmoid(x))", {x}, {log1p(-sigmoid(x))}},
       {"log(exp(x) + exp(y))", {x, y}, {log(exp(x) + exp(y))}},
       {"log(exp(x) - exp(x - px))", {x, px}, {log(exp(x) - exp(x - px))}},
-      {"erf complements", {x}, {(1.0 + erf(x)) * (1.0 - erf(x)) + (erf(x) - 1.0) * (1.0 - erfc(x))}},
+      {"erf complements",
+       {x},
+       {(1.0 + erf(x)) * (1.0 - erf(x)) + (erf(x) - 1.0) * (1.0 - erfc(x))}},
       {"log(softmax(x))", {x}, {log(softmax(x))}},
       {"log(sum(exp(x)))", {x}, {log(sum(exp(x), 1))}},
       {"log(erfc(x))", {x}, {log(erfc(x))}},
@@ -144,7 +87,8 @@ std::vector<Case> Cases() {
       {"exp(x) / sum(exp(x), 1)", {x}, {exp(x) / sum(exp(x), 1, /*keepdims=*/true)}},
       {"exp(a) / sum(exp(a))", {a}, {exp(a) / sum(exp(a))}},
       {"prod(x * s), sum(-x)", {x, s}, {prod(x * s, 1), sum(-x)}},
-      {"sum(x / v[:, None], 1), prod", {x, v},
+      {"sum(x / v[:, None], 1), prod",
+       {x, v},
        {sum(x / dimshuffle(v, {0, kX}), 1), prod(x / dimshuffle(v, {0, kX}), 1)}},
       {"sum(x / v[:, None]) over both axes", {x, v}, {sum(x / dimshuffle(v, {0, kX}))}},
       {"dot of matrices plus z", {x, y, z}, {z + dot(x, y)}},
@@ -163,7 +107,9 @@ std::vector<Case> Cases() {
 TEST(PassesTest, StableFormsAreAccurateAtExtremes) {
   Var x = dvector("x");
   const std::vector<double> xs = {-1000, -40, -1e-300, 0, 1e-300, 1, 40, 1000};
-  auto softplus_ref = [](double v) { return std::max(v, 0.0) + std::log1p(std::exp(-std::fabs(v))); };
+  auto softplus_ref = [](double v) {
+    return std::max(v, 0.0) + std::log1p(std::exp(-std::fabs(v)));
+  };
   struct Check {
     std::string name;
     Var expr;
@@ -175,17 +121,20 @@ TEST(PassesTest, StableFormsAreAccurateAtExtremes) {
       {"log(1 - 1 / (1 + exp(-x)))", log(1.0 - 1.0 / (1.0 + exp(-x))),
        [&](double v) { return -softplus_ref(v); }},
       {"d/dx log(1 - 1 / (1 + exp(-x)))", grad(sum(log(1.0 - 1.0 / (1.0 + exp(-x)))), x),
-       [](double v) { return -(v >= 0 ? 1 / (1 + std::exp(-v)) : std::exp(v) / (1 + std::exp(v))); }},
+       [](double v) {
+         return -(v >= 0 ? 1 / (1 + std::exp(-v)) : std::exp(v) / (1 + std::exp(v)));
+       }},
       {"log(exp(x) + exp(x))", log(exp(x) + exp(x)), [](double v) { return v + std::log(2.0); }},
       {"1 - erf(x / 100)", 1.0 - erf(x / 100.0), [](double v) { return std::erfc(v / 100); }},
       {"log1p(-sigmoid(x))", log1p(-sigmoid(x)), [&](double v) { return -softplus_ref(v); }},
   };
-  const Tensor arg = *Tensor::FromValues<double>(DType::kFloat64, {static_cast<int64_t>(xs.size())}, xs);
+  const Tensor arg =
+      *Tensor::FromValues<double>(DType::kFloat64, {static_cast<int64_t>(xs.size())}, xs);
   for (const Check& c : checks) {
     Optimized o = Optimize({x}, {c.expr});
     ASSERT_NE(o.fg, nullptr);
     const std::vector<Tensor> out =
-        kiln::Run({Var(o.fg->inputs()[0])}, {Var(o.fg->outputs()[0])}, {arg});
+        testing::Run({Var(o.fg->inputs()[0])}, {Var(o.fg->outputs()[0])}, {arg});
     ASSERT_EQ(out.size(), 1u) << c.name;
     for (size_t i = 0; i < xs.size(); ++i) {
       const double got = out[0].ElementAsDouble(i), want = c.ref(xs[i]);

@@ -87,4 +87,13 @@ RewriteRule PhaseRule(std::string name, std::string phase, std::vector<OpKind> t
   return RewriteRule{std::move(name), {std::move(phase)}, std::move(tracks), std::move(apply)};
 }
 
+RewriteRule ElemwiseRule(std::string name, std::string phase, std::vector<ScalarOpKind> scalar_ops,
+                         std::function<Replacement(const FunctionGraph&, Apply&)> apply) {
+  return RewriteRule{std::move(name),
+                     {std::move(phase)},
+                     {OpKind::kElemwise},
+                     std::move(apply),
+                     std::move(scalar_ops)};
+}
+
 }  // namespace kiln

@@ -44,6 +44,10 @@ Var Negate(const Var& v);
 // A rule of the phase tagged `phase` looking at nodes of the `tracks` kinds.
 RewriteRule PhaseRule(std::string name, std::string phase, std::vector<OpKind> tracks,
                       std::function<Replacement(const FunctionGraph&, Apply&)> apply);
+// A rule of the phase tagged `phase` looking at Elemwise nodes of the `scalar_ops` (every scalar
+// op when empty): the scalar ops of the node itself for which `apply` can fire.
+RewriteRule ElemwiseRule(std::string name, std::string phase, std::vector<ScalarOpKind> scalar_ops,
+                         std::function<Replacement(const FunctionGraph&, Apply&)> apply);
 
 }  // namespace kiln
 

@@ -4,7 +4,6 @@
 #include <deque>
 
 #include "absl/container/flat_hash_map.h"
-
 #include "core/graph/constructors.h"
 #include "core/ops/elemwise.h"
 #include "core/ops/math.h"
@@ -199,7 +198,8 @@ Replacement SigmoidTimesExp(const FunctionGraph& fg, Apply& node) {
     if (neg_arg) held.push_back(b);
     const Variable* t = neg_arg ? b.ptr().get() : a.get();
     // The partner of exp(t) is sigmoid(-t), which becomes sigmoid(t); and so on.
-    const Form partner = kind == K::kExp ? (neg_arg ? kSigm : kSigmNeg) : (neg_arg ? kExp : kExpNeg);
+    const Form partner =
+        kind == K::kExp ? (neg_arg ? kSigm : kSigmNeg) : (neg_arg ? kExp : kExpNeg);
     std::optional<size_t> j = take(partner, t);
     if (!j) {
       waiting[kind == K::kExp ? (neg_arg ? kExpNeg : kExp) : (neg_arg ? kSigmNeg : kSigm)][t]
@@ -228,7 +228,8 @@ Replacement SigmoidTimesExp(const FunctionGraph& fg, Apply& node) {
     negated ^= f.negated;
     rest.emplace_back(f.value);
   }
-  if (rest.empty()) rest.push_back(scalar_constant(1.0, node.output_ptr(0)->tensor_type()->dtype()));
+  if (rest.empty())
+    rest.push_back(scalar_constant(1.0, node.output_ptr(0)->tensor_type()->dtype()));
   return ReplaceWith(Product(rest, negated), node);
 }
 
@@ -242,10 +243,10 @@ Replacement Reciprocal1PlusExp(const FunctionGraph&, Apply& node) {
 }  // namespace
 
 std::vector<RewriteRule> SigmoidRules() {
-  return {PhaseRule("local_exp_over_1_plus_exp", "stabilize", {OpKind::kElemwise}, ExpOver1PlusExp),
-          PhaseRule("local_reciprocal_1_plus_exp", "stabilize", {OpKind::kElemwise},
-                    Reciprocal1PlusExp),
-          PhaseRule("local_sigm_times_exp", "stabilize", {OpKind::kElemwise}, SigmoidTimesExp)};
+  return {ElemwiseRule("local_exp_over_1_plus_exp", "stabilize", {K::kTrueDiv}, ExpOver1PlusExp),
+          ElemwiseRule("local_reciprocal_1_plus_exp", "stabilize", {K::kReciprocal},
+                       Reciprocal1PlusExp),
+          ElemwiseRule("local_sigm_times_exp", "stabilize", {K::kMul}, SigmoidTimesExp)};
 }
 
 }  // namespace kiln

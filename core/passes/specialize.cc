@@ -181,10 +181,10 @@ RewriteRule Rule(std::string name, std::vector<OpKind> tracks,
 
 std::vector<RewriteRule> SpecializeRules() {
   std::vector<RewriteRule> rules = {
-      Rule("local_pow_specialize", {OpKind::kElemwise}, PowSpecialize),
-      Rule("local_mul_specialize", {OpKind::kElemwise}, MulSpecialize),
+      ElemwiseRule("local_pow_specialize", "specialize", {K::kPow}, PowSpecialize),
+      ElemwiseRule("local_mul_specialize", "specialize", {K::kMul}, MulSpecialize),
       Rule("local_dot_to_dot22", {OpKind::kDot}, DotToDot22),
-      Rule("local_add_to_gemm", {OpKind::kElemwise}, AddToGemm),
+      ElemwiseRule("local_add_to_gemm", "specialize", {K::kAdd}, AddToGemm),
       Rule("local_shape_to_constant", {OpKind::kShapeI, OpKind::kShape}, KnownShape),
       Rule("local_max_and_argmax", {OpKind::kCAReduce, OpKind::kArgmax}, MaxAndArgmaxMerge),
       LogDiffExpRule(),

@@ -151,8 +151,8 @@ Replacement ProductMinusSigmoidMultiple(const FunctionGraph&, Apply& node) {
     // b's factors are a's and one sigmoid(t): find it where the sorted lists first differ.
     size_t k = 0;
     while (k < a.factors.size() && a.factors[k] == b.factors[k]) ++k;
-    if (!b.factors[k].sigmoid || !std::equal(a.factors.begin() + k, a.factors.end(),
-                                             b.factors.begin() + k + 1)) {
+    if (!b.factors[k].sigmoid ||
+        !std::equal(a.factors.begin() + k, a.factors.end(), b.factors.begin() + k + 1)) {
       continue;
     }
     const VariablePtr& term = node.inputs()[i];  // a itself, with its sign in the sum
@@ -180,7 +180,7 @@ Replacement LogSigmoid(const FunctionGraph&, Apply& node) {
 Replacement LogMinusExpm1(const FunctionGraph&, Apply& node) {
   const VariablePtr* arg = LogArgument(node);
   VariablePtr x;
-  if (arg == nullptr || !m::Neg(m::Op(K::kExpm1, {m::Any(&x)})).Match(*arg)) return std::nullopt;
+  if (arg == nullptr || !m::Neg(m::Expm1(m::Any(&x))).Match(*arg)) return std::nullopt;
   return ReplaceWith(log1mexp(Var(x)), node);
 }
 
@@ -237,24 +237,25 @@ Replacement LogSumExp(const FunctionGraph&, Apply& node) {
       node);
 }
 
-RewriteRule Rule(std::string name, std::function<Replacement(const FunctionGraph&, Apply&)> f) {
-  return PhaseRule(std::move(name), "stabilize", {OpKind::kElemwise}, std::move(f));
+RewriteRule Rule(std::string name, std::vector<K> scalar_ops,
+                 std::function<Replacement(const FunctionGraph&, Apply&)> f) {
+  return ElemwiseRule(std::move(name), "stabilize", std::move(scalar_ops), std::move(f));
 }
 
 }  // namespace
 
 std::vector<RewriteRule> StabilizeRules() {
-  std::vector<RewriteRule> rules = {Rule("local_log1p", Log1p),
-                                    Rule("local_expm1", ExpMinusOne),
-                                    Rule("local_one_minus_exp", OneMinusExp),
-                                    Rule("local_1msigmoid", OneMinusSigmoid),
-                                    Rule("logsigm_to_softplus", LogSigmoid),
-                                    Rule("local_log1mexp", LogMinusExpm1),
-                                    Rule("local_log_erfc", LogErfc),
-                                    Rule("local_logsoftmax", LogOfSoftmax),
-                                    Rule("local_log_sum_exp", LogSumExp),
-                                    Rule("local_sigmoid_complement_factor",
-                                         ProductMinusSigmoidMultiple)};
+  std::vector<RewriteRule> rules = {
+      Rule("local_log1p", {K::kLog, K::kLog1p}, Log1p),
+      Rule("local_expm1", {K::kSub}, ExpMinusOne),
+      Rule("local_one_minus_exp", {K::kSub, K::kAdd}, OneMinusExp),
+      Rule("local_1msigmoid", {K::kSub, K::kAdd}, OneMinusSigmoid),
+      Rule("logsigm_to_softplus", {K::kLog}, LogSigmoid),
+      Rule("local_log1mexp", {K::kLog}, LogMinusExpm1),
+      Rule("local_log_erfc", {K::kLog}, LogErfc),
+      Rule("local_logsoftmax", {K::kLog}, LogOfSoftmax),
+      Rule("local_log_sum_exp", {K::kLog}, LogSumExp),
+      Rule("local_sigmoid_complement_factor", {K::kAdd, K::kSub}, ProductMinusSigmoidMultiple)};
   for (RewriteRule& r : SigmoidRules()) rules.push_back(std::move(r));
   for (RewriteRule& r : LogErfRules()) rules.push_back(std::move(r));
   // The mul/div canonizer again, so that the sigmoids the rules above make cancel as the

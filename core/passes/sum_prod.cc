@@ -20,9 +20,9 @@ using K = ScalarOpKind;
 
 // The same reduction (kind, dtype and accumulator) over other axes.
 Var Reduce(const CAReduce& op, const Var& x, std::optional<std::vector<int>> axis) {
-  return ApplyOp(OpPtr(std::make_shared<CAReduce>(op.reduce(), std::move(axis), op.dtype(),
-                                                  op.acc_dtype())),
-                 {x});
+  return ApplyOp(
+      OpPtr(std::make_shared<CAReduce>(op.reduce(), std::move(axis), op.dtype(), op.acc_dtype())),
+      {x});
 }
 
 bool ScalarLike(const Variable& v) {

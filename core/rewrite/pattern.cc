@@ -32,46 +32,16 @@ std::optional<ScalarOpKind> ElemwiseKind(const Variable& v) {
 
 namespace m {
 
-Pattern Any(VariablePtr* bind) {
-  return Pattern([bind](const VariablePtr& v) {
-    if (bind != nullptr) *bind = v;
-    return true;
-  });
+bool Const::Match(const VariablePtr& v) const {
+  const std::optional<double> c = ScalarConstantValue(*v);
+  return c && *c == value_;
 }
 
-Pattern Const(double value) {
-  return Pattern([value](const VariablePtr& v) {
-    const std::optional<double> c = ScalarConstantValue(*v);
-    return c && *c == value;
-  });
-}
-
-Pattern AnyConst(double* value) {
-  return Pattern([value](const VariablePtr& v) {
-    const std::optional<double> c = ScalarConstantValue(*v);
-    if (!c) return false;
-    if (value != nullptr) *value = *c;
-    return true;
-  });
-}
-
-Pattern Op(ScalarOpKind kind, std::vector<Pattern> args, Apply** node) {
-  return Pattern([kind, args = std::move(args), node](const VariablePtr& v) {
-    if (ElemwiseKind(*v) != kind) return false;
-    Apply* owner = v->owner();
-    if (owner->num_inputs() != static_cast<int>(args.size())) return false;
-    auto in_order = [&](bool swapped) {
-      for (size_t i = 0; i < args.size(); ++i) {
-        const size_t j = swapped ? args.size() - 1 - i : i;
-        if (!args[i].Match(owner->inputs()[j])) return false;
-      }
-      return true;
-    };
-    const bool commutative = ScalarOpAlgebra(kind).commutative && args.size() == 2;
-    if (!in_order(false) && !(commutative && in_order(true))) return false;
-    if (node != nullptr) *node = owner;
-    return true;
-  });
+bool AnyConst::Match(const VariablePtr& v) const {
+  const std::optional<double> c = ScalarConstantValue(*v);
+  if (!c) return false;
+  if (value_ != nullptr) *value_ = *c;
+  return true;
 }
 
 }  // namespace m

@@ -1,14 +1,17 @@
 #include "core/rewrite/rewriter.h"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <deque>
 
+#include "absl/algorithm/container.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "core/graph/status_macros.h"
+#include "core/ops/elemwise.h"
 
 namespace kiln {
 namespace {
@@ -69,16 +72,52 @@ absl::Status RewriteContext::Apply(FunctionGraph& fg, const std::string& rule, k
   return absl::OkStatus();
 }
 
+namespace {
+
+// The enabled rules of an equilibrium by what they track, each list in registration order: by
+// op kind, by the scalar op of an Elemwise, and those tracking nothing (offered every node).
+class RuleIndex {
+ public:
+  RuleIndex(const std::vector<RewriteRule>& rules, const RewriteContext& ctx)
+      : by_scalar_op_(NumScalarOps()) {
+    for (const RewriteRule& r : rules) {
+      if (!ctx.Enabled(r.name, r.tags)) continue;
+      if (r.tracks.empty()) any_.push_back(&r);
+      for (OpKind k : r.tracks) {
+        if (k != OpKind::kElemwise) {
+          by_kind_[static_cast<int>(k)].push_back(&r);
+          continue;
+        }
+        for (int s = 0; s < NumScalarOps(); ++s) {
+          if (r.scalar_ops.empty() || absl::c_linear_search(r.scalar_ops, ScalarOpKind(s))) {
+            by_scalar_op_[s].push_back(&r);
+          }
+        }
+      }
+    }
+  }
+
+  // The lists to offer `node`, most specific first.
+  std::array<const std::vector<const RewriteRule*>*, 2> For(const Apply& node) const {
+    if (node.op().kind() == OpKind::kElemwise) {
+      const auto& op = static_cast<const Elemwise&>(node.op());
+      return {&by_scalar_op_[static_cast<int>(op.scalar_op().kind)], &any_};
+    }
+    auto it = by_kind_.find(static_cast<int>(node.op().kind()));
+    return {it == by_kind_.end() ? &none_ : &it->second, &any_};
+  }
+
+ private:
+  absl::flat_hash_map<int, std::vector<const RewriteRule*>> by_kind_;
+  std::vector<std::vector<const RewriteRule*>> by_scalar_op_;
+  std::vector<const RewriteRule*> any_, none_;
+};
+
+}  // namespace
+
 absl::Status RunEquilibrium(FunctionGraph& fg, const std::vector<RewriteRule>& rules,
                             RewriteContext& ctx) {
-  // Rules by the op kind they track; rules tracking nothing see every node.
-  absl::flat_hash_map<int, std::vector<const RewriteRule*>> by_kind;
-  std::vector<const RewriteRule*> any;
-  for (const RewriteRule& r : rules) {
-    if (!ctx.Enabled(r.name, r.tags)) continue;
-    if (r.tracks.empty()) any.push_back(&r);
-    for (OpKind k : r.tracks) by_kind[static_cast<int>(k)].push_back(&r);
-  }
+  const RuleIndex index(rules, ctx);
   absl::flat_hash_map<const RewriteRule*, int> uses;
   // A worklist in topological order: every node once, then whatever a firing may have made
   // rewritable (the replacements' new nodes and the nodes that use the replacements).
@@ -100,12 +139,9 @@ absl::Status RunEquilibrium(FunctionGraph& fg, const std::vector<RewriteRule>& r
     work.pop_front();
     queued.erase(node);
     if (!fg.Contains(node)) continue;
-    auto it = by_kind.find(static_cast<int>(node->op().kind()));
     const RewriteRule* fired = nullptr;
     std::optional<std::vector<VariablePtr>> out;
-    for (const std::vector<const RewriteRule*>* list :
-         {it == by_kind.end() ? nullptr : &it->second, &any}) {
-      if (list == nullptr || fired != nullptr) continue;
+    for (const std::vector<const RewriteRule*>* list : index.For(*node)) {
       for (const RewriteRule* r : *list) {
         if (uses[r] >= ctx.options().max_uses_per_rule) continue;
         const double start = Now();
@@ -118,6 +154,7 @@ absl::Status RunEquilibrium(FunctionGraph& fg, const std::vector<RewriteRule>& r
         fired = r;
         break;
       }
+      if (fired != nullptr) break;
     }
     if (fired == nullptr) continue;
     // The nodes the rule made: above its replacements, down to nodes the graph already holds

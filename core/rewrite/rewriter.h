@@ -14,16 +14,20 @@
 #include "absl/status/statusor.h"
 #include "core/graph/fgraph.h"
 #include "core/graph/op.h"
+#include "core/ops/scalar_op.h"
 
 namespace kiln {
 
 // A node rewriter: replacements for the node's outputs (one per output), or nullopt when the
-// rule does not apply. `tracks` lists the op kinds it looks at (empty: every node).
+// rule does not apply. `tracks` lists the op kinds it looks at (empty: every node) and, for
+// Elemwise, `scalar_ops` the scalar ops (empty: every one); the engine offers a node only the
+// rules that track it.
 struct RewriteRule {
   std::string name;
   std::vector<std::string> tags;
   std::vector<OpKind> tracks;
   std::function<std::optional<std::vector<VariablePtr>>(const FunctionGraph&, Apply&)> apply;
+  std::vector<ScalarOpKind> scalar_ops;
 };
 
 class RewriteContext;

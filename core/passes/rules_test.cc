@@ -1,0 +1,351 @@
+// Every registered rewrite rule on its own: run alone (mode NONE with the rule included by name)
+// on a graph it matches, it fires and the graph keeps its values; switched off by name in
+// FAST_RUN it never fires; and the engine offers an Elemwise node only the rules tracking its
+// scalar op.
+#include <functional>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/kiln.h"
+#include "core/passes/passes.h"
+#include "gtest/gtest.h"
+#include "tests/testing/rewrite_check.h"
+
+namespace kiln {
+namespace {
+
+struct Example {
+  std::vector<Var> inputs, outputs;
+};
+
+// A graph each rule matches as the constructors build it (inputs named p... are positive).
+const std::map<std::string, std::function<Example()>>& Examples() {
+  static const auto* examples = new std::map<std::string, std::function<Example()>>{
+      {"constant_folding",
+       [] {
+         Var x = dmatrix("px");
+         return Example{{x}, {x + constant(2.0) * constant(3.0)}};
+       }},
+      {"local_1msigmoid",
+       [] {
+         Var x = dmatrix("px");
+         return Example{{x}, {1.0 - sigmoid(x)}};
+       }},
+      {"local_abs_lift",
+       [] {
+         Var x = dmatrix("px"), y = dmatrix("py");
+         return Example{{x, y}, {abs(x * y)}};
+       }},
+      {"local_abs_merge",
+       [] {
+         Var x = dmatrix("px"), y = dmatrix("py");
+         return Example{{x, y}, {abs(x) * abs(y)}};
+       }},
+      {"local_add_canonizer",
+       [] {
+         Var x = dmatrix("px"), y = dmatrix("py");
+         return Example{{x, y}, {x + y - y}};
+       }},
+      {"local_add_to_gemm",
+       [] {
+         Var x = dmatrix("px"), y = dmatrix("py"), z = dmatrix("pz");
+         return Example{{x, y, z}, {z + dot22(x, y)}};
+       }},
+      {"local_cast_cast",
+       [] {
+         Var fx = fmatrix("pfx");
+         return Example{{fx}, {cast(cast(fx, DType::kFloat64), DType::kFloat32)}};
+       }},
+      {"local_dimshuffle_lift",
+       [] {
+         Var x = dmatrix("px");
+         return Example{{x}, {transpose(exp(x))}};
+       }},
+      {"local_dimshuffle_merge",
+       [] {
+         Var x = dmatrix("px");
+         return Example{{x}, {dimshuffle(dimshuffle(x, {1, 0}), {1, 0})}};
+       }},
+      {"local_dot_to_dot22",
+       [] {
+         Var x = dmatrix("px"), y = dmatrix("py");
+         return Example{{x, y}, {dot(x, y)}};
+       }},
+      {"local_erf_complements",
+       [] {
+         Var x = dmatrix("px");
+         return Example{{x}, {1.0 - erf(x)}};
+       }},
+      {"local_exp_log",
+       [] {
+         Var x = dmatrix("px");
+         return Example{{x}, {log(exp(x))}};
+       }},
+      {"local_exp_over_1_plus_exp",
+       [] {
+         Var s = dscalar("ps");
+         return Example{{s}, {exp(s) / (1.0 + exp(s))}};
+       }},
+      {"local_exp_over_sum_of_exps",
+       [] {
+         Var x = dmatrix("px"), y = dmatrix("py");
+         return Example{{x, y}, {exp(x) / (exp(x) + exp(y))}};
+       }},
+      {"local_expm1",
+       [] {
+         Var x = dmatrix("px");
+         return Example{{x}, {exp(x) - 1.0}};
+       }},
+      {"local_fill_sink",
+       [] {
+         Var x = dmatrix("px"), y = dmatrix("py");
+         return Example{{x, y}, {ones_like(x) * y}};
+       }},
+      {"local_grad_log_erfc_neg",
+       [] {
+         Var x = dmatrix("px");
+         return Example{{x}, {exp(-sqr(x)) / erfc(x)}};
+       }},
+      {"local_greedy_distributor",
+       [] {
+         Var x = dmatrix("px"), y = dmatrix("py"), z = dmatrix("pz");
+         return Example{{x, y, z}, {(y / x - z) * x}};
+       }},
+      {"local_log1mexp",
+       [] {
+         Var x = dmatrix("px");
+         return Example{{x}, {log(-expm1(-x))}};
+       }},
+      {"local_log1p",
+       [] {
+         Var x = dmatrix("px");
+         return Example{{x}, {log(1.0 + x)}};
+       }},
+      {"local_log1p_neg",
+       [] {
+         Var x = dmatrix("px");
+         return Example{{x}, {log1p(-sigmoid(x))}};
+       }},
+      {"local_log_add_exp",
+       [] {
+         Var x = dmatrix("px"), y = dmatrix("py");
+         return Example{{x, y}, {log(exp(x) + exp(y))}};
+       }},
+      {"local_log_erfc",
+       [] {
+         Var x = dmatrix("px");
+         return Example{{x}, {log(erfc(x))}};
+       }},
+      {"local_log_sum_exp",
+       [] {
+         Var x = dmatrix("px");
+         return Example{{x}, {log(sum(exp(x), 1))}};
+       }},
+      {"local_logsoftmax",
+       [] {
+         Var x = dmatrix("px");
+         return Example{{x}, {log(softmax(x))}};
+       }},
+      {"local_max_and_argmax",
+       [] {
+         Var x = dmatrix("px");
+         return Example{{x}, {max(x, 1), cast(argmax(x, 1), DType::kFloat64)}};
+       }},
+      {"local_mul_canonizer",
+       [] {
+         Var x = dmatrix("px"), y = dmatrix("py");
+         return Example{{x, y}, {x * y / y}};
+       }},
+      {"local_mul_specialize",
+       [] {
+         Var s = dscalar("ps");
+         return Example{{s}, {-1.0 * s}};
+       }},
+      {"local_mul_zero",
+       [] {
+         Var x = dmatrix("px");
+         return Example{{x}, {x * 0.0}};
+       }},
+      {"local_neg_neg",
+       [] {
+         Var x = dmatrix("px");
+         return Example{{x}, {-(-x)}};
+       }},
+      {"local_neutral_operand",
+       [] {
+         Var x = dmatrix("px");
+         return Example{{x}, {x * 1.0}};
+       }},
+      {"local_one_minus_exp",
+       [] {
+         Var x = dmatrix("px");
+         return Example{{x}, {1.0 - exp(x)}};
+       }},
+      {"local_pow_specialize",
+       [] {
+         Var x = dmatrix("px");
+         return Example{{x}, {pow(x, 2)}};
+       }},
+      {"local_reciprocal_1_plus_exp",
+       [] {
+         Var s = dscalar("ps");
+         return Example{{s}, {reciprocal(1.0 + exp(s))}};
+       }},
+      {"local_reshape_chain",
+       [] {
+         Var x = tensor(DType::kFloat64, {2, 3}, "px");
+         return Example{{x},
+                        {reshape(reshape(x, std::vector<int64_t>{6}), std::vector<int64_t>{3, 2})}};
+       }},
+      {"local_shape_to_constant",
+       [] {
+         Var t = tensor(DType::kFloat64, {2, kUnknownDim}, "pt");
+         return Example{{t}, {cast(shape_i(t, 0), DType::kFloat64) * t}};
+       }},
+      {"local_sigm_times_exp",
+       [] {
+         Var x = dmatrix("px");
+         return Example{{x}, {exp(x) * sigmoid(-x)}};
+       }},
+      {"local_sigmoid_complement_factor",
+       [] {
+         Var x = dmatrix("px"), y = dmatrix("py");
+         return Example{{x, y}, {y - y * sigmoid(x)}};
+       }},
+      {"local_sqrt_sqr",
+       [] {
+         Var x = dmatrix("px");
+         return Example{{x}, {sqrt(sqr(x))}};
+       }},
+      {"local_sub_neg_to_add",
+       [] {
+         Var x = dmatrix("px"), y = dmatrix("py");
+         return Example{{x, y}, {x - (-y)}};
+       }},
+      {"local_sum_prod_div_dimshuffle",
+       [] {
+         Var x = dmatrix("px");
+         Var v = dvector("pv");
+         return Example{{x, v}, {sum(x / dimshuffle(v, {0, kX}), 1)}};
+       }},
+      {"local_sum_prod_mul_by_scalar",
+       [] {
+         Var x = dmatrix("px");
+         Var s = dscalar("ps");
+         return Example{{x, s}, {sum(x * s)}};
+       }},
+      {"local_useless_alloc",
+       [] {
+         Var x = dmatrix("px");
+         return Example{{x}, {alloc(x, {shape_i(x, 0), shape_i(x, 1)})}};
+       }},
+      {"local_useless_dimshuffle",
+       [] {
+         Var x = dmatrix("px");
+         return Example{{x}, {dimshuffle(x, {0, 1})}};
+       }},
+      {"local_useless_elemwise",
+       [] {
+         Var x = dmatrix("px");
+         return Example{{x}, {identity(x)}};
+       }},
+      {"local_useless_reduce",
+       [] {
+         Var x = dmatrix("px");
+         return Example{{x}, {sum(x, std::vector<int>{})}};
+       }},
+      {"local_useless_reshape",
+       [] {
+         Var x = tensor(DType::kFloat64, {2, 3}, "px");
+         return Example{{x}, {reshape(x, std::vector<int64_t>{2, 3})}};
+       }},
+      {"local_useless_subtensor",
+       [] {
+         Var x = dmatrix("px");
+         return Example{{x}, {subtensor(x, {Slice{}, Slice{}})}};
+       }},
+      {"local_useless_switch",
+       [] {
+         Var x = dmatrix("px"), y = dmatrix("py");
+         return Example{{x, y}, {switch_(constant(true), x, y)}};
+       }},
+      {"log_diff_exp",
+       [] {
+         Var x = dmatrix("px"), y = dmatrix("py");
+         return Example{{x, y}, {log(exp(x) - exp(x - y))}};
+       }},
+      {"logsigm_to_softplus",
+       [] {
+         Var x = dmatrix("px");
+         return Example{{x}, {log(sigmoid(x))}};
+       }},
+  };
+  return *examples;
+}
+
+std::set<std::string> RegisteredRules() {
+  std::set<std::string> names;
+  for (const Phase& phase : DefaultRewriteDB().phases()) {
+    for (const RewriteRule& rule : phase.rules) names.insert(rule.name);
+  }
+  return names;
+}
+
+TEST(RulesTest, EveryRegisteredRuleHasAnExample) {
+  const std::set<std::string> registered = RegisteredRules();
+  EXPECT_GE(registered.size(), 50u);
+  for (const std::string& name : registered) EXPECT_EQ(Examples().count(name), 1u) << name;
+  for (const auto& [name, make] : Examples()) EXPECT_EQ(registered.count(name), 1u) << name;
+}
+
+TEST(RulesTest, EveryRuleAloneFiresAndKeepsTheValues) {
+  for (const auto& [name, make] : Examples()) {
+    SCOPED_TRACE(name);
+    const Example e = make();
+    RewriteOptions alone;
+    alone.mode = "NONE";
+    alone.include = {name};
+    testing::Optimized o = testing::Optimize(e.inputs, e.outputs, alone);
+    ASSERT_NE(o.fg, nullptr);
+    EXPECT_GT(o.report.rules[name].count, 0);
+    for (const auto& [rule, stats] : o.report.rules) {
+      if (rule != name) {
+        EXPECT_EQ(stats.tried, 0) << rule << " ran beside " << name;
+      }
+    }
+    testing::ExpectSameValues(name, e.inputs, e.outputs, *o.fg);
+  }
+}
+
+TEST(RulesTest, EveryRuleSwitchedOffByNameNeverFires) {
+  for (const auto& [name, make] : Examples()) {
+    const Example e = make();
+    RewriteOptions off;
+    off.exclude = {name};
+    testing::Optimized o = testing::Optimize(e.inputs, e.outputs, off);
+    ASSERT_NE(o.fg, nullptr) << name;
+    EXPECT_EQ(o.report.rules[name].tried, 0) << name;
+    testing::ExpectSameValues(name, e.inputs, e.outputs, *o.fg);
+  }
+}
+
+// exp(x) is offered the rules tracking exp or every node, none of the others.
+TEST(RulesTest, AnElemwiseNodeIsOfferedOnlyTheRulesTrackingItsScalarOp) {
+  Var x = dmatrix("px");
+  RewriteOptions options;
+  options.mode = "NONE";
+  options.include = {"canonicalize", "stabilize"};
+  testing::Optimized o = testing::Optimize({x}, {exp(x)}, options);
+  ASSERT_NE(o.fg, nullptr);
+  for (const std::string rule : {"local_log1p", "logsigm_to_softplus", "local_log_sum_exp",
+                                 "local_exp_over_1_plus_exp", "local_mul_canonizer"}) {
+    EXPECT_EQ(o.report.rules[rule].tried, 0) << rule;
+  }
+  EXPECT_EQ(o.report.rules["local_exp_log"].tried, 1);
+  EXPECT_GE(o.report.rules["constant_folding"].tried, 1);  // tracks every node
+}
+
+}  // namespace
+}  // namespace kiln
