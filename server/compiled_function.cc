@@ -13,6 +13,8 @@
 #include "absl/synchronization/mutex.h"
 #include "core/graph/canonical.h"
 #include "core/graph/status_macros.h"
+#include "kiln/v1/stored.pb.h"
+#include "proto/convert/function_convert.h"
 #include "proto/convert/tensor_convert.h"
 #include "server/graph_requests.h"
 #include "server/log.h"
@@ -28,26 +30,6 @@ absl::StatusOr<OnUnusedInput> ParseOnUnusedInput(const std::string& s) {
   return absl::InvalidArgumentError(
       absl::StrCat("on_unused_input '", s, "': expected raise, warn or ignore"));
 }
-
-// Length-prefixed fields: 8 little-endian bytes of length, then the bytes.
-void PutField(std::string& out, std::string_view field) {
-  uint64_t n = field.size();
-  for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>((n >> (8 * i)) & 0xff));
-  out.append(field);
-}
-
-bool GetField(std::string_view& in, std::string_view* field) {
-  if (in.size() < 8) return false;
-  uint64_t n = 0;
-  for (int i = 0; i < 8; ++i) n |= uint64_t{static_cast<unsigned char>(in[i])} << (8 * i);
-  in.remove_prefix(8);
-  if (n > in.size()) return false;
-  *field = in.substr(0, n);
-  in.remove_prefix(n);
-  return true;
-}
-
-constexpr std::string_view kMagic = "KILNFN01";
 
 }  // namespace
 
@@ -132,7 +114,7 @@ absl::StatusOr<CompileJob> PrepareCompile(const v1::CompileRequest& request,
 }
 
 int64_t CompiledFunction::bytes() const {
-  return static_cast<int64_t>(serialized.size() + canonical_form.size() + id.size()) + 4096;
+  return static_cast<int64_t>(stored.size() + canonical_form.size() + id.size()) + 4096;
 }
 
 namespace {
@@ -143,10 +125,14 @@ absl::StatusOr<std::shared_ptr<const CompiledFunction>> CompileOrThrow(const Com
   options.on_unused_input = job.on_unused_input;
   options.interrupt = job.interrupt;
   ASSIGN_OR_RETURN(Function f, Function::Make(job.graph.inputs, job.graph.outputs, options));
-  absl::StatusOr<std::string> bytes = f.Serialize();
-  if (!bytes.ok()) return bytes.status();
-  return std::make_shared<const CompiledFunction>(
-      CompiledFunction{job.id, job.canonical_form, job.signature, std::move(f), *std::move(bytes)});
+  v1::StoredFunction stored;
+  stored.set_format(kStoredFunctionFormat);
+  stored.set_id(job.id);
+  stored.set_canonical_form(job.canonical_form);
+  *stored.mutable_signature() = job.signature;
+  ASSIGN_OR_RETURN(*stored.mutable_optimized(), OptimizedGraphToProto(f));
+  return std::make_shared<const CompiledFunction>(CompiledFunction{
+      job.id, job.canonical_form, job.signature, std::move(f), stored.SerializeAsString()});
 }
 
 }  // namespace
@@ -161,41 +147,33 @@ absl::StatusOr<std::shared_ptr<const CompiledFunction>> Compile(const CompileJob
   }
 }
 
-std::string EncodeCompiled(const CompiledFunction& f) {
-  std::string out(kMagic);
-  PutField(out, f.id);
-  PutField(out, f.canonical_form);
-  PutField(out, f.signature.SerializeAsString());
-  PutField(out, f.serialized);
-  return out;
-}
-
 absl::StatusOr<std::shared_ptr<const CompiledFunction>> DecodeCompiled(std::string_view bytes) {
-  if (bytes.substr(0, kMagic.size()) != kMagic) {
-    return absl::DataLossError("not a compiled Kiln function (bad magic)");
+  v1::StoredFunction stored;
+  if (!stored.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+    return absl::DataLossError("not a stored Kiln function (kiln.v1.StoredFunction)");
   }
-  bytes.remove_prefix(kMagic.size());
-  std::string_view id, form, sig, fn;
-  if (!GetField(bytes, &id) || !GetField(bytes, &form) || !GetField(bytes, &sig) ||
-      !GetField(bytes, &fn) || !bytes.empty()) {
-    return absl::DataLossError("a compiled Kiln function is truncated");
+  if (stored.format() != kStoredFunctionFormat) {
+    return absl::DataLossError(absl::StrCat("a stored Kiln function of format ", stored.format(),
+                                            ", expected ", kStoredFunctionFormat));
   }
-  v1::FunctionSignature signature;
-  if (!signature.ParseFromArray(sig.data(), static_cast<int>(sig.size()))) {
-    return absl::DataLossError("a compiled Kiln function has a corrupt signature");
+  absl::StatusOr<Function> f = FunctionFromOptimizedGraph(stored.optimized());
+  if (!f.ok()) {
+    return absl::DataLossError(
+        absl::StrCat("a stored Kiln function does not load: ", f.status().message()));
   }
-  ASSIGN_OR_RETURN(Function f, Function::Load(fn));
+  const v1::FunctionSignature& signature = stored.signature();
   // Execute indexes the function's inputs and outputs by the signature: they must agree.
-  const int n_in = static_cast<int>(f.fgraph().inputs().size());
+  const int n_in = static_cast<int>(f->fgraph().inputs().size());
   bool agree = signature.inputs_size() == n_in &&
                signature.output_types_size() + signature.update_inputs_size() ==
-                   static_cast<int>(f.fgraph().outputs().size());
+                   static_cast<int>(f->fgraph().outputs().size());
   for (uint32_t u : signature.update_inputs()) {
     agree = agree && u < static_cast<uint32_t>(n_in) && !signature.inputs(u).shared().empty();
   }
   if (!agree) return absl::DataLossError("a compiled Kiln function's signature does not fit it");
-  return std::make_shared<const CompiledFunction>(CompiledFunction{
-      std::string(id), std::string(form), std::move(signature), std::move(f), std::string(fn)});
+  return std::make_shared<const CompiledFunction>(
+      CompiledFunction{stored.id(), stored.canonical_form(), signature, *std::move(f),
+                       std::string(bytes)});
 }
 
 namespace {

@@ -37,15 +37,15 @@ struct CompiledFunction {
   std::string id, canonical_form;
   v1::FunctionSignature signature;
   Function function;       // every graph input in order; outputs, then the updates' new values
-  std::string serialized;  // Function::Serialize, what the disk tier stores
+  std::string stored;      // its kiln.v1.StoredFunction: what the disk tier and Redis keep
   int64_t bytes() const;   // what the function holds in memory, for the cache's byte budget
 };
 
 // Optimizes and links the job.
 absl::StatusOr<std::shared_ptr<const CompiledFunction>> Compile(const CompileJob& job);
 
-// The function as bytes with its identity and signature, and back (no re-optimization).
-std::string EncodeCompiled(const CompiledFunction& f);
+// The function from its stored bytes (CompiledFunction::stored), without optimizing again;
+// DATA_LOSS when they are not a stored function of this server's format or do not load.
 absl::StatusOr<std::shared_ptr<const CompiledFunction>> DecodeCompiled(std::string_view bytes);
 
 // Runs f on the explicit arguments, binding shared inputs from `session` (may be null when f

@@ -82,7 +82,7 @@ FunctionCache::Result FunctionCache::CompileAndStore(const CompileJob& job) {
   if (!result.ok()) return result;
   if (disk_) StoreOnDisk(**result);
   if (shared_ != nullptr) {
-    if (absl::Status s = shared_->Store(job.id, EncodeCompiled(**result)); s.ok()) {
+    if (absl::Status s = shared_->Store(job.id, (*result)->stored); s.ok()) {
       shared_->Touch(job.id);
     } else {
       Log(LogLevel::kWarning, "the shared tier cannot store a function",
@@ -98,7 +98,7 @@ std::pair<FunctionCache::Result, CacheSource> FunctionCache::LoadOrCompile(const
   };
   if (auto f = LoadShared(job.id); matches(f)) return {f, CacheSource::kShared};
   if (auto f = LoadFromDisk(job.id); matches(f)) {
-    if (shared_ != nullptr) shared_->Store(job.id, EncodeCompiled(*f)).IgnoreError();
+    if (shared_ != nullptr) shared_->Store(job.id, f->stored).IgnoreError();
     return {f, CacheSource::kDisk};
   }
   if (shared_ == nullptr) return {CompileAndStore(job), CacheSource::kCompiled};
@@ -129,7 +129,7 @@ std::pair<FunctionCache::Result, CacheSource> FunctionCache::LoadOrCompile(const
 }
 
 void FunctionCache::StoreOnDisk(const CompiledFunction& f) {
-  absl::Status stored = disk_->Store(f.id, EncodeCompiled(f));
+  absl::Status stored = disk_->Store(f.id, f.stored);
   if (stored.ok()) return;
   {
     absl::MutexLock lock(&mutex_);

@@ -6,17 +6,18 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
-#include "core/runtime/serialize.h"
 
 namespace kiln::server {
 
 // kiln.v1's handshake version: GetVersion refuses clients of another.
 inline constexpr uint32_t kProtocolVersion = 1;
-// Changes whenever compiled functions may change (the compiler's release or the format of a
-// serialized function): a new compiler never reuses old entries.
+// The version of kiln.v1.StoredFunction this server writes and reads.
+inline constexpr uint32_t kStoredFunctionFormat = 1;
+// Changes whenever compiled functions may change (the compiler's release or the stored format):
+// a new compiler never reuses old entries.
 inline const std::string& CompilerVersion() {
   static const std::string version =
-      absl::StrCat("kiln-compiler-0.2.1/graph-format-", kGraphFormatVersion);
+      absl::StrCat("kiln-compiler-0.2.2/stored-format-", kStoredFunctionFormat);
   return version;
 }
 inline constexpr char kServerVersion[] = "kiln-server 0.2.0";

@@ -17,7 +17,6 @@
 #include "core/graph/traversal.h"
 #include "core/passes/passes.h"
 #include "core/runtime/linked.h"
-#include "core/runtime/serialize.h"
 #include "core/runtime/shared.h"
 
 namespace kiln {
@@ -352,23 +351,19 @@ absl::StatusOr<std::vector<Tensor>> Function::Run(
   return results;
 }
 
-absl::StatusOr<std::string> Function::Serialize() const {
-  if (!state_->shared.empty() || !state_->updated.empty()) {
-    return absl::FailedPreconditionError(
-        "a function with shared variables or updates cannot be serialized");
-  }
-  return SerializeGraph(*fgraph_);
+bool Function::HoldsSharedState() const {
+  return !state_->shared.empty() || !state_->updated.empty();
 }
 
-absl::StatusOr<Function> Function::Load(std::string_view bytes, const FunctionOptions& options) {
-  ASSIGN_OR_RETURN(LoadedGraph g, DeserializeGraph(bytes));
+absl::StatusOr<Function> Function::FromOptimized(const std::vector<Var>& inputs,
+                                                 const std::vector<Var>& outputs,
+                                                 const FunctionOptions& options) {
   FunctionOptions stored;
-  stored.mode = "NONE";  // already optimized
+  stored.mode = "NONE";
   stored.check = options.check == CheckMode::kDebug ? CheckMode::kNanGuard : options.check;
   stored.profile = options.profile;
-  stored.on_unused_input = OnUnusedInput::kIgnore;  // the optimizer may have dropped a use
-  return Make(std::vector<Var>(g.inputs.begin(), g.inputs.end()),
-              std::vector<Var>(g.outputs.begin(), g.outputs.end()), stored);
+  stored.on_unused_input = OnUnusedInput::kIgnore;
+  return Make(inputs, outputs, stored);
 }
 
 FunctionStats Function::stats() const {

@@ -88,12 +88,15 @@ class Function {
                                            const std::function<absl::Status()>& interrupt) const;
 
   const FunctionGraph& fgraph() const { return *fgraph_; }
-  // The optimized graph as bytes (see core/runtime/serialize.h): Load gives back an equal
-  // function without optimizing again. Functions with shared variables or updates cannot be
-  // stored.
-  absl::StatusOr<std::string> Serialize() const;
-  // A function from Serialize's bytes; `options` may set check and profile (the rest is stored).
-  static absl::StatusOr<Function> Load(std::string_view bytes, const FunctionOptions& options = {});
+  // True when the function holds shared variables or updates: state of its own, which a stored
+  // function cannot carry.
+  bool HoldsSharedState() const;
+  // A function of a graph optimized already (as the function cache stores it), linked as it is:
+  // `options` may set check and profile; the mode is NONE and unused inputs are allowed (the
+  // optimizer may have dropped a use).
+  static absl::StatusOr<Function> FromOptimized(const std::vector<Var>& inputs,
+                                                const std::vector<Var>& outputs,
+                                                const FunctionOptions& options = {});
   // Calls, times and peak memory so far.
   FunctionStats stats() const;
   // Aesara's "Function profiling" summary: calls, time in calls and in thunks, compile time

@@ -1,4 +1,4 @@
-// libFuzzer target: the bytes through Function::Load (a serialized optimized graph),
+// libFuzzer target: the bytes as a stored optimized graph through FunctionFromOptimizedGraph,
 // then a call on small arguments fitting its inputs.
 #include <cstddef>
 #include <cstdint>

@@ -15,6 +15,7 @@
 #include "core/runtime/allocator.h"
 #include "core/runtime/function.h"
 #include "google/protobuf/stubs/logging.h"
+#include "proto/convert/function_convert.h"
 #include "proto/convert/tensor_convert.h"
 #include "server/auth.h"
 #include "server/compiled_function.h"
@@ -207,7 +208,9 @@ void ExecuteRequestTarget(std::string_view bytes) {
 void FunctionLoadTarget(std::string_view bytes) {
   Init();
   try {
-    absl::StatusOr<Function> f = Function::Load(bytes);
+    v1::Graph graph;
+    if (!graph.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) return;
+    absl::StatusOr<Function> f = FunctionFromOptimizedGraph(graph);
     if (!Ok("Load", f)) return;
     std::vector<Tensor> args;
     for (const VariablePtr& in : f->fgraph().inputs()) {

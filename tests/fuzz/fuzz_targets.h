@@ -13,7 +13,8 @@ void CompileRequestTarget(std::string_view bytes);
 // bytes[0] picks one of a few functions compiled once; the rest is a kiln.v1.ExecuteRequest whose
 // tensors are converted as the service does and executed.
 void ExecuteRequestTarget(std::string_view bytes);
-// Function::Load, then a call on small arguments.
+// The bytes as a stored optimized kiln.v1.Graph (FunctionFromOptimizedGraph), then a call on
+// small arguments.
 void FunctionLoadTarget(std::string_view bytes);
 // DecodeCompiled (a disk cache entry) and Execute; also the bytes as a file of the disk tier.
 void DiskEntryTarget(std::string_view bytes);

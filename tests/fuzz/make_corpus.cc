@@ -1,8 +1,9 @@
 // Writes the seed corpus of every fuzz target from the graphs of seeds.h:
 //   make_corpus <dir>   (tests/fuzz/corpus; creates <dir>/<target>/seed_NN)
 // compile_request and grad_request get the requests' bytes; execute_request a function's index
-// byte and an ExecuteRequest with arguments that fit it; function_load Function::Serialize's
-// bytes; disk_entry EncodeCompiled's. The output is deterministic.
+// byte and an ExecuteRequest with arguments that fit it; function_load the function's optimized
+// kiln.v1.Graph as stored; disk_entry its whole kiln.v1.StoredFunction. The output is
+// deterministic.
 //   make_corpus --compiled <request> <name> <dir>
 // compiles the CompileRequest in the file <request> and writes its function as
 // <dir>/function_load/<name> and <dir>/disk_entry/<name> (regressions from a compile_request one).
@@ -13,6 +14,7 @@
 
 #include "absl/strings/str_format.h"
 #include "core/graph/check.h"
+#include "kiln/v1/stored.pb.h"
 #include "proto/convert/tensor_convert.h"
 #include "server/compiled_function.h"
 #include "tests/fuzz/seeds.h"
@@ -46,6 +48,13 @@ v1::ExecuteRequest ExecuteRequestFor(const server::CompiledFunction& f) {
   return request;
 }
 
+// The optimized graph f's stored form holds.
+std::string OptimizedGraphBytes(const server::CompiledFunction& f) {
+  v1::StoredFunction stored;
+  KILN_CHECK(stored.ParseFromString(f.stored));
+  return stored.optimized().SerializeAsString();
+}
+
 std::shared_ptr<const server::CompiledFunction> CompileOrDie(const v1::CompileRequest& r) {
   absl::StatusOr<server::CompileJob> job = server::PrepareCompile(r, GraphLimits{});
   KILN_CHECK(job.ok()) << job.status();
@@ -62,8 +71,8 @@ int WriteCompiled(const std::string& request_file, const std::string& name,
   std::shared_ptr<const server::CompiledFunction> f = CompileOrDie(r);
   std::filesystem::create_directories(dir / "function_load");
   std::filesystem::create_directories(dir / "disk_entry");
-  std::ofstream(dir / "function_load" / name, std::ios::binary) << f->serialized;
-  std::ofstream(dir / "disk_entry" / name, std::ios::binary) << server::EncodeCompiled(*f);
+  std::ofstream(dir / "function_load" / name, std::ios::binary) << OptimizedGraphBytes(*f);
+  std::ofstream(dir / "disk_entry" / name, std::ios::binary) << f->stored;
   return 0;
 }
 
@@ -74,8 +83,8 @@ int WriteCorpus(const std::filesystem::path& dir) {
     Write(dir, "compile_request", n, r.SerializeAsString());
     Write(dir, "execute_request", n,
           std::string(1, static_cast<char>(n)) + ExecuteRequestFor(*f).SerializeAsString());
-    Write(dir, "function_load", n, f->serialized);
-    Write(dir, "disk_entry", n, server::EncodeCompiled(*f));
+    Write(dir, "function_load", n, OptimizedGraphBytes(*f));
+    Write(dir, "disk_entry", n, f->stored);
     ++n;
   }
   n = 0;
