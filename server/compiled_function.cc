@@ -15,32 +15,19 @@
 #include "core/graph/status_macros.h"
 #include "kiln/v1/stored.pb.h"
 #include "proto/convert/function_convert.h"
+#include "proto/convert/options_convert.h"
 #include "proto/convert/tensor_convert.h"
 #include "server/graph_requests.h"
 #include "server/log.h"
 #include "server/version.h"
 
 namespace kiln::server {
-namespace {
-
-absl::StatusOr<OnUnusedInput> ParseOnUnusedInput(const std::string& s) {
-  if (s.empty() || s == "raise") return OnUnusedInput::kRaise;
-  if (s == "warn") return OnUnusedInput::kWarn;
-  if (s == "ignore") return OnUnusedInput::kIgnore;
-  return absl::InvalidArgumentError(
-      absl::StrCat("on_unused_input '", s, "': expected raise, warn or ignore"));
-}
-
-}  // namespace
 
 absl::StatusOr<CompileJob> PrepareCompile(const v1::CompileRequest& request,
                                           const GraphLimits& limits) {
   CompileJob job;
-  ASSIGN_OR_RETURN(std::string parsed_mode, ParseMode(request.mode()));
-  const std::string& mode = parsed_mode;
-  absl::StatusOr<OnUnusedInput> unused = ParseOnUnusedInput(request.on_unused_input());
-  if (!unused.ok()) return unused.status();
-  job.on_unused_input = *unused;
+  ASSIGN_OR_RETURN(job.mode, FromProto(request.mode()));
+  ASSIGN_OR_RETURN(job.on_unused_input, OnUnusedInputFromProto(request.on_unused_input()));
 
   const v1::Graph& g = request.graph();
   std::set<std::string> shared_names;
@@ -89,7 +76,7 @@ absl::StatusOr<CompileJob> PrepareCompile(const v1::CompileRequest& request,
     }
   }
   const std::string salt = absl::StrCat(
-      CompilerVersion(), "|mode=", mode, "|outputs=", g.outputs_size(),
+      CompilerVersion(), "|mode=", OptimizerModeName(job.mode), "|outputs=", g.outputs_size(),
       "|unused=", job.on_unused_input == OnUnusedInput::kRaise ? "raise" : "other",
       "|shared=", absl::StrJoin(shared_salt, ","), "|updates=", absl::StrJoin(update_salt, ","));
   absl::StatusOr<CanonicalGraph> canonical = Canonicalize(graph->inputs, graph->outputs, salt);
@@ -108,7 +95,7 @@ absl::StatusOr<CompileJob> PrepareCompile(const v1::CompileRequest& request,
     *sig.add_output_types() = ToProto(*graph->outputs[o]->tensor_type());
   }
   for (const v1::Update& update : request.updates()) sig.add_update_inputs(update.input());
-  sig.set_mode(mode);
+  sig.set_mode(ToProto(job.mode));
   job.graph = *std::move(graph);
   return job;
 }
@@ -121,7 +108,7 @@ namespace {
 
 absl::StatusOr<std::shared_ptr<const CompiledFunction>> CompileOrThrow(const CompileJob& job) {
   FunctionOptions options;
-  options.mode = job.signature.mode();
+  options.mode = job.mode;
   options.on_unused_input = job.on_unused_input;
   options.interrupt = job.interrupt;
   ASSIGN_OR_RETURN(Function f, Function::Make(job.graph.inputs, job.graph.outputs, options));

@@ -23,6 +23,7 @@ struct CompileJob {
   std::string canonical_form;  // compared on every cache hit: a collision is never served
   ProtoGraph graph;            // outputs: the graph's, then the updates' new values
   v1::FunctionSignature signature;
+  OptimizerMode mode = OptimizerMode::kFastRun;
   OnUnusedInput on_unused_input = OnUnusedInput::kRaise;
   // Polled while optimizing: the caller's deadline and cancellation, the request's budget.
   std::function<absl::Status()> interrupt;

@@ -7,6 +7,7 @@
 #include "core/passes/passes.h"
 #include "core/text/dot.h"
 #include "core/text/dprint.h"
+#include "proto/convert/options_convert.h"
 
 namespace kiln::server {
 namespace {
@@ -25,13 +26,6 @@ std::vector<Var> AsVars(const std::vector<VariablePtr>& vs) {
 
 }  // namespace
 
-absl::StatusOr<std::string> ParseMode(const std::string& mode) {
-  if (mode.empty()) return std::string("FAST_RUN");
-  if (mode == "FAST_RUN" || mode == "FAST_COMPILE" || mode == "NONE") return mode;
-  return absl::InvalidArgumentError(
-      absl::StrCat("mode '", mode, "': expected FAST_RUN, FAST_COMPILE or NONE"));
-}
-
 absl::StatusOr<v1::GradResponse> GradGraph(const v1::GradRequest& request,
                                            const GraphLimits& limits,
                                            const std::function<absl::Status()>& interrupt) {
@@ -49,17 +43,8 @@ absl::Status GradGraph(const v1::GradRequest& request, const GraphLimits& limits
   }
   if (request.wrt_size() == 0) return absl::InvalidArgumentError("wrt: no variables");
   GradOptions options;
-  const std::string& disconnected = request.disconnected_inputs();
-  if (disconnected.empty() || disconnected == "raise") {
-    options.disconnected_inputs = DisconnectedInputs::kRaise;
-  } else if (disconnected == "warn") {
-    options.disconnected_inputs = DisconnectedInputs::kWarn;
-  } else if (disconnected == "ignore") {
-    options.disconnected_inputs = DisconnectedInputs::kIgnore;
-  } else {
-    return absl::InvalidArgumentError(
-        absl::StrCat("disconnected_inputs '", disconnected, "': expected raise, warn or ignore"));
-  }
+  ASSIGN_OR_RETURN(options.disconnected_inputs,
+                   DisconnectedInputsFromProto(request.disconnected_inputs()));
   std::vector<std::string> warnings;
   options.warnings = &warnings;
   options.interrupt = interrupt;
@@ -110,10 +95,8 @@ absl::Status OptimizeGraph(const v1::OptimizeRequest& request, const GraphLimits
   for (const Var& v : graph->outputs) outs.push_back(v.ptr());
   auto fg = FunctionGraph::Make(std::move(ins), std::move(outs));
   if (!fg.ok()) return fg.status();
-  absl::StatusOr<std::string> mode = ParseMode(request.mode());
-  if (!mode.ok()) return mode.status();
   RewriteOptions options;
-  options.mode = *mode;
+  ASSIGN_OR_RETURN(options.mode, FromProto(request.mode()));
   options.trace = false;
   options.interrupt = interrupt;
   ASSIGN_OR_RETURN(RewriteReport report, optimize(**fg, options));

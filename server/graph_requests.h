@@ -14,10 +14,6 @@
 
 namespace kiln::server {
 
-// The optimizer mode a request names: FAST_RUN when empty, FAST_COMPILE or NONE;
-// INVALID_ARGUMENT otherwise.
-absl::StatusOr<std::string> ParseMode(const std::string& mode);
-
 // The gradients of the request's cost with respect to its wrt, as a graph over the request's
 // inputs (their names and shared bindings kept).
 // `interrupt` is polled while differentiating (GradOptions::interrupt).

@@ -10,7 +10,7 @@
 namespace kiln::server {
 
 // kiln.v1's handshake version: GetVersion refuses clients of another.
-inline constexpr uint32_t kProtocolVersion = 1;
+inline constexpr uint32_t kProtocolVersion = 2;
 // The version of kiln.v1.StoredFunction this server writes and reads.
 inline constexpr uint32_t kStoredFunctionFormat = 1;
 // Changes whenever compiled functions may change (the compiler's release or the stored format):

@@ -18,12 +18,13 @@
 #include "core/runtime/shared.h"
 #include "kiln/v1/service.grpc.pb.h"
 #include "proto/convert/graph_convert.h"
+#include "proto/convert/options_convert.h"
 #include "proto/convert/tensor_convert.h"
 
 namespace kiln::client {
 namespace {
 
-constexpr uint32_t kProtocol = 1;
+constexpr uint32_t kProtocol = 2;
 constexpr size_t kChunkBytes = size_t{1} << 20;
 
 absl::Status FromGrpc(const grpc::Status& s) {
@@ -256,8 +257,8 @@ absl::StatusOr<RemoteFunction> Client::Compile(const std::vector<Var>& inputs,
   }
   g.mutable_outputs()->DeleteSubrange(static_cast<int>(outs->size()),
                                       g.outputs_size() - static_cast<int>(outs->size()));
-  request->set_mode(options.mode);
-  request->set_on_unused_input(options.on_unused_input);
+  request->set_mode(ToProto(options.mode));
+  request->set_on_unused_input(ToProto(options.on_unused_input));
   // The session gets each shared variable's local value the first time.
   for (const Var& v : shared) {
     const SharedVariable* sv = AsShared(*v);
@@ -388,14 +389,14 @@ absl::StatusOr<std::vector<Var>> Client::Grad(const Var& cost, const std::vector
 }
 
 absl::StatusOr<std::vector<Var>> Client::Optimize(const std::vector<Var>& outputs,
-                                                  const std::string& mode) {
+                                                  OptimizerMode mode) {
   ASSIGN_OR_RETURN(std::vector<VariablePtr> outs, Unwrap(outputs));
   const std::vector<VariablePtr> leaves = Leaves(outs);
   absl::StatusOr<v1::Graph> graph = ToGraph(leaves, outs);
   if (!graph.ok()) return graph.status();
   v1::OptimizeRequest req;
   *req.mutable_graph() = *std::move(graph);
-  req.set_mode(mode);
+  req.set_mode(ToProto(mode));
   grpc::ClientContext ctx;
   stub_->Prepare(ctx);
   v1::OptimizeResponse resp;

@@ -12,16 +12,18 @@
 
 #include "absl/status/statusor.h"
 #include "core/graph/var.h"
+#include "core/rewrite/mode.h"
+#include "core/runtime/function.h"
 #include "core/runtime/tensor.h"
 #include "kiln/v1/service.pb.h"
 
 namespace kiln::client {
 
 struct CompileOptions {
-  std::string mode;  // FAST_RUN (default), FAST_COMPILE or NONE
+  OptimizerMode mode = OptimizerMode::kFastRun;
   // (shared variable, new value) pairs, applied on the server after every output is computed.
   std::vector<std::pair<Var, Var>> updates;
-  std::string on_unused_input;  // raise (default), warn or ignore
+  OnUnusedInput on_unused_input = OnUnusedInput::kRaise;
 };
 
 // A function compiled on the server. Keeps its request, so that Execute can compile it again
@@ -70,7 +72,7 @@ class Client {
   absl::StatusOr<std::vector<Var>> Grad(const Var& cost, const std::vector<Var>& wrt);
   // The outputs after the server's optimizer (their inputs are the caller's variables).
   absl::StatusOr<std::vector<Var>> Optimize(const std::vector<Var>& outputs,
-                                            const std::string& mode = "FAST_RUN");
+                                            OptimizerMode mode = OptimizerMode::kFastRun);
   // dprint text (format "dprint") or Graphviz DOT ("dot") of a graph or of a compiled function.
   absl::StatusOr<std::string> Print(const std::vector<Var>& outputs,
                                     const std::string& format = "dprint");

@@ -12,7 +12,7 @@ const fs = require('fs');
 const grpc = require('@grpc/grpc-js');
 const protoLoader = require('@grpc/proto-loader');
 
-const PROTOCOL = 1;
+const PROTOCOL = 2;
 const DEADLINE_MS = 30000;
 const PROTO_DIR = path.resolve(__dirname, '..', '..', 'proto');
 

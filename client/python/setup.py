@@ -20,7 +20,8 @@ class BuildWithStubs(build_py):
         subprocess.run(["protoc", "-I" + PROTO, "--python_out=" + self.build_lib,
                         "--grpc_python_out=" + self.build_lib,
                         "--plugin=protoc-gen-grpc_python=" + plugin,
-                        "kiln/v1/types.proto", "kiln/v1/graph.proto", "kiln/v1/service.proto"],
+                        "kiln/v1/types.proto", "kiln/v1/graph.proto", "kiln/v1/options.proto",
+                        "kiln/v1/service.proto"],
                        check=True)
 
 

@@ -79,7 +79,7 @@ TEST(LinalgTest, ShapeErrors) {
             "Gemm{no_inplace}: input 1 has type TensorType(float32, ()) but every input must have "
             "input 0's dtype, one of float32, float64, complex64, complex128");
   Var a = dmatrix("a"), b = dmatrix("b");
-  auto f = function({a, b}, {dot(a, b)}, {.mode = "NONE"});
+  auto f = function({a, b}, {dot(a, b)}, {.mode = OptimizerMode::kNone});
   ASSERT_TRUE(f.ok());
   EXPECT_EQ((*f)({Tensor::Zeros(DType::kFloat64, {2, 3}), Tensor::Zeros(DType::kFloat64, {4, 5})})
                 .status()

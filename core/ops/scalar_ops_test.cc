@@ -191,7 +191,7 @@ TEST(ScalarOpsTest, AlgebraColumnHolds) {
     auto f = [&](const Var& x, const Var& y) { return ApplyOp(Elemwise::Make(kind), {x, y}); };
     std::vector<Var> outputs = {f(a, b), f(b, a), f(f(a, b), c), f(a, f(b, c))};
     if (algebra.identity) outputs.push_back(f(a, scalar_constant(*algebra.identity, dtype)));
-    auto fn = function({a, b, c}, outputs, {.mode = "NONE"});
+    auto fn = function({a, b, c}, outputs, {.mode = OptimizerMode::kNone});
     ASSERT_TRUE(fn.ok()) << fn.status();
     const std::vector<double> av = {-3, 0, 5, 7, 2, -1}, bv = {4, -2, 5, 1, 0, 6},
                               cv = {1, 3, -5, 2, 9, -8};

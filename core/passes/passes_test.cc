@@ -250,7 +250,7 @@ TEST(PassesTest, InplaceNeverOverwritesWhatIsStillNeeded) {
   // e is read by two nodes (through the view and directly): neither may overwrite it.
   std::vector<Var> outs = {sin(t) + 1.0, e * y};
   RewriteOptions only_inplace;
-  only_inplace.mode = "NONE";
+  only_inplace.mode = OptimizerMode::kNone;
   only_inplace.include = {"inplace"};
   Optimized o = Optimize({x, y}, outs, only_inplace);
   for (Apply* node : o.fg->Toposort()) {
@@ -276,11 +276,11 @@ TEST(PassesTest, ModesIncludeExcludeAndProfile) {
   Var x = dmatrix("x"), y = dmatrix("y");
   const std::vector<Var> outs = {log(1.0 + exp(x * y / y)) + constant(2.0) * constant(3.0)};
   RewriteOptions none;
-  none.mode = "NONE";
+  none.mode = OptimizerMode::kNone;
   Optimized n = Optimize({x, y}, outs, none);
   EXPECT_TRUE(n.report.trace.empty());
   RewriteOptions fast_compile;
-  fast_compile.mode = "FAST_COMPILE";
+  fast_compile.mode = OptimizerMode::kFastCompile;
   Optimized fc = Optimize({x, y}, outs, fast_compile);
   for (const auto& f : fc.report.trace) {
     EXPECT_TRUE(f.rule == "merge" || f.rule == "constant_folding") << f.rule;

@@ -305,7 +305,7 @@ TEST(RulesTest, EveryRuleAloneFiresAndKeepsTheValues) {
     SCOPED_TRACE(name);
     const Example e = make();
     RewriteOptions alone;
-    alone.mode = "NONE";
+    alone.mode = OptimizerMode::kNone;
     alone.include = {name};
     testing::Optimized o = testing::Optimize(e.inputs, e.outputs, alone);
     ASSERT_NE(o.fg, nullptr);
@@ -335,7 +335,7 @@ TEST(RulesTest, EveryRuleSwitchedOffByNameNeverFires) {
 TEST(RulesTest, AnElemwiseNodeIsOfferedOnlyTheRulesTrackingItsScalarOp) {
   Var x = dmatrix("px");
   RewriteOptions options;
-  options.mode = "NONE";
+  options.mode = OptimizerMode::kNone;
   options.include = {"canonicalize", "stabilize"};
   testing::Optimized o = testing::Optimize({x}, {exp(x)}, options);
   ASSERT_NE(o.fg, nullptr);

@@ -51,8 +51,8 @@ bool RewriteContext::Enabled(const std::string& name, const std::vector<std::str
   };
   if (named(options_.exclude)) return false;
   if (named(options_.include)) return true;
-  if (options_.mode == "NONE") return false;
-  if (options_.mode == "FAST_COMPILE") return Tagged(tags, "fast_compile");
+  if (options_.mode == OptimizerMode::kNone) return false;
+  if (options_.mode == OptimizerMode::kFastCompile) return Tagged(tags, "fast_compile");
   return true;
 }
 
@@ -198,7 +198,7 @@ absl::StatusOr<RewriteReport> RunPhases(FunctionGraph& fg, const RewriteDB& db,
   for (const Phase& phase : db.phases()) {
     // A phase runs when enabled itself or, in FAST_COMPILE, for its fast_compile rules.
     const bool whole = ctx.Enabled(phase.name, phase.tags);
-    if (!whole && !phase.pass && options.mode != "FAST_COMPILE" && options.include.empty()) {
+    if (!whole && !phase.pass && options.mode != OptimizerMode::kFastCompile && options.include.empty()) {
       continue;
     }
     if (options.interrupt) {

@@ -15,6 +15,7 @@
 #include "core/graph/fgraph.h"
 #include "core/graph/op.h"
 #include "core/ops/scalar_op.h"
+#include "core/rewrite/mode.h"
 
 namespace kiln {
 
@@ -53,10 +54,9 @@ class RewriteDB {
   std::vector<Phase> phases_;
 };
 
-// Which rewrites run: the mode (FAST_RUN: every phase; FAST_COMPILE: phases and rules tagged
-// "fast_compile"; NONE: nothing), then rules or phases included or excluded by name or tag.
+// Which rewrites run: the mode, then rules or phases included or excluded by name or tag.
 struct RewriteOptions {
-  std::string mode = "FAST_RUN";
+  OptimizerMode mode = OptimizerMode::kFastRun;
   std::set<std::string> include, exclude;
   // Times one rule may fire in one equilibrium phase (a guard against rules that undo each other).
   int max_uses_per_rule = 100000;

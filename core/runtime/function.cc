@@ -201,7 +201,7 @@ absl::StatusOr<Function> Function::Make(const std::vector<Var>& inputs,
   f.fgraph_ = *std::move(fg);
   if (options.check == CheckMode::kDebug) {
     FunctionOptions plain;
-    plain.mode = "NONE";
+    plain.mode = OptimizerMode::kNone;
     plain.updates = options.updates;
     plain.givens = options.givens;
     plain.on_unused_input = options.on_unused_input;
@@ -359,7 +359,7 @@ absl::StatusOr<Function> Function::FromOptimized(const std::vector<Var>& inputs,
                                                  const std::vector<Var>& outputs,
                                                  const FunctionOptions& options) {
   FunctionOptions stored;
-  stored.mode = "NONE";
+  stored.mode = OptimizerMode::kNone;
   stored.check = options.check == CheckMode::kDebug ? CheckMode::kNanGuard : options.check;
   stored.profile = options.profile;
   stored.on_unused_input = OnUnusedInput::kIgnore;

@@ -14,6 +14,7 @@
 #include "absl/status/statusor.h"
 #include "core/graph/fgraph.h"
 #include "core/graph/var.h"
+#include "core/rewrite/mode.h"
 #include "core/runtime/tensor.h"
 
 namespace kiln {
@@ -33,8 +34,7 @@ enum class OnUnusedInput { kRaise, kWarn, kIgnore };
 
 // How function() compiles and runs.
 struct FunctionOptions {
-  // The optimizer's mode: FAST_RUN, FAST_COMPILE or NONE.
-  std::string mode = "FAST_RUN";
+  OptimizerMode mode = OptimizerMode::kFastRun;
   // (shared variable, new value) pairs, applied together after every output is computed.
   std::vector<std::pair<Var, Var>> updates;
   // (variable, replacement) pairs substituted into the outputs and updates before compiling.

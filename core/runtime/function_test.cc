@@ -114,7 +114,7 @@ TEST(FunctionTest, FusedChainsMatchTheUnoptimizedGraph) {
     Var y = exp(-pow(x, 2)) * sin(x) + log1p(abs(x)) * 0.5 - tanh(x) + sqr(x * s) / (s + 2.0) +
             maximum(x, s) - sigmoid(x) * softplus(x);
     auto fast = function({x, s}, {y});
-    auto slow = function({x, s}, {y}, {.mode = "NONE"});
+    auto slow = function({x, s}, {y}, {.mode = OptimizerMode::kNone});
     ASSERT_TRUE(fast.ok() && slow.ok());
     EXPECT_EQ(fast->fgraph().num_nodes(), 1) << "one fused node";
     const int64_t n = 100003;
@@ -191,7 +191,7 @@ TEST(FunctionTest, UpdatesAreNeverSeenHalfDone) {
   Var a = shared(*Tensor::Of<double>(DType::kFloat64, {}, {0}), "a");
   Var b = shared(*Tensor::Of<double>(DType::kFloat64, {}, {0}), "b");
   auto bump = function({}, {}, {.updates = {{a, a + 1.0}, {b, b + 1.0}}});
-  auto diff = function({}, {a - b}, {.mode = "NONE"});
+  auto diff = function({}, {a - b}, {.mode = OptimizerMode::kNone});
   ASSERT_TRUE(bump.ok() && diff.ok());
   std::thread writer([&] {
     for (int i = 0; i < 2000; ++i) ASSERT_TRUE((*bump)({}).ok());
@@ -204,7 +204,7 @@ TEST(FunctionTest, UpdatesAreNeverSeenHalfDone) {
 TEST(FunctionTest, NanGuardNamesTheFirstBadNode) {
   Var x = dvector("x");
   auto f =
-      function({x}, {exp(log(x) * 2.0) + 1.0}, {.mode = "NONE", .check = CheckMode::kNanGuard});
+      function({x}, {exp(log(x) * 2.0) + 1.0}, {.mode = OptimizerMode::kNone, .check = CheckMode::kNanGuard});
   ASSERT_TRUE(f.ok());
   EXPECT_TRUE((*f)({Doubles({1, 2})}).ok());
   EXPECT_EQ((*f)({Doubles({1, -2})}).status().message(),
@@ -303,7 +303,7 @@ TEST(FunctionTest, InPlaceNeverWritesIntoArguments) {
   Var y = dmatrix("y");
   Var chain = tanh(exp(x) * y + 1.0) * y - x;
   auto fast = function({x, y}, {chain});
-  auto slow = function({x, y}, {chain}, {.mode = "NONE"});
+  auto slow = function({x, y}, {chain}, {.mode = OptimizerMode::kNone});
   const Tensor yv = *Tensor::Of<double>(DType::kFloat64, {2, 2}, {0.5, -1, 2, 0.25});
   EXPECT_EQ((*(*fast)({arg, yv}))[0].ToString(), (*(*slow)({arg, yv}))[0].ToString());
 }

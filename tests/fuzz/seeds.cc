@@ -16,10 +16,10 @@ v1::Graph ToGraph(const std::vector<Var>& inputs, const std::vector<Var>& output
 }
 
 v1::CompileRequest Request(const std::vector<Var>& inputs, const std::vector<Var>& outputs,
-                           std::string mode = "") {
+                           v1::Mode mode = v1::MODE_UNSPECIFIED) {
   v1::CompileRequest r;
   *r.mutable_graph() = ToGraph(inputs, outputs);
-  r.set_mode(std::move(mode));
+  r.set_mode(mode);
   return r;
 }
 
@@ -39,9 +39,9 @@ std::vector<v1::CompileRequest> SeedCompileRequests() {
   Var v = dvector("v"), idx = lvector("idx");
   seeds.push_back(Request({v, idx}, {take(v, idx), set_subtensor(take(v, idx), constant(1.0))}));
   Var i = ivector("i"), j = ivector("j");
-  seeds.push_back(Request({i, j}, {i / j, i % j, i & j, cumsum(i), sort(j)}, "FAST_COMPILE"));
+  seeds.push_back(Request({i, j}, {i / j, i % j, i & j, cumsum(i), sort(j)}, v1::MODE_FAST_COMPILE));
   Var c = bvector("c"), f = fvector("f");
-  seeds.push_back(Request({c, f}, {switch_(c > 0, exp(f), log(f)), argmax(f)}, "NONE"));
+  seeds.push_back(Request({c, f}, {switch_(c > 0, exp(f), log(f)), argmax(f)}, v1::MODE_NONE));
   Var m = dtensor3("m"), dims = tensor(DType::kInt64, {2}, "dims");
   seeds.push_back(Request({m, dims}, {reshape(m, dims), sum(m, {0, 2}, true)}));
   // acc <- acc + u, acc bound to the session's shared variable "acc".
@@ -72,7 +72,7 @@ std::vector<v1::GradRequest> SeedGradRequests() {
   Var m = dtensor3("m");
   seeds.push_back(request({m}, max(reshape(m, {-1})) + logsumexp(m)));
   v1::GradRequest warn = request({x, a}, sum(x * x));
-  warn.set_disconnected_inputs("warn");
+  warn.set_disconnected_inputs(v1::UNUSED_INPUT_WARN);
   seeds.push_back(std::move(warn));
   return seeds;
 }

@@ -190,7 +190,7 @@ TEST(ServiceTest, IdIgnoresNamesAndNodeOrderButNotConstants) {
   EXPECT_NE(r3.function_id(), r4.function_id());
   EXPECT_NE(r3.function_id(), r0.function_id());
   v1::CompileRequest other_mode = base;
-  other_mode.set_mode("FAST_COMPILE");
+  other_mode.set_mode(v1::MODE_FAST_COMPILE);
   v1::CompileResponse r5;
   ASSERT_TRUE(RawCompile(*stub, other_mode, &r5).ok());
   EXPECT_NE(r5.function_id(), r0.function_id());
@@ -499,8 +499,11 @@ TEST(ServiceTest, MalformedRequestsAreNamedErrors) {
          r.mutable_graph()->mutable_nodes(0)->mutable_output_types(0)->set_dtype(v1::DTYPE_INT8);
        },
        grpc::StatusCode::INVALID_ARGUMENT, "node 0"},
-      {"bad mode", [](auto& r) { r.set_mode("FASTEST"); }, grpc::StatusCode::INVALID_ARGUMENT,
-       "mode 'FASTEST'"},
+      {"unknown mode", [](auto& r) { r.set_mode(static_cast<v1::Mode>(9)); },
+       grpc::StatusCode::INVALID_ARGUMENT, "mode 9: expected MODE_FAST_RUN"},
+      {"unknown on_unused_input",
+       [](auto& r) { r.set_on_unused_input(static_cast<v1::UnusedInput>(7)); },
+       grpc::StatusCode::INVALID_ARGUMENT, "on_unused_input 7"},
       {"update of a plain input", [](auto& r) { r.add_updates()->set_input(0); },
        grpc::StatusCode::INVALID_ARGUMENT, "not a shared input"},
       {"too many nodes",
@@ -595,7 +598,7 @@ TEST(ServiceTest, MalformedRequestsAreNamedErrors) {
   grpc::ClientContext ctx;
   v1::GetVersionResponse version;
   EXPECT_TRUE(stub->GetVersion(&ctx, {}, &version).ok());
-  EXPECT_EQ(version.protocol(), 1u);
+  EXPECT_EQ(version.protocol(), 2u);
 }
 
 }  // namespace

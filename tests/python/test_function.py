@@ -61,7 +61,7 @@ def test_modes(server):
     none = kiln.function([x], kt.exp(kt.log(x)), mode="NONE")
     assert fast.function_id != none.function_id
     np.testing.assert_allclose(fast([2.0]), none([2.0]))
-    with pytest.raises(kiln.KilnError, match="mode 'DebugModeX'"):
+    with pytest.raises(ValueError, match="mode 'DebugModeX'"):
         kiln.function([x], x, mode="DebugModeX")
 
 

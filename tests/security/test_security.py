@@ -141,7 +141,7 @@ def test_tls_handshake_and_a_call_and_a_plaintext_client_refused(pki):
     try:
         assert '"tls":"on"' in s.text()
         client = Client(s.address, tls_ca=pki["ca"])
-        assert version(client).protocol == 1
+        assert version(client).protocol == 2
         resp = client.call("Compile", a_graph())
         assert resp.source == "compiled"
         assert refused(s.address) == "UNAVAILABLE"  # plaintext against TLS
@@ -156,7 +156,7 @@ def test_mutual_tls_lets_in_only_certificates_of_the_client_ca(pki):
         assert '"tls":"mutual"' in s.text()
         good_cert, good_key = pki["client"]
         assert version(Client(s.address, tls_ca=pki["ca"], tls_cert=good_cert,
-                              tls_key=good_key)).protocol == 1
+                              tls_key=good_key)).protocol == 2
         bad_cert, bad_key = pki["intruder"]
         assert refused(s.address, pki["ca"], bad_cert, bad_key) == "UNAVAILABLE"
         assert refused(s.address, pki["ca"]) == "UNAVAILABLE"  # no client certificate
@@ -210,7 +210,7 @@ def test_tokens_missing_wrong_and_revoked_after_reload(pki):
             assert code == "UNAUTHENTICATED", message
             assert "alpha" not in message
         alpha = Client(s.address, token="alpha-token")
-        assert version(alpha).protocol == 1
+        assert version(alpha).protocol == 2
         # A stream without a token ends before any argument is read.
         import grpc
         stream = alpha._stub.ExecuteStream(iter([pb.ExecuteStreamRequest(
@@ -238,7 +238,7 @@ def test_tokens_missing_wrong_and_revoked_after_reload(pki):
             except KilnError as e:
                 assert e.code == "UNAUTHENTICATED"
                 break
-        assert version(Client(s.address, token="alpha-token")).protocol == 1
+        assert version(Client(s.address, token="alpha-token")).protocol == 2
         assert 'kiln_tenant_requests_total{tenant="alpha",code="OK"}' in urllib.request.urlopen(
             "http://127.0.0.1:%d/metrics" % s.metrics_port, timeout=5).read().decode()
     finally:

@@ -46,7 +46,7 @@ def _function(args):
         graph = _pb.graph_pb2.Graph()
         with open(args.graph, "rb") as f:
             graph.ParseFromString(f.read())
-        req = _pb.service_pb2.CompileRequest(graph=graph, mode=args.mode or "")
+        req = _pb.service_pb2.CompileRequest(graph=graph, mode=kiln.wire.mode_to_proto(args.mode))
         resp = kiln.client.get_client().call("Compile", req)
         return resp.function_id, resp.source, resp.signature
     inputs = _inputs(args.input)

@@ -10,7 +10,7 @@ import grpc
 from kiln import _pb
 from kiln.config import config
 
-PROTOCOL = 1
+PROTOCOL = 2
 
 
 class KilnError(Exception):

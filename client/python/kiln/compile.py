@@ -178,7 +178,9 @@ def function(inputs, outputs=None, mode=None, updates=None, givens=None,
                              "Use the Aesara flag exception_verbosity='high', for more "
                              "information on this error." % (k, v, outs[0] if outs else v))
     all_ins = graph_ins + shared_vars
-    req = _pb.service_pb2.CompileRequest(mode=mode or "", on_unused_input=on_unused_input or "")
+    req = _pb.service_pb2.CompileRequest(
+        mode=wire.mode_to_proto(mode),
+        on_unused_input=wire.unused_to_proto(on_unused_input, "on_unused_input"))
     names = {id(s): s.session_name() for s in shared_vars}
     req.graph.CopyFrom(wire.graph_to_proto(all_ins, outs + [u for _, u in updates], names))
     for k, (s, _) in enumerate(updates):

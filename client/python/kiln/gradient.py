@@ -36,8 +36,9 @@ def _grad_request(wrt, cost=None, consider_constant=(), known_grads=(),
     outs = ([cost] if cost is not None else []) + extra
     leaves = [v for v in graph_inputs(outs) if not isinstance(v, TensorConstant)]
     g = wire.graph_to_proto(leaves, outs)
-    req = _pb.service_pb2.GradRequest(disconnected_inputs=disconnected_inputs,
-                                      no_cost=cost is None)
+    req = _pb.service_pb2.GradRequest(
+        disconnected_inputs=wire.unused_to_proto(disconnected_inputs, "disconnected_inputs"),
+        no_cost=cost is None)
     refs = list(g.outputs)
     k = 1 if cost is not None else 0
     for r in refs[k:k + len(wrt_list)]:

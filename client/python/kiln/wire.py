@@ -12,6 +12,24 @@ _DTYPE_ENUM = {name: _pb.types_pb2.DType.Value("DTYPE_" + name.upper())
 _DTYPE_NAME = {v: k for k, v in _DTYPE_ENUM.items()}
 
 
+def mode_to_proto(mode):
+    """Aesara's mode name (None: FAST_RUN) as a kiln.v1.Mode."""
+    if mode is None:
+        return _pb.options_pb2.MODE_FAST_RUN
+    if mode not in ("FAST_RUN", "FAST_COMPILE", "NONE"):
+        raise ValueError("mode %r: expected FAST_RUN, FAST_COMPILE or NONE" % (mode,))
+    return _pb.options_pb2.Mode.Value("MODE_" + mode)
+
+
+def unused_to_proto(value, field):
+    """raise (also None), warn or ignore as a kiln.v1.UnusedInput; `field` names the argument."""
+    if value is None:
+        return _pb.options_pb2.UNUSED_INPUT_RAISE
+    if value not in ("raise", "warn", "ignore"):
+        raise ValueError("%s %r: expected raise, warn or ignore" % (field, value))
+    return _pb.options_pb2.UnusedInput.Value("UNUSED_INPUT_" + value.upper())
+
+
 def type_to_proto(t, msg=None):
     msg = msg if msg is not None else _pb.types_pb2.TensorType()
     msg.dtype = _DTYPE_ENUM[t.dtype]
