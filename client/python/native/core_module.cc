@@ -1,0 +1,181 @@
+// kiln._core: Kiln's graph model (core/) for Python, through pybind11. Types, variables, nodes
+// and ops are core's own objects, so Python sees core's type rules, printed names and wire
+// encoding; every op core registers is reachable by its Aesara class name (make_node), the day
+// it is added. Errors are kiln._core.GraphError (a TypeError and a ValueError, as Aesara raises
+// either while building) with core's message.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <string>
+#include <vector>
+
+#include "core/graph/basic.h"
+#include "core/graph/constructors.h"
+#include "core/graph/op.h"
+#include "core/graph/op_registry.h"
+#include "core/graph/type.h"
+#include "core/text/dprint.h"
+#include "kiln/v1/graph.pb.h"
+#include "proto/convert/graph_convert.h"
+
+namespace py = pybind11;
+
+namespace kiln {
+namespace {
+
+// kiln._core.GraphError, made when the module loads.
+PyObject* graph_error = nullptr;
+
+[[noreturn]] void ThrowGraphError(const std::string& message) {
+  PyErr_SetString(graph_error, message.c_str());
+  throw py::error_already_set();
+}
+
+template <typename T>
+T ValueOrThrow(absl::StatusOr<T> value) {
+  if (!value.ok()) ThrowGraphError(std::string(value.status().message()));
+  return *std::move(value);
+}
+
+DType DTypeOf(const std::string& name) {
+  std::optional<DType> dtype = ParseDType(name);
+  if (!dtype) ThrowGraphError("unknown dtype '" + name + "'");
+  return *dtype;
+}
+
+// A Python attribute value (int, float, str, bool or a sequence of ints) as core's.
+AttrValue AttrFromPython(const std::string& key, const py::handle& value) {
+  if (py::isinstance<py::bool_>(value) || py::isinstance<py::int_>(value)) {
+    return value.cast<int64_t>();
+  }
+  if (py::isinstance<py::float_>(value)) return value.cast<double>();
+  if (py::isinstance<py::str>(value)) return value.cast<std::string>();
+  if (py::isinstance<py::sequence>(value)) return value.cast<std::vector<int64_t>>();
+  ThrowGraphError("attribute '" + key + "': expected an int, float, str or list of ints");
+}
+
+py::object AttrToPython(const AttrValue& value) {
+  return std::visit([](const auto& v) -> py::object { return py::cast(v); }, value);
+}
+
+std::vector<Var> Vars(const std::vector<VariablePtr>& vs) {
+  return std::vector<Var>(vs.begin(), vs.end());
+}
+
+std::vector<VariablePtr> Ptrs(const std::vector<Var>& vs) {
+  std::vector<VariablePtr> out;
+  for (const Var& v : vs) out.push_back(v.ptr());
+  return out;
+}
+
+}  // namespace
+}  // namespace kiln
+
+PYBIND11_MODULE(_core, m) {
+  using namespace kiln;
+  m.doc() = "Kiln's graph model (core) for Python";
+  py::object bases = py::make_tuple(py::handle(PyExc_TypeError), py::handle(PyExc_ValueError));
+  graph_error = PyErr_NewException("kiln._core.GraphError", bases.ptr(), nullptr);
+  m.attr("GraphError") = py::handle(graph_error);
+
+  py::class_<Type, std::shared_ptr<Type>>(m, "Type")
+      .def("__str__", &Type::ToString)
+      .def("__eq__", [](const Type& a, const Type& b) { return a.Equals(b); })
+      .def("__hash__", &Type::Hash);
+
+  py::class_<TensorType, Type, std::shared_ptr<TensorType>>(m, "TensorType")
+      .def(py::init([](const std::string& dtype, const StaticShape& shape) {
+             return std::const_pointer_cast<TensorType>(TensorType::Make(DTypeOf(dtype), shape));
+           }),
+           py::arg("dtype"), py::arg("shape"))
+      .def_property_readonly("dtype", [](const TensorType& t) { return DTypeName(t.dtype()); })
+      .def_property_readonly("shape",
+                             [](const TensorType& t) { return py::tuple(py::cast(t.shape())); })
+      .def_property_readonly("ndim", &TensorType::ndim)
+      .def("__repr__", &TensorType::ToString);
+
+  py::class_<Op, std::shared_ptr<Op>>(m, "Op")
+      .def_property_readonly("type_name", [](const Op& op) { return std::string(op.type_name()); })
+      .def_property_readonly("attrs",
+                             [](const Op& op) {
+                               py::dict out;
+                               const OpAttrs attrs = op.Attrs();
+                               for (const auto& [k, v] : attrs.values()) {
+                                 out[py::str(k)] = AttrToPython(v);
+                               }
+                               return out;
+                             })
+      .def("__str__", &Op::Name)
+      .def("__eq__", [](const Op& a, const Op& b) { return a == b; })
+      .def("__hash__", &Op::Hash);
+
+  py::class_<Apply, ApplyPtr>(m, "Apply")
+      .def_property_readonly("op",
+                             [](const Apply& a) { return std::const_pointer_cast<Op>(a.op_ptr()); })
+      .def_property_readonly("inputs", &Apply::inputs)
+      .def_property_readonly("outputs", &Apply::outputs)
+      .def("__str__", &Apply::ToString);
+
+  py::class_<Variable, VariablePtr>(m, "Variable")
+      .def_property_readonly(
+          "type", [](const Variable& v) { return std::const_pointer_cast<Type>(v.type()); })
+      .def_property_readonly("owner",
+                             [](const Variable& v) -> ApplyPtr {
+                               return v.owner() ? v.owner()->shared_from_this() : nullptr;
+                             })
+      .def_property_readonly("index", &Variable::index)
+      .def_property("name", &Variable::name, &Variable::set_name)
+      .def_property_readonly("is_constant", &Variable::is_constant)
+      .def("__str__", &Variable::ToString);
+
+  m.def(
+      "tensor",
+      [](const std::string& dtype, const StaticShape& shape, const std::string& name) {
+        return tensor(DTypeOf(dtype), shape, name).ptr();
+      },
+      py::arg("dtype"), py::arg("shape"), py::arg("name") = "",
+      "A graph input of that dtype and static shape (None: an unknown dim).");
+  m.def(
+      "constant",
+      [](const std::string& dtype, const Shape& shape, const py::bytes& data,
+         const std::string& name) {
+        Tensor t = ValueOrThrow(Tensor::FromBytes(DTypeOf(dtype), shape, std::string(data)));
+        return constant(std::move(t), name).ptr();
+      },
+      py::arg("dtype"), py::arg("shape"), py::arg("data"), py::arg("name") = "",
+      "A constant from its C-order little-endian bytes.");
+  m.def(
+      "make_node",
+      [](const std::string& type_name, const py::dict& attrs,
+         const std::vector<VariablePtr>& inputs) {
+        OpAttrs op_attrs;
+        for (const auto& [k, v] : attrs) {
+          const std::string key = py::str(k);
+          op_attrs.Set(key, AttrFromPython(key, v));
+        }
+        OpPtr op = ValueOrThrow(MakeOp(type_name, op_attrs));
+        return ValueOrThrow(op->MakeNode(inputs));
+      },
+      py::arg("type_name"), py::arg("attrs"), py::arg("inputs"),
+      "The node of the op registered as type_name with these attributes, type-checked.");
+  m.def("registered_ops", &RegisteredOps, "The Aesara class names of every registered op.");
+  m.def(
+      "dprint", [](const std::vector<VariablePtr>& outputs) { return DebugPrint(Vars(outputs)); },
+      "Aesara's dprint text of the outputs' graph.");
+  m.def(
+      "graph_to_proto",
+      [](const std::vector<VariablePtr>& inputs, const std::vector<VariablePtr>& outputs) {
+        v1::Graph g = ValueOrThrow(GraphToProto(Vars(inputs), Vars(outputs)));
+        return py::bytes(g.SerializeAsString());
+      },
+      "The kiln.v1.Graph bytes computing outputs from inputs.");
+  m.def(
+      "graph_from_proto",
+      [](const py::bytes& bytes) {
+        v1::Graph g;
+        if (!g.ParseFromString(std::string(bytes))) ThrowGraphError("not a kiln.v1.Graph");
+        ProtoGraph pg = ValueOrThrow(GraphFromProto(g));
+        return py::make_tuple(Ptrs(pg.inputs), Ptrs(pg.outputs));
+      },
+      "(inputs, outputs) of kiln.v1.Graph bytes, every node made and type-checked by core.");
+}

@@ -1,0 +1,120 @@
+"""The Python client's graphs against core's own graph model (kiln._core, the pybind11 module):
+every conformance vector and every elementwise scalar op x dtype (x ndim and broadcasting) built
+in Python must give the types, printed names and wire graph core gives, and the cases Python
+refuses core must refuse with the same message. Generated, so a new scalar op or dtype is covered the day it
+exists."""
+import itertools
+
+import pytest
+
+import kiln.tensor as kt
+from kiln import _pb, wire
+from kiln.tensor.elemwise import COMPLEX_OK, SCALAR_OPS, Elemwise
+from test_conformance import _cases
+
+import kiln._core as core  # built beside the stubs (CMake target kiln_core_python)
+
+DTYPES = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+          "float16", "float32", "float64", "complex64", "complex128"]
+
+
+def _core_graph(inputs, outputs):
+    """Python's wire graph read by core: every node made and type-checked by core, each output
+    type Python wrote compared with the one core infers (a difference is a ValueError)."""
+    g = wire.graph_to_proto(inputs, outputs)
+    return core.graph_from_proto(g.SerializeToString())
+
+
+@pytest.mark.parametrize("case", list(_cases()), ids=lambda c: "%s[%s]" % (c[0], c[1]))
+def test_conformance_vectors_read_by_core(case):
+    python, types, _, _, _, _, _ = case
+    names = ["x", "y", "z"]
+    ins = [getattr(kt, t)(names[i]) for i, t in enumerate(types.split(","))]
+    y = eval(python, {"kt": kt}, dict(zip(names, ins)))
+    core_ins, core_outs = _core_graph(ins, [y])
+    out = core_outs[0]
+    assert str(out.type) == str(y.type)
+    assert str(out.owner.op) == str(y.owner.op)
+    # The same graph written back by core is the same wire graph, so the same function id.
+    assert core.graph_to_proto(core_ins, core_outs) == \
+        wire.graph_to_proto(ins, [y]).SerializeToString()
+
+
+def _python_node(name, dtypes, shapes):
+    ins = [kt.tensor(d, s, name="i%d" % k) for k, (d, s) in enumerate(zip(dtypes, shapes))]
+    try:
+        return ins, Elemwise(name, "float32" if name == "cast" else None).make_node(*ins)
+    except (TypeError, ValueError) as e:
+        return ins, e
+
+
+def _core_node(name, dtypes, shapes):
+    attrs = {"scalar_op": name}
+    if name == "cast":
+        attrs["cast_to"] = "float32"
+    ins = [core.tensor(d, list(s), "i%d" % k) for k, (d, s) in enumerate(zip(dtypes, shapes))]
+    try:
+        return core.make_node("Elemwise", attrs, ins)
+    except ValueError as e:
+        return e
+
+
+def _arity(name):
+    n = SCALAR_OPS[name][0]
+    return 2 if n < 0 else n
+
+
+@pytest.mark.parametrize("name", sorted(SCALAR_OPS))
+def test_every_scalar_op_and_dtype_agrees_with_core(name):
+    """Each dtype alone and each pair of dtypes (first and second input; others float64), on
+    vectors, and a broadcast of a matrix with a row: the same output type and printed name, or
+    the same error on both sides."""
+    n = _arity(name)
+    combos = [[d] * n for d in DTYPES]
+    if n >= 2:
+        combos += [[a, b] + ["float64"] * (n - 2) for a, b in itertools.product(DTYPES, DTYPES)
+                   if a != b]
+    disagreements = []
+    for dtypes in combos:
+        for shapes in ([(None,)] * n, [(None, None)] + [(1, None)] * (n - 1)):
+            _, py = _python_node(name, dtypes, shapes)
+            c = _core_node(name, dtypes, shapes)
+            py_ok, c_ok = not isinstance(py, Exception), not isinstance(c, Exception)
+            if py_ok != c_ok or (not py_ok and str(py) != str(c)):
+                disagreements.append("%s%s: python %s, core %s" % (name, dtypes, py, c))
+            elif py_ok and (str(py.outputs[0].type) != str(c.outputs[0].type) or
+                            str(py.op) != str(c.op)):
+                disagreements.append("%s%s: python %s %s, core %s %s" % (
+                    name, dtypes, py.op, py.outputs[0].type, c.op, c.outputs[0].type))
+    assert not disagreements, "\n".join(disagreements[:20])
+
+
+def test_complex_support_table_is_cores():
+    """Python's table of scalar ops defined on complex numbers is the one core applies (cast,
+    whose complex input is refused towards a real dtype only, is in the test above)."""
+    for name in sorted(set(SCALAR_OPS) - {"cast"}):
+        dtypes = ["complex128"] * _arity(name)
+        accepted = not isinstance(_core_node(name, dtypes, [(None,)] * len(dtypes)), Exception)
+        assert accepted == (name in COMPLEX_OK), name
+
+
+def test_core_module_exposes_the_graph_model():
+    x = core.tensor("float64", [None, None], "x")
+    v = core.tensor("float32", [None], "v")
+    node = core.make_node("Elemwise", {"scalar_op": "mul"}, [x, v])
+    out = node.outputs[0]
+    assert str(out.type) == "TensorType(float64, (?, ?))"
+    assert out.owner.op.type_name == "Elemwise" and out.owner.op.attrs == {"scalar_op": "mul"}
+    assert str(out.owner.op) == "Elemwise{mul,no_inplace}"
+    assert out.index == 0 and out.name == ""
+    out.name = "y"
+    assert core.dprint([out]).splitlines()[0] == "Elemwise{mul,no_inplace} [id A] 'y'"
+    assert "Repeat" in core.registered_ops()
+    with pytest.raises(core.GraphError, match="expects at least 2 inputs, got 1"):
+        core.make_node("Elemwise", {"scalar_op": "mul"}, [x])
+    with pytest.raises(ValueError, match="unknown dtype 'float128'"):
+        core.tensor("float128", [None])
+    with pytest.raises(ValueError, match="not a kiln.v1.Graph"):
+        core.graph_from_proto(b"\xff\xff")
+    g = _pb.graph_pb2.Graph.FromString(core.graph_to_proto([x, v], [out]))
+    assert [n.op.kind for n in g.nodes] == ["DimShuffle", "Elemwise"]
