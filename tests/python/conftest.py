@@ -13,9 +13,6 @@ import pytest
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "client", "python"))
-# The stubs and the native module kiln._core of the build tree, unless CTest names others.
-if os.path.isdir(os.path.join(ROOT, "build", "client", "python", "gen", "kiln")):
-    os.environ.setdefault("KILN_PB_DIR", os.path.join(ROOT, "build", "client", "python", "gen"))
 
 
 def _server_binary():

@@ -1,9 +1,11 @@
-"""The kiln.v1 protobuf and gRPC modules, generated from proto/ by protoc (never by hand).
+"""The kiln.v1 protobuf and gRPC modules, generated from proto/ by protoc (never by hand), and
+the native module kiln._core (core's graph model).
 
-An installed package has them inside (setup.py generates them); in the source tree the build
-generates them (CMake target kiln_python_stubs) and points KILN_PB_DIR at them; without either,
-they are generated once with Debian's protoc and grpc_python_plugin into ~/.cache/kiln, keyed by
-the .proto files' hash.
+An installed package has them inside (setup.py generates the stubs and builds kiln._core with
+CMake). In the source tree the build makes them in build/client/python/gen (CMake targets
+kiln_python_stubs and kiln_core_python), found there or through KILN_PB_DIR; without a build,
+the stubs are generated once with Debian's protoc and grpc_python_plugin into ~/.cache/kiln
+(keyed by the .proto files' hash), but kiln._core needs the build.
 """
 import hashlib
 import os
@@ -50,12 +52,17 @@ def _generate(root):
 
 def _load():
     if os.path.exists(os.path.join(_HERE, "v1", "service_pb2_grpc.py")):
-        return  # installed: the stubs were generated into the package
-    gen = os.environ.get("KILN_PB_DIR") or _generate(_proto_root())
+        return  # installed: the stubs and kiln._core are in the package
+    built = os.path.abspath(os.path.join(_HERE, "..", "..", "..", "build", "client", "python",
+                                         "gen"))
+    gen = os.environ.get("KILN_PB_DIR")
+    if gen is None:
+        stubs = os.path.isdir(os.path.join(built, "kiln", "v1"))
+        gen = built if stubs else _generate(_proto_root())
     package = sys.modules["kiln"]
-    path = os.path.join(gen, "kiln")
-    if path not in package.__path__:
-        package.__path__.append(path)  # kiln.v1 is the generated package
+    for path in (os.path.join(gen, "kiln"), os.path.join(built, "kiln")):
+        if path not in package.__path__:
+            package.__path__.append(path)  # kiln.v1 (the stubs) and kiln._core
 
 
 _load()

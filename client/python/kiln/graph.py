@@ -1,7 +1,16 @@
-"""Aesara's graph model: Type, Variable, Constant, Apply and Op, built locally with Aesara's
-typing so that `y.owner.op`, `y.type` and `dprint(y)` look as in Aesara before anything is
-sent to the server."""
+"""Aesara's graph model: Type, Variable, Constant, Apply and Op, built locally so that
+`y.owner.op`, `y.type` and `dprint(y)` look as in Aesara before anything is sent to the server.
+Every node is also made by core itself (kiln._core, the native module): its output types are
+core's, so Python and C++ share one set of type rules and one set of errors."""
 import numpy as np
+
+from kiln import _pb  # noqa: F401  (puts the generated stubs and kiln._core on kiln's path)
+
+try:
+    from kiln import _core
+except ImportError as e:
+    raise ImportError("kiln: the native module kiln._core is missing: build it "
+                      "(./deploy/build.sh kiln_core_python) or pip install client/python") from e
 
 DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
           "float16", "float32", "float64", "complex64", "complex128")
@@ -113,6 +122,33 @@ class Constant(Variable):
         if len(value) > 20:
             value = value[:10] + ".." + value[-10:]
         return "TensorConstant{%s}" % value
+
+
+def core_variable(v):
+    """v's twin in core: made once for an input or a constant; an output's comes with its node."""
+    twin = getattr(v, "_core", None)
+    if twin is None:
+        if v.owner is not None:
+            raise AssertionError("%s was computed outside core" % (v,))
+        if isinstance(v, Constant):
+            twin = _core.constant(v.type.dtype, list(v.data.shape), v.data.tobytes(order="C"),
+                                  v.name or "")
+        else:
+            twin = _core.tensor(v.type.dtype, list(v.type.shape), v.name or "")
+        v._core = twin
+    return twin
+
+
+def apply_typed_by_core(op, inputs):
+    """The node of op on inputs, made by core (op.kind and op.wire_attrs() name core's op) and
+    typed as core types it; core's error (a GraphError, both TypeError and ValueError) when
+    core refuses the inputs."""
+    twin = _core.make_node(op.kind, dict(op.wire_attrs()),
+                           [core_variable(i) for i in inputs])
+    node = Apply(op, inputs, [TensorType(o.type.dtype, o.type.shape) for o in twin.outputs])
+    for out, out_twin in zip(node.outputs, twin.outputs):
+        out._core = out_twin
+    return node
 
 
 class Apply:

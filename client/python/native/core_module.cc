@@ -14,6 +14,7 @@
 #include "core/graph/op.h"
 #include "core/graph/op_registry.h"
 #include "core/graph/type.h"
+#include "core/ops/scalar_op.h"
 #include "core/text/dprint.h"
 #include "kiln/v1/graph.pb.h"
 #include "proto/convert/graph_convert.h"
@@ -159,6 +160,18 @@ PYBIND11_MODULE(_core, m) {
       py::arg("type_name"), py::arg("attrs"), py::arg("inputs"),
       "The node of the op registered as type_name with these attributes, type-checked.");
   m.def("registered_ops", &RegisteredOps, "The Aesara class names of every registered op.");
+  m.def(
+      "scalar_ops",
+      [] {
+        py::dict ops;
+        for (int k = 0; k < NumScalarOps(); ++k) {
+          const auto kind = static_cast<ScalarOpKind>(k);
+          if (kind == ScalarOpKind::kComposite) continue;
+          ops[py::str(ScalarOpName(kind))] = ScalarOpArity(kind);
+        }
+        return ops;
+      },
+      "Elemwise's scalar ops: name -> arity (-1: two or more).");
   m.def(
       "dprint", [](const std::vector<VariablePtr>& outputs) { return DebugPrint(Vars(outputs)); },
       "Aesara's dprint text of the outputs' graph.");

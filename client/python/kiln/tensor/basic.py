@@ -4,8 +4,8 @@ import builtins
 
 import numpy as np
 
-from kiln.graph import Apply, Op, TensorType, check_dtype
-from kiln.tensor.elemwise import DimShuffle, Elemwise, shape_text
+from kiln.graph import Op, TensorType, apply_typed_by_core, check_dtype
+from kiln.tensor.elemwise import SCALAR_OPS, DimShuffle, Elemwise, shape_text
 from kiln.tensor.variable import TensorConstant, TensorVariable
 
 FLOATX = "float64"
@@ -110,14 +110,9 @@ def _binary(name):
     return fn
 
 
-UNARY = ["neg", "abs", "sgn", "ceil", "floor", "trunc", "round_half_to_even",
-         "round_half_away_from_zero", "reciprocal", "log", "log2", "log10", "log1p", "exp",
-         "exp2", "expm1", "sqr", "sqrt", "deg2rad", "rad2deg", "cos", "arccos", "sin", "arcsin",
-         "tan", "arctan", "cosh", "arccosh", "sinh", "arcsinh", "tanh", "arctanh", "erf", "erfc",
-         "erfcx", "erfinv", "erfcinv", "gamma", "gammaln", "psi", "sigmoid", "softplus",
-         "log1mexp", "j0", "j1", "invert", "isnan", "isinf", "real", "imag", "conj", "angle"]
-BINARY = ["lt", "gt", "le", "ge", "eq", "neq", "and_", "or_", "xor", "maximum", "minimum",
-          "sub", "true_div", "int_div", "mod", "pow", "arctan2", "second"]
+# A function per scalar op of core's table (cast, add, mul, switch and clip are written below).
+UNARY = [name for name, arity in SCALAR_OPS.items() if arity == 1 and name != "cast"]
+BINARY = [name for name, arity in SCALAR_OPS.items() if arity == 2]
 ELEMWISE = {name: _unary(name) for name in UNARY}
 ELEMWISE.update({name: _binary(name) for name in BINARY})
 
@@ -189,8 +184,7 @@ class Shape(Op):
         return "Shape"
 
     def make_node(self, x):
-        x = as_tensor_variable(x)
-        return Apply(self, [x], [TensorType("int64", (x.ndim,))])
+        return apply_typed_by_core(self, [as_tensor_variable(x)])
 
 
 class ShapeI(Op):
@@ -206,8 +200,7 @@ class ShapeI(Op):
         return "Shape_i{%d}" % self.i
 
     def make_node(self, x):
-        x = as_tensor_variable(x)
-        return Apply(self, [x], [TensorType("int64", ())])
+        return apply_typed_by_core(self, [as_tensor_variable(x)])
 
     def wire_attrs(self):
         return [("i", self.i)]
@@ -234,11 +227,7 @@ class Reshape(Op):
         return "Reshape{%d}" % self.ndim
 
     def make_node(self, x, shp):
-        x, shp = as_tensor_variable(x), as_tensor_variable(shp)
-        static = [None] * self.ndim
-        if isinstance(shp, TensorConstant):
-            static = [int(s) if s >= 0 else None for s in shp.data]
-        return Apply(self, [x, shp], [TensorType(x.dtype, static)])
+        return apply_typed_by_core(self, [as_tensor_variable(x), as_tensor_variable(shp)])
 
     def wire_attrs(self):
         return [("ndim", self.ndim)]
@@ -277,8 +266,7 @@ class MakeVector(Op):
         return "MakeVector{dtype='%s'}" % self.dtype
 
     def make_node(self, *scalars):
-        scalars = [as_tensor_variable(s) for s in scalars]
-        return Apply(self, scalars, [TensorType(self.dtype, (len(scalars),))])
+        return apply_typed_by_core(self, [as_tensor_variable(s) for s in scalars])
 
     def wire_attrs(self):
         return [("dtype", self.dtype)]

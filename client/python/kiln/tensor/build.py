@@ -4,10 +4,10 @@ import builtins
 
 import numpy as np
 
-from kiln.graph import Apply, Op, TensorType
+from kiln.graph import Op, apply_typed_by_core
 from kiln.tensor.basic import FLOATX, as_tensor_variable, cast, constant, dimshuffle
 from kiln.tensor.elemwise import X, upcast
-from kiln.tensor.variable import TensorConstant, TensorVariable
+from kiln.tensor.variable import TensorVariable
 
 
 
@@ -24,24 +24,7 @@ class Join(Op):
         return "Join"
 
     def make_node(self, axis, *tensors):
-        axis = as_tensor_variable(axis)
-        tensors = [as_tensor_variable(t) for t in tensors]
-        ndim = tensors[0].ndim
-        for i, t in enumerate(tensors):
-            if t.ndim != ndim:
-                raise TypeError("Join: input %d has type %s but input 1 has type %s"
-                                % (i + 1, t.type, tensors[0].type))
-        a = int(axis.data) % ndim if isinstance(axis, TensorConstant) else None
-        shape = []
-        for d in range(ndim):
-            dims = [t.type.shape[d] for t in tensors]
-            if d == a:
-                shape.append(None if None in dims else int(np.sum(dims)))
-            elif builtins.all(s == 1 for s in dims):
-                shape.append(1)
-            else:  # a known size other than 1 if any input has one
-                shape.append(next((s for s in dims if s not in (None, 1)), None))
-        return Apply(self, [axis] + tensors, [TensorType(self.dtype, shape)])
+        return apply_typed_by_core(self, [as_tensor_variable(a) for a in (axis,) + tensors])
 
     def wire_attrs(self):
         return [("dtype", self.dtype), ("n_splits", 0)]
@@ -64,11 +47,6 @@ def stack(tensors, axis=0):
 
 # --- building ----------------------------------------------------------------------------------
 
-def _static_int(v):
-    """The value of an integer constant, else None."""
-    return int(v.data) if isinstance(v, TensorConstant) and v.ndim == 0 else None
-
-
 class _Build(Op):
     """Alloc, ARange and Eye: tensors made from scalars (core's BuildOp, dtype + n_splits)."""
 
@@ -90,10 +68,7 @@ class Alloc(_Build):
         return "Alloc"
 
     def make_node(self, value, *dims):
-        value = as_tensor_variable(value)
-        dims = [as_tensor_variable(d) for d in dims]
-        shape = [_static_int(d) for d in dims]
-        return Apply(self, [value] + dims, [TensorType(self.dtype, shape)])
+        return apply_typed_by_core(self, [as_tensor_variable(a) for a in (value,) + dims])
 
 
 class ARange(_Build):
@@ -105,12 +80,7 @@ class ARange(_Build):
         return "ARange{dtype='%s'}" % self.dtype
 
     def make_node(self, start, stop, step):
-        args = [as_tensor_variable(a) for a in (start, stop, step)]
-        values = [a.data.item() if isinstance(a, TensorConstant) else None for a in args]
-        n = None
-        if None not in values and values[2] != 0:
-            n = builtins.max(0, int(np.ceil((values[1] - values[0]) / values[2])))
-        return Apply(self, args, [TensorType(self.dtype, (n,))])
+        return apply_typed_by_core(self, [as_tensor_variable(a) for a in (start, stop, step)])
 
 
 class Eye(_Build):
@@ -122,9 +92,7 @@ class Eye(_Build):
         return "Eye{dtype='%s'}" % self.dtype
 
     def make_node(self, n, m, k):
-        args = [as_tensor_variable(a) for a in (n, m, k)]
-        return Apply(self, args, [TensorType(self.dtype, (_static_int(args[0]),
-                                                          _static_int(args[1])))])
+        return apply_typed_by_core(self, [as_tensor_variable(a) for a in (n, m, k)])
 
 
 def alloc(value, *shape):

@@ -2,7 +2,7 @@
 inc_subtensor)."""
 import numpy as np
 
-from kiln.graph import Apply, Op, TensorType
+from kiln.graph import Op, apply_typed_by_core
 from kiln.tensor.basic import as_tensor_variable, constant
 
 
@@ -68,17 +68,8 @@ class Subtensor(Op):
         return "Subtensor{%s}" % (self._text or "")
 
     def make_node(self, x, *inputs):
-        x = as_tensor_variable(x)
-        if len(self.idx_list) > x.ndim:
-            raise ValueError("Subtensor: %d indices for %s" % (len(self.idx_list), x.type))
         self._text = _idx_text(self.idx_list, inputs)
-        shape = []
-        for d, s in enumerate(x.type.shape):
-            code = self.idx_list[d] if d < len(self.idx_list) else 1
-            if code == 0:
-                continue
-            shape.append(s if code == 1 else None)
-        return Apply(self, [x] + list(inputs), [TensorType(x.dtype, shape)])
+        return apply_typed_by_core(self, [as_tensor_variable(x)] + list(inputs))
 
     def wire_attrs(self):
         return [("idx_list", list(self.idx_list)), ("set", 0), ("inplace", 0)]
@@ -107,7 +98,7 @@ class IncSubtensor(Op):
     def make_node(self, x, y, *inputs):
         x, y = as_tensor_variable(x), as_tensor_variable(y)
         self._text = _idx_text(self.idx_list, inputs)
-        return Apply(self, [x, y] + list(inputs), [x.type])
+        return apply_typed_by_core(self, [x, y] + list(inputs))
 
     def wire_attrs(self):
         return [("idx_list", list(self.idx_list)), ("set", int(self.set)), ("inplace", 0)]

@@ -1,10 +1,7 @@
 """Products and nnet: Dot (dot, outer), Softmax and LogSoftmax."""
-import numpy as np
-
-from kiln.graph import Apply, Op, TensorType
+from kiln.graph import Op, apply_typed_by_core
 from kiln.tensor.basic import as_tensor_variable, dimshuffle
-from kiln.tensor.elemwise import X, shape_text, upcast
-
+from kiln.tensor.elemwise import X
 
 
 class Dot(Op):
@@ -20,17 +17,7 @@ class Dot(Op):
         return "dot"
 
     def make_node(self, x, y):
-        x, y = as_tensor_variable(x), as_tensor_variable(y)
-        if not (1 <= x.ndim <= 2 and 1 <= y.ndim <= 2):
-            raise TypeError("dot: input 0 has type %s and input 1 has type %s: dot takes "
-                            "vectors and matrices" % (x.type, y.type))
-        ks = (x.type.shape[-1], y.type.shape[0])
-        if None not in ks and ks[0] != ks[1]:
-            raise ValueError("dot: input 0 has type %s but input 1 has type %s: shapes %s and %s "
-                             "not aligned" % (x.type, y.type, shape_text(x.type.shape),
-                                              shape_text(y.type.shape)))
-        shape = list(x.type.shape[:-1]) + list(y.type.shape[1:])
-        return Apply(self, [x, y], [TensorType(upcast(x.dtype, y.dtype), shape)])
+        return apply_typed_by_core(self, [as_tensor_variable(x), as_tensor_variable(y)])
 
     def wire_attrs(self):
         return [("inplace", 0)]
@@ -62,8 +49,7 @@ class LogSoftmax(Op):
         return "LogSoftmax{axis=%d}" % self.axis
 
     def make_node(self, x):
-        x = as_tensor_variable(x)
-        return Apply(self, [x], [TensorType(x.dtype, x.type.shape)])
+        return apply_typed_by_core(self, [as_tensor_variable(x)])
 
     def wire_attrs(self):
         return [("axis", self.axis)]
@@ -87,9 +73,7 @@ class Softmax(Op):
         return "Softmax{axis=%d}" % self.axis
 
     def make_node(self, x):
-        x = as_tensor_variable(x)
-        return Apply(self, [x], [TensorType(upcast(x.dtype, "float32") if np.dtype(x.dtype).kind
-                                           != "f" else x.dtype, x.type.shape)])
+        return apply_typed_by_core(self, [as_tensor_variable(x)])
 
     def wire_attrs(self):
         return [("axis", self.axis)]

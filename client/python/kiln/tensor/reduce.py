@@ -1,8 +1,8 @@
 """Reductions: Sum, Prod, Max, Min, All, Any (CAReduce), mean and Argmax, with Aesara's
-accumulator and output dtypes."""
+accumulator dtypes (an attribute of the op; output types are core's)."""
 import numpy as np
 
-from kiln.graph import Apply, Op, TensorType
+from kiln.graph import Op, apply_typed_by_core
 from kiln.tensor.basic import ELEMWISE, as_tensor_variable, cast, dimshuffle, shape_i
 from kiln.tensor.elemwise import X, upcast
 
@@ -60,17 +60,7 @@ class CAReduce(Op):
         return name[self.reduce] + ("{%s}" % axes if self.axis is not None else "")
 
     def make_node(self, x):
-        x = as_tensor_variable(x)
-        axes = self.axis if self.axis is not None else tuple(range(x.ndim))
-        out = x.dtype
-        if self.reduce in ("sum", "prod"):
-            out = _sum_output_dtype(x.dtype)
-        elif self.reduce in ("all", "any"):
-            out = "bool"
-        elif np.dtype(x.dtype).kind == "c":
-            raise TypeError("%s: input 0 has type %s, which has no order" % (self, x.type))
-        shape = [s for d, s in enumerate(x.type.shape) if d not in axes]
-        return Apply(self, [x], [TensorType(out, shape)])
+        return apply_typed_by_core(self, [as_tensor_variable(x)])
 
     def wire_attrs(self):
         attrs = [("reduce", self.reduce)]
@@ -145,9 +135,7 @@ class Argmax(Op):
         return "Argmax{axis=%s}" % (self.axis,)
 
     def make_node(self, x):
-        x = as_tensor_variable(x)
-        shape = [s for d, s in enumerate(x.type.shape) if d not in self.axis]
-        return Apply(self, [x], [TensorType("int64", shape)])
+        return apply_typed_by_core(self, [as_tensor_variable(x)])
 
     def wire_attrs(self):
         return [("axis", list(self.axis))]
