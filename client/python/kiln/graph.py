@@ -175,7 +175,7 @@ class Apply:
 
 class Op:
     """An op is its kind (Aesara's class name) plus its props: equal props, equal ops.
-    Subclasses define __props__, make_node and wire_attrs."""
+    Subclasses define __props__, make_node and wire_attrs; core names the op (Aesara's name)."""
 
     __props__ = ()
     kind = None  # the class name the server knows ("Elemwise", "DimShuffle"...)
@@ -188,6 +188,16 @@ class Op:
 
     def __hash__(self):
         return hash((type(self).__name__, self._props()))
+
+    def core_op(self):
+        """This op made by core (kiln._core): what checks its attributes and names it."""
+        made = self.__dict__.get("_core_op")
+        if made is None:
+            made = self._core_op = _core.make_op(self.kind, dict(self.wire_attrs()))
+        return made
+
+    def __str__(self):
+        return str(self.core_op())
 
     def __call__(self, *inputs):
         node = self.make_node(*inputs)

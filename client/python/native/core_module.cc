@@ -55,6 +55,15 @@ AttrValue AttrFromPython(const std::string& key, const py::handle& value) {
   ThrowGraphError("attribute '" + key + "': expected an int, float, str or list of ints");
 }
 
+OpAttrs AttrsFromPython(const py::dict& attrs) {
+  OpAttrs out;
+  for (const auto& [k, v] : attrs) {
+    const std::string key = py::str(k);
+    out.Set(key, AttrFromPython(key, v));
+  }
+  return out;
+}
+
 py::object AttrToPython(const AttrValue& value) {
   return std::visit([](const auto& v) -> py::object { return py::cast(v); }, value);
 }
@@ -146,15 +155,17 @@ PYBIND11_MODULE(_core, m) {
       py::arg("dtype"), py::arg("shape"), py::arg("data"), py::arg("name") = "",
       "A constant from its C-order little-endian bytes.");
   m.def(
+      "make_op",
+      [](const std::string& type_name, const py::dict& attrs) {
+        return std::const_pointer_cast<Op>(ValueOrThrow(MakeOp(type_name, AttrsFromPython(attrs))));
+      },
+      py::arg("type_name"), py::arg("attrs"),
+      "The op registered as type_name with these attributes (its str is Aesara's name).");
+  m.def(
       "make_node",
       [](const std::string& type_name, const py::dict& attrs,
          const std::vector<VariablePtr>& inputs) {
-        OpAttrs op_attrs;
-        for (const auto& [k, v] : attrs) {
-          const std::string key = py::str(k);
-          op_attrs.Set(key, AttrFromPython(key, v));
-        }
-        OpPtr op = ValueOrThrow(MakeOp(type_name, op_attrs));
+        OpPtr op = ValueOrThrow(MakeOp(type_name, AttrsFromPython(attrs)));
         return ValueOrThrow(op->MakeNode(inputs));
       },
       py::arg("type_name"), py::arg("attrs"), py::arg("inputs"),

@@ -180,9 +180,6 @@ class Shape(Op):
 
     kind = "Shape"
 
-    def __str__(self):
-        return "Shape"
-
     def make_node(self, x):
         return apply_typed_by_core(self, [as_tensor_variable(x)])
 
@@ -195,9 +192,6 @@ class ShapeI(Op):
 
     def __init__(self, i):
         self.i = i
-
-    def __str__(self):
-        return "Shape_i{%d}" % self.i
 
     def make_node(self, x):
         return apply_typed_by_core(self, [as_tensor_variable(x)])
@@ -222,9 +216,6 @@ class Reshape(Op):
 
     def __init__(self, ndim):
         self.ndim = ndim
-
-    def __str__(self):
-        return "Reshape{%d}" % self.ndim
 
     def make_node(self, x, shp):
         return apply_typed_by_core(self, [as_tensor_variable(x), as_tensor_variable(shp)])
@@ -261,9 +252,6 @@ class MakeVector(Op):
 
     def __init__(self, dtype):
         self.dtype = dtype
-
-    def __str__(self):
-        return "MakeVector{dtype='%s'}" % self.dtype
 
     def make_node(self, *scalars):
         return apply_typed_by_core(self, [as_tensor_variable(s) for s in scalars])

@@ -20,9 +20,6 @@ class Join(Op):
     def __init__(self, dtype):
         self.dtype = dtype
 
-    def __str__(self):
-        return "Join"
-
     def make_node(self, axis, *tensors):
         return apply_typed_by_core(self, [as_tensor_variable(a) for a in (axis,) + tensors])
 
@@ -64,9 +61,6 @@ class Alloc(_Build):
 
     kind = "Alloc"
 
-    def __str__(self):
-        return "Alloc"
-
     def make_node(self, value, *dims):
         return apply_typed_by_core(self, [as_tensor_variable(a) for a in (value,) + dims])
 
@@ -76,9 +70,6 @@ class ARange(_Build):
 
     kind = "ARange"
 
-    def __str__(self):
-        return "ARange{dtype='%s'}" % self.dtype
-
     def make_node(self, start, stop, step):
         return apply_typed_by_core(self, [as_tensor_variable(a) for a in (start, stop, step)])
 
@@ -87,9 +78,6 @@ class Eye(_Build):
     """An n x m matrix with ones on diagonal k."""
 
     kind = "Eye"
-
-    def __str__(self):
-        return "Eye{dtype='%s'}" % self.dtype
 
     def make_node(self, n, m, k):
         return apply_typed_by_core(self, [as_tensor_variable(a) for a in (n, m, k)])

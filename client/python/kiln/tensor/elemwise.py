@@ -36,23 +36,7 @@ class DimShuffle(Op):
         self.input_broadcastable = tuple(bool(b) for b in input_broadcastable)
         self.new_order = tuple(X if d == X else int(d) for d in new_order)
         self.inplace = inplace
-        ndim, used = len(self.input_broadcastable), set()
-        for i, d in enumerate(self.new_order):
-            if d == X:
-                continue
-            if not 0 <= d < ndim:
-                raise ValueError("%s: new_order[%d] = %d is not a dim of an input with %d dims"
-                                 % (self, i, d, ndim))
-            if d in used:
-                raise ValueError("%s: dim %d appears twice" % (self, d))
-            used.add(d)
-        for d in range(ndim):
-            if d not in used and not self.input_broadcastable[d]:
-                raise ValueError("%s: cannot drop dim %d, which is not broadcastable" % (self, d))
-
-    def __str__(self):
-        return "%s{%s}" % ("InplaceDimShuffle" if self.inplace else "DimShuffle",
-                           ",".join(str(d) for d in self.new_order))
+        self.core_op()  # core checks the order against the input's pattern
 
     def make_node(self, x):
         from kiln.tensor.basic import as_tensor_variable
@@ -75,16 +59,6 @@ class Elemwise(Op):
             raise ValueError("unknown scalar op '%s'" % scalar_op)
         self.scalar_op = scalar_op
         self.cast_to = cast_to
-
-    def scalar_name(self):
-        return "Cast{%s}" % self.cast_to if self.scalar_op == "cast" else self.scalar_op
-
-    def __str__(self):
-        if self.scalar_op in ("cast", "identity"):
-            return "Elemwise{%s}" % self.scalar_name()
-        if self.scalar_op in ("maximum", "minimum"):
-            return "Elemwise{scalar_%s,no_inplace}" % self.scalar_op
-        return "Elemwise{%s,no_inplace}" % self.scalar_op
 
     def make_node(self, *inputs):
         from kiln.tensor.basic import as_tensor_variable

@@ -38,22 +38,6 @@ def _index_scalar(v):
     return v
 
 
-def _idx_text(codes, inputs):
-    """The index as Aesara prints it: "int64", "int64:int64:", "::int64, int64"."""
-    parts, k = [], 0
-    for code in codes:
-        if code == 0:
-            parts.append(inputs[k].dtype)
-            k += 1
-            continue
-        pieces = []
-        for bit in (2, 4, 8):
-            pieces.append(inputs[k].dtype if code & bit else "")
-            k += bool(code & bit)
-        parts.append(":".join(pieces))
-    return ", ".join(parts)
-
-
 class Subtensor(Op):
     """Basic indexing: integers and slices."""
 
@@ -62,13 +46,8 @@ class Subtensor(Op):
 
     def __init__(self, idx_list):
         self.idx_list = tuple(idx_list)
-        self._text = None
-
-    def __str__(self):
-        return "Subtensor{%s}" % (self._text or "")
 
     def make_node(self, x, *inputs):
-        self._text = _idx_text(self.idx_list, inputs)
         return apply_typed_by_core(self, [as_tensor_variable(x)] + list(inputs))
 
     def wire_attrs(self):
@@ -90,14 +69,9 @@ class IncSubtensor(Op):
 
     def __init__(self, idx_list, set):
         self.idx_list, self.set = tuple(idx_list), bool(set)
-        self._text = ""
-
-    def __str__(self):
-        return "IncSubtensor{%s;%s}" % ("Set" if self.set else "Inc", self._text)
 
     def make_node(self, x, y, *inputs):
         x, y = as_tensor_variable(x), as_tensor_variable(y)
-        self._text = _idx_text(self.idx_list, inputs)
         return apply_typed_by_core(self, [x, y] + list(inputs))
 
     def wire_attrs(self):

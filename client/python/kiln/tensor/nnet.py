@@ -13,9 +13,6 @@ class Dot(Op):
     def __init__(self):
         self.inplace = False
 
-    def __str__(self):
-        return "dot"
-
     def make_node(self, x, y):
         return apply_typed_by_core(self, [as_tensor_variable(x), as_tensor_variable(y)])
 
@@ -45,9 +42,6 @@ class LogSoftmax(Op):
     def __init__(self, axis):
         self.axis = axis
 
-    def __str__(self):
-        return "LogSoftmax{axis=%d}" % self.axis
-
     def make_node(self, x):
         return apply_typed_by_core(self, [as_tensor_variable(x)])
 
@@ -68,9 +62,6 @@ class Softmax(Op):
 
     def __init__(self, axis):
         self.axis = axis
-
-    def __str__(self):
-        return "Softmax{axis=%d}" % self.axis
 
     def make_node(self, x):
         return apply_typed_by_core(self, [as_tensor_variable(x)])

@@ -50,15 +50,6 @@ class CAReduce(Op):
     def __init__(self, reduce, axis=None, acc_dtype=None):
         self.reduce, self.axis, self.acc_dtype = reduce, axis, acc_dtype
 
-    def __str__(self):
-        axes = ", ".join(map(str, self.axis)) if self.axis is not None else ""
-        if self.reduce in ("sum", "prod"):
-            props = "axis=[%s], " % axes if self.axis is not None else ""
-            props += "acc_dtype=%s" % (self.acc_dtype or "?")
-            return ("Sum{%s}" if self.reduce == "sum" else "Prod{mul}{%s}") % props
-        name = {"max": "Max{maximum}", "min": "Min{minimum}", "all": "All", "any": "Any"}
-        return name[self.reduce] + ("{%s}" % axes if self.axis is not None else "")
-
     def make_node(self, x):
         return apply_typed_by_core(self, [as_tensor_variable(x)])
 
@@ -130,9 +121,6 @@ class Argmax(Op):
 
     def __init__(self, axis):
         self.axis = tuple(axis)
-
-    def __str__(self):
-        return "Argmax{axis=%s}" % (self.axis,)
 
     def make_node(self, x):
         return apply_typed_by_core(self, [as_tensor_variable(x)])
