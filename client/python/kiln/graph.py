@@ -92,7 +92,18 @@ class Variable:
         self.type = type
         self.owner = owner
         self.index = index
-        self.name = name
+        self._name = name
+
+    @property
+    def name(self):
+        return self._name
+
+    @name.setter
+    def name(self, name):
+        self._name = name
+        twin = self.__dict__.get("_core")
+        if twin is not None:
+            twin.name = name or ""
 
     def __str__(self):
         if self.name:
@@ -135,7 +146,7 @@ def core_variable(v):
                                   v.name or "")
         else:
             twin = _core.tensor(v.type.dtype, list(v.type.shape), v.name or "")
-        v._core = twin
+        v._core = twin  # v.name keeps it named
     return twin
 
 

@@ -1,23 +1,11 @@
-"""kiln.dprint and kiln.printing.pydotprint: Aesara's debugprint text, and its picture drawn
-from the server's DOT by graphviz."""
-import collections
+"""kiln.dprint and kiln.printing.pydotprint: Aesara's debugprint text (core's dprint of the
+graph's twin in kiln._core), and its picture drawn from the server's DOT by graphviz."""
 import subprocess
 import sys
 
 from kiln import _pb, wire
-from kiln.graph import graph_inputs
+from kiln.graph import _core, core_variable, graph_inputs
 from kiln.tensor.variable import TensorConstant
-
-
-def char_id(n):
-    """A, B, ..., Z, BA, BB...: Aesara's ids."""
-    if n == 0:
-        return "A"
-    out = ""
-    while n:
-        out = chr(ord("A") + n % 26) + out
-        n //= 26
-    return out
 
 
 def debugprint(obj, file=None, depth=-1, print_type=False, ids="CHAR", stop_on_name=False,
@@ -40,52 +28,8 @@ def debugprint(obj, file=None, depth=-1, print_type=False, ids="CHAR", stop_on_n
 
 
 def _debugprint(outputs, depth, print_type, ids, stop_on_name, max_nesting):
-    given, lines = {}, []
-
-    def id_text(key):
-        if ids == "":
-            return ""
-        if key not in given:
-            given[key] = len(given)
-        n = given[key]
-        return " [id %s]" % (char_id(n) if ids == "CHAR" else n)
-
-    def type_text(v):
-        return " <%s>" % v.type if print_type else ""
-
-    def tree(root, expand_seen, cut):
-        stack = [(root, "", "", 0)]
-        while stack:
-            v, prefix, child_prefix, level = stack.pop()
-            node = v.owner
-            if node is None:
-                lines.append("%s%s%s%s" % (prefix, v, id_text(id(v)), type_text(v)))
-                continue
-            seen = id(node) in given and not (expand_seen and level == 0)
-            stop = seen or (depth >= 0 and level + 1 >= depth) or (
-                stop_on_name and v.name and level > 0)
-            cut_here = (not stop and max_nesting >= 0 and level >= max_nesting
-                        and len(node.inputs) > 0)
-            lines.append("%s%s%s%s%s%s%s" % (
-                prefix, node.op, ".%d" % v.index if len(node.outputs) > 1 else "",
-                id_text(id(node)), type_text(v), " '%s'" % v.name if v.name else "",
-                " ..." if cut_here else ""))
-            if cut_here:
-                cut.append(v)
-            if stop or cut_here:
-                continue
-            n = len(node.inputs)
-            for i in range(n - 1, -1, -1):
-                last = i == n - 1
-                stack.append((node.inputs[i], child_prefix + " |",
-                              child_prefix + ("  " if last else " |"), level + 1))
-
-    for root in outputs:
-        cut = collections.deque()
-        tree(root, False, cut)
-        while cut:
-            tree(cut.popleft(), True, cut)
-    return "".join(line + "\n" for line in lines)
+    return _core.dprint([core_variable(o) for o in outputs], print_type, ids, depth,
+                        stop_on_name, max_nesting)
 
 
 dprint = debugprint

@@ -184,8 +184,22 @@ PYBIND11_MODULE(_core, m) {
       },
       "Elemwise's scalar ops: name -> arity (-1: two or more).");
   m.def(
-      "dprint", [](const std::vector<VariablePtr>& outputs) { return DebugPrint(Vars(outputs)); },
-      "Aesara's dprint text of the outputs' graph.");
+      "dprint",
+      [](const std::vector<VariablePtr>& outputs, bool print_type, const std::string& ids,
+         int depth, bool stop_on_name, int max_nesting) {
+        DprintOptions options;
+        options.print_type = print_type;
+        options.ids = ids == "CHAR" ? DprintIds::kChar
+                      : ids == ""   ? DprintIds::kNone
+                                    : DprintIds::kInt;
+        options.depth = depth;
+        options.stop_on_name = stop_on_name;
+        options.max_nesting = max_nesting;
+        return DebugPrint(Vars(outputs), options);
+      },
+      py::arg("outputs"), py::arg("print_type") = false, py::arg("ids") = "CHAR",
+      py::arg("depth") = -1, py::arg("stop_on_name") = false, py::arg("max_nesting") = 100,
+      "Aesara's debugprint text of the outputs' graph (ids: CHAR, int or \"\").");
   m.def(
       "graph_to_proto",
       [](const std::vector<VariablePtr>& inputs, const std::vector<VariablePtr>& outputs) {
