@@ -222,6 +222,24 @@ class Op:
         return str(self)
 
 
+class CoreOp(Op):
+    """Any op core registers, by its Aesara class name and wire attributes (an op the server sent
+    that kiln.tensor has no class for: SoftmaxGrad, Gemm...)."""
+
+    __props__ = ("kind", "attrs")
+
+    def __init__(self, kind, attrs):
+        self.kind = kind
+        self.attrs = tuple((k, tuple(v) if isinstance(v, list) else v) for k, v in attrs)
+        self.core_op()
+
+    def wire_attrs(self):
+        return [(k, list(v) if isinstance(v, tuple) else v) for k, v in self.attrs]
+
+    def make_node(self, *inputs):
+        return apply_typed_by_core(self, list(inputs))
+
+
 def ancestors(outputs, blockers=()):
     """Every variable the outputs depend on, inputs before what is computed from them; walks
     stop at `blockers`."""

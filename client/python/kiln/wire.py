@@ -2,7 +2,7 @@
 import numpy as np
 
 from kiln import _pb
-from kiln.graph import TensorType, Variable, io_toposort
+from kiln.graph import CoreOp, TensorType, Variable, io_toposort
 from kiln.tensor.variable import TensorConstant
 
 _DTYPE_ENUM = {name: _pb.types_pb2.DType.Value("DTYPE_" + name.upper())
@@ -128,32 +128,9 @@ def _attr_value(a):
     return getattr(a.value, kind)
 
 
-class WireOp:
-    """An op the server sent that this client does not model (SoftmaxGrad, Alloc...): its kind
-    and attributes, with the output types the server inferred."""
-
-    def __init__(self, kind, attrs, output_types):
-        self.kind, self._attrs, self._types = kind, attrs, output_types
-
-    def __str__(self):
-        return self.kind
-
-    __repr__ = __str__
-
-    def wire_attrs(self):
-        return list(self._attrs)
-
-    def make_node(self, *inputs):
-        from kiln.graph import Apply
-        return Apply(self, list(inputs), self._types)
-
-    def __call__(self, *inputs):
-        node = self.make_node(*inputs)
-        return node.outputs[0] if len(node.outputs) == 1 else node.outputs
-
-
 def _make_op(kind, attrs):
-    """The client's op for a wire op, or None."""
+    """The client's op class for a wire op (what Aesara's API shows of it), or None: the op is
+    then a CoreOp, made and typed by core all the same."""
     from kiln.tensor import basic, build, indexing, nnet, reduce
     from kiln.tensor.elemwise import X, DimShuffle, Elemwise
     a = dict(attrs)
@@ -208,25 +185,11 @@ def graph_from_proto(g, inputs):
 
     # The compact form (the server's replies): ops and types in tables, nodes refer by index.
     op_table = [(o.kind, [(a.name, _attr_value(a)) for a in o.attrs]) for o in g.ops]
-    type_table = [type_from_proto(t) for t in g.types]
     for n in g.nodes:
         if n.HasField("op") or not op_table:
             kind, attrs = n.op.kind, [(a.name, _attr_value(a)) for a in n.op.attrs]
         else:
             kind, attrs = op_table[n.op_index]
-        args = [value(r) for r in n.inputs]
-        types = ([type_from_proto(t) for t in n.output_types] or
-                 [type_table[i] for i in n.output_type_indices])
-        op = _make_op(kind, attrs)
-        node = None
-        if op is not None:
-            try:
-                node = op.make_node(*args)
-                if types and [o.type for o in node.outputs] != types:
-                    node = None
-            except (TypeError, ValueError):
-                node = None
-        if node is None:
-            node = WireOp(kind, attrs, types).make_node(*args)
-        node_outputs.append(node.outputs)
+        op = _make_op(kind, attrs) or CoreOp(kind, attrs)
+        node_outputs.append(op.make_node(*[value(r) for r in n.inputs]).outputs)
     return [value(r) for r in g.outputs]
