@@ -6,6 +6,8 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 "$ROOT/deploy/setup.sh"
 if [[ "${1:-}" == "--sanitize" ]]; then
+  # The Python tests import a normal build's kiln._core (tests/CMakeLists.txt).
+  KILN_BUILD_DIR=$ROOT/build KILN_CMAKE_ARGS= "$ROOT/deploy/build.sh" kiln_python_stubs kiln_core_python
   export KILN_BUILD_DIR=${KILN_BUILD_DIR:-$ROOT/build-asan}
   export KILN_CMAKE_ARGS="${KILN_CMAKE_ARGS:-} -DKILN_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug"
 fi
