@@ -2,8 +2,7 @@
 import numpy as np
 
 from kiln import _pb
-from kiln.graph import CoreOp, TensorType, Variable, io_toposort
-from kiln.tensor.variable import TensorConstant
+from kiln.graph import CoreOp, TensorType, _core, core_variable
 
 _DTYPE_ENUM = {name: _pb.types_pb2.DType.Value("DTYPE_" + name.upper())
                for name in ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16",
@@ -30,16 +29,6 @@ def unused_to_proto(value, field):
     return _pb.options_pb2.UnusedInput.Value("UNUSED_INPUT_" + value.upper())
 
 
-def type_to_proto(t, msg=None):
-    msg = msg if msg is not None else _pb.types_pb2.TensorType()
-    msg.dtype = _DTYPE_ENUM[t.dtype]
-    for s in t.shape:
-        d = msg.shape.add()
-        if s is not None:
-            d.known, d.size = True, s
-    return msg
-
-
 def type_from_proto(msg):
     return TensorType(_DTYPE_NAME[msg.dtype], [d.size if d.known else None for d in msg.shape])
 
@@ -60,64 +49,15 @@ def tensor_from_proto(msg):
         dtype.newbyteorder("="))
 
 
-def _set_attr(attr, name, value):
-    attr.name = name
-    if isinstance(value, bool) or isinstance(value, (int, np.integer)):
-        attr.value.i = int(value)
-    elif isinstance(value, float):
-        attr.value.f = value
-    elif isinstance(value, str):
-        attr.value.s = value
-    else:
-        attr.value.ints.SetInParent()
-        attr.value.ints.values.extend(int(v) for v in value)
-
-
 def graph_to_proto(inputs, outputs, shared_names=None):
-    """The kiln.v1.Graph computing outputs from inputs; shared_names maps an input to its
-    session variable. Every leaf must be an input or a constant (MissingInputError)."""
-    g = _pb.graph_pb2.Graph()
-    refs = {}
-    for i, v in enumerate(inputs):
-        msg = g.inputs.add()
-        msg.name = v.name or ""
-        type_to_proto(v.type, msg.type)
+    """The kiln.v1.Graph computing outputs from inputs, as core writes it (one wire encoding for
+    every client); shared_names maps an input to its session variable. Every leaf must be an
+    input or a constant (MissingInputError)."""
+    g = _pb.graph_pb2.Graph.FromString(_core.graph_to_proto(
+        [core_variable(v) for v in inputs], [core_variable(o) for o in outputs]))
+    for msg, v in zip(g.inputs, inputs):
         if shared_names and id(v) in shared_names:
             msg.shared = shared_names[id(v)]
-        refs[id(v)] = ("input", i)
-
-    def ref(v, msg):
-        key = refs.get(id(v))
-        if key is None:
-            if not isinstance(v, TensorConstant):
-                raise ValueError("MissingInputError: %s is needed but is not among the inputs"
-                                 % v)
-            c = g.constants.add()
-            tensor_to_proto(v.data, c.value)
-            type_to_proto(v.type, c.type)
-            key = refs[id(v)] = ("constant", len(g.constants) - 1)
-        if key[0] == "input":
-            msg.input = key[1]
-        elif key[0] == "constant":
-            msg.constant = key[1]
-        else:
-            msg.node_output.SetInParent()
-            msg.node_output.node, msg.node_output.output = key[1], key[2]
-
-    for node in io_toposort([o for o in outputs if isinstance(o, Variable)]):
-        if all(id(o) in refs for o in node.outputs):
-            continue  # computed by an input (a given)
-        n = g.nodes.add()
-        n.op.kind = node.op.kind
-        for name, value in node.op.wire_attrs():
-            _set_attr(n.op.attrs.add(), name, value)
-        for v in node.inputs:
-            ref(v, n.inputs.add())
-        for k, o in enumerate(node.outputs):
-            type_to_proto(o.type, n.output_types.add())
-            refs[id(o)] = ("node", len(g.nodes) - 1, k)
-    for o in outputs:
-        ref(o, g.outputs.add())
     return g
 
 
