@@ -113,3 +113,17 @@ def test_core_module_exposes_the_graph_model():
         core.graph_from_proto(b"\xff\xff")
     g = _pb.graph_pb2.Graph.FromString(core.graph_to_proto([x, v], [out]))
     assert [n.op.kind for n in g.nodes] == ["DimShuffle", "Elemwise"]
+
+
+def test_an_op_without_a_python_class_is_usable_through_core(server):
+    """Repeat has no class in kiln.tensor: as a CoreOp it is made, typed, named and printed by
+    core, and compiles and runs on the server."""
+    import kiln
+    from kiln.graph import CoreOp
+    x, r = kt.dvector("x"), kt.lvector("r")
+    y = CoreOp("Repeat", [("axis", 0)])(x, r)
+    assert str(y.owner.op) == "Repeat{axis=0}" and str(y.type) == "TensorType(float64, (?,))"
+    assert kiln.dprint(y, file="str").splitlines()[0] == "Repeat{axis=0} [id A]"
+    assert kiln.function([x, r], y)([1.0, 2.0], [2, 1]).tolist() == [1.0, 1.0, 2.0]
+    with pytest.raises(core.GraphError, match="Repeat: unknown attribute 'axes'"):
+        CoreOp("Repeat", [("axes", 0)])
