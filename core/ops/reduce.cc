@@ -156,30 +156,71 @@ absl::StatusOr<ApplyPtr> CAReduce::MakeNode(std::vector<VariablePtr> inputs) con
 
 // --- MaxAndArgmax / Argmax --------------------------------------------------------------------
 
-std::string MaxAndArgmax::Name() const {
-  return absl::StrCat(argmax_only_ ? "Argmax" : "MaxAndArgmax", "{axis=(",
-                      absl::StrJoin(axis_, ", "), axis_.size() == 1 ? ",)}" : ")}");
+namespace {
+
+// "MaxAndArgmax{axis=(0,)}", "Argmax{axis=(0, 1)}".
+std::string ArgmaxName(absl::string_view type_name, const std::vector<int>& axis) {
+  return absl::StrCat(type_name, "{axis=(", absl::StrJoin(axis, ", "),
+                      axis.size() == 1 ? ",)}" : ")}");
 }
 
-absl::StatusOr<ApplyPtr> MaxAndArgmax::MakeNode(std::vector<VariablePtr> inputs) const {
-  if (inputs.size() != 1) return absl::InvalidArgumentError(Name() + ": expects 1 input");
+// The node of MaxAndArgmax (with_max: the maximum, then the index) or Argmax (the index).
+absl::StatusOr<ApplyPtr> MakeArgmaxNode(const Op& op, OpPtr self, const std::vector<int>& axis,
+                                        std::vector<VariablePtr> inputs, bool with_max) {
+  if (inputs.size() != 1) return absl::InvalidArgumentError(op.Name() + ": expects 1 input");
   const TensorType* t = inputs[0]->tensor_type();
   if (t == nullptr || IsComplex(t->dtype())) {
-    return absl::InvalidArgumentError(absl::StrCat(Name(), ": input 0 has type ",
+    return absl::InvalidArgumentError(absl::StrCat(op.Name(), ": input 0 has type ",
                                                    inputs[0]->type()->ToString(),
                                                    ", which is not an ordered tensor"));
   }
-  for (int a : axis_) {
+  for (int a : axis) {
     if (a < 0 || a >= t->ndim()) {
       return absl::InvalidArgumentError(absl::StrCat("Computation needs a valid axis number for ",
                                                      t->ndim(), "-D tensor. Got ", a));
     }
   }
-  const StaticShape kept = KeptShape(*t, axis_);
+  const StaticShape kept = KeptShape(*t, axis);
   std::vector<TypePtr> types;
-  if (!argmax_only_) types.push_back(TensorType::Make(t->dtype(), kept));
+  if (with_max) types.push_back(TensorType::Make(t->dtype(), kept));
   types.push_back(TensorType::Make(DType::kInt64, kept));
-  return Apply::Make(self(), std::move(inputs), types);
+  return Apply::Make(std::move(self), std::move(inputs), types);
+}
+
+// The input's shape without the reduced axes, for each output.
+std::vector<std::vector<VariablePtr>> ArgmaxShape(const Apply& node, const std::vector<int>& axis,
+                                                  const std::vector<VariablePtr>& in) {
+  std::vector<VariablePtr> out;
+  for (int d = 0; d < static_cast<int>(in.size()); ++d) {
+    if (std::find(axis.begin(), axis.end(), d) == axis.end()) out.push_back(in[d]);
+  }
+  return std::vector<std::vector<VariablePtr>>(node.num_outputs(), out);
+}
+
+}  // namespace
+
+std::string MaxAndArgmax::Name() const { return ArgmaxName(kTypeName, axis()); }
+std::string Argmax::Name() const { return ArgmaxName(kTypeName, axis()); }
+
+absl::StatusOr<ApplyPtr> MaxAndArgmax::MakeNode(std::vector<VariablePtr> inputs) const {
+  return MakeArgmaxNode(*this, self(), axis(), std::move(inputs), /*with_max=*/true);
+}
+absl::StatusOr<ApplyPtr> Argmax::MakeNode(std::vector<VariablePtr> inputs) const {
+  return MakeArgmaxNode(*this, self(), axis(), std::move(inputs), /*with_max=*/false);
+}
+
+absl::StatusOr<std::vector<std::vector<VariablePtr>>> MaxAndArgmax::InferShape(
+    const Apply& node, const std::vector<std::vector<VariablePtr>>& in) const {
+  return ArgmaxShape(node, axis(), in[0]);
+}
+absl::StatusOr<std::vector<std::vector<VariablePtr>>> Argmax::InferShape(
+    const Apply& node, const std::vector<std::vector<VariablePtr>>& in) const {
+  return ArgmaxShape(node, axis(), in[0]);
+}
+
+absl::Status ArgmaxAttrs::Check() const {
+  for (int a : axis) RETURN_IF_ERROR(CheckDimIndex("axis", a));
+  return absl::OkStatus();
 }
 
 // --- CumOp ------------------------------------------------------------------------------------
@@ -261,7 +302,7 @@ Var any(const Var& x, Axes axes, bool keepdims) {
 std::vector<Var> max_and_argmax(const Var& x, Axes axes) {
   if (!x.ok()) return {x, x};
   absl::StatusOr<std::vector<int>> list = ArgmaxAxes(x, axes);
-  auto op = std::make_shared<MaxAndArgmax>(*list, false);
+  auto op = std::make_shared<MaxAndArgmax>(ArgmaxAttrs{*list});
   std::vector<VariablePtr> in = {x.ptr()};
   absl::StatusOr<ApplyPtr> node = op->MakeNode(in);
   if (!node.ok()) return {Var(node.status()), Var(node.status())};
@@ -273,7 +314,7 @@ std::vector<Var> max_and_argmax(const Var& x, Axes axes) {
 Var argmax(const Var& x, Axes axes, bool keepdims) {
   if (!x.ok()) return x;
   absl::StatusOr<std::vector<int>> list = ArgmaxAxes(x, axes);
-  Var r = ApplyOp(OpPtr(std::make_shared<MaxAndArgmax>(*list, true)), {x});
+  Var r = ApplyOp(OpPtr(std::make_shared<Argmax>(ArgmaxAttrs{*list})), {x});
   return keepdims ? KeepDims(x, r, *list) : r;
 }
 
@@ -345,15 +386,6 @@ absl::StatusOr<std::vector<std::vector<VariablePtr>>> CAReduce::InferShape(
   return std::vector<ShapeVars>{out};
 }
 
-absl::StatusOr<std::vector<std::vector<VariablePtr>>> MaxAndArgmax::InferShape(
-    const Apply& node, const std::vector<std::vector<VariablePtr>>& in) const {
-  ShapeVars out;
-  for (int d = 0; d < static_cast<int>(in[0].size()); ++d) {
-    if (std::find(axis_.begin(), axis_.end(), d) == axis_.end()) out.push_back(in[0][d]);
-  }
-  return std::vector<ShapeVars>(node.num_outputs(), out);
-}
-
 // The input's shape, or its size when flattened.
 absl::StatusOr<std::vector<std::vector<VariablePtr>>> CumOp::InferShape(
     const Apply& node, const std::vector<std::vector<VariablePtr>>& in) const {
@@ -364,8 +396,8 @@ absl::StatusOr<std::vector<std::vector<VariablePtr>>> CumOp::InferShape(
 // --- Wire attributes ----------------------------------------------------------------------------
 
 KILN_REGISTER_OP_KIND(CAReduce, kCAReduce);
-KILN_REGISTER_OP_KIND(MaxAndArgmax, kMaxAndArgmax);
-KILN_REGISTER_OP_KIND(MaxAndArgmax, kArgmax);
+KILN_REGISTER_OP(MaxAndArgmax);
+KILN_REGISTER_OP(Argmax);
 KILN_REGISTER_OP(CumOp);
 
 namespace {
@@ -395,15 +427,6 @@ absl::StatusOr<OpPtr> CAReduce::FromAttrs(OpKind, const OpAttrs& a) {
   if (!acc.ok()) return acc.status();
   return OpPtr(std::make_shared<CAReduce>(static_cast<ReduceKind>(name - std::begin(kReduceNames)),
                                           *axis, *dtype, *acc));
-}
-
-OpAttrs MaxAndArgmax::Attrs() const {
-  return {{"axis", std::vector<int64_t>(axis_.begin(), axis_.end())}};
-}
-
-absl::StatusOr<OpPtr> MaxAndArgmax::FromAttrs(OpKind kind, const OpAttrs& a) {
-  ASSIGN_OR_RETURN(std::vector<int> axis, DecodeAttr<std::vector<int>>(a, "axis"));
-  return OpPtr(std::make_shared<MaxAndArgmax>(axis, kind == OpKind::kArgmax));
 }
 
 absl::Status CumOpAttrs::Check() const {

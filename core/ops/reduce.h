@@ -59,30 +59,43 @@ class CAReduce final : public Op {
   std::optional<DType> acc_dtype_;
 };
 
-// MaxAndArgmax{axis=(0,)}: the maximum and the int64 index of its first occurrence, counted in
-// C order over the reduced axes. Argmax{axis=(0,)} is its second output alone.
-class MaxAndArgmax final : public Op {
- public:
-  MaxAndArgmax(std::vector<int> axis, bool argmax_only)
-      : axis_(std::move(axis)), argmax_only_(argmax_only) {}
-  const std::vector<int>& axis() const { return axis_; }
-  OpKind kind() const override { return argmax_only_ ? OpKind::kArgmax : OpKind::kMaxAndArgmax; }
-  std::string Name() const override;
-  absl::StatusOr<ApplyPtr> MakeNode(std::vector<VariablePtr> inputs) const override;
-  absl::StatusOr<std::vector<std::vector<VariablePtr>>> InferShape(
-      const Apply& node, const std::vector<std::vector<VariablePtr>>& input_shapes) const override;
-  absl::Status Perform(const Apply& node, std::span<const Tensor> inputs,
-                       std::vector<Tensor>& outputs) const override;
-  // The props as typed attributes, and the op from them (the registry's factory).
-  OpAttrs Attrs() const override;
-  static absl::StatusOr<OpPtr> FromAttrs(OpKind kind, const OpAttrs& attrs);
-  // The gradient rule (Aesara's L_op), in the family's *_grad.cc.
+// The attribute of MaxAndArgmax and Argmax: the reduced axes, sorted and non-negative.
+struct ArgmaxAttrs {
+  std::vector<int> axis;
+  static constexpr auto Fields() { return std::tuple{AttrField{"axis", &ArgmaxAttrs::axis}}; }
+  absl::Status Check() const;
+};
+
+// The methods both ops below have, declared once.
+#define KILN_ARGMAX_OP_METHODS                                                       \
+  using DeclaredOp::DeclaredOp;                                                      \
+  const std::vector<int>& axis() const { return attrs().axis; }                      \
+  std::string Name() const override;                                                 \
+  absl::StatusOr<ApplyPtr> MakeNode(std::vector<VariablePtr> inputs) const override; \
+  absl::StatusOr<std::vector<std::vector<VariablePtr>>> InferShape(                  \
+      const Apply& node, const std::vector<std::vector<VariablePtr>>& input_shapes)  \
+      const override;                                                                \
+  absl::Status Perform(const Apply& node, std::span<const Tensor> inputs,            \
+                       std::vector<Tensor>& outputs) const override;                 \
   std::vector<Var> LOp(const Apply& node, const std::vector<Var>& output_grads) const override;
 
- private:
-  std::vector<int> axis_;
-  bool argmax_only_;
+// MaxAndArgmax{axis=(0,)}: the maximum and the int64 index of its first occurrence, counted in
+// C order over the reduced axes.
+class MaxAndArgmax final : public DeclaredOp<MaxAndArgmax, ArgmaxAttrs> {
+ public:
+  static constexpr absl::string_view kTypeName = "MaxAndArgmax";
+  OpKind kind() const override { return OpKind::kMaxAndArgmax; }
+  KILN_ARGMAX_OP_METHODS
 };
+
+// Argmax{axis=(0,)}: MaxAndArgmax's index output alone.
+class Argmax final : public DeclaredOp<Argmax, ArgmaxAttrs> {
+ public:
+  static constexpr absl::string_view kTypeName = "Argmax";
+  OpKind kind() const override { return OpKind::kArgmax; }
+  KILN_ARGMAX_OP_METHODS
+};
+#undef KILN_ARGMAX_OP_METHODS
 
 // mode: "add" (cumsum) or "mul" (cumprod); axis: the axis, or None for the flattened tensor.
 struct CumOpAttrs {

@@ -47,9 +47,14 @@ std::vector<Var> CAReduce::LOp(const Apply& node, const std::vector<Var>& g) con
 
 std::vector<Var> MaxAndArgmax::LOp(const Apply& node, const std::vector<Var>& g) const {
   const Var x(node.inputs()[0]);
-  if (argmax_only_ || IsDisconnected(*g[0])) return {FloatZerosLike(x)};
-  const Var xmax = RestoreReducedDims(Var(node.output(0)), x.ndim(), axis_);
-  return {eq(xmax, x) * RestoreReducedDims(g[0], x.ndim(), axis_)};
+  if (IsDisconnected(*g[0])) return {FloatZerosLike(x)};
+  const Var xmax = RestoreReducedDims(Var(node.output(0)), x.ndim(), axis());
+  return {eq(xmax, x) * RestoreReducedDims(g[0], x.ndim(), axis())};
+}
+
+// The index is piecewise constant in x: zero.
+std::vector<Var> Argmax::LOp(const Apply& node, const std::vector<Var>&) const {
+  return {FloatZerosLike(Var(node.inputs()[0]))};
 }
 
 namespace {

@@ -221,17 +221,19 @@ absl::Status CAReduce::Perform(const Apply& node, std::span<const Tensor> inputs
   return absl::OkStatus();
 }
 
-absl::Status MaxAndArgmax::Perform(const Apply& node, std::span<const Tensor> inputs,
-                                   std::vector<Tensor>& outputs) const {
-  const Tensor& x = inputs[0];
+namespace {
+
+// The maximum over the axes (when with_max) and the index of its first occurrence.
+absl::Status ArgmaxPerform(const Op& op, const std::vector<int>& axis, const Tensor& x,
+                           bool with_max, std::vector<Tensor>& outputs) {
   std::vector<bool> reduced(x.ndim(), false);
   Shape reduced_shape;
-  for (int a : axis_) reduced[a] = true;
+  for (int a : axis) reduced[a] = true;
   for (int d = 0; d < x.ndim(); ++d) {
     if (!reduced[d]) continue;
     reduced_shape.push_back(x.shape()[d]);
     if (x.shape()[d] == 0) {
-      return absl::InvalidArgumentError(Name() + ": attempt to get argmax of an empty sequence");
+      return absl::InvalidArgumentError(op.Name() + ": attempt to get argmax of an empty sequence");
     }
   }
   // Strides that give an element's flat index among the reduced dims.
@@ -279,11 +281,23 @@ absl::Status MaxAndArgmax::Perform(const Apply& node, std::span<const Tensor> in
     }
   });
   int next = 0;
-  if (!argmax_only_) {
+  if (with_max) {
     outputs[next++] = best.dtype() == x.dtype() ? std::move(best) : best.AsType(x.dtype());
   }
   outputs[next] = std::move(index);
   return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status MaxAndArgmax::Perform(const Apply&, std::span<const Tensor> inputs,
+                                   std::vector<Tensor>& outputs) const {
+  return ArgmaxPerform(*this, axis(), inputs[0], /*with_max=*/true, outputs);
+}
+
+absl::Status Argmax::Perform(const Apply&, std::span<const Tensor> inputs,
+                             std::vector<Tensor>& outputs) const {
+  return ArgmaxPerform(*this, axis(), inputs[0], /*with_max=*/false, outputs);
 }
 
 absl::Status CumOp::Perform(const Apply& node, std::span<const Tensor> inputs,

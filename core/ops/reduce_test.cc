@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "core/graph/op_registry.h"
 #include "core/kiln.h"
 #include "tests/testing/numpy_cases.h"
 
@@ -137,6 +138,36 @@ TEST(ReduceTest, FloatSumsArePairwiseAsNumPy) {
   EXPECT_EQ((*out)[0].ElementAsDouble(0), 9.787606036044384);
   EXPECT_EQ((*out)[1].ElementAsDouble(0), 1.0);
   EXPECT_EQ((*out)[2].ElementAsDouble(0), 1.0 / 10000);
+}
+
+}  // namespace
+}  // namespace kiln
+
+namespace kiln {
+namespace {
+
+// MaxAndArgmax and Argmax are two declared ops: from the wire each is the builder's op, its
+// attribute text unchanged ("axis" as ints), and an axis out of range or an unknown attribute
+// is refused.
+TEST(ReduceTest, MaxAndArgmaxAndArgmaxAreDeclaredOps) {
+  Var m = dmatrix("m");
+  const Var max_value = max_and_argmax(m, 1)[0], index_value = argmax(m, 1);
+  const Op& both = max_value->owner()->op();
+  const Op& index = index_value->owner()->op();
+  EXPECT_EQ(both.Attrs().Text(), index.Attrs().Text());
+  EXPECT_FALSE(both == index);
+  for (const Op* op : {&both, &index}) {
+    absl::StatusOr<OpPtr> again = MakeOp(std::string(op->type_name()), op->Attrs());
+    ASSERT_TRUE(again.ok()) << again.status();
+    EXPECT_TRUE(**again == *op) << op->Name();
+  }
+  EXPECT_FALSE(MakeOp("Argmax", {{"axis", std::vector<int64_t>{70}}}).ok());
+  EXPECT_EQ(MakeOp("MaxAndArgmax", {{"axes", std::vector<int64_t>{0}}}).status().message(),
+            "MaxAndArgmax: unknown attribute 'axes'");
+  absl::StatusOr<OpPtr> three = MakeOp("Argmax", {{"axis", std::vector<int64_t>{2}}});
+  ASSERT_TRUE(three.ok());
+  EXPECT_EQ((*three)->MakeNode({m.ptr()}).status().message(),
+            "Computation needs a valid axis number for 2-D tensor. Got 2");
 }
 
 }  // namespace

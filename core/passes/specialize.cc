@@ -144,7 +144,7 @@ Replacement MaxAndArgmaxMerge(const FunctionGraph& fg, Apply& node) {
     if (op.reduce() != ReduceKind::kMax) return std::nullopt;
     axes = op.axis();
   } else if (node.op().kind() == OpKind::kArgmax) {
-    axes = static_cast<const MaxAndArgmax&>(node.op()).axis();
+    axes = static_cast<const Argmax&>(node.op()).axis();
   } else {
     return std::nullopt;
   }
@@ -160,7 +160,7 @@ Replacement MaxAndArgmaxMerge(const FunctionGraph& fg, Apply& node) {
     }
     std::optional<std::vector<int>> other;
     if (c.node->op().kind() == OpKind::kArgmax && node.op().kind() == OpKind::kCAReduce) {
-      other = static_cast<const MaxAndArgmax&>(c.node->op()).axis();
+      other = static_cast<const Argmax&>(c.node->op()).axis();
     } else if (c.node->op().kind() == OpKind::kCAReduce && node.op().kind() == OpKind::kArgmax &&
                static_cast<const CAReduce&>(c.node->op()).reduce() == ReduceKind::kMax) {
       other = static_cast<const CAReduce&>(c.node->op()).axis().value_or(all);
