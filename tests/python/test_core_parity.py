@@ -109,6 +109,10 @@ def test_core_module_exposes_the_graph_model():
         core.make_node("Elemwise", {"scalar_op": "mul"}, [x])
     with pytest.raises(ValueError, match="unknown dtype 'float128'"):
         core.tensor("float128", [None])
+    with pytest.raises(core.GraphError, match="has more than 70368744177664 elements"):
+        core.tensor("float64", [2 ** 62, 4])  # held to a tensor's bounds, as types from the wire
+    with pytest.raises(core.GraphError, match="negative dimension"):
+        core.tensor("float64", [-1])
     with pytest.raises(ValueError, match="not a kiln.v1.Graph"):
         core.graph_from_proto(b"\xff\xff")
     g = _pb.graph_pb2.Graph.FromString(core.graph_to_proto([x, v], [out]))

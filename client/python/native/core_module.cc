@@ -15,6 +15,7 @@
 #include "core/graph/op_registry.h"
 #include "core/graph/type.h"
 #include "core/ops/scalar_op.h"
+#include "core/runtime/tensor.h"
 #include "core/text/dprint.h"
 #include "kiln/v1/graph.pb.h"
 #include "proto/convert/graph_convert.h"
@@ -42,6 +43,20 @@ DType DTypeOf(const std::string& name) {
   std::optional<DType> dtype = ParseDType(name);
   if (!dtype) ThrowGraphError("unknown dtype '" + name + "'");
   return *dtype;
+}
+
+// The type of that dtype and static shape, its known dims held to a tensor's bounds (as types
+// from the wire are): no dim is negative, nor their product beyond what a tensor may hold.
+TensorTypePtr TypeOf(const std::string& dtype, const StaticShape& shape) {
+  Shape known;
+  for (const StaticDim& d : shape) {
+    if (d && *d < 0) ThrowGraphError("TensorType: static shape has a negative dimension");
+    if (d) known.push_back(*d);
+  }
+  if (absl::Status s = CheckStaticShape("TensorType", known); !s.ok()) {
+    ThrowGraphError(std::string(s.message()));
+  }
+  return TensorType::Make(DTypeOf(dtype), shape);
 }
 
 // A Python attribute value (int, float, str, bool or a sequence of ints) as core's.
@@ -95,7 +110,7 @@ PYBIND11_MODULE(_core, m) {
 
   py::class_<TensorType, Type, std::shared_ptr<TensorType>>(m, "TensorType")
       .def(py::init([](const std::string& dtype, const StaticShape& shape) {
-             return std::const_pointer_cast<TensorType>(TensorType::Make(DTypeOf(dtype), shape));
+             return std::const_pointer_cast<TensorType>(TypeOf(dtype, shape));
            }),
            py::arg("dtype"), py::arg("shape"))
       .def_property_readonly("dtype", [](const TensorType& t) { return DTypeName(t.dtype()); })
@@ -141,7 +156,7 @@ PYBIND11_MODULE(_core, m) {
   m.def(
       "tensor",
       [](const std::string& dtype, const StaticShape& shape, const std::string& name) {
-        return tensor(DTypeOf(dtype), shape, name).ptr();
+        return Variable::Make(TypeOf(dtype, shape), name);
       },
       py::arg("dtype"), py::arg("shape"), py::arg("name") = "",
       "A graph input of that dtype and static shape (None: an unknown dim).");
