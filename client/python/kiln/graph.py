@@ -106,11 +106,9 @@ class Variable:
             twin.name = name or ""
 
     def __str__(self):
-        if self.name:
-            return self.name
-        if self.owner is not None:
-            return "%s.%d" % (self.owner.op, self.index)
-        return "<%s>" % self.type
+        """Aesara's str: the name, "Elemwise{mul,no_inplace}.0", "<TensorType(float64, ())>" or
+        "TensorConstant{2.0}", as core prints the twin."""
+        return str(core_variable(self))
 
     __repr__ = __str__
 
@@ -121,18 +119,6 @@ class Constant(Variable):
     def __init__(self, type, data, name=None):
         super().__init__(type, name=name)
         self.data = data
-
-    def __str__(self):
-        if self.name:
-            return self.name
-        d = self.data
-        if d.ndim > 0 and d.size > 0 and (d == d.flat[0]).all() and not np.isnan(d).any():
-            value = "%s of %s" % (tuple(d.shape), d.flat[0])
-        else:
-            value = str(d)
-        if len(value) > 20:
-            value = value[:10] + ".." + value[-10:]
-        return "TensorConstant{%s}" % value
 
 
 def core_variable(v):
