@@ -7,8 +7,6 @@ from kiln.graph import Op, apply_typed_by_core, core_variable
 
 X = "x"  # a new broadcastable dim in a DimShuffle pattern
 
-FLOATX = "float64"
-
 # Elemwise's scalar ops, name -> arity (-1: two or more): core's table.
 SCALAR_OPS = _core.scalar_ops()
 
