@@ -114,6 +114,17 @@ std::string AttrsName(absl::string_view type_name, const A& attrs) {
   return absl::StrCat(type_name, "{", absl::StrJoin(parts, ", "), "}");
 }
 
+// The four methods every op defines (type, shape, kernel, gradient), declared in its class body:
+// MakeNode, InferShape, Perform and LOp (the gradient rule, Aesara's L_op, in the *_grad.cc).
+#define KILN_OP_METHODS                                                              \
+  absl::StatusOr<ApplyPtr> MakeNode(std::vector<VariablePtr> inputs) const override; \
+  absl::StatusOr<std::vector<std::vector<VariablePtr>>> InferShape(                  \
+      const Apply& node, const std::vector<std::vector<VariablePtr>>& input_shapes)  \
+      const override;                                                                \
+  absl::Status Perform(const Apply& node, std::span<const Tensor> inputs,            \
+                       std::vector<Tensor>& outputs) const override;                 \
+  std::vector<Var> LOp(const Apply& node, const std::vector<Var>& output_grads) const override;
+
 // The base of a declared op: `Derived` names itself (kTypeName) and computes; `A` holds what
 // tells two of its ops apart.
 template <typename Derived, typename A>

@@ -20,16 +20,10 @@ struct AxisAttrs {
 };
 
 // The methods every op along an axis has, declared once for the four below.
-#define KILN_AXIS_OP_METHODS                                                         \
-  using DeclaredOp::DeclaredOp;                                                      \
-  const std::optional<int>& axis() const { return attrs().axis; }                    \
-  absl::StatusOr<ApplyPtr> MakeNode(std::vector<VariablePtr> inputs) const override; \
-  absl::StatusOr<std::vector<std::vector<VariablePtr>>> InferShape(                  \
-      const Apply& node, const std::vector<std::vector<VariablePtr>>& input_shapes)  \
-      const override;                                                                \
-  absl::Status Perform(const Apply& node, std::span<const Tensor> inputs,            \
-                       std::vector<Tensor>& outputs) const override;                 \
-  std::vector<Var> LOp(const Apply& node, const std::vector<Var>& output_grads) const override;
+#define KILN_AXIS_OP_METHODS                                      \
+  using DeclaredOp::DeclaredOp;                                   \
+  const std::optional<int>& axis() const { return attrs().axis; } \
+  KILN_OP_METHODS
 
 // Softmax{axis=1}: exp(x) / sum(exp(x)) along the axis, computed as exp(x - max).
 class Softmax final : public DeclaredOp<Softmax, AxisAttrs> {

@@ -67,17 +67,11 @@ struct ArgmaxAttrs {
 };
 
 // The methods both ops below have, declared once.
-#define KILN_ARGMAX_OP_METHODS                                                       \
-  using DeclaredOp::DeclaredOp;                                                      \
-  const std::vector<int>& axis() const { return attrs().axis; }                      \
-  std::string Name() const override;                                                 \
-  absl::StatusOr<ApplyPtr> MakeNode(std::vector<VariablePtr> inputs) const override; \
-  absl::StatusOr<std::vector<std::vector<VariablePtr>>> InferShape(                  \
-      const Apply& node, const std::vector<std::vector<VariablePtr>>& input_shapes)  \
-      const override;                                                                \
-  absl::Status Perform(const Apply& node, std::span<const Tensor> inputs,            \
-                       std::vector<Tensor>& outputs) const override;                 \
-  std::vector<Var> LOp(const Apply& node, const std::vector<Var>& output_grads) const override;
+#define KILN_ARGMAX_OP_METHODS                                  \
+  using DeclaredOp::DeclaredOp;                                 \
+  const std::vector<int>& axis() const { return attrs().axis; } \
+  std::string Name() const override;                            \
+  KILN_OP_METHODS
 
 // MaxAndArgmax{axis=(0,)}: the maximum and the int64 index of its first occurrence, counted in
 // C order over the reduced axes.
@@ -117,13 +111,7 @@ class CumOp final : public DeclaredOp<CumOp, CumOpAttrs> {
   const std::optional<int>& axis() const { return attrs().axis; }
   OpKind kind() const override { return OpKind::kCumOp; }
   std::string Name() const override;  // "CumOp{None, add}", "CumOp{1, mul}"
-  absl::StatusOr<ApplyPtr> MakeNode(std::vector<VariablePtr> inputs) const override;
-  absl::StatusOr<std::vector<std::vector<VariablePtr>>> InferShape(
-      const Apply& node, const std::vector<std::vector<VariablePtr>>& input_shapes) const override;
-  absl::Status Perform(const Apply& node, std::span<const Tensor> inputs,
-                       std::vector<Tensor>& outputs) const override;
-  // The gradient rule (Aesara's L_op), in the family's *_grad.cc.
-  std::vector<Var> LOp(const Apply& node, const std::vector<Var>& output_grads) const override;
+  KILN_OP_METHODS
 };
 
 // Reductions; keepdims re-inserts the reduced axes as broadcastable dims (a DimShuffle).

@@ -25,13 +25,8 @@ class Repeat final : public DeclaredOp<Repeat, RepeatAttrs> {
   static constexpr absl::string_view kTypeName = "Repeat";  // Repeat{axis=0}, Repeat{axis=None}
   using DeclaredOp::DeclaredOp;
 
-  absl::StatusOr<ApplyPtr> MakeNode(std::vector<VariablePtr> inputs) const override;
-  absl::StatusOr<std::vector<std::vector<VariablePtr>>> InferShape(
-      const Apply& node, const std::vector<std::vector<VariablePtr>>& input_shapes) const override;
-  absl::Status Perform(const Apply& node, std::span<const Tensor> inputs,
-                       std::vector<Tensor>& outputs) const override;
   // x's gradient sums gz over the copies of each element; repeats is disconnected.
-  std::vector<Var> LOp(const Apply& node, const std::vector<Var>& output_grads) const override;
+  KILN_OP_METHODS
   std::vector<std::vector<bool>> ConnectionPattern(const Apply& node) const override {
     return {{true}, {false}};
   }

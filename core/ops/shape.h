@@ -16,13 +16,7 @@ class ShapeOp final : public DeclaredOp<ShapeOp, NoAttrs> {
   static constexpr absl::string_view kTypeName = "Shape";
   using DeclaredOp::DeclaredOp;
   OpKind kind() const override { return OpKind::kShape; }
-  absl::StatusOr<ApplyPtr> MakeNode(std::vector<VariablePtr> inputs) const override;
-  absl::StatusOr<std::vector<std::vector<VariablePtr>>> InferShape(
-      const Apply& node, const std::vector<std::vector<VariablePtr>>& input_shapes) const override;
-  absl::Status Perform(const Apply& node, std::span<const Tensor> inputs,
-                       std::vector<Tensor>& outputs) const override;
-  // The gradient rule (Aesara's L_op), in the family's *_grad.cc.
-  std::vector<Var> LOp(const Apply& node, const std::vector<Var>& output_grads) const override;
+  KILN_OP_METHODS
   std::vector<std::vector<bool>> ConnectionPattern(const Apply& node) const override;
 };
 
@@ -40,13 +34,7 @@ class ShapeI final : public DeclaredOp<ShapeI, ShapeIAttrs> {
   int i() const { return attrs().i; }
   OpKind kind() const override { return OpKind::kShapeI; }
   std::string Name() const override;  // "Shape_i{0}"
-  absl::StatusOr<ApplyPtr> MakeNode(std::vector<VariablePtr> inputs) const override;
-  absl::StatusOr<std::vector<std::vector<VariablePtr>>> InferShape(
-      const Apply& node, const std::vector<std::vector<VariablePtr>>& input_shapes) const override;
-  absl::Status Perform(const Apply& node, std::span<const Tensor> inputs,
-                       std::vector<Tensor>& outputs) const override;
-  // The gradient rule (Aesara's L_op), in the family's *_grad.cc.
-  std::vector<Var> LOp(const Apply& node, const std::vector<Var>& output_grads) const override;
+  KILN_OP_METHODS
   std::vector<std::vector<bool>> ConnectionPattern(const Apply& node) const override;
 };
 
@@ -65,15 +53,9 @@ class Reshape final : public DeclaredOp<Reshape, ReshapeAttrs> {
   int ndim() const { return attrs().ndim; }
   OpKind kind() const override { return OpKind::kReshape; }
   std::string Name() const override;  // "Reshape{2}"
-  absl::StatusOr<ApplyPtr> MakeNode(std::vector<VariablePtr> inputs) const override;
-  absl::StatusOr<std::vector<std::vector<VariablePtr>>> InferShape(
-      const Apply& node, const std::vector<std::vector<VariablePtr>>& input_shapes) const override;
-  absl::Status Perform(const Apply& node, std::span<const Tensor> inputs,
-                       std::vector<Tensor>& outputs) const override;
+  KILN_OP_METHODS
   // The output is a view of x when x is contiguous.
   std::vector<std::pair<int, int>> view_map() const override { return {{0, 0}}; }
-  // The gradient rule (Aesara's L_op), in the family's *_grad.cc.
-  std::vector<Var> LOp(const Apply& node, const std::vector<Var>& output_grads) const override;
   std::vector<std::vector<bool>> ConnectionPattern(const Apply& node) const override;
 };
 
@@ -84,13 +66,7 @@ class SpecifyShape final : public DeclaredOp<SpecifyShape, NoAttrs> {
   static constexpr absl::string_view kTypeName = "SpecifyShape";
   using DeclaredOp::DeclaredOp;
   OpKind kind() const override { return OpKind::kSpecifyShape; }
-  absl::StatusOr<ApplyPtr> MakeNode(std::vector<VariablePtr> inputs) const override;
-  absl::StatusOr<std::vector<std::vector<VariablePtr>>> InferShape(
-      const Apply& node, const std::vector<std::vector<VariablePtr>>& input_shapes) const override;
-  absl::Status Perform(const Apply& node, std::span<const Tensor> inputs,
-                       std::vector<Tensor>& outputs) const override;
-  // The gradient rule (Aesara's L_op), in the family's *_grad.cc.
-  std::vector<Var> LOp(const Apply& node, const std::vector<Var>& output_grads) const override;
+  KILN_OP_METHODS
   std::vector<std::vector<bool>> ConnectionPattern(const Apply& node) const override;
   std::vector<std::pair<int, int>> view_map() const override { return {{0, 0}}; }
 };
@@ -107,13 +83,7 @@ class MakeVector final : public DeclaredOp<MakeVector, MakeVectorAttrs> {
   explicit MakeVector(DType dtype) : DeclaredOp({dtype}) {}
   DType dtype() const { return attrs().dtype; }
   OpKind kind() const override { return OpKind::kMakeVector; }
-  absl::StatusOr<ApplyPtr> MakeNode(std::vector<VariablePtr> inputs) const override;
-  absl::StatusOr<std::vector<std::vector<VariablePtr>>> InferShape(
-      const Apply& node, const std::vector<std::vector<VariablePtr>>& input_shapes) const override;
-  absl::Status Perform(const Apply& node, std::span<const Tensor> inputs,
-                       std::vector<Tensor>& outputs) const override;
-  // The gradient rule (Aesara's L_op), in the family's *_grad.cc.
-  std::vector<Var> LOp(const Apply& node, const std::vector<Var>& output_grads) const override;
+  KILN_OP_METHODS
 };
 
 // x.shape, x.shape[i] (negative i counts from the end).

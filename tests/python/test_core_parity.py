@@ -12,7 +12,7 @@ import pytest
 import kiln.tensor as kt
 from kiln import _pb, wire
 from kiln.tensor.elemwise import SCALAR_OPS, Elemwise
-from test_conformance import _cases
+from test_conformance import _cases, build_case
 
 import kiln._core as core  # built beside the stubs (CMake target kiln_core_python)
 
@@ -29,10 +29,7 @@ def _core_graph(inputs, outputs):
 
 @pytest.mark.parametrize("case", list(_cases()), ids=lambda c: "%s[%s]" % (c[0], c[1]))
 def test_conformance_vectors_read_by_core(case):
-    python, types, _, _, _, _, _ = case
-    names = ["x", "y", "z"]
-    ins = [getattr(kt, t)(names[i]) for i, t in enumerate(types.split(","))]
-    y = eval(python, {"kt": kt}, dict(zip(names, ins)))
+    ins, y = build_case(case)
     core_ins, core_outs = _core_graph(ins, [y])
     out = core_outs[0]
     assert str(out.type) == str(y.type)
