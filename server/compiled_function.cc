@@ -3,6 +3,7 @@
 #include <google/protobuf/arena.h>
 
 #include <chrono>
+#include <limits>
 #include <cstring>
 #include <random>
 #include <set>
@@ -136,7 +137,8 @@ absl::StatusOr<std::shared_ptr<const CompiledFunction>> Compile(const CompileJob
 
 absl::StatusOr<std::shared_ptr<const CompiledFunction>> DecodeCompiled(std::string_view bytes) {
   v1::StoredFunction stored;
-  if (!stored.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+  if (bytes.size() > static_cast<size_t>(std::numeric_limits<int>::max()) ||
+      !stored.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
     return absl::DataLossError("not a stored Kiln function (kiln.v1.StoredFunction)");
   }
   if (stored.format() != kStoredFunctionFormat) {
