@@ -17,7 +17,7 @@ inline constexpr uint32_t kStoredFunctionFormat = 1;
 // a new compiler never reuses old entries.
 inline const std::string& CompilerVersion() {
   static const std::string version =
-      absl::StrCat("kiln-compiler-0.2.2/stored-format-", kStoredFunctionFormat);
+      absl::StrCat("kiln-compiler-0.3.0/stored-format-", kStoredFunctionFormat);
   return version;
 }
 inline constexpr char kServerVersion[] = "kiln-server 0.2.0";

@@ -134,6 +134,12 @@ struct Codec<std::optional<T>> {
   static std::string Repr(const std::optional<T>& v) { return v ? Codec<T>::Repr(*v) : "None"; }
 };
 
+// Whether T is a std::optional (absent on the wire means None, not the field's default).
+template <typename T>
+inline constexpr bool kIsOptional = false;
+template <typename T>
+inline constexpr bool kIsOptional<std::optional<T>> = true;
+
 template <typename T>
 void EncodeInto(OpAttrs& out, absl::string_view name, const T& v) {
   out.Set(std::string(name), Codec<T>::Encode(v));

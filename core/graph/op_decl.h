@@ -56,6 +56,15 @@ struct NoAttrs {
   static constexpr auto Fields() { return std::tuple{}; }
 };
 
+// The attributes of an op whose one prop says whether its output overwrites input 0's buffer
+// (Gemm{inplace}); the in-place pass sets it, clients leave it out.
+struct InplaceAttrs {
+  bool inplace = false;
+  static constexpr auto Fields() {
+    return std::tuple{AttrField{"inplace", &InplaceAttrs::inplace}};
+  }
+};
+
 // OK when `value`, the attribute `name`, is a dimension count or index a tensor can have
 // ([0, 64]); otherwise INVALID_ARGUMENT naming the attribute.
 absl::Status CheckDimIndex(absl::string_view name, int64_t value);
@@ -70,7 +79,9 @@ OpAttrs EncodeAttrs(const A& attrs) {
 }
 
 // The attributes struct from wire attributes, or INVALID_ARGUMENT naming the first bad field
-// or an attribute the op does not have.
+// or an attribute the op does not have. A field absent from the wire keeps the struct's default
+// (as a Python op's keyword argument does), so one op has one encoding: EncodeAttrs writes every
+// set field, and decoding either form gives an equal op.
 template <typename A>
 absl::StatusOr<A> DecodeAttrs(const OpAttrs& wire) {
   for (const auto& entry : wire.values()) {
@@ -84,6 +95,7 @@ absl::StatusOr<A> DecodeAttrs(const OpAttrs& wire) {
   auto decode = [&](const auto& f) {
     if (!status.ok()) return;
     using T = std::remove_cvref_t<decltype(attrs.*f.member)>;
+    if (!op_decl::kIsOptional<T> && !wire.Has(std::string(f.name))) return;
     absl::StatusOr<T> v = op_decl::Codec<T>::Decode(wire, std::string(f.name));
     if (v.ok()) {
       attrs.*f.member = *std::move(v);

@@ -37,11 +37,4 @@ std::vector<std::string> RegisteredOps();
   [[maybe_unused]] static const bool kiln_registered_##Class = \
       ::kiln::RegisterOp(Class::kTypeName, &Class::FromAttrs)
 
-// Registers one kind of a class that serves several kinds (Class::FromAttrs(OpKind, attrs)), until
-// each of them is its own declared op.
-#define KILN_REGISTER_OP_KIND(Class, kind)                                        \
-  [[maybe_unused]] static const bool kiln_registered_##kind = ::kiln::RegisterOp( \
-      ::kiln::OpKindName(::kiln::OpKind::kind),                                   \
-      [](const ::kiln::OpAttrs& a) { return Class::FromAttrs(::kiln::OpKind::kind, a); })
-
 #endif  // KILN_CORE_GRAPH_OP_REGISTRY_H_

@@ -11,35 +11,73 @@
 
 namespace kiln {
 
-// The building ops: Alloc(value, *dims), ARange{dtype}(start, stop, step), Eye{dtype}(n, m, k),
-// Join(axis, *tensors), Split{n}(x, axis, sizes).
-class BuildOp final : public Op {
+// Alloc(value, *dims): value broadcast to the shape `dims` (integer scalars).
+class Alloc final : public DeclaredOp<Alloc, NoAttrs> {
  public:
-  BuildOp(OpKind kind, DType dtype = DType::kFloat64, int n_splits = 0)
-      : kind_(kind), dtype_(dtype), n_splits_(n_splits) {}
-  OpKind kind() const override { return kind_; }
-  // "Alloc", "ARange{dtype='int64'}", "Eye{dtype='float64'}", "Join", "Split{2}".
-  std::string Name() const override;
-  absl::StatusOr<ApplyPtr> MakeNode(std::vector<VariablePtr> inputs) const override;
-  absl::StatusOr<std::vector<std::vector<VariablePtr>>> InferShape(
-      const Apply& node, const std::vector<std::vector<VariablePtr>>& input_shapes) const override;
-  absl::Status Perform(const Apply& node, std::span<const Tensor> inputs,
-                       std::vector<Tensor>& outputs) const override;
-  // The props as typed attributes, and the op from them (the registry's factory).
-  OpAttrs Attrs() const override;
-  static absl::StatusOr<OpPtr> FromAttrs(OpKind kind, const OpAttrs& attrs);
-  // The gradient rule (Aesara's L_op), in the family's *_grad.cc.
-  std::vector<Var> LOp(const Apply& node, const std::vector<Var>& output_grads) const override;
+  static constexpr absl::string_view kTypeName = "Alloc";
+  using DeclaredOp::DeclaredOp;
+  OpKind kind() const override { return OpKind::kAlloc; }
+  KILN_OP_METHODS
+  // The dims only shape the output.
   std::vector<std::vector<bool>> ConnectionPattern(const Apply& node) const override;
-  // Split's outputs are views of x.
-  std::vector<std::pair<int, int>> view_map() const override;
+};
 
- private:
-  absl::StatusOr<ApplyPtr> MakeJoin(std::vector<VariablePtr> inputs) const;
-  absl::StatusOr<ApplyPtr> MakeSplit(std::vector<VariablePtr> inputs) const;
-  OpKind kind_;
-  DType dtype_;
-  int n_splits_;
+// The output dtype of ARange and Eye.
+struct DTypeAttrs {
+  DType dtype = DType::kFloat64;
+  static constexpr auto Fields() { return std::tuple{AttrField{"dtype", &DTypeAttrs::dtype}}; }
+};
+
+// ARange{dtype}(start, stop, step): numpy.arange; "ARange{dtype='int64'}".
+class ARange final : public DeclaredOp<ARange, DTypeAttrs> {
+ public:
+  static constexpr absl::string_view kTypeName = "ARange";
+  using DeclaredOp::DeclaredOp;
+  OpKind kind() const override { return OpKind::kARange; }
+  KILN_OP_METHODS
+  // stop only bounds the output.
+  std::vector<std::vector<bool>> ConnectionPattern(const Apply& node) const override {
+    return {{true}, {false}, {true}};
+  }
+};
+
+// Eye{dtype}(n, m, k): ones on the k-th diagonal of an n x m matrix; "Eye{dtype='float64'}".
+class Eye final : public DeclaredOp<Eye, DTypeAttrs> {
+ public:
+  static constexpr absl::string_view kTypeName = "Eye";
+  using DeclaredOp::DeclaredOp;
+  OpKind kind() const override { return OpKind::kEye; }
+  KILN_OP_METHODS
+};
+
+// Join(axis, *tensors): numpy.concatenate along a constant axis.
+class Join final : public DeclaredOp<Join, NoAttrs> {
+ public:
+  static constexpr absl::string_view kTypeName = "Join";
+  using DeclaredOp::DeclaredOp;
+  OpKind kind() const override { return OpKind::kJoin; }
+  KILN_OP_METHODS
+};
+
+// The number of pieces Split makes.
+struct SplitAttrs {
+  int n_splits = 0;
+  static constexpr auto Fields() {
+    return std::tuple{AttrField{"n_splits", &SplitAttrs::n_splits}};
+  }
+  absl::Status Check() const;
+};
+
+// Split{n}(x, axis, sizes): n views of x along the axis, of the given sizes; "Split{2}".
+class Split final : public DeclaredOp<Split, SplitAttrs> {
+ public:
+  static constexpr absl::string_view kTypeName = "Split";
+  using DeclaredOp::DeclaredOp;
+  OpKind kind() const override { return OpKind::kSplit; }
+  std::string Name() const override;
+  KILN_OP_METHODS
+  // Every output is a view of x.
+  std::vector<std::pair<int, int>> view_map() const override;
 };
 
 // alloc(value, dims): value broadcast to the shape `dims` (integer scalars).

@@ -141,7 +141,7 @@ absl::StatusOr<std::vector<std::vector<VariablePtr>>> DimShuffle::InferShape(
 
 // --- Wire attributes ----------------------------------------------------------------------------
 
-KILN_REGISTER_OP_KIND(DimShuffle, kDimShuffle);
+KILN_REGISTER_OP(DimShuffle);
 
 OpAttrs DimShuffle::Attrs() const {
   std::vector<int64_t> broadcastable(input_broadcastable_.begin(), input_broadcastable_.end());
@@ -150,7 +150,7 @@ OpAttrs DimShuffle::Attrs() const {
           {"inplace", int64_t{inplace_}}};
 }
 
-absl::StatusOr<OpPtr> DimShuffle::FromAttrs(OpKind, const OpAttrs& a) {
+absl::StatusOr<OpPtr> DimShuffle::FromAttrs(const OpAttrs& a) {
   ASSIGN_OR_RETURN(std::vector<int> b, DecodeAttr<std::vector<int>>(a, "input_broadcastable"));
   absl::StatusOr<std::vector<int>> order = DecodeAttr<std::vector<int>>(a, "new_order");
   if (!order.ok()) return order.status();

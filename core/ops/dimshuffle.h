@@ -25,6 +25,7 @@ class DimShuffle final : public Op {
   const std::vector<int>& new_order() const { return new_order_; }
   bool inplace() const { return inplace_; }
 
+  static constexpr absl::string_view kTypeName = "DimShuffle";
   OpKind kind() const override { return OpKind::kDimShuffle; }
   // "InplaceDimShuffle{x,0}" or "DimShuffle{1,0}".
   std::string Name() const override;
@@ -38,7 +39,7 @@ class DimShuffle final : public Op {
                        std::vector<Tensor>& outputs) const override;
   // The props as typed attributes, and the op from them (the registry's factory).
   OpAttrs Attrs() const override;
-  static absl::StatusOr<OpPtr> FromAttrs(OpKind kind, const OpAttrs& attrs);
+  static absl::StatusOr<OpPtr> FromAttrs(const OpAttrs& attrs);
   // The gradient rule (Aesara's L_op), in the family's *_grad.cc.
   std::vector<Var> LOp(const Apply& node, const std::vector<Var>& output_grads) const override;
 

@@ -160,7 +160,7 @@ absl::StatusOr<std::vector<std::vector<VariablePtr>>> Elemwise::InferShape(
 
 // --- Wire attributes ----------------------------------------------------------------------------
 
-KILN_REGISTER_OP_KIND(Elemwise, kElemwise);
+KILN_REGISTER_OP(Elemwise);
 
 OpAttrs Elemwise::Attrs() const {
   OpAttrs a{{"scalar_op", ScalarOpName(scalar_op_.kind)}};
@@ -177,7 +177,7 @@ OpAttrs Elemwise::Attrs() const {
   return a;
 }
 
-absl::StatusOr<OpPtr> Elemwise::FromAttrs(OpKind, const OpAttrs& a) {
+absl::StatusOr<OpPtr> Elemwise::FromAttrs(const OpAttrs& a) {
   ASSIGN_OR_RETURN(std::string name, a.String("scalar_op"));
   std::optional<ScalarOpKind> k = ParseScalarOpKind(name);
   if (!k) return absl::InvalidArgumentError(absl::StrCat("unknown scalar op '", name, "'"));

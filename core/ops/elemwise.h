@@ -24,6 +24,7 @@ class Elemwise final : public Op {
   const ScalarOp& scalar_op() const { return scalar_op_; }
   const InplacePattern& inplace_pattern() const { return inplace_pattern_; }
 
+  static constexpr absl::string_view kTypeName = "Elemwise";
   OpKind kind() const override { return OpKind::kElemwise; }
   // "Elemwise{mul,no_inplace}", "Elemwise{Cast{float32}}", or "Elemwise{mul}[(0, 0)]" with an
   // inplace pattern.
@@ -42,7 +43,7 @@ class Elemwise final : public Op {
                        std::vector<Tensor>& outputs) const override;
   // The props as typed attributes, and the op from them (the registry's factory).
   OpAttrs Attrs() const override;
-  static absl::StatusOr<OpPtr> FromAttrs(OpKind kind, const OpAttrs& attrs);
+  static absl::StatusOr<OpPtr> FromAttrs(const OpAttrs& attrs);
   // The scalar op's gradient rule elementwise, summed over the dims each input was broadcast
   // along; zeros for integer and bool results (elemwise_grad.cc).
   std::vector<Var> LOp(const Apply& node, const std::vector<Var>& output_grads) const override;

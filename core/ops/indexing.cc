@@ -121,166 +121,251 @@ absl::Status Assign(const Op& op, Tensor& view, const Tensor& y, bool set) {
 
 }  // namespace
 
-std::string SubtensorOp::Name() const {
-  if (kind_ == OpKind::kAdvancedSubtensor1) return "AdvancedSubtensor1";
-  if (kind_ == OpKind::kAdvancedIncSubtensor1) {
-    return absl::StrCat("AdvancedIncSubtensor1{", inplace_ ? "inplace" : "no_inplace",
-                        set_ ? ",set}" : ",inc}");
-  }
-  const std::string entries = absl::StrJoin(idx_, ", ", [](std::string* out, const IndexEntry& e) {
-    if (!e.is_slice) {
-      absl::StrAppend(out, "int64");
-      return;
-    }
-    absl::StrAppend(out, e.has_start ? "int64" : "", ":", e.has_stop ? "int64" : "", ":",
-                    e.has_step ? "int64" : "");
-  });
-  if (kind_ == OpKind::kSubtensor) return absl::StrCat("Subtensor{", entries, "}");
-  return absl::StrCat("IncSubtensor{", inplace_ ? "Inplace" : "", set_ ? "Set;" : "Inc;", entries,
-                      "}");
-}
+namespace {
 
-std::vector<std::pair<int, int>> SubtensorOp::view_map() const {
-  if (kind_ == OpKind::kSubtensor) return {{0, 0}};
-  return {};
-}
-
-std::vector<std::pair<int, int>> SubtensorOp::destroy_map() const {
-  if (inplace_) return {{0, 0}};
-  return {};
-}
-
-absl::StatusOr<ApplyPtr> SubtensorOp::MakeNode(std::vector<VariablePtr> inputs) const {
-  const bool inc = kind_ == OpKind::kIncSubtensor || kind_ == OpKind::kAdvancedIncSubtensor1;
-  const bool advanced =
-      kind_ == OpKind::kAdvancedSubtensor1 || kind_ == OpKind::kAdvancedIncSubtensor1;
-  const size_t first_index = inc ? 2 : 1;
-  const size_t expected = first_index + (advanced ? 1 : NumScalars(idx_));
+// The inputs' tensor types, after checking their count and the index inputs from `first_index`
+// on: int64 scalars for basic indexing, integer vectors for advanced. x must have at least
+// `indexed_dims` dims.
+absl::StatusOr<std::vector<const TensorType*>> IndexedTypes(const Op& op,
+                                                            const std::vector<VariablePtr>& inputs,
+                                                            size_t first_index, size_t n_index,
+                                                            bool advanced, size_t indexed_dims) {
+  const size_t expected = first_index + n_index;
   if (inputs.size() != expected) {
-    return Invalid(*this, absl::StrCat("expects ", expected, " inputs, got ", inputs.size()));
+    return Invalid(op, absl::StrCat("expects ", expected, " inputs, got ", inputs.size()));
   }
   std::vector<const TensorType*> t;
   for (size_t i = 0; i < inputs.size(); ++i) {
     t.push_back(inputs[i]->tensor_type());
     if (t.back() == nullptr) {
-      return Invalid(*this, absl::StrCat("input ", i, " has type ", inputs[i]->type()->ToString(),
-                                         ", which is not a TensorType"));
+      return Invalid(op, absl::StrCat("input ", i, " has type ", inputs[i]->type()->ToString(),
+                                      ", which is not a TensorType"));
     }
   }
-  const TensorType& x = *t[0];
   for (size_t i = first_index; i < inputs.size(); ++i) {
     const bool ok = advanced ? (t[i]->ndim() == 1 && IsInteger(t[i]->dtype()))
                              : (t[i]->ndim() == 0 && t[i]->dtype() == DType::kInt64);
     if (!ok) {
       return Invalid(
-          *this, absl::StrCat("input ", i, " has type ", t[i]->ToString(), " but ",
-                              advanced ? "an integer vector" : "an int64 scalar", " is needed"));
+          op, absl::StrCat("input ", i, " has type ", t[i]->ToString(), " but ",
+                           advanced ? "an integer vector" : "an int64 scalar", " is needed"));
     }
   }
-  if (advanced ? x.ndim() < 1 : static_cast<int>(idx_.size()) > x.ndim()) {
-    return Invalid(*this, absl::StrCat("too many indices for ", x.ToString()));
+  if (indexed_dims > static_cast<size_t>(t[0]->ndim())) {
+    return Invalid(op, absl::StrCat("too many indices for ", t[0]->ToString()));
   }
-  if (inc) {
-    if (PromoteTypes(x.dtype(), t[1]->dtype()) != x.dtype()) {
-      return Invalid(*this, absl::StrCat("y has type ", t[1]->ToString(), ", which cannot be ",
-                                         "stored in x of type ", x.ToString(), " without loss"));
+  return t;
+}
+
+// y (input 1) must be storable in x without loss.
+absl::Status CheckIncrement(const Op& op, const std::vector<const TensorType*>& t) {
+  if (PromoteTypes(t[0]->dtype(), t[1]->dtype()) != t[0]->dtype()) {
+    return Invalid(op, absl::StrCat("y has type ", t[1]->ToString(), ", which cannot be ",
+                                    "stored in x of type ", t[0]->ToString(), " without loss"));
+  }
+  return absl::OkStatus();
+}
+
+// The rows of x that an integer vector selects (negative ones from the end), or the error for
+// one out of bounds.
+absl::StatusOr<std::vector<int64_t>> Rows(const Op& op, const Tensor& x, const Tensor& raw_idx) {
+  const int64_t len = x.shape()[0];
+  if (raw_idx.dtype() == DType::kUInt64) {
+    const Tensor c = raw_idx.Contiguous();
+    for (int64_t i = 0; i < c.size(); ++i) {
+      if (c.data<uint64_t>()[i] > static_cast<uint64_t>(len)) {
+        return Invalid(op, absl::StrCat("index ", c.data<uint64_t>()[i],
+                                        " is out of bounds for axis 0 with size ", len));
+      }
     }
-    TypePtr type = inputs[0]->type();
-    return Apply::Make(self(), std::move(inputs), {type});
   }
+  const Tensor idx = raw_idx.AsType(DType::kInt64);
+  std::vector<int64_t> rows(idx.size());
+  for (int64_t i = 0; i < idx.size(); ++i) {
+    const int64_t r = idx.data<int64_t>()[i];
+    if (r < -len || r >= len) {
+      return Invalid(op, absl::StrCat("index ", r, " is out of bounds for axis 0 with size ", len));
+    }
+    rows[i] = r < 0 ? r + len : r;
+  }
+  return rows;
+}
+
+std::string InplaceFlag(bool inplace) { return inplace ? "inplace" : "no_inplace"; }
+
+}  // namespace
+
+// --- Subtensor --------------------------------------------------------------------------------
+
+std::string Subtensor::Name() const {
+  return absl::StrCat("Subtensor{", op_decl::Codec<std::vector<IndexEntry>>::Repr(idx()), "}");
+}
+
+absl::StatusOr<ApplyPtr> Subtensor::MakeNode(std::vector<VariablePtr> inputs) const {
+  ASSIGN_OR_RETURN(std::vector<const TensorType*> t,
+                   IndexedTypes(*this, inputs, 1, NumScalars(idx()), false, idx().size()));
+  const TensorType& x = *t[0];
   StaticShape shape;
-  if (advanced) {
-    shape.push_back(t[1]->shape()[0]);
-    shape.insert(shape.end(), x.shape().begin() + 1, x.shape().end());
-  } else {
-    for (size_t d = 0; d < idx_.size(); ++d) {
-      const IndexEntry& e = idx_[d];
-      if (!e.is_slice) continue;
-      const bool full = !e.has_start && !e.has_stop && !e.has_step;
-      shape.push_back(full ? x.shape()[d] : std::nullopt);
-    }
-    shape.insert(shape.end(), x.shape().begin() + idx_.size(), x.shape().end());
+  for (size_t d = 0; d < idx().size(); ++d) {
+    const IndexEntry& e = idx()[d];
+    if (!e.is_slice) continue;
+    const bool full = !e.has_start && !e.has_stop && !e.has_step;
+    shape.push_back(full ? x.shape()[d] : std::nullopt);
   }
+  shape.insert(shape.end(), x.shape().begin() + idx().size(), x.shape().end());
   return Apply::Make(self(), std::move(inputs), {TensorType::Make(x.dtype(), shape)});
 }
 
-absl::Status SubtensorOp::Perform(const Apply& node, std::span<const Tensor> inputs,
-                                  std::vector<Tensor>& outputs) const {
-  const Tensor& x = inputs[0];
-  switch (kind_) {
-    case OpKind::kSubtensor: {
-      ASSIGN_OR_RETURN(Tensor view, IndexView(*this, x, idx_, inputs.subspan(1)));
-      outputs[0] = std::move(view);
-      return absl::OkStatus();
+absl::Status Subtensor::Perform(const Apply&, std::span<const Tensor> inputs,
+                                std::vector<Tensor>& outputs) const {
+  ASSIGN_OR_RETURN(Tensor view, IndexView(*this, inputs[0], idx(), inputs.subspan(1)));
+  outputs[0] = std::move(view);
+  return absl::OkStatus();
+}
+
+// Full slices keep the input dim, integer entries drop it, other slices fall back to Shape_i of
+// the output (as Aesara's ShapeFeature does for dims it cannot infer).
+absl::StatusOr<std::vector<ShapeVars>> Subtensor::InferShape(
+    const Apply& node, const std::vector<ShapeVars>& in) const {
+  ShapeVars out;
+  int out_dim = 0;
+  for (size_t d = 0; d < idx().size(); ++d) {
+    const IndexEntry& e = idx()[d];
+    if (!e.is_slice) continue;
+    if (!e.has_start && !e.has_stop && !e.has_step) {
+      out.push_back(in[0][d]);
+    } else {
+      out.push_back(DimOf(node.output(0), out_dim));
     }
-    case OpKind::kIncSubtensor: {
-      Tensor out = x.AsType(x.dtype());  // a contiguous copy: x itself is never written
-      ASSIGN_OR_RETURN(Tensor view, IndexView(*this, out, idx_, inputs.subspan(2)));
-      RETURN_IF_ERROR(Assign(*this, view, inputs[1], set_));
-      outputs[0] = std::move(out);
-      return absl::OkStatus();
-    }
-    default: {
-      const bool inc = kind_ == OpKind::kAdvancedIncSubtensor1;
-      const Tensor& raw_idx = inputs[inc ? 2 : 1];
-      if (raw_idx.dtype() == DType::kUInt64) {
-        const Tensor c = raw_idx.Contiguous();
-        for (int64_t i = 0; i < c.size(); ++i) {
-          if (c.data<uint64_t>()[i] > static_cast<uint64_t>(x.shape()[0])) {
-            return Invalid(*this,
-                           absl::StrCat("index ", c.data<uint64_t>()[i],
-                                        " is out of bounds for axis 0 with size ", x.shape()[0]));
-          }
-        }
-      }
-      const Tensor idx = raw_idx.AsType(DType::kInt64);
-      const int64_t len = x.shape()[0];
-      std::vector<int64_t> rows(idx.size());
-      for (int64_t i = 0; i < idx.size(); ++i) {
-        int64_t r = idx.data<int64_t>()[i];
-        if (r < -len || r >= len) {
-          return Invalid(*this,
-                         absl::StrCat("index ", r, " is out of bounds for axis 0 with size ", len));
-        }
-        rows[i] = r < 0 ? r + len : r;
-      }
-      Shape row_shape(x.shape().begin() + 1, x.shape().end());
-      std::vector<int64_t> row_strides(x.strides().begin() + 1, x.strides().end());
-      if (!inc) {
-        Shape shape = {idx.size()};
-        shape.insert(shape.end(), row_shape.begin(), row_shape.end());
-        Tensor out = Tensor::Empty(x.dtype(), shape);
-        Shape one_row = row_shape;
-        for (int64_t i = 0; i < idx.size(); ++i) {
-          Tensor dst = out.View(one_row, ContiguousStrides(one_row), i * ShapeSize(one_row));
-          RETURN_IF_ERROR(
-              Assign(*this, dst, x.View(row_shape, row_strides, rows[i] * x.strides()[0]), true));
-        }
-        outputs[0] = std::move(out);
-        return absl::OkStatus();
-      }
-      // y broadcasts to (len(idx),) + row shape; each of its rows goes to its index, in order.
-      Tensor out = x.AsType(x.dtype());
-      const Tensor& y = inputs[1];
-      Shape target = {idx.size()};
-      target.insert(target.end(), row_shape.begin(), row_shape.end());
-      std::optional<Tensor> broadcast = y.BroadcastTo(target);
-      if (!broadcast) {
-        return Invalid(
-            *this, absl::StrCat("y of shape ", ShapeToString(y.shape()),
-                                " does not broadcast to x[idx] of shape ", ShapeToString(target)));
-      }
-      const Tensor& yb = *broadcast;
-      for (int64_t i = 0; i < idx.size(); ++i) {
-        Tensor dst = out.View(row_shape, ContiguousStrides(row_shape), rows[i] * out.strides()[0]);
-        std::vector<int64_t> src_strides(yb.strides().begin() + 1, yb.strides().end());
-        Tensor src = yb.View(row_shape, src_strides, i * yb.strides()[0]);
-        RETURN_IF_ERROR(Assign(*this, dst, src, set_));
-      }
-      outputs[0] = std::move(out);
-      return absl::OkStatus();
-    }
+    ++out_dim;
   }
+  out.insert(out.end(), in[0].begin() + idx().size(), in[0].end());
+  return std::vector<ShapeVars>{out};
+}
+
+// --- IncSubtensor -----------------------------------------------------------------------------
+
+std::string IncSubtensor::Name() const {
+  return absl::StrCat("IncSubtensor{", attrs().inplace ? "Inplace" : "",
+                      attrs().set ? "Set;" : "Inc;",
+                      op_decl::Codec<std::vector<IndexEntry>>::Repr(idx()), "}");
+}
+
+std::vector<std::pair<int, int>> IncSubtensor::destroy_map() const {
+  if (attrs().inplace) return {{0, 0}};
+  return {};
+}
+
+absl::StatusOr<ApplyPtr> IncSubtensor::MakeNode(std::vector<VariablePtr> inputs) const {
+  ASSIGN_OR_RETURN(std::vector<const TensorType*> t,
+                   IndexedTypes(*this, inputs, 2, NumScalars(idx()), false, idx().size()));
+  RETURN_IF_ERROR(CheckIncrement(*this, t));
+  TypePtr type = inputs[0]->type();
+  return Apply::Make(self(), std::move(inputs), {type});
+}
+
+absl::Status IncSubtensor::Perform(const Apply&, std::span<const Tensor> inputs,
+                                   std::vector<Tensor>& outputs) const {
+  Tensor out = inputs[0].AsType(inputs[0].dtype());  // a contiguous copy: x is never written
+  ASSIGN_OR_RETURN(Tensor view, IndexView(*this, out, idx(), inputs.subspan(2)));
+  RETURN_IF_ERROR(Assign(*this, view, inputs[1], attrs().set));
+  outputs[0] = std::move(out);
+  return absl::OkStatus();
+}
+
+// x's shape.
+absl::StatusOr<std::vector<ShapeVars>> IncSubtensor::InferShape(
+    const Apply&, const std::vector<ShapeVars>& in) const {
+  return std::vector<ShapeVars>{in[0]};
+}
+
+// --- AdvancedSubtensor1 -----------------------------------------------------------------------
+
+absl::StatusOr<ApplyPtr> AdvancedSubtensor1::MakeNode(std::vector<VariablePtr> inputs) const {
+  ASSIGN_OR_RETURN(std::vector<const TensorType*> t, IndexedTypes(*this, inputs, 1, 1, true, 1));
+  StaticShape shape = {t[1]->shape()[0]};
+  shape.insert(shape.end(), t[0]->shape().begin() + 1, t[0]->shape().end());
+  return Apply::Make(self(), std::move(inputs), {TensorType::Make(t[0]->dtype(), shape)});
+}
+
+absl::Status AdvancedSubtensor1::Perform(const Apply&, std::span<const Tensor> inputs,
+                                         std::vector<Tensor>& outputs) const {
+  const Tensor& x = inputs[0];
+  ASSIGN_OR_RETURN(std::vector<int64_t> rows, Rows(*this, x, inputs[1]));
+  const int64_t n = static_cast<int64_t>(rows.size());
+  const Shape row_shape(x.shape().begin() + 1, x.shape().end());
+  const std::vector<int64_t> row_strides(x.strides().begin() + 1, x.strides().end());
+  Shape shape = {n};
+  shape.insert(shape.end(), row_shape.begin(), row_shape.end());
+  RETURN_IF_ERROR(CheckShape(Name(), shape, x.dtype()));
+  Tensor out = Tensor::Empty(x.dtype(), shape);
+  for (int64_t i = 0; i < n; ++i) {
+    Tensor dst = out.View(row_shape, ContiguousStrides(row_shape), i * ShapeSize(row_shape));
+    RETURN_IF_ERROR(
+        Assign(*this, dst, x.View(row_shape, row_strides, rows[i] * x.strides()[0]), true));
+  }
+  outputs[0] = std::move(out);
+  return absl::OkStatus();
+}
+
+// (len(indices),) + x.shape[1:].
+absl::StatusOr<std::vector<ShapeVars>> AdvancedSubtensor1::InferShape(
+    const Apply&, const std::vector<ShapeVars>& in) const {
+  ShapeVars out = {in[1][0]};
+  out.insert(out.end(), in[0].begin() + 1, in[0].end());
+  return std::vector<ShapeVars>{out};
+}
+
+// --- AdvancedIncSubtensor1 --------------------------------------------------------------------
+
+std::string AdvancedIncSubtensor1::Name() const {
+  return absl::StrCat("AdvancedIncSubtensor1{", InplaceFlag(attrs().inplace),
+                      attrs().set ? ",set}" : ",inc}");
+}
+
+std::vector<std::pair<int, int>> AdvancedIncSubtensor1::destroy_map() const {
+  if (attrs().inplace) return {{0, 0}};
+  return {};
+}
+
+absl::StatusOr<ApplyPtr> AdvancedIncSubtensor1::MakeNode(std::vector<VariablePtr> inputs) const {
+  ASSIGN_OR_RETURN(std::vector<const TensorType*> t, IndexedTypes(*this, inputs, 2, 1, true, 1));
+  RETURN_IF_ERROR(CheckIncrement(*this, t));
+  TypePtr type = inputs[0]->type();
+  return Apply::Make(self(), std::move(inputs), {type});
+}
+
+// y broadcasts to (len(indices),) + x.shape[1:]; each of its rows goes to its index, in order.
+absl::Status AdvancedIncSubtensor1::Perform(const Apply&, std::span<const Tensor> inputs,
+                                            std::vector<Tensor>& outputs) const {
+  const Tensor& x = inputs[0];
+  const Tensor& y = inputs[1];
+  ASSIGN_OR_RETURN(std::vector<int64_t> rows, Rows(*this, x, inputs[2]));
+  const Shape row_shape(x.shape().begin() + 1, x.shape().end());
+  Tensor out = x.AsType(x.dtype());
+  Shape target = {static_cast<int64_t>(rows.size())};
+  target.insert(target.end(), row_shape.begin(), row_shape.end());
+  std::optional<Tensor> broadcast = y.BroadcastTo(target);
+  if (!broadcast) {
+    return Invalid(*this,
+                   absl::StrCat("y of shape ", ShapeToString(y.shape()),
+                                " does not broadcast to x[idx] of shape ", ShapeToString(target)));
+  }
+  const Tensor& yb = *broadcast;
+  const std::vector<int64_t> src_strides(yb.strides().begin() + 1, yb.strides().end());
+  for (size_t i = 0; i < rows.size(); ++i) {
+    Tensor dst = out.View(row_shape, ContiguousStrides(row_shape), rows[i] * out.strides()[0]);
+    Tensor src = yb.View(row_shape, src_strides, static_cast<int64_t>(i) * yb.strides()[0]);
+    RETURN_IF_ERROR(Assign(*this, dst, src, attrs().set));
+  }
+  outputs[0] = std::move(out);
+  return absl::OkStatus();
+}
+
+// x's shape.
+absl::StatusOr<std::vector<ShapeVars>> AdvancedIncSubtensor1::InferShape(
+    const Apply&, const std::vector<ShapeVars>& in) const {
+  return std::vector<ShapeVars>{in[0]};
 }
 
 // --- DSL --------------------------------------------------------------------------------------
@@ -332,13 +417,11 @@ Var subtensor(const Var& x, const std::vector<Index>& idx) {
     if (!s.ok()) return Var(s);
     entries.push_back(e);
   }
-  return ApplyOp(OpPtr(std::make_shared<SubtensorOp>(OpKind::kSubtensor, entries)), inputs);
+  return ApplyOp(OpPtr(std::make_shared<Subtensor>(SubtensorAttrs{entries})), inputs);
 }
 
 Var take(const Var& x, const Var& indices) {
-  return ApplyOp(
-      OpPtr(std::make_shared<SubtensorOp>(OpKind::kAdvancedSubtensor1, std::vector<IndexEntry>{})),
-      {x, indices});
+  return ApplyOp(OpPtr(std::make_shared<AdvancedSubtensor1>()), {x, indices});
 }
 
 namespace {
@@ -347,18 +430,20 @@ Var IncOrSet(const Var& indexed, const Var& y, bool set) {
   if (!indexed.ok()) return indexed;
   if (!y.ok()) return y;
   const Apply* node = indexed->owner();
-  const auto* op = node ? dynamic_cast<const SubtensorOp*>(&node->op()) : nullptr;
-  if (op == nullptr ||
-      (op->kind() != OpKind::kSubtensor && op->kind() != OpKind::kAdvancedSubtensor1)) {
+  OpPtr op;
+  if (node != nullptr && node->op().kind() == OpKind::kSubtensor) {
+    op = std::make_shared<IncSubtensor>(
+        IncSubtensorAttrs{static_cast<const Subtensor&>(node->op()).idx(), set});
+  } else if (node != nullptr && node->op().kind() == OpKind::kAdvancedSubtensor1) {
+    op = std::make_shared<AdvancedIncSubtensor1>(AdvancedIncSubtensor1Attrs{set});
+  } else {
     return Var(absl::InvalidArgumentError(
         absl::StrCat(set ? "set_subtensor" : "inc_subtensor", ": ", indexed->ToString(),
                      " is not the result of indexing (subtensor or take)")));
   }
   std::vector<Var> inputs = {node->inputs()[0], y};
   for (int i = 1; i < node->num_inputs(); ++i) inputs.push_back(node->inputs()[i]);
-  const OpKind kind =
-      op->kind() == OpKind::kSubtensor ? OpKind::kIncSubtensor : OpKind::kAdvancedIncSubtensor1;
-  return ApplyOp(OpPtr(std::make_shared<SubtensorOp>(kind, op->idx(), set)), inputs);
+  return ApplyOp(op, inputs);
 }
 
 }  // namespace
@@ -366,68 +451,52 @@ Var IncOrSet(const Var& indexed, const Var& y, bool set) {
 Var set_subtensor(const Var& indexed, const Var& y) { return IncOrSet(indexed, y, true); }
 Var inc_subtensor(const Var& indexed, const Var& y) { return IncOrSet(indexed, y, false); }
 
-// Subtensor: full slices keep the input dim, integer entries drop it, other slices fall back to
-// Shape_i of the output (as Aesara's ShapeFeature does for dims it cannot infer); Inc*: x's shape;
-// AdvancedSubtensor1: (len(idx),)
-// + x.shape[1:].
-absl::StatusOr<std::vector<std::vector<VariablePtr>>> SubtensorOp::InferShape(
-    const Apply& node, const std::vector<std::vector<VariablePtr>>& in) const {
-  if (kind_ == OpKind::kIncSubtensor || kind_ == OpKind::kAdvancedIncSubtensor1) {
-    return std::vector<ShapeVars>{in[0]};
+// --- Index lists on the wire -------------------------------------------------------------------
+
+KILN_REGISTER_OP(Subtensor);
+KILN_REGISTER_OP(IncSubtensor);
+KILN_REGISTER_OP(AdvancedSubtensor1);
+KILN_REGISTER_OP(AdvancedIncSubtensor1);
+
+namespace op_decl {
+
+AttrValue Codec<std::vector<IndexEntry>>::Encode(const std::vector<IndexEntry>& idx) {
+  std::vector<int64_t> bits;
+  for (const IndexEntry& e : idx) {
+    bits.push_back(e.is_slice | e.has_start << 1 | e.has_stop << 2 | e.has_step << 3);
   }
-  if (kind_ == OpKind::kAdvancedSubtensor1) {
-    ShapeVars out = {in[1][0]};
-    out.insert(out.end(), in[0].begin() + 1, in[0].end());
-    return std::vector<ShapeVars>{out};
-  }
-  ShapeVars out;
-  int out_dim = 0;
-  for (size_t d = 0; d < idx_.size(); ++d) {
-    const IndexEntry& e = idx_[d];
-    if (!e.is_slice) continue;
-    if (!e.has_start && !e.has_stop && !e.has_step) {
-      out.push_back(in[0][d]);
-    } else {
-      out.push_back(DimOf(node.output(0), out_dim));
-    }
-    ++out_dim;
-  }
-  out.insert(out.end(), in[0].begin() + idx_.size(), in[0].end());
-  return std::vector<ShapeVars>{out};
+  return bits;
 }
 
-// --- Wire attributes ----------------------------------------------------------------------------
-
-KILN_REGISTER_OP_KIND(SubtensorOp, kSubtensor);
-KILN_REGISTER_OP_KIND(SubtensorOp, kIncSubtensor);
-KILN_REGISTER_OP_KIND(SubtensorOp, kAdvancedSubtensor1);
-KILN_REGISTER_OP_KIND(SubtensorOp, kAdvancedIncSubtensor1);
-
-OpAttrs SubtensorOp::Attrs() const {
-  // Each entry: bit 0 a slice, bits 1-3 whether it has a start, stop and step.
-  std::vector<int64_t> idx;
-  for (const IndexEntry& e : idx_) {
-    idx.push_back(e.is_slice | e.has_start << 1 | e.has_stop << 2 | e.has_step << 3);
+absl::StatusOr<std::vector<IndexEntry>> Codec<std::vector<IndexEntry>>::Decode(
+    const OpAttrs& a, const std::string& key) {
+  ASSIGN_OR_RETURN(std::vector<int64_t> bits, a.Ints(key));
+  if (bits.size() > 64) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("attribute '", key, "' has ", bits.size(), " entries, more than 64 dims"));
   }
-  return {{"idx_list", idx}, {"set", int64_t{set_}}, {"inplace", int64_t{inplace_}}};
-}
-
-absl::StatusOr<OpPtr> SubtensorOp::FromAttrs(OpKind kind, const OpAttrs& a) {
-  absl::StatusOr<std::optional<std::vector<int64_t>>> bits =
-      DecodeAttr<std::optional<std::vector<int64_t>>>(a, "idx_list");
-  if (!bits.ok()) return bits.status();
   std::vector<IndexEntry> idx;
-  for (int64_t b : bits->value_or(std::vector<int64_t>{})) {
+  for (int64_t b : bits) {
     if (b < 0 || b > 15 || (!(b & 1) && b != 0)) {
-      return absl::InvalidArgumentError("bad idx_list entry");
+      return absl::InvalidArgumentError(
+          absl::StrCat("attribute '", key, "' has the bad entry ", b));
     }
     idx.push_back({(b & 1) != 0, (b & 2) != 0, (b & 4) != 0, (b & 8) != 0});
   }
-  ASSIGN_OR_RETURN(std::optional<bool> set, DecodeAttr<std::optional<bool>>(a, "set"));
-  absl::StatusOr<std::optional<bool>> inplace = DecodeAttr<std::optional<bool>>(a, "inplace");
-  if (!inplace.ok()) return inplace.status();
-  return OpPtr(
-      std::make_shared<SubtensorOp>(kind, idx, set.value_or(false), inplace->value_or(false)));
+  return idx;
 }
+
+std::string Codec<std::vector<IndexEntry>>::Repr(const std::vector<IndexEntry>& idx) {
+  return absl::StrJoin(idx, ", ", [](std::string* out, const IndexEntry& e) {
+    if (!e.is_slice) {
+      absl::StrAppend(out, "int64");
+      return;
+    }
+    absl::StrAppend(out, e.has_start ? "int64" : "", ":", e.has_stop ? "int64" : "", ":",
+                    e.has_step ? "int64" : "");
+  });
+}
+
+}  // namespace op_decl
 
 }  // namespace kiln

@@ -5,6 +5,7 @@
 #define KILN_CORE_OPS_INDEXING_H_
 
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "core/graph/op_decl.h"
@@ -20,36 +21,99 @@ struct IndexEntry {
   bool operator==(const IndexEntry&) const = default;
 };
 
-// Subtensor (set_instead_of_inc unused) and IncSubtensor over the same index list.
-class SubtensorOp final : public Op {
- public:
-  SubtensorOp(OpKind kind, std::vector<IndexEntry> idx, bool set = false, bool inplace = false)
-      : kind_(kind), idx_(std::move(idx)), set_(set), inplace_(inplace) {}
-  const std::vector<IndexEntry>& idx() const { return idx_; }
-  bool set() const { return set_; }
-  OpKind kind() const override { return kind_; }
-  // "Subtensor{int64, int64:int64:}", "IncSubtensor{Set;::int64}",
-  // "AdvancedSubtensor1", "AdvancedIncSubtensor1{no_inplace,inc}".
-  std::string Name() const override;
-  absl::StatusOr<ApplyPtr> MakeNode(std::vector<VariablePtr> inputs) const override;
-  absl::StatusOr<std::vector<std::vector<VariablePtr>>> InferShape(
-      const Apply& node, const std::vector<std::vector<VariablePtr>>& input_shapes) const override;
-  absl::Status Perform(const Apply& node, std::span<const Tensor> inputs,
-                       std::vector<Tensor>& outputs) const override;
-  // The props as typed attributes, and the op from them (the registry's factory).
-  OpAttrs Attrs() const override;
-  static absl::StatusOr<OpPtr> FromAttrs(OpKind kind, const OpAttrs& attrs);
-  // The gradient rule (Aesara's L_op), in the family's *_grad.cc.
-  std::vector<Var> LOp(const Apply& node, const std::vector<Var>& output_grads) const override;
-  std::vector<std::vector<bool>> ConnectionPattern(const Apply& node) const override;
-  std::vector<std::pair<int, int>> view_map() const override;
-  std::vector<std::pair<int, int>> destroy_map() const override;
+namespace op_decl {
+// An index list travels as one integer per entry: bit 0 a slice, bits 1-3 whether it has a
+// start, a stop and a step (an integer entry is 0).
+template <>
+struct Codec<std::vector<IndexEntry>> {
+  static AttrValue Encode(const std::vector<IndexEntry>& idx);
+  static absl::StatusOr<std::vector<IndexEntry>> Decode(const OpAttrs& a, const std::string& key);
+  // As Aesara prints an index list: "int64, int64:int64:".
+  static std::string Repr(const std::vector<IndexEntry>& idx);
+};
+}  // namespace op_decl
 
- private:
-  OpKind kind_;
-  std::vector<IndexEntry> idx_;
-  bool set_;
-  bool inplace_;
+// The index list of Subtensor.
+struct SubtensorAttrs {
+  std::vector<IndexEntry> idx_list;
+  static constexpr auto Fields() {
+    return std::tuple{AttrField{"idx_list", &SubtensorAttrs::idx_list}};
+  }
+};
+
+// Subtensor{idx}(x, *scalars): the view x[idx], the index integers and slice bounds the int64
+// scalars after x, in order; "Subtensor{int64, int64:int64:}".
+class Subtensor final : public DeclaredOp<Subtensor, SubtensorAttrs> {
+ public:
+  static constexpr absl::string_view kTypeName = "Subtensor";
+  using DeclaredOp::DeclaredOp;
+  const std::vector<IndexEntry>& idx() const { return attrs().idx_list; }
+  OpKind kind() const override { return OpKind::kSubtensor; }
+  std::string Name() const override;
+  KILN_OP_METHODS
+  std::vector<std::vector<bool>> ConnectionPattern(const Apply& node) const override;
+  std::vector<std::pair<int, int>> view_map() const override { return {{0, 0}}; }
+};
+
+// The props of IncSubtensor: its index list, set (x[idx] = y) or increment (x[idx] += y), and
+// whether it writes into x's buffer.
+struct IncSubtensorAttrs {
+  std::vector<IndexEntry> idx_list;
+  bool set = false;
+  bool inplace = false;
+  static constexpr auto Fields() {
+    return std::tuple{AttrField{"idx_list", &IncSubtensorAttrs::idx_list},
+                      AttrField{"set", &IncSubtensorAttrs::set},
+                      AttrField{"inplace", &IncSubtensorAttrs::inplace}};
+  }
+};
+
+// IncSubtensor{idx}(x, y, *scalars): x with x[idx] set to (or incremented by) y, which
+// broadcasts to x[idx]; "IncSubtensor{Set;::int64}", "IncSubtensor{Inc;int64}".
+class IncSubtensor final : public DeclaredOp<IncSubtensor, IncSubtensorAttrs> {
+ public:
+  static constexpr absl::string_view kTypeName = "IncSubtensor";
+  using DeclaredOp::DeclaredOp;
+  const std::vector<IndexEntry>& idx() const { return attrs().idx_list; }
+  OpKind kind() const override { return OpKind::kIncSubtensor; }
+  std::string Name() const override;
+  KILN_OP_METHODS
+  std::vector<std::vector<bool>> ConnectionPattern(const Apply& node) const override;
+  std::vector<std::pair<int, int>> destroy_map() const override;
+};
+
+// AdvancedSubtensor1(x, indices): x[indices] for an integer vector (numpy.take along axis 0).
+class AdvancedSubtensor1 final : public DeclaredOp<AdvancedSubtensor1, NoAttrs> {
+ public:
+  static constexpr absl::string_view kTypeName = "AdvancedSubtensor1";
+  using DeclaredOp::DeclaredOp;
+  OpKind kind() const override { return OpKind::kAdvancedSubtensor1; }
+  KILN_OP_METHODS
+  std::vector<std::vector<bool>> ConnectionPattern(const Apply& node) const override;
+};
+
+// The props of AdvancedIncSubtensor1: set or increment, and whether it writes into x.
+struct AdvancedIncSubtensor1Attrs {
+  bool set = false;
+  bool inplace = false;
+  static constexpr auto Fields() {
+    return std::tuple{AttrField{"set", &AdvancedIncSubtensor1Attrs::set},
+                      AttrField{"inplace", &AdvancedIncSubtensor1Attrs::inplace}};
+  }
+};
+
+// AdvancedIncSubtensor1(x, y, indices): x with the rows x[indices] set to (or incremented by)
+// y's rows, in order, so repeated indices accumulate; "AdvancedIncSubtensor1{no_inplace,inc}".
+class AdvancedIncSubtensor1 final
+    : public DeclaredOp<AdvancedIncSubtensor1, AdvancedIncSubtensor1Attrs> {
+ public:
+  static constexpr absl::string_view kTypeName = "AdvancedIncSubtensor1";
+  using DeclaredOp::DeclaredOp;
+  OpKind kind() const override { return OpKind::kAdvancedIncSubtensor1; }
+  std::string Name() const override;
+  KILN_OP_METHODS
+  std::vector<std::vector<bool>> ConnectionPattern(const Apply& node) const override;
+  std::vector<std::pair<int, int>> destroy_map() const override;
 };
 
 // A slice bound or an integer index: absent (None), a constant, or an integer scalar variable.

@@ -1,6 +1,7 @@
 #include "core/ops/linalg.h"
 
 #include <algorithm>
+#include <limits>
 #include <numeric>
 
 #include "absl/strings/str_cat.h"
@@ -58,81 +59,158 @@ absl::StatusOr<StaticShape> MatMulShape(const Op& op, const TensorType& a, const
 
 }  // namespace
 
-std::string ProductOp::Name() const {
-  switch (kind_) {
-    case OpKind::kDot:
-      return "dot";
-    case OpKind::kMatMul:
-      return "MatMul";
-    case OpKind::kDot22:
-      return "Dot22";
-    case OpKind::kGemm:
-      return inplace_ ? "Gemm{inplace}" : "Gemm{no_inplace}";
-    default:
-      return inplace_ ? "Gemv{inplace}" : "Gemv{no_inplace}";
-  }
-}
+namespace {
 
-std::vector<std::pair<int, int>> ProductOp::destroy_map() const {
-  if (inplace_) return {{0, 0}};
-  return {};
-}
-
-absl::StatusOr<ApplyPtr> ProductOp::MakeNode(std::vector<VariablePtr> inputs) const {
-  const size_t arity = (kind_ == OpKind::kGemm || kind_ == OpKind::kGemv) ? 5 : 2;
+// The inputs as tensor types, or the error naming the first that is not one.
+absl::StatusOr<std::vector<const TensorType*>> TensorTypes(const Op& op,
+                                                           const std::vector<VariablePtr>& inputs,
+                                                           size_t arity) {
   if (inputs.size() != arity) {
-    return Invalid(*this, absl::StrCat("expects ", arity, " inputs, got ", inputs.size()));
+    return Invalid(op, absl::StrCat("expects ", arity, " inputs, got ", inputs.size()));
   }
   std::vector<const TensorType*> t;
   for (size_t i = 0; i < inputs.size(); ++i) {
     t.push_back(inputs[i]->tensor_type());
     if (t.back() == nullptr) {
-      return Invalid(*this, absl::StrCat("input ", i, " has type ", inputs[i]->type()->ToString(),
-                                         ", which is not a TensorType"));
+      return Invalid(op, absl::StrCat("input ", i, " has type ", inputs[i]->type()->ToString(),
+                                      ", which is not a TensorType"));
     }
   }
-  auto rank_error = [&](size_t i, const char* wanted) {
-    return Invalid(*this, absl::StrCat("input ", i, " has type ", t[i]->ToString(), " but ", wanted,
-                                       " is needed"));
-  };
-  if (kind_ == OpKind::kGemm || kind_ == OpKind::kGemv) {
-    const bool gemm = kind_ == OpKind::kGemm;
-    const int ranks[5] = {gemm ? 2 : 1, 0, 2, gemm ? 2 : 1, 0};
-    const DType dtype = t[0]->dtype();
-    for (size_t i = 0; i < 5; ++i) {
-      if (t[i]->ndim() != ranks[i]) {
-        return rank_error(i, ranks[i] == 0 ? "a scalar" : ranks[i] == 1 ? "a vector" : "a matrix");
-      }
-      if (t[i]->dtype() != dtype || !IsBlasDType(dtype)) {
-        return Invalid(*this, absl::StrCat("input ", i, " has type ", t[i]->ToString(),
-                                           " but every input must have input 0's dtype, one of "
-                                           "float32, float64, complex64, complex128"));
-      }
-    }
-    RETURN_IF_ERROR(CheckInner(*this, *t[2], *t[3]));
-    TypePtr type = inputs[0]->type();
-    return Apply::Make(self(), std::move(inputs), {type});
-  }
-  const TensorType& a = *t[0];
-  const TensorType& b = *t[1];
-  if (kind_ == OpKind::kDot) {
-    for (size_t i = 0; i < 2; ++i) {
-      if (t[i]->ndim() < 1 || t[i]->ndim() > 2) return rank_error(i, "a vector or a matrix");
-    }
-  } else if (kind_ == OpKind::kDot22) {
-    for (size_t i = 0; i < 2; ++i) {
-      if (t[i]->ndim() != 2) return rank_error(i, "a matrix");
-    }
-  } else {
-    for (size_t i = 0; i < 2; ++i) {
-      if (t[i]->ndim() < 1) return rank_error(i, "at least one dim");
-    }
-  }
-  RETURN_IF_ERROR(CheckInner(*this, a, b));
-  ASSIGN_OR_RETURN(StaticShape shape, MatMulShape(*this, a, b));
-  const DType dtype = PromoteTypes(a.dtype(), b.dtype());
-  return Apply::Make(self(), std::move(inputs), {TensorType::Make(dtype, std::move(shape))});
+  return t;
 }
+
+absl::Status RankError(const Op& op, size_t i, const TensorType& t, const char* wanted) {
+  return Invalid(
+      op, absl::StrCat("input ", i, " has type ", t.ToString(), " but ", wanted, " is needed"));
+}
+
+// The output type of a product of two tensors whose ranks lie in [min_rank, max_rank].
+absl::StatusOr<TypePtr> ProductType(const Op& op, const std::vector<VariablePtr>& inputs,
+                                    int min_rank, int max_rank, const char* wanted) {
+  ASSIGN_OR_RETURN(std::vector<const TensorType*> t, TensorTypes(op, inputs, 2));
+  for (size_t i = 0; i < 2; ++i) {
+    if (t[i]->ndim() < min_rank || t[i]->ndim() > max_rank) return RankError(op, i, *t[i], wanted);
+  }
+  RETURN_IF_ERROR(CheckInner(op, *t[0], *t[1]));
+  ASSIGN_OR_RETURN(StaticShape shape, MatMulShape(op, *t[0], *t[1]));
+  return TensorType::Make(PromoteTypes(t[0]->dtype(), t[1]->dtype()), std::move(shape));
+}
+
+// Gemm's and Gemv's inputs (the accumulator, a scalar, the two factors, a scalar) checked: the
+// ranks, one float dtype for all, and the inner dims. The output has the accumulator's type.
+absl::Status CheckScaledProduct(const Op& op, const std::vector<VariablePtr>& inputs,
+                                int vector_rank) {
+  ASSIGN_OR_RETURN(std::vector<const TensorType*> t, TensorTypes(op, inputs, 5));
+  const int ranks[5] = {vector_rank, 0, 2, vector_rank, 0};
+  const DType dtype = t[0]->dtype();
+  for (size_t i = 0; i < 5; ++i) {
+    if (t[i]->ndim() != ranks[i]) {
+      return RankError(op, i, *t[i],
+                       ranks[i] == 0   ? "a scalar"
+                       : ranks[i] == 1 ? "a vector"
+                                       : "a matrix");
+    }
+    if (t[i]->dtype() != dtype || !IsBlasDType(dtype)) {
+      return Invalid(op, absl::StrCat("input ", i, " has type ", t[i]->ToString(),
+                                      " but every input must have input 0's dtype, one of "
+                                      "float32, float64, complex64, complex128"));
+    }
+  }
+  return CheckInner(op, *t[2], *t[3]);
+}
+
+// Broadcast batch dims, then the rows of a and the columns of b (as numpy.matmul).
+std::vector<ShapeVars> ProductShape(const std::vector<ShapeVars>& in) {
+  ShapeVars a = in[0], b = in[1];
+  const bool a_vec = a.size() == 1, b_vec = b.size() == 1;
+  if (a_vec) a.insert(a.begin(), ConstDim(1));
+  if (b_vec) b.push_back(ConstDim(1));
+  const size_t nd = std::max(a.size(), b.size());
+  ShapeVars out;
+  for (size_t d = 0; d + 2 < nd; ++d) {
+    std::vector<VariablePtr> dims;
+    if (d + a.size() >= nd) dims.push_back(a[d + a.size() - nd]);
+    if (d + b.size() >= nd) dims.push_back(b[d + b.size() - nd]);
+    out.push_back(BroadcastDim(dims));
+  }
+  if (!a_vec) out.push_back(a[a.size() - 2]);
+  if (!b_vec) out.push_back(b.back());
+  return {out};
+}
+
+std::string InplaceName(absl::string_view type_name, bool inplace) {
+  return absl::StrCat(type_name, inplace ? "{inplace}" : "{no_inplace}");
+}
+
+}  // namespace
+
+absl::StatusOr<ApplyPtr> Dot::MakeNode(std::vector<VariablePtr> inputs) const {
+  ASSIGN_OR_RETURN(TypePtr type, ProductType(*this, inputs, 1, 2, "a vector or a matrix"));
+  return Apply::Make(self(), std::move(inputs), {std::move(type)});
+}
+
+absl::StatusOr<ApplyPtr> MatMul::MakeNode(std::vector<VariablePtr> inputs) const {
+  ASSIGN_OR_RETURN(TypePtr type, ProductType(*this, inputs, 1, std::numeric_limits<int>::max(),
+                                             "at least one dim"));
+  return Apply::Make(self(), std::move(inputs), {std::move(type)});
+}
+
+absl::StatusOr<ApplyPtr> Dot22::MakeNode(std::vector<VariablePtr> inputs) const {
+  ASSIGN_OR_RETURN(TypePtr type, ProductType(*this, inputs, 2, 2, "a matrix"));
+  return Apply::Make(self(), std::move(inputs), {std::move(type)});
+}
+
+absl::StatusOr<ApplyPtr> Gemm::MakeNode(std::vector<VariablePtr> inputs) const {
+  RETURN_IF_ERROR(CheckScaledProduct(*this, inputs, 2));
+  TypePtr type = inputs[0]->type();
+  return Apply::Make(self(), std::move(inputs), {std::move(type)});
+}
+
+absl::StatusOr<ApplyPtr> Gemv::MakeNode(std::vector<VariablePtr> inputs) const {
+  RETURN_IF_ERROR(CheckScaledProduct(*this, inputs, 1));
+  TypePtr type = inputs[0]->type();
+  return Apply::Make(self(), std::move(inputs), {std::move(type)});
+}
+
+absl::StatusOr<std::vector<ShapeVars>> Dot::InferShape(const Apply&,
+                                                       const std::vector<ShapeVars>& in) const {
+  return ProductShape(in);
+}
+absl::StatusOr<std::vector<ShapeVars>> MatMul::InferShape(const Apply&,
+                                                          const std::vector<ShapeVars>& in) const {
+  return ProductShape(in);
+}
+absl::StatusOr<std::vector<ShapeVars>> Dot22::InferShape(const Apply&,
+                                                         const std::vector<ShapeVars>& in) const {
+  return ProductShape(in);
+}
+// The accumulator's shape.
+absl::StatusOr<std::vector<ShapeVars>> Gemm::InferShape(const Apply&,
+                                                        const std::vector<ShapeVars>& in) const {
+  return std::vector<ShapeVars>{in[0]};
+}
+absl::StatusOr<std::vector<ShapeVars>> Gemv::InferShape(const Apply&,
+                                                        const std::vector<ShapeVars>& in) const {
+  return std::vector<ShapeVars>{in[0]};
+}
+
+std::string Gemm::Name() const { return InplaceName(kTypeName, attrs().inplace); }
+std::string Gemv::Name() const { return InplaceName(kTypeName, attrs().inplace); }
+
+std::vector<std::pair<int, int>> Gemm::destroy_map() const {
+  if (attrs().inplace) return {{0, 0}};
+  return {};
+}
+std::vector<std::pair<int, int>> Gemv::destroy_map() const {
+  if (attrs().inplace) return {{0, 0}};
+  return {};
+}
+
+KILN_REGISTER_OP(Dot);
+KILN_REGISTER_OP(MatMul);
+KILN_REGISTER_OP(Dot22);
+KILN_REGISTER_OP(Gemm);
+KILN_REGISTER_OP(Gemv);
 
 Var dot(const Var& a, const Var& b) {
   if (!a.ok()) return a;
@@ -140,23 +218,21 @@ Var dot(const Var& a, const Var& b) {
   if (a->tensor_type() && b->tensor_type() && (a.ndim() > 2 || b.ndim() > 2)) {
     return tensordot(a, b, {a.ndim() - 1}, {std::max(0, b.ndim() - 2)});
   }
-  return ApplyOp(OpPtr(std::make_shared<ProductOp>(OpKind::kDot)), {a, b});
+  return ApplyOp(OpPtr(std::make_shared<Dot>()), {a, b});
 }
 
 Var matmul(const Var& a, const Var& b) {
-  return ApplyOp(OpPtr(std::make_shared<ProductOp>(OpKind::kMatMul)), {a, b});
+  return ApplyOp(OpPtr(std::make_shared<MatMul>()), {a, b});
 }
 
-Var dot22(const Var& x, const Var& y) {
-  return ApplyOp(OpPtr(std::make_shared<ProductOp>(OpKind::kDot22)), {x, y});
-}
+Var dot22(const Var& x, const Var& y) { return ApplyOp(OpPtr(std::make_shared<Dot22>()), {x, y}); }
 
 Var gemm(const Var& z, const Var& a, const Var& x, const Var& y, const Var& b) {
-  return ApplyOp(OpPtr(std::make_shared<ProductOp>(OpKind::kGemm)), {z, a, x, y, b});
+  return ApplyOp(OpPtr(std::make_shared<Gemm>()), {z, a, x, y, b});
 }
 
 Var gemv(const Var& y, const Var& alpha, const Var& A, const Var& x, const Var& beta) {
-  return ApplyOp(OpPtr(std::make_shared<ProductOp>(OpKind::kGemv)), {y, alpha, A, x, beta});
+  return ApplyOp(OpPtr(std::make_shared<Gemv>()), {y, alpha, A, x, beta});
 }
 
 Var outer(const Var& x, const Var& y) {
@@ -219,45 +295,9 @@ Var tensordot(const Var& a, const Var& b, const std::vector<int>& a_axes,
   std::vector<Var> out_dims;
   for (int d = 0; d < na; ++d) out_dims.push_back(shape_i(at, d));
   for (int d = ns; d < b.ndim(); ++d) out_dims.push_back(shape_i(bt, d));
-  Var product = ApplyOp(OpPtr(std::make_shared<ProductOp>(OpKind::kDot)), {am, bm});
+  Var product = ApplyOp(OpPtr(std::make_shared<Dot>()), {am, bm});
   if (out_dims.empty()) return reshape(product, std::vector<int64_t>{});
   return reshape(product, make_vector(out_dims));
-}
-
-// Broadcast batch dims, then the rows of a and the columns of b (as numpy.matmul).
-absl::StatusOr<std::vector<std::vector<VariablePtr>>> ProductOp::InferShape(
-    const Apply& node, const std::vector<std::vector<VariablePtr>>& in) const {
-  if (kind_ == OpKind::kGemm || kind_ == OpKind::kGemv) return std::vector<ShapeVars>{in[0]};
-  ShapeVars a = in[0], b = in[1];
-  const bool a_vec = a.size() == 1, b_vec = b.size() == 1;
-  if (a_vec) a.insert(a.begin(), ConstDim(1));
-  if (b_vec) b.push_back(ConstDim(1));
-  const size_t nd = std::max(a.size(), b.size());
-  ShapeVars out;
-  for (size_t d = 0; d + 2 < nd; ++d) {
-    std::vector<VariablePtr> dims;
-    if (d + a.size() >= nd) dims.push_back(a[d + a.size() - nd]);
-    if (d + b.size() >= nd) dims.push_back(b[d + b.size() - nd]);
-    out.push_back(BroadcastDim(dims));
-  }
-  if (!a_vec) out.push_back(a[a.size() - 2]);
-  if (!b_vec) out.push_back(b.back());
-  return std::vector<ShapeVars>{out};
-}
-
-// --- Wire attributes ----------------------------------------------------------------------------
-
-KILN_REGISTER_OP_KIND(ProductOp, kDot);
-KILN_REGISTER_OP_KIND(ProductOp, kMatMul);
-KILN_REGISTER_OP_KIND(ProductOp, kDot22);
-KILN_REGISTER_OP_KIND(ProductOp, kGemm);
-KILN_REGISTER_OP_KIND(ProductOp, kGemv);
-
-OpAttrs ProductOp::Attrs() const { return {{"inplace", int64_t{inplace_}}}; }
-
-absl::StatusOr<OpPtr> ProductOp::FromAttrs(OpKind kind, const OpAttrs& a) {
-  ASSIGN_OR_RETURN(std::optional<bool> inplace, DecodeAttr<std::optional<bool>>(a, "inplace"));
-  return OpPtr(std::make_shared<ProductOp>(kind, inplace.value_or(false)));
 }
 
 }  // namespace kiln

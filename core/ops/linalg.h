@@ -1,5 +1,6 @@
 // Linear algebra: Dot (vector and matrix products), MatMul with broadcast batch dims, and the
 // specialised Dot22, Gemm and Gemv that the optimizer targets; tensordot and outer built on them.
+// The five share one kernel (linalg_perform.cc).
 // float32/float64/complex products run on OpenBLAS, other dtypes on Eigen.
 #ifndef KILN_CORE_OPS_LINALG_H_
 #define KILN_CORE_OPS_LINALG_H_
@@ -11,32 +12,55 @@
 
 namespace kiln {
 
-// The family of product ops; each is a kind with no props except Gemm/Gemv's inplace flag.
-class ProductOp final : public Op {
+// Dot: Aesara's dot of two vectors or matrices (printed "dot").
+class Dot final : public DeclaredOp<Dot, NoAttrs> {
  public:
-  // kind: kDot ("dot"), kMatMul ("MatMul"), kDot22 ("Dot22"), kGemm ("Gemm{no_inplace}": z, a,
-  // x, y, b -> b*z + a*x@y), kGemv ("Gemv{no_inplace}": y, alpha, A, x, beta -> beta*y +
-  // alpha*A@x).
-  explicit ProductOp(OpKind kind, bool inplace = false) : kind_(kind), inplace_(inplace) {}
-  OpKind kind() const override { return kind_; }
-  std::string Name() const override;
-  // Checks ranks (Dot: 1 or 2; MatMul: >= 1; Dot22, Gemm: matrices; Gemv: matrix and vectors),
-  // known inner dims, and for Gemm/Gemv that every input has z's float dtype.
-  absl::StatusOr<ApplyPtr> MakeNode(std::vector<VariablePtr> inputs) const override;
-  absl::StatusOr<std::vector<std::vector<VariablePtr>>> InferShape(
-      const Apply& node, const std::vector<std::vector<VariablePtr>>& input_shapes) const override;
-  absl::Status Perform(const Apply& node, std::span<const Tensor> inputs,
-                       std::vector<Tensor>& outputs) const override;
-  // The props as typed attributes, and the op from them (the registry's factory).
-  OpAttrs Attrs() const override;
-  static absl::StatusOr<OpPtr> FromAttrs(OpKind kind, const OpAttrs& attrs);
-  // The gradient rule (Aesara's L_op), in the family's *_grad.cc.
-  std::vector<Var> LOp(const Apply& node, const std::vector<Var>& output_grads) const override;
-  std::vector<std::pair<int, int>> destroy_map() const override;
+  static constexpr absl::string_view kTypeName = "Dot";
+  using DeclaredOp::DeclaredOp;
+  OpKind kind() const override { return OpKind::kDot; }
+  std::string Name() const override { return "dot"; }
+  KILN_OP_METHODS
+};
 
- private:
-  OpKind kind_;
-  bool inplace_;
+// MatMul: numpy.matmul of tensors of at least one dim, batch dims broadcast.
+class MatMul final : public DeclaredOp<MatMul, NoAttrs> {
+ public:
+  static constexpr absl::string_view kTypeName = "MatMul";
+  using DeclaredOp::DeclaredOp;
+  OpKind kind() const override { return OpKind::kMatMul; }
+  KILN_OP_METHODS
+};
+
+// Dot22: the product of two matrices, which the optimizer makes of a dot.
+class Dot22 final : public DeclaredOp<Dot22, NoAttrs> {
+ public:
+  static constexpr absl::string_view kTypeName = "Dot22";
+  using DeclaredOp::DeclaredOp;
+  OpKind kind() const override { return OpKind::kDot22; }
+  KILN_OP_METHODS
+};
+
+// Gemm(z, a, x, y, b) = b*z + a*x@y for matrices z, x, y and scalars a, b, all of z's float
+// dtype; "Gemm{no_inplace}", or "Gemm{inplace}" writing into z.
+class Gemm final : public DeclaredOp<Gemm, InplaceAttrs> {
+ public:
+  static constexpr absl::string_view kTypeName = "Gemm";
+  using DeclaredOp::DeclaredOp;
+  OpKind kind() const override { return OpKind::kGemm; }
+  std::string Name() const override;
+  KILN_OP_METHODS
+  std::vector<std::pair<int, int>> destroy_map() const override;
+};
+
+// Gemv(y, alpha, A, x, beta) = beta*y + alpha*A@x for a matrix A and vectors x, y.
+class Gemv final : public DeclaredOp<Gemv, InplaceAttrs> {
+ public:
+  static constexpr absl::string_view kTypeName = "Gemv";
+  using DeclaredOp::DeclaredOp;
+  OpKind kind() const override { return OpKind::kGemv; }
+  std::string Name() const override;
+  KILN_OP_METHODS
+  std::vector<std::pair<int, int>> destroy_map() const override;
 };
 
 // Aesara's dot: inner product, matrix-vector or matrix-matrix product (1-D and 2-D inputs);

@@ -20,7 +20,7 @@ kiln::Tensor Filled(double seed) {
 }
 
 void BM_KilnDot(benchmark::State& state) {
-  kiln::ApplyPtr node = *std::make_shared<kiln::ProductOp>(kiln::OpKind::kDot)
+  kiln::ApplyPtr node = *std::make_shared<kiln::Dot>()
                              ->MakeNode({kiln::dmatrix().ptr(), kiln::dmatrix().ptr()});
   std::vector<kiln::Tensor> in = {Filled(1), Filled(2)}, out(1);
   for (auto _ : state) benchmark::DoNotOptimize(node->op().Perform(*node, in, out));

@@ -35,46 +35,60 @@ std::vector<Var> MatMulGrad(const Var& x, const Var& y, const Var& gz) {
   return {gx, gy};
 }
 
-}  // namespace
-
-std::vector<Var> ProductOp::LOp(const Apply& node, const std::vector<Var>& g) const {
+// The gradients when every input is a float tensor; otherwise each is not implemented.
+template <typename F>
+std::vector<Var> FloatProductGrad(const Op& op, const Apply& node, F grads) {
   const std::vector<Var> in = InputVars(node);
-  const Var& gz = g[0];
   for (const Var& v : in) {
     if (IsDiscreteVar(v) || IsComplex(v.dtype())) {
       return PerInput(node, [&](int i) {
-        return grad_not_implemented(Name(), i, node.inputs()[i],
+        return grad_not_implemented(op.Name(), i, node.inputs()[i],
                                     "Products are differentiable for float inputs only.");
       });
     }
   }
-  switch (kind_) {
-    case OpKind::kDot: {
-      const Var &x = in[0], &y = in[1];
-      if (x.ndim() == 1 && y.ndim() == 1) return {gz * y, gz * x};
-      if (x.ndim() == 1) return {dot(gz, transpose(y)), outer(x, gz)};
-      if (y.ndim() == 1) return {outer(gz, y), dot(transpose(x), gz)};
-      return {dot(gz, transpose(y)), dot(transpose(x), gz)};
-    }
-    case OpKind::kDot22:
-      return {dot(gz, transpose(in[1])), dot(transpose(in[0]), gz)};
-    case OpKind::kMatMul:
-      return MatMulGrad(in[0], in[1], gz);
-    case OpKind::kGemm: {
-      // b*z + a*x@y.
-      const Var &z = in[0], &a = in[1], &x = in[2], &y = in[3], &b = in[4];
-      return {b * gz, sum(gz * dot(x, y)), a * dot(gz, transpose(y)), a * dot(transpose(x), gz),
-              sum(gz * z)};
-    }
-    case OpKind::kGemv: {
-      // beta*y + alpha*A@x.
-      const Var &y = in[0], &alpha = in[1], &A = in[2], &x = in[3], &beta = in[4];
-      return {beta * gz, sum(gz * dot(A, x)), alpha * outer(gz, x), alpha * dot(transpose(A), gz),
-              sum(gz * y)};
-    }
-    default:
-      return Op::LOp(node, g);
-  }
+  return grads(in);
+}
+
+}  // namespace
+
+std::vector<Var> Dot::LOp(const Apply& node, const std::vector<Var>& g) const {
+  return FloatProductGrad(*this, node, [&](const std::vector<Var>& in) -> std::vector<Var> {
+    const Var &x = in[0], &y = in[1], &gz = g[0];
+    if (x.ndim() == 1 && y.ndim() == 1) return {gz * y, gz * x};
+    if (x.ndim() == 1) return {dot(gz, transpose(y)), outer(x, gz)};
+    if (y.ndim() == 1) return {outer(gz, y), dot(transpose(x), gz)};
+    return {dot(gz, transpose(y)), dot(transpose(x), gz)};
+  });
+}
+
+std::vector<Var> Dot22::LOp(const Apply& node, const std::vector<Var>& g) const {
+  return FloatProductGrad(*this, node, [&](const std::vector<Var>& in) -> std::vector<Var> {
+    return {dot(g[0], transpose(in[1])), dot(transpose(in[0]), g[0])};
+  });
+}
+
+std::vector<Var> MatMul::LOp(const Apply& node, const std::vector<Var>& g) const {
+  return FloatProductGrad(
+      *this, node, [&](const std::vector<Var>& in) { return MatMulGrad(in[0], in[1], g[0]); });
+}
+
+// b*z + a*x@y.
+std::vector<Var> Gemm::LOp(const Apply& node, const std::vector<Var>& g) const {
+  return FloatProductGrad(*this, node, [&](const std::vector<Var>& in) -> std::vector<Var> {
+    const Var &z = in[0], &a = in[1], &x = in[2], &y = in[3], &b = in[4], &gz = g[0];
+    return {b * gz, sum(gz * dot(x, y)), a * dot(gz, transpose(y)), a * dot(transpose(x), gz),
+            sum(gz * z)};
+  });
+}
+
+// beta*y + alpha*A@x.
+std::vector<Var> Gemv::LOp(const Apply& node, const std::vector<Var>& g) const {
+  return FloatProductGrad(*this, node, [&](const std::vector<Var>& in) -> std::vector<Var> {
+    const Var &y = in[0], &alpha = in[1], &A = in[2], &x = in[3], &beta = in[4], &gz = g[0];
+    return {beta * gz, sum(gz * dot(A, x)), alpha * outer(gz, x), alpha * dot(transpose(A), gz),
+            sum(gz * y)};
+  });
 }
 
 }  // namespace kiln

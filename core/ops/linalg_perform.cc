@@ -74,8 +74,8 @@ void Gemm2D(const Mat<T>& a, const Mat<T>& b, T alpha, T beta, T* c) {
     auto as_unsigned = [](const Mat<T>& x) {
       return Mat<U>{reinterpret_cast<const U*>(x.data), x.rows, x.cols, x.rs, x.cs};
     };
-    return Gemm2D<U>(as_unsigned(a), as_unsigned(b), static_cast<U>(alpha),
-                     static_cast<U>(beta), reinterpret_cast<U*>(c));
+    return Gemm2D<U>(as_unsigned(a), as_unsigned(b), static_cast<U>(alpha), static_cast<U>(beta),
+                     reinterpret_cast<U*>(c));
   }
   const int64_t m = a.rows, n = b.cols, k = a.cols;
   if (m == 0 || n == 0) return;
@@ -156,20 +156,23 @@ Tensor AsMatrix(const Tensor& t, bool first) {
   return t.View({n, 1}, {s, 1});
 }
 
-}  // namespace
+// What a product kernel computes: a@b, or Gemm's or Gemv's scaled update of input 0.
+enum class ProductForm { kPlain, kGemm, kGemv };
 
-absl::Status ProductOp::Perform(const Apply& node, std::span<const Tensor> inputs,
-                                std::vector<Tensor>& outputs) const {
+// The kernel of the five product ops; `inplace` lets Gemm and Gemv write into input 0.
+absl::Status RunProduct(const Op& op, ProductForm form, bool inplace, const Apply& node,
+                        std::span<const Tensor> inputs, std::vector<Tensor>& outputs) {
   const TensorType* out_type = node.output_ptr(0)->tensor_type();
   const DType out_dtype = out_type->dtype();
-  const bool scaled = kind_ == OpKind::kGemm || kind_ == OpKind::kGemv;
+  const bool scaled = form != ProductForm::kPlain;
+  const bool gemv = form == ProductForm::kGemv;
   const Tensor& a_in = scaled ? inputs[2] : inputs[0];
   const Tensor& b_in = scaled ? inputs[3] : inputs[1];
   Tensor a = AsMatrix(a_in, true), b = AsMatrix(b_in, false);
   const int64_t ka = a.shape()[a.ndim() - 1], kb = b.shape()[b.ndim() - 2];
   if (ka != kb) {
     return absl::InvalidArgumentError(
-        absl::StrCat(Name(), ": shapes ", ShapeToString(a_in.shape()), " and ",
+        absl::StrCat(op.Name(), ": shapes ", ShapeToString(a_in.shape()), " and ",
                      ShapeToString(b_in.shape()), " not aligned: ", ka, " (dim ", a_in.ndim() - 1,
                      ") != ", kb, " (dim ", b_in.ndim() >= 2 ? b_in.ndim() - 2 : 0, ")"));
   }
@@ -181,7 +184,7 @@ absl::Status ProductOp::Perform(const Apply& node, std::span<const Tensor> input
     const int64_t x = da >= 0 ? a.shape()[da] : 1, y = db >= 0 ? b.shape()[db] : 1;
     if (x != y && x != 1 && y != 1) {
       return absl::InvalidArgumentError(
-          absl::StrCat(Name(), ": batch shapes ", ShapeToString(a_in.shape()), " and ",
+          absl::StrCat(op.Name(), ": batch shapes ", ShapeToString(a_in.shape()), " and ",
                        ShapeToString(b_in.shape()), " do not broadcast"));
     }
     shape[d] = x == 1 ? y : x;  // a dim of 0 against 1 broadcasts to 0
@@ -197,14 +200,14 @@ absl::Status ProductOp::Perform(const Apply& node, std::span<const Tensor> input
   Tensor out;
   if (scaled) {
     const Tensor& z = inputs[0];
-    if (z.shape() != (kind_ == OpKind::kGemv ? Shape{shape[0]} : shape)) {
+    if (z.shape() != (gemv ? Shape{shape[0]} : shape)) {
       return absl::InvalidArgumentError(absl::StrCat(
-          Name(), ": input 0 has shape ", ShapeToString(z.shape()), " but the product has shape ",
-          ShapeToString(kind_ == OpKind::kGemv ? Shape{shape[0]} : shape)));
+          op.Name(), ": input 0 has shape ", ShapeToString(z.shape()),
+          " but the product has shape ", ShapeToString(gemv ? Shape{shape[0]} : shape)));
     }
     // In place (Gemm{inplace}): z's own buffer, which the runtime hands over only when nothing
     // else reads it; otherwise a fresh copy, updated in place.
-    out = inplace_ && z.dtype() == compute && z.is_contiguous() ? z : z.AsType(compute);
+    out = inplace && z.dtype() == compute && z.is_contiguous() ? z : z.AsType(compute);
   } else {
     out = Tensor::Empty(compute, shape);  // every product kernel writes all of it
   }
@@ -216,13 +219,13 @@ absl::Status ProductOp::Perform(const Apply& node, std::span<const Tensor> input
         alpha = inputs[1].AsType(compute).template data<T>()[0];
         beta = inputs[4].AsType(compute).template data<T>()[0];
       }
-      Tensor target = kind_ == OpKind::kGemv ? out.View({shape[0], 1}, {1, 1}) : out;
+      Tensor target = gemv ? out.View({shape[0], 1}, {1, 1}) : out;
       BatchedMatMul<T>(a, b, target, alpha, beta);
     }
   });
   // Drop the dims that 1-D operands gained.
   Shape final_shape;
-  if (kind_ == OpKind::kGemv) {
+  if (gemv) {
     final_shape = {shape[0]};
   } else {
     final_shape.assign(shape.begin(), shape.end());
@@ -236,6 +239,29 @@ absl::Status ProductOp::Perform(const Apply& node, std::span<const Tensor> input
     outputs[0] = out.dtype() == out_dtype ? std::move(out) : out.AsType(out_dtype);
   }
   return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status Dot::Perform(const Apply& node, std::span<const Tensor> inputs,
+                          std::vector<Tensor>& outputs) const {
+  return RunProduct(*this, ProductForm::kPlain, false, node, inputs, outputs);
+}
+absl::Status MatMul::Perform(const Apply& node, std::span<const Tensor> inputs,
+                             std::vector<Tensor>& outputs) const {
+  return RunProduct(*this, ProductForm::kPlain, false, node, inputs, outputs);
+}
+absl::Status Dot22::Perform(const Apply& node, std::span<const Tensor> inputs,
+                            std::vector<Tensor>& outputs) const {
+  return RunProduct(*this, ProductForm::kPlain, false, node, inputs, outputs);
+}
+absl::Status Gemm::Perform(const Apply& node, std::span<const Tensor> inputs,
+                           std::vector<Tensor>& outputs) const {
+  return RunProduct(*this, ProductForm::kGemm, attrs().inplace, node, inputs, outputs);
+}
+absl::Status Gemv::Perform(const Apply& node, std::span<const Tensor> inputs,
+                           std::vector<Tensor>& outputs) const {
+  return RunProduct(*this, ProductForm::kGemv, attrs().inplace, node, inputs, outputs);
 }
 
 }  // namespace kiln

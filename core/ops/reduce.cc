@@ -395,7 +395,7 @@ absl::StatusOr<std::vector<std::vector<VariablePtr>>> CumOp::InferShape(
 
 // --- Wire attributes ----------------------------------------------------------------------------
 
-KILN_REGISTER_OP_KIND(CAReduce, kCAReduce);
+KILN_REGISTER_OP(CAReduce);
 KILN_REGISTER_OP(MaxAndArgmax);
 KILN_REGISTER_OP(Argmax);
 KILN_REGISTER_OP(CumOp);
@@ -412,7 +412,7 @@ OpAttrs CAReduce::Attrs() const {
   return a;
 }
 
-absl::StatusOr<OpPtr> CAReduce::FromAttrs(OpKind, const OpAttrs& a) {
+absl::StatusOr<OpPtr> CAReduce::FromAttrs(const OpAttrs& a) {
   ASSIGN_OR_RETURN(std::string r, a.String("reduce"));
   const auto* name = std::find(std::begin(kReduceNames), std::end(kReduceNames), r);
   if (name == std::end(kReduceNames)) {

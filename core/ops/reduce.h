@@ -37,6 +37,7 @@ class CAReduce final : public Op {
   const std::optional<std::vector<int>>& axis() const { return axis_; }
   const std::optional<DType>& dtype() const { return dtype_; }
   const std::optional<DType>& acc_dtype() const { return acc_dtype_; }
+  static constexpr absl::string_view kTypeName = "CAReduce";
   OpKind kind() const override { return OpKind::kCAReduce; }
   // "Sum{axis=[0], acc_dtype=float64}", "Prod{mul}{acc_dtype=int64}", "Max{maximum}{0, 1}",
   // "All{0}", "Any".
@@ -48,7 +49,7 @@ class CAReduce final : public Op {
                        std::vector<Tensor>& outputs) const override;
   // The props as typed attributes, and the op from them (the registry's factory).
   OpAttrs Attrs() const override;
-  static absl::StatusOr<OpPtr> FromAttrs(OpKind kind, const OpAttrs& attrs);
+  static absl::StatusOr<OpPtr> FromAttrs(const OpAttrs& attrs);
   // The gradient rule (Aesara's L_op), in the family's *_grad.cc.
   std::vector<Var> LOp(const Apply& node, const std::vector<Var>& output_grads) const override;
 

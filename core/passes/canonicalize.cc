@@ -492,8 +492,8 @@ Replacement ReshapeChain(const FunctionGraph&, Apply& node) {
 
 // x[:, :] (every entry a full slice) -> x.
 Replacement UselessSubtensor(const FunctionGraph&, Apply& node) {
-  const auto& op = static_cast<const SubtensorOp&>(node.op());
-  if (op.kind() != OpKind::kSubtensor) return std::nullopt;
+  if (node.op().kind() != OpKind::kSubtensor) return std::nullopt;
+  const auto& op = static_cast<const Subtensor&>(node.op());
   for (const IndexEntry& e : op.idx()) {
     if (!e.is_slice || e.has_start || e.has_stop || e.has_step) return std::nullopt;
   }

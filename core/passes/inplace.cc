@@ -72,8 +72,10 @@ absl::Status InplacePass(FunctionGraph& fg, RewriteContext& ctx) {
     // Gemm{no_inplace}(z, ...) -> Gemm{inplace}(z, ...), and Gemv.
     if ((kind == OpKind::kGemm || kind == OpKind::kGemv) && node->op().destroy_map().empty()) {
       if (!destroyable(*node, 0)) continue;
-      const Var replaced =
-          ApplyOp(OpPtr(std::make_shared<ProductOp>(kind, /*inplace=*/true)), inputs);
+      const OpPtr inplace = kind == OpKind::kGemm
+                                ? OpPtr(std::make_shared<Gemm>(InplaceAttrs{true}))
+                                : OpPtr(std::make_shared<Gemv>(InplaceAttrs{true}));
+      const Var replaced = ApplyOp(inplace, inputs);
       if (!replaced.ok()) continue;
       if (absl::Status s = ctx.Apply(fg, "inplace_gemm", *node, {replaced.ptr()}); !s.ok()) {
         return s;

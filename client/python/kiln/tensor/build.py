@@ -6,7 +6,7 @@ import numpy as np
 
 from kiln.graph import Op, apply_typed_by_core
 from kiln.tensor.basic import FLOATX, as_tensor_variable, cast, constant, dimshuffle
-from kiln.tensor.elemwise import X, upcast
+from kiln.tensor.elemwise import X
 from kiln.tensor.variable import TensorVariable
 
 
@@ -14,23 +14,20 @@ from kiln.tensor.variable import TensorVariable
 class Join(Op):
     """Tensors of one rank joined along an axis (its first input)."""
 
-    __props__ = ("dtype",)
+    __props__ = ()
     kind = "Join"
-
-    def __init__(self, dtype):
-        self.dtype = dtype
 
     def make_node(self, axis, *tensors):
         return apply_typed_by_core(self, [as_tensor_variable(a) for a in (axis,) + tensors])
 
     def wire_attrs(self):
-        return [("dtype", self.dtype), ("n_splits", 0)]
+        return []
 
 
 def concatenate(tensors, axis=0):
     """The tensors joined along an existing axis."""
     tensors = [as_tensor_variable(t) for t in tensors]
-    return Join(upcast(*[t.dtype for t in tensors]))(constant(axis), *tensors)
+    return Join()(constant(axis), *tensors)
 
 
 def stack(tensors, axis=0):
@@ -44,8 +41,21 @@ def stack(tensors, axis=0):
 
 # --- building ----------------------------------------------------------------------------------
 
+class Alloc(Op):
+    """value broadcast to the shape given by the scalar dims."""
+
+    __props__ = ()
+    kind = "Alloc"
+
+    def make_node(self, value, *dims):
+        return apply_typed_by_core(self, [as_tensor_variable(a) for a in (value,) + dims])
+
+    def wire_attrs(self):
+        return []
+
+
 class _Build(Op):
-    """Alloc, ARange and Eye: tensors made from scalars (core's BuildOp, dtype + n_splits)."""
+    """ARange and Eye: tensors of a dtype made from three scalars."""
 
     __props__ = ("dtype",)
 
@@ -53,16 +63,7 @@ class _Build(Op):
         self.dtype = dtype
 
     def wire_attrs(self):
-        return [("dtype", self.dtype), ("n_splits", 0)]
-
-
-class Alloc(_Build):
-    """value broadcast to the shape given by the scalar dims."""
-
-    kind = "Alloc"
-
-    def make_node(self, value, *dims):
-        return apply_typed_by_core(self, [as_tensor_variable(a) for a in (value,) + dims])
+        return [("dtype", self.dtype)]
 
 
 class ARange(_Build):
@@ -86,7 +87,7 @@ class Eye(_Build):
 def alloc(value, *shape):
     """value (a scalar or a tensor) broadcast to shape."""
     value = as_tensor_variable(value)
-    return Alloc(value.dtype)(value, *shape)
+    return Alloc()(value, *shape)
 
 
 def _filled(value, shape, dtype):

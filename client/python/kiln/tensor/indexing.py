@@ -51,7 +51,7 @@ class Subtensor(Op):
         return apply_typed_by_core(self, [as_tensor_variable(x)] + list(inputs))
 
     def wire_attrs(self):
-        return [("idx_list", list(self.idx_list)), ("set", 0), ("inplace", 0)]
+        return [("idx_list", list(self.idx_list))]
 
 
 def subtensor(x, index):

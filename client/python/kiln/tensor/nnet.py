@@ -7,17 +7,14 @@ from kiln.tensor.elemwise import X
 class Dot(Op):
     """numpy.dot of vectors and matrices."""
 
-    __props__ = ("inplace",)
+    __props__ = ()
     kind = "Dot"
-
-    def __init__(self):
-        self.inplace = False
 
     def make_node(self, x, y):
         return apply_typed_by_core(self, [as_tensor_variable(x), as_tensor_variable(y)])
 
     def wire_attrs(self):
-        return [("inplace", 0)]
+        return []
 
 
 def dot(x, y):
