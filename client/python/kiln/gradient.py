@@ -170,3 +170,45 @@ def verify_grad(fun, pt, n_tests=2, rng=None, eps=None, out_type=None, abs_tol=N
                 raise GradientError(k, int(bad), p.shape, a.reshape(-1)[bad],
                                     numeric.reshape(-1)[bad], abs_err.reshape(-1)[bad],
                                     rel_err.reshape(-1)[bad], abs_tol, rel_tol)
+
+
+# --- ops that change only the gradient ------------------------------------------------------------
+
+_GRADIENT_MODES = {"consider_constant": 0, "zero_grad": 1, "undefined_grad": 2,
+                   "disconnected_grad": 3, "grad_clip": 4, "grad_scale": 5}
+
+
+def _gradient_op(mode, x, a=0.0, b=0.0):
+    from kiln.graph import CoreOp
+    return CoreOp("GradientOp", [("mode", _GRADIENT_MODES[mode]), ("a", float(a)),
+                                 ("b", float(b))])(as_tensor_variable(x))
+
+
+def consider_constant(x):
+    """x, through which grad does not go (its gradient is zero)."""
+    return _gradient_op("consider_constant", x)
+
+
+def zero_grad(x):
+    """x, whose gradient is zero."""
+    return _gradient_op("zero_grad", x)
+
+
+def undefined_grad(x):
+    """x, whose gradient is undefined: grad through it raises."""
+    return _gradient_op("undefined_grad", x)
+
+
+def disconnected_grad(x):
+    """x, disconnected from the cost for grad."""
+    return _gradient_op("disconnected_grad", x)
+
+
+def grad_clip(x, lower_bound, upper_bound):
+    """x, whose gradient is clipped to [lower_bound, upper_bound]."""
+    return _gradient_op("grad_clip", x, lower_bound, upper_bound)
+
+
+def grad_scale(x, multiplier):
+    """x, whose gradient is multiplied by `multiplier`."""
+    return _gradient_op("grad_scale", x, multiplier)

@@ -55,6 +55,36 @@ class TensorType:
 
     __repr__ = __str__
 
+    def clone(self, dtype=None, shape=None):
+        """This type with another dtype or static shape."""
+        return TensorType(dtype or self.dtype, self.shape if shape is None else shape)
+
+    def in_same_class(self, otype):
+        """Aesara's in_same_class: the same dtype and the same broadcastable dims."""
+        return (isinstance(otype, TensorType) and self.dtype == otype.dtype
+                and self.broadcastable == otype.broadcastable)
+
+    def is_super(self, otype):
+        """Whether every variable of otype is also one of this type: the same dtype and rank,
+        and each of this type's static dims equal in otype."""
+        return (isinstance(otype, TensorType) and self.dtype == otype.dtype
+                and self.ndim == otype.ndim
+                and all(s is None or s == o for s, o in zip(self.shape, otype.shape)))
+
+    def filter_variable(self, other, allow_convert=True):
+        """other as a variable of this type: itself when its type is this one or a subtype, a
+        SpecifyShape of it when it is a supertype (the shape checked at run time), else
+        TypeError."""
+        from kiln.tensor.basic import as_tensor_variable
+        from kiln.tensor.shape import specify_shape
+        other = as_tensor_variable(other)
+        if self.is_super(other.type):
+            return other
+        if other.type.is_super(self):
+            return specify_shape(other, self.shape)
+        raise TypeError("Cannot convert Type %s (of Variable %s) into Type %s. You can try to "
+                        "manually convert %s into a %s." % (other.type, other, self, other, self))
+
     def __call__(self, name=None):
         """A new variable of this type, as Aesara's type(name)."""
         from kiln.tensor.variable import TensorVariable

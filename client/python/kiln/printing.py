@@ -10,8 +10,9 @@ from kiln.tensor.variable import TensorConstant
 
 def debugprint(obj, file=None, depth=-1, print_type=False, ids="CHAR", stop_on_name=False,
                done=None, max_nesting=100):
-    """Prints (or returns, with file='str') the graph of a variable, a list of variables or a
-    compiled function (its optimized graph, as the server prints it). A subtree nested deeper
+    """Prints the graph of a variable, a list of variables or a compiled function (its
+    optimized graph, as the server prints it) to `file` (sys.stdout by default) and returns
+    the file, or returns the text with file='str'. A subtree nested deeper
     than max_nesting levels ends its line with " ..." and is printed as a block of its own
     below, so that the text stays linear in the graph's size (-1: never cut)."""
     from kiln.compile import Function
@@ -23,7 +24,8 @@ def debugprint(obj, file=None, depth=-1, print_type=False, ids="CHAR", stop_on_n
         text = _debugprint(outs, depth, print_type, ids, stop_on_name, max_nesting)
     if file == "str":
         return text
-    (file or sys.stdout).write(text)
+    file = file or sys.stdout
+    file.write(text)
     return file
 
 

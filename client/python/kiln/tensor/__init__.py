@@ -4,13 +4,16 @@ from kiln.graph import TensorType
 from kiln.tensor.basic import (CONSTRUCTORS, ELEMWISE, add, as_tensor_variable, cast, clip,
                                constant, dimshuffle, fill, flatten, mul, ones_like, reshape, shape,
                                shape_i, switch, tensor, transpose, zeros_like)
-from kiln.tensor.build import alloc, arange, concatenate, eye, full, ones, stack, zeros
-from kiln.tensor.indexing import inc_subtensor, set_subtensor, subtensor
-from kiln.tensor.nnet import dot, log_softmax, outer, softmax
-from kiln.tensor.reduce import all, any, argmax, argmin, max, mean, min, prod, sum
+from kiln.tensor.build import (alloc, arange, concatenate, eye, full, join, mgrid, ogrid, ones,
+                               stack, stacklists, zeros)
+from kiln.tensor.indexing import inc_subtensor, set_subtensor
+from kiln.tensor.nnet import dot, log_softmax, matmul, outer, relu, softmax, tensordot
+from kiln.tensor.reduce import all, any, argmax, argmin, max, mean, min, prod, std, sum, var
+from kiln.tensor.type import PLURALS
 from kiln.tensor.variable import TensorConstant, TensorVariable
 
 globals().update(CONSTRUCTORS)
+globals().update(PLURALS)
 globals().update(ELEMWISE)
 
 # Aesara's other spellings of some of the same functions.
@@ -24,18 +27,15 @@ def where(cond, ift, iff):
     return switch(cond, ift, iff)
 
 
-def _plural(ctor):
-    def make(*names):
-        return [ctor(n) for n in names]
-    return make
+as_tensor = as_tensor_variable
 
-
-# dscalars("a", "b"), fmatrices(...), vectors(...): several variables at once.
-_PLURALS = {"scalar": "scalars", "vector": "vectors", "row": "rows", "col": "cols",
-            "matrix": "matrices"}
-globals().update({name[:-len(kind)] + plural: _plural(ctor)
-                  for name, ctor in CONSTRUCTORS.items()
-                  for kind, plural in _PLURALS.items() if name.endswith(kind)})
-
-from kiln.tensor import math, special  # noqa: E402,F401  (kt.math.sigmoid, kt.special.softmax)
+# Aesara's module paths: kt.math.sigmoid, kt.extra_ops.cumsum, kt.shape.specify_shape...
+from kiln.tensor import (basic, extra_ops, math, nnet, shape, sort, special,  # noqa: E402,F401
+                         subtensor, type)
+from kiln.tensor.extra_ops import cumprod, cumsum, repeat, split  # noqa: E402,F401
+from kiln.tensor.shape import (expand_dims, shape_padaxis, shape_padleft,  # noqa: E402,F401
+                               shape_padright, specify_shape, squeeze)
+from kiln.tensor.sort import argsort, sort  # noqa: E402,F401  (kt.sort: the function)
+from kiln.tensor.subtensor import take  # noqa: E402,F401
+from kiln.tensor.basic import shape  # noqa: E402,F401,F811  (kt.shape: the function)
 from kiln.gradient import grad  # noqa: E402,F401  (aesara.tensor.grad, as the tutorials write it)

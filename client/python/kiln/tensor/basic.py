@@ -4,18 +4,23 @@ import builtins
 
 import numpy as np
 
+from kiln.config import config
 from kiln.graph import Op, TensorType, apply_typed_by_core, check_dtype
-from kiln.tensor.elemwise import SCALAR_OPS, DimShuffle, Elemwise, shape_text
+from kiln.tensor.elemwise import SCALAR_OPS, DimShuffle, Elemwise
 from kiln.tensor.variable import TensorConstant, TensorVariable
 
-FLOATX = "float64"
+
+def floatx():
+    """config.floatX now: the dtype of the untyped constructors and of Python float constants."""
+    return check_dtype(config.floatX)
 
 
 # --- constants ---------------------------------------------------------------------------------
 
 def autocast_dtype(value):
-    """Aesara's dtype of a Python scalar: the smallest int8..int64 that holds an int; float32
-    for a float it represents exactly (inf included), float64 otherwise; bool for a bool."""
+    """Aesara's dtype of a Python scalar: the smallest int8..int64 that holds an int; for a
+    float, floatX when that is float32 or float16, else float32 if it represents the value
+    exactly (inf included) and float64 otherwise; bool for a bool."""
     if isinstance(value, (bool, np.bool_)):
         return "bool"
     if isinstance(value, (int, np.integer)) and not isinstance(value, np.generic):
@@ -25,6 +30,8 @@ def autocast_dtype(value):
                 return d
         raise ValueError("the integer %d does not fit int64" % value)
     if isinstance(value, float):
+        if floatx() != "float64":
+            return floatx()
         if np.isinf(value):
             return "float32"
         if np.isnan(value) or abs(value) > np.finfo(np.float32).max:
@@ -66,26 +73,29 @@ def tensor(dtype=None, shape=None, name=None, broadcastable=None):
         dtype, shape = None, dtype
     if shape is None and broadcastable is not None:
         shape = tuple(1 if b else None for b in broadcastable)
-    return TensorType(dtype or FLOATX, shape or ())(name)
+    return TensorType(dtype or floatx(), shape or ())(name)
 
 
 _KINDS = {"scalar": (), "vector": (None,), "row": (1, None), "col": (None, 1),
           "matrix": (None, None), "tensor3": (None,) * 3, "tensor4": (None,) * 4,
           "tensor5": (None,) * 5, "tensor6": (None,) * 6, "tensor7": (None,) * 7}
-_PREFIXES = {"": FLOATX, "b": "int8", "w": "int16", "i": "int32", "l": "int64", "f": "float32",
+_PREFIXES = {"b": "int8", "w": "int16", "i": "int32", "l": "int64", "f": "float32",
              "d": "float64", "c": "complex64", "z": "complex128"}
 
 
-def _constructor(dtype, shape, fn_name):
-    def make(name=None, dtype=dtype):
-        return TensorType(dtype, shape)(name)
+def _constructor(shape, fn_name):
+    """Aesara's unprefixed constructor: kt.matrix(name=None, dtype=None), floatX by default."""
+    def make(name=None, dtype=None):
+        return TensorType(dtype or floatx(), shape)(name)
     make.__name__ = fn_name
-    make.__doc__ = "A variable of TensorType(%s, %s)." % (dtype, shape_text(shape))
+    make.__doc__ = "A variable of TensorType(dtype or floatX, %s)." % (shape,)
     return make
 
 
-CONSTRUCTORS = {p + k: _constructor(d, s, p + k) for p, d in _PREFIXES.items()
-                for k, s in _KINDS.items()}
+# As Aesara: kt.dmatrix is the TensorType itself (x.type is kt.dmatrix), kt.matrix a function.
+CONSTRUCTORS = {k: _constructor(s, k) for k, s in _KINDS.items()}
+CONSTRUCTORS.update({p + k: TensorType(d, s) for p, d in _PREFIXES.items()
+                     for k, s in _KINDS.items()})
 
 
 # --- elementwise -------------------------------------------------------------------------------
@@ -140,7 +150,7 @@ def clip(x, lo, hi):
 def cast(x, dtype):
     """Elemwise{Cast{dtype}}; x itself when it already has that dtype."""
     x = as_tensor_variable(x)
-    dtype = check_dtype("float64" if dtype == "floatX" else dtype)
+    dtype = check_dtype(floatx() if dtype == "floatX" else dtype)
     return x if x.dtype == dtype else _elemwise("cast", x, cast_to=dtype)
 
 

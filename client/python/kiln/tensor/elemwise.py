@@ -19,11 +19,6 @@ def upcast(*dtypes):
     return out
 
 
-def shape_text(shape):
-    dims = ", ".join("?" if s is None else str(s) for s in shape)
-    return "(%s%s)" % (dims, "," if len(shape) == 1 else "")
-
-
 class DimShuffle(Op):
     """Reorders dims, adds broadcastable ones ('x') and drops broadcastable ones."""
 
@@ -57,6 +52,11 @@ class Elemwise(Op):
             raise ValueError("unknown scalar op '%s'" % scalar_op)
         self.scalar_op = scalar_op
         self.cast_to = cast_to
+
+    @property
+    def name(self):
+        """Aesara's Elemwise.name: "Elemwise{mul,no_inplace}"."""
+        return str(self)
 
     def make_node(self, *inputs):
         from kiln.tensor.basic import as_tensor_variable

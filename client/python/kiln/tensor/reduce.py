@@ -140,3 +140,26 @@ def argmax(x, axis=None, keepdims=False):
 def argmin(x, axis=None, keepdims=False):
     x = as_tensor_variable(x)
     return argmax(ELEMWISE["invert"](x) if np.dtype(x.dtype).kind != "f" else -x, axis, keepdims)
+
+
+def var(input, axis=None, ddof=0, keepdims=False, corrected=False):
+    """The variance along the axes: the mean of the squared deviations from the mean, divided
+    by count - ddof instead of count when ddof is given (as Aesara builds it)."""
+    x = as_tensor_variable(input)
+    centered = x - mean(x, axis, keepdims=True)
+    v = mean(centered ** 2, axis, keepdims)
+    if ddof:
+        axes = _normalize_axes("var", axis, x.ndim)
+        count = 1.0
+        for a in (axes if axes is not None else range(x.ndim)):
+            count = count * cast(shape_i(x, a), v.dtype)
+        v = v * count / (count - ddof)
+    v.name = "var"
+    return v
+
+
+def std(input, axis=None, ddof=0, keepdims=False, corrected=False):
+    """The standard deviation: sqrt(var)."""
+    s = ELEMWISE["sqrt"](var(input, axis, ddof, keepdims, corrected))
+    s.name = "std"
+    return s

@@ -1,75 +1,11 @@
-"""kiln.function, kiln.In, kiln.Out and kiln.shared: Aesara's compiled functions, compiled and
-run by the server. Shared variables live in this process's session on the server; a function's
-updates replace them there after its outputs are computed."""
-import numpy as np
-
+"""kiln.function: Aesara's compiled functions, compiled and run by the server."""
 from kiln import _pb, wire
 from kiln.client import KilnError, get_client, route_of
-from kiln.graph import TensorType, Variable, clone_replace, graph_inputs
+from kiln.compile.io import In, Out
+from kiln.compile.sharedvalue import SharedVariable
+from kiln.graph import Variable, clone_replace, graph_inputs
 from kiln.tensor.basic import as_tensor_variable
-from kiln.tensor.variable import TensorConstant, TensorVariable
-
-
-class SharedVariable(TensorVariable):
-    """A variable whose value lives in the session (kiln.shared)."""
-
-    _count = 0
-
-    def __init__(self, value, name=None, strict=False, shape=None):
-        data = np.array(value)
-        super().__init__(TensorType(data.dtype.name, shape or (None,) * data.ndim), name=name)
-        self._value = data
-        self._uploaded = None  # the client holding the value, once a function used it
-        SharedVariable._count += 1
-        self._key = "%s_%d" % (name or "shared", SharedVariable._count)
-
-    def session_name(self):
-        """The variable's name in the session: unique per shared variable."""
-        return self._key
-
-    def get_value(self, borrow=False):
-        if self._uploaded is not None:
-            req = _pb.service_pb2.GetSharedRequest(session=self._uploaded.session(),
-                                                   name=self._key)
-            return wire.tensor_from_proto(self._uploaded.call("GetShared", req).value)
-        return self._value if borrow else self._value.copy()
-
-    def set_value(self, value, borrow=False):
-        data = self.type.filter(value, allow_downcast=False, name=str(self))
-        self._value = data
-        if self._uploaded is not None:
-            self._upload(self._uploaded)
-
-    def _upload(self, client):
-        req = _pb.service_pb2.SetSharedRequest(session=client.session(), name=self._key)
-        wire.tensor_to_proto(self._value, req.value)
-        client.call("SetShared", req)
-        self._uploaded = client
-
-
-def shared(value, name=None, strict=False, allow_downcast=None, shape=None, **kwargs):
-    """Aesara's shared(value, name): a variable of value's dtype and rank, every dim of unknown
-    size, whose value functions read and update."""
-    return SharedVariable(value, name=name, strict=strict, shape=shape)
-
-
-class In:
-    """An input with options: a name for keyword calls and a default value."""
-
-    def __init__(self, variable, name=None, value=None, update=None, mutable=False,
-                 borrow=False):
-        self.variable = variable
-        self.name = name or variable.name
-        self.value = value
-        self.update = update
-
-
-class Out:
-    """An output; borrow is accepted for Aesara's API (results are always fresh arrays)."""
-
-    def __init__(self, variable, borrow=False):
-        self.variable = variable
-        self.borrow = borrow
+from kiln.tensor.variable import TensorConstant
 
 
 class Function:

@@ -1,0 +1,50 @@
+"""kiln.shared (Aesara's aesara.compile.sharedvalue): variables whose value lives in this
+process's session on the server; a function's updates replace them there."""
+import numpy as np
+
+from kiln import _pb, wire
+from kiln.graph import TensorType
+from kiln.tensor.variable import TensorVariable
+
+
+class SharedVariable(TensorVariable):
+    """A variable whose value lives in the session (kiln.shared)."""
+
+    _count = 0
+
+    def __init__(self, value, name=None, strict=False, shape=None):
+        data = np.array(value)
+        super().__init__(TensorType(data.dtype.name, shape or (None,) * data.ndim), name=name)
+        self._value = data
+        self._uploaded = None  # the client holding the value, once a function used it
+        SharedVariable._count += 1
+        self._key = "%s_%d" % (name or "shared", SharedVariable._count)
+
+    def session_name(self):
+        """The variable's name in the session: unique per shared variable."""
+        return self._key
+
+    def get_value(self, borrow=False):
+        if self._uploaded is not None:
+            req = _pb.service_pb2.GetSharedRequest(session=self._uploaded.session(),
+                                                   name=self._key)
+            return wire.tensor_from_proto(self._uploaded.call("GetShared", req).value)
+        return self._value if borrow else self._value.copy()
+
+    def set_value(self, value, borrow=False):
+        data = self.type.filter(value, allow_downcast=False, name=str(self))
+        self._value = data
+        if self._uploaded is not None:
+            self._upload(self._uploaded)
+
+    def _upload(self, client):
+        req = _pb.service_pb2.SetSharedRequest(session=client.session(), name=self._key)
+        wire.tensor_to_proto(self._value, req.value)
+        client.call("SetShared", req)
+        self._uploaded = client
+
+
+def shared(value, name=None, strict=False, allow_downcast=None, shape=None, **kwargs):
+    """Aesara's shared(value, name): a variable of value's dtype and rank, every dim of unknown
+    size, whose value functions read and update."""
+    return SharedVariable(value, name=name, strict=strict, shape=shape)

@@ -1,0 +1,39 @@
+"""kiln.tensor.extra_ops (Aesara's aesara.tensor.extra_ops): cumsum, cumprod, repeat,
+split and squeeze, each made and typed by core."""
+from kiln.graph import CoreOp
+from kiln.tensor.basic import as_tensor_variable, constant
+from kiln.tensor.shape import squeeze  # noqa: F401  (aesara.tensor.extra_ops.squeeze)
+
+__all__ = ["cumsum", "cumprod", "repeat", "split", "squeeze"]
+
+
+def _cum(mode, x, axis):
+    x = as_tensor_variable(x)
+    attrs = [("mode", mode)] + ([] if axis is None else [("axis", axis % max(1, x.ndim))])
+    return CoreOp("CumOp", attrs)(x)
+
+
+def cumsum(x, axis=None):
+    """numpy.cumsum: running sums along the axis (of the flattened x when axis is None)."""
+    return _cum("add", x, axis)
+
+
+def cumprod(x, axis=None):
+    """numpy.cumprod: running products along the axis (of the flattened x when None)."""
+    return _cum("mul", x, axis)
+
+
+def repeat(x, repeats, axis=None):
+    """numpy.repeat: each element of x `repeats` times along the axis (flattened when None)."""
+    x = as_tensor_variable(x)
+    attrs = [] if axis is None else [("axis", axis % x.ndim)]
+    return CoreOp("Repeat", attrs)(x, as_tensor_variable(repeats))
+
+
+def split(x, splits_size, n_splits, axis=0):
+    """Aesara's split: n_splits views of x along the axis, of the sizes in splits_size."""
+    x = as_tensor_variable(x)
+    sizes = as_tensor_variable(splits_size)
+    out = CoreOp("Split", [("n_splits", int(n_splits))])(
+        x, constant(axis % x.ndim, dtype="int64"), sizes)
+    return out if isinstance(out, list) else [out]
