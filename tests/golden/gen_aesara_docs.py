@@ -2,7 +2,11 @@
 """Writes tests/golden/aesara_docs/<page>.txt: the `>>>` examples of Aesara's documentation with
 the output Aesara 2.9.4 really printed, for tests/python/test_aesara_docs.py to check Kiln with.
 
-    /work/aesara-oracle/run.sh tests/golden/gen_aesara_docs.py [aesara-doc-folder]
+    PYTHONPATH=<aesara-2.9.4 checkout> AESARA_FLAGS=cxx= /usr/bin/python3 \
+        tests/golden/gen_aesara_docs.py [aesara-doc-folder]
+
+(Aesara's tag rel-2.9.4, with its aesara/_version.py written by hand, runs under Debian's
+Python and NumPy in pure-Python mode.)
 
 Each page's examples (doctest.DocTestParser) run in order in one namespace, as doctest runs
 them, after numpy.random.seed(SEED) and aesara.config.floatX = FLOATX. Examples the doc marks
@@ -140,7 +144,7 @@ def run_page(path, relpath):
             notes.append("%s (Aesara's output differs from the doc's)" % line)
         body.append(prompt(source) + want_text(want))
     header = ("Aesara %s documentation examples from doc/%s, with the output Aesara printed "
-              "(pure-Python mode), written by /work/aesara-oracle/run.sh "
+              "(pure-Python mode), written by "
               "tests/golden/gen_aesara_docs.py. The examples run in order in one namespace "
               "after numpy.random.seed(%d) and aesara.config.floatX = %r, and after the "
               "first %d examples, which are not the doc's but the imports its prose assumes; "
