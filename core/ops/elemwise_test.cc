@@ -69,7 +69,7 @@ TEST(ElemwiseErrorTest, BadDTypesAndArity) {
             "defined for bool; cast to an integer first");
   absl::StatusOr<ApplyPtr> node =
       Elemwise::Make(ScalarOpKind::kTrueDiv)->MakeNode({dvector().ptr()});
-  EXPECT_EQ(node.status().message(), "Elemwise{true_div,no_inplace}: expects 2 inputs, got 1");
+  EXPECT_EQ(node.status().message(), "Elemwise{true_divide,no_inplace}: expects 2 inputs, got 1");
   node = Elemwise::Make(ScalarOpKind::kAdd)->MakeNode({dvector().ptr()});
   EXPECT_EQ(node.status().message(), "Elemwise{add,no_inplace}: expects at least 2 inputs, got 1");
 }

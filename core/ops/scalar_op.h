@@ -67,8 +67,8 @@ inline constexpr ScalarAlgebra kProductMonoid{true, true, 1.0};
   X(kAdd, "add", -1, DTypeRule::kUpcast, true, kSumMonoid)                                    \
   X(kSub, "sub", 2, DTypeRule::kUpcastNoBool, true, kNoAlgebra)                               \
   X(kMul, "mul", -1, DTypeRule::kUpcast, true, kProductMonoid)                                \
-  X(kTrueDiv, "true_div", 2, DTypeRule::kTrueDiv, true, kNoAlgebra)                           \
-  X(kIntDiv, "int_div", 2, DTypeRule::kUpcast, false, kNoAlgebra)                             \
+  X(kTrueDiv, "true_divide", 2, DTypeRule::kTrueDiv, true, kNoAlgebra)                        \
+  X(kIntDiv, "floor_divide", 2, DTypeRule::kUpcast, false, kNoAlgebra)                        \
   X(kMod, "mod", 2, DTypeRule::kUpcast, false, kNoAlgebra)                                    \
   X(kPow, "pow", 2, DTypeRule::kUpcastMin8, true, kNoAlgebra)                                 \
   X(kClip, "clip", 3, DTypeRule::kUpcast, false, kNoAlgebra)                                  \
@@ -150,7 +150,7 @@ struct ScalarOp {
   std::shared_ptr<const ScalarProgram> program;  // meaningful for kComposite only
 
   bool operator==(const ScalarOp& o) const;
-  // Aesara's name: "mul", "true_div", "Cast{float32}".
+  // Aesara's name: "mul", "true_divide", "Cast{float32}".
   std::string Name() const;
   // The name Elemwise prints: "Elemwise{mul,no_inplace}", "Elemwise{scalar_maximum,no_inplace}",
   // "Elemwise{Cast{float32}}", "Elemwise{identity}".

@@ -150,7 +150,7 @@ TEST(ScalarOpsErrorTest, IntegerDivisionByZero) {
   Tensor x = *Tensor::Of<int64_t>(DType::kInt32, {2}, {1, 2});
   Tensor zero = *Tensor::Of<int64_t>(DType::kInt32, {2}, {1, 0});
   EXPECT_EQ((*f)({x, zero}).status().message(),
-            "Elemwise{int_div,no_inplace}: integer division by zero");
+            "Elemwise{floor_divide,no_inplace}: integer division by zero");
   EXPECT_EQ((*g)({x, zero}).status().message(), "Elemwise{mod,no_inplace}: integer modulo by zero");
 }
 

@@ -207,7 +207,7 @@ TEST(PassesTest, SharedProductsFlattenWithinABudget) {
   Var t = 2.0 * x;
   Optimized shared = Optimize({x}, {t * t / t, t});
   ASSERT_NE(shared.fg, nullptr);
-  EXPECT_EQ(DebugPrint(std::vector<Var>{shared.fg->outputs()[0]}).find("true_div"),
+  EXPECT_EQ(DebugPrint(std::vector<Var>{shared.fg->outputs()[0]}).find("true_divide"),
             std::string::npos);
 }
 

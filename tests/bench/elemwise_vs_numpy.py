@@ -15,7 +15,7 @@ import scipy.special as sp
 
 N = 10_000_000
 OPS = {
-    "add": (np.add, 2), "mul": (np.multiply, 2), "true_div": (np.true_divide, 2),
+    "add": (np.add, 2), "mul": (np.multiply, 2), "true_divide": (np.true_divide, 2),
     "maximum": (np.maximum, 2), "lt": (np.less, 2), "neg": (np.negative, 1), "abs": (np.abs, 1),
     "sqr": (np.square, 1), "sqrt": (np.sqrt, 1), "exp": (np.exp, 1), "log": (np.log, 1),
     "log1p": (np.log1p, 1), "sin": (np.sin, 1), "cos": (np.cos, 1), "tanh": (np.tanh, 1),

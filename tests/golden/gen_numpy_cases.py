@@ -66,8 +66,8 @@ def elemwise():
         ("add", np.array([100, -100, 5], i8), np.array([100, -100, 5], i8), "int8"),
         ("mul", np.array([200, 3], np.uint8), np.array([2, 100], np.uint8), "uint8"),
         ("sub", np.array([[1], [2]], np.int32), np.array([[10, 20, 30]], np.int16), "int32"),
-        ("true_div", np.array([1, 2, 3], np.int32), np.array([2, 0, -2], np.int32), "float64"),
-        ("true_div", np.array([1.0, 3.0], np.float32), np.array([4, 2], i8), "float32"),
+        ("true_divide", np.array([1, 2, 3], np.int32), np.array([2, 0, -2], np.int32), "float64"),
+        ("true_divide", np.array([1.0, 3.0], np.float32), np.array([4, 2], i8), "float32"),
         ("pow", np.array([0.0, 1.0, 2.0]), np.array([10], i8), "float64"),
         ("pow", np.array([2, 3, -2]), np.array([10, 3, 3]), "int64"),
         ("pow", np.array([2], np.int32), np.array([40], np.int32), "int32"),
@@ -90,7 +90,7 @@ def elemwise():
     ]
     lines = []
     for op, a, b, out in cases:
-        ops = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "true_div": np.true_divide,
+        ops = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "true_divide": np.true_divide,
                "pow": np.power, "neg": np.negative, "exp": np.exp, "log": np.log}
         with np.errstate(all="ignore"):
             if b is None:
@@ -132,7 +132,7 @@ def real_of(dt):
 def out_dtype(op, dts):
     if op in ("lt", "gt", "le", "ge", "eq", "neq", "isnan", "isinf"):
         return "bool"
-    if op == "true_div":
+    if op == "true_divide":
         return "float64" if all(np.dtype(d).kind in "biu" for d in dts) else upcast(*dts)
     if op == "pow":
         u = upcast(*dts)
@@ -187,7 +187,7 @@ REFERENCE = {
     "eq": np.equal, "neq": np.not_equal, "and_": np.bitwise_and, "or_": np.bitwise_or,
     "xor": np.bitwise_xor, "invert": np.invert, "isnan": np.isnan, "isinf": np.isinf,
     "switch": np.where, "maximum": np.maximum, "minimum": np.minimum, "add": np.add,
-    "sub": np.subtract, "mul": np.multiply, "true_div": np.true_divide, "int_div": np.floor_divide,
+    "sub": np.subtract, "mul": np.multiply, "true_divide": np.true_divide, "floor_divide": np.floor_divide,
     "mod": np.mod, "pow": np.power, "clip": clip, "abs": np.abs, "sgn": np.sign, "ceil": np.ceil,
     "floor": np.floor, "trunc": np.trunc, "round_half_to_even": np.rint,
     "round_half_away_from_zero": round_away, "neg": np.negative, "reciprocal": np.reciprocal,
@@ -290,14 +290,14 @@ def binary_cases():
         "minimum": ["float", "int", "mixed"], "add": ["float", "int", "mixed", "bool", "complex"],
         "sub": ["float", "int", "mixed", "complex"], "mul": ["float", "int", "mixed", "bool",
                                                             "complex"],
-        "true_div": ["float", "int", "mixed", "complex"], "int_div": ["float"], "mod": ["float"],
+        "true_divide": ["float", "int", "mixed", "complex"], "floor_divide": ["float"], "mod": ["float"],
         "pow": ["float", "complex"], "arctan2": ["float", "int"],
     }
     for op, groups in table.items():
         for group in groups:
             for a, bb in pairs[group]:
                 yield op, [a, bb]
-    for op in ["int_div", "mod"]:
+    for op in ["floor_divide", "mod"]:
         yield op, [i, nonzero_j]
         yield op, [u, np.where(v == 0, 1, v).astype(np.uint8)]
         yield op, [i.astype(np.int64), nonzero_j.astype(np.int64)]

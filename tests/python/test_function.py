@@ -5,6 +5,7 @@ import pytest
 
 import kiln
 import kiln.tensor as kt
+from kiln.compile.io import In
 
 
 def test_in_names_defaults_and_keywords(server):
@@ -111,3 +112,24 @@ def test_building_functions_run_as_numpy(server):
     for got, want in zip(outs, expected):
         np.testing.assert_allclose(got, want, rtol=1e-12)
         assert got.dtype == np.asarray(want).dtype
+
+
+def test_inputs_with_a_state_kept_by_the_function(server):
+    """In(s, update=..., value=...) on a non-shared input: the function keeps s, each call
+    replaces it with the update, a call may override it, fn[s] reads and sets it."""
+    u, x, s = kt.dscalars("u", "x", "s")
+    acc = kiln.function([u, In(x, value=2), In(s, update=s + x * u, value=1.0)], s * 10)
+    assert acc(3) == 10.0 and acc["s"] == 7.0  # the output uses s before the update
+    assert acc(1, 5) == 70.0 and acc[s] == 12.0 and acc[x] == 2.0
+    acc[s] = 0
+    assert acc.value[s] == 0.0 and acc.container[s].value is acc[s]
+    assert acc(1, s=100) == 1000.0 and acc[s] == 102.0
+    with pytest.raises(TypeError, match="Unknown input or state: y. The function has 3 named "
+                                        r"inputs \(u, x, s\)\."):
+        acc(1, y=2)
+    with pytest.raises(TypeError, match="has no value kept"):
+        acc[u]
+    with pytest.raises(TypeError, match="input tuple"):
+        kiln.function([u, (s, 1.0, 2.0)], s)
+    with pytest.raises(TypeError, match="An update must have the same type"):
+        kiln.function([In(s, update=kt.dvector("v"), value=0.0)], s)

@@ -1,7 +1,7 @@
 """kiln.function: Aesara's compiled functions, compiled and run by the server."""
 from kiln import _pb, wire
 from kiln.client import KilnError, get_client, route_of
-from kiln.compile.io import In, Out
+from kiln.compile.io import Container, Out, as_in
 from kiln.compile.sharedvalue import SharedVariable
 from kiln.graph import Variable, clone_replace, graph_inputs
 from kiln.tensor.basic import as_tensor_variable
@@ -10,9 +10,12 @@ from kiln.tensor.variable import TensorConstant
 
 class Function:
     """A function compiled on the server. Call it with one value per input (positionally or
-    by name); it returns a list of arrays, or one array when built with a single output."""
+    by name); it returns a list of arrays, or one array when built with a single output.
+    Inputs with a default value or an update keep their value in a container: fn[x] or
+    fn['name'] reads it, fn[x] = v sets it, and each call replaces an updated one."""
 
-    def __init__(self, inputs, outputs, single, request, shared_vars, client, allow_downcast):
+    def __init__(self, inputs, outputs, single, request, shared_vars, client, allow_downcast,
+                 states=()):
         self.inputs = inputs
         self.outputs = outputs
         self._single = single
@@ -20,6 +23,12 @@ class Function:
         self._shared = shared_vars
         self._client = client
         self._allow_downcast = allow_downcast
+        self._states = list(states)  # input indices whose update is an extra output, in order
+        self._containers = [None if i.value is None and i.update is None
+                            else Container(i.variable, 0 if i.value is None else i.value)
+                            for i in inputs]
+        self.value = _ByInput(self, lambda c: c.value)
+        self.container = _ByInput(self, lambda c: c)
         # Every call of this function goes to one replica behind a front (its session's, or
         # its graph's), which compiled it: it runs even while the replicas share no cache.
         self._route = client.session() if shared_vars else route_of("Compile", request)
@@ -34,23 +43,66 @@ class Function:
         self.source = resp.source
         self.signature = resp.signature
 
+    def _find(self, key):
+        """The index of the input `key` names (its variable, In or name), or TypeError."""
+        for k, inp in enumerate(self.inputs):
+            if key is inp.variable or key is inp or (isinstance(key, str) and key == inp.name):
+                if self._containers[k] is None:
+                    raise TypeError("Input %s has no value kept by the function" % key)
+                return k
+        raise TypeError("Unknown input or state: %s. %s" % (key, self._named_inputs_text()))
+
+    def _named_inputs_text(self):
+        """Which inputs can be named in a call, as Aesara says it."""
+        named = [i.name for i in self.inputs if i.name]
+        unnamed = len(self.inputs) - len(named)
+
+        def plural(n):
+            return "s" if n > 1 else ""
+        if not named:
+            if not unnamed:
+                return "The function is supposed to have no input."
+            if unnamed == 1:
+                return ("The function has a single input variable which has no name, and thus "
+                        "cannot be assigned through a keyword argument (use 'name=...' in a "
+                        "Variable's constructor to give it a name).")
+            return ("The function has %d inputs, but none of them is named, and thus they "
+                    "cannot be assigned through keyword arguments (use 'name=...' in a "
+                    "Variable's constructor to give it a name)." % unnamed)
+        text = "The function has %d named input%s (%s)" % (len(named), plural(len(named)),
+                                                            ", ".join(named))
+        if not unnamed:
+            return text + "."
+        return text + (", and %d unnamed input%s which thus cannot be accessed through keyword "
+                       "argument%s (use 'name=...' in a variable's constructor to give it a "
+                       "name)." % (unnamed, plural(unnamed), plural(unnamed)))
+
+    def __getitem__(self, key):
+        return self._containers[self._find(key)].value
+
+    def __setitem__(self, key, value):
+        self._containers[self._find(key)].set(value)
+
     def __call__(self, *args, **kwargs):
-        values = list(args)
-        if len(values) > len(self.inputs):
-            raise TypeError("Function takes %d inputs, got %d" % (len(self.inputs), len(values)))
-        for inp in self.inputs[len(values):]:
-            if inp.name in kwargs:
-                values.append(kwargs.pop(inp.name))
-            elif inp.value is not None:
-                values.append(inp.value)
+        if len(args) > len(self.inputs):
+            raise TypeError("Function takes %d inputs, got %d" % (len(self.inputs), len(args)))
+        values = list(args) + [None] * (len(self.inputs) - len(args))
+        given = [True] * len(args) + [False] * (len(self.inputs) - len(args))
+        for key, value in kwargs.items():
+            k = next((k for k, i in enumerate(self.inputs) if i.name and i.name == key), None)
+            if k is None:
+                raise TypeError("Unknown input or state: %s. %s"
+                                % (key, self._named_inputs_text()))
+            values[k], given[k] = value, True
+        req = _pb.service_pb2.ExecuteRequest()
+        for k, inp in enumerate(self.inputs):
+            if given[k]:
+                data = inp.variable.type.filter(values[k], self._allow_downcast,
+                                                name=str(inp.name or inp.variable))
+            elif self._containers[k] is not None:
+                data = self._containers[k].value
             else:
                 raise TypeError("Missing required input: %s" % (inp.name or inp.variable))
-        if kwargs:
-            raise TypeError("Unknown input names: %s" % ", ".join(sorted(kwargs)))
-        req = _pb.service_pb2.ExecuteRequest()
-        for inp, value in zip(self.inputs, values):
-            data = inp.variable.type.filter(value, self._allow_downcast,
-                                            name=str(inp.name or inp.variable))
             wire.tensor_to_proto(data, req.args.add())
         if self._shared:
             req.session = self._client.session()
@@ -65,34 +117,55 @@ class Function:
                     raise
                 self._compile()
         out = [wire.tensor_from_proto(t) for t in resp.outputs]
+        n = len(out) - len(self._states)
+        for k, value in zip(self._states, out[n:]):
+            self._containers[k].set(value)
+        out = out[:n]
         return out[0] if self._single else out
 
 
-def _as_in(x):
-    return x if isinstance(x, In) else In(x)
+class _ByInput:
+    """fn.value[x] and fn.container[x]: a function's kept values (or containers) by input."""
+
+    def __init__(self, fn, view):
+        self._fn, self._view = fn, view
+
+    def __getitem__(self, key):
+        return self._view(self._fn._containers[self._fn._find(key)])
+
+    def __setitem__(self, key, value):
+        self._fn[key] = value
 
 
 def function(inputs, outputs=None, mode=None, updates=None, givens=None,
              no_default_updates=False, accept_inplace=False, name=None, rebuild_strict=True,
              allow_input_downcast=None, profile=None, on_unused_input=None):
     """Aesara's function: compiles outputs as a function of inputs on the server."""
-    ins = [_as_in(i) for i in inputs]
+    ins = [as_in(i) for i in inputs]
     single = outputs is not None and not isinstance(outputs, (list, tuple))
     outs = [] if outputs is None else [outputs] if single else list(outputs)
     outs = [o.variable if isinstance(o, Out) else as_tensor_variable(o) for o in outs]
     if isinstance(updates, dict):
         updates = list(updates.items())
     updates = [(s, as_tensor_variable(v)) for s, v in (updates or [])]
-    for i in ins:
-        if i.update is not None:
+    states = []  # (input index, update) of inputs whose value the function keeps
+    for k, i in enumerate(ins):
+        if i.update is None:
+            continue
+        if isinstance(i.variable, SharedVariable):
             updates.append((i.variable, as_tensor_variable(i.update)))
+        else:
+            states.append((k, as_tensor_variable(i.update)))
     for s, v in updates:
         if not isinstance(s, SharedVariable):
             raise TypeError("updates: %s is not a shared variable" % s)
+    for s, v in updates + [(ins[k].variable, v) for k, v in states]:
         if v.dtype != s.dtype or v.ndim != s.ndim:
             raise TypeError("An update must have the same type as the original shared variable "
                             "(shared_var=%s, shared_var.type=%s, update_val=%s, "
                             "update_val.type=%s)." % (s, s.type, v, v.type))
+    n_user = len(outs)
+    outs = outs + [v for _, v in states]  # the states' next values: extra outputs
     if givens:
         replaced = clone_replace(outs + [v for _, v in updates], givens)
         outs, new_values = replaced[:len(outs)], replaced[len(outs):]
@@ -124,5 +197,5 @@ def function(inputs, outputs=None, mode=None, updates=None, givens=None,
         up.input = all_ins.index(s)
         up.value.CopyFrom(req.graph.outputs[len(outs) + k])
     del req.graph.outputs[len(outs):]
-    return Function(ins, outs, single, req, shared_vars, get_client(),
-                    allow_input_downcast)
+    return Function(ins, outs[:n_user], single, req, shared_vars, get_client(),
+                    allow_input_downcast, [k for k, _ in states])

@@ -18,8 +18,10 @@ globals().update(ELEMWISE)
 
 # Aesara's other spellings of some of the same functions.
 abs_ = ELEMWISE["abs"]
-true_divide = divide = ELEMWISE["true_div"]
-floor_div = ELEMWISE["int_div"]
+# (Aesara 2.9.4 names the scalar ops true_divide and floor_divide; true_div and int_div are its
+# deprecated spellings.)
+true_div = divide = ELEMWISE["true_divide"]
+int_div = floor_div = ELEMWISE["floor_divide"]
 power = ELEMWISE["pow"]
 
 
