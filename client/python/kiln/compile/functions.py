@@ -1,7 +1,7 @@
 """kiln.function: Aesara's compiled functions, compiled and run by the server."""
 from kiln import _pb, wire
 from kiln.client import KilnError, get_client, route_of
-from kiln.compile.io import Container, Out, as_in
+from kiln.compile.io import Container, In, Out, as_in
 from kiln.compile.sharedvalue import SharedVariable
 from kiln.graph import Variable, clone_replace, graph_inputs
 from kiln.tensor.basic import as_tensor_variable
@@ -122,6 +122,37 @@ class Function:
             self._containers[k].set(value)
         out = out[:n]
         return out[0] if self._single else out
+
+
+    def __getstate__(self):
+        """What pickle stores: the compile request (the graph, options and function id's
+        source), each input's name, kept value and whether it has an update, and the shared
+        variables. Unpickling reconnects to kiln.config.server, where the function is found in
+        the cache."""
+        return {"request": self._request.SerializeToString(),
+                "inputs": [(i.name, i.variable.name,
+                            None if c is None else c.value, i.update is not None)
+                           for i, c in zip(self.inputs, self._containers)],
+                "n_outputs": len(self.outputs), "single": self._single, "states": self._states,
+                "shared": self._shared, "shared_keys": [s.session_name() for s in self._shared],
+                "allow_downcast": self._allow_downcast}
+
+    def __setstate__(self, state):
+        request = _pb.service_pb2.CompileRequest.FromString(state["request"])
+        renamed = {old: s.session_name() for old, s in zip(state["shared_keys"], state["shared"])}
+        for msg in request.graph.inputs:
+            if msg.shared:
+                msg.shared = renamed[msg.shared]
+        variables = [wire.type_from_proto(msg.type)(var_name)
+                     for msg, (_, var_name, _, _) in zip(request.graph.inputs, state["inputs"])]
+        outputs = wire.graph_from_proto(request.graph, variables + list(state["shared"]))
+        n = state["n_outputs"]
+        state_outputs = iter(outputs[n:])
+        ins = [In(v, name=name, value=value,
+                  update=next(state_outputs) if has_update else None)
+               for v, (name, _, value, has_update) in zip(variables, state["inputs"])]
+        self.__init__(ins, outputs[:n], state["single"], request, state["shared"], get_client(),
+                      state["allow_downcast"], state["states"])
 
 
 class _ByInput:

@@ -1,5 +1,8 @@
 """kiln.shared (Aesara's aesara.compile.sharedvalue): variables whose value lives in this
 process's session on the server; a function's updates replace them there."""
+import uuid
+import weakref
+
 import numpy as np
 
 from kiln import _pb, wire
@@ -11,14 +14,25 @@ class SharedVariable(TensorVariable):
     """A variable whose value lives in the session (kiln.shared)."""
 
     _count = 0
+    _process = uuid.uuid4().hex[:8]  # session names differ between processes
+    _live = weakref.WeakValueDictionary()  # session name -> variable, in this process
 
-    def __init__(self, value, name=None, strict=False, shape=None):
+    def __init__(self, value, name=None, strict=False, shape=None, key=None):
         data = np.array(value)
         super().__init__(TensorType(data.dtype.name, shape or (None,) * data.ndim), name=name)
         self._value = data
         self._uploaded = None  # the client holding the value, once a function used it
-        SharedVariable._count += 1
-        self._key = "%s_%d" % (name or "shared", SharedVariable._count)
+        if key is None or key in SharedVariable._live:
+            SharedVariable._count += 1
+            key = "%s_%s_%d" % (name or "shared", SharedVariable._process, SharedVariable._count)
+        self._key = key
+        SharedVariable._live[key] = self
+
+    def __reduce__(self):
+        """Pickles the value, name, static shape and session name: unpickled in another process
+        it keeps its session name (so functions over it keep their id), in this one it gets a
+        new one (a copy, not an alias)."""
+        return (_restore_shared, (self.get_value(), self.name, self.type.shape, self._key))
 
     def session_name(self):
         """The variable's name in the session: unique per shared variable."""
@@ -48,3 +62,7 @@ def shared(value, name=None, strict=False, allow_downcast=None, shape=None, **kw
     """Aesara's shared(value, name): a variable of value's dtype and rank, every dim of unknown
     size, whose value functions read and update."""
     return SharedVariable(value, name=name, strict=strict, shape=shape)
+
+
+def _restore_shared(value, name, shape, key):
+    return SharedVariable(value, name=name, shape=shape, key=key)
