@@ -1,6 +1,5 @@
 """kiln.shared (Aesara's aesara.compile.sharedvalue): variables whose value lives in this
 process's session on the server; a function's updates replace them there."""
-import uuid
 import weakref
 
 import numpy as np
@@ -14,7 +13,6 @@ class SharedVariable(TensorVariable):
     """A variable whose value lives in the session (kiln.shared)."""
 
     _count = 0
-    _process = uuid.uuid4().hex[:8]  # session names differ between processes
     _live = weakref.WeakValueDictionary()  # session name -> variable, in this process
 
     def __init__(self, value, name=None, strict=False, shape=None, key=None):
@@ -22,9 +20,12 @@ class SharedVariable(TensorVariable):
         super().__init__(TensorType(data.dtype.name, shape or (None,) * data.ndim), name=name)
         self._value = data
         self._uploaded = None  # the client holding the value, once a function used it
-        if key is None or key in SharedVariable._live:
+        # A session name is part of the function id: "w_1" for the first, as in every process,
+        # so that clients building the same functions share them; never one already taken here
+        # (by a variable unpickled from another process).
+        while key is None or key in SharedVariable._live:
             SharedVariable._count += 1
-            key = "%s_%s_%d" % (name or "shared", SharedVariable._process, SharedVariable._count)
+            key = "%s_%d" % (name or "shared", SharedVariable._count)
         self._key = key
         SharedVariable._live[key] = self
 
