@@ -1,16 +1,17 @@
-"""Basic indexing: Subtensor (integers and slices) and IncSubtensor (set_subtensor,
-inc_subtensor)."""
+"""Indexing as NumPy does it: integers and slices (Subtensor, IncSubtensor), None and ...,
+and one advanced index, an integer array or a constant boolean mask (AdvancedSubtensor1 along
+the indexed axis, AdvancedIncSubtensor1 for writes), in reads and in set_subtensor and
+inc_subtensor."""
 import numpy as np
 
-from kiln.graph import Op, apply_typed_by_core
-from kiln.tensor.basic import as_tensor_variable, constant
-
+from kiln.graph import CoreOp, Op, apply_typed_by_core
+from kiln.tensor.basic import (as_tensor_variable, constant, dimshuffle, fill, reshape,
+                               shape_i)
+from kiln.tensor.elemwise import X
 
 
 def _index_entries(index):
-    """(idx_list codes, index input variables) of a Python index."""
-    if not isinstance(index, tuple):
-        index = (index,)
+    """(idx_list codes, index input variables) of a basic index: integers and slices."""
     codes, inputs = [], []
     for e in index:
         if isinstance(e, slice):
@@ -20,8 +21,6 @@ def _index_entries(index):
                     code += bit
                     inputs.append(_index_scalar(part))
             codes.append(code)
-        elif e is None or e is Ellipsis:
-            raise TypeError("kiln: None and ... in an index are not supported; use dimshuffle")
         else:
             codes.append(0)
             inputs.append(_index_scalar(e))
@@ -54,11 +53,136 @@ class Subtensor(Op):
         return [("idx_list", list(self.idx_list))]
 
 
+def _is_advanced(e):
+    """Whether an index entry is an array of integers or booleans (not an int or a slice)."""
+    if isinstance(e, (list, np.ndarray)):
+        return True
+    return hasattr(e, "type") and e.ndim > 0
+
+
+def _advanced_indices(e, axis_len):
+    """An advanced entry as an integer tensor: a constant boolean mask becomes the indices of
+    its True elements (numpy.nonzero); a symbolic mask is refused."""
+    if isinstance(e, (list, np.ndarray)):
+        a = np.asarray(e)
+        if a.dtype == bool:
+            if a.ndim != 1:
+                raise IndexError("kiln: a boolean mask indexes one axis here, got %d dims"
+                                 % a.ndim)
+            if axis_len is not None and len(a) != axis_len:
+                raise IndexError("boolean index did not match indexed array along dimension; "
+                                 "dimension is %d but corresponding boolean dimension is %d"
+                                 % (axis_len, len(a)))
+            a = np.flatnonzero(a)
+        if a.size and a.dtype.kind not in "iu":
+            raise IndexError("arrays used as indices must be of integer (or boolean) type")
+        return constant(a.astype("int64"))
+    if e.dtype == "bool":
+        raise NotImplementedError("kiln: a symbolic boolean mask as an index is not supported; "
+                                  "index with a constant mask or with integer indices")
+    if np.dtype(e.dtype).kind not in "iu":
+        raise IndexError("arrays used as indices must be of integer (or boolean) type, got %s"
+                         % e.type)
+    return e
+
+
+class _Plan:
+    """A NumPy index split into what Kiln builds: the basic entries (the advanced one replaced
+    by a full slice), the advanced indices and the axis of the basic result they select along,
+    and where None adds an axis."""
+
+    def __init__(self, x, index):
+        entries = list(index) if isinstance(index, tuple) else [index]
+        if sum(e is Ellipsis for e in entries) > 1:
+            raise IndexError("an index can only have a single ellipsis ('...')")
+        consumed = sum(1 for e in entries if e is not None and e is not Ellipsis)
+        if consumed > x.ndim:
+            raise IndexError("too many indices for %s: %d given" % (x.type, consumed))
+        if Ellipsis in [e if e is Ellipsis else None for e in entries]:
+            k = next(i for i, e in enumerate(entries) if e is Ellipsis)
+            entries[k:k + 1] = [slice(None)] * (x.ndim - consumed)
+        self.basic, self.new_axes = [], []
+        self.advanced = self.adv_axis = None
+        self.adv_first = False  # NumPy: integers and the array apart -> the array's dims first
+        out_dim = 0
+        for e in entries:
+            if e is None:
+                self.new_axes.append(out_dim)
+                out_dim += 1
+            elif _is_advanced(e):
+                if self.advanced is not None:
+                    raise NotImplementedError("kiln: one advanced index (an array) per index; "
+                                              "got several")
+                adv_place = len(self.basic)
+                self.advanced = _advanced_indices(e, x.type.shape[adv_place])
+                self.adv_axis = sum(isinstance(b, slice) for b in self.basic)
+                self.basic.append(slice(None))
+                out_dim += self.advanced.ndim
+            else:
+                self.basic.append(e)
+                out_dim += isinstance(e, slice)
+        if self.advanced is not None:
+            # Integers count as advanced indices beside an array (NumPy): when a slice
+            # separates them, the array's dims go first.
+            places = sorted([k for k, e in enumerate(self.basic) if not isinstance(e, slice)]
+                            + [adv_place])
+            self.adv_first = places != list(range(places[0], places[-1] + 1))
+            if self.adv_first and self.new_axes:
+                raise NotImplementedError("kiln: None beside an array index and integers apart "
+                                          "from it is not supported")
+
+    def basic_view(self, x):
+        """x[basic entries], or x itself when they select everything."""
+        if all(isinstance(e, slice) and e == slice(None) for e in self.basic):
+            return x
+        codes, inputs = _index_entries(self.basic)
+        return Subtensor(codes)(x, *inputs)
+
+
+def _moved_first(ndim, axis):
+    """The dimshuffle order that brings `axis` first, and the one that puts it back."""
+    order = [axis] + [d for d in range(ndim) if d != axis]
+    return order, sorted(range(ndim), key=order.__getitem__)
+
+
+def _adv_dims_first(ndim, plan):
+    """The dimshuffle order that moves the advanced index's dims to the front."""
+    adv = list(range(plan.adv_axis, plan.adv_axis + plan.advanced.ndim))
+    return adv + [d for d in range(ndim) if d not in adv]
+
+
+def _take(x, indices, axis):
+    """x's entries at the integer indices (any rank) along axis: x.shape[:axis] +
+    indices.shape + x.shape[axis + 1:]."""
+    flat = indices if indices.ndim == 1 else reshape(indices, [-1], ndim=1)
+    order, back = _moved_first(x.ndim, axis)
+    taken = CoreOp("AdvancedSubtensor1", [])(dimshuffle(x, order), flat)
+    out = dimshuffle(taken, back)
+    if indices.ndim != 1:
+        dims = ([shape_i(out, d) for d in range(axis)]
+                + [shape_i(indices, d) for d in range(indices.ndim)]
+                + [shape_i(out, d) for d in range(axis + 1, out.ndim)])
+        out = reshape(out, dims, ndim=len(dims))
+    return out
+
+
 def subtensor(x, index):
-    """x[index] for integers and slices."""
+    """x[index] as NumPy reads it: integers, slices, None, ..., and one advanced index."""
     x = as_tensor_variable(x)
-    codes, inputs = _index_entries(index)
-    return Subtensor(codes)(x, *inputs)
+    plan = _Plan(x, index)
+    out = plan.basic_view(x)
+    if plan.advanced is not None:
+        out = _take(out, plan.advanced, plan.adv_axis)
+        if plan.adv_first:
+            out = dimshuffle(out, _adv_dims_first(out.ndim, plan))
+    if plan.new_axes:
+        order = list(range(out.ndim))
+        for pos in plan.new_axes:
+            order.insert(pos, X)
+        out = dimshuffle(out, order)
+    if plan.advanced is not None or plan.new_axes:
+        out._kiln_index = (x, index)  # how set_subtensor and inc_subtensor write through it
+    return out
 
 
 class IncSubtensor(Op):
@@ -78,7 +202,41 @@ class IncSubtensor(Op):
         return [("idx_list", list(self.idx_list)), ("set", int(self.set)), ("inplace", 0)]
 
 
+def _advanced_inc(x, indices, y, axis, set):
+    """x with y written to (or added at) the entries _take(x, indices, axis) reads; repeated
+    indices accumulate when adding."""
+    view = _take(x, indices, axis)
+    y = fill(view, as_tensor_variable(y))  # y broadcast to the view's shape
+    order, back = _moved_first(x.ndim, axis)
+    y_first = dimshuffle(y, list(range(axis, axis + indices.ndim))
+                         + [d for d in range(y.ndim) if not axis <= d < axis + indices.ndim])
+    flat = indices
+    if indices.ndim != 1:
+        flat = reshape(indices, [-1], ndim=1)
+        rest = [shape_i(y_first, d) for d in range(indices.ndim, y_first.ndim)]
+        y_first = reshape(y_first, [shape_i(flat, 0)] + rest, ndim=1 + len(rest))
+    written = CoreOp("AdvancedIncSubtensor1", [("set", int(set))])(
+        dimshuffle(x, order), y_first, flat)
+    return dimshuffle(written, back)
+
+
 def _inc(view, y, set):
+    recipe = getattr(view, "_kiln_index", None)
+    if recipe is not None:
+        x, index = recipe
+        plan = _Plan(x, index)
+        if plan.new_axes:  # y broadcast to the view, then the added axes dropped
+            y = fill(view, as_tensor_variable(y))
+            y = dimshuffle(y, [d for d in range(y.ndim) if d not in plan.new_axes])
+        if plan.advanced is None:
+            base = plan.basic_view(x)
+            return IncSubtensor((), set)(x, y) if base is x else _inc(base, y, set)
+        base = plan.basic_view(x)
+        if plan.adv_first:  # y in the view's layout, back to the take's
+            y = fill(view, as_tensor_variable(y))
+            y = dimshuffle(y, np.argsort(_adv_dims_first(y.ndim, plan)).tolist())
+        written = _advanced_inc(base, plan.advanced, y, plan.adv_axis, set)
+        return written if base is x else _inc(base, written, True)
     node = getattr(view, "owner", None)
     if node is None or not isinstance(node.op, Subtensor):
         raise TypeError("%s_subtensor: the first argument must be an indexed tensor x[...]"

@@ -1,0 +1,88 @@
+"""NumPy-style indexing against NumPy on generated cases: integers, slices (negative steps,
+clipped bounds), None, ..., and one advanced index (an integer array of 1 or 2 dims, repeated
+entries, negative entries, or a constant boolean mask), in reads, in set_subtensor and
+inc_subtensor (repeated indices accumulate), and in gradients."""
+import numpy as np
+import pytest
+
+import kiln
+import kiln.tensor as kt
+
+SHAPE = (4, 3, 5)
+X = np.arange(60.0).reshape(SHAPE) / 7.0
+
+
+def _random_index(rng):
+    """A random NumPy index into an array of SHAPE with at most one advanced entry."""
+    n = int(rng.integers(1, len(SHAPE) + 1))
+    ellipsis = n < len(SHAPE) and rng.random() < 0.3  # then the entries index the last n axes
+    axes = list(range(len(SHAPE) - n, len(SHAPE))) if ellipsis else list(range(n))
+    advanced_axis = axes[int(rng.integers(0, n))] if rng.random() < 0.6 else None
+    entries = []
+    for axis in axes:
+        size = SHAPE[axis]
+        if axis == advanced_axis:
+            kind = rng.integers(0, 3)
+            if kind == 0:
+                entries.append(rng.integers(-size, size, size=int(rng.integers(1, 6))).tolist())
+            elif kind == 1:
+                entries.append(rng.integers(-size, size, size=(2, int(rng.integers(1, 3)))))
+            else:
+                entries.append(rng.random(size) < 0.5)
+        elif rng.random() < 0.35:
+            entries.append(int(rng.integers(-size, size)))
+        else:
+            parts = [None if rng.random() < 0.4 else int(rng.integers(-size - 2, size + 2))
+                     for _ in range(2)]
+            step = [None, 1, 2, -1, -2][int(rng.integers(0, 5))]
+            entries.append(slice(parts[0], parts[1], step))
+    if rng.random() < 0.3 and advanced_axis is None:
+        entries.insert(int(rng.integers(0, len(entries) + 1)), None)
+    return (Ellipsis,) + tuple(entries) if ellipsis else tuple(entries)
+
+
+CASES = [_random_index(np.random.default_rng(seed)) for seed in range(80)]
+
+
+@pytest.mark.parametrize("index", CASES, ids=[repr(c) for c in CASES])
+def test_reads_writes_and_gradients_match_numpy(server, index):
+    x = kt.dtensor3("x")
+    want = X[index]
+    view = x[index]
+    assert view.type.ndim == want.ndim
+    got = kiln.function([x], view)(X)
+    assert got.shape == want.shape
+    np.testing.assert_array_equal(got, want)
+
+    y = np.random.default_rng(1).normal(size=want.shape)
+    expected = X.copy()
+    expected[index] = y
+    np.testing.assert_array_equal(kiln.function([x], kt.set_subtensor(view, y))(X), expected)
+
+    expected = X.copy()
+    np.add.at(expected, index, y)  # repeated indices accumulate
+    np.testing.assert_allclose(kiln.function([x], kt.inc_subtensor(view, y))(X), expected)
+
+    # d/dx sum(y * x[index]) scatters y back to the indexed places, accumulating repeats.
+    expected = np.zeros(SHAPE)
+    np.add.at(expected, index, y)
+    grad = kiln.grad(kt.sum(view * y), x)
+    np.testing.assert_allclose(kiln.function([x], grad)(X), expected)
+
+
+def test_symbolic_integer_indices_and_their_errors(server):
+    x, i = kt.dmatrix("x"), kt.lvector("i")
+    f = kiln.function([x, i], x[:, i])
+    np.testing.assert_array_equal(f(X[0], [4, -1, 0]), X[0][:, [4, -1, 0]])
+    with pytest.raises(kiln.KilnError, match="out of bounds"):
+        f(X[0], [5])
+    with pytest.raises(NotImplementedError, match="symbolic boolean mask"):
+        x[kt.bvector("m") > 0]
+    with pytest.raises(NotImplementedError, match="one advanced index"):
+        x[[0, 1], [1, 2]]
+    with pytest.raises(IndexError, match="boolean index did not match"):
+        kt.tensor("float64", (3, None))[np.array([True, False])]
+    with pytest.raises(IndexError, match="too many indices"):
+        x[0, 0, 0]
+    with pytest.raises(IndexError, match="single ellipsis"):
+        x[..., ...]
