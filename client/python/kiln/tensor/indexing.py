@@ -98,9 +98,10 @@ class _Plan:
         consumed = sum(1 for e in entries if e is not None and e is not Ellipsis)
         if consumed > x.ndim:
             raise IndexError("too many indices for %s: %d given" % (x.type, consumed))
-        if Ellipsis in [e if e is Ellipsis else None for e in entries]:
-            k = next(i for i, e in enumerate(entries) if e is Ellipsis)
-            entries[k:k + 1] = [slice(None)] * (x.ndim - consumed)
+        for k, e in enumerate(entries):
+            if e is Ellipsis:  # (compared by identity: `in` would compare arrays elementwise)
+                entries[k:k + 1] = [slice(None)] * (x.ndim - consumed)
+                break
         self.basic, self.new_axes = [], []
         self.advanced = self.adv_axis = None
         self.adv_first = False  # NumPy: integers and the array apart -> the array's dims first
