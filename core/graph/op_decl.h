@@ -22,6 +22,7 @@
 #include <string>
 #include <tuple>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -64,6 +65,12 @@ struct InplaceAttrs {
     return std::tuple{AttrField{"inplace", &InplaceAttrs::inplace}};
   }
 };
+
+// The destroy_map of an op that overwrites input 0 with output 0 when `inplace`.
+inline std::vector<std::pair<int, int>> DestroysInput0If(bool inplace) {
+  if (inplace) return {{0, 0}};
+  return {};
+}
 
 // OK when `value`, the attribute `name`, is a dimension count or index a tensor can have
 // ([0, 64]); otherwise INVALID_ARGUMENT naming the attribute.

@@ -251,11 +251,6 @@ std::string IncSubtensor::Name() const {
                       op_decl::Codec<std::vector<IndexEntry>>::Repr(idx()), "}");
 }
 
-std::vector<std::pair<int, int>> IncSubtensor::destroy_map() const {
-  if (attrs().inplace) return {{0, 0}};
-  return {};
-}
-
 absl::StatusOr<ApplyPtr> IncSubtensor::MakeNode(std::vector<VariablePtr> inputs) const {
   ASSIGN_OR_RETURN(std::vector<const TensorType*> t,
                    IndexedTypes(*this, inputs, 2, NumScalars(idx()), false, idx().size()));
@@ -321,11 +316,6 @@ absl::StatusOr<std::vector<ShapeVars>> AdvancedSubtensor1::InferShape(
 std::string AdvancedIncSubtensor1::Name() const {
   return absl::StrCat("AdvancedIncSubtensor1{", InplaceFlag(attrs().inplace),
                       attrs().set ? ",set}" : ",inc}");
-}
-
-std::vector<std::pair<int, int>> AdvancedIncSubtensor1::destroy_map() const {
-  if (attrs().inplace) return {{0, 0}};
-  return {};
 }
 
 absl::StatusOr<ApplyPtr> AdvancedIncSubtensor1::MakeNode(std::vector<VariablePtr> inputs) const {

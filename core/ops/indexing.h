@@ -79,7 +79,9 @@ class IncSubtensor final : public DeclaredOp<IncSubtensor, IncSubtensorAttrs> {
   std::string Name() const override;
   KILN_OP_METHODS
   std::vector<std::vector<bool>> ConnectionPattern(const Apply& node) const override;
-  std::vector<std::pair<int, int>> destroy_map() const override;
+  std::vector<std::pair<int, int>> destroy_map() const override {
+    return DestroysInput0If(attrs().inplace);
+  }
 };
 
 // AdvancedSubtensor1(x, indices): x[indices] for an integer vector (numpy.take along axis 0).
@@ -113,7 +115,9 @@ class AdvancedIncSubtensor1 final
   std::string Name() const override;
   KILN_OP_METHODS
   std::vector<std::vector<bool>> ConnectionPattern(const Apply& node) const override;
-  std::vector<std::pair<int, int>> destroy_map() const override;
+  std::vector<std::pair<int, int>> destroy_map() const override {
+    return DestroysInput0If(attrs().inplace);
+  }
 };
 
 // A slice bound or an integer index: absent (None), a constant, or an integer scalar variable.

@@ -197,15 +197,6 @@ absl::StatusOr<std::vector<ShapeVars>> Gemv::InferShape(const Apply&,
 std::string Gemm::Name() const { return InplaceName(kTypeName, attrs().inplace); }
 std::string Gemv::Name() const { return InplaceName(kTypeName, attrs().inplace); }
 
-std::vector<std::pair<int, int>> Gemm::destroy_map() const {
-  if (attrs().inplace) return {{0, 0}};
-  return {};
-}
-std::vector<std::pair<int, int>> Gemv::destroy_map() const {
-  if (attrs().inplace) return {{0, 0}};
-  return {};
-}
-
 KILN_REGISTER_OP(Dot);
 KILN_REGISTER_OP(MatMul);
 KILN_REGISTER_OP(Dot22);

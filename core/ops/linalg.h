@@ -49,7 +49,9 @@ class Gemm final : public DeclaredOp<Gemm, InplaceAttrs> {
   OpKind kind() const override { return OpKind::kGemm; }
   std::string Name() const override;
   KILN_OP_METHODS
-  std::vector<std::pair<int, int>> destroy_map() const override;
+  std::vector<std::pair<int, int>> destroy_map() const override {
+    return DestroysInput0If(attrs().inplace);
+  }
 };
 
 // Gemv(y, alpha, A, x, beta) = beta*y + alpha*A@x for a matrix A and vectors x, y.
@@ -60,7 +62,9 @@ class Gemv final : public DeclaredOp<Gemv, InplaceAttrs> {
   OpKind kind() const override { return OpKind::kGemv; }
   std::string Name() const override;
   KILN_OP_METHODS
-  std::vector<std::pair<int, int>> destroy_map() const override;
+  std::vector<std::pair<int, int>> destroy_map() const override {
+    return DestroysInput0If(attrs().inplace);
+  }
 };
 
 // Aesara's dot: inner product, matrix-vector or matrix-matrix product (1-D and 2-D inputs);

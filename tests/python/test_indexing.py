@@ -70,6 +70,15 @@ def test_reads_writes_and_gradients_match_numpy(server, index):
     np.testing.assert_allclose(kiln.function([x], grad)(X), expected)
 
 
+def test_writes_through_new_axes_over_the_whole_tensor(server):
+    x, y = kt.dmatrix("x"), kt.dvector("y")
+    m, v = X[0], np.arange(5.0)
+    np.testing.assert_array_equal(kiln.function([x, y], kt.set_subtensor(x[:, None], y))(m, v),
+                                  np.broadcast_to(v, m.shape))
+    np.testing.assert_array_equal(kiln.function([x, y], kt.inc_subtensor(x[None], y))(m, v),
+                                  m + v)
+
+
 def test_symbolic_integer_indices_and_their_errors(server):
     x, i = kt.dmatrix("x"), kt.lvector("i")
     f = kiln.function([x, i], x[:, i])

@@ -124,8 +124,14 @@ def test_gradient_only_ops(server):
     np.testing.assert_array_equal(run([x], clipped, V), np.full(5, 0.5))
     np.testing.assert_array_equal(run([x], kiln.grad(at.sum(g.grad_scale(x, 2.0)), x), V),
                                   np.full(5, 2.0))
+    # Each Python name maps to core's mode (the wire carries its number).
+    names = {g.consider_constant: "ConsiderConstant", g.zero_grad: "ZeroGrad",
+             g.undefined_grad: "UndefinedGrad", g.disconnected_grad: "DisconnectedGrad"}
+    for fn, name in names.items():
+        assert str(fn(x).owner.op) == name
     assert str(g.grad_clip(x, -1.0, 1.0).owner.op) == \
         "GradClip{clip_lower_bound=-1.0, clip_upper_bound=1.0}"
+    assert str(g.grad_scale(x, 2.0).owner.op) == "GradScale{multiplier=2.0}"
 
 
 def test_constructors_are_types_and_plurals_follow_aesara():
@@ -145,6 +151,8 @@ def test_tensor_type_relations():
     assert v1.type.is_super(v2.type) and not v2.type.is_super(v1.type)
     assert v1.type.filter_variable(v2) is v2
     assert str(v2.type.filter_variable(v1).owner.op) == "SpecifyShape"
+    assert v1.type.clone(dtype="float32") == TensorType("float32", (2, None))
+    assert v1.type.clone(shape=(None, 3)) == TensorType("float64", (None, 3))
     with pytest.raises(TypeError, match="Cannot convert"):
         TensorType("int32", (2, 1)).filter_variable(v1)
 
