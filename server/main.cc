@@ -124,7 +124,7 @@ ABSL_FLAG(double, max_request_seconds, EnvOrSeconds("KILN_MAX_REQUEST_SECONDS", 
 ABSL_FLAG(int, max_message_bytes, EnvOr("KILN_MAX_MESSAGE_BYTES", 64 << 20),
           "largest gRPC message (KILN_MAX_MESSAGE_BYTES)");
 ABSL_FLAG(int64_t, max_nodes, EnvOr("KILN_MAX_NODES", 100000),
-          "most nodes in one graph (KILN_MAX_NODES)");
+          "most nodes in one graph, and most node outputs (KILN_MAX_NODES)");
 ABSL_FLAG(int64_t, max_tensor_bytes, EnvOr("KILN_MAX_TENSOR_BYTES", int64_t{1} << 30),
           "largest tensor or constant (KILN_MAX_TENSOR_BYTES)");
 ABSL_FLAG(

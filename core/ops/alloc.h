@@ -59,8 +59,10 @@ class Join final : public DeclaredOp<Join, NoAttrs> {
   KILN_OP_METHODS
 };
 
-// The number of pieces Split makes.
+// The number of pieces Split makes, at most kMaxSplits (each piece is a variable the request
+// makes the server allocate).
 struct SplitAttrs {
+  static constexpr int kMaxSplits = 1 << 16;
   int n_splits = 0;
   static constexpr auto Fields() {
     return std::tuple{AttrField{"n_splits", &SplitAttrs::n_splits}};

@@ -98,7 +98,7 @@ TEST(DeclaredOpsTest, BadAttributesAreRefusedWithTheOpsName) {
   EXPECT_EQ(MakeOp("Gemm", {{"inplace", std::string("yes")}}).status().code(),
             absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(MakeOp("Split", {{"n_splits", int64_t{-1}}}).status().message(),
-            "Split: n_splits -1 is out of range [0, 1000000]");
+            "Split: n_splits -1 is out of range [0, 65536]");
   EXPECT_EQ(MakeOp("Eye", {{"dtype", std::string("float128")}}).status().message(),
             "Eye: unknown dtype 'float128'");
   EXPECT_EQ(MakeOp("Subtensor", {{"idx_list", std::vector<int64_t>{2}}}).status().message(),

@@ -131,9 +131,9 @@ absl::StatusOr<std::vector<ShapeVars>> Join::InferShape(const Apply& node,
 // --- Split ------------------------------------------------------------------------------------
 
 absl::Status SplitAttrs::Check() const {
-  if (n_splits < 0 || n_splits > 1000000) {
+  if (n_splits < 0 || n_splits > kMaxSplits) {
     return absl::InvalidArgumentError(
-        absl::StrCat("n_splits ", n_splits, " is out of range [0, 1000000]"));
+        absl::StrCat("n_splits ", n_splits, " is out of range [0, ", kMaxSplits, "]"));
   }
   return absl::OkStatus();
 }

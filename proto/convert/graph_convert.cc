@@ -269,6 +269,7 @@ absl::StatusOr<ProtoGraph> GraphFromProto(const v1::Graph& g, const GraphLimits&
     if (!t.ok()) return Invalid(absl::StrCat("type ", i), t.status().message());
     type_table.push_back(*std::move(t));
   }
+  int64_t node_values = 0;  // the nodes' outputs, which max_nodes bounds too (Split has many)
   for (int i = 0; i < g.nodes_size(); ++i) {
     const v1::Node& n = g.nodes(i);
     const std::string where = absl::StrCat("node ", i);
@@ -289,6 +290,11 @@ absl::StatusOr<ProtoGraph> GraphFromProto(const v1::Graph& g, const GraphLimits&
     }
     absl::StatusOr<ApplyPtr> node = (*op)->MakeNode(inputs);
     if (!node.ok()) return Invalid(where, node.status().message());
+    node_values += (*node)->num_outputs();
+    if (node_values > limits.max_nodes) {
+      return absl::InvalidArgumentError(absl::StrCat("the graph's nodes have more than ",
+                                                     limits.max_nodes, " outputs, the limit"));
+    }
     if (n.output_types_size() > 0 && n.output_type_indices_size() > 0) {
       return Invalid(where, "both output_types and output_type_indices");
     }

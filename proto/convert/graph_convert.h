@@ -17,7 +17,7 @@ namespace kiln {
 
 // What an untrusted graph may hold.
 struct GraphLimits {
-  int64_t max_nodes = 1000000;
+  int64_t max_nodes = 1000000;  // nodes, and also their outputs
   int64_t max_constant_bytes = int64_t{1} << 30;  // in all constants together
 };
 

@@ -180,6 +180,13 @@ TEST(GraphConvertTest, MalformedGraphsAreNamedErrors) {
   v1::Graph two = *GraphToProto({x}, {exp(sin(x))});
   EXPECT_EQ(Load(two, {.max_nodes = 1}).message(),
             "the graph has 2 nodes, more than the limit of 1");
+  // Split's outputs count too: two Split{65536} nodes are 131,072 values, over 100,000.
+  const Var v = dvector("v");
+  const std::vector<int64_t> sizes(65536, 1);
+  v1::Graph splits = *GraphToProto({v}, {split(v, sizes)[0] + split(v, sizes)[1]});
+  EXPECT_EQ(Load(splits, {.max_nodes = 100000}).message(),
+            "the graph's nodes have more than 100000 outputs, the limit");
+  EXPECT_TRUE(Load(splits, {.max_nodes = 200000}).ok()) << Load(splits, {.max_nodes = 200000});
   v1::Graph big =
       *GraphToProto({x}, {x + constant(*Tensor::Of<double>(DType::kFloat64, {4}, {1, 2, 3, 4}))});
   EXPECT_NE(Load(big, {.max_constant_bytes = 16}).message().find("constant 0"), std::string::npos);
