@@ -67,7 +67,11 @@ absl::Status GradGraph(const v1::GradRequest& request, const GraphLimits& limits
     options.known_grads.emplace_back(extra[0], extra[1]);
   }
   const Var cost = request.no_cost() ? Var() : graph.outputs[request.cost()];
-  absl::StatusOr<std::vector<Var>> grads = grad(cost, wrt, options);
+  if (request.jacobian() && request.no_cost()) {
+    return absl::InvalidArgumentError("jacobian: the request has no cost to differentiate");
+  }
+  absl::StatusOr<std::vector<Var>> grads =
+      request.jacobian() ? jacobian(cost, wrt, options) : grad(cost, wrt, options);
   if (!grads.ok()) return grads.status();
   response->Clear();
   RETURN_IF_ERROR(

@@ -7,6 +7,7 @@
 #include <unordered_set>
 
 #include "absl/strings/str_cat.h"
+#include "core/grad/vectorize.h"
 #include "core/graph/check.h"
 #include "core/graph/gradient_types.h"
 #include "core/graph/op.h"
@@ -453,46 +454,29 @@ absl::StatusOr<std::vector<Var>> Rop(const std::vector<Var>& f, const std::vecto
 }
 
 absl::StatusOr<std::vector<Var>> jacobian(const Var& expression, const std::vector<Var>& wrt,
-                                          DisconnectedInputs disconnected_inputs) {
+                                          const GradOptions& options) {
   if (!expression.ok()) return expression.status();
   if (expression->tensor_type() == nullptr) {
     return absl::InvalidArgumentError("jacobian expects a Variable as `expression`");
   }
-  GradOptions options;
-  options.disconnected_inputs = disconnected_inputs;
   if (expression.ndim() == 0) return grad(expression, wrt, options);
   if (expression.ndim() > 1) {
     return absl::InvalidArgumentError(
         "jacobian expects a 1 dimensional variable as `expression`. If not use flatten to make "
         "it a vector");
   }
-  const StaticDim n = expression.type().shape()[0];
-  if (!n) {
-    return absl::InvalidArgumentError(
-        "jacobian needs the length of `expression` known statically (Kiln builds one gradient "
-        "per element instead of a Scan); give it a static shape with specify_shape");
-  }
-  std::vector<std::vector<Var>> rows(wrt.size());
-  for (int64_t i = 0; i < *n; ++i) {
-    ASSIGN_OR_RETURN(std::vector<Var> g, grad(subtensor(expression, {Index(i)}), wrt, options));
-    for (size_t k = 0; k < wrt.size(); ++k) rows[k].push_back((g)[k]);
-  }
-  std::vector<Var> result;
-  for (size_t k = 0; k < wrt.size(); ++k) {
-    if (*n > 0) {
-      result.push_back(stack(rows[k]));
-      continue;
-    }
-    // An empty expression: zeros of shape (0,) + wrt.shape.
-    std::vector<Var> dims = {constant(int64_t{0})};
-    for (int d = 0; d < wrt[k].ndim(); ++d) dims.push_back(shape_i(wrt[k], d));
-    result.push_back(zeros(dims, IsFloat(wrt[k].dtype()) ? wrt[k].dtype() : DType::kFloat64));
-  }
-  return result;
+  // One backward pass for a cotangent u, batched over the rows of the identity: row i of the
+  // result is e_i^T d(expression)/d(wrt).
+  const DType dtype = IsFloat(expression.dtype()) ? expression.dtype() : DType::kFloat64;
+  const Var u = tensor(dtype, expression.type().shape(), "jacobian_cotangent");
+  ASSIGN_OR_RETURN(std::vector<Var> vjp, Lop({expression}, wrt, {u}, options));
+  const StaticDim length = expression.type().shape()[0];
+  const Var n = length ? constant(*length) : shape_i(expression, 0);
+  return vectorize(vjp, {{u, eye(n, n, constant(int64_t{0}), dtype)}});
 }
 
 absl::StatusOr<std::vector<Var>> hessian(const Var& cost, const std::vector<Var>& wrt,
-                                         DisconnectedInputs disconnected_inputs) {
+                                         const GradOptions& options) {
   if (!cost.ok()) return cost.status();
   if (cost->tensor_type() == nullptr) {
     return absl::InvalidArgumentError("hessian expects a Variable as `cost`");
@@ -507,14 +491,12 @@ absl::StatusOr<std::vector<Var>> hessian(const Var& cost, const std::vector<Var>
       return absl::InvalidArgumentError(
           "hessian expects a (list of) 1 dimensional variable as `wrt`");
     }
-    GradOptions options;
-    options.disconnected_inputs = disconnected_inputs;
     const Var g = grad(cost, w, options);
     if (!g.ok()) return g.status();
-    // g has w's length; give it w's static shape so its rows can be built.
-    const Var sized = w.type().shape()[0] ? specify_shape(g, w.type().shape()) : g;
-    ASSIGN_OR_RETURN(std::vector<Var> h, jacobian(sized, {w}, DisconnectedInputs::kIgnore));
-    result.push_back((h)[0]);
+    GradOptions second = options;
+    second.disconnected_inputs = DisconnectedInputs::kIgnore;
+    ASSIGN_OR_RETURN(std::vector<Var> h, jacobian(g, {w}, second));
+    result.push_back(h[0]);
   }
   return result;
 }

@@ -55,15 +55,14 @@ absl::StatusOr<std::vector<Var>> Lop(const std::vector<Var>& f, const std::vecto
 absl::StatusOr<std::vector<Var>> Rop(const std::vector<Var>& f, const std::vector<Var>& wrt,
                                      const std::vector<Var>& eval_points);
 
-// The Jacobian of a vector (or scalar) expression with respect to each of wrt: one gradient per
-// element of the expression, stacked; the expression's length must be known statically.
-absl::StatusOr<std::vector<Var>> jacobian(
-    const Var& expression, const std::vector<Var>& wrt,
-    DisconnectedInputs disconnected_inputs = DisconnectedInputs::kRaise);
-// The Hessian of a scalar cost with respect to each vector (of static length) in wrt.
-absl::StatusOr<std::vector<Var>> hessian(
-    const Var& cost, const std::vector<Var>& wrt,
-    DisconnectedInputs disconnected_inputs = DisconnectedInputs::kRaise);
+// The Jacobian of a vector (or scalar) expression with respect to each of wrt, of shape
+// (len(expression),) + wrt.shape, for any length: one backward pass batched over the rows of the
+// identity (core/grad/vectorize.h), as PyTensor's jacobian(vectorize=True).
+absl::StatusOr<std::vector<Var>> jacobian(const Var& expression, const std::vector<Var>& wrt,
+                                          const GradOptions& options = {});
+// The Hessian of a scalar cost with respect to each vector in wrt: the Jacobian of its gradient.
+absl::StatusOr<std::vector<Var>> hessian(const Var& cost, const std::vector<Var>& wrt,
+                                         const GradOptions& options = {});
 
 }  // namespace kiln
 

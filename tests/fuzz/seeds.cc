@@ -74,6 +74,13 @@ std::vector<v1::GradRequest> SeedGradRequests() {
   v1::GradRequest warn = request({x, a}, sum(x * x));
   warn.set_disconnected_inputs(v1::UNUSED_INPUT_WARN);
   seeds.push_back(std::move(warn));
+  // Jacobians batch the backward pass: every rule of core/grad/vectorize.cc is reachable.
+  for (const Var& y : {tanh(dot(X, x)) * cumsum(x), concatenate({sort(x), softmax(x)})}) {
+    v1::GradRequest jac = request({x, X}, y);
+    jac.set_jacobian(true);
+    jac.set_disconnected_inputs(v1::UNUSED_INPUT_IGNORE);
+    seeds.push_back(std::move(jac));
+  }
   return seeds;
 }
 

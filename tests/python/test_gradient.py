@@ -57,16 +57,56 @@ def test_lop_and_rop_are_jacobian_products(server):
     np.testing.assert_allclose(rop_val, np.array([0.5, -1.0]) @ Wv)
 
 
-def test_jacobian_and_hessian_need_static_lengths(server):
-    x = kt.tensor("float64", (3,), name="x")
-    J = gradient.jacobian(x ** 2, x)
-    H = gradient.hessian(kt.sum(x ** 3), x)
-    f = kiln.function([x], [J, H])
-    Jv, Hv = f([1.0, 2.0, 3.0])
-    np.testing.assert_allclose(Jv, np.diag([2.0, 4.0, 6.0]))
-    np.testing.assert_allclose(Hv, np.diag([6.0, 12.0, 18.0]))
-    with pytest.raises(ValueError, match="static length"):
-        gradient.jacobian(kt.dvector("y") ** 2, kt.dvector("z"))
+def _finite_jacobian(f, x, *rest, eps=1e-6):
+    """d f(x, *rest) / dx by central differences, (f's size, x's size)."""
+    cols = []
+    for j in range(x.size):
+        up, down = x.copy(), x.copy()
+        up.flat[j] += eps
+        down.flat[j] -= eps
+        cols.append((np.ravel(f(up, *rest)) - np.ravel(f(down, *rest))) / (2 * eps))
+    return np.stack(cols, axis=1)
+
+
+def test_jacobian_and_hessian_of_any_length(server):
+    x = kt.dvector("x")
+    W = kt.dmatrix("W")
+    y = kt.tanh(kt.dot(W, x)) * kt.cumsum(x) + kt.softmax(x)
+    J = gradient.jacobian(y, x)
+    JW = gradient.jacobian(y, W)
+    cost = kt.sum(x ** 3) + kt.dot(x, kt.dot(W, x)) + kt.logsumexp(x)
+    H = gradient.hessian(cost, x)
+    f_y = kiln.function([x, W], y)
+    f_g = kiln.function([x, W], gradient.grad(cost, x))
+    f = kiln.function([x, W], [J, JW, H])
+    rng = np.random.default_rng(3)
+    for n in (1, 2, 5):  # one compiled function for every length
+        xv, Wv = rng.normal(size=n), rng.normal(size=(n, n))
+        Jv, JWv, Hv = f(xv, Wv)
+        np.testing.assert_allclose(Jv, _finite_jacobian(f_y, xv, Wv), rtol=1e-6, atol=1e-6)
+        wrt_W = _finite_jacobian(lambda w, v: f_y(v, w), Wv, xv)
+        np.testing.assert_allclose(JWv, wrt_W.reshape(n, n, n), rtol=1e-6, atol=1e-6)
+        np.testing.assert_allclose(Hv, _finite_jacobian(f_g, xv, Wv), rtol=1e-6, atol=1e-6)
+    # A static length gives the same graph kind; a constant expression has zero rows.
+    xs = kt.tensor("float64", (3,), name="xs")
+    Js, Hs = kiln.function([xs], [gradient.jacobian(xs ** 2, xs),
+                                  gradient.hessian(kt.sum(xs ** 3), xs)])([1.0, 2.0, 3.0])
+    np.testing.assert_allclose(Js, np.diag([2.0, 4.0, 6.0]))
+    np.testing.assert_allclose(Hs, np.diag([6.0, 12.0, 18.0]))
+    with pytest.raises(ValueError, match="1 dimensional"):
+        gradient.jacobian(kt.dmatrix("m"), x)
+    with pytest.raises(ValueError, match="0 dimensional"):
+        gradient.hessian(x, x)
+
+
+def test_jacobian_graph_optimizes_and_caches(server):
+    x = kt.dvector("x")
+    J = gradient.jacobian(kt.exp(x) * 2.0, x)
+    f1 = kiln.function([x], J)
+    f2 = kiln.function([x], gradient.jacobian(kt.exp(x) * 2.0, x))
+    assert f1.function_id == f2.function_id
+    np.testing.assert_allclose(f1([0.0, 1.0]), np.diag(2.0 * np.exp([0.0, 1.0])))
+    assert f1([]).shape == (0, 0)
 
 
 def test_verify_grad(server):

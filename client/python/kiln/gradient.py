@@ -8,7 +8,6 @@ from kiln import _pb, wire
 from kiln.client import get_client
 from kiln.graph import graph_inputs
 from kiln.tensor.basic import as_tensor_variable
-from kiln.tensor.build import stack
 from kiln.tensor.variable import TensorConstant
 
 
@@ -27,9 +26,10 @@ class GradientError(Exception):
 
 
 def _grad_request(wrt, cost=None, consider_constant=(), known_grads=(),
-                  disconnected_inputs="raise"):
+                  disconnected_inputs="raise", jacobian=False):
     """Sends the graph of cost, wrt, consider_constant and known_grads; returns the gradients
-    as variables over the caller's leaves."""
+    (or, with jacobian, the Jacobians of the vector cost) as variables over the caller's
+    leaves."""
     wrt_list = list(wrt)
     known = list(known_grads)
     extra = wrt_list + list(consider_constant) + [v for pair in known for v in pair]
@@ -38,7 +38,7 @@ def _grad_request(wrt, cost=None, consider_constant=(), known_grads=(),
     g = wire.graph_to_proto(leaves, outs)
     req = _pb.service_pb2.GradRequest(
         disconnected_inputs=wire.unused_to_proto(disconnected_inputs, "disconnected_inputs"),
-        no_cost=cost is None)
+        no_cost=cost is None, jacobian=jacobian)
     refs = list(g.outputs)
     k = 1 if cost is not None else 0
     for r in refs[k:k + len(wrt_list)]:
@@ -100,29 +100,36 @@ def Rop(f, wrt, eval_points):
 
 
 def jacobian(expression, wrt, consider_constant=None, disconnected_inputs="raise"):
-    """The Jacobian of a vector expression: one gradient per element, stacked (the expression's
-    length must be static)."""
+    """The Jacobian of a vector expression of any length with respect to wrt, of shape
+    (len(expression),) + wrt.shape: the server runs one backward pass batched over the
+    expression's elements (PyTensor's vectorize=True), so the result is an ordinary graph."""
     expression = as_tensor_variable(expression)
     single = not isinstance(wrt, (list, tuple))
     wrts = [wrt] if single else list(wrt)
     if expression.ndim == 0:
         out = grad(expression, wrts, consider_constant, disconnected_inputs)
         return out[0] if single else out
-    n = expression.type.shape[0]
-    if expression.ndim != 1 or n is None:
-        raise ValueError("jacobian: the expression must be a vector of static length, got %s "
-                         "(use kt.specify_shape or a typed input)" % expression.type)
-    rows = [grad(expression[i], wrts, consider_constant, disconnected_inputs) for i in range(n)]
-    out = [stack([r[k] for r in rows]) for k in range(len(wrts))]
+    if expression.ndim != 1:
+        raise ValueError("jacobian expects a 1 dimensional variable as `expression`. If not use "
+                         "flatten to make it a vector")
+    out = _grad_request(wrts, expression, list(consider_constant or []), (),
+                        disconnected_inputs, jacobian=True)
     return out[0] if single else out
 
 
 def hessian(cost, wrt, consider_constant=None, disconnected_inputs="raise"):
-    """The Hessian of a scalar cost with respect to vectors of static length."""
+    """The Hessian of a scalar cost with respect to vectors of any length: the Jacobian of its
+    gradient."""
+    cost = as_tensor_variable(cost)
+    if cost.ndim != 0:
+        raise ValueError("hessian expects a 0 dimensional variable as `cost`")
     single = not isinstance(wrt, (list, tuple))
     wrts = [wrt] if single else list(wrt)
+    for w in wrts:
+        if w.ndim != 1:
+            raise ValueError("hessian expects a (list of) 1 dimensional variable as `wrt`")
     out = [jacobian(grad(cost, w, consider_constant, disconnected_inputs), w,
-                    consider_constant, disconnected_inputs) for w in wrts]
+                    consider_constant, "ignore") for w in wrts]
     return out[0] if single else out
 
 

@@ -41,3 +41,4 @@ from kiln.tensor.sort import argsort, sort  # noqa: E402,F401  (kt.sort: the fun
 from kiln.tensor.subtensor import take  # noqa: E402,F401
 from kiln.tensor.basic import shape  # noqa: E402,F401,F811  (kt.shape: the function)
 from kiln.gradient import grad  # noqa: E402,F401  (aesara.tensor.grad, as the tutorials write it)
+from kiln.tensor.special import logsumexp  # noqa: E402,F401

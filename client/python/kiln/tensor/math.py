@@ -4,3 +4,4 @@ from kiln.tensor.nnet import dot  # noqa: F401
 from kiln.tensor.reduce import argmax, max, mean, min, prod, sum  # noqa: F401
 
 globals().update(ELEMWISE)
+from kiln.tensor.special import logsumexp  # noqa: E402,F401

@@ -1,0 +1,374 @@
+#include "core/grad/vectorize.h"
+
+#include <algorithm>
+#include <numeric>
+#include <unordered_map>
+
+#include "absl/strings/str_cat.h"
+#include "core/graph/constructors.h"
+#include "core/graph/op_registry.h"
+#include "core/graph/status_macros.h"
+#include "core/graph/traversal.h"
+#include "core/ops/alloc.h"
+#include "core/ops/dimshuffle.h"
+#include "core/ops/indexing.h"
+#include "core/ops/linalg.h"
+#include "core/ops/math.h"
+#include "core/ops/op_util.h"
+#include "core/ops/shape.h"
+
+namespace kiln {
+namespace {
+
+// 0, 1, ..., n - 1 shifted by `from`.
+std::vector<int> Iota(int from, int n) {
+  std::vector<int> v(n);
+  std::iota(v.begin(), v.end(), from);
+  return v;
+}
+
+// x with a new broadcastable leading dim: what an unbatched operand of an elementwise op becomes.
+Var Lead(const Var& x) {
+  std::vector<int> order = {kX};
+  for (int d : Iota(0, x.ndim())) order.push_back(d);
+  return dimshuffle(x, order);
+}
+
+// Batched x with `n` broadcastable dims inserted after the batch dim.
+Var PadAfterBatch(const Var& x, int n) {
+  if (n <= 0) return x;
+  std::vector<int> order = {0};
+  order.insert(order.end(), n, kX);
+  for (int d : Iota(1, x.ndim() - 1)) order.push_back(d);
+  return dimshuffle(x, order);
+}
+
+// Batched x with dims 0 and 1 swapped (and back).
+Var SwapFirstTwo(const Var& x) {
+  std::vector<int> order = {1, 0};
+  for (int d : Iota(2, x.ndim() - 2)) order.push_back(d);
+  return dimshuffle(x, order);
+}
+
+// Every output of `op` applied to `inputs`.
+absl::StatusOr<std::vector<Var>> Outputs(const absl::StatusOr<OpPtr>& op,
+                                         const std::vector<Var>& inputs) {
+  if (!op.ok()) return op.status();
+  std::vector<VariablePtr> ptrs;
+  for (const Var& v : inputs) {
+    ASSIGN_OR_RETURN(VariablePtr p, Unwrap(v));
+    ptrs.push_back(std::move(p));
+  }
+  ASSIGN_OR_RETURN(ApplyPtr node, (*op)->MakeNode(std::move(ptrs)));
+  std::vector<Var> outputs;
+  for (const VariablePtr& o : node->outputs()) outputs.emplace_back(o);
+  return outputs;
+}
+
+// A node's output in the batched graph: with the batch dim, or one value for every row (a shape).
+struct Rows {
+  Var var;
+  bool batched = true;
+};
+
+// Every output of `op` applied to `inputs`, each batched (or the same for every row).
+absl::StatusOr<std::vector<Rows>> Batched(const absl::StatusOr<OpPtr>& op,
+                                          const std::vector<Var>& inputs, bool batched = true) {
+  ASSIGN_OR_RETURN(std::vector<Var> outs, Outputs(op, inputs));
+  std::vector<Rows> rows;
+  for (Var& v : outs) rows.push_back({std::move(v), batched});
+  return rows;
+}
+
+// One batched output, or its error.
+absl::StatusOr<std::vector<Rows>> One(const Var& v) {
+  if (!v.ok()) return v.status();
+  return std::vector<Rows>{{v}};
+}
+
+// One output the same for every row, or its error.
+absl::StatusOr<std::vector<Rows>> Shared(const Var& v) {
+  if (!v.ok()) return v.status();
+  return std::vector<Rows>{{v, false}};
+}
+
+absl::Status NoBatchedForm(const Apply& node, size_t input, absl::string_view why) {
+  return absl::InvalidArgumentError(absl::StrCat("vectorize: ", node.op().Name(),
+                                                 " has no batched form for input ", input, " (",
+                                                 why, ")"));
+}
+
+// Computes one node for every row of the batch: each input is either batched (a leading dim of
+// the batch's length) or shared by all rows.
+class Batcher {
+ public:
+  explicit Batcher(Var size) : size_(std::move(size)) {}
+
+  // x repeated for each row: (B,) + x.shape.
+  Var Repeat(const Var& x) const {
+    std::vector<Var> dims = {size_};
+    for (int d = 0; d < x.ndim(); ++d) dims.push_back(shape_i(x, d));
+    return alloc(x, dims);
+  }
+
+  absl::StatusOr<std::vector<Rows>> Node(const Apply& node, std::vector<Var> in,
+                                        const std::vector<bool>& batched) const {
+    const absl::string_view type = node.op().type_name();
+    // Elementwise: the rows broadcast against the shared operands.
+    if (type == "Elemwise" || type == "GradientOp") {
+      for (size_t i = 0; i < in.size(); ++i) {
+        if (!batched[i]) in[i] = Lead(in[i]);
+      }
+      return Batched(node.op_ptr(), in);
+    }
+    if (type == "DimShuffle") {
+      std::vector<int> order = {0};
+      for (int d : static_cast<const DimShuffle&>(node.op()).new_order()) {
+        order.push_back(d == kX ? kX : d + 1);
+      }
+      return One(dimshuffle(in[0], order));
+    }
+    if (type == "Dot" || type == "MatMul") return Product(in, batched);
+    if (type == "Alloc") {
+      RETURN_IF_ERROR(OnlyBatched(node, batched, {0}, "the shape"));
+      std::vector<Var> dims = {size_};
+      dims.insert(dims.end(), in.begin() + 1, in.end());
+      return One(alloc(PadAfterBatch(in[0], static_cast<int>(dims.size()) - in[0].ndim()), dims));
+    }
+    if (type == "Reshape") {
+      RETURN_IF_ERROR(OnlyBatched(node, batched, {0}, "the shape"));
+      const Var dims = concatenate({make_vector({size_}), in[1]});
+      const int64_t ndim = node.outputs()[0]->tensor_type()->ndim() + 1;
+      return Batched(MakeOp("Reshape", {{"ndim", ndim}}), {in[0], dims});
+    }
+    if (type == "Shape") {
+      std::vector<Var> dims;
+      for (int d = 1; d < in[0].ndim(); ++d) dims.push_back(shape_i(in[0], d));
+      return Shared(make_vector(dims));
+    }
+    if (type == "Shape_i") {
+      ASSIGN_OR_RETURN(int64_t i, node.op().Attrs().Int("i"));
+      return Shared(shape_i(in[0], static_cast<int>(i) + 1));
+    }
+    if (type == "SpecifyShape") {
+      RETURN_IF_ERROR(OnlyBatched(node, batched, {0}, "the shape"));
+      in.insert(in.begin() + 1, constant(int64_t{-1}));
+      return Batched(node.op_ptr(), in);
+    }
+    if (type == "MakeVector") {
+      const DType dtype = node.outputs()[0]->tensor_type()->dtype();
+      for (size_t i = 0; i < in.size(); ++i) in[i] = cast(batched[i] ? in[i] : Repeat(in[i]), dtype);
+      return One(stack(in, 1));
+    }
+    if (type == "Subtensor" || type == "IncSubtensor") return Indexing(node, in, batched);
+    if (type == "AdvancedSubtensor1") {
+      RETURN_IF_ERROR(OnlyBatched(node, batched, {0}, "the indices"));
+      ASSIGN_OR_RETURN(std::vector<Var> rows, Outputs(node.op_ptr(), {SwapFirstTwo(in[0]), in[1]}));
+      return One(SwapFirstTwo(rows[0]));
+    }
+    if (type == "AdvancedIncSubtensor1") {
+      RETURN_IF_ERROR(OnlyBatched(node, batched, {0, 1}, "the indices"));
+      const int x_ndim = node.inputs()[0]->tensor_type()->ndim();
+      const Var x = SwapFirstTwo(batched[0] ? in[0] : Repeat(in[0]));
+      Var y = in[1];
+      if (batched[1]) {
+        y = SwapFirstTwo(PadAfterBatch(y, x_ndim + 1 - y.ndim()));
+      } else if (y.ndim() == x_ndim) {  // (k, ...) meets (k, B, ...)
+        std::vector<int> order = {0, kX};
+        for (int d : Iota(1, y.ndim() - 1)) order.push_back(d);
+        y = dimshuffle(y, order);
+      }
+      ASSIGN_OR_RETURN(std::vector<Var> out, Outputs(node.op_ptr(), {x, y, in[2]}));
+      return One(SwapFirstTwo(out[0]));
+    }
+    if (type == "Join" || type == "Split") return AlongAxisInput(node, std::move(in), batched);
+    if (type == "CAReduce" || type == "MaxAndArgmax" || type == "Argmax" || type == "Softmax" ||
+        type == "LogSoftmax" || type == "CumOp" || type == "SortOp" || type == "ArgSortOp" ||
+        type == "Repeat") {
+      RETURN_IF_ERROR(OnlyBatched(node, batched, {0}, "the repeats"));
+      ASSIGN_OR_RETURN(OpAttrs attrs, ShiftedAxisAttrs(node));
+      return Batched(MakeOp(type, attrs), in);
+    }
+    return NoBatchedForm(node, std::find(batched.begin(), batched.end(), true) - batched.begin(),
+                         "no rule for this op");
+  }
+
+ private:
+  // OK when only the inputs in `allowed` are batched.
+  static absl::Status OnlyBatched(const Apply& node, const std::vector<bool>& batched,
+                                  std::initializer_list<size_t> allowed, absl::string_view what) {
+    for (size_t i = 0; i < batched.size(); ++i) {
+      if (batched[i] && std::find(allowed.begin(), allowed.end(), i) == allowed.end()) {
+        return NoBatchedForm(node, i, absl::StrCat(what, " would differ between rows"));
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  // The op's attributes with its axis attribute moved past the batch dim. An absent axis means
+  // every axis (CAReduce) or the flattened input, which is the one axis of a vector.
+  static absl::StatusOr<OpAttrs> ShiftedAxisAttrs(const Apply& node) {
+    const OpAttrs old = node.op().Attrs();
+    const int ndim = node.inputs()[0]->tensor_type()->ndim();
+    OpAttrs attrs;
+    for (const auto& [key, value] : old.values()) {
+      if (key != "axis") attrs.Set(key, value);
+    }
+    if (old.Has("axis")) {
+      if (absl::StatusOr<int64_t> axis = old.Int("axis"); axis.ok()) {
+        attrs.Set("axis", *axis + 1);
+      } else {
+        ASSIGN_OR_RETURN(std::vector<int64_t> axes, old.Ints("axis"));
+        for (int64_t& a : axes) ++a;
+        attrs.Set("axis", axes);
+      }
+    } else if (node.op().type_name() == "CAReduce") {
+      std::vector<int64_t> axes(ndim);
+      std::iota(axes.begin(), axes.end(), 1);
+      attrs.Set("axis", axes);
+    } else if (ndim <= 1) {
+      attrs.Set("axis", int64_t{1});
+    } else {
+      return NoBatchedForm(node, 0, "axis None flattens the rows together");
+    }
+    return attrs;
+  }
+
+  // Dot and MatMul as one batched matmul: a batched vector becomes a row (or column) matrix so
+  // that its batch dim is not taken for a matrix dim, and the extra dims are dropped after.
+  absl::StatusOr<std::vector<Rows>> Product(std::vector<Var> in,
+                                           const std::vector<bool>& batched) const {
+    const bool a_row = batched[0] && in[0].ndim() == 2;
+    const bool b_col = batched[1] && in[1].ndim() == 2;
+    if (a_row) in[0] = dimshuffle(in[0], {0, kX, 1});
+    if (b_col) in[1] = dimshuffle(in[1], {0, 1, kX});
+    // Stacks of matrices broadcast right-aligned: a batched one gets dims after its batch dim so
+    // that the batch dim stays in front of the other's stack dims.
+    int rank = 0;
+    for (int i = 0; i < 2; ++i) {
+      if (in[i].ndim() >= 2) rank = std::max(rank, in[i].ndim() + (batched[i] ? 0 : 1));
+    }
+    for (int i = 0; i < 2; ++i) {
+      if (batched[i] && in[i].ndim() >= 2) in[i] = PadAfterBatch(in[i], rank - in[i].ndim());
+    }
+    Var out = matmul(in[0], in[1]);
+    if (!out.ok()) return out.status();
+    if (!a_row && !b_col) return One(out);
+    std::vector<int> keep;
+    const int n = out.ndim();
+    const int row_dim = b_col || in[1].ndim() >= 2 ? n - 2 : n - 1;
+    for (int d = 0; d < n; ++d) {
+      if ((a_row && d == row_dim) || (b_col && d == n - 1)) continue;
+      keep.push_back(d);
+    }
+    return One(dimshuffle(out, keep));
+  }
+
+  // Subtensor and IncSubtensor with a full slice over the batch dim in front of the index list.
+  absl::StatusOr<std::vector<Rows>> Indexing(const Apply& node, std::vector<Var> in,
+                                            const std::vector<bool>& batched) const {
+    const bool inc = node.op().type_name() == "IncSubtensor";
+    RETURN_IF_ERROR(OnlyBatched(node, batched, {0, inc ? 1u : 0u}, "the indices"));
+    std::vector<IndexEntry> idx = inc ? static_cast<const IncSubtensor&>(node.op()).idx()
+                                      : static_cast<const Subtensor&>(node.op()).idx();
+    IndexEntry all;
+    all.is_slice = true;
+    idx.insert(idx.begin(), all);
+    if (!inc) return Batched(OpPtr(std::make_shared<Subtensor>(SubtensorAttrs{idx})), in);
+    if (!batched[0]) in[0] = Repeat(in[0]);
+    if (batched[1]) {
+      // y broadcasts to x[idx]: its batch dim must meet x's, so pad it to x[idx]'s rank.
+      int picked = 0;
+      for (const IndexEntry& e : idx) picked += e.is_slice ? 0 : 1;
+      in[1] = PadAfterBatch(in[1], in[0].ndim() - picked - in[1].ndim());
+    }
+    IncSubtensorAttrs attrs = static_cast<const IncSubtensor&>(node.op()).attrs();
+    attrs.idx_list = std::move(idx);
+    attrs.inplace = false;
+    return Batched(OpPtr(std::make_shared<IncSubtensor>(std::move(attrs))), in);
+  }
+
+  // Join(axis, *xs) and Split(x, axis, splits) along a constant axis moved past the batch dim.
+  absl::StatusOr<std::vector<Rows>> AlongAxisInput(const Apply& node, std::vector<Var> in,
+                                                  const std::vector<bool>& batched) const {
+    const bool join = node.op().type_name() == "Join";
+    const size_t axis_input = join ? 0 : 1;
+    std::optional<int64_t> axis = ConstantInt(node.inputs()[axis_input]);
+    if (!axis) return NoBatchedForm(node, axis_input, "the axis is not a constant");
+    if (join) {
+      RETURN_IF_ERROR(batched[0] ? NoBatchedForm(node, 0, "the axis would differ between rows")
+                                 : absl::OkStatus());
+      for (size_t i = 1; i < in.size(); ++i) {
+        if (!batched[i]) in[i] = Repeat(in[i]);
+      }
+    } else {
+      RETURN_IF_ERROR(OnlyBatched(node, batched, {0}, "the split sizes"));
+    }
+    const int ndim = node.inputs()[join ? 1 : 0]->tensor_type()->ndim();
+    in[axis_input] = constant(*axis < 0 ? *axis + ndim + 1 : *axis + 1);
+    return Batched(node.op_ptr(), in);
+  }
+
+  Var size_;
+};
+
+}  // namespace
+
+absl::StatusOr<std::vector<Var>> vectorize(const std::vector<Var>& outputs,
+                                           const std::vector<std::pair<Var, Var>>& replace) {
+  if (replace.empty()) return absl::InvalidArgumentError("vectorize: nothing to batch over");
+  // Each variable of the graph that changes: its batched form, or its value for every row.
+  std::unordered_map<const Variable*, Rows> changed;
+  for (const auto& [v, rows] : replace) {
+    if (!v.ok()) return v.status();
+    if (!rows.ok()) return rows.status();
+    if (v->tensor_type() == nullptr || rows->tensor_type() == nullptr ||
+        rows.ndim() != v.ndim() + 1) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("vectorize: ", rows->type()->ToString(), " is not a batch of ",
+                       v->type()->ToString(), " (one more leading dim)"));
+    }
+    changed[v.ptr().get()] = {rows};
+  }
+  std::vector<VariablePtr> outs;
+  for (const Var& o : outputs) {
+    ASSIGN_OR_RETURN(VariablePtr p, Unwrap(o));
+    outs.push_back(std::move(p));
+  }
+  const Batcher batcher(shape_i(replace[0].second, 0));
+  for (Apply* node : ToposortUntil(outs, [&](const Variable* v) { return changed.count(v); })) {
+    std::vector<Var> in;
+    std::vector<bool> batched;
+    bool any_changed = false;
+    for (const VariablePtr& input : node->inputs()) {
+      auto it = changed.find(input.get());
+      any_changed |= it != changed.end();
+      batched.push_back(it != changed.end() && it->second.batched);
+      in.push_back(it != changed.end() ? it->second.var : Var(input));
+    }
+    if (!any_changed) continue;
+    // A node reading only values the same for every row (shapes) is rebuilt on them as is.
+    absl::StatusOr<std::vector<Rows>> rows =
+        std::find(batched.begin(), batched.end(), true) == batched.end()
+            ? Batched(node->op_ptr(), in, /*batched=*/false)
+            : batcher.Node(*node, std::move(in), batched);
+    if (!rows.ok()) return rows.status();
+    for (size_t k = 0; k < rows->size(); ++k) {
+      if (!(*rows)[k].var.ok()) return (*rows)[k].var.status();
+      changed[node->outputs()[k].get()] = (*rows)[k];
+    }
+  }
+  std::vector<Var> result;
+  for (const VariablePtr& o : outs) {
+    auto it = changed.find(o.get());
+    if (it == changed.end()) {
+      result.push_back(batcher.Repeat(Var(o)));
+    } else {
+      result.push_back(it->second.batched ? it->second.var : batcher.Repeat(it->second.var));
+    }
+    if (!result.back().ok()) return result.back().status();
+  }
+  return result;
+}
+
+}  // namespace kiln
