@@ -29,6 +29,8 @@ absl::StatusOr<CompileJob> PrepareCompile(const v1::CompileRequest& request,
   CompileJob job;
   ASSIGN_OR_RETURN(job.mode, FromProto(request.mode()));
   ASSIGN_OR_RETURN(job.on_unused_input, OnUnusedInputFromProto(request.on_unused_input()));
+  ASSIGN_OR_RETURN(job.check, CheckFromProto(request.check()));
+  job.profile = request.profile();
 
   const v1::Graph& g = request.graph();
   std::set<std::string> shared_names;
@@ -79,7 +81,8 @@ absl::StatusOr<CompileJob> PrepareCompile(const v1::CompileRequest& request,
   const std::string salt = absl::StrCat(
       CompilerVersion(), "|mode=", OptimizerModeName(job.mode), "|outputs=", g.outputs_size(),
       "|unused=", job.on_unused_input == OnUnusedInput::kRaise ? "raise" : "other",
-      "|shared=", absl::StrJoin(shared_salt, ","), "|updates=", absl::StrJoin(update_salt, ","));
+      "|shared=", absl::StrJoin(shared_salt, ","), "|updates=", absl::StrJoin(update_salt, ","),
+      "|check=", static_cast<int>(job.check), "|profile=", job.profile);
   absl::StatusOr<CanonicalGraph> canonical = Canonicalize(graph->inputs, graph->outputs, salt);
   if (!canonical.ok()) return canonical.status();
   job.id = canonical->id;
@@ -97,6 +100,8 @@ absl::StatusOr<CompileJob> PrepareCompile(const v1::CompileRequest& request,
   }
   for (const v1::Update& update : request.updates()) sig.add_update_inputs(update.input());
   sig.set_mode(ToProto(job.mode));
+  sig.set_check(ToProto(job.check));
+  sig.set_profile(job.profile);
   job.graph = *std::move(graph);
   return job;
 }
@@ -111,6 +116,8 @@ absl::StatusOr<std::shared_ptr<const CompiledFunction>> CompileOrThrow(const Com
   FunctionOptions options;
   options.mode = job.mode;
   options.on_unused_input = job.on_unused_input;
+  options.check = job.check;
+  options.profile = job.profile;
   options.interrupt = job.interrupt;
   ASSIGN_OR_RETURN(Function f, Function::Make(job.graph.inputs, job.graph.outputs, options));
   v1::StoredFunction stored;
@@ -145,7 +152,10 @@ absl::StatusOr<std::shared_ptr<const CompiledFunction>> DecodeCompiled(std::stri
     return absl::DataLossError(absl::StrCat("a stored Kiln function of format ", stored.format(),
                                             ", expected ", kStoredFunctionFormat));
   }
-  absl::StatusOr<Function> f = FunctionFromOptimizedGraph(stored.optimized());
+  absl::StatusOr<CheckMode> check = CheckFromProto(stored.signature().check());
+  if (!check.ok()) return absl::DataLossError(check.status().message());
+  absl::StatusOr<Function> f = FunctionFromOptimizedGraph(
+      stored.optimized(), {.check = *check, .profile = stored.signature().profile()});
   if (!f.ok()) {
     return absl::DataLossError(
         absl::StrCat("a stored Kiln function does not load: ", f.status().message()));

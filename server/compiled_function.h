@@ -25,9 +25,17 @@ struct CompileJob {
   v1::FunctionSignature signature;
   OptimizerMode mode = OptimizerMode::kFastRun;
   OnUnusedInput on_unused_input = OnUnusedInput::kRaise;
+  CheckMode check = CheckMode::kNone;
+  bool profile = false;
   // Polled while optimizing: the caller's deadline and cancellation, the request's budget.
   std::function<absl::Status()> interrupt;
 };
+
+// True when the job's function holds what its stored form cannot carry (DebugMode's unoptimized
+// reference, a profile's counters): it stays in this replica's memory.
+inline bool LocalOnly(const CompileJob& job) {
+  return job.check == CheckMode::kDebug || job.profile;
+}
 
 // Validates the request (graph, mode, updates) and computes its id; INVALID_ARGUMENT naming the
 // defect otherwise.

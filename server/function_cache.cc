@@ -96,6 +96,7 @@ std::pair<FunctionCache::Result, CacheSource> FunctionCache::LoadOrCompile(const
   auto matches = [&](const std::shared_ptr<const CompiledFunction>& f) {
     return f != nullptr && f->canonical_form == job.canonical_form;
   };
+  if (LocalOnly(job)) return {Compile(job), CacheSource::kCompiled};
   if (auto f = LoadShared(job.id); matches(f)) return {f, CacheSource::kShared};
   if (auto f = LoadFromDisk(job.id); matches(f)) {
     if (shared_ != nullptr) shared_->Store(job.id, f->stored).IgnoreError();

@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <filesystem>
 #include <thread>
 
 #include "core/kiln.h"
@@ -57,6 +58,45 @@ TEST(FunctionCacheTest, WaitersReturnAtOnceAndAreAnsweredByTheCompileInFlight) {
   EXPECT_EQ(stats.compiles, 1u);
   EXPECT_EQ(stats.memory_hits, 1u);
   EXPECT_EQ(stats.waiting, 0u);
+}
+
+// Profiled and DebugMode functions stay in the replica's memory; a NaN-guarded one is stored
+// with its check and loads with it.
+TEST(FunctionCacheTest, LocalOnlyFunctionsAreNotStored) {
+  const std::string dir = ::testing::TempDir() + "/kiln-local-only";
+  std::filesystem::remove_all(dir);
+  Var x = dvector("x");
+  auto job = [&](v1::Check check, bool profile) {
+    v1::CompileRequest request;
+    *request.mutable_graph() = *GraphToProto({x}, {log(x)});
+    request.set_check(check);
+    request.set_profile(profile);
+    absl::StatusOr<CompileJob> j = PrepareCompile(request, GraphLimits{});
+    EXPECT_TRUE(j.ok()) << j.status();
+    return *std::move(j);
+  };
+  const CompileJob debug = job(v1::CHECK_DEBUG, false), profiled = job(v1::CHECK_NONE, true),
+                   guarded = job(v1::CHECK_NAN_GUARD, false);
+  EXPECT_TRUE(LocalOnly(debug) && LocalOnly(profiled) && !LocalOnly(guarded));
+  EXPECT_NE(debug.id, guarded.id);
+  EXPECT_NE(profiled.id, guarded.id);
+  {
+    FunctionCache cache(int64_t{1} << 30, *DiskCache::Open(dir, int64_t{1} << 30));
+    for (const CompileJob* j : {&debug, &profiled, &guarded}) {
+      cache.GetOrCompile(*j, [](FunctionCache::Result r, CacheSource) {
+        EXPECT_TRUE(r.ok()) << r.status();
+      });
+    }
+  }
+  FunctionCache restarted(int64_t{1} << 30, *DiskCache::Open(dir, int64_t{1} << 30));
+  EXPECT_TRUE(absl::IsNotFound(restarted.Find(debug.id).status()));
+  EXPECT_TRUE(absl::IsNotFound(restarted.Find(profiled.id).status()));
+  absl::StatusOr<std::shared_ptr<const CompiledFunction>> f = restarted.Find(guarded.id);
+  ASSERT_TRUE(f.ok()) << f.status();
+  const Tensor minus_one = *Tensor::Of<double>(DType::kFloat64, {1}, {-1.0});
+  const absl::Status s = (*f)->function({minus_one}).status();
+  EXPECT_EQ(s.message(), "NanGuardMode: output 0 of Elemwise{log,no_inplace}(x) holds nan at flat index 0");
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

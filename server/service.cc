@@ -213,7 +213,7 @@ absl::StatusOr<std::shared_ptr<const CompiledFunction>> KilnService::FindFor(
     const Tenant& tenant, const std::string& id, std::shared_ptr<const CompiledFunction> found) {
   absl::StatusOr<std::shared_ptr<const CompiledFunction>> f =
       found != nullptr ? std::move(found) : cache_.Find(id);
-  if (f.ok() && limits_.tenant_cache &&
+  if (f.ok() && (limits_.tenant_cache || (*f)->signature.profile()) &&
       !absl::StartsWith((*f)->canonical_form, absl::StrCat("tenant ", tenant.name, "\n"))) {
     return cache_.NotFound(id);  // another tenant's: as if it did not exist
   }
@@ -235,7 +235,9 @@ void KilnService::StartCompile(Ctx* ctx, const v1::CompileRequest& req, v1::Comp
   // The same request bytes as an earlier compile (of this tenant, with per-tenant caches):
   // answered here, a hash away.
   std::string bytes = req.SerializeAsString();
-  if (limits_.tenant_cache) bytes.insert(0, absl::StrCat("tenant ", tenant->name, "\n"));
+  if (limits_.tenant_cache || req.profile()) {
+    bytes.insert(0, absl::StrCat("tenant ", tenant->name, "\n"));
+  }
   if (std::shared_ptr<const CompiledFunction> f = cache_.FindByRequest(bytes)) {
     absl::Status s = FillCompileResponse(*f, CacheSource::kMemory, req, resp);
     metrics_.ObserveCompile(SecondsSince(start), CacheSource::kMemory);
@@ -253,7 +255,8 @@ void KilnService::StartCompile(Ctx* ctx, const v1::CompileRequest& req, v1::Comp
       *job = PrepareCompile(req, GraphLimitsOf(limits_));
       if (!job->ok()) return job->status();
       (*job)->interrupt = Interrupt(ctx, budget);
-      if (limits_.tenant_cache) ScopeToTenant(tenant->name, **job);
+      // A profile counts one tenant's calls: its function is that tenant's alone.
+      if (limits_.tenant_cache || (*job)->profile) ScopeToTenant(tenant->name, **job);
       return absl::OkStatus();
     };
     if (absl::Status s = Guarded("Compile", prepare); !s.ok()) return done(s);
@@ -381,6 +384,9 @@ KilnService::Reactor* KilnService::Print(Ctx* ctx, const v1::PrintRequest* req,
     RequestBudget budget("Print", limits_.budget);
     BudgetScope counting(budget);  // gives a large print's memory back at the end
     if (req->has_graph()) {
+      if (req->format() == v1::PrintRequest::PROFILE) {
+        return absl::InvalidArgumentError("format PROFILE prints a function: send its function_id");
+      }
       RETURN_IF_ERROR(CheckNodes(req->graph(), limits_));
       ASSIGN_OR_RETURN(ProtoGraph g, GraphFromProto(req->graph(), GraphLimitsOf(limits_)));
       resp->set_text(PrintGraph(g.outputs, req->format()));
@@ -388,6 +394,14 @@ KilnService::Reactor* KilnService::Print(Ctx* ctx, const v1::PrintRequest* req,
     }
     ASSIGN_OR_RETURN(std::shared_ptr<const CompiledFunction> f,
                      FindFor(tenant, req->function_id()));
+    if (req->format() == v1::PrintRequest::PROFILE) {
+      if (!f->signature.profile()) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            "function ", f->id, " was not compiled with profile: it has no profile to print"));
+      }
+      resp->set_text(f->function.ProfileSummary());
+      return absl::OkStatus();
+    }
     const auto& outs = f->function.fgraph().outputs();
     resp->set_text(PrintGraph(std::vector<Var>(outs.begin(), outs.end()), req->format()));
     return absl::OkStatus();

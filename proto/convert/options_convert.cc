@@ -72,4 +72,30 @@ v1::UnusedInput ToProto(OnUnusedInput value) {
   return v1::UNUSED_INPUT_RAISE;
 }
 
+absl::StatusOr<CheckMode> CheckFromProto(v1::Check value) {
+  switch (value) {
+    case v1::CHECK_NONE:
+      return CheckMode::kNone;
+    case v1::CHECK_NAN_GUARD:
+      return CheckMode::kNanGuard;
+    case v1::CHECK_DEBUG:
+      return CheckMode::kDebug;
+    default:
+      return absl::InvalidArgumentError(absl::StrCat(
+          "check ", static_cast<int>(value), ": expected CHECK_NONE, _NAN_GUARD or _DEBUG"));
+  }
+}
+
+v1::Check ToProto(CheckMode value) {
+  switch (value) {
+    case CheckMode::kNanGuard:
+      return v1::CHECK_NAN_GUARD;
+    case CheckMode::kDebug:
+      return v1::CHECK_DEBUG;
+    case CheckMode::kNone:
+      break;
+  }
+  return v1::CHECK_NONE;
+}
+
 }  // namespace kiln

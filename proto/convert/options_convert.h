@@ -19,6 +19,9 @@ v1::Mode ToProto(OptimizerMode mode);
 absl::StatusOr<OnUnusedInput> OnUnusedInputFromProto(v1::UnusedInput value);
 absl::StatusOr<DisconnectedInputs> DisconnectedInputsFromProto(v1::UnusedInput value);
 v1::UnusedInput ToProto(OnUnusedInput value);
+// kiln.v1.Check and core's CheckMode.
+absl::StatusOr<CheckMode> CheckFromProto(v1::Check value);
+v1::Check ToProto(CheckMode value);
 
 }  // namespace kiln
 

@@ -52,6 +52,13 @@ std::vector<v1::CompileRequest> SeedCompileRequests() {
   up->set_input(0);
   *up->mutable_value() = update.graph().outputs(0);
   seeds.push_back(std::move(update));
+  // The run-time checks and the profile.
+  for (v1::Check check : {v1::CHECK_NAN_GUARD, v1::CHECK_DEBUG}) {
+    v1::CompileRequest checked = Request({x}, {log(x) * exp(x)});
+    checked.set_check(check);
+    checked.set_profile(check == v1::CHECK_DEBUG);
+    seeds.push_back(std::move(checked));
+  }
   return seeds;
 }
 

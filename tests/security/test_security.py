@@ -446,3 +446,33 @@ def test_the_cpp_demo_and_the_node_example_bring_their_credentials(pki):
         assert 'kiln_tenant_requests_total{tenant="demo",code="OK"}' in metrics
     finally:
         s.stop()
+
+
+def test_a_profile_is_its_tenants_alone(pki):
+    d = tempfile.mkdtemp(prefix="kiln-profile-")
+    s = Server("--auth_tokens", tokens_file(d, [("a-token", "a"), ("b-token", "b")]))
+    try:
+        a, b = Client(s.address, token="a-token"), Client(s.address, token="b-token")
+        req = a_graph(3.0)
+        req.profile = True
+        fa, fb = a.call("Compile", req), b.call("Compile", req)
+        assert fa.function_id != fb.function_id  # even with the global cache
+        assert fa.signature.profile and fb.source == "compiled"
+        execute = pb.ExecuteRequest(function_id=fa.function_id)
+        wire.tensor_to_proto(np.ones(2), execute.args.add())
+        for _ in range(3):
+            a.call("Execute", execute)
+        profile = pb.PrintRequest(function_id=fa.function_id, format=pb.PrintRequest.PROFILE)
+        assert "Time in 3 calls" in a.call("Print", profile).text
+        # b can neither read a's profile nor run a's profiled function.
+        assert code_of(b.call, "Print", profile)[0] == "NOT_FOUND"
+        assert code_of(b.call, "Execute", execute)[0] == "NOT_FOUND"
+        profile.function_id = fb.function_id
+        assert "Time in 0 calls" in b.call("Print", profile).text
+        # A function compiled without profile has none to print.
+        plain = a.call("Compile", a_graph(3.0))
+        code, message = code_of(a.call, "Print", pb.PrintRequest(
+            function_id=plain.function_id, format=pb.PrintRequest.PROFILE))
+        assert code == "FAILED_PRECONDITION" and "not compiled with profile" in message
+    finally:
+        s.stop()

@@ -11,7 +11,8 @@ execution happen on the server (KILN_SERVER, default localhost:50051).
 from kiln.config import config
 from kiln import tensor
 from kiln.client import KilnError
-from kiln.compile import Function, In, Out, SharedVariable, function, shared
+from kiln.compile import (DebugMode, Function, In, Mode, NanGuardMode, Out,  # noqa: F401
+                          SharedVariable, function, shared)
 from kiln import gradient, printing
 from kiln.gradient import grad
 from kiln.printing import debugprint, dprint

@@ -42,11 +42,12 @@ def _expression(args, inputs):
 def _function(args):
     import kiln
     from kiln import _pb
+    from kiln.compile.mode import mode_options
     if args.graph:
         graph = _pb.graph_pb2.Graph()
         with open(args.graph, "rb") as f:
             graph.ParseFromString(f.read())
-        req = _pb.service_pb2.CompileRequest(graph=graph, mode=kiln.wire.mode_to_proto(args.mode))
+        req = _pb.service_pb2.CompileRequest(graph=graph, mode=mode_options(args.mode)[0])
         resp = kiln.client.get_client().call("Compile", req)
         return resp.function_id, resp.source, resp.signature
     inputs = _inputs(args.input)

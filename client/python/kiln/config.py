@@ -8,6 +8,8 @@ class _Config:
         self.server = os.environ.get("KILN_SERVER", "localhost:50051")
         # The dtype of the unprefixed constructors (vector, matrix...), as Aesara's floatX.
         self.floatX = "float64"
+        # Aesara's config.profile: functions record per-node times (fn.profile.summary()).
+        self.profile = False
         # Seconds a call may take before it is DEADLINE_EXCEEDED; None waits.
         self.timeout = None
         # The bearer token the server's --auth_tokens knows (environment KILN_TOKEN).

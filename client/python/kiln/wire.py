@@ -11,15 +11,6 @@ _DTYPE_ENUM = {name: _pb.types_pb2.DType.Value("DTYPE_" + name.upper())
 _DTYPE_NAME = {v: k for k, v in _DTYPE_ENUM.items()}
 
 
-def mode_to_proto(mode):
-    """Aesara's mode name (None: FAST_RUN) as a kiln.v1.Mode."""
-    if mode is None:
-        return _pb.options_pb2.MODE_FAST_RUN
-    if mode not in ("FAST_RUN", "FAST_COMPILE", "NONE"):
-        raise ValueError("mode %r: expected FAST_RUN, FAST_COMPILE or NONE" % (mode,))
-    return _pb.options_pb2.Mode.Value("MODE_" + mode)
-
-
 def unused_to_proto(value, field):
     """raise (also None), warn or ignore as a kiln.v1.UnusedInput; `field` names the argument."""
     if value is None:

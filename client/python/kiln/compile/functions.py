@@ -1,7 +1,11 @@
 """kiln.function: Aesara's compiled functions, compiled and run by the server."""
+import sys
+
 from kiln import _pb, wire
 from kiln.client import KilnError, get_client, route_of
+from kiln.config import config
 from kiln.compile.io import Container, In, Out, as_in
+from kiln.compile.mode import mode_options
 from kiln.compile.sharedvalue import SharedVariable
 from kiln.graph import Variable, clone_replace, graph_inputs
 from kiln.tensor.basic import as_tensor_variable
@@ -15,8 +19,11 @@ class Function:
     fn['name'] reads it, fn[x] = v sets it, and each call replaces an updated one."""
 
     def __init__(self, inputs, outputs, single, request, shared_vars, client, allow_downcast,
-                 states=()):
+                 states=(), name=None):
         self.inputs = inputs
+        self.name = name
+        # Aesara's fn.profile: the server's profile of this function (profile=True), else None.
+        self.profile = ProfileStats(self) if request.profile else None
         self.outputs = outputs
         self._single = single
         self._request = request
@@ -135,7 +142,7 @@ class Function:
                            for i, c in zip(self.inputs, self._containers)],
                 "n_outputs": len(self.outputs), "single": self._single, "states": self._states,
                 "shared": self._shared, "shared_keys": [s.session_name() for s in self._shared],
-                "allow_downcast": self._allow_downcast}
+                "allow_downcast": self._allow_downcast, "name": self.name}
 
     def __setstate__(self, state):
         request = _pb.service_pb2.CompileRequest.FromString(state["request"])
@@ -152,7 +159,26 @@ class Function:
                   update=next(state_outputs) if has_update else None)
                for v, (name, _, value, has_update) in zip(variables, state["inputs"])]
         self.__init__(ins, outputs[:n], state["single"], request, state["shared"], get_client(),
-                      state["allow_downcast"], state["states"])
+                      state["allow_downcast"], state["states"], state.get("name"))
+
+
+class ProfileStats:
+    """Aesara's ProfileStats of one function, kept by the server: calls, time in calls and in
+    thunks, compile time, peak memory and the ops by time, on the replica that runs it."""
+
+    def __init__(self, fn):
+        self._fn = fn
+
+    def summary_text(self):
+        req = _pb.service_pb2.PrintRequest(function_id=self._fn.function_id,
+                                           format=_pb.service_pb2.PrintRequest.PROFILE)
+        text = self._fn._client.call("Print", req, route=self._fn._route).text
+        head, _, rest = text.partition("\n==================\n")
+        return "%s\n==================\n  Message: %s\n%s" % (head, self._fn.name, rest)
+
+    def summary(self, file=None, n_ops_to_print=20, n_apply_to_print=20):
+        """Prints the summary (to sys.stderr, as Aesara)."""
+        print(self.summary_text(), file=file or sys.stderr)
 
 
 class _ByInput:
@@ -218,8 +244,11 @@ def function(inputs, outputs=None, mode=None, updates=None, givens=None,
                              "Use the Aesara flag exception_verbosity='high', for more "
                              "information on this error." % (k, v, outs[0] if outs else v))
     all_ins = graph_ins + shared_vars
+    optimizer, check = mode_options(mode)
+    if profile is None:
+        profile = config.profile
     req = _pb.service_pb2.CompileRequest(
-        mode=wire.mode_to_proto(mode),
+        mode=optimizer, check=check, profile=bool(profile),
         on_unused_input=wire.unused_to_proto(on_unused_input, "on_unused_input"))
     names = {id(s): s.session_name() for s in shared_vars}
     req.graph.CopyFrom(wire.graph_to_proto(all_ins, outs + [u for _, u in updates], names))
@@ -229,4 +258,4 @@ def function(inputs, outputs=None, mode=None, updates=None, givens=None,
         up.value.CopyFrom(req.graph.outputs[len(outs) + k])
     del req.graph.outputs[len(outs):]
     return Function(ins, outs[:n_user], single, req, shared_vars, get_client(),
-                    allow_input_downcast, [k for k, _ in states])
+                    allow_input_downcast, [k for k, _ in states], name)

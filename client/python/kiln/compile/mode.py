@@ -1,0 +1,77 @@
+"""kiln.compile.mode: Aesara's compilation modes. The optimizer runs on the server (FAST_RUN,
+FAST_COMPILE or none); NanGuardMode and DebugMode are checks the server runs on each call."""
+import warnings
+
+from kiln import _pb
+
+_OPTIMIZERS = {"default": "FAST_RUN", "fast_run": "FAST_RUN", "fast_compile": "FAST_COMPILE",
+               None: "NONE", "None": "NONE"}
+
+
+class Mode:
+    """Aesara's Mode(linker, optimizer): the server links every mode the same way, so only the
+    optimizer matters ('default' or 'fast_run', 'fast_compile', or None for no rewrites)."""
+    check = "CHECK_NONE"
+
+    def __init__(self, linker=None, optimizer="default"):
+        if optimizer not in _OPTIMIZERS:
+            raise ValueError("Mode: optimizer %r: expected 'default', 'fast_run', "
+                             "'fast_compile' or None" % (optimizer,))
+        self.linker, self.optimizer = linker, optimizer
+
+    def including(self, *tags):
+        return self
+
+    def excluding(self, *tags):
+        return self
+
+    def __repr__(self):
+        return "%s(optimizer=%r)" % (type(self).__name__, self.optimizer)
+
+
+class NanGuardMode(Mode):
+    """Fails a call naming the first node whose output holds a NaN or an infinity. The server
+    checks NaNs and infinities together; big_is_error (values over 1e10) is not checked."""
+
+    def __init__(self, nan_is_error=None, inf_is_error=None, big_is_error=None,
+                 optimizer="default", linker=None):
+        super().__init__(linker, optimizer)
+        if big_is_error:
+            warnings.warn("NanGuardMode: Kiln does not check big values (big_is_error)")
+        if nan_is_error is False and inf_is_error is False:
+            self.check = "CHECK_NONE"
+        else:
+            self.check = "CHECK_NAN_GUARD"
+
+
+class DebugMode(Mode):
+    """Runs the optimized and the unoptimized graph on each call and fails naming the first
+    output (and its node) whose values differ beyond rounding; NaNs and infinities fail too."""
+    check = "CHECK_DEBUG"
+
+    def __init__(self, optimizer="default", **kwargs):
+        super().__init__(None, optimizer)
+
+
+FAST_RUN = Mode(optimizer="fast_run")
+FAST_COMPILE = Mode(optimizer="fast_compile")
+_NAMED = {"FAST_RUN": FAST_RUN, "FAST_COMPILE": FAST_COMPILE, "NONE": Mode(optimizer=None),
+          "DebugMode": DebugMode(), "DEBUG_MODE": DebugMode(), "NanGuardMode": NanGuardMode()}
+
+
+def get_mode(mode):
+    """Aesara's get_mode: a Mode from a Mode, a mode's name or None (FAST_RUN)."""
+    if mode is None:
+        return FAST_RUN
+    if isinstance(mode, Mode):
+        return mode
+    if mode not in _NAMED:
+        raise ValueError("mode %r: expected a Mode or one of %s" % (mode, ", ".join(_NAMED)))
+    return _NAMED[mode]
+
+
+def mode_options(mode):
+    """The kiln.v1.Mode and kiln.v1.Check of an Aesara mode."""
+    m = get_mode(mode)
+    return (_pb.options_pb2.Mode.Value("MODE_" + _OPTIMIZERS[m.optimizer]),
+            _pb.options_pb2.Check.Value(m.check))
