@@ -1,6 +1,7 @@
 """NumPy-style indexing against NumPy on generated cases: integers, slices (negative steps,
-clipped bounds), None, ..., and one advanced index (an integer array of 1 or 2 dims, repeated
-entries, negative entries, or a constant boolean mask), in reads, in set_subtensor and
+clipped bounds), None, ..., and advanced indices (an integer array of 1 or 2 dims, repeated
+entries, negative entries, or a constant boolean mask; or two or three integer arrays
+broadcast together, adjacent or apart), in reads, in set_subtensor and
 inc_subtensor (repeated indices accumulate), and in gradients."""
 import numpy as np
 import pytest
@@ -41,7 +42,26 @@ def _random_index(rng):
     return (Ellipsis,) + tuple(entries) if ellipsis else tuple(entries)
 
 
+def _random_multi_index(rng):
+    """A random NumPy index into an array of SHAPE with two or three integer arrays whose
+    shapes broadcast together, adjacent or apart, beside integers and slices."""
+    n_adv = int(rng.integers(2, 4))
+    adv_axes = sorted(rng.choice(len(SHAPE), size=n_adv, replace=False).tolist())
+    shapes = [(3,), (1,), (2, 1), (2, 3)]
+    entries = []
+    for axis, size in enumerate(SHAPE):
+        if axis in adv_axes:
+            shape = shapes[int(rng.integers(0, 4))] if rng.random() < 0.8 else (3,)
+            entries.append(rng.integers(-size, size, size=shape))
+        elif rng.random() < 0.3:
+            entries.append(int(rng.integers(-size, size)))
+        else:
+            entries.append(slice(None, None, [None, -1, 2][int(rng.integers(0, 3))]))
+    return tuple(entries)
+
+
 CASES = [_random_index(np.random.default_rng(seed)) for seed in range(80)]
+CASES += [_random_multi_index(np.random.default_rng(1000 + seed)) for seed in range(40)]
 
 
 @pytest.mark.parametrize("index", CASES, ids=[repr(c) for c in CASES])
@@ -70,6 +90,60 @@ def test_reads_writes_and_gradients_match_numpy(server, index):
     np.testing.assert_allclose(kiln.function([x], grad)(X), expected)
 
 
+def test_several_arrays_out_of_range_fail(server):
+    x = kt.dtensor3("x")
+    i = kt.lvector("i")
+    f = kiln.function([x, i], x[i, [0, 2]])
+    np.testing.assert_array_equal(f(X, [1, -1]), X[[1, -1], [0, 2]])
+    for bad in ([4, 0], [0, -5]):  # past an axis, though inside the merged axes
+        with pytest.raises(kiln.KilnError, match="out of bounds"):
+            f(X, bad)
+    with pytest.raises(kiln.KilnError, match="out of bounds"):
+        kiln.function([x, i], x[0, [0, 1], i])(X, [0, 5])
+
+
+def _masks(t):
+    """Three masks computed from t: over axis 0, over axes 0 and 1, over axis 2."""
+    return t[:, 0, 0] > 1.0, t[:, :, 0] < 3.0, t[0, 0, :] > 0.2
+
+
+MASKED = {
+    "x[m]": lambda m, m2, m3: (m,),
+    "x[:, 1:, m3]": lambda m, m2, m3: (slice(None), slice(1, None), m3),
+    "x[m2]": lambda m, m2, m3: (m2,),
+    "x[m2, ::-1]": lambda m, m2, m3: (m2, slice(None, None, -1)),
+    "x[1, m3[::2]]": lambda m, m2, m3: (1, m3[::2]),
+    "x[m, [[0], [2]]]": lambda m, m2, m3: (m, [[0], [2]]),
+}
+
+
+@pytest.mark.parametrize("name", list(MASKED))
+def test_symbolic_boolean_masks(server, name):
+    """Masks computed in the graph (over one dim or several), in reads, writes and gradients."""
+    x = kt.dtensor3("x")
+    index, np_index = MASKED[name](*_masks(x)), MASKED[name](*_masks(X))
+    view, want = x[index], X[np_index]
+    np.testing.assert_array_equal(kiln.function([x], view)(X), want)
+    y = np.random.default_rng(2).normal(size=want.shape)
+    expected = X.copy()
+    expected[np_index] = y
+    np.testing.assert_array_equal(kiln.function([x], kt.set_subtensor(view, y))(X), expected)
+    expected = np.zeros(SHAPE)
+    np.add.at(expected, np_index, y)
+    grad = kiln.grad(kt.sum(view * y), x)
+    np.testing.assert_allclose(kiln.function([x], grad)(X), expected)
+
+
+def test_a_mask_of_the_wrong_length_fails(server):
+    x, m = kt.dmatrix("x"), kt.tensor("bool", (None,), name="m")
+    f = kiln.function([x, m], x[m])
+    np.testing.assert_array_equal(f(X[0], [True, False, True]), X[0][[0, 2]])
+    with pytest.raises(kiln.KilnError, match="SpecifyShape"):
+        f(X[0], [True, False])
+    np.testing.assert_array_equal(kiln.function([m], kt.nonzero(m)[0])([False, True, True]),
+                                  [1, 2])
+
+
 def test_writes_through_new_axes_over_the_whole_tensor(server):
     x, y = kt.dmatrix("x"), kt.dvector("y")
     m, v = X[0], np.arange(5.0)
@@ -85,10 +159,6 @@ def test_symbolic_integer_indices_and_their_errors(server):
     np.testing.assert_array_equal(f(X[0], [4, -1, 0]), X[0][:, [4, -1, 0]])
     with pytest.raises(kiln.KilnError, match="out of bounds"):
         f(X[0], [5])
-    with pytest.raises(NotImplementedError, match="symbolic boolean mask"):
-        x[kt.bvector("m") > 0]
-    with pytest.raises(NotImplementedError, match="one advanced index"):
-        x[[0, 1], [1, 2]]
     with pytest.raises(IndexError, match="boolean index did not match"):
         kt.tensor("float64", (3, None))[np.array([True, False])]
     with pytest.raises(IndexError, match="too many indices"):

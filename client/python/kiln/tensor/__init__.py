@@ -6,7 +6,7 @@ from kiln.tensor.basic import (CONSTRUCTORS, ELEMWISE, add, as_tensor_variable, 
                                shape_i, switch, tensor, transpose, zeros_like)
 from kiln.tensor.build import (alloc, arange, concatenate, eye, full, join, mgrid, ogrid, ones,
                                stack, stacklists, zeros)
-from kiln.tensor.indexing import inc_subtensor, set_subtensor
+from kiln.tensor.indexing import inc_subtensor, nonzero, set_subtensor
 from kiln.tensor.nnet import dot, log_softmax, matmul, outer, relu, softmax, tensordot
 from kiln.tensor.reduce import all, any, argmax, argmin, max, mean, min, prod, std, sum, var
 from kiln.tensor.type import PLURALS

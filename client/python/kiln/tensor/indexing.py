@@ -1,12 +1,14 @@
 """Indexing as NumPy does it: integers and slices (Subtensor, IncSubtensor), None and ...,
-and one advanced index, an integer array or a constant boolean mask (AdvancedSubtensor1 along
-the indexed axis, AdvancedIncSubtensor1 for writes), in reads and in set_subtensor and
-inc_subtensor."""
+and advanced indices: integer arrays, broadcast together, and boolean masks, constant or
+symbolic, which stand for the coordinates Nonzero finds. One array indexes its axis with
+AdvancedSubtensor1 (AdvancedIncSubtensor1 for writes); several index the merge of their axes
+with one flat index. In reads and in set_subtensor and inc_subtensor.
+"""
 import numpy as np
 
 from kiln.graph import CoreOp, Op, apply_typed_by_core
 from kiln.tensor.basic import (as_tensor_variable, constant, dimshuffle, fill, reshape,
-                               shape_i)
+                               shape_i, switch)
 from kiln.tensor.elemwise import X
 
 
@@ -60,73 +62,114 @@ def _is_advanced(e):
     return hasattr(e, "type") and e.ndim > 0
 
 
-def _advanced_indices(e, axis_len):
-    """An advanced entry as an integer tensor: a constant boolean mask becomes the indices of
-    its True elements (numpy.nonzero); a symbolic mask is refused."""
+def _is_mask(e):
+    """Whether an index entry is a boolean array (constant or symbolic)."""
+    if isinstance(e, (list, np.ndarray)):
+        return np.asarray(e).dtype == bool
+    return hasattr(e, "type") and e.dtype == "bool"
+
+
+def nonzero(a, return_matrix=False):
+    """Aesara's nonzero: the coordinates of a's nonzero elements, one int64 vector per dim
+    (or, with return_matrix, the (a.ndim, n) matrix of them)."""
+    a = as_tensor_variable(a)
+    rows = CoreOp("Nonzero", [])(a)
+    return rows if return_matrix else tuple(rows[d] for d in range(a.ndim))
+
+
+def _mask_indices(mask, x, axis):
+    """A boolean mask over x's dims from `axis` as integer indices, one vector per dim it
+    covers (numpy.nonzero); its shape must be those dims'."""
+    if not hasattr(mask, "type"):
+        m = np.asarray(mask)
+        for j, n in enumerate(m.shape):
+            size = x.type.shape[axis + j] if axis + j < x.ndim else None
+            if size is not None and size != n:
+                raise IndexError("boolean index did not match indexed array along dimension %d; "
+                                 "dimension is %d but corresponding boolean dimension is %d"
+                                 % (axis + j, size, n))
+        return [constant(r.astype("int64")) for r in np.nonzero(m)]
+    from kiln.tensor.shape import specify_shape
+    checked = specify_shape(mask, [shape_i(x, axis + j) for j in range(mask.ndim)])
+    return list(nonzero(checked))
+
+
+def _advanced_indices(e):
+    """An integer array entry as an integer tensor."""
     if isinstance(e, (list, np.ndarray)):
         a = np.asarray(e)
-        if a.dtype == bool:
-            if a.ndim != 1:
-                raise IndexError("kiln: a boolean mask indexes one axis here, got %d dims"
-                                 % a.ndim)
-            if axis_len is not None and len(a) != axis_len:
-                raise IndexError("boolean index did not match indexed array along dimension; "
-                                 "dimension is %d but corresponding boolean dimension is %d"
-                                 % (axis_len, len(a)))
-            a = np.flatnonzero(a)
         if a.size and a.dtype.kind not in "iu":
             raise IndexError("arrays used as indices must be of integer (or boolean) type")
         return constant(a.astype("int64"))
-    if e.dtype == "bool":
-        raise NotImplementedError("kiln: a symbolic boolean mask as an index is not supported; "
-                                  "index with a constant mask or with integer indices")
     if np.dtype(e.dtype).kind not in "iu":
         raise IndexError("arrays used as indices must be of integer (or boolean) type, got %s"
                          % e.type)
     return e
 
 
+def _mask_ndim(e):
+    return e.ndim if hasattr(e, "type") else np.ndim(e)
+
+
+def _adv_ndim(e):
+    """The number of dims an integer array entry contributes."""
+    return np.ndim(e) if isinstance(e, (list, np.ndarray)) else e.ndim
+
+
 class _Plan:
-    """A NumPy index split into what Kiln builds: the basic entries (the advanced one replaced
-    by a full slice), the advanced indices and the axis of the basic result they select along,
+    """A NumPy index split into what Kiln builds: the basic entries (each advanced one replaced
+    by a full slice), the advanced indices with the axes of the basic result they select along,
     and where None adds an axis."""
 
     def __init__(self, x, index):
         entries = list(index) if isinstance(index, tuple) else [index]
         if sum(e is Ellipsis for e in entries) > 1:
             raise IndexError("an index can only have a single ellipsis ('...')")
-        consumed = sum(1 for e in entries if e is not None and e is not Ellipsis)
+        consumed = sum(_mask_ndim(e) if _is_mask(e) else 1
+                       for e in entries if e is not None and e is not Ellipsis)
         if consumed > x.ndim:
             raise IndexError("too many indices for %s: %d given" % (x.type, consumed))
         for k, e in enumerate(entries):
             if e is Ellipsis:  # (compared by identity: `in` would compare arrays elementwise)
                 entries[k:k + 1] = [slice(None)] * (x.ndim - consumed)
                 break
+        # A boolean mask over k dims is k integer arrays, its True elements' coordinates.
+        expanded, axis = [], 0
+        for e in entries:
+            if _is_mask(e):
+                if _mask_ndim(e) == 0:
+                    raise NotImplementedError("kiln: a 0-d boolean index is not supported")
+                expanded += _mask_indices(e, x, axis)
+                axis += _mask_ndim(e)
+            else:
+                expanded.append(e)
+                axis += e is not None
+        entries = expanded
+        # The advanced entries' dims (broadcast together) appear once in the result.
+        self.adv_ndim = max([_adv_ndim(e) for e in entries if _is_advanced(e)], default=0)
         self.basic, self.new_axes = [], []
-        self.advanced = self.adv_axis = None
-        self.adv_first = False  # NumPy: integers and the array apart -> the array's dims first
+        self.advs = []  # (place among the basic entries, axis of the basic view, indices)
+        self.adv_first = False  # NumPy: advanced entries apart -> the arrays' dims first
         out_dim = 0
         for e in entries:
             if e is None:
                 self.new_axes.append(out_dim)
                 out_dim += 1
             elif _is_advanced(e):
-                if self.advanced is not None:
-                    raise NotImplementedError("kiln: one advanced index (an array) per index; "
-                                              "got several")
-                adv_place = len(self.basic)
-                self.advanced = _advanced_indices(e, x.type.shape[adv_place])
-                self.adv_axis = sum(isinstance(b, slice) for b in self.basic)
+                place = len(self.basic)
+                self.advs.append((place, sum(isinstance(b, slice) for b in self.basic),
+                                  _advanced_indices(e)))
                 self.basic.append(slice(None))
-                out_dim += self.advanced.ndim
+                out_dim += self.adv_ndim if len(self.advs) == 1 else 0
             else:
                 self.basic.append(e)
                 out_dim += isinstance(e, slice)
-        if self.advanced is not None:
+        if self.advs:
+            self.adv_axis = self.advs[0][1]
             # Integers count as advanced indices beside an array (NumPy): when a slice
-            # separates them, the array's dims go first.
+            # separates them, the arrays' dims go first.
             places = sorted([k for k, e in enumerate(self.basic) if not isinstance(e, slice)]
-                            + [adv_place])
+                            + [p for p, _, _ in self.advs])
             self.adv_first = places != list(range(places[0], places[-1] + 1))
             if self.adv_first and self.new_axes:
                 raise NotImplementedError("kiln: None beside an array index and integers apart "
@@ -139,6 +182,32 @@ class _Plan:
         codes, inputs = _index_entries(self.basic)
         return Subtensor(codes)(x, *inputs)
 
+    def merge(self, base):
+        """(base with the advanced axes moved together and merged into one at adv_axis, the
+        flat index into that axis, the function that splits a tensor of the merged layout
+        back into base's). An index outside its axis makes the flat index point past the end,
+        so that the read or write fails as NumPy's IndexError does."""
+        if len(self.advs) == 1:
+            return base, self.advs[0][2], lambda t: t
+        axes = [a for _, a, _ in self.advs]
+        first = axes[0]
+        perm = list(range(first)) + axes + [d for d in range(first, base.ndim) if d not in axes]
+        moved = dimshuffle(base, perm)
+        dims = [shape_i(moved, d) for d in range(moved.ndim)]
+        flat = valid = size = None
+        for (_, _, idx), d in zip(self.advs, dims[first:first + len(axes)]):
+            i = switch(idx < 0, idx + d, idx)
+            flat = i if flat is None else flat * d + i
+            valid = (i >= 0) & (i < d) if valid is None else valid & (i >= 0) & (i < d)
+            size = d if size is None else size * d
+        flat = switch(valid, flat, size)
+        merged_dims = dims[:first] + [size] + dims[first + len(axes):]
+        merged = reshape(moved, merged_dims, ndim=len(merged_dims))
+
+        def split(t):
+            return dimshuffle(reshape(t, dims, ndim=len(dims)), np.argsort(perm).tolist())
+        return merged, flat, split
+
 
 def _moved_first(ndim, axis):
     """The dimshuffle order that brings `axis` first, and the one that puts it back."""
@@ -147,8 +216,8 @@ def _moved_first(ndim, axis):
 
 
 def _adv_dims_first(ndim, plan):
-    """The dimshuffle order that moves the advanced index's dims to the front."""
-    adv = list(range(plan.adv_axis, plan.adv_axis + plan.advanced.ndim))
+    """The dimshuffle order that moves the advanced indices' dims to the front."""
+    adv = list(range(plan.adv_axis, plan.adv_axis + plan.adv_ndim))
     return adv + [d for d in range(ndim) if d not in adv]
 
 
@@ -168,12 +237,13 @@ def _take(x, indices, axis):
 
 
 def subtensor(x, index):
-    """x[index] as NumPy reads it: integers, slices, None, ..., and one advanced index."""
+    """x[index] as NumPy reads it: integers, slices, None, ... and advanced indices."""
     x = as_tensor_variable(x)
     plan = _Plan(x, index)
     out = plan.basic_view(x)
-    if plan.advanced is not None:
-        out = _take(out, plan.advanced, plan.adv_axis)
+    if plan.advs:
+        merged, flat, _ = plan.merge(out)
+        out = _take(merged, flat, plan.adv_axis)
         if plan.adv_first:
             out = dimshuffle(out, _adv_dims_first(out.ndim, plan))
     if plan.new_axes:
@@ -181,7 +251,7 @@ def subtensor(x, index):
         for pos in plan.new_axes:
             order.insert(pos, X)
         out = dimshuffle(out, order)
-    if plan.advanced is not None or plan.new_axes:
+    if plan.advs or plan.new_axes:
         out._kiln_index = (x, index)  # how set_subtensor and inc_subtensor write through it
     return out
 
@@ -229,14 +299,15 @@ def _inc(view, y, set):
         if plan.new_axes:  # y broadcast to the view, then the added axes dropped
             y = fill(view, as_tensor_variable(y))
             y = dimshuffle(y, [d for d in range(y.ndim) if d not in plan.new_axes])
-        if plan.advanced is None:
+        if not plan.advs:
             base = plan.basic_view(x)
             return IncSubtensor((), set)(x, y) if base is x else _inc(base, y, set)
         base = plan.basic_view(x)
         if plan.adv_first:  # y in the view's layout, back to the take's
             y = fill(view, as_tensor_variable(y))
             y = dimshuffle(y, np.argsort(_adv_dims_first(y.ndim, plan)).tolist())
-        written = _advanced_inc(base, plan.advanced, y, plan.adv_axis, set)
+        merged, flat, split = plan.merge(base)
+        written = split(_advanced_inc(merged, flat, y, plan.adv_axis, set))
         return written if base is x else _inc(base, written, True)
     node = getattr(view, "owner", None)
     if node is None or not isinstance(node.op, Subtensor):
