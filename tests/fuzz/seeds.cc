@@ -52,6 +52,9 @@ std::vector<v1::CompileRequest> SeedCompileRequests() {
   up->set_input(0);
   *up->mutable_value() = update.graph().outputs(0);
   seeds.push_back(std::move(update));
+  // Data-dependent lengths: the coordinates of a mask, and a take through them.
+  seeds.push_back(Request({x}, {nonzero(gt(x, constant(0.5)))[1],
+                                take(flatten(x), nonzero(gt(flatten(x), constant(0.0)))[0])}));
   // The run-time checks and the profile.
   for (v1::Check check : {v1::CHECK_NAN_GUARD, v1::CHECK_DEBUG}) {
     v1::CompileRequest checked = Request({x}, {log(x) * exp(x)});
