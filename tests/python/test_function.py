@@ -133,3 +133,30 @@ def test_inputs_with_a_state_kept_by_the_function(server):
         kiln.function([u, (s, 1.0, 2.0)], s)
     with pytest.raises(TypeError, match="An update must have the same type"):
         kiln.function([In(s, update=kt.dvector("v"), value=0.0)], s)
+
+
+def test_copy_swaps_shared_variables_and_deletes_updates(server):
+    state = kiln.shared(0)
+    inc = kt.iscalar("inc")
+    acc = kiln.function([inc], state, updates=[(state, state + inc)], name="acc")
+    acc(10)
+    new_state = kiln.shared(0)
+    swapped = acc.copy(swap={state: new_state})
+    assert swapped(100) == 0 and new_state.get_value() == 100 and state.get_value() == 10
+    assert swapped.name == "acc" and acc.copy(name="b").name == "b"
+    frozen = acc.copy(delete_updates=True)
+    assert frozen(9000) == 10 and state.get_value() == 10
+    with pytest.raises(TypeError, match="conflicts"):
+        acc.copy(swap={state: kiln.shared(0.5)})
+    with pytest.raises(ValueError, match="not found"):
+        acc.copy(swap={new_state: state})
+    # A kept input value: copied, or shared with share_memory.
+    s, x = kt.dscalar("s"), kt.dscalar("x")
+    f = kiln.function([x, kiln.In(s, update=s + x, value=1.0)], s)
+    f(2.0)
+    g, h = f.copy(), f.copy(share_memory=True)
+    g(5.0)
+    assert f[s] == 3.0 and g[s] == 8.0
+    h(1.0)
+    assert f[s] == 4.0
+    assert f.copy(delete_updates=True)(7.0) == 4.0 and f[s] == 4.0

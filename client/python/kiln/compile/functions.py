@@ -131,6 +131,43 @@ class Function:
         return out[0] if self._single else out
 
 
+    def copy(self, share_memory=False, swap=None, delete_updates=False, name=None,
+             profile=None):
+        """Aesara's Function.copy: the same function, with the shared variables in `swap`
+        ({old: new}, of the same type) read and updated in their place, without its updates
+        (delete_updates), or under another name. Kept input values are copied (shared with
+        share_memory)."""
+        request = _pb.service_pb2.CompileRequest()
+        request.CopyFrom(self._request)
+        if profile is not None:
+            request.profile = bool(profile)
+        shared = list(self._shared)
+        for old, new in (swap or {}).items():
+            if not any(old is s for s in shared):
+                raise ValueError("SharedVariable: %s not found" % old)
+            if old.type != new.type:
+                raise TypeError("Type of given SharedVariable conflicts with original one: "
+                                "%s vs %s" % (new.type, old.type))
+            for msg in request.graph.inputs:
+                if msg.shared == old.session_name():
+                    msg.shared = new.session_name()
+            shared = [new if s is old else s for s in shared]
+        states = self._states
+        if delete_updates:
+            del request.updates[:]
+            del request.graph.outputs[len(self.outputs):]
+            # (An input only the updates read stays an input, as in Aesara.)
+            request.on_unused_input = _pb.options_pb2.UNUSED_INPUT_IGNORE
+            states = []
+        ins = [In(i.variable, name=i.name, value=None if c is None else c.value,
+                  update=None if delete_updates else i.update)
+               for i, c in zip(self.inputs, self._containers)]
+        copied = Function(ins, self.outputs, self._single, request, shared, self._client,
+                          self._allow_downcast, states, self.name if name is None else name)
+        if share_memory:
+            copied._containers = self._containers
+        return copied
+
     def __getstate__(self):
         """What pickle stores: the compile request (the graph, options and function id's
         source), each input's name, kept value and whether it has an update, and the shared
