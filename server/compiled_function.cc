@@ -3,8 +3,8 @@
 #include <google/protobuf/arena.h>
 
 #include <chrono>
-#include <limits>
 #include <cstring>
+#include <limits>
 #include <random>
 #include <set>
 #include <thread>

@@ -42,6 +42,9 @@ absl::Status GradGraph(const v1::GradRequest& request, const GraphLimits& limits
         absl::StrCat("cost: output ", request.cost(), " of ", g.outputs_size(), " graph outputs"));
   }
   if (request.wrt_size() == 0) return absl::InvalidArgumentError("wrt: no variables");
+  if (request.jacobian() && request.no_cost()) {
+    return absl::InvalidArgumentError("jacobian: the request has no cost to differentiate");
+  }
   GradOptions options;
   ASSIGN_OR_RETURN(options.disconnected_inputs,
                    DisconnectedInputsFromProto(request.disconnected_inputs()));
@@ -67,9 +70,6 @@ absl::Status GradGraph(const v1::GradRequest& request, const GraphLimits& limits
     options.known_grads.emplace_back(extra[0], extra[1]);
   }
   const Var cost = request.no_cost() ? Var() : graph.outputs[request.cost()];
-  if (request.jacobian() && request.no_cost()) {
-    return absl::InvalidArgumentError("jacobian: the request has no cost to differentiate");
-  }
   absl::StatusOr<std::vector<Var>> grads =
       request.jacobian() ? jacobian(cost, wrt, options) : grad(cost, wrt, options);
   if (!grads.ok()) return grads.status();

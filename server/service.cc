@@ -213,7 +213,7 @@ absl::StatusOr<std::shared_ptr<const CompiledFunction>> KilnService::FindFor(
     const Tenant& tenant, const std::string& id, std::shared_ptr<const CompiledFunction> found) {
   absl::StatusOr<std::shared_ptr<const CompiledFunction>> f =
       found != nullptr ? std::move(found) : cache_.Find(id);
-  if (f.ok() && (limits_.tenant_cache || (*f)->signature.profile()) &&
+  if (f.ok() && TenantScoped((*f)->signature.profile()) &&
       !absl::StartsWith((*f)->canonical_form, absl::StrCat("tenant ", tenant.name, "\n"))) {
     return cache_.NotFound(id);  // another tenant's: as if it did not exist
   }
@@ -235,9 +235,7 @@ void KilnService::StartCompile(Ctx* ctx, const v1::CompileRequest& req, v1::Comp
   // The same request bytes as an earlier compile (of this tenant, with per-tenant caches):
   // answered here, a hash away.
   std::string bytes = req.SerializeAsString();
-  if (limits_.tenant_cache || req.profile()) {
-    bytes.insert(0, absl::StrCat("tenant ", tenant->name, "\n"));
-  }
+  if (TenantScoped(req.profile())) bytes.insert(0, absl::StrCat("tenant ", tenant->name, "\n"));
   if (std::shared_ptr<const CompiledFunction> f = cache_.FindByRequest(bytes)) {
     absl::Status s = FillCompileResponse(*f, CacheSource::kMemory, req, resp);
     metrics_.ObserveCompile(SecondsSince(start), CacheSource::kMemory);
@@ -255,8 +253,7 @@ void KilnService::StartCompile(Ctx* ctx, const v1::CompileRequest& req, v1::Comp
       *job = PrepareCompile(req, GraphLimitsOf(limits_));
       if (!job->ok()) return job->status();
       (*job)->interrupt = Interrupt(ctx, budget);
-      // A profile counts one tenant's calls: its function is that tenant's alone.
-      if (limits_.tenant_cache || (*job)->profile) ScopeToTenant(tenant->name, **job);
+      if (TenantScoped((*job)->profile)) ScopeToTenant(tenant->name, **job);
       return absl::OkStatus();
     };
     if (absl::Status s = Guarded("Compile", prepare); !s.ok()) return done(s);

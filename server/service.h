@@ -100,7 +100,10 @@ class KilnService final : public v1::Kiln::CallbackService {
   // Counts, logs and finishes a call begun with BeginCall.
   void Finish(const char* method, Reactor* reactor, const absl::Status& status,
               const std::string& tenant);
-  // The function of `id` if the tenant may see it: with per-tenant caches, only its own.
+  // True when a function is one tenant's alone: every function with --cache_scope=tenant, and a
+  // profiled one always, since its profile counts that tenant's calls.
+  bool TenantScoped(bool profile) const { return limits_.tenant_cache || profile; }
+  // The function of `id` if the tenant may see it: a tenant-scoped function only by its tenant.
   absl::StatusOr<std::shared_ptr<const CompiledFunction>> FindFor(
       const Tenant& tenant, const std::string& id,
       std::shared_ptr<const CompiledFunction> found = nullptr);

@@ -453,6 +453,32 @@ absl::StatusOr<std::vector<Var>> Rop(const std::vector<Var>& f, const std::vecto
   return result;
 }
 
+namespace {
+
+// The Jacobian of a vector of static length n as n gradients, one per element, stacked.
+absl::StatusOr<std::vector<Var>> StackedRowGradients(const Var& expression, int64_t n,
+                                                     const std::vector<Var>& wrt,
+                                                     const GradOptions& options) {
+  std::vector<std::vector<Var>> rows(wrt.size());
+  for (int64_t i = 0; i < n; ++i) {
+    ASSIGN_OR_RETURN(std::vector<Var> g, grad(subtensor(expression, {Index(i)}), wrt, options));
+    for (size_t k = 0; k < wrt.size(); ++k) rows[k].push_back(g[k]);
+  }
+  std::vector<Var> result;
+  for (size_t k = 0; k < wrt.size(); ++k) {
+    if (n > 0) {
+      result.push_back(stack(rows[k]));
+      continue;
+    }
+    std::vector<Var> dims = {constant(int64_t{0})};  // an empty expression: (0,) + wrt.shape
+    for (int d = 0; d < wrt[k].ndim(); ++d) dims.push_back(shape_i(wrt[k], d));
+    result.push_back(zeros(dims, IsFloat(wrt[k].dtype()) ? wrt[k].dtype() : DType::kFloat64));
+  }
+  return result;
+}
+
+}  // namespace
+
 absl::StatusOr<std::vector<Var>> jacobian(const Var& expression, const std::vector<Var>& wrt,
                                           const GradOptions& options) {
   if (!expression.ok()) return expression.status();
@@ -465,14 +491,37 @@ absl::StatusOr<std::vector<Var>> jacobian(const Var& expression, const std::vect
         "jacobian expects a 1 dimensional variable as `expression`. If not use flatten to make "
         "it a vector");
   }
+  if (!options.known_grads.empty()) {
+    return absl::InvalidArgumentError(
+        "jacobian: known_grads cannot be given (the cotangents are the identity's rows)");
+  }
   // One backward pass for a cotangent u, batched over the rows of the identity: row i of the
   // result is e_i^T d(expression)/d(wrt).
   const DType dtype = IsFloat(expression.dtype()) ? expression.dtype() : DType::kFloat64;
   const Var u = tensor(dtype, expression.type().shape(), "jacobian_cotangent");
-  ASSIGN_OR_RETURN(std::vector<Var> vjp, Lop({expression}, wrt, {u}, options));
+  ASSIGN_OR_RETURN(std::vector<Var> result, Lop({expression}, wrt, {u}, options));
+  // Only tensors are batched: None, DisconnectedType and NullType results stay as grad gave them.
+  std::vector<size_t> tensors;
+  std::vector<Var> vjp;
+  for (size_t k = 0; k < result.size(); ++k) {
+    if (!result[k].ok() || result[k]->tensor_type() == nullptr) continue;
+    tensors.push_back(k);
+    vjp.push_back(result[k]);
+  }
+  if (vjp.empty()) return result;
   const StaticDim length = expression.type().shape()[0];
   const Var n = length ? constant(*length) : shape_i(expression, 0);
-  return vectorize(vjp, {{u, eye(n, n, constant(int64_t{0}), dtype)}});
+  absl::StatusOr<std::vector<Var>> rows =
+      vectorize(vjp, {{u, eye(n, n, constant(int64_t{0}), dtype)}});
+  if (!rows.ok() && length) {
+    // An op without a batched form, and a static length: one gradient per element, stacked.
+    std::vector<Var> wrt_tensors;
+    for (size_t k : tensors) wrt_tensors.push_back(wrt[k]);
+    rows = StackedRowGradients(expression, *length, wrt_tensors, options);
+  }
+  if (!rows.ok()) return rows.status();
+  for (size_t i = 0; i < tensors.size(); ++i) result[tensors[i]] = (*rows)[i];
+  return result;
 }
 
 absl::StatusOr<std::vector<Var>> hessian(const Var& cost, const std::vector<Var>& wrt,

@@ -16,6 +16,7 @@
 #include "core/ops/math.h"
 #include "core/ops/op_util.h"
 #include "core/ops/shape.h"
+#include "core/ops/shape_infer.h"
 
 namespace kiln {
 namespace {
@@ -25,13 +26,6 @@ std::vector<int> Iota(int from, int n) {
   std::vector<int> v(n);
   std::iota(v.begin(), v.end(), from);
   return v;
-}
-
-// x with a new broadcastable leading dim: what an unbatched operand of an elementwise op becomes.
-Var Lead(const Var& x) {
-  std::vector<int> order = {kX};
-  for (int d : Iota(0, x.ndim())) order.push_back(d);
-  return dimshuffle(x, order);
 }
 
 // Batched x with `n` broadcastable dims inserted after the batch dim.
@@ -104,10 +98,18 @@ class Batcher {
  public:
   explicit Batcher(Var size) : size_(std::move(size)) {}
 
-  // x repeated for each row: (B,) + x.shape.
+  // rows checked at run time to have the batch's length.
+  Var SameLength(const Var& rows) const {
+    std::vector<Var> inputs = {rows, size_};
+    for (int d = 1; d < rows.ndim(); ++d) inputs.push_back(constant(int64_t{-1}));
+    return ApplyOp(OpPtr(std::make_shared<SpecifyShape>()), inputs);
+  }
+
+  // x repeated for each row: (B,) + x.shape, x's static dims kept (a DimShuffle after the
+  // rule may drop a broadcastable one).
   Var Repeat(const Var& x) const {
     std::vector<Var> dims = {size_};
-    for (int d = 0; d < x.ndim(); ++d) dims.push_back(shape_i(x, d));
+    for (int d = 0; d < x.ndim(); ++d) dims.push_back(DimOf(x.ptr(), d));
     return alloc(x, dims);
   }
 
@@ -117,7 +119,7 @@ class Batcher {
     // Elementwise: the rows broadcast against the shared operands.
     if (type == "Elemwise" || type == "GradientOp") {
       for (size_t i = 0; i < in.size(); ++i) {
-        if (!batched[i]) in[i] = Lead(in[i]);
+        if (!batched[i]) in[i] = expand_dims(in[i], 0);
       }
       return Batched(node.op_ptr(), in);
     }
@@ -138,8 +140,8 @@ class Batcher {
     if (type == "Reshape") {
       RETURN_IF_ERROR(OnlyBatched(node, batched, {0}, "the shape"));
       const Var dims = concatenate({make_vector({size_}), in[1]});
-      const int64_t ndim = node.outputs()[0]->tensor_type()->ndim() + 1;
-      return Batched(MakeOp("Reshape", {{"ndim", ndim}}), {in[0], dims});
+      const int ndim = node.outputs()[0]->tensor_type()->ndim() + 1;
+      return Batched(OpPtr(std::make_shared<Reshape>(ndim)), {in[0], dims});
     }
     if (type == "Shape") {
       std::vector<Var> dims;
@@ -323,19 +325,22 @@ absl::StatusOr<std::vector<Var>> vectorize(const std::vector<Var>& outputs,
     if (!v.ok()) return v.status();
     if (!rows.ok()) return rows.status();
     if (v->tensor_type() == nullptr || rows->tensor_type() == nullptr ||
-        rows.ndim() != v.ndim() + 1) {
+        rows.ndim() != v.ndim() + 1 || rows.dtype() != v.dtype()) {
       return absl::InvalidArgumentError(
           absl::StrCat("vectorize: ", rows->type()->ToString(), " is not a batch of ",
-                       v->type()->ToString(), " (one more leading dim)"));
+                       v->type()->ToString(), " (one more leading dim, the same dtype)"));
     }
     changed[v.ptr().get()] = {rows};
+  }
+  const Batcher batcher(shape_i(replace[0].second, 0));
+  for (size_t k = 1; k < replace.size(); ++k) {  // every batch as long as the first
+    changed[replace[k].first.ptr().get()] = {batcher.SameLength(replace[k].second)};
   }
   std::vector<VariablePtr> outs;
   for (const Var& o : outputs) {
     ASSIGN_OR_RETURN(VariablePtr p, Unwrap(o));
     outs.push_back(std::move(p));
   }
-  const Batcher batcher(shape_i(replace[0].second, 0));
   for (Apply* node : ToposortUntil(outs, [&](const Variable* v) { return changed.count(v); })) {
     std::vector<Var> in;
     std::vector<bool> batched;

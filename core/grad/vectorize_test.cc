@@ -60,6 +60,14 @@ std::vector<Case> Cases() {
        [](const Var& x, const Var&) { return stack({sum(x), prod(x), max(x)}); }},
       {"transpose product",
        [](const Var& x, const Var& W) { return sum(dot(transpose(W), outer(x, x)), {1}); }},
+      // Broadcastable dims the backward pass relies on: batched values must keep them.
+      {"broadcastable row",
+       [](const Var& x, const Var&) {
+         return subtensor(subtensor(dimshuffle(exp(x), {kX, 0}), {Slice{}, Slice{1, std::nullopt}}),
+                          {Index(0)});
+       }},
+      {"reshape to a column",
+       [](const Var& x, const Var&) { return dimshuffle(reshape(x * x, {-1, 1}), {0}); }},
   };
 }
 
@@ -76,7 +84,10 @@ std::vector<double> FiniteJacobian(const Function& f, const Tensor& x, const Ten
     down[j] -= eps;
     auto yu = f({*Tensor::FromValues<double>(DType::kFloat64, {n}, up), W});
     auto yd = f({*Tensor::FromValues<double>(DType::kFloat64, {n}, down), W});
-    EXPECT_TRUE(yu.ok() && yd.ok());
+    if (!yu.ok() || !yd.ok()) {
+      ADD_FAILURE() << yu.status() << yd.status();
+      return {};
+    }
     m = (*yu)[0].size();
     std::vector<double> col(m);
     for (int64_t i = 0; i < m; ++i) {
@@ -140,6 +151,61 @@ TEST(JacobianTest, HessianOfAnyLength) {
   }
 }
 
+// An op without a batching rule (a test op: 2x, whose gradient is itself).
+class Twice final : public DeclaredOp<Twice, NoAttrs> {
+ public:
+  static constexpr absl::string_view kTypeName = "VectorizeTestTwice";
+  using DeclaredOp::DeclaredOp;
+  KILN_OP_METHODS
+};
+absl::StatusOr<ApplyPtr> Twice::MakeNode(std::vector<VariablePtr> inputs) const {
+  TypePtr type = inputs[0]->type();
+  return Apply::Make(self(), std::move(inputs), {std::move(type)});
+}
+absl::StatusOr<std::vector<ShapeVars>> Twice::InferShape(const Apply&,
+                                                         const std::vector<ShapeVars>& in) const {
+  return std::vector<ShapeVars>{in[0]};
+}
+absl::Status Twice::Perform(const Apply&, std::span<const Tensor> inputs,
+                            std::vector<Tensor>& outputs) const {
+  Tensor out = Tensor::Empty(DType::kFloat64, inputs[0].shape());
+  for (int64_t i = 0; i < out.size(); ++i) out.data<double>()[i] = 2 * inputs[0].ElementAsDouble(i);
+  outputs[0] = std::move(out);
+  return absl::OkStatus();
+}
+std::vector<Var> Twice::LOp(const Apply&, const std::vector<Var>& g) const {
+  return {ApplyOp(self(), {g[0]})};
+}
+
+// A static length falls back to one gradient per element; a run-time length names the op.
+TEST(JacobianTest, AnOpWithoutABatchingRule) {
+  const Var x = tensor(DType::kFloat64, {3}, "x");
+  absl::StatusOr<std::vector<Var>> j = jacobian(ApplyOp(std::make_shared<Twice>(), {x * x}), {x});
+  ASSERT_TRUE(j.ok()) << j.status();
+  EXPECT_EQ(testing::Eval({x}, *j, {Values({3}, 0)})[0].ToString(),
+            testing::Eval({x}, {jacobian(x * x * 2.0, {x})->at(0)}, {Values({3}, 0)})[0]
+                .ToString());
+  const Var v = dvector("v");
+  EXPECT_EQ(jacobian(ApplyOp(std::make_shared<Twice>(), {v * v}), {v}).status().message(),
+            "vectorize: VectorizeTestTwice has no batched form for input 0 (no rule for this op)");
+}
+
+// The options grad takes: results that are not tensors stay as grad returns them.
+TEST(JacobianTest, GradOptions) {
+  const Var x = dvector("x"), w = dvector("w");
+  GradOptions none;
+  none.disconnected_inputs = DisconnectedInputs::kIgnore;
+  none.return_disconnected = ReturnDisconnected::kNone;
+  absl::StatusOr<std::vector<Var>> j = jacobian(x * 2.0, {x, w}, none);
+  ASSERT_TRUE(j.ok()) << j.status();
+  EXPECT_TRUE((*j)[0].ok());
+  EXPECT_FALSE((*j)[1].ok());  // None for the disconnected w
+  GradOptions known;
+  known.known_grads = {{x, w}};
+  EXPECT_EQ(jacobian(x * 2.0, {x}, known).status().message(),
+            "jacobian: known_grads cannot be given (the cotangents are the identity's rows)");
+}
+
 TEST(JacobianTest, DisconnectedAndEmpty) {
   const Var x = dvector("x"), w = dmatrix("w");
   absl::StatusOr<std::vector<Var>> j =
@@ -159,6 +225,53 @@ TEST(JacobianTest, DisconnectedAndEmpty) {
             "operator: w");
 }
 
+// A deep chain is batched without recursion: 20,000 nodes, each row of the Jacobian 10,001 e_i.
+TEST(JacobianTest, DeepChain) {
+  const Var x = dvector("x");
+  Var y = x;
+  for (int i = 0; i < 10000; ++i) y = y + x * 1.0;
+  absl::StatusOr<std::vector<Var>> j = jacobian(y, {x});
+  ASSERT_TRUE(j.ok()) << j.status();
+  std::vector<Tensor> got = testing::Eval({x}, *j, {Values({2}, 0)});
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].ToString(), "[[10001.     0.]\n [    0. 10001.]]");
+}
+
+// Row b of vectorize(out, {{v, V}}) is out computed from V[b]: one expression per rule that the
+// Jacobians above do not reach.
+TEST(VectorizeTest, EachRowIsTheOutputOfThatRow) {
+  const Var v = dvector("v"), V = dmatrix("V");
+  const Var idx = constant(*Tensor::Of<int64_t>(DType::kInt64, {2}, {2, 0}));
+  const std::vector<std::pair<const char*, Var>> cases = {
+      {"split", split(v * 2.0, {1, 2})[1]},
+      {"make_vector", make_vector({subtensor(v, {Index(0)}), subtensor(v, {Index(2)}) * 2.0},
+                                  DType::kFloat64)},
+      {"specify_shape", specify_shape(v + 1.0, {3})},
+      {"grad_clip", grad_clip(v, -1.0, 1.0) * v},
+      {"inc into batched", inc_subtensor(take(v, idx), constant(10.0))},
+      {"argmax", argmax(outer(v, v), {1})},
+      {"argsort", argsort(v * v)},
+      {"shape", cast(shape(outer(v, v)), DType::kFloat64) + subtensor(v, {Slice{0, 2}})},
+  };
+  const std::vector<std::vector<double>> rows = {{0.5, -2, 1}, {3, 0.25, -1}};
+  const Tensor batch = *Tensor::Of<double>(DType::kFloat64, {2, 3}, {0.5, -2, 1, 3, 0.25, -1});
+  for (const auto& [name, out] : cases) {
+    SCOPED_TRACE(name);
+    ASSERT_TRUE(out.ok()) << out.status();
+    absl::StatusOr<std::vector<Var>> batched = vectorize({out}, {{v, V}});
+    ASSERT_TRUE(batched.ok()) << batched.status();
+    for (int64_t b = 0; b < 2; ++b) {
+      std::vector<Tensor> got =
+          testing::Eval({V}, {subtensor((*batched)[0], {Index(b)})}, {batch});
+      std::vector<Tensor> want = testing::Eval(
+          {v}, {out}, {*Tensor::FromValues<double>(DType::kFloat64, {3}, rows[b])});
+      ASSERT_EQ(got.size(), 1u);
+      ASSERT_EQ(want.size(), 1u);
+      EXPECT_EQ(got[0].ToString(), want[0].ToString()) << "row " << b;
+    }
+  }
+}
+
 TEST(VectorizeTest, BatchesRowsAndRefusesWhatCannotBe) {
   const Var v = dvector("v"), V = dmatrix("V"), s = lscalar("s");
   // Each row of V through the same graph; the unbatched output is repeated.
@@ -172,6 +285,17 @@ TEST(VectorizeTest, BatchesRowsAndRefusesWhatCannotBe) {
   EXPECT_EQ(got[0].ToString(), Tensor::Of<double>(DType::kFloat64, {2, 2},
                                                   {0, 0, std::exp(1.0), 1})->ToString());
   EXPECT_EQ(got[1].ToString(), "[7. 7.]");
+  // Two batches must have one length.
+  const Var w = dvector("w"), W = dmatrix("W");
+  absl::StatusOr<std::vector<Var>> two = vectorize({v + w}, {{v, V}, {w, W}});
+  ASSERT_TRUE(two.ok()) << two.status();
+  auto f = function({V, W}, *two);
+  ASSERT_TRUE(f.ok()) << f.status();
+  const Tensor two_rows = *Tensor::Of<double>(DType::kFloat64, {2, 1}, {1, 2});
+  const Tensor three_rows = *Tensor::Of<double>(DType::kFloat64, {3, 1}, {1, 2, 3});
+  EXPECT_TRUE((*f)({two_rows, two_rows}).ok());
+  EXPECT_NE((*f)({two_rows, three_rows}).status().message().find("SpecifyShape"),
+            std::string::npos);
   // A shape that would differ between rows.
   const Var n = lvector("n"), N = lmatrix("N");
   EXPECT_EQ(vectorize({zeros({subtensor(n, {Index(0)})})}, {{n, N}}).status().message(),
@@ -179,7 +303,7 @@ TEST(VectorizeTest, BatchesRowsAndRefusesWhatCannotBe) {
             "rows)");
   EXPECT_EQ(vectorize({v}, {{v, subtensor(V, {Index(0)})}}).status().message(),
             "vectorize: TensorType(float64, (?,)) is not a batch of TensorType(float64, (?,)) "
-            "(one more leading dim)");
+            "(one more leading dim, the same dtype)");
 }
 
 }  // namespace

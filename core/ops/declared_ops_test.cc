@@ -116,12 +116,16 @@ TEST(DeclaredOpsTest, JoinWithASymbolicAxis) {
   const Var out = ApplyOp(*join, {axis, m, m});
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_EQ(out->type()->ToString(), "TensorType(float64, (?, ?))");
-  EXPECT_EQ(out->owner()
-                ->op()
-                .InferShape(*out->owner(), {{}, ShapeOf(m.ptr()), ShapeOf(m.ptr())})
-                ->at(0)
-                .size(),
-            2u);
+  absl::StatusOr<std::vector<ShapeVars>> shapes =
+      out->owner()->op().InferShape(*out->owner(), {{}, ShapeOf(m.ptr()), ShapeOf(m.ptr())});
+  ASSERT_TRUE(shapes.ok()) << shapes.status();
+  ASSERT_EQ((*shapes)[0].size(), 2u);
+  for (int d = 0; d < 2; ++d) {  // each dim read from the output itself
+    const VariablePtr& dim = (*shapes)[0][d];
+    ASSERT_NE(dim->owner(), nullptr);
+    EXPECT_EQ(dim->owner()->op().Name(), absl::StrCat("Shape_i{", d, "}"));
+    EXPECT_EQ(dim->owner()->inputs()[0], out.ptr());
+  }
   const Var g = grad(sum(out), m);
   ASSERT_FALSE(g.ok());
   EXPECT_NE(g.status().message().find("The axis is not a constant."), std::string::npos)

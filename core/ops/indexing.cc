@@ -294,8 +294,10 @@ absl::Status AdvancedSubtensor1::Perform(const Apply&, std::span<const Tensor> i
   shape.insert(shape.end(), row_shape.begin(), row_shape.end());
   RETURN_IF_ERROR(CheckShape(Name(), shape, x.dtype()));
   Tensor out = Tensor::Empty(x.dtype(), shape);
+  const std::vector<int64_t> out_strides = ContiguousStrides(row_shape);
+  const int64_t row_size = ShapeSize(row_shape);
   for (int64_t i = 0; i < n; ++i) {
-    Tensor dst = out.View(row_shape, ContiguousStrides(row_shape), i * ShapeSize(row_shape));
+    Tensor dst = out.View(row_shape, out_strides, i * row_size);
     RETURN_IF_ERROR(
         Assign(*this, dst, x.View(row_shape, row_strides, rows[i] * x.strides()[0]), true));
   }

@@ -199,8 +199,7 @@ absl::StatusOr<std::vector<ShapeVars>> Split::InferShape(const Apply& node,
                                                          const std::vector<ShapeVars>& in) const {
   const std::vector<VariablePtr>& x = node.inputs();
   const int n_splits = attrs().n_splits;
-  const int64_t axis =
-      static_cast<int64_t>(static_cast<const Constant&>(*x[1]).data().ElementAsDouble(0));
+  const int64_t axis = *ConstantInt(x[1]);  // MakeNode takes only a constant axis
   std::vector<ShapeVars> outs;
   for (int i = 0; i < n_splits; ++i) {
     ShapeVars s = in[0];

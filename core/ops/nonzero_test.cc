@@ -1,5 +1,5 @@
-// Nonzero against numpy.nonzero: every dtype's notion of nonzero (NaN included), C order, empty
-// results, the shape it infers, and its refusals.
+// Nonzero against numpy.nonzero: floats (NaN included), integers and bools, C order over 2 and 3
+// dims, empty results, the shape it infers, and its refusals.
 #include "core/ops/nonzero.h"
 
 #include <cmath>
@@ -28,6 +28,18 @@ TEST(NonzeroTest, CoordinatesInCOrder) {
   got = testing::Eval({b}, {nonzero(b)[0]}, {*Tensor::Of<bool>(DType::kBool, {3}, {0, 0, 0})});
   ASSERT_EQ(got.size(), 1u);
   EXPECT_EQ(got[0].shape(), (Shape{0}));
+}
+
+TEST(NonzeroTest, IntegersOverThreeDims) {
+  const Var a = tensor(DType::kInt8, {2, 2, 2}, "a");
+  const Tensor v =
+      Tensor::Of<int64_t>(DType::kInt64, {2, 2, 2}, {0, -3, 0, 0, 7, 0, 0, 1})->AsType(DType::kInt8);
+  std::vector<Tensor> got = testing::Eval({a}, nonzero(a), {v});
+  ASSERT_EQ(got.size(), 3u);
+  // numpy.nonzero(...) == ([0, 1, 1], [0, 0, 1], [1, 0, 1])
+  EXPECT_EQ(got[0].ToString(), "[0 1 1]");
+  EXPECT_EQ(got[1].ToString(), "[0 0 1]");
+  EXPECT_EQ(got[2].ToString(), "[1 0 1]");
 }
 
 TEST(NonzeroTest, RefusesScalarsAndHasNoGradient) {

@@ -48,3 +48,17 @@ def test_errors_are_messages_not_tracebacks(server):
     assert "Traceback" not in out.stderr
     out = kiln_cli(server, "compile", "-i", "x:nonsense", "x")
     assert "bad input 'x:nonsense'" in out.stderr
+
+
+def test_a_serialized_graph_compiles_with_the_modes_checks(server, tmp_path):
+    import kiln.tensor as kt
+    from kiln import wire
+    x = kt.dvector("x")
+    path = tmp_path / "graph.pb"
+    path.write_bytes(wire.graph_to_proto([x], [kt.log(x)]).SerializeToString())
+    ids = set()
+    for mode in ("FAST_RUN", "NanGuardMode", "DebugMode"):
+        out = kiln_cli(server, "compile", "--graph", str(path), "--mode", mode)
+        assert out.returncode == 0, out.stderr
+        ids.add(out.stdout.split()[1])
+    assert len(ids) == 3  # the check is part of the function's identity

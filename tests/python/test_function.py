@@ -160,3 +160,12 @@ def test_copy_swaps_shared_variables_and_deletes_updates(server):
     h(1.0)
     assert f[s] == 4.0
     assert f.copy(delete_updates=True)(7.0) == 4.0 and f[s] == 4.0
+
+
+def test_an_updated_input_without_a_value_is_required(server):
+    s, x = kt.dvector("s"), kt.dvector("x")
+    f = kiln.function([x, In(s, update=s + x)], s * 2.0)
+    with pytest.raises(TypeError, match="Missing required input"):
+        f([1.0])
+    np.testing.assert_array_equal(f([1.0], [3.0]), [6.0])
+    np.testing.assert_array_equal(f([1.0]), [8.0])  # now it has the updated value, 4

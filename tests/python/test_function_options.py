@@ -42,7 +42,7 @@ def test_debug_mode_runs_both_graphs(server):
         kiln.function([x], kt.log(x), mode="DebugMode")(-np.ones((1, 1)))
 
 
-def test_profile_returns_the_servers_summary(server):
+def test_profile_returns_the_servers_summary(server, monkeypatch):
     x = kt.dvector("x")
     f = kiln.function([x], kt.tanh(kt.dot(x, x)) + x, profile=True, name="my_fn")
     assert f.name == "my_fn"
@@ -56,11 +56,8 @@ def test_profile_returns_the_servers_summary(server):
     assert "<% time> <sum %> <time (s)> <#call> <Op name>" in text
     assert "Elemwise" in text or "Composite" in text
     assert kiln.function([x], x * 2.0).profile is None
-    kiln.config.profile = True
-    try:
-        g = kiln.function([x], x * 3.0)
-    finally:
-        kiln.config.profile = False
+    monkeypatch.setattr(kiln.config, "profile", True)
+    g = kiln.function([x], x * 3.0)
     g(np.ones(1))
     assert "Time in 1 calls" in g.profile.summary_text()
     # A pickled profiled function keeps its name and profiles again where it lands.

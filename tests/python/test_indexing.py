@@ -64,30 +64,51 @@ CASES = [_random_index(np.random.default_rng(seed)) for seed in range(80)]
 CASES += [_random_multi_index(np.random.default_rng(1000 + seed)) for seed in range(40)]
 
 
-@pytest.mark.parametrize("index", CASES, ids=[repr(c) for c in CASES])
-def test_reads_writes_and_gradients_match_numpy(server, index):
-    x = kt.dtensor3("x")
-    want = X[index]
-    view = x[index]
+def _check_against_numpy(x, view, np_index, seed):
+    """x[...] as view reads, set_subtensor, inc_subtensor and the gradient, against NumPy with
+    X[np_index]."""
+    want = X[np_index]
     assert view.type.ndim == want.ndim
     got = kiln.function([x], view)(X)
     assert got.shape == want.shape
     np.testing.assert_array_equal(got, want)
 
-    y = np.random.default_rng(1).normal(size=want.shape)
+    y = np.random.default_rng(seed).normal(size=want.shape)
     expected = X.copy()
-    expected[index] = y
+    expected[np_index] = y
     np.testing.assert_array_equal(kiln.function([x], kt.set_subtensor(view, y))(X), expected)
 
     expected = X.copy()
-    np.add.at(expected, index, y)  # repeated indices accumulate
+    np.add.at(expected, np_index, y)  # repeated indices accumulate
     np.testing.assert_allclose(kiln.function([x], kt.inc_subtensor(view, y))(X), expected)
 
     # d/dx sum(y * x[index]) scatters y back to the indexed places, accumulating repeats.
     expected = np.zeros(SHAPE)
-    np.add.at(expected, index, y)
+    np.add.at(expected, np_index, y)
     grad = kiln.grad(kt.sum(view * y), x)
     np.testing.assert_allclose(kiln.function([x], grad)(X), expected)
+
+
+@pytest.mark.parametrize("index", CASES, ids=[repr(c) for c in CASES])
+def test_reads_writes_and_gradients_match_numpy(server, index):
+    x = kt.dtensor3("x")
+    _check_against_numpy(x, x[index], index, seed=1)
+
+
+# None beside advanced indices (adjacent, so that NumPy keeps their dims in place).
+NEW_AXES = [(None, [0, 2]), ([1, 3], None, 1), (slice(None), [0, 2], None),
+            ([[0], [3]], [1, 2], None), (Ellipsis, None, [4, 0])]
+
+
+@pytest.mark.parametrize("index", NEW_AXES, ids=[repr(c) for c in NEW_AXES])
+def test_new_axes_beside_arrays(server, index):
+    x = kt.dtensor3("x")
+    _check_against_numpy(x, x[index], index, seed=3)
+
+
+def test_new_axes_with_arrays_apart_are_refused(server):
+    with pytest.raises(NotImplementedError, match="None beside an array index"):
+        kt.dtensor3("x")[[0, 1], :, 0, None]
 
 
 def test_several_arrays_out_of_range_fail(server):
@@ -121,17 +142,7 @@ MASKED = {
 def test_symbolic_boolean_masks(server, name):
     """Masks computed in the graph (over one dim or several), in reads, writes and gradients."""
     x = kt.dtensor3("x")
-    index, np_index = MASKED[name](*_masks(x)), MASKED[name](*_masks(X))
-    view, want = x[index], X[np_index]
-    np.testing.assert_array_equal(kiln.function([x], view)(X), want)
-    y = np.random.default_rng(2).normal(size=want.shape)
-    expected = X.copy()
-    expected[np_index] = y
-    np.testing.assert_array_equal(kiln.function([x], kt.set_subtensor(view, y))(X), expected)
-    expected = np.zeros(SHAPE)
-    np.add.at(expected, np_index, y)
-    grad = kiln.grad(kt.sum(view * y), x)
-    np.testing.assert_allclose(kiln.function([x], grad)(X), expected)
+    _check_against_numpy(x, x[MASKED[name](*_masks(x))], MASKED[name](*_masks(X)), seed=2)
 
 
 def test_a_mask_of_the_wrong_length_fails(server):

@@ -48,6 +48,9 @@ def test_sort_and_argsort(server, axis):
 def test_var_and_std(server, axis, ddof):
     m = at.dmatrix("m")
     np.testing.assert_allclose(run([m], at.var(m, axis, ddof=ddof), M), np.var(M, axis, ddof=ddof))
+    # Aesara's corrected two-pass variance equals the plain one up to rounding.
+    np.testing.assert_allclose(run([m], at.var(m, axis, ddof=ddof, corrected=True), M),
+                               np.var(M, axis, ddof=ddof))
     np.testing.assert_allclose(run([m], at.std(m, axis, ddof=ddof, keepdims=True), M),
                                np.std(M, axis, ddof=ddof, keepdims=True))
 
@@ -59,6 +62,7 @@ def test_products(server):
                                np.tensordot(a, b, 1))
     np.testing.assert_allclose(run([x, y], at.tensordot(x, y, [[1, 2], [1, 0]]), a, b),
                                np.tensordot(a, b, [[1, 2], [1, 0]]))
+    np.testing.assert_allclose(run([x], at.dot(2.0, x), a), 2.0 * a)  # a scalar scales
     c = RNG.normal(size=(2, 4, 5))
     np.testing.assert_allclose(run([x, y], at.dot(x, y), a, c), np.dot(a, c))
     np.testing.assert_allclose(run([x, y], at.matmul(x, y), a, c), np.matmul(a, c))
@@ -74,6 +78,10 @@ def test_relu_take_and_shapes(server):
     np.testing.assert_array_equal(run([m, i], subtensor.take(m, i, 0), M, idx), np.take(M, idx, 0))
     np.testing.assert_array_equal(run([m, i], at.take(m, i, axis=1), M, idx), np.take(M, idx, 1))
     np.testing.assert_array_equal(run([m, i], at.take(m, i, axis=None), M, idx), np.take(M, idx))
+    # Indices of any rank, a scalar index included, as numpy.take.
+    grid = np.array([[0, 2], [1, -1]])
+    np.testing.assert_array_equal(run([m], at.take(m, grid, axis=1), M), np.take(M, grid, 1))
+    np.testing.assert_array_equal(run([m], at.take(m, 1, axis=0), M), np.take(M, 1, 0))
     assert at.shape_padright(v, 2).type.shape == (None, 1, 1)
     assert shape_padleft(v).type.shape == (1, None)
     assert at.shape_padaxis(m, 1).type.shape == (None, 1, None)
@@ -105,6 +113,7 @@ def test_joining_and_grids(server):
         np.testing.assert_array_equal(got.eval(), want)
     for got, want in zip(at.ogrid[0:3, 0:4], np.ogrid[0:3, 0:4]):
         np.testing.assert_array_equal(got.eval(), want)
+    np.testing.assert_array_equal(at.mgrid[1:7:2].eval(), np.mgrid[1:7:2])  # one range: itself
 
 
 def test_eval_caches_one_function_per_set_of_inputs(server):
@@ -112,6 +121,7 @@ def test_eval_caches_one_function_per_set_of_inputs(server):
     z = x + y
     assert z.eval({x: 16.3, y: 12.1}) == pytest.approx(28.4)
     assert z.eval({x: 1.0, y: 2.0}) == 3.0
+    assert z.eval({y: 2.0, x: 1.0}) == 3.0  # the same inputs in another order
     assert len(z._eval_functions) == 1
     assert at.constant(2.0).eval() == 2.0
 

@@ -47,7 +47,8 @@ def _function(args):
         graph = _pb.graph_pb2.Graph()
         with open(args.graph, "rb") as f:
             graph.ParseFromString(f.read())
-        req = _pb.service_pb2.CompileRequest(graph=graph, mode=mode_options(args.mode)[0])
+        mode, check = mode_options(args.mode)
+        req = _pb.service_pb2.CompileRequest(graph=graph, mode=mode, check=check)
         resp = kiln.client.get_client().call("Compile", req)
         return resp.function_id, resp.source, resp.signature
     inputs = _inputs(args.input)
@@ -140,7 +141,8 @@ def main(argv=None):
         p.add_argument("expression", nargs="?", help="a Python expression over the inputs")
         p.add_argument("-i", "--input", action="append", default=[],
                        help="an input NAME:CONSTRUCTOR (x:dmatrix); repeat for more")
-        p.add_argument("--mode", help="FAST_RUN (default), FAST_COMPILE or NONE")
+        p.add_argument("--mode", help="FAST_RUN (default), FAST_COMPILE, NONE, NanGuardMode or "
+                                      "DebugMode")
         if name == "compile":
             p.add_argument("--graph", help="a serialized kiln.v1.Graph instead of an expression")
         if name == "run":

@@ -32,7 +32,7 @@ class Function:
         self._allow_downcast = allow_downcast
         self._states = list(states)  # input indices whose update is an extra output, in order
         self._containers = [None if i.value is None and i.update is None
-                            else Container(i.variable, 0 if i.value is None else i.value)
+                            else Container(i.variable, i.value)
                             for i in inputs]
         self.value = _ByInput(self, lambda c: c.value)
         self.container = _ByInput(self, lambda c: c)
@@ -106,7 +106,7 @@ class Function:
             if given[k]:
                 data = inp.variable.type.filter(values[k], self._allow_downcast,
                                                 name=str(inp.name or inp.variable))
-            elif self._containers[k] is not None:
+            elif self._containers[k] is not None and self._containers[k].value is not None:
                 data = self._containers[k].value
             else:
                 raise TypeError("Missing required input: %s" % (inp.name or inp.variable))
@@ -129,7 +129,6 @@ class Function:
             self._containers[k].set(value)
         out = out[:n]
         return out[0] if self._single else out
-
 
     def copy(self, share_memory=False, swap=None, delete_updates=False, name=None,
              profile=None):

@@ -43,10 +43,11 @@ def as_in(x):
 class Container:
     """The value a function keeps for an input with a default or an update (fn.container[x])."""
 
-    def __init__(self, variable, value):
+    def __init__(self, variable, value=None):
         self.variable = variable
-        self.value = None
-        self.set(value)
+        self.value = None  # None until set: the input is then still required in a call
+        if value is not None:
+            self.set(value)
 
     def set(self, value):
         """Stores value filtered to the variable's type (safe casts only)."""

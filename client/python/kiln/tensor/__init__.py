@@ -31,7 +31,8 @@ def where(cond, ift, iff):
 
 as_tensor = as_tensor_variable
 
-# Aesara's module paths: kt.math.sigmoid, kt.extra_ops.cumsum, kt.shape.specify_shape...
+# Aesara's module paths: kt.math.sigmoid, kt.extra_ops.cumsum... (kt.shape and kt.sort are the
+# functions, as in Aesara; their modules are kiln.tensor.shape and kiln.tensor.sort by import.)
 from kiln.tensor import (basic, extra_ops, math, nnet, shape, sort, special,  # noqa: E402,F401
                          subtensor, type)
 from kiln.tensor.extra_ops import cumprod, cumsum, repeat, split  # noqa: E402,F401

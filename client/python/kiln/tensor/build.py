@@ -68,8 +68,8 @@ class _Grid:
         self.sparse = sparse
 
     def __getitem__(self, slices):
-        if not isinstance(slices, tuple):
-            slices = (slices,)
+        if not isinstance(slices, tuple):  # one range: itself, as Aesara returns it
+            return arange(slices.start or 0, slices.stop, slices.step or 1)
         ranges = [arange(s.start or 0, s.stop, s.step or 1) for s in slices]
         nd = len(ranges)
         grids = []

@@ -1,5 +1,5 @@
 """kiln.tensor.extra_ops (Aesara's aesara.tensor.extra_ops): cumsum, cumprod, repeat,
-split and squeeze, each made and typed by core."""
+split and squeeze."""
 from kiln.graph import CoreOp
 from kiln.tensor.basic import as_tensor_variable, constant
 from kiln.tensor.shape import squeeze  # noqa: F401  (aesara.tensor.extra_ops.squeeze)

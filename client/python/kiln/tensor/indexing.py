@@ -7,8 +7,8 @@ with one flat index. In reads and in set_subtensor and inc_subtensor.
 import numpy as np
 
 from kiln.graph import CoreOp, Op, apply_typed_by_core
-from kiln.tensor.basic import (as_tensor_variable, constant, dimshuffle, fill, reshape,
-                               shape_i, switch)
+from kiln.tensor.basic import (as_tensor_variable, cast, constant, dimshuffle, fill,
+                               reshape, shape_i, switch)
 from kiln.tensor.elemwise import X
 
 
@@ -34,9 +34,9 @@ def _index_scalar(v):
         return constant(int(v), dtype="int64")
     v = as_tensor_variable(v)
     if v.ndim != 0 or np.dtype(v.dtype).kind not in "iu":
-        raise TypeError("kiln: index %s has type %s; indices are integer scalars or slices "
-                        "(advanced indexing is not supported)" % (v, v.type))
-    return v
+        raise TypeError("kiln: index %s has type %s; an index is an integer, a slice, an "
+                        "integer array or a boolean mask" % (v, v.type))
+    return v if v.dtype == "int64" else cast(v, "int64")
 
 
 class Subtensor(Op):
@@ -174,15 +174,20 @@ class _Plan:
             if self.adv_first and self.new_axes:
                 raise NotImplementedError("kiln: None beside an array index and integers apart "
                                           "from it is not supported")
+        # The graph pieces reads and writes share: x[basic entries] (x itself when they select
+        # everything), and for advanced entries the merged view, its flat index and the split.
+        self.x = x
+        self.base = self._basic_view(x)
+        if self.advs:
+            self.merged, self.flat, self.split = self._merge(self.base)
 
-    def basic_view(self, x):
-        """x[basic entries], or x itself when they select everything."""
+    def _basic_view(self, x):
         if all(isinstance(e, slice) and e == slice(None) for e in self.basic):
             return x
         codes, inputs = _index_entries(self.basic)
         return Subtensor(codes)(x, *inputs)
 
-    def merge(self, base):
+    def _merge(self, base):
         """(base with the advanced axes moved together and merged into one at adv_axis, the
         flat index into that axis, the function that splits a tensor of the merged layout
         back into base's). An index outside its axis makes the flat index point past the end,
@@ -240,10 +245,9 @@ def subtensor(x, index):
     """x[index] as NumPy reads it: integers, slices, None, ... and advanced indices."""
     x = as_tensor_variable(x)
     plan = _Plan(x, index)
-    out = plan.basic_view(x)
+    out = plan.base
     if plan.advs:
-        merged, flat, _ = plan.merge(out)
-        out = _take(merged, flat, plan.adv_axis)
+        out = _take(plan.merged, plan.flat, plan.adv_axis)
         if plan.adv_first:
             out = dimshuffle(out, _adv_dims_first(out.ndim, plan))
     if plan.new_axes:
@@ -252,7 +256,7 @@ def subtensor(x, index):
             order.insert(pos, X)
         out = dimshuffle(out, order)
     if plan.advs or plan.new_axes:
-        out._kiln_index = (x, index)  # how set_subtensor and inc_subtensor write through it
+        out._kiln_index = plan  # how set_subtensor and inc_subtensor write through it
     return out
 
 
@@ -292,22 +296,18 @@ def _advanced_inc(x, indices, y, axis, set):
 
 
 def _inc(view, y, set):
-    recipe = getattr(view, "_kiln_index", None)
-    if recipe is not None:
-        x, index = recipe
-        plan = _Plan(x, index)
+    plan = getattr(view, "_kiln_index", None)
+    if plan is not None:
+        x, base = plan.x, plan.base
         if plan.new_axes:  # y broadcast to the view, then the added axes dropped
             y = fill(view, as_tensor_variable(y))
             y = dimshuffle(y, [d for d in range(y.ndim) if d not in plan.new_axes])
         if not plan.advs:
-            base = plan.basic_view(x)
             return IncSubtensor((), set)(x, y) if base is x else _inc(base, y, set)
-        base = plan.basic_view(x)
         if plan.adv_first:  # y in the view's layout, back to the take's
             y = fill(view, as_tensor_variable(y))
             y = dimshuffle(y, np.argsort(_adv_dims_first(y.ndim, plan)).tolist())
-        merged, flat, split = plan.merge(base)
-        written = split(_advanced_inc(merged, flat, y, plan.adv_axis, set))
+        written = plan.split(_advanced_inc(plan.merged, plan.flat, y, plan.adv_axis, set))
         return written if base is x else _inc(base, written, True)
     node = getattr(view, "owner", None)
     if node is None or not isinstance(node.op, Subtensor):

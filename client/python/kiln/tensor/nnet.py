@@ -18,9 +18,11 @@ class Dot(Op):
 
 
 def dot(x, y):
-    """Aesara's dot: numpy.dot for vectors and matrices; for more dims, tensordot over the last
+    """Aesara's dot: numpy.dot for scalars, vectors and matrices; for more dims, tensordot over the last
     axis of x and the second-to-last of y."""
     x, y = as_tensor_variable(x), as_tensor_variable(y)
+    if x.ndim == 0 or y.ndim == 0:  # a scalar scales, as in numpy.dot
+        return x * y
     if x.ndim > 2 or y.ndim > 2:
         return tensordot(x, y, [[x.ndim - 1], [max(0, y.ndim - 2)]])
     return Dot()(x, y)

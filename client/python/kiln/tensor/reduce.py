@@ -143,11 +143,16 @@ def argmin(x, axis=None, keepdims=False):
 
 
 def var(input, axis=None, ddof=0, keepdims=False, corrected=False):
-    """The variance along the axes: the mean of the squared deviations from the mean, divided
-    by count - ddof instead of count when ddof is given (as Aesara builds it)."""
+    """The variance along the axes: the sum of the squared deviations from the mean divided by
+    count - ddof, count being the number of elements reduced (NumPy's rule; over several axes
+    with ddof, Aesara 2.9.4 divides by the product of each axis's length - ddof instead).
+    corrected: Aesara's corrected two-pass algorithm, which subtracts the rounding error
+    (sum of the deviations)^2 / (count (count - ddof))."""
     x = as_tensor_variable(input)
     centered = x - mean(x, axis, keepdims=True)
     v = mean(centered ** 2, axis, keepdims)
+    if corrected:
+        v = v - mean(centered, axis, keepdims) ** 2
     if ddof:
         axes = _normalize_axes("var", axis, x.ndim)
         count = 1.0

@@ -70,18 +70,18 @@ class _TensorMethods:
     def __matmul__(self, other): return self._k().dot(self, other)
     def __rmatmul__(self, other): return self._k().dot(other, self)
     def exp(self): return self._k().exp(self)
+    def log(self): return self._k().log(self)
 
     def eval(self, inputs_to_values=None):
         """Aesara's eval: this variable's value given values of the inputs it depends on
         ({variable: value}), compiled once per set of inputs and cached on the variable."""
         from kiln.compile import function
         values = inputs_to_values or {}
-        inputs = tuple(values)
+        inputs = tuple(sorted(values, key=id))
         cache = self.__dict__.setdefault("_eval_functions", {})
         if inputs not in cache:
             cache[inputs] = function(list(inputs), self)
         return cache[inputs](*[values[i] for i in inputs])
-    def log(self): return self._k().log(self)
 
 
 class TensorVariable(_TensorMethods, Variable):
