@@ -14,6 +14,7 @@
 #include "absl/synchronization/mutex.h"
 #include "core/graph/canonical.h"
 #include "core/graph/status_macros.h"
+#include "core/ops/print.h"
 #include "kiln/v1/stored.pb.h"
 #include "proto/convert/function_convert.h"
 #include "proto/convert/options_convert.h"
@@ -253,6 +254,8 @@ absl::StatusOr<std::vector<Tensor>> Execute(const CompiledFunction& f, std::vect
   }
   absl::MutexLock update_lock(&session->update_mutex());
   for (int attempt = 1;; ++attempt) {
+    // What Print ops showed in a try that lost its race is shown again by the next.
+    if (PrintCapture* printed = PrintCapture::Current()) printed->Clear();
     RunResult run = Run(f, args, shared, session, interrupt);  // args kept for another try
     if (!run.outputs.ok()) return run.outputs;
     std::vector<Tensor>& out = *run.outputs;

@@ -1,6 +1,7 @@
 // ExecuteStream: Execute for tensors larger than one message. The client sends the request, then
 // each argument in chunks (the first chunk of a tensor carries its dtype and shape), and closes
-// its side; the server runs the function on its pool and streams the outputs back in chunks.
+// its side; the server runs the function on its pool and streams back what its Print ops showed
+// (one message each), then the outputs in chunks.
 #include "absl/strings/str_cat.h"
 #include "proto/convert/tensor_convert.h"
 #include "server/service.h"
@@ -104,15 +105,24 @@ class ExecuteStreamReactor final
       args.push_back(*std::move(t));
     }
     args_.clear();
+    PrintCapture printed(service_.limits().max_printed_bytes);
     absl::StatusOr<std::vector<Tensor>> out = service_.RunExecution(
         ctx_, *tenant_, request_.function_id(), request_.session(), std::move(args));
     if (!out.ok()) return Fail(out.status());
+    for (const PrintedValue& p : printed.values()) {
+      PrintedToProto(p, printed_.emplace_back().mutable_printed());
+    }
+    if (printed.dropped() > 0) printed_.emplace_back().set_printed_dropped(printed.dropped());
     for (Tensor& t : *out) outputs_.push_back(t.Contiguous());
     WriteNext();
   }
 
-  // Writes the next chunk of the outputs, or finishes.
+  // Writes the next printed value or chunk of the outputs, or finishes.
   void WriteNext() {
+    if (next_printed_ < printed_.size()) {
+      StartWrite(&printed_[next_printed_++]);
+      return;
+    }
     while (next_output_ < outputs_.size()) {
       const Tensor& t = outputs_[next_output_];
       const size_t total = static_cast<size_t>(t.nbytes());
@@ -151,6 +161,8 @@ class ExecuteStreamReactor final
   v1::ExecuteRequest request_;
   bool has_request_ = false;
   std::vector<v1::Tensor> args_;
+  std::vector<v1::TensorChunk> printed_;  // sent before the outputs
+  size_t next_printed_ = 0;
   std::vector<Tensor> outputs_;
   size_t next_output_ = 0, next_offset_ = 0;
   bool sent_header_ = false;

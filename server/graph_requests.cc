@@ -1,12 +1,14 @@
 #include "server/graph_requests.h"
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "core/grad/gradient.h"
 #include "core/graph/fgraph.h"
 #include "core/graph/status_macros.h"
 #include "core/passes/passes.h"
 #include "core/text/dot.h"
 #include "core/text/dprint.h"
+#include "core/text/pp.h"
 #include "proto/convert/options_convert.h"
 
 namespace kiln::server {
@@ -114,8 +116,16 @@ absl::Status OptimizeGraph(const v1::OptimizeRequest& request, const GraphLimits
   return absl::OkStatus();
 }
 
-std::string PrintGraph(const std::vector<Var>& outputs, v1::PrintRequest::Format format) {
-  return format == v1::PrintRequest::DOT ? ToDot(outputs) : DebugPrint(outputs);
+absl::StatusOr<std::string> PrintGraph(const std::vector<Var>& outputs,
+                                       v1::PrintRequest::Format format, bool compiled) {
+  if (format == v1::PrintRequest::DOT) return ToDot(outputs);
+  if (format != v1::PrintRequest::PP) return DebugPrint(outputs, {.print_order = compiled});
+  std::vector<std::string> lines;
+  for (const Var& out : outputs) {
+    ASSIGN_OR_RETURN(std::string line, PrettyPrint(out));
+    lines.push_back(std::move(line));
+  }
+  return absl::StrJoin(lines, "\n");
 }
 
 }  // namespace kiln::server

@@ -33,8 +33,10 @@ absl::Status OptimizeGraph(const v1::OptimizeRequest& request, const GraphLimits
                            const std::function<absl::Status()>& interrupt,
                            v1::OptimizeResponse* response);
 
-// dprint text or Graphviz DOT of the outputs.
-std::string PrintGraph(const std::vector<Var>& outputs, v1::PrintRequest::Format format);
+// dprint text, Graphviz DOT or pp text of the outputs; a compiled function's dprint numbers its
+// nodes in toposort order. RESOURCE_EXHAUSTED when pp's text is too long.
+absl::StatusOr<std::string> PrintGraph(const std::vector<Var>& outputs,
+                                       v1::PrintRequest::Format format, bool compiled);
 
 }  // namespace kiln::server
 

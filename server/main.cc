@@ -127,6 +127,9 @@ ABSL_FLAG(int64_t, max_nodes, EnvOr("KILN_MAX_NODES", 100000),
           "most nodes in one graph, and most node outputs (KILN_MAX_NODES)");
 ABSL_FLAG(int64_t, max_tensor_bytes, EnvOr("KILN_MAX_TENSOR_BYTES", int64_t{1} << 30),
           "largest tensor or constant (KILN_MAX_TENSOR_BYTES)");
+ABSL_FLAG(int64_t, max_printed_bytes, EnvOr("KILN_MAX_PRINTED_BYTES", int64_t{16} << 20),
+          "bytes of values Print ops may show in one call; more are left out "
+          "(KILN_MAX_PRINTED_BYTES)");
 ABSL_FLAG(
     int, max_concurrent_executions, EnvOr("KILN_MAX_CONCURRENT_EXECUTIONS", 64),
     "executions running at once; more are RESOURCE_EXHAUSTED (KILN_MAX_CONCURRENT_EXECUTIONS)");
@@ -192,6 +195,7 @@ int main(int argc, char** argv) {
   options.limits.max_nodes = absl::GetFlag(FLAGS_max_nodes);
   options.limits.max_tensor_bytes = absl::GetFlag(FLAGS_max_tensor_bytes);
   options.limits.max_concurrent_executions = absl::GetFlag(FLAGS_max_concurrent_executions);
+  options.limits.max_printed_bytes = absl::GetFlag(FLAGS_max_printed_bytes);
   options.tls = {absl::GetFlag(FLAGS_tls_cert), absl::GetFlag(FLAGS_tls_key),
                  absl::GetFlag(FLAGS_tls_client_ca)};
   options.auth_tokens = absl::GetFlag(FLAGS_auth_tokens);

@@ -309,6 +309,12 @@ absl::StatusOr<std::vector<Tensor>> KilnService::RunExecution(
   return out;
 }
 
+void PrintedToProto(const PrintedValue& printed, v1::PrintedValue* out) {
+  out->set_message(printed.message);
+  for (const std::string& a : printed.attrs) out->add_attrs(a);
+  *out->mutable_value() = ToProto(printed.value);
+}
+
 // True for a call worth no thread hop: small arguments, no updates (they may wait for the
 // session), and a function whose calls so far took under 100 us on average (a first call always
 // goes to the pool).
@@ -342,9 +348,12 @@ KilnService::Reactor* KilnService::Execute(Ctx* ctx, const v1::ExecuteRequest* r
           bytes_in += req->args(i).data().size();
           args.push_back(*std::move(t));
         }
+        PrintCapture printed(limits_.max_printed_bytes);
         absl::StatusOr<std::vector<Tensor>> out =
             RunExecution(ctx, tenant, req->function_id(), req->session(), std::move(args), f);
         if (!out.ok()) return out.status();
+        for (const PrintedValue& p : printed.values()) PrintedToProto(p, resp->add_printed());
+        resp->set_printed_dropped(printed.dropped());
         int64_t bytes_out = 0;
         for (const Tensor& t : *out) {
           *resp->add_outputs() = ToProto(t);
@@ -386,7 +395,8 @@ KilnService::Reactor* KilnService::Print(Ctx* ctx, const v1::PrintRequest* req,
       }
       RETURN_IF_ERROR(CheckNodes(req->graph(), limits_));
       ASSIGN_OR_RETURN(ProtoGraph g, GraphFromProto(req->graph(), GraphLimitsOf(limits_)));
-      resp->set_text(PrintGraph(g.outputs, req->format()));
+      ASSIGN_OR_RETURN(std::string text, PrintGraph(g.outputs, req->format(), false));
+      resp->set_text(std::move(text));
       return absl::OkStatus();
     }
     ASSIGN_OR_RETURN(std::shared_ptr<const CompiledFunction> f,
@@ -400,7 +410,9 @@ KilnService::Reactor* KilnService::Print(Ctx* ctx, const v1::PrintRequest* req,
       return absl::OkStatus();
     }
     const auto& outs = f->function.fgraph().outputs();
-    resp->set_text(PrintGraph(std::vector<Var>(outs.begin(), outs.end()), req->format()));
+    ASSIGN_OR_RETURN(std::string text,
+                     PrintGraph(std::vector<Var>(outs.begin(), outs.end()), req->format(), true));
+    resp->set_text(std::move(text));
     return absl::OkStatus();
   });
 }

@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "kiln/v1/service.grpc.pb.h"
+#include "core/ops/print.h"
 #include "server/arena_allocator.h"
 #include "server/auth.h"
 #include "server/function_cache.h"
@@ -24,10 +25,15 @@ struct ServiceLimits {
   int64_t max_nodes = 100000;
   int64_t max_tensor_bytes = int64_t{1} << 30;
   int max_concurrent_executions = 64;
+  // Bytes of values that Print ops may show in one call; the rest are left out and counted.
+  int64_t max_printed_bytes = int64_t{16} << 20;
   BudgetLimits budget;  // per Compile, Grad, Optimize and Print
   // Function ids and cache hits per tenant (--cache_scope=tenant) rather than shared by all.
   bool tenant_cache = false;
 };
+
+// A printed value as the wire carries it.
+void PrintedToProto(const PrintedValue& printed, v1::PrintedValue* out);
 
 class KilnService final : public v1::Kiln::CallbackService {
  public:

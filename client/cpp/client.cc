@@ -15,6 +15,7 @@
 #include "core/graph/canonical.h"
 #include "core/graph/status_macros.h"
 #include "core/graph/traversal.h"
+#include "core/ops/print.h"
 #include "core/runtime/shared.h"
 #include "kiln/v1/service.grpc.pb.h"
 #include "proto/convert/graph_convert.h"
@@ -293,6 +294,25 @@ absl::StatusOr<RemoteFunction> Client::CompileRequest(
   return f;
 }
 
+namespace {
+
+// Writes a value a Print op showed on the server to standard output, as Print does in-process.
+absl::Status ShowPrinted(const v1::PrintedValue& printed) {
+  ASSIGN_OR_RETURN(Tensor value, FromProto(printed.value()));
+  std::cout << PrintedText(
+      {printed.message(), {printed.attrs().begin(), printed.attrs().end()}, std::move(value)});
+  return absl::OkStatus();
+}
+
+void ShowDropped(int64_t dropped) {
+  if (dropped > 0) {
+    std::cerr << "kiln: " << dropped
+              << " printed values were left out: they exceed the server's --max_printed_bytes\n";
+  }
+}
+
+}  // namespace
+
 absl::StatusOr<std::vector<Tensor>> Client::Execute(RemoteFunction& f,
                                                     const std::vector<Tensor>& args) {
   v1::ExecuteRequest req;
@@ -314,6 +334,8 @@ absl::StatusOr<std::vector<Tensor>> Client::Execute(RemoteFunction& f,
       continue;
     }
     if (!s.ok()) return s;
+    for (const v1::PrintedValue& p : resp.printed()) RETURN_IF_ERROR(ShowPrinted(p));
+    ShowDropped(resp.printed_dropped());
     return FromProto(resp.outputs());
   }
 }
@@ -353,6 +375,11 @@ absl::StatusOr<std::vector<Tensor>> Client::ExecuteStreamed(RemoteFunction& f,
   std::vector<v1::Tensor> outs;
   v1::TensorChunk chunk;
   while (stream->Read(&chunk)) {
+    if (chunk.has_printed() || chunk.printed_dropped() > 0) {
+      if (chunk.has_printed()) RETURN_IF_ERROR(ShowPrinted(chunk.printed()));
+      ShowDropped(chunk.printed_dropped());
+      continue;
+    }
     if (chunk.index() == outs.size()) {
       outs.emplace_back();
       outs.back().set_dtype(chunk.dtype());
@@ -409,8 +436,9 @@ namespace {
 absl::StatusOr<v1::PrintRequest::Format> ParseFormat(const std::string& format) {
   if (format == "dprint") return v1::PrintRequest::DPRINT;
   if (format == "dot") return v1::PrintRequest::DOT;
+  if (format == "pp") return v1::PrintRequest::PP;
   return absl::InvalidArgumentError(
-      absl::StrCat("print format '", format, "': expected dprint or dot"));
+      absl::StrCat("print format '", format, "': expected dprint, dot or pp"));
 }
 
 }  // namespace

@@ -73,7 +73,8 @@ class Client {
   // The outputs after the server's optimizer (their inputs are the caller's variables).
   absl::StatusOr<std::vector<Var>> Optimize(const std::vector<Var>& outputs,
                                             OptimizerMode mode = OptimizerMode::kFastRun);
-  // dprint text (format "dprint") or Graphviz DOT ("dot") of a graph or of a compiled function.
+  // dprint text (format "dprint"), Graphviz DOT ("dot") or pp text ("pp") of a graph or of a
+  // compiled function.
   absl::StatusOr<std::string> Print(const std::vector<Var>& outputs,
                                     const std::string& format = "dprint");
   absl::StatusOr<std::string> Print(const RemoteFunction& f, const std::string& format = "dprint");

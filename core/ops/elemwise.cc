@@ -1,5 +1,6 @@
 #include "core/ops/elemwise.h"
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/graph/op_registry.h"
@@ -9,6 +10,49 @@
 #include "core/ops/shape_infer.h"
 
 namespace kiln {
+namespace {
+
+// The class name of a scalar op (str of Aesara's unnamed scalar op, as the inplace rewrite makes
+// it): "Add", "TrueDivide", "LT", "ArcCos"; Cast and Composite keep their names.
+std::string ScalarClassName(const ScalarOp& op) {
+  switch (op.kind) {
+    case ScalarOpKind::kCast:
+    case ScalarOpKind::kComposite: return op.Name();
+    case ScalarOpKind::kLt: return "LT";
+    case ScalarOpKind::kGt: return "GT";
+    case ScalarOpKind::kLe: return "LE";
+    case ScalarOpKind::kGe: return "GE";
+    case ScalarOpKind::kEq: return "EQ";
+    case ScalarOpKind::kNeq: return "NEQ";
+    case ScalarOpKind::kAnd: return "AND";
+    case ScalarOpKind::kOr: return "OR";
+    case ScalarOpKind::kXor: return "XOR";
+    case ScalarOpKind::kIsNan: return "IsNan";
+    case ScalarOpKind::kIsInf: return "IsInf";
+    case ScalarOpKind::kMaximum: return "ScalarMaximum";
+    case ScalarOpKind::kMinimum: return "ScalarMinimum";
+    case ScalarOpKind::kGammaln: return "GammaLn";
+    case ScalarOpKind::kDeg2Rad: return "Deg2Rad";
+    case ScalarOpKind::kRad2Deg: return "Rad2Deg";
+    default: break;
+  }
+  // Otherwise each '_'-separated word capitalized, "arc" a word of its own: round_half_to_even
+  // -> RoundHalfToEven, arctan2 -> ArcTan2, log1p -> Log1p.
+  std::string name = op.Name(), out;
+  bool upper = true;
+  for (size_t i = 0; i < name.size(); ++i) {
+    if (name[i] == '_') {
+      upper = true;
+      continue;
+    }
+    const bool after_arc = i == 3 && name.starts_with("arc");
+    out += upper || after_arc ? absl::ascii_toupper(name[i]) : name[i];
+    upper = false;
+  }
+  return out;
+}
+
+}  // namespace
 
 OpPtr Elemwise::Make(ScalarOp scalar_op, InplacePattern inplace_pattern) {
   // Ops are immutable, so every plain Elemwise of one scalar op (and cast dtype) is one shared
@@ -39,7 +83,7 @@ Elemwise::Elemwise(ScalarOp scalar_op, InplacePattern inplace_pattern)
     name_ = scalar_op_.ElemwiseName();
     return;
   }
-  name_ = absl::StrCat("Elemwise{", scalar_op_.Name(), "}[",
+  name_ = absl::StrCat("Elemwise{", ScalarClassName(scalar_op_), "}[",
                        absl::StrJoin(inplace_pattern_, ", ",
                                      [](std::string* out, const std::pair<int, int>& p) {
                                        absl::StrAppend(out, "(", p.first, ", ", p.second, ")");

@@ -26,7 +26,7 @@ class Elemwise final : public Op {
 
   static constexpr absl::string_view kTypeName = "Elemwise";
   OpKind kind() const override { return OpKind::kElemwise; }
-  // "Elemwise{mul,no_inplace}", "Elemwise{Cast{float32}}", or "Elemwise{mul}[(0, 0)]" with an
+  // "Elemwise{mul,no_inplace}", "Elemwise{Cast{float32}}", or "Elemwise{Mul}[(0, 0)]" with an
   // inplace pattern.
   std::string Name() const override { return name_; }
   // Checks the arity and that every input is a tensor, pads lower-rank inputs with

@@ -58,7 +58,8 @@ std::vector<Var> ScalarRule(const Elemwise& op, const Apply& node, const std::ve
       return {gz, -int_div(x, in[1]) * gz};
     case K::kPow: {
       const Var& y = in[1];
-      return {gz * y * pow(x, y - c(1)), switch_(eq(x, c(0)), c(0), gz * log(x) * pow(x, y))};
+      // y - 1 with a Python-int 1 (int8), as Aesara writes it: pp shows x ** (2 - 1).
+      return {gz * y * pow(x, y - 1), switch_(eq(x, c(0)), c(0), gz * log(x) * pow(x, y))};
     }
     case K::kClip: {
       const Var& lo = in[1];

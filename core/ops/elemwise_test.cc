@@ -89,7 +89,7 @@ TEST(ElemwiseOpTest, EqualPropsAreEqualOps) {
   EXPECT_EQ(a->Hash(), b->Hash());
   EXPECT_FALSE(*a == *c);
   EXPECT_FALSE(*a == *d);
-  EXPECT_EQ(d->Name(), "Elemwise{mul}[(0, 0)]");
+  EXPECT_EQ(d->Name(), "Elemwise{Mul}[(0, 0)]");
   EXPECT_EQ(d->destroy_map(), (std::vector<std::pair<int, int>>{{0, 0}}));
 }
 

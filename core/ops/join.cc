@@ -119,11 +119,16 @@ absl::StatusOr<std::vector<ShapeVars>> Join::InferShape(const Apply& node,
   Var total = Var(in[1][axis]);
   for (size_t i = 2; i < in.size(); ++i) total = total + Var(in[i][axis]);
   out[axis] = total.ptr();
+  // The other dims agree: a static one where an input has it, else the first input's (as
+  // Aesara's infer_shape).
   for (size_t d = 0; d < out.size(); ++d) {
     if (static_cast<int64_t>(d) == axis) continue;
-    std::vector<VariablePtr> dims;
-    for (size_t i = 1; i < in.size(); ++i) dims.push_back(in[i][d]);
-    out[d] = BroadcastDim(dims);
+    for (size_t i = 1; i < in.size(); ++i) {
+      if (in[i][d]->is_constant()) {
+        out[d] = in[i][d];
+        break;
+      }
+    }
   }
   return std::vector<ShapeVars>{out};
 }

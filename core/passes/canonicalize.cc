@@ -15,6 +15,7 @@
 #include "core/ops/shape.h"
 #include "core/passes/passes.h"
 #include "core/passes/rule_util.h"
+#include "core/passes/shape_lift.h"
 #include "core/rewrite/pattern.h"
 
 namespace kiln {
@@ -608,7 +609,7 @@ std::vector<RewriteRule> CanonicalizeRules() {
       Rule("local_useless_reduce", {OpKind::kCAReduce}, UselessReduce),
   };
   for (std::vector<RewriteRule> more :
-       {AbsSqrtRules("canonicalize"), SumProdRules("canonicalize")}) {
+       {AbsSqrtRules("canonicalize"), SumProdRules("canonicalize"), ShapeLiftRules()}) {
     for (RewriteRule& r : more) rules.push_back(std::move(r));
   }
   return rules;

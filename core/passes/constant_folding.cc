@@ -1,6 +1,8 @@
-// Constant folding: a node whose inputs are all constants is computed once, by its own kernel.
+// Constant folding: a node whose inputs are all constants is computed once, by its own kernel
+// (not Alloc, whose output may be large, nor Print, which shows its value at each call).
 #include "core/graph/basic.h"
 #include "core/graph/op.h"
+#include "core/ops/print.h"
 #include "core/passes/passes.h"
 #include "core/passes/rule_util.h"
 
@@ -12,7 +14,8 @@ constexpr int64_t kMaxFoldedElements = 1 << 16;
 
 Replacement Fold(const FunctionGraph&, Apply& node) {
   const OpKind kind = node.op().kind();
-  if (kind == OpKind::kAlloc || kind == OpKind::kGradientOp || node.num_inputs() == 0) {
+  if (kind == OpKind::kAlloc || kind == OpKind::kGradientOp || node.num_inputs() == 0 ||
+      node.op().type_name() == Print::kTypeName) {
     return std::nullopt;
   }
   std::vector<Tensor> inputs;

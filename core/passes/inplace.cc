@@ -50,7 +50,7 @@ bool Protected(const FunctionGraph& fg, const std::unordered_set<const Variable*
 
 }  // namespace
 
-// Elemwise{add,no_inplace}(t, u) -> Elemwise{add}[(0, 0)](t, u) when t is an intermediate of
+// Elemwise{add,no_inplace}(t, u) -> Elemwise{Add}[(0, 0)](t, u) when t is an intermediate of
 // the output's type used by this node alone (and not a graph output); Gemm and Gemv likewise
 // into their z / y.
 absl::Status InplacePass(FunctionGraph& fg, RewriteContext& ctx) {

@@ -268,7 +268,7 @@ TEST(PassesTest, InplaceNeverOverwritesWhatIsStillNeeded) {
   Var chain = exp(x) * y;
   Optimized c = Optimize({x, y}, {chain}, only_inplace);
   EXPECT_EQ(DebugPrint(std::vector<Var>(c.fg->outputs().begin(), c.fg->outputs().end())),
-            "Elemwise{mul}[(0, 0)] [id A]\n |Elemwise{exp,no_inplace} [id B]\n | |x [id C]\n"
+            "Elemwise{Mul}[(0, 0)] [id A]\n |Elemwise{exp,no_inplace} [id B]\n | |x [id C]\n"
             " |y [id D]\n");
 }
 

@@ -204,6 +204,16 @@ const std::map<std::string, std::function<Example()>>& Examples() {
          Var t = tensor(DType::kFloat64, {2, kUnknownDim}, "pt");
          return Example{{t}, {cast(shape_i(t, 0), DType::kFloat64) * t}};
        }},
+      {"local_shape_to_shape_i",
+       [] {
+         Var x = dmatrix("px");
+         return Example{{x}, {shape(exp(x))}};
+       }},
+      {"local_shape_i_lift",
+       [] {
+         Var x = dmatrix("px"), y = dmatrix("py");
+         return Example{{x, y}, {cast(shape_i(concatenate({x, y}, 0), 0), DType::kFloat64) * x}};
+       }},
       {"local_sigm_times_exp",
        [] {
          Var x = dmatrix("px");

@@ -42,7 +42,7 @@ TEST(LinkedProgramTest, SlotsReleasesAndInPlacePlans) {
       EXPECT_GE(s, p->num_inputs());
       ++released;
     }
-    if (step.node->op().Name() == "Elemwise{neg}[(0, 0)]") {
+    if (step.node->op().Name() == "Elemwise{Neg}[(0, 0)]") {
       in_place_seen = true;
       EXPECT_EQ(step.copy_before, std::vector<int>{0});
       EXPECT_TRUE(step.check_before.empty());

@@ -3,6 +3,7 @@
 #include <deque>
 #include <iostream>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "absl/strings/str_cat.h"
 #include "core/graph/op.h"
@@ -13,7 +14,9 @@ namespace {
 // One dprint run: the ids given so far and the text.
 class Printer {
  public:
-  explicit Printer(const DprintOptions& options) : options_(options) {}
+  Printer(const DprintOptions& options, const std::vector<Var>& outputs) : options_(options) {
+    if (options.print_order) NumberInAesarasOrder(outputs);
+  }
 
   // Prints `root` and, depth-first, what it is computed from, then the subtrees cut at
   // max_nesting as blocks of their own. Iterative, so deep graphs are fine.
@@ -60,7 +63,7 @@ class Printer {
       absl::StrAppend(&out_, item.prefix, node->op().Name(),
                       node->num_outputs() > 1 ? absl::StrCat(".", v->index()) : "", IdText(node),
                       TypeText(v), v->name().empty() ? "" : absl::StrCat(" '", v->name(), "'"),
-                      cut ? " ..." : "", "\n");
+                      OrderText(node), cut ? " ..." : "", "\n");
       if (cut) cut_.push_back(v);
       if (stop || cut) continue;
       // Push inputs in reverse so that input 0 prints first.
@@ -71,6 +74,39 @@ class Printer {
                          item.child_prefix + (last ? "  " : " |"), item.depth + 1});
       }
     }
+  }
+
+  // Numbers the nodes as Aesara's io_toposort orders them (without orderings): a stack of nodes
+  // from the outputs, where a node whose inputs are not all computed goes back on the stack
+  // under its inputs' nodes. Each node is expanded once, so the walk is linear.
+  void NumberInAesarasOrder(const std::vector<Var>& outputs) {
+    std::vector<const Apply*> todo;
+    for (auto it = outputs.rbegin(); it != outputs.rend(); ++it) {
+      if (it->ok() && (*it)->owner() != nullptr) todo.push_back((*it)->owner());
+    }
+    std::unordered_set<const Apply*> expanded;
+    while (!todo.empty()) {
+      const Apply* node = todo.back();
+      todo.pop_back();
+      if (order_.contains(node)) continue;
+      bool ready = true;
+      for (const VariablePtr& in : node->inputs()) {
+        ready = ready && (in->owner() == nullptr || order_.contains(in->owner()));
+      }
+      if (ready || !expanded.insert(node).second) {
+        order_.emplace(node, static_cast<int>(order_.size()));
+        continue;
+      }
+      todo.push_back(node);
+      for (const VariablePtr& in : node->inputs()) {
+        if (in->owner() != nullptr) todo.push_back(in->owner());
+      }
+    }
+  }
+
+  std::string OrderText(const Apply* node) const {
+    auto it = order_.find(node);
+    return it == order_.end() ? "" : absl::StrCat(" ", it->second);
   }
 
   // " [id X]" for a node or a leaf variable, given in the order first printed.
@@ -88,6 +124,7 @@ class Printer {
 
   const DprintOptions& options_;
   std::unordered_map<const void*, int> ids_;
+  std::unordered_map<const Apply*, int> order_;  // print_order's numbers
   std::deque<const Variable*> cut_;  // subtrees cut at max_nesting, printed after their tree
   std::string out_;
 };
@@ -102,7 +139,7 @@ std::string CharId(int number) {
 }
 
 std::string DebugPrint(const std::vector<Var>& outputs, const DprintOptions& options) {
-  Printer printer(options);
+  Printer printer(options, outputs);
   for (const Var& out : outputs) {
     if (out.ok()) {
       printer.Print(out.ptr().get());

@@ -29,6 +29,9 @@ struct DprintOptions {
   // is printed again with its inputs as a block of its own below, so that the text stays linear
   // in the graph's size however deep it is. -1 never cuts (quadratic text for a long chain).
   int max_nesting = 100;
+  // End each node's line with its position in Aesara's toposort of the printed graph, as dprint
+  // of a compiled function does: "Shape_i{1} [id D] 0".
+  bool print_order = false;
 };
 
 // The debugprint of the outputs, sharing one id space: one line per variable, children indented

@@ -83,3 +83,25 @@ TEST(DprintTest, SeveralOutputsShareIds) {
 
 }  // namespace
 }  // namespace kiln
+
+namespace kiln {
+namespace {
+
+// A compiled function's dprint numbers each node by Aesara's io_toposort (the numbers of the
+// shapes page of Aesara's documentation): a node's last input is computed first.
+TEST(DprintTest, PrintOrderNumbersNodesAsAesarasToposort) {
+  Var x = dmatrix("x"), y = dmatrix("y");
+  Var shape = make_vector({shape_i(x, 0) + shape_i(y, 0), shape_i(x, 1)});
+  EXPECT_EQ(DebugPrint({shape}, {.print_order = true}),
+            "MakeVector{dtype='int64'} [id A] 4\n"
+            " |Elemwise{add,no_inplace} [id B] 3\n"
+            " | |Shape_i{0} [id C] 2\n"
+            " | | |x [id D]\n"
+            " | |Shape_i{0} [id E] 1\n"
+            " |   |y [id F]\n"
+            " |Shape_i{1} [id G] 0\n"
+            "   |x [id D]\n");
+}
+
+}  // namespace
+}  // namespace kiln

@@ -139,7 +139,7 @@ TEST(FunctionConvertTest, HostileAttributesAreErrors) {
       MakeOp("Elemwise", {{"scalar_op", "add"}, {"inplace_pattern", std::vector<int64_t>{0, 7}}});
   ASSERT_TRUE(add.ok());
   EXPECT_EQ(ApplyOp(*add, {x, x}).status().message(),
-            "Elemwise{add}[(0, 7)]: the inplace pattern names output 0 and input 7");
+            "Elemwise{Add}[(0, 7)]: the inplace pattern names output 0 and input 7");
   const absl::Status bad_program =
       MakeOp("Elemwise",
              {{"scalar_op", "composite"}, {"program", "float64||sqrt/float64/float64/|1"}})

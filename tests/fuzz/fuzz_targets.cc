@@ -254,8 +254,9 @@ void GradRequestTarget(std::string_view bytes) {
     Ok("OptimizeGraph", server::OptimizeGraph(optimize, GraphLimits{}));
     absl::StatusOr<ProtoGraph> graph = GraphFromProto(grads->graph());
     KILN_CHECK(graph.ok()) << graph.status();  // the service's own graph converts back
-    (void)server::PrintGraph(graph->outputs, v1::PrintRequest::DPRINT);
-    (void)server::PrintGraph(graph->outputs, v1::PrintRequest::DOT);
+    for (auto format : {v1::PrintRequest::DPRINT, v1::PrintRequest::DOT, v1::PrintRequest::PP}) {
+      (void)server::PrintGraph(graph->outputs, format, /*compiled=*/true);
+    }
   } catch (const BufferLimitExceeded&) {
   }
 }

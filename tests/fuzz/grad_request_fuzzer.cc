@@ -1,5 +1,5 @@
 // libFuzzer target: the bytes as a kiln.v1.GradRequest through GradGraph, then
-// OptimizeGraph and PrintGraph (dprint and DOT) on the gradient graph.
+// OptimizeGraph and PrintGraph (dprint, DOT and pp) on the gradient graph.
 // Mutations are structural half the time (graph_mutator.h).
 #include <cstddef>
 #include <cstdint>

@@ -2,6 +2,7 @@
 
 The server binary is KILN_SERVER_BIN (set by CTest) or build/server/kiln-server; the client's
 stubs come from KILN_PB_DIR (set by CTest) or are generated with protoc on first import."""
+import contextlib
 import os
 import re
 import subprocess
@@ -24,12 +25,13 @@ def _server_binary():
     return path
 
 
-@pytest.fixture(scope="session")
-def server():
-    """host:port of a kiln-server started for this test session (and kiln.config.server)."""
+@contextlib.contextmanager
+def running_server(*flags):
+    """A kiln-server on 127.0.0.1 with these extra flags, for the with-block: its host:port."""
     log = tempfile.NamedTemporaryFile(prefix="kiln-server-", suffix=".log", delete=False)
     proc = subprocess.Popen([_server_binary(), "--host", "127.0.0.1", "--port", "0",
-                             "--metrics_port", "-1", "--cache_dir="], stderr=log, stdout=subprocess.DEVNULL)
+                             "--metrics_port", "-1", "--cache_dir=", *flags], stderr=log,
+                            stdout=subprocess.DEVNULL)
     address = None
     for _ in range(200):
         with open(log.name) as f:
@@ -40,13 +42,21 @@ def server():
         if proc.poll() is not None:
             break
         time.sleep(0.05)
-    if address is None:
-        proc.kill()
-        with open(log.name) as f:
-            raise RuntimeError("kiln-server did not start:\n" + f.read())
-    import kiln
-    kiln.config.server = address
-    yield address
-    proc.terminate()
-    proc.wait(timeout=30)
-    os.unlink(log.name)
+    try:
+        if address is None:
+            with open(log.name) as f:
+                raise RuntimeError("kiln-server did not start:\n" + f.read())
+        yield address
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+        os.unlink(log.name)
+
+
+@pytest.fixture(scope="session")
+def server():
+    """host:port of a kiln-server started for this test session (and kiln.config.server)."""
+    with running_server() as address:
+        import kiln
+        kiln.config.server = address
+        yield address

@@ -15,7 +15,8 @@ from kiln.compile import (DebugMode, Function, In, Mode, NanGuardMode, Out,  # n
                           SharedVariable, function, shared)
 from kiln import gradient, printing
 from kiln.gradient import grad
-from kiln.printing import debugprint, dprint
+from kiln.printing import debugprint, dprint, pp, pprint
 
 __all__ = ["config", "tensor", "function", "shared", "grad", "In", "Out", "Function",
-           "SharedVariable", "KilnError", "gradient", "printing", "dprint", "debugprint"]
+           "SharedVariable", "KilnError", "gradient", "printing", "dprint", "debugprint", "pp",
+           "pprint"]

@@ -7,7 +7,7 @@ import numpy as np
 from kiln import _pb, wire
 from kiln.client import get_client
 from kiln.graph import graph_inputs
-from kiln.tensor.basic import as_tensor_variable
+from kiln.tensor.basic import as_tensor_variable, fill
 from kiln.tensor.variable import TensorConstant
 
 
@@ -96,6 +96,9 @@ def Rop(f, wrt, eval_points):
     us = [o.type("u%d" % i) for i, o in enumerate(fs)]
     g = Lop(fs, list(wrts), us)
     out = Lop(g, us, list(evs), disconnected_inputs="ignore")
+    # Each result has its f's shape; filled to f, its graph reads what f reads, as Aesara's
+    # R_op graphs do (so function() finds every input the product was taken through).
+    out = [r if r is None else fill(f_, r) for f_, r in zip(fs, out)]
     return out[0] if single_f else out
 
 

@@ -1,10 +1,11 @@
-"""kiln.dprint and kiln.printing.pydotprint: Aesara's debugprint text (core's dprint of the
-graph's twin in kiln._core), and its picture drawn from the server's DOT by graphviz."""
+"""kiln.dprint, kiln.pp and kiln.printing.pydotprint: Aesara's debugprint text and pretty
+printer (core's, of the graph's twin in kiln._core), its picture drawn from the server's DOT by
+graphviz, and Print, the op that shows a value each time a function computes it."""
 import subprocess
 import sys
 
 from kiln import _pb, wire
-from kiln.graph import _core, core_variable, graph_inputs
+from kiln.graph import Op, _core, apply_typed_by_core, core_variable, graph_inputs
 from kiln.tensor.variable import TensorConstant
 
 
@@ -62,3 +63,67 @@ def pydotprint(fct, outfile=None, format="png", compact=True, var_with_name_simp
     if print_output_file:
         print("The output file is available at", outfile)
     return outfile
+
+
+def pp(var):
+    """Aesara's pretty printer: the expression computing var on one line, "((x * y) + 1.0)".
+    A graph whose text outgrows 1 MiB (shared subexpressions are written out at each use)
+    raises kiln.graph.GraphError."""
+    return _core.pp(core_variable(var))
+
+
+pprint = pp
+
+
+def _print_fn(op, xin):
+    """Print's default global_fn, as Aesara's: one line per attribute of the value."""
+    for attr in op.attrs:
+        temp = getattr(xin, attr)
+        print(op.message, attr, "=", temp() if callable(temp) else temp)
+
+
+class Print(Op):
+    """Aesara's printing.Print: Print(message, attrs)(x) is x, and each call of a function
+    computing it shows `message` and those attributes of x's value. The server computes the
+    value and returns it with the call's results; global_fn(op, value) shows it here."""
+
+    __props__ = ("message", "attrs", "global_fn")
+    kind = "Print"
+
+    def __init__(self, message="", attrs=("__str__",), global_fn=_print_fn):
+        self.message = message
+        self.attrs = tuple(attrs)
+        self.global_fn = global_fn
+        self.core_op()
+
+    def wire_attrs(self):
+        return [("message", self.message), ("attrs", ",".join(self.attrs))]
+
+    def make_node(self, xin):
+        from kiln.tensor import as_tensor_variable
+        return apply_typed_by_core(self, [as_tensor_variable(xin)])
+
+    def __str__(self):
+        return "%s, global_fn=%r}" % (str(self.core_op())[:-1], self.global_fn)
+
+
+def printers(outputs):
+    """{(message, attrs): Print op} of the Print ops in the outputs' graph."""
+    from kiln.graph import ancestors
+    ops = {}
+    for v in ancestors(outputs):
+        if v.owner is not None and isinstance(v.owner.op, Print):
+            ops.setdefault((v.owner.op.message, v.owner.op.attrs), v.owner.op)
+    return ops
+
+
+def show_printed(response, ops):
+    """Shows the values Print ops computed in a call (an ExecuteResponse's `printed`), each by
+    the global_fn of its op in `ops` (printers()), and warns of values the server left out."""
+    import warnings
+    for p in response.printed:
+        op = ops.get((p.message, tuple(p.attrs))) or Print(p.message, p.attrs)
+        op.global_fn(op, wire.tensor_from_proto(p.value))
+    if response.printed_dropped:
+        warnings.warn("%d printed values were left out: they exceed the server's "
+                      "--max_printed_bytes" % response.printed_dropped)

@@ -17,6 +17,7 @@
 #include "core/ops/scalar_op.h"
 #include "core/runtime/tensor.h"
 #include "core/text/dprint.h"
+#include "core/text/pp.h"
 #include "kiln/v1/graph.pb.h"
 #include "proto/convert/graph_convert.h"
 
@@ -215,6 +216,9 @@ PYBIND11_MODULE(_core, m) {
       py::arg("outputs"), py::arg("print_type") = false, py::arg("ids") = "CHAR",
       py::arg("depth") = -1, py::arg("stop_on_name") = false, py::arg("max_nesting") = 100,
       "Aesara's debugprint text of the outputs' graph (ids: CHAR, int or \"\").");
+  m.def(
+      "pp", [](const VariablePtr& output) { return ValueOrThrow(PrettyPrint(Var(output))); },
+      py::arg("output"), "Aesara's pp text of the output's expression.");
   m.def(
       "graph_to_proto",
       [](const std::vector<VariablePtr>& inputs, const std::vector<VariablePtr>& outputs) {

@@ -1,7 +1,7 @@
 """kiln.function: Aesara's compiled functions, compiled and run by the server."""
 import sys
 
-from kiln import _pb, wire
+from kiln import _pb, printing, wire
 from kiln.client import KilnError, get_client, route_of
 from kiln.config import config
 from kiln.compile.io import Container, In, Out, as_in
@@ -17,6 +17,8 @@ class Function:
     by name); it returns a list of arrays, or one array when built with a single output.
     Inputs with a default value or an update keep their value in a container: fn[x] or
     fn['name'] reads it, fn[x] = v sets it, and each call replaces an updated one."""
+
+    _printers = {}  # {(message, attrs): Print op} of its graph (printing.printers)
 
     def __init__(self, inputs, outputs, single, request, shared_vars, client, allow_downcast,
                  states=(), name=None):
@@ -123,6 +125,8 @@ class Function:
                 if attempt or e.code != "NOT_FOUND" or "compile it again" not in e.message:
                     raise
                 self._compile()
+        if resp.printed or resp.printed_dropped:
+            printing.show_printed(resp, self._printers)
         out = [wire.tensor_from_proto(t) for t in resp.outputs]
         n = len(out) - len(self._states)
         for k, value in zip(self._states, out[n:]):
@@ -163,6 +167,7 @@ class Function:
                for i, c in zip(self.inputs, self._containers)]
         copied = Function(ins, self.outputs, self._single, request, shared, self._client,
                           self._allow_downcast, states, self.name if name is None else name)
+        copied._printers = self._printers
         if share_memory:
             copied._containers = self._containers
         return copied
@@ -293,5 +298,7 @@ def function(inputs, outputs=None, mode=None, updates=None, givens=None,
         up.input = all_ins.index(s)
         up.value.CopyFrom(req.graph.outputs[len(outs) + k])
     del req.graph.outputs[len(outs):]
-    return Function(ins, outs[:n_user], single, req, shared_vars, get_client(),
-                    allow_input_downcast, [k for k, _ in states], name)
+    f = Function(ins, outs[:n_user], single, req, shared_vars, get_client(),
+                 allow_input_downcast, [k for k, _ in states], name)
+    f._printers = printing.printers(outs + [u for _, u in updates])
+    return f

@@ -25,6 +25,15 @@ int_div = floor_div = ELEMWISE["floor_divide"]
 power = ELEMWISE["pow"]
 
 
+def round(a, mode=None):
+    """Aesara's round: half to even (NumPy's rule) unless mode is "half_away_from_zero"."""
+    if mode in (None, "half_to_even"):
+        return ELEMWISE["round_half_to_even"](a)
+    if mode == "half_away_from_zero":
+        return ELEMWISE["round_half_away_from_zero"](a)
+    raise ValueError("round mode %s is not implemented." % mode)
+
+
 def where(cond, ift, iff):
     return switch(cond, ift, iff)
 

@@ -3,7 +3,8 @@ full, arange, eye)."""
 import numpy as np
 
 from kiln.graph import Op, apply_typed_by_core
-from kiln.tensor.basic import as_tensor_variable, cast, constant, dimshuffle, floatx, ones_like
+from kiln.tensor.basic import (MakeVector, as_tensor_variable, cast, constant, dimshuffle, floatx,
+                               ones_like)
 from kiln.tensor.elemwise import X, upcast
 from kiln.tensor.variable import TensorVariable
 
@@ -48,6 +49,9 @@ def stack(*tensors, axis=0):
     if not tensors:
         raise ValueError("stack: no tensors to stack")
     nd = tensors[0].ndim
+    if nd == 0 and axis in (0, -1):  # scalars: one MakeVector, as Aesara builds it
+        dtype = upcast(*[t.dtype for t in tensors])
+        return MakeVector(dtype)(*[cast(t, dtype) if t.dtype != dtype else t for t in tensors])
     axis = axis % (nd + 1)
     expanded = [dimshuffle(t, list(range(axis)) + [X] + list(range(axis, nd))) for t in tensors]
     return concatenate(expanded, axis)

@@ -5,3 +5,4 @@ from kiln.tensor.reduce import argmax, max, mean, min, prod, sum  # noqa: F401
 
 globals().update(ELEMWISE)
 from kiln.tensor.special import logsumexp  # noqa: E402,F401
+from kiln.tensor import round  # noqa: E402,F401
