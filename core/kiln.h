@@ -11,6 +11,7 @@
 #include "core/grad/gradient.h"
 #include "core/grad/vectorize.h"
 #include "core/ops/gradient_ops.h"
+#include "core/ops/ifelse.h"
 #include "core/grad/verify_grad.h"
 #include "core/graph/gradient_types.h"
 #include "core/graph/var.h"
@@ -23,6 +24,7 @@
 #include "core/ops/math.h"
 #include "core/ops/nnet.h"
 #include "core/ops/nonzero.h"
+#include "core/ops/print.h"
 #include "core/ops/reduce.h"
 #include "core/ops/repeat.h"
 #include "core/ops/shape.h"
@@ -35,5 +37,6 @@
 #include "core/runtime/tensor.h"
 #include "core/text/dot.h"
 #include "core/text/dprint.h"
+#include "core/text/pp.h"
 
 #endif  // KILN_CORE_KILN_H_

@@ -65,9 +65,7 @@ absl::Status PrintAttrs::Check() const {
   return absl::OkStatus();
 }
 
-std::vector<std::string> Print::attr_list() const {
-  return absl::StrSplit(attrs().attrs, ',');
-}
+std::vector<std::string> Print::attr_list() const { return absl::StrSplit(attrs().attrs, ','); }
 
 std::string Print::Name() const {
   std::vector<std::string> quoted;

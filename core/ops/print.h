@@ -41,8 +41,8 @@ class Print final : public DeclaredOp<Print, PrintAttrs> {
 };
 
 // Aesara's printing.Print(message, attrs)(x).
-Var print(const Var& x, const std::string& message, const std::vector<std::string>& attrs = {
-                                                          "__str__"});
+Var print(const Var& x, const std::string& message,
+          const std::vector<std::string>& attrs = {"__str__"});
 
 // What a Print showed during a call.
 struct PrintedValue {

@@ -66,10 +66,10 @@ TEST(PrintTest, IsNotFoldedAndPassesTheGradientThrough) {
   std::multiset<std::string> messages;
   for (const PrintedValue& p : capture.values()) messages.insert(p.message);
   EXPECT_EQ(messages, (std::multiset<std::string>{"c", "x"}));
-  ASSERT_TRUE(verify_grad(
-                  [](const std::vector<Var>& in) { return sum(exp(print(in[0], "g")) * in[0]); },
+  ASSERT_TRUE(
+      verify_grad([](const std::vector<Var>& in) { return sum(exp(print(in[0], "g")) * in[0]); },
                   {*Tensor::Of<double>(DType::kFloat64, {3}, {0.1, -0.4, 0.7})})
-                  .ok());
+          .ok());
 }
 
 TEST(PrintTest, ACaptureDropsValuesPastItsLimit) {

@@ -14,6 +14,7 @@
 #include "core/ops/reduce.h"
 #include "core/ops/shape.h"
 #include "core/passes/passes.h"
+#include "core/passes/branches.h"
 #include "core/passes/rule_util.h"
 #include "core/passes/shape_lift.h"
 #include "core/rewrite/pattern.h"
@@ -609,7 +610,8 @@ std::vector<RewriteRule> CanonicalizeRules() {
       Rule("local_useless_reduce", {OpKind::kCAReduce}, UselessReduce),
   };
   for (std::vector<RewriteRule> more :
-       {AbsSqrtRules("canonicalize"), SumProdRules("canonicalize"), ShapeLiftRules()}) {
+       {AbsSqrtRules("canonicalize"), SumProdRules("canonicalize"), ShapeLiftRules(),
+        BranchRules()}) {
     for (RewriteRule& r : more) rules.push_back(std::move(r));
   }
   return rules;

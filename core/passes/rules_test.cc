@@ -204,6 +204,16 @@ const std::map<std::string, std::function<Example()>>& Examples() {
          Var t = tensor(DType::kFloat64, {2, kUnknownDim}, "pt");
          return Example{{t}, {cast(shape_i(t, 0), DType::kFloat64) * t}};
        }},
+      {"cond_remove_constant",
+       [] {
+         Var x = dmatrix("px");
+         return Example{{x}, {ifelse(constant(1.0), exp(x), sin(x))}};
+       }},
+      {"cond_merge_identical",
+       [] {
+         Var x = dmatrix("px"), c = dscalar("pc"), e = exp(x);
+         return Example{{x, c}, {ifelse(c, e, e) * x}};
+       }},
       {"local_shape_to_shape_i",
        [] {
          Var x = dmatrix("px");

@@ -72,9 +72,12 @@ std::shared_ptr<const LinkedProgram> LinkedProgram::Link(const FunctionGraph& fg
   };
   for (const VariablePtr& in : fg.inputs()) slot_of(in);
   p->num_inputs_ = static_cast<int>(fg.inputs().size());
-  const std::vector<Apply*> order = fg.Toposort();
-  for (const Apply* node : order) {
+  LazySchedule schedule = ScheduleLazily(fg);
+  p->guards_ = std::move(schedule.guards);
+  for (size_t k = 0; k < schedule.order.size(); ++k) {
+    const Apply* node = schedule.order[k];
     Step step{node};
+    step.guard = schedule.guard[k];
     for (const VariablePtr& in : node->inputs()) step.inputs.push_back(slot_of(in));
     for (int o = 0; o < node->num_outputs(); ++o) {
       step.outputs.push_back(slot_of(node->outputs()[o]));
@@ -140,11 +143,42 @@ absl::Status LinkedProgram::Run(std::vector<Tensor>& slots, CallContext& ctx) co
     live_at.assign(slots.size(), -1);
     for (int s = 0; s < num_inputs_; ++s) hold(s);
   }
+  // Whether each guard's branch was chosen (-1: not known yet): a guard holds when its parent
+  // holds and its IfElse's condition, computed before every step it guards, picks it.
+  std::vector<int8_t> chosen(guards_.size(), -1);
+  std::vector<int> chain;
+  auto holds = [&](int g) {
+    chain.clear();
+    for (int k = g; k >= 0 && chosen[k] < 0; k = guards_[k].parent) chain.push_back(k);
+    for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
+      const BranchGuard& b = guards_[*it];
+      const bool parent = b.parent < 0 || chosen[b.parent] == 1;
+      const Tensor& cond = slots[steps_[b.ifelse].inputs[0]];
+      chosen[*it] = parent && cond.AsType(DType::kBool).data<bool>()[0] == b.then;
+    }
+    return chosen[g] == 1;
+  };
+  // Values read for the last time at a step are released; the buffer lives on when another
+  // input or one of the step's outputs shares it.
+  auto release = [&](const Step& step) {
+    for (int s : step.release) {
+      bool view = false;
+      for (int other : step.inputs) view |= other != s && slots[other].SharesBufferWith(slots[s]);
+      for (int o : step.outputs) view |= slots[o].SharesBufferWith(slots[s]);
+      if (!view) live_bytes -= slots[s].nbytes();
+      slots[s] = Tensor();
+      if (scans_live_) drop(s);
+    }
+  };
   absl::InlinedVector<Tensor, 4> in;
   std::vector<Tensor> out;
   for (size_t n = 0; n < steps_.size(); ++n) {
     const Step& step = steps_[n];
     if (ctx.needed != nullptr && !(*ctx.needed)[n]) continue;
+    if (step.guard >= 0 && !holds(step.guard)) {  // a branch not chosen
+      release(step);
+      continue;
+    }
     if (ctx.interrupt != nullptr && *ctx.interrupt) {
       RETURN_IF_ERROR((*ctx.interrupt)());
     }
@@ -189,16 +223,7 @@ absl::Status LinkedProgram::Run(std::vector<Tensor>& slots, CallContext& ctx) co
       if (scans_live_) hold(step.outputs[i]);
     }
     ctx.peak_bytes = std::max(ctx.peak_bytes, live_bytes);
-    // Values read for the last time here are released; the buffer lives on when another input
-    // or one of this node's outputs shares it.
-    for (int s : step.release) {
-      bool view = false;
-      for (int other : step.inputs) view |= other != s && slots[other].SharesBufferWith(slots[s]);
-      for (int o : step.outputs) view |= slots[o].SharesBufferWith(slots[s]);
-      if (!view) live_bytes -= slots[s].nbytes();
-      slots[s] = Tensor();
-      if (scans_live_) drop(s);
-    }
+    release(step);
   }
   return absl::OkStatus();
 }

@@ -1,7 +1,8 @@
 // A function's graph linked for execution: every value gets a slot and every node a step (its op,
-// its input and output slots, its in-place plan and the slots it reads for the last time). Run is
-// a loop over the steps; the optional checks (NaN guard, profile) are observers attached when
-// linking, costing nothing when there are none.
+// its input and output slots, its in-place plan, the slots it reads for the last time and the
+// IfElse branch it belongs to). Run is a loop over the steps that skips the steps of branches
+// not chosen; the optional checks (NaN guard, profile) are observers attached when linking,
+// costing nothing when there are none.
 #ifndef KILN_CORE_RUNTIME_LINKED_H_
 #define KILN_CORE_RUNTIME_LINKED_H_
 
@@ -12,6 +13,7 @@
 
 #include "absl/status/status.h"
 #include "core/graph/fgraph.h"
+#include "core/runtime/lazy_schedule.h"
 #include "core/runtime/tensor.h"
 
 namespace kiln {
@@ -25,6 +27,8 @@ struct Step {
   // graph input, a constant or read again later, and checked for undeclared sharing otherwise.
   std::vector<int> copy_before, check_before;
   std::vector<int> release;  // slots read for the last time here
+  // The IfElse branch this node's values are for (LinkedProgram::guards()); -1: always runs.
+  int guard = -1;
 };
 
 // What one call brings and gets back besides the values.
@@ -67,6 +71,8 @@ class LinkedProgram {
   int num_inputs() const { return num_inputs_; }
   const std::vector<int>& output_slots() const { return output_slots_; }
   const std::vector<Step>& steps() const { return steps_; }
+  // The IfElse branches steps belong to (core/runtime/lazy_schedule.h), by step index.
+  const std::vector<BranchGuard>& guards() const { return guards_; }
   // The graph's constant values, never handed out to be written to.
   const std::vector<Tensor>& constants() const { return constants_; }
 
@@ -74,6 +80,7 @@ class LinkedProgram {
   int num_inputs_ = 0;
   int num_slots_ = 0;
   std::vector<Step> steps_;
+  std::vector<BranchGuard> guards_;
   std::vector<int> output_slots_;
   std::vector<std::pair<int, Tensor>> constant_slots_;
   std::vector<Tensor> constants_;

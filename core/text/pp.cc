@@ -22,26 +22,40 @@ namespace {
 // The operator of an Elemwise's scalar op (Aesara's OperatorPrinter table), or nullptr.
 const char* OperatorSymbol(ScalarOpKind kind) {
   switch (kind) {
-    case ScalarOpKind::kAdd: return "+";
-    case ScalarOpKind::kMul: return "*";
-    case ScalarOpKind::kSub: return "-";
-    case ScalarOpKind::kNeg: return "-";
-    case ScalarOpKind::kTrueDiv: return "/";
-    case ScalarOpKind::kIntDiv: return "//";
-    case ScalarOpKind::kPow: return "**";
-    default: return nullptr;
+    case ScalarOpKind::kAdd:
+      return "+";
+    case ScalarOpKind::kMul:
+      return "*";
+    case ScalarOpKind::kSub:
+      return "-";
+    case ScalarOpKind::kNeg:
+      return "-";
+    case ScalarOpKind::kTrueDiv:
+      return "/";
+    case ScalarOpKind::kIntDiv:
+      return "//";
+    case ScalarOpKind::kPow:
+      return "**";
+    default:
+      return nullptr;
   }
 }
 
 // The tensor function Aesara's pp names an Elemwise by: "exp", "fill", "scalar_maximum".
 std::string FunctionName(const ScalarOp& op) {
   switch (op.kind) {
-    case ScalarOpKind::kSecond: return "fill";
-    case ScalarOpKind::kMaximum: return "scalar_maximum";
-    case ScalarOpKind::kMinimum: return "scalar_minimum";
-    case ScalarOpKind::kSqr: return "square";
-    case ScalarOpKind::kCast: return DTypeName(op.cast_to);
-    default: return ScalarOpName(op.kind);
+    case ScalarOpKind::kSecond:
+      return "fill";
+    case ScalarOpKind::kMaximum:
+      return "scalar_maximum";
+    case ScalarOpKind::kMinimum:
+      return "scalar_minimum";
+    case ScalarOpKind::kSqr:
+      return "square";
+    case ScalarOpKind::kCast:
+      return DTypeName(op.cast_to);
+    default:
+      return ScalarOpName(op.kind);
   }
 }
 
@@ -178,7 +192,8 @@ class PrettyPrinter {
     const Op& op = node.op();
     const auto& in = node.inputs();
     switch (op.kind()) {
-      case OpKind::kElemwise: return ElemwiseTemplate(static_cast<const Elemwise&>(op), node);
+      case OpKind::kElemwise:
+        return ElemwiseTemplate(static_cast<const Elemwise&>(op), node);
       case OpKind::kDimShuffle:
         return DimShuffleTemplate(static_cast<const DimShuffle&>(op), node);
       case OpKind::kSubtensor: {
@@ -214,9 +229,12 @@ class PrettyPrinter {
         b.Join(in, " \\dot ") << ")";
         return b.Take();
       }
-      case OpKind::kAlloc: return Call("alloc", node);
-      case OpKind::kJoin: return Call("join", node);
-      default: break;
+      case OpKind::kAlloc:
+        return Call("alloc", node);
+      case OpKind::kJoin:
+        return Call("join", node);
+      default:
+        break;
     }
     return Call(op.Name(), node);
   }

@@ -55,6 +55,12 @@ std::vector<v1::CompileRequest> SeedCompileRequests() {
   // Data-dependent lengths: the coordinates of a mask, and a take through them.
   seeds.push_back(Request({x}, {nonzero(gt(x, constant(0.5)))[1],
                                 take(flatten(x), nonzero(gt(flatten(x), constant(0.0)))[0])}));
+  // Print: values shown at each call, in an output and beside a gradient.
+  seeds.push_back(Request({x}, {print(x, "x", {"__str__", "shape"}) * 2.0,
+                                sum(print(exp(x), "e"))}));
+  // IfElse: lazy branches, nested, and its shape.
+  const Var inner = ifelse(sum(x), exp(x), reshape(x, std::vector<int64_t>{-1, 1}) * 2.0);
+  seeds.push_back(Request({x}, {ifelse(max(x), inner, x), shape(ifelse(sum(x), x, transpose(x)))}));
   // The run-time checks and the profile.
   for (v1::Check check : {v1::CHECK_NAN_GUARD, v1::CHECK_DEBUG}) {
     v1::CompileRequest checked = Request({x}, {log(x) * exp(x)});

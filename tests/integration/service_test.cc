@@ -406,6 +406,28 @@ TEST(ServiceTest, StreamedExecutionMatchesUnary) {
   for (int o = 0; o < 2; ++o) EXPECT_TRUE((*streamed)[o].BitwiseEquals((*unary)[o]));
 }
 
+// What a Print shows on the server comes back with the call, streamed or not, and the C++
+// client writes it to standard output as Print does in-process.
+TEST(ServiceTest, PrintedValuesComeBackWithTheCall) {
+  auto server = Start();
+  auto c = Connect(*server);
+  Var v = dvector("v");
+  auto f = c->Compile({v}, {print(v, "v is", {"__str__", "shape"}) * 2.0});
+  ASSERT_TRUE(f.ok()) << f.status();
+  Tensor t = *Tensor::FromValues<double>(DType::kFloat64, {3}, std::vector<double>{1, 2, 3});
+  for (bool streamed : {false, true}) {
+    ::testing::internal::CaptureStdout();
+    auto out = streamed ? c->ExecuteStreamed(*f, {t}) : c->Execute(*f, {t});
+    EXPECT_EQ(::testing::internal::GetCapturedStdout(), "v is __str__ = [1. 2. 3.]\nv is shape = (3,)\n");
+    ASSERT_TRUE(out.ok()) << out.status();
+    EXPECT_EQ((*out)[0].ToString(), "[2. 4. 6.]");
+  }
+  // pp of the graph and of the compiled function.
+  auto text = c->Print({print(v, "v") * 2.0}, "pp");
+  ASSERT_TRUE(text.ok()) << text.status();
+  EXPECT_EQ(*text, "(Print{message='v', attrs=('__str__',)}(v) * 2.0)");
+}
+
 TEST(ServiceTest, DeadlinesStopAnExecutionBetweenNodes) {
   auto server = Start();
   auto c = Connect(*server);

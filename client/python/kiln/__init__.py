@@ -13,7 +13,7 @@ from kiln import tensor
 from kiln.client import KilnError
 from kiln.compile import (DebugMode, Function, In, Mode, NanGuardMode, Out,  # noqa: F401
                           SharedVariable, function, shared)
-from kiln import gradient, printing
+from kiln import gradient, ifelse, printing  # noqa: F401
 from kiln.gradient import grad
 from kiln.printing import debugprint, dprint, pp, pprint
 

@@ -1,0 +1,156 @@
+#include "core/ops/ifelse.h"
+
+#include "absl/strings/str_cat.h"
+#include "core/graph/constructors.h"
+#include "core/graph/gradient_types.h"
+#include "core/graph/op_registry.h"
+#include "core/graph/status_macros.h"
+#include "core/ops/alloc.h"
+#include "core/ops/grad_util.h"
+#include "core/ops/op_util.h"
+
+namespace kiln {
+
+KILN_REGISTER_OP(IfElse);
+
+absl::Status IfElseAttrs::Check() const {
+  if (n_outs < 1 || n_outs > 4096) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("attribute 'n_outs' is ", n_outs, ", not between 1 and 4096"));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<ApplyPtr> IfElse::MakeNode(std::vector<VariablePtr> inputs) const {
+  RETURN_IF_ERROR(attrs().Check());
+  const int n = n_outs();
+  if (static_cast<int>(inputs.size()) != 1 + 2 * n) {
+    return Invalid(*this, absl::StrCat("expects ", 1 + 2 * n, " inputs (cond, ", n,
+                                       " then values, ", n, " else values), got ", inputs.size()));
+  }
+  ASSIGN_OR_RETURN(const TensorType* cond,
+                   ExpectTensor(*this, inputs, 0, 0, false, "a scalar condition"));
+  (void)cond;
+  std::vector<TypePtr> outputs;
+  for (int i = 0; i < n; ++i) {
+    const TensorType* t = inputs[1 + i]->tensor_type();
+    const TensorType* e = inputs[1 + n + i]->tensor_type();
+    if (t == nullptr || e == nullptr || t->dtype() != e->dtype() || t->ndim() != e->ndim()) {
+      return Invalid(
+          *this,
+          absl::StrCat("the then value ", i, " has type ", inputs[1 + i]->type()->ToString(),
+                       " but the else value has type ", inputs[1 + n + i]->type()->ToString(),
+                       ": both branches need one dtype and rank"));
+    }
+    StaticShape shape = t->shape();
+    for (size_t d = 0; d < shape.size(); ++d) {
+      if (shape[d] != e->shape()[d]) shape[d] = std::nullopt;
+    }
+    outputs.push_back(TensorType::Make(t->dtype(), std::move(shape)));
+  }
+  return Apply::Make(self(), std::move(inputs), std::move(outputs));
+}
+
+// Each output's dims: a dim the branches share, else the chosen branch's, by an IfElse over
+// the dims (so that the other branch is not computed for its shape either).
+absl::StatusOr<std::vector<std::vector<VariablePtr>>> IfElse::InferShape(
+    const Apply& node, const std::vector<std::vector<VariablePtr>>& in) const {
+  const int n = n_outs();
+  std::vector<Var> then_dims, else_dims;
+  for (int i = 0; i < n; ++i) {
+    for (size_t d = 0; d < in[1 + i].size(); ++d) {
+      then_dims.push_back(in[1 + i][d]);
+      else_dims.push_back(in[1 + n + i][d]);
+    }
+  }
+  std::vector<Var> chosen;
+  if (!then_dims.empty()) chosen = ifelse(Var(node.inputs()[0]), then_dims, else_dims);
+  std::vector<std::vector<VariablePtr>> out(n);
+  size_t k = 0;
+  for (int i = 0; i < n; ++i) {
+    for (size_t d = 0; d < in[1 + i].size(); ++d, ++k) {
+      const bool same =
+          in[1 + i][d] == in[1 + n + i][d] ||
+          (ConstantInt(in[1 + i][d]) && ConstantInt(in[1 + i][d]) == ConstantInt(in[1 + n + i][d]));
+      if (same) {
+        out[i].push_back(in[1 + i][d]);
+      } else {
+        ASSIGN_OR_RETURN(VariablePtr dim, Unwrap(chosen[k]));
+        out[i].push_back(std::move(dim));
+      }
+    }
+  }
+  return out;
+}
+
+absl::Status IfElse::Perform(const Apply&, std::span<const Tensor> inputs,
+                             std::vector<Tensor>& outputs) const {
+  const bool then = inputs[0].AsType(DType::kBool).data<bool>()[0];
+  const int n = n_outs();
+  for (int i = 0; i < n; ++i) outputs[i] = inputs[then ? 1 + i : 1 + n + i];
+  return absl::OkStatus();
+}
+
+// As Aesara's: the output's gradient flows to the chosen branch and zeros to the other, by
+// IfElse again; the condition gets zeros.
+std::vector<Var> IfElse::LOp(const Apply& node, const std::vector<Var>& output_grads) const {
+  const int n = n_outs();
+  const Var cond(node.inputs()[0]);
+  std::vector<Var> grads, zeros_then, zeros_else;
+  for (int i = 0; i < n; ++i) {
+    const Var& g = output_grads[i];
+    grads.push_back(g.ok() && IsDisconnected(*g) ? zeros_like(Var(node.outputs()[i])) : g);
+    zeros_then.push_back(zeros_like(Var(node.inputs()[1 + i])));
+    zeros_else.push_back(zeros_like(Var(node.inputs()[1 + n + i])));
+  }
+  std::vector<Var> out = {FloatZerosLike(cond)};
+  for (const Var& g : ifelse(cond, grads, zeros_then)) out.push_back(g);
+  for (const Var& g : ifelse(cond, zeros_else, grads)) out.push_back(g);
+  return out;
+}
+
+std::vector<std::vector<bool>> IfElse::ConnectionPattern(const Apply& node) const {
+  const int n = n_outs();
+  std::vector<std::vector<bool>> pattern(node.num_inputs(), std::vector<bool>(n, false));
+  pattern[0].assign(n, true);
+  for (int i = 0; i < n; ++i) pattern[1 + i][i] = pattern[1 + n + i][i] = true;
+  return pattern;
+}
+
+std::vector<std::pair<int, int>> IfElse::view_map() const {
+  std::vector<std::pair<int, int>> views;
+  for (int i = 0; i < n_outs(); ++i) {
+    views.push_back({i, 1 + i});
+    views.push_back({i, 1 + n_outs() + i});
+  }
+  return views;
+}
+
+std::vector<Var> ifelse(const Var& cond, const std::vector<Var>& then_branch,
+                        const std::vector<Var>& else_branch) {
+  if (then_branch.size() != else_branch.size() || then_branch.empty()) {
+    return {Var(absl::InvalidArgumentError(
+        absl::StrCat("ifelse: the branches give ", then_branch.size(), " and ", else_branch.size(),
+                     " values; they need the same number, at least one")))};
+  }
+  std::vector<Var> inputs = {cond};
+  inputs.insert(inputs.end(), then_branch.begin(), then_branch.end());
+  inputs.insert(inputs.end(), else_branch.begin(), else_branch.end());
+  std::vector<VariablePtr> ptrs;
+  for (const Var& v : inputs) {
+    if (!v.ok()) return {v};
+    ptrs.push_back(v.ptr());
+  }
+  auto op = std::make_shared<IfElse>(IfElseAttrs{static_cast<int>(then_branch.size())});
+  absl::StatusOr<ApplyPtr> node = op->MakeNode(std::move(ptrs));
+  if (!node.ok()) return {Var(node.status())};
+  std::vector<Var> out;
+  for (const VariablePtr& o : (*node)->outputs()) out.push_back(Var(o));
+  return out;
+}
+
+Var ifelse(const Var& cond, const Var& then_value, const Var& else_value) {
+  return ifelse(cond, std::vector<Var>{then_value}, std::vector<Var>{else_value})[0];
+}
+
+}  // namespace kiln
