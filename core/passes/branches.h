@@ -1,4 +1,5 @@
-// Rewrites of IfElse (Aesara's cond_remove_constant and cond_merge_identical branches).
+// Rewrites of IfElse (Aesara's): a constant condition or identical branches remove it, an inner
+// IfElse on the same condition is decided, and cheap ops move into the branches.
 #ifndef KILN_CORE_PASSES_BRANCHES_H_
 #define KILN_CORE_PASSES_BRANCHES_H_
 

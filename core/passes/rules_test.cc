@@ -214,6 +214,16 @@ const std::map<std::string, std::function<Example()>>& Examples() {
          Var x = dmatrix("px"), c = dscalar("pc"), e = exp(x);
          return Example{{x, c}, {ifelse(c, e, e) * x}};
        }},
+      {"cond_merge_ifs",
+       [] {
+         Var x = dmatrix("px"), y = dmatrix("py"), c = dscalar("pc");
+         return Example{{x, y, c}, {ifelse(c, ifelse(c, exp(x), y), sin(y))}};
+       }},
+      {"ifelse_lift_single_if_through_acceptable_ops",
+       [] {
+         Var x = dmatrix("px"), y = dmatrix("py"), c = dscalar("pc");
+         return Example{{x, y, c}, {exp(ifelse(c, x, y)) * 2.0}};
+       }},
       {"local_shape_to_shape_i",
        [] {
          Var x = dmatrix("px");
