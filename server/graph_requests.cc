@@ -120,9 +120,12 @@ absl::StatusOr<std::string> PrintGraph(const std::vector<Var>& outputs,
                                        v1::PrintRequest::Format format, bool compiled) {
   if (format == v1::PrintRequest::DOT) return ToDot(outputs);
   if (format != v1::PrintRequest::PP) return DebugPrint(outputs, {.print_order = compiled});
+  // One budget for all the lines: pp's 1 MiB is the limit of the whole text.
+  PpOptions options;
   std::vector<std::string> lines;
   for (const Var& out : outputs) {
-    ASSIGN_OR_RETURN(std::string line, PrettyPrint(out));
+    ASSIGN_OR_RETURN(std::string line, PrettyPrint(out, options));
+    options.max_chars -= std::min(options.max_chars, line.size() + 1);
     lines.push_back(std::move(line));
   }
   return absl::StrJoin(lines, "\n");

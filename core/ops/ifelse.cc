@@ -99,22 +99,18 @@ std::vector<Var> IfElse::LOp(const Apply& node, const std::vector<Var>& output_g
   std::vector<Var> grads, zeros_then, zeros_else;
   for (int i = 0; i < n; ++i) {
     const Var& g = output_grads[i];
-    grads.push_back(g.ok() && IsDisconnected(*g) ? zeros_like(Var(node.outputs()[i])) : g);
-    zeros_then.push_back(zeros_like(Var(node.inputs()[1 + i])));
-    zeros_else.push_back(zeros_like(Var(node.inputs()[1 + n + i])));
+    grads.push_back(g.ok() && IsDisconnected(*g) ? FloatZerosLike(Var(node.outputs()[i])) : g);
+    // Zeros in the gradient's dtype (an integer value's gradient is a float), as Aesara's.
+    const std::optional<DType> dtype = grads[i].ok() && grads[i]->tensor_type() != nullptr
+                                           ? std::optional<DType>(grads[i].dtype())
+                                           : std::nullopt;
+    zeros_then.push_back(zeros_like(Var(node.inputs()[1 + i]), dtype));
+    zeros_else.push_back(zeros_like(Var(node.inputs()[1 + n + i]), dtype));
   }
   std::vector<Var> out = {FloatZerosLike(cond)};
   for (const Var& g : ifelse(cond, grads, zeros_then)) out.push_back(g);
   for (const Var& g : ifelse(cond, zeros_else, grads)) out.push_back(g);
   return out;
-}
-
-std::vector<std::vector<bool>> IfElse::ConnectionPattern(const Apply& node) const {
-  const int n = n_outs();
-  std::vector<std::vector<bool>> pattern(node.num_inputs(), std::vector<bool>(n, false));
-  pattern[0].assign(n, true);
-  for (int i = 0; i < n; ++i) pattern[1 + i][i] = pattern[1 + n + i][i] = true;
-  return pattern;
 }
 
 std::vector<std::pair<int, int>> IfElse::view_map() const {

@@ -29,7 +29,6 @@ class IfElse final : public DeclaredOp<IfElse, IfElseAttrs> {
   int n_outs() const { return attrs().n_outs; }
   std::string Name() const override { return "if{}"; }
   KILN_OP_METHODS
-  std::vector<std::vector<bool>> ConnectionPattern(const Apply& node) const override;
   std::vector<std::pair<int, int>> view_map() const override;
 };
 

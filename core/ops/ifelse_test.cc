@@ -122,3 +122,34 @@ TEST(IfElseTest, RefusesMismatchedBranches) {
 
 }  // namespace
 }  // namespace kiln
+
+namespace kiln {
+namespace {
+
+// The IfElses its shape and gradient make share the branches' guards: asking for the shape of a
+// branch value that cannot be lifted still leaves the branch lazy.
+TEST(IfElseTest, ShapesAndGradientsOnTheSameConditionStayLazy) {
+  const Var c = dscalar("c"), x = dvector("x");
+  const Var y = ifelse(c, subtensor(print(x, "then"), {Slice{1}}), x);
+  absl::StatusOr<Function> f = function({c, x}, {y, shape(y)});
+  ASSERT_TRUE(f.ok()) << f.status();
+  EXPECT_EQ(Ran(*f, {Scalar(0), Vec({1, 2, 3})}), "");
+  EXPECT_EQ(Ran(*f, {Scalar(1), Vec({1, 2, 3})}), "then");
+}
+
+// One output unused by the cost, and an integer output whose gradient is a float.
+TEST(IfElseTest, GradientsOfSeveralAndIntegerOutputs) {
+  const Var c = dscalar("c"), x = dvector("x"), y = dvector("y");
+  std::vector<Var> both = ifelse(c, {x * 2.0, cast(x, DType::kInt64)}, {y, cast(y, DType::kInt64)});
+  const Var g = grad(sum(both[0]), x);
+  ASSERT_TRUE(g.ok()) << g.status();
+  EXPECT_EQ(testing::Eval({c, x, y}, {g}, {Scalar(1), Vec({1, 2}), Vec({3, 4})})[0].ToString(),
+            "[2. 2.]");
+  const Var gi = grad(sum(cast(both[1], DType::kFloat64) * x), x);
+  ASSERT_TRUE(gi.ok()) << gi.status();
+  EXPECT_EQ(testing::Eval({c, x, y}, {gi}, {Scalar(1), Vec({1, 2}), Vec({3, 4})})[0].ToString(),
+            "[1. 2.]");
+}
+
+}  // namespace
+}  // namespace kiln

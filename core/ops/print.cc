@@ -123,11 +123,14 @@ PrintCapture::~PrintCapture() { current_capture = outer_; }
 PrintCapture* PrintCapture::Current() { return current_capture; }
 
 void PrintCapture::Add(const Print& op, const Tensor& value) {
-  if (bytes_ + value.nbytes() > max_bytes_) {
+  // The message and attributes count too: a value of no bytes still travels with them.
+  const int64_t bytes =
+      value.nbytes() + static_cast<int64_t>(op.attrs().message.size() + op.attrs().attrs.size());
+  if (bytes_ + bytes > max_bytes_) {
     ++dropped_;
     return;
   }
-  bytes_ += value.nbytes();
+  bytes_ += bytes;
   values_.push_back({op.attrs().message, op.attr_list(), value.AsType(value.dtype())});
 }
 

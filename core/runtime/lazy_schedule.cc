@@ -2,8 +2,10 @@
 
 #include <functional>
 #include <queue>
+#include <tuple>
 
 #include "absl/container/flat_hash_map.h"
+#include "core/graph/check.h"
 #include "core/ops/ifelse.h"
 
 namespace kiln {
@@ -33,6 +35,7 @@ LazySchedule ScheduleLazily(const FunctionGraph& fg) {
   }
   std::vector<int> depth;  // per guard
   std::vector<int> then_guard(n, -1), else_guard(n, -1);
+  absl::flat_hash_map<std::tuple<const Variable*, bool, int>, int> guard_of;
   // The innermost guard both a and b lie in (-1 when either always runs).
   auto common = [&](int a, int b) {
     if (a < 0 || b < 0) return -1;
@@ -68,9 +71,13 @@ LazySchedule ScheduleLazily(const FunctionGraph& fg) {
         continue;
       }
       for (bool then : {true, false}) {
-        (then ? then_guard[i] : else_guard[i]) = static_cast<int>(s.guards.size());
-        s.guards.push_back({i, then, g});
-        depth.push_back(d);
+        const Variable* cond = node->inputs()[0].get();
+        auto [it, added] = guard_of.try_emplace({cond, then, g}, static_cast<int>(s.guards.size()));
+        if (added) {
+          s.guards.push_back({cond, then, g});
+          depth.push_back(d);
+        }
+        (then ? then_guard[i] : else_guard[i]) = it->second;
       }
     }
   }
@@ -78,39 +85,35 @@ LazySchedule ScheduleLazily(const FunctionGraph& fg) {
   // each guard's condition to every node under that guard.
   std::vector<std::vector<int>> next(n);
   std::vector<int> waiting(n, 0);
-  auto edge = [&](const VariablePtr& v, int to) {
+  auto edge = [&](const Variable* v, int to) {
     if (v->owner() == nullptr) return;
     next[position.at(v->owner())].push_back(to);
     ++waiting[to];
   };
   for (int i = 0; i < n; ++i) {
-    for (const VariablePtr& in : topo[i]->inputs()) edge(in, i);
-    for (int g = s.guard[i]; g >= 0; g = s.guards[g].parent) {
-      edge(topo[s.guards[g].ifelse]->inputs()[0], i);
-    }
+    for (const VariablePtr& in : topo[i]->inputs()) edge(in.get(), i);
+    for (int g = s.guard[i]; g >= 0; g = s.guards[g].parent) edge(s.guards[g].cond, i);
   }
   std::priority_queue<int, std::vector<int>, std::greater<int>> ready;
   for (int i = 0; i < n; ++i) {
     if (waiting[i] == 0) ready.push(i);
   }
-  std::vector<int> new_position(n);
   std::vector<int> order;
   while (!ready.empty()) {
     const int i = ready.top();
     ready.pop();
-    new_position[i] = static_cast<int>(order.size());
     order.push_back(i);
     for (int j : next[i]) {
       if (--waiting[j] == 0) ready.push(j);
     }
   }
+  KILN_CHECK(static_cast<int>(order.size()) == n) << "the lazy schedule has a cycle";
   std::vector<int> guard(n);
   for (int k = 0; k < n; ++k) {
     s.order.push_back(topo[order[k]]);
     guard[k] = s.guard[order[k]];
   }
   s.guard = std::move(guard);
-  for (BranchGuard& b : s.guards) b.ifelse = new_position[b.ifelse];
   return s;
 }
 

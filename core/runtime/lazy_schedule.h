@@ -9,10 +9,10 @@
 
 namespace kiln {
 
-// "The IfElse at position `ifelse` of the order chose its then (or else) branch", and the guard
-// that IfElse itself needs (-1: none).
+// "The condition `cond` chose the then (or else) branch", within the guard `parent` (-1: none).
+// IfElses on one condition (a user's, and those its shape and gradient make) share guards.
 struct BranchGuard {
-  int ifelse;
+  const Variable* cond;
   bool then;
   int parent;
 };

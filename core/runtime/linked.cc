@@ -86,6 +86,7 @@ std::shared_ptr<const LinkedProgram> LinkedProgram::Link(const FunctionGraph& fg
     p->steps_.push_back(std::move(step));
   }
   for (const VariablePtr& out : fg.outputs()) p->output_slots_.push_back(slot_of(out));
+  for (const BranchGuard& g : p->guards_) p->guard_cond_slots_.push_back(slot.at(g.cond));
   // The step that reads each slot last; outputs are read after every step.
   std::vector<int> last_use(p->num_slots_, -1);
   for (size_t n = 0; n < p->steps_.size(); ++n) {
@@ -153,7 +154,7 @@ absl::Status LinkedProgram::Run(std::vector<Tensor>& slots, CallContext& ctx) co
     for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
       const BranchGuard& b = guards_[*it];
       const bool parent = b.parent < 0 || chosen[b.parent] == 1;
-      const Tensor& cond = slots[steps_[b.ifelse].inputs[0]];
+      const Tensor& cond = slots[guard_cond_slots_[*it]];
       chosen[*it] = parent && cond.AsType(DType::kBool).data<bool>()[0] == b.then;
     }
     return chosen[g] == 1;
@@ -162,7 +163,8 @@ absl::Status LinkedProgram::Run(std::vector<Tensor>& slots, CallContext& ctx) co
   // input or one of the step's outputs shares it.
   auto release = [&](const Step& step) {
     for (int s : step.release) {
-      bool view = false;
+      // (No buffer: the value of a branch not chosen, never counted.)
+      bool view = slots[s].SharesBufferWith(Tensor());
       for (int other : step.inputs) view |= other != s && slots[other].SharesBufferWith(slots[s]);
       for (int o : step.outputs) view |= slots[o].SharesBufferWith(slots[s]);
       if (!view) live_bytes -= slots[s].nbytes();

@@ -81,6 +81,7 @@ class LinkedProgram {
   int num_slots_ = 0;
   std::vector<Step> steps_;
   std::vector<BranchGuard> guards_;
+  std::vector<int> guard_cond_slots_;  // the slot of each guard's condition
   std::vector<int> output_slots_;
   std::vector<std::pair<int, Tensor>> constant_slots_;
   std::vector<Tensor> constants_;

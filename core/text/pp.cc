@@ -127,7 +127,15 @@ class PrettyPrinter {
       if (templates_.contains(v) || alias_.contains(v)) continue;
       const Apply* node = v->owner();
       if (node == nullptr) {
-        templates_.emplace(v, Template{{LeafText(*v)}});
+        // Every leaf appears in the text (a constant as large as its value), so their texts
+        // together may not pass max_chars either; a constant too large is not even formatted.
+        const bool huge = v->is_constant() &&
+                          static_cast<size_t>(static_cast<const Constant&>(*v).data().size()) >
+                              options_.max_chars;
+        std::string leaf = huge ? "" : LeafText(*v);
+        leaf_chars_ += leaf.size();
+        if (huge || leaf_chars_ > options_.max_chars) return TooLong();
+        templates_.emplace(v, Template{{std::move(leaf)}});
       } else if (!inputs_done) {
         stack.push_back({v, true});
         for (const VariablePtr& in : node->inputs()) stack.push_back({in.get(), false});
@@ -139,6 +147,12 @@ class PrettyPrinter {
   }
 
  private:
+  absl::Status TooLong() const {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("pp: the expression's text exceeds ", options_.max_chars,
+                     " characters (a shared subexpression is written out at each of its uses)"));
+  }
+
   // A template that is just another variable's text is recorded as an alias of it, so that long
   // chains of such ops (identity, a DimShuffle that only adds dims) cost nothing to expand.
   void Store(const Variable* v, Template t) {
@@ -171,11 +185,7 @@ class PrettyPrinter {
         continue;
       }
       out += piece.text;
-      if (out.size() > options_.max_chars) {
-        return absl::ResourceExhaustedError(absl::StrCat(
-            "pp: the expression's text exceeds ", options_.max_chars,
-            " characters (a shared subexpression is written out at each of its uses)"));
-      }
+      if (out.size() > options_.max_chars) return TooLong();
     }
     return out;
   }
@@ -293,8 +303,8 @@ class PrettyPrinter {
   }
 
   // "x[0, 1:3, ::2]": the index list with its integers and bounds, which are node.inputs() from
-  // `first` on. A constant start of 0 and a constant stop of the largest int64 are left out, as
-  // Aesara leaves them out.
+  // `first` on. Where the step is absent or a positive constant, a constant start of 0 and a
+  // constant stop of the largest int64 are left out (x[0:] prints x[:]; x[0::-1] stays).
   static void Index(TemplateBuilder& b, const std::vector<IndexEntry>& idx, const Apply& node,
                     size_t first) {
     size_t next = first;
@@ -311,9 +321,15 @@ class PrettyPrinter {
         b << node.inputs()[next++];
         continue;
       }
-      bound(e.has_start, 0);
+      // The step is the last of this slice's inputs.
+      const size_t step_at = next + e.has_start + e.has_stop;
+      const std::optional<int64_t> step =
+          e.has_step ? ConstantInt(node.inputs()[step_at]) : std::optional<int64_t>(1);
+      const bool forward = step && *step > 0;
+      bound(e.has_start, forward ? std::optional<int64_t>(0) : std::nullopt);
       b << ":";
-      bound(e.has_stop, std::numeric_limits<int64_t>::max());
+      bound(e.has_stop,
+            forward ? std::optional<int64_t>(std::numeric_limits<int64_t>::max()) : std::nullopt);
       if (e.has_step) {
         b << ":";
         bound(true, std::nullopt);
@@ -325,6 +341,7 @@ class PrettyPrinter {
   const PpOptions& options_;
   std::unordered_map<const Variable*, Template> templates_;
   std::unordered_map<const Variable*, const Variable*> alias_;
+  size_t leaf_chars_ = 0;
 };
 
 }  // namespace

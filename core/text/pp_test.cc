@@ -33,6 +33,7 @@ TEST(PpTest, PrintsOperatorsFunctionsAndIndexing) {
   EXPECT_EQ(Pp(subtensor(a, {0, Slice{1, 3}})), "a[0, 1:3]");
   EXPECT_EQ(Pp(subtensor(a, {Slice{}, Slice{0, std::nullopt, 2}})), "a[:, ::2]");
   EXPECT_EQ(Pp(subtensor(a, {Slice{-1}, 1})), "a[-1:, 1]");
+  EXPECT_EQ(Pp(subtensor(b, {Slice{0, std::nullopt, -1}})), "b[0::-1]");
   EXPECT_EQ(Pp(set_subtensor(subtensor(a, {0}), b)), "set_subtensor(a[0], b)");
   EXPECT_EQ(Pp(make_vector({dscalar("alpha"), dscalar("y")}, DType::kFloat64)), "[\\alpha, y]");
   EXPECT_EQ(Pp(dvector()), "<TensorType(float64, (?,))>");

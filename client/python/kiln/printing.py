@@ -119,7 +119,9 @@ def printers(outputs):
 
 def show_printed(response, ops):
     """Shows the values Print ops computed in a call (an ExecuteResponse's `printed`), each by
-    the global_fn of its op in `ops` (printers()), and warns of values the server left out."""
+    the global_fn of its op in `ops` (printers()), and warns of values the server left out.
+    (The server knows a Print by its message and attrs: two that share both show by the first
+    one's global_fn.)"""
     import warnings
     for p in response.printed:
         op = ops.get((p.message, tuple(p.attrs))) or Print(p.message, p.attrs)
