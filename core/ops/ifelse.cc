@@ -28,9 +28,7 @@ absl::StatusOr<ApplyPtr> IfElse::MakeNode(std::vector<VariablePtr> inputs) const
     return Invalid(*this, absl::StrCat("expects ", 1 + 2 * n, " inputs (cond, ", n,
                                        " then values, ", n, " else values), got ", inputs.size()));
   }
-  ASSIGN_OR_RETURN(const TensorType* cond,
-                   ExpectTensor(*this, inputs, 0, 0, false, "a scalar condition"));
-  (void)cond;
+  RETURN_IF_ERROR(ExpectTensor(*this, inputs, 0, 0, false, "a scalar condition").status());
   std::vector<TypePtr> outputs;
   for (int i = 0; i < n; ++i) {
     const TensorType* t = inputs[1 + i]->tensor_type();
@@ -51,41 +49,37 @@ absl::StatusOr<ApplyPtr> IfElse::MakeNode(std::vector<VariablePtr> inputs) const
   return Apply::Make(self(), std::move(inputs), std::move(outputs));
 }
 
-// Each output's dims: a dim the branches share, else the chosen branch's, by an IfElse over
-// the dims (so that the other branch is not computed for its shape either).
+// Each output's dims: a dim the branches share, else the chosen branch's, by one IfElse over
+// the dims that may differ (so that the other branch is not computed for its shape either).
 absl::StatusOr<std::vector<std::vector<VariablePtr>>> IfElse::InferShape(
     const Apply& node, const std::vector<std::vector<VariablePtr>>& in) const {
   const int n = n_outs();
+  std::vector<std::vector<VariablePtr>> out(n);
   std::vector<Var> then_dims, else_dims;
+  std::vector<VariablePtr*> chosen_at;
   for (int i = 0; i < n; ++i) {
-    for (size_t d = 0; d < in[1 + i].size(); ++d) {
-      then_dims.push_back(in[1 + i][d]);
-      else_dims.push_back(in[1 + n + i][d]);
+    out[i] = in[1 + i];
+    for (size_t d = 0; d < out[i].size(); ++d) {
+      const VariablePtr& t = in[1 + i][d];
+      const VariablePtr& e = in[1 + n + i][d];
+      if (t == e || (ConstantInt(t) && ConstantInt(t) == ConstantInt(e))) continue;
+      then_dims.push_back(Var(t));
+      else_dims.push_back(Var(e));
+      chosen_at.push_back(&out[i][d]);
     }
   }
-  std::vector<Var> chosen;
-  if (!then_dims.empty()) chosen = ifelse(Var(node.inputs()[0]), then_dims, else_dims);
-  std::vector<std::vector<VariablePtr>> out(n);
-  size_t k = 0;
-  for (int i = 0; i < n; ++i) {
-    for (size_t d = 0; d < in[1 + i].size(); ++d, ++k) {
-      const bool same =
-          in[1 + i][d] == in[1 + n + i][d] ||
-          (ConstantInt(in[1 + i][d]) && ConstantInt(in[1 + i][d]) == ConstantInt(in[1 + n + i][d]));
-      if (same) {
-        out[i].push_back(in[1 + i][d]);
-      } else {
-        ASSIGN_OR_RETURN(VariablePtr dim, Unwrap(chosen[k]));
-        out[i].push_back(std::move(dim));
-      }
-    }
+  if (chosen_at.empty()) return out;
+  const std::vector<Var> chosen = ifelse(Var(node.inputs()[0]), then_dims, else_dims);
+  if (chosen.size() != chosen_at.size()) return chosen[0].status();  // ifelse failed
+  for (size_t k = 0; k < chosen.size(); ++k) {
+    ASSIGN_OR_RETURN(*chosen_at[k], Unwrap(chosen[k]));
   }
   return out;
 }
 
 absl::Status IfElse::Perform(const Apply&, std::span<const Tensor> inputs,
                              std::vector<Tensor>& outputs) const {
-  const bool then = inputs[0].AsType(DType::kBool).data<bool>()[0];
+  const bool then = IsTrue(inputs[0]);
   const int n = n_outs();
   for (int i = 0; i < n; ++i) outputs[i] = inputs[then ? 1 + i : 1 + n + i];
   return absl::OkStatus();
@@ -121,6 +115,8 @@ std::vector<std::pair<int, int>> IfElse::view_map() const {
   }
   return views;
 }
+
+bool IsTrue(const Tensor& cond) { return cond.AsType(DType::kBool).data<bool>()[0]; }
 
 std::vector<Var> ifelse(const Var& cond, const std::vector<Var>& then_branch,
                         const std::vector<Var>& else_branch) {

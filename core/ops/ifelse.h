@@ -32,6 +32,9 @@ class IfElse final : public DeclaredOp<IfElse, IfElseAttrs> {
   std::vector<std::pair<int, int>> view_map() const override;
 };
 
+// Whether a condition's value picks the then branch: nonzero (NaN counts as nonzero).
+bool IsTrue(const Tensor& cond);
+
 // Aesara's ifelse(cond, then_branch, else_branch): the values of one branch, lazily.
 std::vector<Var> ifelse(const Var& cond, const std::vector<Var>& then_branch,
                         const std::vector<Var>& else_branch);

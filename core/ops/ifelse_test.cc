@@ -4,6 +4,7 @@
 
 #include "core/graph/op_registry.h"
 #include "core/kiln.h"
+#include "core/runtime/lazy_schedule.h"
 #include "gtest/gtest.h"
 #include "tests/testing/eval.h"
 
@@ -149,6 +150,29 @@ TEST(IfElseTest, GradientsOfSeveralAndIntegerOutputs) {
   ASSERT_TRUE(gi.ok()) << gi.status();
   EXPECT_EQ(testing::Eval({c, x, y}, {gi}, {Scalar(1), Vec({1, 2}), Vec({3, 4})})[0].ToString(),
             "[1. 2.]");
+}
+
+}  // namespace
+}  // namespace kiln
+
+namespace kiln {
+namespace {
+
+// An attacker's shapes: IfElses nested past kMaxLazyDepth (the deeper ones run eagerly, still
+// right), and a branch of a 20,000-node chain that is skipped without being walked recursively.
+TEST(IfElseTest, DeepNestingAndLongBranches) {
+  const Var c = dscalar("c"), x = dvector("x");
+  Var nested = x;
+  for (int i = 0; i < 2 * kMaxLazyDepth; ++i) nested = ifelse(c, nested + 1.0, nested);
+  Var chain = x;
+  for (int i = 0; i < 20000; ++i) chain = sin(chain);
+  const Var y = ifelse(c, nested, print(chain, "chain"));
+  absl::StatusOr<Function> f = function({c, x}, {y});
+  ASSERT_TRUE(f.ok()) << f.status();
+  std::string value;
+  EXPECT_EQ(Ran(*f, {Scalar(1), Vec({0, 1})}, &value), "");
+  EXPECT_EQ(value, absl::StrCat("[", 2 * kMaxLazyDepth, ". ", 2 * kMaxLazyDepth + 1, ".]"));
+  EXPECT_EQ(Ran(*f, {Scalar(0), Vec({0, 1})}), "chain");
 }
 
 }  // namespace

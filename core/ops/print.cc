@@ -42,10 +42,7 @@ std::string AttrText(const Tensor& t, const std::string& attr) {
   if (attr == "dtype") return std::string(DTypeName(t.dtype()));
   if (attr == "ndim") return absl::StrCat(t.ndim());
   if (attr == "size") return absl::StrCat(t.size());
-  if (attr == "shape") {
-    return t.ndim() == 1 ? absl::StrCat("(", t.shape()[0], ",)")
-                         : absl::StrCat("(", absl::StrJoin(t.shape(), ", "), ")");
-  }
+  if (attr == "shape") return ShapeToString(t.shape());
   return "(shown by the Python client only)";
 }
 

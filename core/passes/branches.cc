@@ -28,8 +28,8 @@ std::vector<VariablePtr> Branch(const Apply& node, bool then) {
 // ifelse(constant c, a, b) -> a if c else b.
 Replacement ConstantCondition(const FunctionGraph&, Apply& node) {
   if (!node.inputs()[0]->is_constant()) return std::nullopt;
-  const Tensor& c = static_cast<const Constant&>(*node.inputs()[0]).data();
-  return ReplaceOutputs(node, Branch(node, c.AsType(DType::kBool).data<bool>()[0]));
+  return ReplaceOutputs(
+      node, Branch(node, IsTrue(static_cast<const Constant&>(*node.inputs()[0]).data())));
 }
 
 // ifelse(c, a, a) -> a.
@@ -40,7 +40,7 @@ Replacement IdenticalBranches(const FunctionGraph&, Apply& node) {
 }
 
 bool IsIfElse(const VariablePtr& v) {
-  return v->owner() != nullptr && v->owner()->op().type_name() == IfElse::kTypeName;
+  return v->owner() != nullptr && dynamic_cast<const IfElse*>(&v->owner()->op()) != nullptr;
 }
 
 // The ops cheap enough to compute in each branch (Aesara's acceptable_ops).
@@ -117,7 +117,7 @@ std::vector<RewriteRule> BranchRules() {
   const std::vector<OpKind> declared = {OpKind::kDeclared};
   auto only_ifelse = [](auto rule) {
     return [rule](const FunctionGraph& fg, Apply& node) -> Replacement {
-      if (node.op().type_name() != IfElse::kTypeName) return std::nullopt;
+      if (dynamic_cast<const IfElse*>(&node.op()) == nullptr) return std::nullopt;
       return rule(fg, node);
     };
   };

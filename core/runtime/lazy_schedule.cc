@@ -11,10 +11,7 @@
 namespace kiln {
 namespace {
 
-const IfElse* AsIfElse(const Apply& node) {
-  return node.op().type_name() == IfElse::kTypeName ? static_cast<const IfElse*>(&node.op())
-                                                    : nullptr;
-}
+const IfElse* AsIfElse(const Apply& node) { return dynamic_cast<const IfElse*>(&node.op()); }
 
 }  // namespace
 

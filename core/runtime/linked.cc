@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/graph/op.h"
 #include "core/graph/status_macros.h"
+#include "core/ops/ifelse.h"
 
 namespace kiln {
 namespace {
@@ -155,7 +156,7 @@ absl::Status LinkedProgram::Run(std::vector<Tensor>& slots, CallContext& ctx) co
       const BranchGuard& b = guards_[*it];
       const bool parent = b.parent < 0 || chosen[b.parent] == 1;
       const Tensor& cond = slots[guard_cond_slots_[*it]];
-      chosen[*it] = parent && cond.AsType(DType::kBool).data<bool>()[0] == b.then;
+      chosen[*it] = parent && IsTrue(cond) == b.then;
     }
     return chosen[g] == 1;
   };

@@ -8,13 +8,13 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/graph/op.h"
+#include "core/graph/op_decl.h"
 #include "core/graph/status_macros.h"
 #include "core/ops/dimshuffle.h"
 #include "core/ops/elemwise.h"
 #include "core/ops/indexing.h"
 #include "core/ops/op_util.h"
 #include "core/ops/reduce.h"
-#include "core/runtime/tensor_format.h"
 
 namespace kiln {
 namespace {
@@ -65,15 +65,9 @@ std::string LeafText(const Variable& v) {
     if (v.name() == greek) return absl::StrCat("\\", greek);
   }
   if (v.is_constant() && v.name().empty()) {
-    return FormatTensor(static_cast<const Constant&>(v).data());
+    return static_cast<const Constant&>(v).data().ToString();
   }
   return v.ToString();
-}
-
-// Python's repr of an axis tuple: "(0,)", "(0, 1)".
-std::string AxisTuple(const std::vector<int>& axis) {
-  if (axis.size() == 1) return absl::StrCat("(", axis[0], ",)");
-  return absl::StrCat("(", absl::StrJoin(axis, ", "), ")");
 }
 
 // A variable's text as pieces: literal text, and the texts of other variables by reference, so
@@ -88,6 +82,7 @@ using Template = std::vector<Piece>;
 class TemplateBuilder {
  public:
   TemplateBuilder& operator<<(std::string text) {
+    if (text.empty()) return *this;  // no empty pieces: each expanded piece adds a character
     if (!pieces_.empty() && pieces_.back().ref == nullptr) {
       pieces_.back().text += text;
     } else {
@@ -97,14 +92,6 @@ class TemplateBuilder {
   }
   TemplateBuilder& operator<<(const VariablePtr& v) {
     pieces_.push_back({"", v.get()});
-    return *this;
-  }
-  // "a, b, c" of the variables.
-  TemplateBuilder& Join(std::span<const VariablePtr> vars, const std::string& separator) {
-    for (size_t i = 0; i < vars.size(); ++i) {
-      if (i > 0) *this << separator;
-      *this << vars[i];
-    }
     return *this;
   }
   Template Take() { return std::move(pieces_); }
@@ -190,12 +177,22 @@ class PrettyPrinter {
     return out;
   }
 
+  // open, the variables with `separator` between them, close: "[a, b]", "(a \dot b)".
+  static Template Joined(const std::string& open, std::span<const VariablePtr> vars,
+                         const std::string& separator, const std::string& close) {
+    TemplateBuilder b;
+    b << open;
+    for (size_t i = 0; i < vars.size(); ++i) {
+      if (i > 0) b << separator;
+      b << vars[i];
+    }
+    b << close;
+    return b.Take();
+  }
+
   // "name(a, b)": Aesara's FunctionPrinter and DefaultPrinter.
   static Template Call(const std::string& name, const Apply& node) {
-    TemplateBuilder b;
-    b << name + "(";
-    b.Join(node.inputs(), ", ") << ")";
-    return b.Take();
+    return Joined(name + "(", node.inputs(), ", ", ")");
   }
 
   Template NodeTemplate(const Apply& node) const {
@@ -219,26 +216,18 @@ class PrettyPrinter {
         b << ", " << in[1] << ")";
         return b.Take();
       }
-      case OpKind::kMakeVector: {
-        TemplateBuilder b;
-        b << "[";
-        b.Join(in, ", ") << "]";
-        return b.Take();
-      }
+      case OpKind::kMakeVector:
+        return Joined("[", in, ", ", "]");
       case OpKind::kCAReduce: {
         const auto& reduce = static_cast<const CAReduce&>(op);
         if (reduce.reduce() != ReduceKind::kSum) break;
         TemplateBuilder b;
-        b << "sum(" << in[0] << ", axis=" << (reduce.axis() ? AxisTuple(*reduce.axis()) : "None")
-          << ")";
+        b << "sum(" << in[0]
+          << ", axis=" + op_decl::Codec<std::optional<std::vector<int>>>::Repr(reduce.axis()) + ")";
         return b.Take();
       }
-      case OpKind::kDot: {
-        TemplateBuilder b;
-        b << "(";
-        b.Join(in, " \\dot ") << ")";
-        return b.Take();
-      }
+      case OpKind::kDot:
+        return Joined("(", in, " \\dot ", ")");
       case OpKind::kAlloc:
         return Call("alloc", node);
       case OpKind::kJoin:
@@ -258,23 +247,14 @@ class PrettyPrinter {
       return Call(op.Name(), node);
     }
     const std::string eq = inplace ? "=" : "";
-    TemplateBuilder b;
     if (const char* symbol = OperatorSymbol(s.kind)) {
-      b << "(";
-      if (node.inputs().size() == 1) {
-        b << symbol + eq << node.inputs()[0];
-      } else {
-        b.Join(node.inputs(), absl::StrCat(" ", symbol, eq, " "));
-      }
-      b << ")";
-    } else if (s.kind == ScalarOpKind::kIdentity && !inplace) {
-      b << node.inputs()[0];
-    } else if (s.kind == ScalarOpKind::kAbs && !inplace) {
-      b << "|" << node.inputs()[0] << "|";
-    } else {
-      return Call(FunctionName(s) + eq, node);
+      return node.inputs().size() == 1
+                 ? Joined(absl::StrCat("(", symbol, eq), node.inputs(), "", ")")
+                 : Joined("(", node.inputs(), absl::StrCat(" ", symbol, eq, " "), ")");
     }
-    return b.Take();
+    if (s.kind == ScalarOpKind::kIdentity && !inplace) return Joined("", node.inputs(), "", "");
+    if (s.kind == ScalarOpKind::kAbs && !inplace) return Joined("|", node.inputs(), "", "|");
+    return Call(FunctionName(s) + eq, node);
   }
 
   // New broadcastable dims in front are not shown; the identity order prints the input, the

@@ -3,9 +3,10 @@ printer (core's, of the graph's twin in kiln._core), its picture drawn from the 
 graphviz, and Print, the op that shows a value each time a function computes it."""
 import subprocess
 import sys
+import warnings
 
 from kiln import _pb, wire
-from kiln.graph import Op, _core, apply_typed_by_core, core_variable, graph_inputs
+from kiln.graph import Op, _core, ancestors, apply_typed_by_core, core_variable, graph_inputs
 from kiln.tensor.variable import TensorConstant
 
 
@@ -109,7 +110,6 @@ class Print(Op):
 
 def printers(outputs):
     """{(message, attrs): Print op} of the Print ops in the outputs' graph."""
-    from kiln.graph import ancestors
     ops = {}
     for v in ancestors(outputs):
         if v.owner is not None and isinstance(v.owner.op, Print):
@@ -122,7 +122,6 @@ def show_printed(response, ops):
     the global_fn of its op in `ops` (printers()), and warns of values the server left out.
     (The server knows a Print by its message and attrs: two that share both show by the first
     one's global_fn.)"""
-    import warnings
     for p in response.printed:
         op = ops.get((p.message, tuple(p.attrs))) or Print(p.message, p.attrs)
         op.global_fn(op, wire.tensor_from_proto(p.value))
