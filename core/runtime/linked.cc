@@ -122,7 +122,18 @@ std::vector<Tensor> LinkedProgram::NewSlots() const {
   return slots;
 }
 
+namespace {
+thread_local const std::function<absl::Status()>* current_interrupt = nullptr;
+}  // namespace
+
+const std::function<absl::Status()>* CurrentInterrupt() { return current_interrupt; }
+
 absl::Status LinkedProgram::Run(std::vector<Tensor>& slots, CallContext& ctx) const {
+  struct InterruptScope {
+    const std::function<absl::Status()>* saved = current_interrupt;
+    explicit InterruptScope(const std::function<absl::Status()>* now) { current_interrupt = now; }
+    ~InterruptScope() { current_interrupt = saved; }
+  } interrupt_scope(ctx.interrupt);
   if (timed_) ctx.step_seconds.assign(steps_.size(), 0.0);
   int64_t live_bytes = 0;
   // The slots holding a value (graph inputs and outputs not yet released), kept only when some

@@ -56,6 +56,10 @@ struct LinkOptions {
   bool profile = false;    // each step timed into CallContext::step_seconds
 };
 
+// The interrupt of the LinkedProgram::Run under way on this thread, or null: ops that run graphs
+// of their own (Scan) poll it between their steps.
+const std::function<absl::Status()>* CurrentInterrupt();
+
 class LinkedProgram {
  public:
   // The program of `fg`, whose nodes it refers to: fg must outlive it.

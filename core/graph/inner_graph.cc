@@ -1,0 +1,334 @@
+#include "core/graph/inner_graph.h"
+
+#include <cstring>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/escaping.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "core/graph/op.h"
+#include "core/graph/op_registry.h"
+#include "core/graph/status_macros.h"
+
+// The text, one record a line, fields separated by one space:
+//   kiln-graph 1
+//   i <dtype> <dims>                          an input: "float64 ?,3" ("-" for no dims)
+//   c <dtype> <dims> <data shape> <hex>       a constant: its type, its value's shape and bytes
+//   n <class> <n> <ref>... <length>:<attribute text>   a node: its op's class, its n inputs and
+//                                             its op's attributes (OpAttrs::Text)
+//   o <ref>...                                the outputs
+// where a ref is i<k>, c<k> or n<k>.<output>, always to an earlier record.
+namespace kiln {
+namespace {
+
+constexpr absl::string_view kMagic = "kiln-graph 1\n";
+
+std::string DimsText(const StaticShape& dims) {
+  if (dims.empty()) return "-";
+  std::vector<std::string> parts;
+  for (const StaticDim& d : dims) parts.push_back(d ? absl::StrCat(*d) : "?");
+  return absl::StrJoin(parts, ",");
+}
+
+class Encoder {
+ public:
+  explicit Encoder(const std::vector<VariablePtr>& inputs) {
+    absl::StrAppend(&text_, kMagic);
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      refs_[inputs[i].get()] = absl::StrCat("i", i);
+      const TensorType* t = inputs[i]->tensor_type();
+      absl::StrAppend(&text_, "i ", t ? DTypeName(t->dtype()) : "?", " ",
+                      t ? DimsText(t->shape()) : "-", "\n");
+    }
+  }
+
+  // The ref of v, writing the records of whatever computes it first (iteratively).
+  absl::StatusOr<std::string> Ref(const Variable* v) {
+    struct Frame {
+      const Apply* node;
+      int next;
+    };
+    std::vector<Frame> stack;
+    auto leaf_or_push = [&](const Variable* x) -> absl::Status {
+      if (refs_.count(x)) return absl::OkStatus();
+      if (x->is_constant()) return WriteConstant(static_cast<const Constant&>(*x));
+      if (x->owner() == nullptr) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "inner graph: ", x->ToString(), " is used but is neither an input nor a constant"));
+      }
+      stack.push_back({x->owner(), 0});
+      return absl::OkStatus();
+    };
+    RETURN_IF_ERROR(leaf_or_push(v));
+    while (!stack.empty()) {
+      Frame& f = stack.back();
+      if (refs_.count(f.node->output_ptr(0))) {
+        stack.pop_back();
+        continue;
+      }
+      if (f.next < f.node->num_inputs()) {
+        RETURN_IF_ERROR(leaf_or_push(f.node->inputs()[f.next++].get()));
+        continue;
+      }
+      const std::string attrs = f.node->op().Attrs().Text();
+      std::string def = absl::StrCat(f.node->op().type_name(), " ", f.node->num_inputs());
+      for (const VariablePtr& in : f.node->inputs()) absl::StrAppend(&def, " ", refs_.at(in.get()));
+      absl::StrAppend(&def, " ", attrs.size(), ":", attrs);
+      auto [it, inserted] = nodes_.emplace(def, static_cast<int>(nodes_.size()));
+      if (inserted) absl::StrAppend(&text_, "n ", def, "\n");
+      for (int o = 0; o < f.node->num_outputs(); ++o) {
+        refs_[f.node->output_ptr(o)] = absl::StrCat("n", it->second, ".", o);
+      }
+      stack.pop_back();
+    }
+    return refs_.at(v);
+  }
+
+  std::string& text() { return text_; }
+
+ private:
+  absl::Status WriteConstant(const Constant& c) {
+    const TensorType* t = c.tensor_type();
+    if (t == nullptr) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("inner graph: constant ", c.ToString(), " is not a tensor"));
+    }
+    const Tensor data = c.data().Contiguous();
+    std::vector<std::string> shape;
+    for (int64_t d : data.shape()) shape.push_back(absl::StrCat(d));
+    std::string def = absl::StrCat(
+        DTypeName(t->dtype()), " ", DimsText(t->shape()), " ",
+        shape.empty() ? "-" : absl::StrJoin(shape, ","), " ",
+        absl::BytesToHexString(
+            absl::string_view(static_cast<const char*>(data.raw_data()), data.nbytes())));
+    auto [it, inserted] = constants_.emplace(def, static_cast<int>(constants_.size()));
+    if (inserted) absl::StrAppend(&text_, "c ", def, "\n");
+    refs_[&c] = absl::StrCat("c", it->second);
+    return absl::OkStatus();
+  }
+
+  std::string text_;
+  absl::flat_hash_map<const Variable*, std::string> refs_;
+  absl::flat_hash_map<std::string, int> nodes_, constants_;
+};
+
+// A cursor over the text; every read checks bounds.
+class Reader {
+ public:
+  explicit Reader(absl::string_view text) : rest_(text) {}
+  bool done() const { return rest_.empty(); }
+  // The next field, up to a space or the end of the line (which is not consumed).
+  absl::string_view Field() {
+    size_t n = 0;
+    while (n < rest_.size() && rest_[n] != ' ' && rest_[n] != '\n') ++n;
+    absl::string_view f = rest_.substr(0, n);
+    rest_.remove_prefix(n);
+    if (!rest_.empty() && rest_[0] == ' ') rest_.remove_prefix(1);
+    return f;
+  }
+  // `n` bytes exactly, or nullopt past the end.
+  std::optional<absl::string_view> Bytes(size_t n) {
+    if (n > rest_.size()) return std::nullopt;
+    absl::string_view b = rest_.substr(0, n);
+    rest_.remove_prefix(n);
+    return b;
+  }
+  // The text up to `c`, which is consumed; all the rest when there is none.
+  absl::string_view UpTo(char c) {
+    const size_t n = std::min(rest_.find(c), rest_.size());
+    absl::string_view f = rest_.substr(0, n);
+    rest_.remove_prefix(std::min(n + 1, rest_.size()));
+    return f;
+  }
+  bool AtLineEnd() const { return !rest_.empty() && rest_[0] == '\n'; }
+  bool EndLine() {
+    if (!AtLineEnd()) return false;
+    rest_.remove_prefix(1);
+    return true;
+  }
+
+ private:
+  absl::string_view rest_;
+};
+
+absl::Status Malformed(int line, absl::string_view what) {
+  return absl::InvalidArgumentError(absl::StrCat("inner graph, record ", line, ": ", what));
+}
+
+std::optional<std::vector<int64_t>> ParseInts(absl::string_view text, bool allow_unknown,
+                                              StaticShape* dims) {
+  std::vector<int64_t> out;
+  if (text == "-") return out;
+  for (absl::string_view part : absl::StrSplit(text, ',')) {
+    int64_t v = -1;
+    if (allow_unknown && part == "?") {
+      dims->push_back(std::nullopt);
+      continue;
+    }
+    if (!absl::SimpleAtoi(part, &v) || v < 0) return std::nullopt;
+    if (dims != nullptr) dims->push_back(v);
+    out.push_back(v);
+  }
+  return out;
+}
+
+// OpAttrs::Text() read back: "key=i2;key=f<hex>;key=s5:hello;key=l[1,2];".
+absl::StatusOr<OpAttrs> ParseAttrs(absl::string_view text) {
+  OpAttrs attrs;
+  auto bad = [&] { return absl::InvalidArgumentError("malformed attribute text"); };
+  while (!text.empty()) {
+    const size_t eq = text.find('=');
+    if (eq == absl::string_view::npos || eq + 1 >= text.size()) return bad();
+    std::string key(text.substr(0, eq));
+    const char tag = text[eq + 1];
+    text.remove_prefix(eq + 2);
+    if (tag == 's') {
+      const size_t colon = text.find(':');
+      size_t n = 0;
+      if (colon == absl::string_view::npos || !absl::SimpleAtoi(text.substr(0, colon), &n) ||
+          n > text.size() - colon - 1) {
+        return bad();
+      }
+      attrs.Set(std::move(key), std::string(text.substr(colon + 1, n)));
+      text.remove_prefix(colon + 1 + n);
+      if (text.empty() || text[0] != ';') return bad();
+      text.remove_prefix(1);
+      continue;
+    }
+    const size_t semi = text.find(';');
+    if (semi == absl::string_view::npos) return bad();
+    absl::string_view value = text.substr(0, semi);
+    text.remove_prefix(semi + 1);
+    if (tag == 'i') {
+      int64_t v;
+      if (!absl::SimpleAtoi(value, &v)) return bad();
+      attrs.Set(std::move(key), v);
+    } else if (tag == 'f') {
+      const std::string bytes = absl::HexStringToBytes(value);
+      double d;
+      if (value.size() != 16 || bytes.size() != sizeof d) return bad();
+      std::memcpy(&d, bytes.data(), sizeof d);
+      attrs.Set(std::move(key), d);
+    } else if (tag == 'l') {
+      if (value.size() < 2 || value.front() != '[' || value.back() != ']') return bad();
+      std::vector<int64_t> list;
+      value = value.substr(1, value.size() - 2);
+      if (!value.empty()) {
+        for (absl::string_view part : absl::StrSplit(value, ',')) {
+          int64_t v;
+          if (!absl::SimpleAtoi(part, &v)) return bad();
+          list.push_back(v);
+        }
+      }
+      attrs.Set(std::move(key), std::move(list));
+    } else {
+      return bad();
+    }
+  }
+  return attrs;
+}
+
+thread_local int decode_depth = 0;
+
+}  // namespace
+
+absl::StatusOr<std::string> EncodeInnerGraph(const std::vector<VariablePtr>& inputs,
+                                             const std::vector<VariablePtr>& outputs) {
+  Encoder e(inputs);
+  std::vector<std::string> outs;
+  for (const VariablePtr& v : outputs) {
+    ASSIGN_OR_RETURN(std::string ref, e.Ref(v.get()));
+    outs.push_back(std::move(ref));
+  }
+  absl::StrAppend(&e.text(), "o", outs.empty() ? "" : " ", absl::StrJoin(outs, " "), "\n");
+  return std::move(e.text());
+}
+
+absl::StatusOr<InnerGraph> DecodeInnerGraph(absl::string_view text) {
+  if (decode_depth >= kMaxInnerGraphDepth) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("inner graphs nest more than ", kMaxInnerGraphDepth, " deep"));
+  }
+  struct DepthGuard {
+    DepthGuard() { ++decode_depth; }
+    ~DepthGuard() { --decode_depth; }
+  } depth;
+  if (text.substr(0, kMagic.size()) != kMagic) {
+    return absl::InvalidArgumentError("inner graph: the text does not start with 'kiln-graph 1'");
+  }
+  Reader r(text.substr(kMagic.size()));
+  InnerGraph g;
+  std::vector<VariablePtr> constants;
+  std::vector<ApplyPtr> nodes;
+  auto ref = [&](absl::string_view f, int line) -> absl::StatusOr<VariablePtr> {
+    size_t k = 0, o = 0;
+    if (f.size() >= 2 && f[0] == 'i' && absl::SimpleAtoi(f.substr(1), &k) && k < g.inputs.size())
+      return g.inputs[k];
+    if (f.size() >= 2 && f[0] == 'c' && absl::SimpleAtoi(f.substr(1), &k) && k < constants.size())
+      return constants[k];
+    const size_t dot = f.find('.');
+    if (f.size() >= 4 && f[0] == 'n' && dot != absl::string_view::npos &&
+        absl::SimpleAtoi(f.substr(1, dot - 1), &k) && absl::SimpleAtoi(f.substr(dot + 1), &o) &&
+        k < nodes.size() && o < static_cast<size_t>(nodes[k]->num_outputs())) {
+      return nodes[k]->output(static_cast<int>(o));
+    }
+    return Malformed(line, absl::StrCat("'", f, "' names no earlier value"));
+  };
+  for (int line = 1;; ++line) {
+    if (r.done()) return Malformed(line, "the text ends before its outputs");
+    const absl::string_view kind = r.Field();
+    if (kind == "i" || kind == "c") {
+      const std::optional<DType> dtype = ParseDType(std::string(r.Field()));
+      StaticShape dims;
+      if (!dtype || !ParseInts(r.Field(), true, &dims)) return Malformed(line, "a bad type");
+      TypePtr type = TensorType::Make(*dtype, dims);
+      if (kind == "i") {
+        if (!constants.empty() || !nodes.empty()) {
+          return Malformed(line, "an input after constants or nodes");
+        }
+        g.inputs.push_back(Variable::Make(std::move(type)));
+      } else {
+        const std::optional<std::vector<int64_t>> shape = ParseInts(r.Field(), false, nullptr);
+        if (!shape) return Malformed(line, "a bad constant shape");
+        const std::string bytes = absl::HexStringToBytes(r.Field());
+        ASSIGN_OR_RETURN(Tensor data, Tensor::FromBytes(*dtype, *shape, bytes, "inner constant"));
+        ASSIGN_OR_RETURN(auto c, Constant::MakeChecked(std::move(type), std::move(data)));
+        constants.push_back(std::move(c));
+      }
+    } else if (kind == "n") {
+      const std::string type_name(r.Field());
+      size_t num_inputs = 0, length = 0;
+      if (!absl::SimpleAtoi(r.Field(), &num_inputs)) return Malformed(line, "a bad input count");
+      std::vector<VariablePtr> inputs;
+      for (size_t k = 0; k < num_inputs; ++k) {
+        ASSIGN_OR_RETURN(VariablePtr in, ref(r.Field(), line));
+        inputs.push_back(std::move(in));
+      }
+      std::optional<absl::string_view> attr_text;
+      if (!absl::SimpleAtoi(r.UpTo(':'), &length) || !(attr_text = r.Bytes(length))) {
+        return Malformed(line, "a bad attribute text");
+      }
+      absl::StatusOr<OpAttrs> attrs = ParseAttrs(*attr_text);
+      if (!attrs.ok()) return Malformed(line, attrs.status().message());
+      absl::StatusOr<OpPtr> op = MakeOp(type_name, *attrs);
+      if (!op.ok()) return Malformed(line, op.status().message());
+      absl::StatusOr<ApplyPtr> node = (*op)->MakeNode(std::move(inputs));
+      if (!node.ok()) return Malformed(line, node.status().message());
+      nodes.push_back(*std::move(node));
+    } else if (kind == "o") {
+      while (!r.AtLineEnd() && !r.done()) {
+        ASSIGN_OR_RETURN(VariablePtr out, ref(r.Field(), line));
+        g.outputs.push_back(std::move(out));
+      }
+      if (!r.EndLine() || !r.done()) return Malformed(line, "text after the outputs");
+      return g;
+    } else {
+      return Malformed(line, absl::StrCat("unknown record '", kind, "'"));
+    }
+    if (!r.EndLine()) return Malformed(line, "the record does not end where expected");
+  }
+}
+
+}  // namespace kiln
