@@ -35,6 +35,8 @@ class HasInnerGraph {
  public:
   virtual ~HasInnerGraph() = default;
   virtual const InnerGraph& inner() const = 0;
+  // The outer input (of the op's node) that inner input `i` reads from, or -1.
+  virtual int OuterInputOf(int i) const = 0;
 };
 
 }  // namespace kiln

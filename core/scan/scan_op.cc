@@ -129,6 +129,17 @@ absl::StatusOr<OpPtr> Scan::FromAttrs(const OpAttrs& wire) {
   return OpPtr(std::move(op));
 }
 
+int Scan::OuterInputOf(int i) const {
+  if (i >= non_seq_offset_) return outer_non_seq(i - non_seq_offset_);
+  for (int j = attrs_.n_states() - 1; j >= 0; --j) {
+    if (i >= state_offsets_[j]) return outer_init(j);
+  }
+  for (int k = attrs_.n_seqs() - 1; k >= 0; --k) {
+    if (i >= seq_offsets_[k]) return outer_seq(k);
+  }
+  return -1;
+}
+
 std::string Scan::Name() const {
   return absl::StrCat(attrs_.as_while ? "while" : "for", "{cpu,", attrs_.name, "}");
 }

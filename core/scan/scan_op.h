@@ -74,6 +74,7 @@ class Scan final : public Op, public HasInnerGraph {
 
   const ScanAttrs& attrs() const { return attrs_; }
   const InnerGraph& inner() const override { return inner_; }
+  int OuterInputOf(int i) const override;
   // Aesara's str: "for{cpu,scan_fn}", "while{cpu,scan_fn}".
   std::string Name() const override;
   OpAttrs Attrs() const override { return EncodeAttrs(attrs_); }

@@ -201,6 +201,34 @@ TEST(ScanTest, InnerGraphText) {
   EXPECT_TRUE(DecodeInnerGraph(nested).ok());
 }
 
+// dprint shows the loop body under "Inner graphs:" as Aesara 2.9.4 does, its inputs pointing at
+// the outer inputs they read.
+TEST(ScanTest, DprintShowsTheInnerGraph) {
+  const Var k = lscalar("k"), A = dvector("A");
+  ScanArgs args;
+  args.outputs_info = {{ones_like(A)}};
+  args.non_sequences = {A};
+  args.n_steps = k;
+  ScanResult r =
+      Must(scan([](const std::vector<Var>& a) { return ScanStep{{a[0] * a[1]}}; }, args));
+  EXPECT_EQ(DebugPrint({r.outputs[0]}),
+            "for{cpu,scan_fn} [id A]\n"
+            " |k [id B]\n"
+            " |InplaceDimShuffle{x,0} [id C]\n"
+            " | |Elemwise{second,no_inplace} [id D]\n"
+            " |   |A [id E]\n"
+            " |   |InplaceDimShuffle{x} [id F]\n"
+            " |     |TensorConstant{1.0} [id G]\n"
+            " |A [id E]\n"
+            "\n"
+            "Inner graphs:\n"
+            "\n"
+            "for{cpu,scan_fn} [id A]\n"
+            " >Elemwise{mul,no_inplace} [id H]\n"
+            " > |*0-<TensorType(float64, (?,))> [id I] -> [id C]\n"
+            " > |*1-<TensorType(float64, (?,))> [id J] -> [id E]\n");
+}
+
 // Back-propagation through time against finite differences: an Elman step, two-tap states,
 // sequence taps, non-sequences, truncation and reverse loops.
 TEST(ScanTest, GradientsMatchFiniteDifferences) {

@@ -6,6 +6,7 @@
 #include <unordered_set>
 
 #include "absl/strings/str_cat.h"
+#include "core/graph/inner_graph.h"
 #include "core/graph/op.h"
 
 namespace kiln {
@@ -34,26 +35,62 @@ class Printer {
     absl::StrAppend(&out_, "<error: ", status.message(), ">\n");
   }
 
+  // Aesara's "Inner graphs:" section: each op with an inner graph met so far (nested ones too),
+  // its outputs' trees prefixed " >", its inputs as "*i-<type> -> [id of the outer input]".
+  void PrintInnerGraphs() {
+    if (inner_nodes_.empty()) return;
+    absl::StrAppend(&out_, "\nInner graphs:\n");
+    for (size_t n = 0; n < inner_nodes_.size(); ++n) {
+      const Apply* node = inner_nodes_[n];
+      const auto& holder = dynamic_cast<const HasInnerGraph&>(node->op());
+      const InnerGraph& g = holder.inner();
+      for (size_t i = 0; i < g.inputs.size(); ++i) {
+        const int outer = holder.OuterInputOf(static_cast<int>(i));
+        std::string arrow;
+        if (outer >= 0 && options_.ids != DprintIds::kNone) {
+          const Variable* u = node->inputs()[outer].get();
+          arrow = absl::StrCat(" ->", IdText(u->owner() ? static_cast<const void*>(u->owner())
+                                                        : static_cast<const void*>(u)));
+        }
+        inner_input_text_[g.inputs[i].get()] = {
+            absl::StrCat("*", i, "-<", g.inputs[i]->type()->ToString(), ">"), arrow};
+      }
+      absl::StrAppend(&out_, "\n", node->op().Name(), IdText(node), "\n");
+      for (const VariablePtr& o : g.outputs) PrintTree(o.get(), false, " >", " >");
+    }
+  }
+
   std::string Take() { return std::move(out_); }
 
  private:
   // One tree; `expand_seen` prints the inputs of a root already printed (a cut subtree).
-  void PrintTree(const Variable* root, bool expand_seen) {
+  void PrintTree(const Variable* root, bool expand_seen, std::string prefix = "",
+                 std::string child_prefix = "") {
     struct Item {
       const Variable* var;
       std::string prefix;        // printed before this line
       std::string child_prefix;  // passed on to this variable's inputs
       int depth;
     };
-    std::vector<Item> stack = {{root, "", "", 0}};
+    std::vector<Item> stack = {{root, std::move(prefix), std::move(child_prefix), 0}};
     while (!stack.empty()) {
       Item item = std::move(stack.back());
       stack.pop_back();
       const Variable* v = item.var;
       const Apply* node = v->owner();
       if (node == nullptr) {
-        absl::StrAppend(&out_, item.prefix, v->ToString(), IdText(v), TypeText(v), "\n");
+        auto inner = inner_input_text_.find(v);
+        if (inner != inner_input_text_.end()) {
+          absl::StrAppend(&out_, item.prefix, inner->second.first, IdText(v), TypeText(v),
+                          inner->second.second, "\n");
+        } else {
+          absl::StrAppend(&out_, item.prefix, v->ToString(), IdText(v), TypeText(v), "\n");
+        }
         continue;
+      }
+      if (dynamic_cast<const HasInnerGraph*>(&node->op()) != nullptr &&
+          inner_seen_.insert(node).second) {
+        inner_nodes_.push_back(node);
       }
       const bool seen = ids_.contains(node) && !(expand_seen && item.depth == 0);
       const bool stop = seen || (options_.depth >= 0 && item.depth + 1 >= options_.depth) ||
@@ -127,6 +164,10 @@ class Printer {
   std::unordered_map<const Apply*, int> order_;  // print_order's numbers
   std::deque<const Variable*> cut_;  // subtrees cut at max_nesting, printed after their tree
   std::string out_;
+  std::vector<const Apply*> inner_nodes_;  // nodes with inner graphs, in the order first printed
+  std::unordered_set<const Apply*> inner_seen_;
+  // Inner inputs' labels and arrows to their outer inputs.
+  std::unordered_map<const Variable*, std::pair<std::string, std::string>> inner_input_text_;
 };
 
 }  // namespace
@@ -147,6 +188,7 @@ std::string DebugPrint(const std::vector<Var>& outputs, const DprintOptions& opt
       printer.PrintError(out.status());
     }
   }
+  printer.PrintInnerGraphs();
   return printer.Take();
 }
 

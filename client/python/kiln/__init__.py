@@ -16,7 +16,9 @@ from kiln.compile import (DebugMode, Function, In, Mode, NanGuardMode, Out,  # n
 from kiln import gradient, ifelse, printing  # noqa: F401
 from kiln.gradient import grad
 from kiln.printing import debugprint, dprint, pp, pprint
+from kiln.scan import foldl, foldr, map, reduce  # noqa: F401,A004
+from kiln.scan import scan  # noqa: E402 (kiln.scan is the function, as aesara.scan is)
 
 __all__ = ["config", "tensor", "function", "shared", "grad", "In", "Out", "Function",
            "SharedVariable", "KilnError", "gradient", "printing", "dprint", "debugprint", "pp",
-           "pprint"]
+           "pprint", "scan", "map", "reduce", "foldl", "foldr"]

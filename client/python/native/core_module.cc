@@ -13,9 +13,11 @@
 #include "core/graph/constructors.h"
 #include "core/graph/op.h"
 #include "core/graph/op_registry.h"
+#include "core/graph/traversal.h"
 #include "core/graph/type.h"
 #include "core/ops/scalar_op.h"
 #include "core/runtime/tensor.h"
+#include "core/scan/scan.h"
 #include "core/text/dprint.h"
 #include "core/text/pp.h"
 #include "kiln/v1/graph.pb.h"
@@ -226,6 +228,63 @@ PYBIND11_MODULE(_core, m) {
         return py::bytes(g.SerializeAsString());
       },
       "The kiln.v1.Graph bytes computing outputs from inputs.");
+  // aesara.scan in two calls around the Python step function (kiln/scan/basic.py).
+  py::class_<ScanBuilder>(m, "ScanBuilder")
+      .def_property_readonly("step_args",
+                             [](const ScanBuilder& b) { return Ptrs(b.step_args()); })
+      .def(
+          "finish",
+          [](const ScanBuilder& b, const std::vector<VariablePtr>& outputs,
+             const std::vector<std::pair<VariablePtr, VariablePtr>>& updates,
+             const std::optional<VariablePtr>& until) {
+            ScanStep step{Vars(outputs)};
+            for (const auto& [k, v] : updates) step.updates.push_back({Var(k), Var(v)});
+            if (until) step.until = Var(*until);
+            ScanResult r = ValueOrThrow(b.Finish(step));
+            std::vector<std::pair<VariablePtr, VariablePtr>> ups;
+            std::vector<VariablePtr> all = Ptrs(r.outputs);
+            for (const auto& [k, v] : r.updates) {
+              ups.push_back({k.ptr(), v.ptr()});
+              all.push_back(v.ptr());
+            }
+            std::vector<VariablePtr> leaves;
+            for (const VariablePtr& o : all) {  // (an output that is a leaf itself)
+              if (o->owner() == nullptr && !o->is_constant()) leaves.push_back(o);
+            }
+            for (Variable* v : Ancestors(all)) {
+              if (v->owner() == nullptr) continue;
+              for (const VariablePtr& in : v->owner()->inputs()) {
+                if (in->owner() == nullptr && !in->is_constant()) leaves.push_back(in);
+              }
+            }
+            return py::make_tuple(Ptrs(r.outputs), ups, leaves);
+          },
+          "(outputs, updates, the outer graph's leaves) of the loop.");
+  m.def(
+      "scan_start",
+      [](const std::vector<std::pair<VariablePtr, std::vector<int64_t>>>& sequences,
+         const std::vector<std::pair<std::optional<VariablePtr>, std::vector<int64_t>>>&
+             outputs_info,
+         const std::vector<VariablePtr>& non_sequences, const std::optional<VariablePtr>& n_steps,
+         int64_t truncate_gradient, bool go_backwards, const std::string& name, bool strict) {
+        ScanArgs args;
+        for (const auto& [x, taps] : sequences) args.sequences.push_back({Var(x), taps});
+        for (const auto& [init, taps] : outputs_info) {
+          ScanOutput o;
+          if (init) o.initial = Var(*init);
+          o.taps = taps;
+          args.outputs_info.push_back(std::move(o));
+        }
+        args.non_sequences = Vars(non_sequences);
+        if (n_steps) args.n_steps = Var(*n_steps);
+        args.truncate_gradient = truncate_gradient;
+        args.go_backwards = go_backwards;
+        args.name = name;
+        args.strict = strict;
+        return ValueOrThrow(ScanBuilder::Start(std::move(args)));
+      },
+      "The ScanBuilder of aesara.scan's arguments (sequences and outputs_info as (variable, "
+      "taps) pairs).");
   m.def(
       "graph_from_proto",
       [](const py::bytes& bytes) {
