@@ -2,9 +2,22 @@
 
 namespace kiln {
 
+namespace {
+std::vector<Phase>& ExtraPhases() {
+  static auto* phases = new std::vector<Phase>();
+  return *phases;
+}
+}  // namespace
+
+bool RegisterExtraPhase(Phase phase) {
+  ExtraPhases().push_back(std::move(phase));
+  return true;
+}
+
 const RewriteDB& DefaultRewriteDB() {
   static const RewriteDB* db = [] {
     auto* d = new RewriteDB();
+    for (const Phase& p : ExtraPhases()) d->Register(p);
     d->Register(Phase{"merge1", 0, {"fast_compile", "merge"}, {}, MergePass});
     d->Register(Phase{"canonicalize", 1, {"canonicalize"}, CanonicalizeRules(), nullptr});
     // Constant folding runs in every equilibrium phase: the rules of one phase make constant

@@ -11,6 +11,9 @@ namespace kiln {
 
 // The database of every phase and rule.
 const RewriteDB& DefaultRewriteDB();
+// Adds a phase to DefaultRewriteDB from a library above the passes (Scan's); called by a static
+// initializer, before the first optimize. Returns true.
+bool RegisterExtraPhase(Phase phase);
 
 // Rewrites fg in place (mode FAST_RUN, FAST_COMPILE or NONE; see RewriteOptions).
 absl::StatusOr<RewriteReport> optimize(FunctionGraph& fg, const RewriteOptions& options = {});

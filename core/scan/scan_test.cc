@@ -201,6 +201,29 @@ TEST(ScanTest, InnerGraphText) {
   EXPECT_TRUE(DecodeInnerGraph(nested).ok());
 }
 
+// Compiling moves loop-invariant nodes out of the body and keeps only the last value of a state
+// read only as x[-1]; the values do not change.
+TEST(ScanTest, OptimizerPushesOutInvariantsAndSavesMemory) {
+  const Var X = dmatrix("X"), W = dmatrix("W");
+  ScanResult r = Must(reduce(
+      [&](const std::vector<Var>& a) { return ScanStep{{a[1] + dot(a[0], exp(W))}}; }, {X},
+      {zeros_like(subtensor(X, {0}))}));
+  absl::StatusOr<Function> f = function({X, W}, {r.outputs[0]});
+  ASSERT_TRUE(f.ok()) << f.status();
+  const Scan* scan_op = nullptr;
+  for (Apply* n : f->fgraph().Toposort()) {
+    if (auto* s = dynamic_cast<const Scan*>(&n->op())) scan_op = s;
+  }
+  ASSERT_NE(scan_op, nullptr);
+  EXPECT_EQ(scan_op->attrs().state_keep_last, std::vector<int64_t>{1});
+  EXPECT_EQ(scan_op->attrs().inner.find("exp"), std::string::npos) << scan_op->attrs().inner;
+  EXPECT_EQ(scan_op->attrs().n_non_seqs, 2);  // W and exp(W)
+  absl::StatusOr<std::vector<Tensor>> out =
+      (*f)({Mat(2, 2, {1, 2, 3, 4}), Mat(2, 2, {0, 0, 0, 0})});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(Values((*out)[0]), (std::vector<double>{10, 10}));
+}
+
 // dprint shows the loop body under "Inner graphs:" as Aesara 2.9.4 does, its inputs pointing at
 // the outer inputs they read.
 TEST(ScanTest, DprintShowsTheInnerGraph) {
