@@ -32,8 +32,9 @@ TEST(DeclaredOpsTest, EveryRegisteredOpRoundTripsThroughItsWireAttributes) {
               name + ": unknown attribute 'no_such_attribute'");
   }
   // Only the ops whose attributes have no sensible default (the scalar op, the new order, the
-  // reduction).
-  EXPECT_EQ(need_attributes, (std::vector<std::string>{"CAReduce", "DimShuffle", "Elemwise"}));
+  // reduction, the loop body).
+  EXPECT_EQ(need_attributes,
+            (std::vector<std::string>{"CAReduce", "DimShuffle", "Elemwise", "Scan"}));
 }
 
 TEST(DeclaredOpsTest, RelatedOpsAreSeparateClassesPrintedAsAesara) {
