@@ -22,6 +22,12 @@ Tensor Random(Shape shape, double scale, uint64_t seed) {
   return t;
 }
 
+void Check(const absl::Status& s) {
+  if (s.ok()) return;
+  std::fprintf(stderr, "%s\n", s.ToString().c_str());
+  std::exit(1);
+}
+
 double BestSeconds(const Function& f, const std::vector<Tensor>& args, int repeats) {
   double best = 1e30;
   for (int r = 0; r < repeats; ++r) {
@@ -50,8 +56,12 @@ void Run() {
       args);
   const Var cost = sum(rnn.outputs[0] * rnn.outputs[0]);
   std::vector<Var> outs = {cost};
-  for (const Var& g : *grad(cost, std::vector<Var>{W, U})) outs.push_back(g);
-  Function f = *function({X, h0, W, U}, outs);
+  absl::StatusOr<std::vector<Var>> grads = grad(cost, std::vector<Var>{W, U});
+  Check(grads.status());
+  for (const Var& g : *grads) outs.push_back(g);
+  absl::StatusOr<Function> compiled = function({X, h0, W, U}, outs);
+  Check(compiled.status());
+  Function f = *std::move(compiled);
   const std::vector<Tensor> pt = {Random({1000, 32, 256}, 1.0, 1), Random({32, 256}, 1.0, 2),
                                   Random({256, 256}, 0.05, 3), Random({256, 256}, 0.05, 4)};
   std::printf("scan_rnn_step %.3f\n", 1e3 * BestSeconds(f, pt, 3));
