@@ -167,13 +167,10 @@ absl::Status RunScan(const Scan& op, const Apply& node, std::span<const Tensor> 
   for (int m = 0; m < a.n_nit_sot; ++m) {
     Tensor& z = nit[m];
     if (steps_done == 0) {  // never run: no step gave the shape; its static dims or 0
+      const TensorType& t = *node.output_ptr(a.n_states() + m)->tensor_type();
       Shape shape = {0};
-      for (const StaticDim& d : node.output_ptr(a.n_states() + m)->tensor_type()->shape()) {
-        if (&d != &node.output_ptr(a.n_states() + m)->tensor_type()->shape()[0]) {
-          shape.push_back(d.value_or(0));
-        }
-      }
-      z = Tensor::Empty(node.output_ptr(a.n_states() + m)->tensor_type()->dtype(), shape);
+      for (int d = 1; d < t.ndim(); ++d) shape.push_back(t.shape()[d].value_or(0));
+      z = Tensor::Empty(t.dtype(), shape);
     } else if (steps_done < z.shape()[0]) {
       Shape shape = z.shape();
       shape[0] = steps_done;

@@ -196,9 +196,8 @@ TEST(ScanTest, InnerGraphText) {
   }
   EXPECT_FALSE(DecodeInnerGraph("kiln-graph 1\nn Elemwise 1 i0 0:\no n0.0\n").ok());
   EXPECT_FALSE(DecodeInnerGraph("kiln-graph 1\ni float64 -\no n5.0\n").ok());
-  // Nesting past the bound is refused, not recursed into.
-  std::string nested = "kiln-graph 1\ni float64 -\no i0\n";
-  EXPECT_TRUE(DecodeInnerGraph(nested).ok());
+  // The smallest body, an identity, reads back.
+  EXPECT_TRUE(DecodeInnerGraph("kiln-graph 1\ni float64 -\no i0\n").ok());
 }
 
 // Compiling moves loop-invariant nodes out of the body and keeps only the last value of a state
