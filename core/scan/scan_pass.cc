@@ -81,10 +81,14 @@ bool OnlyLastUsed(const FunctionGraph& fg, const Variable* v) {
 }
 
 absl::Status ScanPass(FunctionGraph& fg, RewriteContext& ctx) {
+  // Owned while rewritten: replacing every use of a node's outputs drops it from fg.
+  std::vector<ApplyPtr> scans;
   for (Apply* node : fg.Toposort()) {
-    if (!fg.Contains(node)) continue;
-    const auto* op = dynamic_cast<const Scan*>(&node->op());
-    if (op == nullptr) continue;
+    if (dynamic_cast<const Scan*>(&node->op()) != nullptr) scans.push_back(node->shared_from_this());
+  }
+  for (const ApplyPtr& node : scans) {
+    if (!fg.Contains(node.get())) continue;
+    const auto* op = static_cast<const Scan*>(&node->op());
     ScanAttrs attrs = op->attrs();
     std::vector<Var> outer;
     for (const VariablePtr& in : node->inputs()) outer.push_back(Var(in));

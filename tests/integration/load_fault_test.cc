@@ -280,7 +280,9 @@ TEST(FaultTest, KilledWhileWritingTheCacheLosesNothingComplete) {
     ASSERT_TRUE(s.ok()) << i << ": " << s.error_message();
     const bool had_entry = std::filesystem::exists(dir + "/" + resp.function_id() + ".kfn");
     from_disk += resp.source() == "disk";
-    if (resp.source() != "disk") EXPECT_EQ(resp.source(), "compiled");
+    if (resp.source() != "disk") {
+      EXPECT_EQ(resp.source(), "compiled");
+    }
     EXPECT_TRUE(had_entry);  // every function is stored again, whole
     v1::ExecuteRequest req;
     req.set_function_id(resp.function_id());

@@ -48,6 +48,10 @@ def running_server(*flags):
                 raise RuntimeError("kiln-server did not start:\n" + f.read())
         yield address
     finally:
+        if proc.poll() is not None and address is not None:  # it died under the tests: say why
+            with open(log.name) as f:
+                sys.__stderr__.write("kiln-server exited with %s; its log ends:\n%s\n"
+                                     % (proc.returncode, f.read()[-20000:]))
         proc.terminate()
         proc.wait(timeout=30)
         os.unlink(log.name)
