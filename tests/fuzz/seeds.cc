@@ -4,6 +4,8 @@
 
 #include "core/graph/check.h"
 #include "core/kiln.h"
+#include "core/ops/random.h"
+#include "core/scan/scan.h"
 #include "proto/convert/graph_convert.h"
 
 namespace kiln::fuzz {
@@ -61,6 +63,23 @@ std::vector<v1::CompileRequest> SeedCompileRequests() {
   // IfElse: lazy branches, nested, and its shape.
   const Var inner = ifelse(sum(x), exp(x), reshape(x, std::vector<int64_t>{-1, 1}) * 2.0);
   seeds.push_back(Request({x}, {ifelse(max(x), inner, x), shape(ifelse(sum(x), x, transpose(x)))}));
+  // Scan: a state with two taps and a sequence (its body travels as an attribute), and BPTT.
+  Var h0 = dmatrix("h0");
+  absl::StatusOr<ScanResult> loop = scan(
+      [](const std::vector<Var>& a) { return ScanStep{{tanh(a[0] + a[1] * a[2])}}; },
+      ScanArgs{.sequences = {{x}},
+               .outputs_info = {{ScanOutput{h0, {-2, -1}}}}});
+  KILN_CHECK(loop.ok()) << loop.status();
+  seeds.push_back(Request({x, h0}, {loop->outputs[0], grad(sum(loop->outputs[0]), h0)}));
+  // RandomVariable: draws from a state input (broadcast parameters, a vector distribution) and
+  // the next state.
+  Var rng = tensor(DType::kUInt64, {2}, "rng");
+  absl::StatusOr<std::vector<Var>> normal = random_variable("normal", rng, {v, constant(2.0)});
+  KILN_CHECK(normal.ok()) << normal.status();
+  absl::StatusOr<std::vector<Var>> dirichlet =
+      random_variable("dirichlet", (*normal)[0], {exp(v)}, {3});
+  KILN_CHECK(dirichlet.ok()) << dirichlet.status();
+  seeds.push_back(Request({rng, v}, {(*normal)[1], (*dirichlet)[1], (*dirichlet)[0]}));
   // The run-time checks and the profile.
   for (v1::Check check : {v1::CHECK_NAN_GUARD, v1::CHECK_DEBUG}) {
     v1::CompileRequest checked = Request({x}, {log(x) * exp(x)});

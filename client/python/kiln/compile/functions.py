@@ -235,6 +235,25 @@ class _ByInput:
         self._fn[key] = value
 
 
+def default_updates(roots, updates, no_default_updates):
+    """The default updates (Aesara's) of the shared variables the roots and those updates read,
+    but not of those already updated or listed in no_default_updates (True: none at all)."""
+    if not isinstance(no_default_updates, (bool, list)):
+        raise TypeError("no_default_update should be either a boolean or a list")
+    if no_default_updates is True:
+        return []
+    skip = {id(s) for s, _ in updates} | {id(v) for v in (no_default_updates or [])}
+    found, todo = [], list(roots)
+    while todo:  # an update may read further shared variables with defaults of their own
+        new = [(v, v.default_update) for v in graph_inputs(todo)
+               if isinstance(v, SharedVariable) and v.default_update is not None
+               and id(v) not in skip]
+        skip.update(id(v) for v, _ in new)
+        found += new
+        todo = [u for _, u in new]
+    return found
+
+
 def function(inputs, outputs=None, mode=None, updates=None, givens=None,
              no_default_updates=False, accept_inplace=False, name=None, rebuild_strict=True,
              allow_input_downcast=None, profile=None, on_unused_input=None):
@@ -264,6 +283,7 @@ def function(inputs, outputs=None, mode=None, updates=None, givens=None,
                             "update_val.type=%s)." % (s, s.type, v, v.type))
     n_user = len(outs)
     outs = outs + [v for _, v in states]  # the states' next values: extra outputs
+    updates += default_updates(outs + [v for _, v in updates], updates, no_default_updates)
     if givens:
         replaced = clone_replace(outs + [v for _, v in updates], givens)
         outs, new_values = replaced[:len(outs)], replaced[len(outs):]

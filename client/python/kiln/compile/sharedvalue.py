@@ -28,6 +28,7 @@ class SharedVariable(TensorVariable):
             key = "%s_%d" % (name or "shared", SharedVariable._count)
         self._key = key
         SharedVariable._live[key] = self
+        self.default_update = None  # the value functions give it when no update is given
 
     def __reduce__(self):
         """Pickles the value, name, static shape and session name: unpickled in another process
@@ -61,7 +62,11 @@ class SharedVariable(TensorVariable):
 
 def shared(value, name=None, strict=False, allow_downcast=None, shape=None, **kwargs):
     """Aesara's shared(value, name): a variable of value's dtype and rank, every dim of unknown
-    size, whose value functions read and update."""
+    size, whose value functions read and update (a NumPy Generator: a random generator's state,
+    seeded from it)."""
+    if isinstance(value, np.random.Generator):
+        from kiln.tensor.random.var import shared_generator
+        return shared_generator(value, name=name)
     return SharedVariable(value, name=name, strict=strict, shape=shape)
 
 

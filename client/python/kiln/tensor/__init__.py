@@ -52,3 +52,5 @@ from kiln.tensor.subtensor import take  # noqa: E402,F401
 from kiln.tensor.basic import shape  # noqa: E402,F401,F811  (kt.shape: the function)
 from kiln.gradient import grad  # noqa: E402,F401  (aesara.tensor.grad, as the tutorials write it)
 from kiln.tensor.special import logsumexp  # noqa: E402,F401
+
+from kiln.tensor import random  # noqa: E402 (aesara.tensor.random: RandomStream and the distributions)

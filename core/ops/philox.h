@@ -1,0 +1,99 @@
+// Philox4x32-10 (Salmon et al., "Parallel random numbers: as easy as 1, 2, 3", SC 2011): a
+// counter-based generator. Block (key, counter) is a pure function, so draw i of a call can be
+// computed on any thread, in any order, and the results do not depend on the thread count.
+#ifndef KILN_CORE_OPS_PHILOX_H_
+#define KILN_CORE_OPS_PHILOX_H_
+
+#include <array>
+#include <cmath>
+#include <cstdint>
+
+namespace kiln::philox {
+
+// The 128 random bits of block (key, counter): ten rounds of Philox4x32 on the counter words
+// (lo, hi) = (counter, stream).
+inline std::array<uint64_t, 2> Block(uint64_t key, uint64_t counter, uint64_t stream) {
+  uint32_t c0 = static_cast<uint32_t>(counter), c1 = static_cast<uint32_t>(counter >> 32);
+  uint32_t c2 = static_cast<uint32_t>(stream), c3 = static_cast<uint32_t>(stream >> 32);
+  uint32_t k0 = static_cast<uint32_t>(key), k1 = static_cast<uint32_t>(key >> 32);
+  for (int round = 0; round < 10; ++round) {
+    const uint64_t p0 = uint64_t{0xD2511F53} * c0, p1 = uint64_t{0xCD9E8D57} * c2;
+    const uint32_t n0 = static_cast<uint32_t>(p1 >> 32) ^ c1 ^ k0;
+    const uint32_t n2 = static_cast<uint32_t>(p0 >> 32) ^ c3 ^ k1;
+    c1 = static_cast<uint32_t>(p1);
+    c3 = static_cast<uint32_t>(p0);
+    c0 = n0;
+    c2 = n2;
+    k0 += 0x9E3779B9;
+    k1 += 0xBB67AE85;
+  }
+  return {uint64_t{c0} | uint64_t{c1} << 32, uint64_t{c2} | uint64_t{c3} << 32};
+}
+
+// The words of blocks (key, counter + k, 0) for k in [0, n), n <= 512, as doubles: a[k] in
+// (0, 1] from the first word, b[k] in [0, 1) from the second (ToOpenUnit and ToUnit of Block's
+// words). The rounds run across the tile in 64-bit lanes, so that the compiler vectorizes them.
+__attribute__((target_clones("avx512f", "avx2", "default"))) inline void UniformPairs(
+    uint64_t key, uint64_t counter, int n, double* a, double* b) {
+  constexpr uint64_t kLow = 0xFFFFFFFF;
+  uint64_t c0[512], c1[512], c2[512], c3[512];
+  for (int k = 0; k < n; ++k) {
+    c0[k] = (counter + k) & kLow;
+    c1[k] = (counter + k) >> 32;
+    c2[k] = c3[k] = 0;
+  }
+  uint64_t k0 = key & kLow, k1 = key >> 32;
+  for (int round = 0; round < 10; ++round) {
+    for (int k = 0; k < n; ++k) {
+      const uint64_t p0 = 0xD2511F53 * (c0[k] & kLow), p1 = 0xCD9E8D57 * (c2[k] & kLow);
+      const uint64_t n0 = (p1 >> 32) ^ c1[k] ^ k0, n2 = (p0 >> 32) ^ c3[k] ^ k1;
+      c1[k] = p1 & kLow;
+      c3[k] = p0 & kLow;
+      c0[k] = n0;
+      c2[k] = n2;
+    }
+    k0 = (k0 + 0x9E3779B9) & kLow;
+    k1 = (k1 + 0xBB67AE85) & kLow;
+  }
+  for (int k = 0; k < n; ++k) {
+    const int64_t lo = static_cast<int64_t>((c0[k] | c1[k] << 32) >> 11);
+    const int64_t hi = static_cast<int64_t>((c2[k] | c3[k] << 32) >> 11);
+    a[k] = static_cast<double>(lo + 1) * 0x1.0p-53;
+    b[k] = static_cast<double>(hi) * 0x1.0p-53;
+  }
+}
+
+// A double in [0, 1) from the top 53 bits of a word.
+inline double ToUnit(uint64_t bits) { return static_cast<double>(bits >> 11) * 0x1.0p-53; }
+// A double in (0, 1]: never 0, so that its log is finite.
+inline double ToOpenUnit(uint64_t bits) { return (static_cast<double>(bits >> 11) + 1) * 0x1.0p-53; }
+
+// The words of one draw: blocks (key, counter, 0), (key, counter, 1), ... in turn. Each element
+// of a call owns one counter, so a rejection sampler may take as many words as it needs.
+class Stream {
+ public:
+  Stream(uint64_t key, uint64_t counter) : key_(key), counter_(counter) {}
+  uint64_t Next() {
+    if (used_ == 2) {
+      words_ = Block(key_, counter_, block_++);
+      used_ = 0;
+    }
+    return words_[used_++];
+  }
+  double Uniform() { return ToUnit(Next()); }       // [0, 1)
+  double OpenUniform() { return ToOpenUnit(Next()); }  // (0, 1]
+  // A standard normal (Box-Muller; the second value is dropped to keep draws independent).
+  double Normal() {
+    const double r = std::sqrt(-2.0 * std::log(OpenUniform()));
+    return r * std::cos(2 * M_PI * Uniform());
+  }
+
+ private:
+  uint64_t key_, counter_, block_ = 0;
+  std::array<uint64_t, 2> words_{};
+  int used_ = 2;
+};
+
+}  // namespace kiln::philox
+
+#endif  // KILN_CORE_OPS_PHILOX_H_

@@ -1,0 +1,57 @@
+// The samplers behind Aesara's RandomVariable ops, on Philox (core/ops/philox.h): each batch
+// element of a call draws from its own counter, so results depend on the seed and the call's
+// counter only, never on the thread count.
+#ifndef KILN_CORE_OPS_RANDOM_KERNELS_H_
+#define KILN_CORE_OPS_RANDOM_KERNELS_H_
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "core/runtime/tensor.h"
+
+namespace kiln::random {
+
+// What Aesara's RandomVariable subclass declares: name, ndim_supp, ndims_params, dtype.
+struct Distribution {
+  const char* name;          // "normal": the op prints as normal_rv
+  int ndim_supp;             // dims of one draw (1 for dirichlet)
+  std::vector<int> ndims_params;  // dims of one draw's value of each parameter
+  const char* dtype;         // "floatX", "int64" or "None" (the first parameter's dtype)
+};
+
+// The distribution named `name`, or nullptr.
+const Distribution* FindDistribution(absl::string_view name);
+// Every distribution, for tests and errors.
+std::span<const Distribution> Distributions();
+
+// One parameter of a call, broadcast to the batch: its float64 values (contiguous) and, per
+// batch dim, its stride in one-draw units (0 where it is broadcast).
+struct Param {
+  Tensor values;               // float64; int64 for integer parameters of integers and choice
+  std::vector<int64_t> batch_strides;
+  Shape supp_shape;            // its last ndims_params dims
+};
+
+// The number of Philox counters a call of `dist` with this batch shape uses.
+int64_t CountersUsed(const Distribution& dist, int64_t batch_size);
+
+// Checks the parameters' values (scale >= 0, 0 <= p <= 1...) and draws every batch element of a
+// call into `out` (float64 or int64, contiguous, batch shape + support shape).
+absl::Status Sample(const Distribution& dist, uint64_t key, uint64_t counter,
+                    const Shape& batch, std::span<const Param> params, Tensor& out);
+
+// A permutation of [0, n) (Fisher-Yates on the stream of `counter`).
+std::vector<int64_t> Permutation(uint64_t key, uint64_t counter, int64_t n);
+
+// n indices into a population of `len`, weighted by p (empty: uniform), with or without
+// replacement (then n <= len). With replacement index i draws from counter + i.
+absl::StatusOr<std::vector<int64_t>> Choice(uint64_t key, uint64_t counter, int64_t len,
+                                            std::span<const double> p, bool replace, int64_t n);
+
+}  // namespace kiln::random
+
+#endif  // KILN_CORE_OPS_RANDOM_KERNELS_H_
