@@ -134,6 +134,9 @@ def test_default_updates_and_seeding_follow_aesara(server):
     assert not np.array_equal(u1, u2) and np.array_equal(n1, n2)
     with pytest.raises(ValueError, match="rng"):
         srng.normal(rng=rv_u.owner.inputs[0])
+    # The tutorial's: one draw per call, however often the graph reads it.
+    nearly_zeros = kiln.function([], rv_u + rv_u - 2 * rv_u)
+    np.testing.assert_allclose(nearly_zeros(), np.zeros((2, 2)), atol=1e-15)
 
 
 def test_default_updates_inside_other_updates_are_collected(server):

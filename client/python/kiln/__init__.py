@@ -11,8 +11,8 @@ execution happen on the server (KILN_SERVER, default localhost:50051).
 from kiln.config import config
 from kiln import tensor
 from kiln.client import KilnError
-from kiln.compile import (DebugMode, Function, In, Mode, NanGuardMode, Out,  # noqa: F401
-                          SharedVariable, function, shared)
+from kiln.compile import (DebugMode, Function, In, Mode, NanGuardMode, OpFromGraph,  # noqa
+                          Out, SharedVariable, function, shared)
 from kiln import gradient, ifelse, printing  # noqa: F401
 from kiln.gradient import grad
 from kiln.printing import debugprint, dprint, pp, pprint
@@ -21,4 +21,4 @@ from kiln.scan import scan  # noqa: E402 (kiln.scan is the function, as aesara.s
 
 __all__ = ["config", "tensor", "function", "shared", "grad", "In", "Out", "Function",
            "SharedVariable", "KilnError", "gradient", "printing", "dprint", "debugprint", "pp",
-           "pprint", "scan", "map", "reduce", "foldl", "foldr"]
+           "pprint", "scan", "map", "reduce", "foldl", "foldr", "OpFromGraph"]

@@ -11,6 +11,7 @@
 
 #include "core/graph/basic.h"
 #include "core/graph/constructors.h"
+#include "core/graph/inner_graph.h"
 #include "core/graph/op.h"
 #include "core/graph/op_registry.h"
 #include "core/graph/traversal.h"
@@ -285,6 +286,13 @@ PYBIND11_MODULE(_core, m) {
       },
       "The ScanBuilder of aesara.scan's arguments (sequences and outputs_info as (variable, "
       "taps) pairs).");
+  m.def(
+      "encode_inner_graph",
+      [](const std::vector<VariablePtr>& inputs, const std::vector<VariablePtr>& outputs) {
+        return ValueOrThrow(EncodeInnerGraph(inputs, outputs));
+      },
+      "The text of the graph from inputs to outputs, as ops with an inner graph carry it "
+      "(OpFromGraph's `inner`).");
   m.def(
       "graph_from_proto",
       [](const py::bytes& bytes) {

@@ -1,0 +1,55 @@
+"""Aesara's OpFromGraph (aesara.compile.builders): a graph used as one op. Core carries the graph
+as the op's `inner` attribute, runs it as one node, or, with inline=True, expands it when
+compiling; its gradient is the inner graph's."""
+from kiln import _core
+from kiln.compile.sharedvalue import SharedVariable
+from kiln.graph import CoreOp, Variable, core_variable, graph_inputs
+from kiln.tensor.basic import as_tensor_variable
+from kiln.tensor.variable import TensorConstant
+
+
+class OpFromGraph(CoreOp):
+    """OpFromGraph(inputs, outputs, inline=False, name=None): op(*inputs) computes outputs.
+    Shared variables the outputs read become extra inputs the op appends itself."""
+
+    def __init__(self, inputs, outputs, inline=False, lop_overrides="default",
+                 grad_overrides="default", rop_overrides="default", connection_pattern=None,
+                 name=None, **kwargs):
+        if not isinstance(inputs, list) or not isinstance(outputs, list):
+            raise TypeError("Inputs and outputs must be lists")
+        for v in inputs:
+            if isinstance(v, (TensorConstant, SharedVariable)) or not isinstance(v, Variable):
+                raise TypeError("Inputs and outputs must be non-Constant/shared Variable "
+                                "instances; got %s" % (v,))
+        for what, value in [("lop_overrides", lop_overrides), ("grad_overrides", grad_overrides),
+                            ("rop_overrides", rop_overrides)]:
+            if not (isinstance(value, str) and value == "default"):
+                raise NotImplementedError("OpFromGraph: %s is not supported by Kiln; the "
+                                          "gradient is the inner graph's" % what)
+        if "updates" in kwargs or "givens" in kwargs:
+            raise NotImplementedError("Updates and givens are not supported")
+        outputs = [as_tensor_variable(o) for o in outputs]
+        listed = {id(v) for v in inputs}
+        self.shared_inputs = []
+        for v in graph_inputs(outputs):
+            if id(v) in listed or isinstance(v, TensorConstant):
+                continue
+            if not isinstance(v, SharedVariable):
+                raise ValueError("MissingInputError: OpFromGraph is missing an input: %s" % v)
+            listed.add(id(v))
+            self.shared_inputs.append(v)
+        self.is_inline, self.name = bool(inline), name
+        self.n_explicit = len(inputs)
+        inner = _core.encode_inner_graph([core_variable(v) for v in inputs + self.shared_inputs],
+                                         [core_variable(o) for o in outputs])
+        super().__init__("OpFromGraph", [("inner", inner), ("inline", self.is_inline),
+                                         ("name", name or "")])
+
+    def __call__(self, *inputs, return_list=False):
+        inputs = list(inputs)
+        if len(inputs) == self.n_explicit:
+            inputs += self.shared_inputs
+        elif len(inputs) != self.n_explicit + len(self.shared_inputs):
+            raise ValueError("Expected at least %d input(s)" % self.n_explicit)
+        outs = self.make_node(*[as_tensor_variable(v) for v in inputs]).outputs
+        return outs if return_list or len(outs) > 1 else outs[0]

@@ -1,0 +1,78 @@
+// Aesara's OpFromGraph (aesara.compile.builders): a graph used as one op. Its inner graph travels
+// as an attribute (core/graph/inner_graph.h); the op runs it linked once, or, inline, the
+// optimizer's first phase (inline_ofg_expansion) replaces the node by the graph itself. The
+// gradient is the inner graph's, taken on the node's inputs.
+#ifndef KILN_CORE_BUILDERS_OP_FROM_GRAPH_H_
+#define KILN_CORE_BUILDERS_OP_FROM_GRAPH_H_
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "core/graph/inner_graph.h"
+#include "core/graph/op_decl.h"
+
+namespace kiln {
+
+// The props of OpFromGraph: the inner graph's text, whether it is inlined, and a name.
+struct OpFromGraphAttrs {
+  std::string inner;
+  bool inline_ = false;
+  std::string name;  // printed instead of "OpFromGraph" when set
+  static constexpr auto Fields() {
+    return std::tuple{AttrField{"inner", &OpFromGraphAttrs::inner},
+                      AttrField{"inline", &OpFromGraphAttrs::inline_},
+                      AttrField{"name", &OpFromGraphAttrs::name}};
+  }
+};
+
+struct OfgProgram;  // the linked inner graph (op_from_graph.cc)
+
+// OpFromGraph(inputs...) -> the inner graph's outputs on them. Each input must have the type of
+// its inner input (or a more precise one). Printed "OpFromGraph{inline=False}", or
+// "<name>{inline=False}".
+class OpFromGraph final : public Op, public HasInnerGraph {
+ public:
+  static constexpr absl::string_view kTypeName = "OpFromGraph";
+  absl::string_view type_name() const override { return kTypeName; }
+
+  // The op of `attrs`, its inner text decoded and checked.
+  static absl::StatusOr<std::shared_ptr<const OpFromGraph>> Make(OpFromGraphAttrs attrs);
+  // The registry's factory.
+  static absl::StatusOr<OpPtr> FromAttrs(const OpAttrs& wire);
+
+  const OpFromGraphAttrs& attrs() const { return attrs_; }
+  bool is_inline() const { return attrs_.inline_; }
+  const InnerGraph& inner() const override { return inner_; }
+  // -1: Aesara prints no arrows from its inner inputs to the outer ones.
+  int OuterInputOf(int) const override { return -1; }
+  std::string Name() const override;
+  OpAttrs Attrs() const override { return EncodeAttrs(attrs_); }
+  KILN_OP_METHODS
+
+ private:
+  explicit OpFromGraph(OpFromGraphAttrs attrs) : attrs_(std::move(attrs)) {}
+  OpFromGraphAttrs attrs_;
+  InnerGraph inner_;
+  // Linked on the first call and shared by every call after it.
+  mutable std::once_flag program_once_;
+  mutable std::shared_ptr<const OfgProgram> program_;
+  mutable absl::Status program_status_;
+  absl::StatusOr<std::shared_ptr<const OfgProgram>> Program() const;
+};
+
+// The node's outputs computed from its inputs by a copy of the inner graph (what inlining puts in
+// the node's place).
+absl::StatusOr<std::vector<VariablePtr>> InlineOpFromGraph(const Apply& node);
+
+// OpFromGraph(inputs, outputs, inline, name): the op of the graph from `inputs` to `outputs`
+// (every other leaf must be a constant).
+absl::StatusOr<std::shared_ptr<const OpFromGraph>> op_from_graph(const std::vector<Var>& inputs,
+                                                                 const std::vector<Var>& outputs,
+                                                                 bool inline_ = false,
+                                                                 std::string name = "");
+
+}  // namespace kiln
+
+#endif  // KILN_CORE_BUILDERS_OP_FROM_GRAPH_H_

@@ -1,0 +1,134 @@
+// OpFromGraph: Aesara's docstring example and its values, the gradient (Aesara 2.9.4's figures
+// and finite differences), inlining, dprint, the wire form, shapes and the type error.
+#include "core/builders/op_from_graph.h"
+
+#include "core/graph/op_registry.h"
+#include "core/kiln.h"
+#include "gtest/gtest.h"
+#include "tests/testing/eval.h"
+
+namespace kiln {
+namespace {
+
+using testing::Eval;
+
+Tensor Scalar(double v) { return *Tensor::FromValues<double>(DType::kFloat64, {}, {&v, 1}); }
+
+std::vector<Var> Call(const OpPtr& op, const std::vector<Var>& inputs) {
+  std::vector<VariablePtr> in;
+  for (const Var& v : inputs) in.push_back(v.ptr());
+  absl::StatusOr<ApplyPtr> node = op->MakeNode(in);
+  EXPECT_TRUE(node.ok()) << node.status();
+  if (!node.ok()) return {Var(node.status())};
+  std::vector<Var> out;
+  for (const VariablePtr& o : (*node)->outputs()) out.push_back(Var(o));
+  return out;
+}
+
+struct Example {
+  Var x = dscalar("x"), y = dscalar("y"), z = dscalar("z");
+  OpPtr op;
+  Var e2;
+  explicit Example(bool inline_) {
+    op = *op_from_graph({x, y, z}, {x + y * z}, inline_);
+    e2 = Call(op, {x, y, z})[0] + Call(op, {z, y, x})[0];
+  }
+};
+
+// The docstring's first example: 12 at (1, 2, 3), and grad (3, 4, 3), as Aesara 2.9.4 computes.
+TEST(OpFromGraphTest, TheDocstringExampleAndItsGradient) {
+  for (bool inline_ : {false, true}) {
+    Example ex(inline_);
+    EXPECT_EQ(ex.op->Name(), inline_ ? "OpFromGraph{inline=True}" : "OpFromGraph{inline=False}");
+    absl::StatusOr<std::vector<Var>> g = grad(ex.e2, {ex.x, ex.y, ex.z});
+    ASSERT_TRUE(g.ok()) << g.status();
+    std::vector<Var> outs = {ex.e2};
+    outs.insert(outs.end(), g->begin(), g->end());
+    const std::vector<Tensor> v =
+        Eval({ex.x, ex.y, ex.z}, outs, {Scalar(1), Scalar(2), Scalar(3)});
+    ASSERT_EQ(v.size(), 4u);
+    EXPECT_EQ(v[0].ElementAsDouble(0), 12);
+    EXPECT_EQ(v[1].ElementAsDouble(0), 3);
+    EXPECT_EQ(v[2].ElementAsDouble(0), 4);
+    EXPECT_EQ(v[3].ElementAsDouble(0), 3);
+  }
+}
+
+TEST(OpFromGraphTest, InlineOnesAreExpandedAtCompileTime) {
+  for (bool inline_ : {false, true}) {
+    Example ex(inline_);
+    absl::StatusOr<Function> f = function({ex.x, ex.y, ex.z}, {ex.e2});
+    ASSERT_TRUE(f.ok()) << f.status();
+    int ofg = 0;
+    for (Apply* node : f->fgraph().Toposort()) ofg += node->op().type_name() == "OpFromGraph";
+    EXPECT_EQ(ofg, inline_ ? 0 : 2) << inline_;
+  }
+}
+
+TEST(OpFromGraphTest, GradientMatchesFiniteDifferences) {
+  const Var a = dmatrix("a"), b = dmatrix("b");
+  OpPtr op = *op_from_graph({a, b}, {tanh(dot(a, b)) * 2.0, sum(exp(a))});
+  auto fun = [&](const std::vector<Var>& in) {
+    std::vector<Var> out = Call(op, in);
+    return sum(out[0]) + out[1];
+  };
+  const Tensor av = *Tensor::Of<double>(DType::kFloat64, {2, 2}, {0.1, -0.4, 0.3, 0.2});
+  const Tensor bv = *Tensor::Of<double>(DType::kFloat64, {2, 2}, {0.5, 0.7, -0.2, 0.9});
+  EXPECT_TRUE(verify_grad(fun, {av, bv}).ok());
+}
+
+// Aesara 2.9.4's dprint of the docstring example.
+TEST(OpFromGraphTest, DprintShowsTheInnerGraph) {
+  Example ex(false);
+  EXPECT_EQ(DebugPrint({ex.e2}),
+            "Elemwise{add,no_inplace} [id A]\n"
+            " |OpFromGraph{inline=False} [id B]\n"
+            " | |x [id C]\n"
+            " | |y [id D]\n"
+            " | |z [id E]\n"
+            " |OpFromGraph{inline=False} [id F]\n"
+            "   |z [id E]\n"
+            "   |y [id D]\n"
+            "   |x [id C]\n"
+            "\n"
+            "Inner graphs:\n"
+            "\n"
+            "OpFromGraph{inline=False} [id B]\n"
+            " >Elemwise{add,no_inplace} [id G]\n"
+            " > |*0-<TensorType(float64, ())> [id H]\n"
+            " > |Elemwise{mul,no_inplace} [id I]\n"
+            " >   |*1-<TensorType(float64, ())> [id J]\n"
+            " >   |*2-<TensorType(float64, ())> [id K]\n"
+            "\n"
+            "OpFromGraph{inline=False} [id F]\n"
+            " >Elemwise{add,no_inplace} [id G]\n");
+}
+
+TEST(OpFromGraphTest, WireFormShapesAndErrors) {
+  const Var a = dmatrix("a"), b = dmatrix("b");
+  OpPtr op = *op_from_graph({a, b}, {a + b, dot(a, b)}, false, "myop");
+  EXPECT_EQ(op->Name(), "myop{inline=False}");
+  absl::StatusOr<OpPtr> remade = MakeOp("OpFromGraph", op->Attrs());
+  ASSERT_TRUE(remade.ok()) << remade.status();
+  EXPECT_EQ(**remade, *op);
+  const Var m = dmatrix("m"), n = dmatrix("n");
+  std::vector<Var> out = Call(*remade, {m, n});
+  const Tensor mv = *Tensor::Of<double>(DType::kFloat64, {2, 2}, {1, 2, 3, 4});
+  const Tensor nv = *Tensor::Of<double>(DType::kFloat64, {2, 2}, {1, 0, 1, 1});
+  absl::StatusOr<ShapeVars> shape = infer_shape(out[1]);
+  ASSERT_TRUE(shape.ok()) << shape.status();
+  const std::vector<Tensor> v = Eval({m, n}, {out[1], Var((*shape)[0]), Var((*shape)[1])}, {mv, nv});
+  EXPECT_EQ(v[0].ToString(), "[[3. 2.]\n [7. 4.]]");
+  EXPECT_EQ(v[1].ElementAsDouble(0), 2);
+  EXPECT_EQ(v[2].ElementAsDouble(0), 2);
+  absl::StatusOr<ApplyPtr> bad = op->MakeNode({dscalar("s").ptr(), n.ptr()});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().message(),
+            "myop{inline=False}: input 0: Cannot convert Type TensorType(float64, ()) (of "
+            "Variable s) into Type TensorType(float64, (?, ?)). You can try to manually convert s "
+            "into a TensorType(float64, (?, ?)).");
+  EXPECT_FALSE(op_from_graph({a}, {a + b}).ok());  // b is neither an input nor a constant
+}
+
+}  // namespace
+}  // namespace kiln
