@@ -32,10 +32,10 @@ TEST(DeclaredOpsTest, EveryRegisteredOpRoundTripsThroughItsWireAttributes) {
               name + ": unknown attribute 'no_such_attribute'");
   }
   // Only the ops whose attributes have no sensible default (the scalar op, the new order, the
-  // reduction, the distribution, the loop body).
+  // reduction, the composed graph, the distribution, the loop body).
   EXPECT_EQ(need_attributes,
-            (std::vector<std::string>{"CAReduce", "DimShuffle", "Elemwise", "RandomVariable",
-                                      "Scan"}));
+            (std::vector<std::string>{"CAReduce", "DimShuffle", "Elemwise", "OpFromGraph",
+                                      "RandomVariable", "Scan"}));
 }
 
 TEST(DeclaredOpsTest, RelatedOpsAreSeparateClassesPrintedAsAesara) {

@@ -145,6 +145,14 @@ absl::StatusOr<ApplyPtr> RandomVariable::MakeNode(std::vector<VariablePtr> input
                                          " dims is needed"));
     }
   }
+  const bool integer_params = a.name == "integers" || a.name == "binomial";
+  for (size_t k = 0; integer_params && k < (a.name == "binomial" ? 1u : 2u); ++k) {
+    const TensorType* p = inputs[kFirstParam + k]->tensor_type();
+    if (!IsInteger(p->dtype())) {
+      return Invalid(*this, absl::StrCat("input ", kFirstParam + k, " has type ", p->ToString(),
+                                         " but an integer parameter is needed"));
+    }
+  }
   const TensorType* x = inputs[kFirstParam]->tensor_type();
   if ((a.name == "permutation" || a.name == "choice") && x->ndim() == 0 &&
       !IsInteger(x->dtype())) {
@@ -239,9 +247,8 @@ absl::Status RandomVariable::Perform(const Apply& node, std::span<const Tensor> 
     const Tensor& x = in[kFirstParam];
     const bool count = x.ndim() == 0;  // permutation(n), choice(n, ...): arange(n)
     const int64_t len = count ? ScalarInt(x) : x.shape()[0];
-    if (len < 0 || len > (int64_t{1} << 40)) {
-      return absl::InvalidArgumentError(absl::StrCat(Name(), ": a population of ", len));
-    }
+    if (len < 0) return absl::InvalidArgumentError(absl::StrCat(Name(), ": a population of ", len));
+    RETURN_IF_ERROR(CheckShape(Name() + " population", {len}, DType::kInt64));
     std::vector<int64_t> idx;
     Shape shape;
     if (a.name == "permutation") {

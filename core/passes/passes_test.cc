@@ -184,11 +184,17 @@ double SecondsToOptimizeSharedChain(int length) {
 
 TEST(PassesTest, SharedChainsOptimizeInLinearTime) {
   SecondsToOptimizeSharedChain(2000);  // warm-up
-  const double small = SecondsToOptimizeSharedChain(10000);
-  const double large = SecondsToOptimizeSharedChain(40000);
+  // Best of two each, interleaved: the machines are shared and a neighbour's burst lands on one
+  // run. Linear reads 4x to 11x here (allocation and cache misses grow with the graph); a
+  // quadratic phase reads 16x and more.
+  double small = 1e30, large = 1e30;
+  for (int round = 0; round < 2; ++round) {
+    small = std::min(small, SecondsToOptimizeSharedChain(10000));
+    large = std::min(large, SecondsToOptimizeSharedChain(40000));
+  }
   std::printf("optimize of shared chains: 20,000 nodes %.2f s, 80,000 nodes %.2f s\n", small,
               large);
-  EXPECT_LT(large, 9 * small + 0.5);  // linear reads about 4x
+  EXPECT_LT(large, 13 * small + 0.5);
 }
 
 // Shared products are flattened as Aesara does, within a budget: y = y * y / x repeated 200 times

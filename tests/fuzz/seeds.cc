@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "core/graph/check.h"
+#include "core/builders/op_from_graph.h"
 #include "core/kiln.h"
 #include "core/ops/random.h"
 #include "core/scan/scan.h"
@@ -80,6 +81,15 @@ std::vector<v1::CompileRequest> SeedCompileRequests() {
       random_variable("dirichlet", (*normal)[0], {exp(v)}, {3});
   KILN_CHECK(dirichlet.ok()) << dirichlet.status();
   seeds.push_back(Request({rng, v}, {(*normal)[1], (*dirichlet)[1], (*dirichlet)[0]}));
+  // OpFromGraph: kept (its inner graph runs as one node) and inlined.
+  for (bool inline_ : {false, true}) {
+    absl::StatusOr<std::shared_ptr<const OpFromGraph>> ofg =
+        op_from_graph({x, y}, {dot(x, y) + 1.0, exp(x)}, inline_);
+    KILN_CHECK(ofg.ok()) << ofg.status();
+    absl::StatusOr<ApplyPtr> call = (*ofg)->MakeNode({y.ptr(), x.ptr()});
+    KILN_CHECK(call.ok()) << call.status();
+    seeds.push_back(Request({x, y}, {Var((*call)->outputs()[0]), Var((*call)->outputs()[1])}));
+  }
   // The run-time checks and the profile.
   for (v1::Check check : {v1::CHECK_NAN_GUARD, v1::CHECK_DEBUG}) {
     v1::CompileRequest checked = Request({x}, {log(x) * exp(x)});
