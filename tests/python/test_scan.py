@@ -198,3 +198,26 @@ def test_errors(server):
     g = aesara.function([x, n], doubled)
     with pytest.raises(aesara.KilnError, match="sequence 0 has 3 entries, but 5 steps"):
         g([1.0, 2.0, 3.0], 5)
+
+
+def test_rop_through_scan_and_grad_through_until(server):
+    x, v = at.dvectors("x", "v")
+    out, _ = aesara.scan(lambda xi, acc: acc * xi + at.sin(xi), sequences=[x],
+                         outputs_info=[at.constant(np.array(1.0))])
+    jv = aesara.function([x, v], aesara.gradient.Rop(out[-1], x, v))
+
+    def last(xs):
+        acc = 1.0
+        for xi in xs:
+            acc = acc * xi + np.sin(xi)
+        return acc
+    xv, vv, eps = np.array([0.3, -0.2, 0.5]), np.array([1.0, 2.0, -1.0]), 1e-6
+    np.testing.assert_allclose(jv(xv, vv), (last(xv + eps * vv) - last(xv - eps * vv)) / (2 * eps),
+                               rtol=1e-7)
+    # The loop stops after the step whose condition holds; the gradient flows through the steps
+    # that ran only.
+    stop, _ = aesara.scan(lambda xi, acc: (acc + xi, until(acc > 2.0)), sequences=[x],
+                          outputs_info=[at.constant(np.array(0.0))])
+    values, g = aesara.function([x], [stop, aesara.grad(stop[-1], x)])(np.array([1, 1.5, 2, 3.0]))
+    np.testing.assert_array_equal(values, [1.0, 2.5, 4.5])
+    np.testing.assert_array_equal(g, [1.0, 1.0, 1.0, 0.0])

@@ -6,8 +6,8 @@ import numpy as np
 
 from kiln import _pb, wire
 from kiln.client import get_client
-from kiln.graph import graph_inputs
-from kiln.tensor.basic import as_tensor_variable, fill
+from kiln.graph import clone_replace, graph_inputs
+from kiln.tensor.basic import as_tensor_variable, fill, zeros_like
 from kiln.tensor.variable import TensorConstant
 
 
@@ -96,6 +96,10 @@ def Rop(f, wrt, eval_points):
     us = [o.type("u%d" % i) for i, o in enumerate(fs)]
     g = Lop(fs, list(wrts), us)
     out = Lop(g, us, list(evs), disconnected_inputs="ignore")
+    # The product is linear in u, so its derivative does not depend on u's value; a graph may
+    # still read u (the reverse loop of a Scan's gradient does): u = 0 there.
+    out = [r if r is None else clone_replace([r], [(u, zeros_like(f_)) for u, f_ in
+                                                   zip(us, fs)])[0] for r in out]
     # Each result has its f's shape; filled to f, its graph reads what f reads, as Aesara's
     # R_op graphs do (so function() finds every input the product was taken through).
     out = [r if r is None else fill(f_, r) for f_, r in zip(fs, out)]
