@@ -10,6 +10,7 @@
 #include "core/graph/op_registry.h"
 #include "core/graph/status_macros.h"
 #include "core/ops/indexing.h"
+#include "core/ops/math.h"
 #include "core/ops/op_util.h"
 #include "core/ops/random_kernels.h"
 #include "core/ops/shape_infer.h"
@@ -213,7 +214,7 @@ absl::StatusOr<std::vector<std::vector<VariablePtr>>> RandomVariable::InferShape
   if (a.name != "choice" && a.ndim_supp > 0) {
     const std::vector<VariablePtr>& x = in[kFirstParam];
     if (x.empty()) {
-      dims.push_back(node.inputs()[kFirstParam]);  // permutation(n): n values
+      dims.push_back(cast(Var(node.inputs()[kFirstParam]), DType::kInt64).ptr());  // n values
     } else {
       dims.insert(dims.end(), x.end() - a.ndim_supp, x.end());
     }

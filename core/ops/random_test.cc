@@ -215,6 +215,15 @@ TEST(RandomTest, InferredShapeMatchesTheDraw) {
                                        {RngState(3), loc_value});
   EXPECT_EQ(out[0].ElementAsDouble(0), 3);
   EXPECT_EQ(out[1].shape(), (Shape{3}));
+  const Var n = bscalar("n");  // permutation(n) of an int8 n: n int64 values
+  auto perm = random_variable("permutation", rng, {n});
+  absl::StatusOr<ShapeVars> perm_shape = infer_shape((*perm)[1]);
+  ASSERT_TRUE(perm_shape.ok()) << perm_shape.status();
+  const std::vector<Tensor> p = Eval({rng, n}, {Var((*perm_shape)[0]), (*perm)[1]},
+                                     {RngState(3), Tensor::Of<int64_t>(DType::kInt64, {}, {5})->AsType(DType::kInt8)});
+  EXPECT_EQ(p[0].dtype(), DType::kInt64);
+  EXPECT_EQ(p[0].ElementAsDouble(0), 5);
+  EXPECT_EQ(p[1].shape(), (Shape{5}));
 }
 
 TEST(RandomTest, TheGradientIsUndefined) {
