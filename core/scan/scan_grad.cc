@@ -4,6 +4,7 @@
 // its gradients so far. The sequences' gradients come out one row per step.
 #include "core/graph/gradient_types.h"
 #include "core/graph/status_macros.h"
+#include "core/graph/traversal.h"
 #include "core/grad/gradient.h"
 #include "core/ops/alloc.h"
 #include "core/ops/grad_util.h"
@@ -148,6 +149,24 @@ absl::StatusOr<std::vector<Var>> ScanLOp(const Scan& op, const Apply& node,
     ASSIGN_OR_RETURN(g, grad(cost, wrt, options));
   } else {
     for (size_t i = 0; i < wrt.size(); ++i) g[i] = FloatZerosLike(wrt[i]);
+  }
+
+  // The reverse body reads the forward outputs' values (each a sequence of the forward pass)
+  // rather than computing them again: tanh's gradient, for one, reads its output.
+  std::vector<std::pair<VariablePtr, VariablePtr>> computed;
+  for (int o = 0; o < n_states + a.n_nit_sot; ++o) {
+    const VariablePtr& value = body.outputs[o];
+    if (value->owner() == nullptr) continue;  // an input or a constant: nothing to save
+    Var row = RowPlaceholder(fwd[o]);
+    RETURN_IF_ERROR(row.status());
+    computed.push_back({value, row.ptr()});
+    add_seq(row.ptr(), fwd[o]);
+  }
+  if (!computed.empty()) {
+    std::vector<VariablePtr> ptrs;
+    for (const Var& v : g) ptrs.push_back(v.ptr());
+    ASSIGN_OR_RETURN(ptrs, CloneReplace(ptrs, computed));
+    for (size_t i = 0; i < g.size(); ++i) g[i] = Var(ptrs[i]);
   }
 
   std::vector<VariablePtr> b_outs;
