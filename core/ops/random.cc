@@ -326,7 +326,7 @@ absl::Status RandomVariable::Perform(const Apply& node, std::span<const Tensor> 
     draw = Tensor::Empty(discrete ? DType::kInt64 : DType::kFloat64, full);
     RETURN_IF_ERROR(random::Sample(dist, key, counter, batch, params, draw));
     if (draw.dtype() != dtype) draw = draw.AsType(dtype);
-    used = std::max<int64_t>(random::CountersUsed(dist, ShapeSize(batch)), 1);
+    used = std::max<int64_t>(ShapeSize(batch), 1);
   }
   ASSIGN_OR_RETURN(Tensor next, Tensor::Of<uint64_t>(DType::kUInt64, {2}, {key, counter + used}));
   out[0] = std::move(next);

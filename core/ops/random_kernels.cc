@@ -217,8 +217,6 @@ const Distribution* FindDistribution(absl::string_view name) {
 
 std::span<const Distribution> Distributions() { return Table(); }
 
-int64_t CountersUsed(const Distribution&, int64_t batch_size) { return batch_size; }
-
 absl::Status Sample(const Distribution& dist, uint64_t key, uint64_t counter, const Shape& batch,
                     std::span<const Param> p, Tensor& out) {
   RETURN_IF_ERROR(CheckParams(dist, p));

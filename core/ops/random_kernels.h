@@ -31,16 +31,14 @@ std::span<const Distribution> Distributions();
 // One parameter of a call, broadcast to the batch: its float64 values (contiguous) and, per
 // batch dim, its stride in one-draw units (0 where it is broadcast).
 struct Param {
-  Tensor values;               // float64; int64 for integer parameters of integers and choice
+  Tensor values;  // float64; int64 for the integer parameters of integers and binomial
   std::vector<int64_t> batch_strides;
-  Shape supp_shape;            // its last ndims_params dims
+  Shape supp_shape;  // its last ndims_params dims
 };
 
-// The number of Philox counters a call of `dist` with this batch shape uses.
-int64_t CountersUsed(const Distribution& dist, int64_t batch_size);
-
 // Checks the parameters' values (scale >= 0, 0 <= p <= 1...) and draws every batch element of a
-// call into `out` (float64 or int64, contiguous, batch shape + support shape).
+// call into `out` (float64 or int64, contiguous, batch shape + support shape), from counters
+// counter to counter + batch size - 1.
 absl::Status Sample(const Distribution& dist, uint64_t key, uint64_t counter,
                     const Shape& batch, std::span<const Param> params, Tensor& out);
 

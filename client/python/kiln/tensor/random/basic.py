@@ -61,7 +61,8 @@ class RandomVariable(CoreOp):
 class _Gamma(RandomVariable):
     def __call__(self, shape, rate, size=None, **kwargs):
         """Aesara's gamma(shape, rate): the node holds the scale 1 / rate."""
-        return super().__call__(shape, 1.0 / as_tensor_variable(rate), size=size, **kwargs)
+        scale = 1.0 / rate if isinstance(rate, (int, float)) else 1.0 / as_tensor_variable(rate)
+        return super().__call__(shape, scale, size=size, **kwargs)
 
 
 class _Integers(RandomVariable):
