@@ -2,11 +2,15 @@
 // reverse. Its body is the vector-Jacobian product of the forward body; it carries, per state,
 // the gradient still owed to the state's last `depth` values, and per non-sequence the sum of
 // its gradients so far. The sequences' gradients come out one row per step.
+#include <algorithm>
+
 #include "core/graph/gradient_types.h"
 #include "core/graph/status_macros.h"
 #include "core/graph/traversal.h"
 #include "core/grad/gradient.h"
 #include "core/ops/alloc.h"
+#include "core/ops/dimshuffle.h"
+#include "core/ops/linalg.h"
 #include "core/ops/grad_util.h"
 #include "core/ops/indexing.h"
 #include "core/ops/math.h"
@@ -32,6 +36,21 @@ Var RowPlaceholder(const Var& x) {
   if (!x.ok()) return x;
   StaticShape shape(x.type().shape().begin() + 1, x.type().shape().end());
   return Var(Variable::Make(TensorType::Make(x.dtype(), std::move(shape))));
+}
+
+// (i, q) when g is dot(transpose(seqs[i]), q) for a matrix row seqs[i], else (-1, null).
+std::pair<int, VariablePtr> DotOfRowsTransposed(const Var& g, const std::vector<VariablePtr>& seqs) {
+  const Apply* dot_node = g.ok() ? g->owner() : nullptr;
+  if (dot_node == nullptr || dot_node->op().kind() != OpKind::kDot) return {-1, nullptr};
+  const Apply* t = dot_node->inputs()[0]->owner();
+  const VariablePtr& q = dot_node->inputs()[1];
+  if (t == nullptr || t->op().kind() != OpKind::kDimShuffle || q->tensor_type()->ndim() != 2 ||
+      static_cast<const DimShuffle&>(t->op()).new_order() != std::vector<int>{1, 0}) {
+    return {-1, nullptr};
+  }
+  const auto it = std::find(seqs.begin(), seqs.end(), t->inputs()[0]);
+  if (it == seqs.end()) return {-1, nullptr};
+  return {static_cast<int>(it - seqs.begin()), q};
 }
 
 absl::StatusOr<std::vector<Var>> ScanLOp(const Scan& op, const Apply& node,
@@ -116,18 +135,12 @@ absl::StatusOr<std::vector<Var>> ScanLOp(const Scan& op, const Apply& node,
     known_cot[j] = cot_seq[j].ok() ? owed + cot_seq[j] : owed;
   }
   for (int m = 0; m < a.n_nit_sot; ++m) known_cot[n_states + m] = cot_seq[n_states + m];
-  // Sums of the non-sequences' gradients (continuous ones only).
+  // The non-sequences whose gradients are summed over the steps (continuous ones only).
   std::vector<int> summed;
   for (int l = 0; l < a.n_non_seqs; ++l) {
     b_non_seqs.push_back(body.inputs[op.inner_non_seq(l)]);
     o_non_seqs.push_back(in[op.outer_non_seq(l)]);
-    if (IsDiscreteVar(in[op.outer_non_seq(l)])) continue;
-    summed.push_back(l);
-    Var zero = zeros_like(in[op.outer_non_seq(l)]);
-    o_inits.push_back(expand_dims(zero, 0));
-    Var acc = Placeholder(zero);
-    RETURN_IF_ERROR(acc.status());
-    b_states.push_back(acc.ptr());
+    if (!IsDiscreteVar(in[op.outer_non_seq(l)])) summed.push_back(l);
   }
 
   // The vector-Jacobian product of the body, as the gradient of sum(output * cotangent) so that
@@ -169,6 +182,29 @@ absl::StatusOr<std::vector<Var>> ScanLOp(const Scan& op, const Apply& node,
     for (size_t i = 0; i < g.size(); ++i) g[i] = Var(ptrs[i]);
   }
 
+  // A non-sequence's gradient dot(p.T, q), p a sequence of the reverse pass, is summed after
+  // the loop as one product of all the rows (Aesara's scan_pushout_dot1): q leaves the loop as
+  // a row per step. Any other gradient is summed in a state as the loop runs.
+  std::vector<int> accumulated;
+  std::vector<std::pair<Var, VariablePtr>> pushed;  // (outer p, q) of each pushed-out sum
+  std::vector<int> pushed_of(a.n_non_seqs, -1);
+  for (int l : summed) {
+    const auto [p, q] = DotOfRowsTransposed(g[op.inner_non_seq(l)], b_seqs);
+    if (p < 0) {
+      accumulated.push_back(l);
+      continue;
+    }
+    pushed_of[l] = static_cast<int>(pushed.size());
+    pushed.push_back({o_seqs[p], q});
+  }
+  for (int l : accumulated) {
+    Var zero = zeros_like(in[op.outer_non_seq(l)]);
+    o_inits.push_back(expand_dims(zero, 0));
+    Var acc = Placeholder(zero);
+    RETURN_IF_ERROR(acc.status());
+    b_states.push_back(acc.ptr());
+  }
+
   std::vector<VariablePtr> b_outs;
   auto out = [&](const Var& v) -> absl::Status {
     RETURN_IF_ERROR(v.status());
@@ -190,9 +226,9 @@ absl::StatusOr<std::vector<Var>> ScanLOp(const Scan& op, const Apply& node,
     }
     RETURN_IF_ERROR(out(next));
   }
-  for (size_t s = 0; s < summed.size(); ++s) {
+  for (size_t s = 0; s < accumulated.size(); ++s) {
     const VariablePtr& acc = b_states[n_states + s];
-    RETURN_IF_ERROR(out(Var(acc) + g[op.inner_non_seq(summed[s])]));
+    RETURN_IF_ERROR(out(Var(acc) + g[op.inner_non_seq(accumulated[s])]));
   }
   std::vector<std::pair<int, int>> seq_grads;  // (sequence, tap index) of each nit-sot
   for (int k = 0, at = 0; k < a.n_seqs(); at += a.seq_tap_counts[k++]) {
@@ -210,7 +246,8 @@ absl::StatusOr<std::vector<Var>> ScanLOp(const Scan& op, const Apply& node,
   back.state_taps.assign(b_states.size(), -1);
   back.state_tap_counts.assign(b_states.size(), 1);
   back.state_keep_last.assign(b_states.size(), 1);
-  back.n_nit_sot = static_cast<int64_t>(seq_grads.size());
+  for (const auto& [p, q] : pushed) RETURN_IF_ERROR(out(Var(q)));
+  back.n_nit_sot = static_cast<int64_t>(seq_grads.size() + pushed.size());
   back.n_non_seqs = static_cast<int64_t>(b_non_seqs.size());
   std::vector<VariablePtr> b_inputs = b_seqs;
   b_inputs.insert(b_inputs.end(), b_states.begin(), b_states.end());
@@ -237,8 +274,17 @@ absl::StatusOr<std::vector<Var>> ScanLOp(const Scan& op, const Apply& node,
   for (int l = 0; l < a.n_non_seqs; ++l) {
     grads[op.outer_non_seq(l)] = FloatZerosLike(in[op.outer_non_seq(l)]);
   }
-  for (size_t s = 0; s < summed.size(); ++s) {
-    grads[op.outer_non_seq(summed[s])] = r[n_states + s];
+  for (size_t s = 0; s < accumulated.size(); ++s) {
+    grads[op.outer_non_seq(accumulated[s])] = r[n_states + s];
+  }
+  const size_t first_pushed = n_states + accumulated.size() + seq_grads.size();
+  for (int l : summed) {
+    if (pushed_of[l] < 0) continue;
+    const Var& p = pushed[pushed_of[l]].first;  // (steps, rows, m), step by step with q's rows
+    const Var& q = r[first_pushed + pushed_of[l]];
+    grads[op.outer_non_seq(l)] = dot(transpose(reshape(p, stack({constant(int64_t{-1}),
+                                                                  shape_i(p, 2)}))),
+                                     reshape(q, stack({constant(int64_t{-1}), shape_i(q, 2)})));
   }
   for (int k = 0; k < a.n_seqs(); ++k) grads[op.outer_seq(k)] = FloatZerosLike(in[op.outer_seq(k)]);
   for (size_t s = 0; s < seq_grads.size(); ++s) {
@@ -246,7 +292,7 @@ absl::StatusOr<std::vector<Var>> ScanLOp(const Scan& op, const Apply& node,
     int64_t lo = a.seq_taps[tap_at];
     const int first = op.inner_seq(k) - op.inner_seq(0);  // flat index of k's first tap
     for (int i = 0; i < a.seq_tap_counts[k]; ++i) lo = std::min(lo, a.seq_taps[first + i]);
-    Var rows = Reversed(r[n_states + summed.size() + s]);
+    Var rows = Reversed(r[n_states + accumulated.size() + s]);
     Var start = constant(a.seq_taps[tap_at] - lo) + n_fwd - n_back;
     Var& gx = grads[op.outer_seq(k)];
     gx = inc_subtensor(Rows(gx, start, n_back), rows);

@@ -251,6 +251,52 @@ TEST(ScanTest, DprintShowsTheInnerGraph) {
             " > |*1-<TensorType(float64, (?,))> [id J] -> [id E]\n");
 }
 
+// A batched Elman step (states are matrices): the non-sequences' gradients dot(h.T, g) and
+// dot(x.T, g) are summed after the loop as one product of all the rows. Whole, against finite
+// differences; truncated, against the same sums kept in the loop (W * 1.0 defeats the pattern).
+Var BatchedElmanCost(const std::vector<Var>& in, int64_t truncate, bool pushed) {
+  ScanArgs args;
+  args.sequences = {{in[0]}};
+  args.outputs_info = {{in[1]}};
+  args.non_sequences = {in[2], in[3]};
+  args.truncate_gradient = truncate;
+  ScanResult r = *scan(
+      [pushed](const std::vector<Var>& a) {
+        const Var u = pushed ? a[2] : a[2] * 1.0, w = pushed ? a[3] : a[3] * 1.0;
+        return ScanStep{{tanh(dot(a[0], u) + dot(a[1], w))}};
+      },
+      args);
+  return sum(r.outputs[0] * r.outputs[0]);
+}
+
+TEST(ScanTest, BatchedGradientsSummedAfterTheLoopMatchFiniteDifferences) {
+  std::vector<double> xs(4 * 2 * 3);
+  for (size_t i = 0; i < xs.size(); ++i) xs[i] = 0.1 * static_cast<double>(i % 7) - 0.3;
+  const std::vector<Tensor> pt = {*Tensor::FromValues<double>(DType::kFloat64, {4, 2, 3}, xs),
+                                  Mat(2, 2, {.1, -.2, .3, .2}),
+                                  Mat(3, 2, {.5, -.2, .1, .3, .4, -.1}),
+                                  Mat(2, 2, {.2, .1, -.3, .6})};
+  const absl::Status s = verify_grad(
+      [](const std::vector<Var>& in) { return BatchedElmanCost(in, -1, true); }, pt);
+  EXPECT_TRUE(s.ok()) << s;
+  const std::vector<Var> in = {dtensor3("X"), dmatrix("h0"), dmatrix("U"), dmatrix("W")};
+  std::vector<Var> both;
+  for (bool pushed : {true, false}) {
+    absl::StatusOr<std::vector<Var>> g = grad(BatchedElmanCost(in, 2, pushed), in);
+    ASSERT_TRUE(g.ok()) << g.status();
+    // Pushed out, W's gradient is the product after the loop; kept in, a loop's output.
+    EXPECT_EQ((*g)[3]->owner()->op().kind() == OpKind::kDot, pushed);
+    both.insert(both.end(), g->begin(), g->end());
+  }
+  const std::vector<Tensor> v = Eval(in, both, pt);
+  ASSERT_EQ(v.size(), 8u);
+  for (int i = 0; i < 4; ++i) {
+    for (int64_t e = 0; e < v[i].size(); ++e) {
+      EXPECT_NEAR(v[i].ElementAsDouble(e), v[i + 4].ElementAsDouble(e), 1e-12) << i << " " << e;
+    }
+  }
+}
+
 // Back-propagation through time against finite differences: an Elman step, two-tap states,
 // sequence taps, non-sequences, truncation and reverse loops.
 TEST(ScanTest, GradientsMatchFiniteDifferences) {
