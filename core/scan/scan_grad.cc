@@ -280,11 +280,14 @@ absl::StatusOr<std::vector<Var>> ScanLOp(const Scan& op, const Apply& node,
   const size_t first_pushed = n_states + accumulated.size() + seq_grads.size();
   for (int l : summed) {
     if (pushed_of[l] < 0) continue;
-    const Var& p = pushed[pushed_of[l]].first;  // (steps, rows, m), step by step with q's rows
+    // p (steps, rows, m) and q (steps, rows, n), step by step alike, as (steps * rows) x m
+    // and x n: m x n is the non-sequence's shape (and sizes a loop of no steps too).
+    const Var& p = pushed[pushed_of[l]].first;
     const Var& q = r[first_pushed + pushed_of[l]];
-    grads[op.outer_non_seq(l)] = dot(transpose(reshape(p, stack({constant(int64_t{-1}),
-                                                                  shape_i(p, 2)}))),
-                                     reshape(q, stack({constant(int64_t{-1}), shape_i(q, 2)})));
+    const Var& w = in[op.outer_non_seq(l)];
+    const Var rows = shape_i(p, 0) * shape_i(p, 1);
+    grads[op.outer_non_seq(l)] = dot(transpose(reshape(p, stack({rows, shape_i(w, 0)}))),
+                                     reshape(q, stack({rows, shape_i(w, 1)})));
   }
   for (int k = 0; k < a.n_seqs(); ++k) grads[op.outer_seq(k)] = FloatZerosLike(in[op.outer_seq(k)]);
   for (size_t s = 0; s < seq_grads.size(); ++s) {

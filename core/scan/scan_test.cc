@@ -295,6 +295,13 @@ TEST(ScanTest, BatchedGradientsSummedAfterTheLoopMatchFiniteDifferences) {
       EXPECT_NEAR(v[i].ElementAsDouble(e), v[i + 4].ElementAsDouble(e), 1e-12) << i << " " << e;
     }
   }
+  // A loop of no steps: the sums are zeros of the non-sequences' shapes.
+  std::vector<Tensor> none = pt;
+  none[0] = Tensor::Zeros(DType::kFloat64, {0, 2, 3});
+  const std::vector<Tensor> z = Eval(in, {both[2], both[3]}, none);
+  ASSERT_EQ(z.size(), 2u);
+  EXPECT_EQ(z[0].shape(), (Shape{3, 2}));
+  EXPECT_EQ(z[1].ToString(), "[[0. 0.]\n [0. 0.]]");
 }
 
 // Back-propagation through time against finite differences: an Elman step, two-tap states,
