@@ -73,13 +73,14 @@ absl::StatusOr<StaticShape> BroadcastBatch(const RandomVariable& op,
   return batch;
 }
 
-// The static shape of one draw: the last ndim_supp dims of the first parameter (permutation of
-// a constant n: (n,)).
+// The static shape of one draw: the last ndim_supp dims of the first parameter (permutation:
+// all of x's, or (n,) for a constant n).
 StaticShape SuppShape(const RandomVariableAttrs& a, const std::vector<VariablePtr>& in) {
   if (a.ndim_supp == 0) return {};
   const VariablePtr& x = in[kFirstParam];
   const StaticShape& s = x->tensor_type()->shape();
   if (s.empty()) return {ConstantInt(x)};
+  if (a.name == "permutation") return s;  // x's rows, shuffled
   return StaticShape(s.end() - a.ndim_supp, s.end());
 }
 
@@ -216,7 +217,7 @@ absl::StatusOr<std::vector<std::vector<VariablePtr>>> RandomVariable::InferShape
     if (x.empty()) {
       dims.push_back(cast(Var(node.inputs()[kFirstParam]), DType::kInt64).ptr());  // n values
     } else {
-      dims.insert(dims.end(), x.end() - a.ndim_supp, x.end());
+      dims.insert(dims.end(), a.name == "permutation" ? x.begin() : x.end() - a.ndim_supp, x.end());
     }
   }
   return std::vector<std::vector<VariablePtr>>{in[0], dims};
@@ -267,9 +268,9 @@ absl::Status RandomVariable::Perform(const Apply& node, std::span<const Tensor> 
     if (count) {
       ASSIGN_OR_RETURN(draw, Tensor::FromValues<int64_t>(DType::kInt64, shape, idx));
       draw = draw.AsType(dtype);
-    } else {  // gather x's values
+    } else {  // gather x's rows (its values for a vector)
       const Tensor values = x.AsType(dtype);
-      const int64_t item = DTypeSize(dtype);
+      const int64_t item = DTypeSize(dtype) * (len > 0 ? values.size() / len : 0);
       RETURN_IF_ERROR(CheckShape(Name(), shape, dtype));
       draw = Tensor::Empty(dtype, shape);
       for (size_t i = 0; i < idx.size(); ++i) {

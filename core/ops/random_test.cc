@@ -170,6 +170,11 @@ TEST(RandomTest, PermutationAndChoice) {
   std::sort(sorted.begin(), sorted.end());
   for (int i = 0; i < 50; ++i) EXPECT_EQ(sorted[i], i);
   EXPECT_NE(perm, sorted);
+  // A matrix's rows are permuted whole.
+  auto rows = *Tensor::Of<double>(DType::kFloat64, {3, 2}, {0, 1, 10, 11, 20, 21});
+  std::vector<double> shuffled = Values(Draw("permutation", {constant(rows)}, {})[1]);
+  ASSERT_EQ(shuffled.size(), 6u);
+  for (int r = 0; r < 3; ++r) EXPECT_EQ(shuffled[2 * r + 1], shuffled[2 * r] + 1);
   auto a = *Tensor::Of<double>(DType::kFloat64, {4}, {10, 20, 30, 40});
   auto none = *Tensor::Of<double>(DType::kFloat64, {0}, {});
   std::vector<double> picks =
