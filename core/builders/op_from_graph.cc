@@ -16,11 +16,6 @@ namespace kiln {
 
 KILN_REGISTER_OP(OpFromGraph);
 
-struct OfgProgram {
-  std::unique_ptr<FunctionGraph> fgraph;
-  std::shared_ptr<const LinkedProgram> program;
-};
-
 namespace {
 
 // True when a value of type `given` is one of type `wanted`: the same dtype and rank, and every
@@ -105,27 +100,10 @@ absl::StatusOr<std::vector<std::vector<VariablePtr>>> OpFromGraph::InferShape(
   return shapes;
 }
 
-absl::StatusOr<std::shared_ptr<const OfgProgram>> OpFromGraph::Program() const {
-  std::call_once(program_once_, [&] {
-    program_status_ = [&]() -> absl::Status {
-      auto p = std::make_shared<OfgProgram>();
-      ASSIGN_OR_RETURN(p->fgraph, FunctionGraph::Make(inner_.inputs, inner_.outputs));
-      RewriteOptions options;
-      options.trace = false;
-      RETURN_IF_ERROR(optimize(*p->fgraph, options).status());
-      p->program = LinkedProgram::Link(*p->fgraph, {});
-      program_ = std::move(p);
-      return absl::OkStatus();
-    }();
-  });
-  if (!program_status_.ok()) return program_status_;
-  return program_;
-}
-
 absl::Status OpFromGraph::Perform(const Apply&, std::span<const Tensor> inputs,
                                   std::vector<Tensor>& outputs) const {
-  ASSIGN_OR_RETURN(std::shared_ptr<const OfgProgram> compiled, Program());
-  const LinkedProgram& program = *compiled->program;
+  ASSIGN_OR_RETURN(const LinkedProgram* linked, program_.Get(inner_, true));
+  const LinkedProgram& program = *linked;
   std::vector<Tensor> slots = program.NewSlots();
   for (size_t i = 0; i < inputs.size(); ++i) slots[i] = inputs[i];
   CallContext ctx;

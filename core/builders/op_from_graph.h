@@ -6,12 +6,12 @@
 #define KILN_CORE_BUILDERS_OP_FROM_GRAPH_H_
 
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
 #include "core/graph/inner_graph.h"
 #include "core/graph/op_decl.h"
+#include "core/runtime/inner_program.h"
 
 namespace kiln {
 
@@ -26,8 +26,6 @@ struct OpFromGraphAttrs {
                       AttrField{"name", &OpFromGraphAttrs::name}};
   }
 };
-
-struct OfgProgram;  // the linked inner graph (op_from_graph.cc)
 
 // OpFromGraph(inputs...) -> the inner graph's outputs on them. Each input must have the type of
 // its inner input (or a more precise one). Printed "OpFromGraph{inline=False}", or
@@ -55,11 +53,7 @@ class OpFromGraph final : public Op, public HasInnerGraph {
   explicit OpFromGraph(OpFromGraphAttrs attrs) : attrs_(std::move(attrs)) {}
   OpFromGraphAttrs attrs_;
   InnerGraph inner_;
-  // Linked on the first call and shared by every call after it.
-  mutable std::once_flag program_once_;
-  mutable std::shared_ptr<const OfgProgram> program_;
-  mutable absl::Status program_status_;
-  absl::StatusOr<std::shared_ptr<const OfgProgram>> Program() const;
+  InnerProgram program_;  // the graph, optimized and linked on the first call
 };
 
 // The node's outputs computed from its inputs by a copy of the inner graph (what inlining puts in

@@ -130,5 +130,34 @@ TEST(OpFromGraphTest, WireFormShapesAndErrors) {
   EXPECT_FALSE(op_from_graph({a}, {a + b}).ok());  // b is neither an input nor a constant
 }
 
+// What a hostile client could send: OpFromGraphs nested past the limit fail with a clear error,
+// and an inner graph of 100,000 nodes is carried, compiled and run (the codec is iterative).
+TEST(OpFromGraphTest, NestingIsBoundedAndHugeInnerGraphsWork) {
+  const Var x = dvector("x");
+  Var y = x;
+  absl::Status error;
+  for (int depth = 1; depth <= kMaxInnerGraphDepth + 2 && error.ok(); ++depth) {
+    absl::StatusOr<std::shared_ptr<const OpFromGraph>> op = op_from_graph({x}, {y * 2.0});
+    if (!op.ok()) {
+      error = op.status();
+      EXPECT_GT(depth, kMaxInnerGraphDepth);
+      break;
+    }
+    y = Call(*op, {x})[0];
+  }
+  EXPECT_EQ(error.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(error.message().find("nest"), std::string::npos) << error;
+  Var chain = x;
+  for (int i = 0; i < 100000; ++i) chain = chain + 1.0;
+  absl::StatusOr<std::shared_ptr<const OpFromGraph>> big = op_from_graph({x}, {chain});
+  ASSERT_TRUE(big.ok()) << big.status();
+  absl::StatusOr<OpPtr> remade = MakeOp("OpFromGraph", (*big)->Attrs());
+  ASSERT_TRUE(remade.ok()) << remade.status();
+  const Tensor one = *Tensor::Of<double>(DType::kFloat64, {1}, {1});
+  const std::vector<Tensor> v = Eval({x}, {Call(*remade, {x})[0]}, {one});
+  ASSERT_EQ(v.size(), 1u);
+  EXPECT_EQ(v[0].ElementAsDouble(0), 100001);
+}
+
 }  // namespace
 }  // namespace kiln

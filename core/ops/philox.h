@@ -10,32 +10,41 @@
 
 namespace kiln::philox {
 
+// The 32-bit words of Philox4x32, each held in the low half of a 64-bit lane (so that a tile of
+// them vectorizes).
+inline constexpr uint64_t kLow = 0xFFFFFFFF;
+
+// One round on counter words c0..c3 with key words k0, k1.
+inline void Round(uint64_t& c0, uint64_t& c1, uint64_t& c2, uint64_t& c3, uint64_t k0,
+                  uint64_t k1) {
+  const uint64_t p0 = 0xD2511F53 * c0, p1 = 0xCD9E8D57 * c2;
+  const uint64_t n0 = (p1 >> 32) ^ c1 ^ k0, n2 = (p0 >> 32) ^ c3 ^ k1;
+  c1 = p1 & kLow;
+  c3 = p0 & kLow;
+  c0 = n0;
+  c2 = n2;
+}
+
+// Key words of round r + 1 from those of round r.
+inline void BumpKey(uint64_t& k0, uint64_t& k1) {
+  k0 = (k0 + 0x9E3779B9) & kLow;
+  k1 = (k1 + 0xBB67AE85) & kLow;
+}
+
 // The 128 random bits of block (key, counter): ten rounds of Philox4x32 on the counter words
 // (lo, hi) = (counter, stream).
 inline std::array<uint64_t, 2> Block(uint64_t key, uint64_t counter, uint64_t stream) {
-  uint32_t c0 = static_cast<uint32_t>(counter), c1 = static_cast<uint32_t>(counter >> 32);
-  uint32_t c2 = static_cast<uint32_t>(stream), c3 = static_cast<uint32_t>(stream >> 32);
-  uint32_t k0 = static_cast<uint32_t>(key), k1 = static_cast<uint32_t>(key >> 32);
-  for (int round = 0; round < 10; ++round) {
-    const uint64_t p0 = uint64_t{0xD2511F53} * c0, p1 = uint64_t{0xCD9E8D57} * c2;
-    const uint32_t n0 = static_cast<uint32_t>(p1 >> 32) ^ c1 ^ k0;
-    const uint32_t n2 = static_cast<uint32_t>(p0 >> 32) ^ c3 ^ k1;
-    c1 = static_cast<uint32_t>(p1);
-    c3 = static_cast<uint32_t>(p0);
-    c0 = n0;
-    c2 = n2;
-    k0 += 0x9E3779B9;
-    k1 += 0xBB67AE85;
-  }
-  return {uint64_t{c0} | uint64_t{c1} << 32, uint64_t{c2} | uint64_t{c3} << 32};
+  uint64_t c0 = counter & kLow, c1 = counter >> 32, c2 = stream & kLow, c3 = stream >> 32;
+  uint64_t k0 = key & kLow, k1 = key >> 32;
+  for (int round = 0; round < 10; ++round, BumpKey(k0, k1)) Round(c0, c1, c2, c3, k0, k1);
+  return {c0 | c1 << 32, c2 | c3 << 32};
 }
 
 // The words of blocks (key, counter + k, 0) for k in [0, n), n <= 512, as doubles: a[k] in
 // (0, 1] from the first word, b[k] in [0, 1) from the second (ToOpenUnit and ToUnit of Block's
-// words). The rounds run across the tile in 64-bit lanes, so that the compiler vectorizes them.
+// words). The rounds run across the tile, so that the compiler vectorizes them.
 __attribute__((target_clones("avx512f", "avx2", "default"))) inline void UniformPairs(
     uint64_t key, uint64_t counter, int n, double* a, double* b) {
-  constexpr uint64_t kLow = 0xFFFFFFFF;
   uint64_t c0[512], c1[512], c2[512], c3[512];
   for (int k = 0; k < n; ++k) {
     c0[k] = (counter + k) & kLow;
@@ -43,23 +52,12 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) inline void Uniform
     c2[k] = c3[k] = 0;
   }
   uint64_t k0 = key & kLow, k1 = key >> 32;
-  for (int round = 0; round < 10; ++round) {
-    for (int k = 0; k < n; ++k) {
-      const uint64_t p0 = 0xD2511F53 * (c0[k] & kLow), p1 = 0xCD9E8D57 * (c2[k] & kLow);
-      const uint64_t n0 = (p1 >> 32) ^ c1[k] ^ k0, n2 = (p0 >> 32) ^ c3[k] ^ k1;
-      c1[k] = p1 & kLow;
-      c3[k] = p0 & kLow;
-      c0[k] = n0;
-      c2[k] = n2;
-    }
-    k0 = (k0 + 0x9E3779B9) & kLow;
-    k1 = (k1 + 0xBB67AE85) & kLow;
+  for (int round = 0; round < 10; ++round, BumpKey(k0, k1)) {
+    for (int k = 0; k < n; ++k) Round(c0[k], c1[k], c2[k], c3[k], k0, k1);
   }
   for (int k = 0; k < n; ++k) {
-    const int64_t lo = static_cast<int64_t>((c0[k] | c1[k] << 32) >> 11);
-    const int64_t hi = static_cast<int64_t>((c2[k] | c3[k] << 32) >> 11);
-    a[k] = static_cast<double>(lo + 1) * 0x1.0p-53;
-    b[k] = static_cast<double>(hi) * 0x1.0p-53;
+    a[k] = static_cast<double>(static_cast<int64_t>((c0[k] | c1[k] << 32) >> 11) + 1) * 0x1.0p-53;
+    b[k] = static_cast<double>(static_cast<int64_t>((c2[k] | c3[k] << 32) >> 11)) * 0x1.0p-53;
   }
 }
 

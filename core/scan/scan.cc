@@ -49,6 +49,19 @@ absl::StatusOr<std::vector<Var>> ApplyScan(ScanAttrs attrs,
   return out;
 }
 
+absl::StatusOr<std::vector<Var>> ApplyScan(ScanAttrs attrs, const ScanInputs& in,
+                                           const std::vector<VariablePtr>& inner_outputs,
+                                           const Var& n_steps) {
+  std::vector<VariablePtr> inner = in.inner_seqs;
+  inner.insert(inner.end(), in.inner_states.begin(), in.inner_states.end());
+  inner.insert(inner.end(), in.inner_non_seqs.begin(), in.inner_non_seqs.end());
+  std::vector<Var> outer = {n_steps};
+  outer.insert(outer.end(), in.seqs.begin(), in.seqs.end());
+  outer.insert(outer.end(), in.inits.begin(), in.inits.end());
+  outer.insert(outer.end(), in.non_seqs.begin(), in.non_seqs.end());
+  return ApplyScan(std::move(attrs), inner, inner_outputs, outer);
+}
+
 absl::StatusOr<ScanBuilder> ScanBuilder::Start(ScanArgs args) {
   ScanBuilder b;
   for (const ScanSequence& s : args.sequences) {
@@ -216,14 +229,11 @@ absl::StatusOr<ScanResult> ScanBuilder::Finish(const ScanStep& step) const {
         "scan: no information about the number of steps provided. Either provide a value for "
         "n_steps argument of scan or provide an input sequence");
   }
-  std::vector<VariablePtr> inner_inputs = seq_in;
-  inner_inputs.insert(inner_inputs.end(), state_in.begin(), state_in.end());
-  inner_inputs.insert(inner_inputs.end(), non_seq_in.begin(), non_seq_in.end());
-  std::vector<Var> outer = {n_steps};
-  outer.insert(outer.end(), outer_seqs.begin(), outer_seqs.end());
-  outer.insert(outer.end(), outer_inits.begin(), outer_inits.end());
-  outer.insert(outer.end(), outer_non_seqs.begin(), outer_non_seqs.end());
-  ASSIGN_OR_RETURN(std::vector<Var> outs, ApplyScan(attrs, inner_inputs, inner_outputs, outer));
+  ASSIGN_OR_RETURN(std::vector<Var> outs,
+                   ApplyScan(attrs,
+                             ScanInputs{seq_in, state_in, non_seq_in, outer_seqs, outer_inits,
+                                        outer_non_seqs},
+                             inner_outputs, n_steps));
 
   ScanResult result;
   result.outputs.resize(n_out);

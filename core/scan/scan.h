@@ -92,6 +92,17 @@ absl::StatusOr<std::vector<Var>> ApplyScan(ScanAttrs attrs,
                                            const std::vector<VariablePtr>& inner_outputs,
                                            const std::vector<Var>& outer);
 
+// A loop's inputs by kind, inner and outer, each list in Scan's order of kinds: sequences,
+// states (their initial values outside), non-sequences.
+struct ScanInputs {
+  std::vector<VariablePtr> inner_seqs, inner_states, inner_non_seqs;
+  std::vector<Var> seqs, inits, non_seqs;
+};
+// ApplyScan with the inputs laid out in that order, n_steps first outside.
+absl::StatusOr<std::vector<Var>> ApplyScan(ScanAttrs attrs, const ScanInputs& in,
+                                           const std::vector<VariablePtr>& inner_outputs,
+                                           const Var& n_steps);
+
 }  // namespace kiln
 
 #endif  // KILN_CORE_SCAN_SCAN_H_

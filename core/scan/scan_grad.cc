@@ -249,14 +249,10 @@ absl::StatusOr<std::vector<Var>> ScanLOp(const Scan& op, const Apply& node,
   for (const auto& [p, q] : pushed) RETURN_IF_ERROR(out(Var(q)));
   back.n_nit_sot = static_cast<int64_t>(seq_grads.size() + pushed.size());
   back.n_non_seqs = static_cast<int64_t>(b_non_seqs.size());
-  std::vector<VariablePtr> b_inputs = b_seqs;
-  b_inputs.insert(b_inputs.end(), b_states.begin(), b_states.end());
-  b_inputs.insert(b_inputs.end(), b_non_seqs.begin(), b_non_seqs.end());
-  std::vector<Var> outer = {n_back};
-  outer.insert(outer.end(), o_seqs.begin(), o_seqs.end());
-  outer.insert(outer.end(), o_inits.begin(), o_inits.end());
-  outer.insert(outer.end(), o_non_seqs.begin(), o_non_seqs.end());
-  ASSIGN_OR_RETURN(std::vector<Var> r, ApplyScan(back, b_inputs, b_outs, outer));
+  ASSIGN_OR_RETURN(
+      std::vector<Var> r,
+      ApplyScan(back, ScanInputs{b_seqs, b_states, b_non_seqs, o_seqs, o_inits, o_non_seqs},
+                b_outs, n_back));
 
   std::vector<Var> grads(node.num_inputs());
   grads[0] = disconnected_type();

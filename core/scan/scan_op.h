@@ -12,11 +12,11 @@
 #define KILN_CORE_SCAN_SCAN_OP_H_
 
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
 #include "core/graph/inner_graph.h"
+#include "core/runtime/inner_program.h"
 #include "core/graph/op_decl.h"
 
 namespace kiln {
@@ -60,8 +60,6 @@ struct ScanAttrs {
   int64_t StateDepth(int j) const;
 };
 
-struct ScanProgram;  // the linked inner graph (scan_run.cc)
-
 class Scan final : public Op, public HasInnerGraph {
  public:
   static constexpr absl::string_view kTypeName = "Scan";
@@ -97,11 +95,7 @@ class Scan final : public Op, public HasInnerGraph {
   InnerGraph inner_;
   std::vector<int> seq_offsets_, state_offsets_;
   int non_seq_offset_ = 0;
-  // Linked on the first call and shared by every call after it.
-  mutable std::once_flag program_once_;
-  mutable std::shared_ptr<const ScanProgram> program_;
-  mutable absl::Status program_status_;
-  absl::StatusOr<std::shared_ptr<const ScanProgram>> Program() const;
+  InnerProgram program_;  // the body, linked on the first call
   friend absl::Status RunScan(const Scan&, const Apply&, std::span<const Tensor>,
                               std::vector<Tensor>&);
 };

@@ -13,28 +13,6 @@
 
 namespace kiln {
 
-struct ScanProgram {
-  std::unique_ptr<FunctionGraph> fgraph;
-  std::shared_ptr<const LinkedProgram> program;
-};
-
-absl::StatusOr<std::shared_ptr<const ScanProgram>> Scan::Program() const {
-  std::call_once(program_once_, [&] {
-    absl::StatusOr<std::unique_ptr<FunctionGraph>> fg =
-        FunctionGraph::Make(inner_.inputs, inner_.outputs);
-    if (!fg.ok()) {
-      program_status_ = fg.status();
-      return;
-    }
-    auto p = std::make_shared<ScanProgram>();
-    p->fgraph = *std::move(fg);
-    p->program = LinkedProgram::Link(*p->fgraph, {});
-    program_ = std::move(p);
-  });
-  if (!program_status_.ok()) return program_status_;
-  return program_;
-}
-
 namespace {
 
 // x[i] as a view.
@@ -61,8 +39,8 @@ std::string TapsText(const std::vector<int64_t>& taps, int64_t start, int64_t co
 absl::Status RunScan(const Scan& op, const Apply& node, std::span<const Tensor> inputs,
                      std::vector<Tensor>& outputs) {
   const ScanAttrs& a = op.attrs();
-  ASSIGN_OR_RETURN(std::shared_ptr<const ScanProgram> compiled, op.Program());
-  const LinkedProgram& program = *compiled->program;
+  ASSIGN_OR_RETURN(const LinkedProgram* linked, op.program_.Get(op.inner_, false));
+  const LinkedProgram& program = *linked;
   const int64_t n_steps = ScalarInt(inputs[0]);
   if (n_steps < 0) {
     return Invalid(op, absl::StrCat("n_steps is ", n_steps, ", but it cannot be negative"));

@@ -34,15 +34,18 @@ ScanResult Must(absl::StatusOr<ScanResult> r) {
   return r.ok() ? *std::move(r) : ScanResult{};
 }
 
-// Aesara's tutorial: A**k by iteration, the result of every step.
-TEST(ScanTest, PowerByIteration) {
-  const Var k = lscalar("k"), A = dvector("A");
+// Aesara's tutorial's loop: A**k by iteration, the result of every step.
+ScanResult PowerLoop(const Var& A, const Var& k) {
   ScanArgs args;
   args.outputs_info = {{ones_like(A)}};
   args.non_sequences = {A};
   args.n_steps = k;
-  ScanResult r =
-      Must(scan([](const std::vector<Var>& a) { return ScanStep{{a[0] * a[1]}}; }, args));
+  return Must(scan([](const std::vector<Var>& a) { return ScanStep{{a[0] * a[1]}}; }, args));
+}
+
+TEST(ScanTest, PowerByIteration) {
+  const Var k = lscalar("k"), A = dvector("A");
+  ScanResult r = PowerLoop(A, k);
   ASSERT_EQ(r.outputs.size(), 1u);
   EXPECT_EQ(r.outputs[0]->owner()->op().Name(), "for{cpu,scan_fn}");
   const std::vector<Tensor> out =
@@ -227,12 +230,7 @@ TEST(ScanTest, OptimizerPushesOutInvariantsAndSavesMemory) {
 // the outer inputs they read.
 TEST(ScanTest, DprintShowsTheInnerGraph) {
   const Var k = lscalar("k"), A = dvector("A");
-  ScanArgs args;
-  args.outputs_info = {{ones_like(A)}};
-  args.non_sequences = {A};
-  args.n_steps = k;
-  ScanResult r =
-      Must(scan([](const std::vector<Var>& a) { return ScanStep{{a[0] * a[1]}}; }, args));
+  ScanResult r = PowerLoop(A, k);
   EXPECT_EQ(DebugPrint({r.outputs[0]}),
             "for{cpu,scan_fn} [id A]\n"
             " |k [id B]\n"

@@ -81,12 +81,6 @@ class _Choice(RandomVariable):
         return super().__call__(a, p, constant(np.array(bool(replace))), size=size, **kwargs)
 
 
-class _Permutation(RandomVariable):
-    def __call__(self, x, **kwargs):
-        """permutation(x): x's values (or arange(x) for an int) shuffled; no size."""
-        return super().__call__(x, **kwargs)
-
-
 class _MultivariateNormal(RandomVariable):
     def __call__(self, mean=None, cov=None, size=None, **kwargs):
         mean = np.array([0.0], dtype=floatx()) if mean is None else mean
@@ -121,7 +115,7 @@ beta = RandomVariable("beta", 0, (0, 0), "floatX")
 exponential = _Named("exponential", 0, (0,), "floatX", scale=1.0)
 dirichlet = RandomVariable("dirichlet", 1, (1,), "floatX")
 multivariate_normal = _MultivariateNormal("multivariate_normal", 1, (1, 2), "floatX")
-permutation = _Permutation("permutation", 1, (1,), "None")
+permutation = RandomVariable("permutation", 1, (1,), "None")  # x's rows (or arange(x)) shuffled
 choice = _Choice("choice", 0, (1, 1, 0), "None")
 
 
