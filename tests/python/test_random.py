@@ -176,7 +176,7 @@ def test_dprint_and_errors_are_aesaras(server):
         kiln.grad(at.sum(srng.normal(m, 1.0, size=(2,))), m)
 
 
-def _draws_on(address, threads):
+def _draws_on(address):
     """A draw of 300,000 normals and of 50,000 gammas from seed 11 on the server at address."""
     old = kiln.config.server
     kiln.config.server = address
@@ -195,7 +195,7 @@ def test_draws_repeat_across_thread_counts_and_restarts(server):
         os.environ["KILN_NUM_THREADS"] = threads
         try:
             with running_server() as address:
-                results.append(_draws_on(address, threads))
+                results.append(_draws_on(address))
         finally:
             if old is None:
                 del os.environ["KILN_NUM_THREADS"]
