@@ -69,7 +69,10 @@ absl::StatusOr<std::unique_ptr<FunctionGraph>> FunctionGraph::Make(std::vector<V
   }
   fg->inputs_ = std::move(inputs);
   fg->outputs_ = std::move(outputs);
-  for (const VariablePtr& in : fg->inputs_) fg->clients_[in.get()];
+  for (const VariablePtr& in : fg->inputs_) {
+    fg->clients_[in.get()];
+    fg->input_set_.insert(in.get());
+  }
   for (size_t i = 0; i < fg->outputs_.size(); ++i) {
     fg->Import(fg->outputs_[i]);
     fg->AddClient(fg->outputs_[i].get(), {nullptr, static_cast<int>(i)});
@@ -78,8 +81,7 @@ absl::StatusOr<std::unique_ptr<FunctionGraph>> FunctionGraph::Make(std::vector<V
 }
 
 bool FunctionGraph::IsInput(const Variable* v) const {
-  return std::any_of(inputs_.begin(), inputs_.end(),
-                     [v](const VariablePtr& in) { return in.get() == v; });
+  return input_set_.contains(v);
 }
 
 const std::vector<FunctionGraph::Client>& FunctionGraph::clients(const Variable* v) const {
@@ -249,6 +251,24 @@ absl::Status FunctionGraph::Replace(Variable* old_var, VariablePtr new_var,
 }
 
 absl::Status FunctionGraph::CheckIntegrity() const {
+  // Every listed use must be real and listed once; a set of them makes the checks below linear
+  // (a variable with n uses made this quadratic when each use searched its list).
+  std::unordered_set<Client, ClientHash> listed;
+  for (const auto& [var, uses] : clients_) {
+    for (const Client& c : uses.list) {
+      const bool stale =
+          c.node == nullptr
+              ? c.index >= static_cast<int>(outputs_.size()) || outputs_[c.index].get() != var
+              : !nodes_.contains(c.node) || c.index >= c.node->num_inputs() ||
+                    c.node->inputs()[c.index].get() != var;
+      if (stale) {
+        return absl::InternalError(absl::StrCat(var->ToString(), " has a stale client"));
+      }
+      if (!listed.insert(c).second) {
+        return absl::InternalError(absl::StrCat(var->ToString(), " lists a client twice"));
+      }
+    }
+  }
   const std::vector<Apply*> order = Toposort();
   if (order.size() != nodes_.size()) {
     return absl::InternalError(absl::StrCat("the graph holds ", nodes_.size(), " nodes but ",
@@ -268,25 +288,12 @@ absl::Status FunctionGraph::CheckIntegrity() const {
                                                 in->ToString(),
                                                 ") is neither a graph input nor a constant"));
       }
-      const std::vector<Client>& cs = clients(in);
-      if (std::find(cs.begin(), cs.end(), Client{node, i}) == cs.end()) {
+      if (!listed.contains(Client{node, i})) {
         return absl::InternalError(absl::StrCat(node->ToString(), ": input ", i, " (",
                                                 in->ToString(), ") does not list it as a client"));
       }
     }
     done.insert(node);
-  }
-  for (const auto& [var, uses] : clients_) {
-    for (const Client& c : uses.list) {
-      const bool stale =
-          c.node == nullptr
-              ? c.index >= static_cast<int>(outputs_.size()) || outputs_[c.index].get() != var
-              : !nodes_.contains(c.node) || c.index >= c.node->num_inputs() ||
-                    c.node->inputs()[c.index].get() != var;
-      if (stale) {
-        return absl::InternalError(absl::StrCat(var->ToString(), " has a stale client"));
-      }
-    }
   }
   return absl::OkStatus();
 }

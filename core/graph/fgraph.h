@@ -6,6 +6,7 @@
 #include <memory>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -61,6 +62,7 @@ class FunctionGraph {
   void PruneFrom(Apply* node);
 
   std::vector<VariablePtr> inputs_;
+  std::unordered_set<const Variable*> input_set_;  // inputs_, for O(1) IsInput
   std::vector<VariablePtr> outputs_;
   struct ClientHash {
     size_t operator()(const Client& c) const {
