@@ -6,6 +6,7 @@
 #include "core/grad/verify_grad.h"
 #include "core/graph/inner_graph.h"
 #include "core/graph/op_registry.h"
+#include "core/graph/traversal.h"
 #include "core/kiln.h"
 #include "gtest/gtest.h"
 #include "tests/testing/eval.h"
@@ -300,6 +301,54 @@ TEST(ScanTest, BatchedGradientsSummedAfterTheLoopMatchFiniteDifferences) {
   ASSERT_EQ(z.size(), 2u);
   EXPECT_EQ(z[0].shape(), (Shape{3, 2}));
   EXPECT_EQ(z[1].ToString(), "[[0. 0.]\n [0. 0.]]");
+}
+
+// Compiling the Elman loop and its gradient: x[t] . U leaves the forward loop as one product
+// over all steps, the gradient loop drops the per-step gradient of X that nothing reads and keeps
+// one copy of the per-step value both pushed-out sums read, so that each loop does one matrix
+// product per step; the values equal the unrewritten graph's (FAST_COMPILE), for loops of four
+// and of no steps.
+TEST(ScanTest, OptimizerPushesOutSequenceProductsAndDropsUnusedOutputs) {
+  const std::vector<Var> in = {dtensor3("X"), dmatrix("h0"), dmatrix("U"), dmatrix("W")};
+  const Var cost = BatchedElmanCost(in, -1, true);
+  absl::StatusOr<std::vector<Var>> g = grad(cost, std::vector<Var>{in[2], in[3]});
+  ASSERT_TRUE(g.ok()) << g.status();
+  const std::vector<Var> outs = {cost, (*g)[0], (*g)[1]};
+  absl::StatusOr<Function> fast = function(in, outs);
+  absl::StatusOr<Function> plain = function(in, outs, {.mode = OptimizerMode::kFastCompile});
+  ASSERT_TRUE(fast.ok()) << fast.status();
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  int loops = 0;
+  for (Apply* n : fast->fgraph().Toposort()) {
+    const auto* loop = dynamic_cast<const Scan*>(&n->op());
+    if (loop == nullptr) continue;
+    ++loops;
+    int products = 0;
+    for (Apply* m : IoToposort(loop->inner().inputs, loop->inner().outputs)) {
+      products += m->op().kind() == OpKind::kDot || m->op().Name().starts_with("Gemm") ||
+                  m->op().Name() == "Dot22";
+    }
+    EXPECT_EQ(products, 1) << loop->Name() << "\n" << loop->attrs().inner;
+    EXPECT_LE(loop->attrs().n_nit_sot, 1) << loop->Name();
+  }
+  EXPECT_EQ(loops, 2);
+  std::vector<double> xs(4 * 2 * 3);
+  for (size_t i = 0; i < xs.size(); ++i) xs[i] = 0.1 * static_cast<double>(i % 7) - 0.3;
+  std::vector<Tensor> pt = {*Tensor::FromValues<double>(DType::kFloat64, {4, 2, 3}, xs),
+                            Mat(2, 2, {.1, -.2, .3, .2}), Mat(3, 2, {.5, -.2, .1, .3, .4, -.1}),
+                            Mat(2, 2, {.2, .1, -.3, .6})};
+  for (int64_t steps : {4, 0}) {
+    if (steps == 0) pt[0] = Tensor::Zeros(DType::kFloat64, {0, 2, 3});
+    absl::StatusOr<std::vector<Tensor>> got = (*fast)(pt), want = (*plain)(pt);
+    ASSERT_TRUE(got.ok()) << got.status();
+    ASSERT_TRUE(want.ok()) << want.status();
+    for (size_t o = 0; o < outs.size(); ++o) {
+      ASSERT_EQ((*got)[o].shape(), (*want)[o].shape()) << o;
+      for (int64_t e = 0; e < (*got)[o].size(); ++e) {
+        EXPECT_NEAR((*got)[o].ElementAsDouble(e), (*want)[o].ElementAsDouble(e), 1e-12) << o;
+      }
+    }
+  }
 }
 
 // Back-propagation through time against finite differences: an Elman step, two-tap states,
