@@ -144,35 +144,10 @@ absl::StatusOr<std::shared_ptr<const CompiledFunction>> Compile(const CompileJob
 }
 
 absl::StatusOr<std::shared_ptr<const CompiledFunction>> DecodeCompiled(std::string_view bytes) {
-  v1::StoredFunction stored;
-  if (bytes.size() > static_cast<size_t>(std::numeric_limits<int>::max()) ||
-      !stored.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
-    return absl::DataLossError("not a stored Kiln function (kiln.v1.StoredFunction)");
-  }
-  if (stored.format() != kStoredFunctionFormat) {
-    return absl::DataLossError(absl::StrCat("a stored Kiln function of format ", stored.format(),
-                                            ", expected ", kStoredFunctionFormat));
-  }
-  absl::StatusOr<CheckMode> check = CheckFromProto(stored.signature().check());
-  if (!check.ok()) return absl::DataLossError(check.status().message());
-  absl::StatusOr<Function> f = FunctionFromOptimizedGraph(
-      stored.optimized(), {.check = *check, .profile = stored.signature().profile()});
-  if (!f.ok()) {
-    return absl::DataLossError(
-        absl::StrCat("a stored Kiln function does not load: ", f.status().message()));
-  }
-  const v1::FunctionSignature& signature = stored.signature();
-  // Execute indexes the function's inputs and outputs by the signature: they must agree.
-  const int n_in = static_cast<int>(f->fgraph().inputs().size());
-  bool agree = signature.inputs_size() == n_in &&
-               signature.output_types_size() + signature.update_inputs_size() ==
-                   static_cast<int>(f->fgraph().outputs().size());
-  for (uint32_t u : signature.update_inputs()) {
-    agree = agree && u < static_cast<uint32_t>(n_in) && !signature.inputs(u).shared().empty();
-  }
-  if (!agree) return absl::DataLossError("a compiled Kiln function's signature does not fit it");
+  ASSIGN_OR_RETURN(StoredFunction loaded, LoadStoredFunction(bytes, kStoredFunctionFormat));
   return std::make_shared<const CompiledFunction>(
-      CompiledFunction{stored.id(), stored.canonical_form(), signature, *std::move(f),
+      CompiledFunction{loaded.stored.id(), loaded.stored.canonical_form(),
+                       loaded.stored.signature(), std::move(loaded.function),
                        std::string(bytes)});
 }
 

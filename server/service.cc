@@ -186,12 +186,13 @@ KilnService::Reactor* KilnService::GetVersion(Ctx* ctx, const v1::GetVersionRequ
   });
 }
 
-// The response for a function, with its optimized graph when asked for.
+// The response for a function, with its stored form and optimized graph when asked for.
 absl::Status FillCompileResponse(const CompiledFunction& f, CacheSource source,
                                  const v1::CompileRequest& req, v1::CompileResponse* resp) {
   resp->set_function_id(f.id);
   *resp->mutable_signature() = f.signature;
   resp->set_source(CacheSourceName(source));
+  if (req.return_stored()) resp->set_stored(f.stored);
   if (req.return_optimized()) {
     const FunctionGraph& fg = f.function.fgraph();
     return GraphToProto(std::vector<Var>(fg.inputs().begin(), fg.inputs().end()),

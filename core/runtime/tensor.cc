@@ -197,6 +197,17 @@ bool Tensor::is_contiguous() const {
   return true;
 }
 
+Tensor Tensor::Wrap(DType dtype, Shape shape, std::vector<int64_t> strides, void* data,
+                    std::shared_ptr<void> owner) {
+  KILN_CHECK(shape.size() == strides.size());
+  Tensor t;
+  t.dtype_ = dtype;
+  t.shape_ = std::move(shape);
+  t.strides_ = std::move(strides);
+  t.buffer_ = std::shared_ptr<void>(std::move(owner), data);
+  return t;
+}
+
 Tensor Tensor::View(Shape shape, std::vector<int64_t> strides, int64_t offset) const {
   KILN_CHECK(shape.size() == strides.size());
   Tensor t = *this;

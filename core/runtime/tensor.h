@@ -41,6 +41,11 @@ class Tensor {
   // tensor in the error.
   static absl::StatusOr<Tensor> FromBytes(DType dtype, Shape shape, std::string_view bytes,
                                           std::string_view what = "tensor");
+  // A tensor over memory it does not own (a NumPy array's, say): `data` holds its first element
+  // and stays valid while `owner` lives; strides in elements. Kiln never writes into inputs, so
+  // a function's arguments may be such views.
+  static Tensor Wrap(DType dtype, Shape shape, std::vector<int64_t> strides, void* data,
+                     std::shared_ptr<void> owner);
   // Same, from a braced list: Tensor::Of<double>(DType::kFloat64, {3}, {0, 1, 2}).
   template <typename T>
   static absl::StatusOr<Tensor> Of(DType dtype, Shape shape, std::initializer_list<T> values) {

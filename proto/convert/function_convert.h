@@ -6,6 +6,7 @@
 #include "absl/status/statusor.h"
 #include "core/runtime/function.h"
 #include "kiln/v1/graph.pb.h"
+#include "kiln/v1/stored.pb.h"
 #include "proto/convert/graph_convert.h"
 
 namespace kiln {
@@ -21,6 +22,16 @@ absl::StatusOr<v1::Graph> OptimizedGraphToProto(const Function& f);
 absl::StatusOr<Function> FunctionFromOptimizedGraph(const v1::Graph& graph,
                                                     const FunctionOptions& options = {},
                                                     const GraphLimits& limits = {});
+
+// A stored function (kiln.v1.StoredFunction's bytes, as the function cache keeps them and
+// Compile returns them) loaded: of format `format`, its graph linked as it is (with its
+// signature's check and profile), and its signature fitting the graph's inputs and outputs.
+// DATA_LOSS on anything else.
+struct StoredFunction {
+  v1::StoredFunction stored;  // without its graph (`optimized`)
+  Function function;
+};
+absl::StatusOr<StoredFunction> LoadStoredFunction(std::string_view bytes, uint32_t format);
 
 }  // namespace kiln
 

@@ -10,6 +10,11 @@ class _Config:
         self.floatX = "float64"
         # Aesara's config.profile: functions record per-node times (fn.profile.summary()).
         self.profile = False
+        # Where compiled functions run: "server" (each call is an Execute) or "local" (the
+        # server compiles and caches the function, this process fetches it once and runs it,
+        # shared variables held here). A Mode's `execute` overrides it (environment
+        # KILN_EXECUTE).
+        self.execute = os.environ.get("KILN_EXECUTE", "server")
         # Seconds a call may take before it is DEADLINE_EXCEEDED; None waits.
         self.timeout = None
         # The bearer token the server's --auth_tokens knows (environment KILN_TOKEN).

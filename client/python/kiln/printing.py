@@ -117,14 +117,14 @@ def printers(outputs):
     return ops
 
 
-def show_printed(response, ops):
-    """Shows the values Print ops computed in a call (an ExecuteResponse's `printed`), each by
-    the global_fn of its op in `ops` (printers()), and warns of values the server left out.
-    (The server knows a Print by its message and attrs: two that share both show by the first
-    one's global_fn.)"""
-    for p in response.printed:
-        op = ops.get((p.message, tuple(p.attrs))) or Print(p.message, p.attrs)
-        op.global_fn(op, wire.tensor_from_proto(p.value))
-    if response.printed_dropped:
+def show_printed(printed, dropped, ops):
+    """Shows the values Print ops computed in a call ((message, attrs, array) triples), each by
+    the global_fn of its op in `ops` (printers()), and warns of the `dropped` values the server
+    left out. (A Print is known by its message and attrs: two that share both show by the
+    first one's global_fn.)"""
+    for message, attrs, value in printed:
+        op = ops.get((message, tuple(attrs))) or Print(message, attrs)
+        op.global_fn(op, value)
+    if dropped:
         warnings.warn("%d printed values were left out: they exceed the server's "
-                      "--max_printed_bytes" % response.printed_dropped)
+                      "--max_printed_bytes" % dropped)

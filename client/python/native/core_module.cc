@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "client/python/native/executable.h"
 #include "core/graph/basic.h"
 #include "core/graph/constructors.h"
 #include "core/graph/inner_graph.h"
@@ -106,6 +107,7 @@ PYBIND11_MODULE(_core, m) {
   py::object bases = py::make_tuple(py::handle(PyExc_TypeError), py::handle(PyExc_ValueError));
   graph_error = PyErr_NewException("kiln._core.GraphError", bases.ptr(), nullptr);
   m.attr("GraphError") = py::handle(graph_error);
+  DefineExecutable(m);
 
   py::class_<Type, std::shared_ptr<Type>>(m, "Type")
       .def("__str__", &Type::ToString)

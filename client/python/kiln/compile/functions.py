@@ -1,13 +1,16 @@
-"""kiln.function: Aesara's compiled functions, compiled and run by the server."""
+"""kiln.function: Aesara's compiled functions, compiled by the server and run there or, with
+execute="local", in this process."""
 import sys
+
+import numpy as np
 
 from kiln import _pb, printing, wire
 from kiln.client import KilnError, get_client, route_of
 from kiln.config import config
 from kiln.compile.io import Container, In, Out, as_in
-from kiln.compile.mode import mode_options
+from kiln.compile.mode import execute_of, mode_options
 from kiln.compile.sharedvalue import SharedVariable
-from kiln.graph import Variable, clone_replace, graph_inputs
+from kiln.graph import Variable, _core, clone_replace, graph_inputs
 from kiln.tensor.basic import as_tensor_variable
 from kiln.tensor.variable import TensorConstant
 
@@ -16,12 +19,14 @@ class Function:
     """A function compiled on the server. Call it with one value per input (positionally or
     by name); it returns a list of arrays, or one array when built with a single output.
     Inputs with a default value or an update keep their value in a container: fn[x] or
-    fn['name'] reads it, fn[x] = v sets it, and each call replaces an updated one."""
+    fn['name'] reads it, fn[x] = v sets it, and each call replaces an updated one.
+    `execute` is where calls run: "server" (each an Execute) or "local" (the compiled function
+    is fetched once and run in this process, its shared variables' values held here)."""
 
     _printers = {}  # {(message, attrs): Print op} of its graph (printing.printers)
 
     def __init__(self, inputs, outputs, single, request, shared_vars, client, allow_downcast,
-                 states=(), name=None):
+                 states=(), name=None, execute="server"):
         self.inputs = inputs
         self.name = name
         # Aesara's fn.profile: the server's profile of this function (profile=True), else None.
@@ -36,21 +41,42 @@ class Function:
         self._containers = [None if i.value is None and i.update is None
                             else Container(i.variable, i.value)
                             for i in inputs]
+        # Per input, (dtype, ndim) when any array of both fits it (no static dims), else None.
+        self._plain = [None if any(d is not None for d in i.variable.type.shape)
+                       else (np.dtype(i.variable.type.dtype), i.variable.type.ndim)
+                       for i in inputs]
         self.value = _ByInput(self, lambda c: c.value)
         self.container = _ByInput(self, lambda c: c)
+        self.execute = execute
+        self._local = None  # the _core.Executable of a local function
+        # The shared variables the updates replace, in the order of their values' outputs.
+        self._updated = [shared_vars[u.input - len(inputs)] for u in request.updates]
         # Every call of this function goes to one replica behind a front (its session's, or
         # its graph's), which compiled it: it runs even while the replicas share no cache.
-        self._route = client.session() if shared_vars else route_of("Compile", request)
+        self._route = (client.session() if shared_vars and execute == "server"
+                       else route_of("Compile", request))
         self._compile()
 
     def _compile(self):
-        for s in self._shared:
-            if s._uploaded is not self._client:
-                s._upload(self._client)
+        if self.execute == "server":
+            self._upload_shared()
+        self._request.return_stored = self.execute == "local"
         resp = self._client.call("Compile", self._request, route=self._route)
         self.function_id = resp.function_id
         self.source = resp.source
         self.signature = resp.signature
+        if self.execute == "local":
+            try:
+                self._local = _core.Executable(resp.stored)
+            except _core.CallError as e:
+                raise KilnError(*e.args) from None
+
+    def _upload_shared(self):
+        """Gives the session the shared variables' values it does not hold (a local function
+        may have changed them here)."""
+        for s in self._shared:
+            if s._uploaded is not self._client:
+                s._upload(self._client)
 
     def _find(self, key):
         """The index of the input `key` names (its variable, In or name), or TypeError."""
@@ -103,18 +129,35 @@ class Function:
                 raise TypeError("Unknown input or state: %s. %s"
                                 % (key, self._named_inputs_text()))
             values[k], given[k] = value, True
-        req = _pb.service_pb2.ExecuteRequest()
+        args = []
         for k, inp in enumerate(self.inputs):
-            if given[k]:
+            plain = self._plain[k]
+            if given[k] and plain and type(values[k]) is np.ndarray and \
+                    values[k].dtype == plain[0] and values[k].ndim == plain[1]:
+                data = values[k]  # what filter would return, found faster
+            elif given[k]:
                 data = inp.variable.type.filter(values[k], self._allow_downcast,
                                                 name=str(inp.name or inp.variable))
             elif self._containers[k] is not None and self._containers[k].value is not None:
                 data = self._containers[k].value
             else:
                 raise TypeError("Missing required input: %s" % (inp.name or inp.variable))
+            args.append(data)
+        out = self._run_local(args) if self._local else self._run_on_server(args)
+        n = len(out) - len(self._states)
+        for k, value in zip(self._states, out[n:]):
+            self._containers[k].set(value)
+        out = out[:n]
+        return out[0] if self._single else out
+
+    def _run_on_server(self, args):
+        """The outputs (and states' next values) of one Execute."""
+        req = _pb.service_pb2.ExecuteRequest()
+        for data in args:
             wire.tensor_to_proto(data, req.args.add())
         if self._shared:
             req.session = self._client.session()
+            self._upload_shared()
         for attempt in range(2):
             req.function_id = self.function_id
             try:
@@ -126,13 +169,30 @@ class Function:
                     raise
                 self._compile()
         if resp.printed or resp.printed_dropped:
-            printing.show_printed(resp, self._printers)
-        out = [wire.tensor_from_proto(t) for t in resp.outputs]
-        n = len(out) - len(self._states)
-        for k, value in zip(self._states, out[n:]):
-            self._containers[k].set(value)
-        out = out[:n]
-        return out[0] if self._single else out
+            printing.show_printed([(p.message, p.attrs, wire.tensor_from_proto(p.value))
+                                   for p in resp.printed], resp.printed_dropped, self._printers)
+        return [wire.tensor_from_proto(t) for t in resp.outputs]
+
+    def _run_local(self, args):
+        """The outputs (and states' next values) of one call in this process; the updates'
+        values replace the shared variables' here."""
+        if self._shared:
+            for s in self._shared:
+                s._hold_here()
+            args += [s._value for s in self._shared]
+        try:
+            out = self._local(args)
+        except _core.CallError as e:
+            raise KilnError(*e.args) from None
+        if self._local.has_print:
+            out, printed = out
+            printing.show_printed(printed, 0, self._printers)
+        if self._updated:
+            n = len(out) - len(self._updated)
+            for s, value in zip(self._updated, out[n:]):
+                s._value = value
+            del out[n:]
+        return out
 
     def copy(self, share_memory=False, swap=None, delete_updates=False, name=None,
              profile=None):
@@ -166,7 +226,8 @@ class Function:
                   update=None if delete_updates else i.update)
                for i, c in zip(self.inputs, self._containers)]
         copied = Function(ins, self.outputs, self._single, request, shared, self._client,
-                          self._allow_downcast, states, self.name if name is None else name)
+                          self._allow_downcast, states, self.name if name is None else name,
+                          self.execute)
         copied._printers = self._printers
         if share_memory:
             copied._containers = self._containers
@@ -183,7 +244,8 @@ class Function:
                            for i, c in zip(self.inputs, self._containers)],
                 "n_outputs": len(self.outputs), "single": self._single, "states": self._states,
                 "shared": self._shared, "shared_keys": [s.session_name() for s in self._shared],
-                "allow_downcast": self._allow_downcast, "name": self.name}
+                "allow_downcast": self._allow_downcast, "name": self.name,
+                "execute": self.execute}
 
     def __setstate__(self, state):
         request = _pb.service_pb2.CompileRequest.FromString(state["request"])
@@ -200,7 +262,8 @@ class Function:
                   update=next(state_outputs) if has_update else None)
                for v, (name, _, value, has_update) in zip(variables, state["inputs"])]
         self.__init__(ins, outputs[:n], state["single"], request, state["shared"], get_client(),
-                      state["allow_downcast"], state["states"], state.get("name"))
+                      state["allow_downcast"], state["states"], state.get("name"),
+                      state.get("execute", "server"))
 
 
 class ProfileStats:
@@ -306,8 +369,12 @@ def function(inputs, outputs=None, mode=None, updates=None, givens=None,
                              "information on this error." % (k, v, outs[0] if outs else v))
     all_ins = graph_ins + shared_vars
     optimizer, check = mode_options(mode)
+    execute = execute_of(mode)
     if profile is None:
         profile = config.profile
+    if execute == "local" and (profile or check == _pb.options_pb2.CHECK_DEBUG):
+        raise ValueError("function: profile and DebugMode run on the server only "
+                         "(execute='server')")
     req = _pb.service_pb2.CompileRequest(
         mode=optimizer, check=check, profile=bool(profile),
         on_unused_input=wire.unused_to_proto(on_unused_input, "on_unused_input"))
@@ -319,6 +386,6 @@ def function(inputs, outputs=None, mode=None, updates=None, givens=None,
         up.value.CopyFrom(req.graph.outputs[len(outs) + k])
     del req.graph.outputs[len(outs):]
     f = Function(ins, outs[:n_user], single, req, shared_vars, get_client(),
-                 allow_input_downcast, [k for k, _ in states], name)
+                 allow_input_downcast, [k for k, _ in states], name, execute)
     f._printers = printing.printers(outs + [u for _, u in updates])
     return f

@@ -1,23 +1,30 @@
 """kiln.compile.mode: Aesara's compilation modes. The optimizer runs on the server (FAST_RUN,
-FAST_COMPILE or none); NanGuardMode and DebugMode are checks the server runs on each call."""
+FAST_COMPILE or none); NanGuardMode and DebugMode are checks run on each call. A mode's
+`execute` says where calls run: "server", "local" (in this process), or None for
+kiln.config.execute."""
 import warnings
 
 from kiln import _pb
+from kiln.config import config
 
+_EXECUTE = ("server", "local", None)
 _OPTIMIZERS = {"default": "FAST_RUN", "fast_run": "FAST_RUN", "fast_compile": "FAST_COMPILE",
                None: "NONE", "None": "NONE"}
 
 
 class Mode:
     """Aesara's Mode(linker, optimizer): the server links every mode the same way, so only the
-    optimizer matters ('default' or 'fast_run', 'fast_compile', or None for no rewrites)."""
+    optimizer matters ('default' or 'fast_run', 'fast_compile', or None for no rewrites), and
+    where the calls run (execute: 'server', 'local' or None for kiln.config.execute)."""
     check = "CHECK_NONE"
 
-    def __init__(self, linker=None, optimizer="default"):
+    def __init__(self, linker=None, optimizer="default", execute=None):
         if optimizer not in _OPTIMIZERS:
             raise ValueError("Mode: optimizer %r: expected 'default', 'fast_run', "
                              "'fast_compile' or None" % (optimizer,))
-        self.linker, self.optimizer = linker, optimizer
+        if execute not in _EXECUTE:
+            raise ValueError("Mode: execute %r: expected 'server', 'local' or None" % (execute,))
+        self.linker, self.optimizer, self.execute = linker, optimizer, execute
 
     def including(self, *tags):
         return self
@@ -26,7 +33,10 @@ class Mode:
         return self
 
     def __repr__(self):
-        return "%s(optimizer=%r)" % (type(self).__name__, self.optimizer)
+        if self.execute is None:
+            return "%s(optimizer=%r)" % (type(self).__name__, self.optimizer)
+        return "%s(optimizer=%r, execute=%r)" % (type(self).__name__, self.optimizer,
+                                                 self.execute)
 
 
 class NanGuardMode(Mode):
@@ -75,3 +85,11 @@ def mode_options(mode):
     m = get_mode(mode)
     return (_pb.options_pb2.Mode.Value("MODE_" + _OPTIMIZERS[m.optimizer]),
             _pb.options_pb2.Check.Value(m.check))
+
+
+def execute_of(mode):
+    """Where the calls of a function compiled in `mode` run: "server" or "local"."""
+    execute = get_mode(mode).execute or config.execute
+    if execute not in ("server", "local"):
+        raise ValueError("kiln.config.execute %r: expected 'server' or 'local'" % (execute,))
+    return execute

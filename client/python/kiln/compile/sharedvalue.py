@@ -1,5 +1,6 @@
 """kiln.shared (Aesara's aesara.compile.sharedvalue): variables whose value lives in this
-process's session on the server; a function's updates replace them there."""
+process's session on the server, or in this process while local functions use them; a
+function's updates replace them where they live."""
 import weakref
 
 import numpy as np
@@ -52,6 +53,13 @@ class SharedVariable(TensorVariable):
         self._value = data
         if self._uploaded is not None:
             self._upload(self._uploaded)
+
+    def _hold_here(self):
+        """Brings the value from the session into this process, for a local function, which
+        then updates it here (a server function uploads it again before its next call)."""
+        if self._uploaded is not None:
+            self._value = self.get_value(borrow=True)
+            self._uploaded = None
 
     def _upload(self, client):
         req = _pb.service_pb2.SetSharedRequest(session=client.session(), name=self._key)

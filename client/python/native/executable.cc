@@ -1,0 +1,186 @@
+// kiln._core.Executable: loads a kiln.v1.StoredFunction (what Compile returns with
+// return_stored) and calls it on NumPy arrays. Arguments are read in place (Kiln never writes
+// into a function's inputs) and results are handed over without a copy; the GIL is released
+// while the function runs. Errors are kiln._core.CallError(code, message), code a gRPC status
+// name as the server would answer.
+#include "client/python/native/executable.h"
+
+#include <pybind11/numpy.h>
+#include <pybind11/stl.h>
+
+#include <array>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/ops/print.h"
+#include "proto/convert/function_convert.h"
+#include "server/version.h"
+
+namespace py = pybind11;
+
+namespace kiln {
+namespace {
+
+PyObject* call_error = nullptr;
+
+[[noreturn]] void ThrowCallError(const absl::Status& status) {
+  py::object args = py::make_tuple(absl::StatusCodeToString(status.code()),
+                                   std::string(status.message()));
+  PyErr_SetObject(call_error, args.ptr());
+  throw py::error_already_set();
+}
+
+// NumPy's dtype of each DType, made once.
+const std::array<py::dtype, kNumDTypes>& NumpyDTypes() {
+  static const auto* dtypes = [] {
+    auto* d = new std::array<py::dtype, kNumDTypes>();
+    for (int i = 0; i < kNumDTypes; ++i) {
+      (*d)[i] = py::dtype(std::string(DTypeName(static_cast<DType>(i))));
+    }
+    return d;
+  }();
+  return *dtypes;
+}
+
+// The DType of a NumPy dtype (by its type number, as NumPy numbers them on LP64 machines),
+// or nullopt for one Kiln has not.
+std::optional<DType> DTypeOfNumpy(const py::dtype& dtype) {
+  switch (dtype.num()) {
+    case 0: return DType::kBool;
+    case 1: return DType::kInt8;
+    case 2: return DType::kUInt8;
+    case 3: return DType::kInt16;
+    case 4: return DType::kUInt16;
+    case 5: return DType::kInt32;
+    case 6: return DType::kUInt32;
+    case 7: case 9: return DType::kInt64;     // long, long long
+    case 8: case 10: return DType::kUInt64;   // unsigned long, unsigned long long
+    case 11: return DType::kFloat32;
+    case 12: return DType::kFloat64;
+    case 14: return DType::kComplex64;
+    case 15: return DType::kComplex128;
+    case 23: return DType::kFloat16;
+    default: return std::nullopt;
+  }
+}
+
+// A tensor reading the array's memory in place (a copy when its strides are not whole elements
+// or its bytes are big-endian); the caller keeps the array alive while the tensor
+// is used (a function's results never share its arguments' memory).
+Tensor TensorOfArray(py::handle value, size_t index, std::vector<py::object>& keep) {
+  py::array array = py::array::ensure(value);
+  if (!array) {
+    PyErr_Clear();
+    ThrowCallError(absl::InvalidArgumentError(
+        absl::StrCat("argument ", index, " is not convertible to an array")));
+  }
+  if (array.dtype().byteorder() == '>') {  // NumPy's big-endian: in this machine's order
+    return TensorOfArray(array.attr("astype")(array.dtype().attr("newbyteorder")("=")), index,
+                         keep);
+  }
+  std::optional<DType> dtype = DTypeOfNumpy(array.dtype());
+  if (!dtype) {
+    ThrowCallError(absl::InvalidArgumentError(absl::StrCat(
+        "argument ", index, ": dtype ", std::string(py::str(array.dtype())),
+        " is not one of Kiln's")));
+  }
+  const py::ssize_t item = array.itemsize();
+  Shape shape(array.shape(), array.shape() + array.ndim());
+  std::vector<int64_t> strides(array.ndim());
+  for (py::ssize_t d = 0; d < array.ndim(); ++d) {
+    if (array.strides(d) % item != 0) {
+      return TensorOfArray(py::module_::import("numpy").attr("ascontiguousarray")(array), index,
+                           keep);
+    }
+    strides[d] = array.strides(d) / item;
+  }
+  void* data = const_cast<void*>(array.data());
+  keep.push_back(std::move(array));
+  return Tensor::Wrap(*dtype, std::move(shape), std::move(strides), data,
+                      std::shared_ptr<void>(data, [](void*) {}));
+}
+
+// An array over the tensor's buffer, which it keeps alive.
+py::array ArrayOfTensor(Tensor t) {
+  std::vector<py::ssize_t> shape(t.shape().begin(), t.shape().end()), strides(t.ndim());
+  for (int d = 0; d < t.ndim(); ++d) strides[d] = t.strides()[d] * DTypeSize(t.dtype());
+  const DType dtype = t.dtype();
+  auto* held = new Tensor(std::move(t));
+  py::capsule owner(held, [](void* p) { delete static_cast<Tensor*>(p); });
+  return py::array(NumpyDTypes()[static_cast<int>(dtype)], std::move(shape), std::move(strides),
+                   held->raw_data(), owner);
+}
+
+class Executable {
+ public:
+  explicit Executable(const py::bytes& stored) {
+    absl::StatusOr<StoredFunction> loaded =
+        LoadStoredFunction(std::string_view(stored), server::kStoredFunctionFormat);
+    if (!loaded.ok()) ThrowCallError(loaded.status());
+    id_ = loaded->stored.id();
+    function_ = std::make_unique<Function>(std::move(loaded->function));
+    for (Apply* node : function_->fgraph().Toposort()) {
+      has_print_ = has_print_ || dynamic_cast<const Print*>(&node->op()) != nullptr;
+    }
+  }
+
+  const std::string& id() const { return id_; }
+  size_t n_inputs() const { return function_->fgraph().inputs().size(); }
+  size_t n_outputs() const { return function_->fgraph().outputs().size(); }
+
+  // True when the graph holds Print ops: then calls also return what they showed.
+  bool has_print() const { return has_print_; }
+
+  // The outputs as arrays; with has_print, (outputs, printed), printed what the Print ops
+  // showed as (message, attrs, array) triples.
+  py::object Call(const py::list& args) const {
+    if (args.size() != n_inputs()) {
+      ThrowCallError(absl::InvalidArgumentError(absl::StrCat(
+          "the function takes ", n_inputs(), " arguments, got ", args.size())));
+    }
+    std::vector<Tensor> values;
+    std::vector<py::object> keep;  // the arrays `values` read
+    values.reserve(args.size());
+    keep.reserve(args.size());
+    for (size_t i = 0; i < args.size(); ++i) values.push_back(TensorOfArray(args[i], i, keep));
+    absl::StatusOr<std::vector<Tensor>> out;
+    std::optional<PrintCapture> printed;
+    if (has_print_) printed.emplace();
+    {
+      py::gil_scoped_release unlocked;
+      out = (*function_)(std::move(values));
+    }
+    if (!out.ok()) ThrowCallError(out.status());
+    py::list results(out->size());
+    for (size_t o = 0; o < out->size(); ++o) results[o] = ArrayOfTensor(std::move((*out)[o]));
+    if (!has_print_) return std::move(results);
+    py::list shown;
+    for (const PrintedValue& p : printed->values()) {
+      shown.append(py::make_tuple(p.message, p.attrs, ArrayOfTensor(p.value)));
+    }
+    return py::make_tuple(std::move(results), std::move(shown));
+  }
+
+ private:
+  std::string id_;
+  std::unique_ptr<Function> function_;
+  bool has_print_ = false;
+};
+
+}  // namespace
+
+void DefineExecutable(py::module_& m) {
+  call_error = PyErr_NewException("kiln._core.CallError", nullptr, nullptr);
+  m.attr("CallError") = py::handle(call_error);
+  py::class_<Executable>(m, "Executable")
+      .def(py::init<const py::bytes&>(), py::arg("stored"))
+      .def_property_readonly("id", &Executable::id)
+      .def_property_readonly("n_inputs", &Executable::n_inputs)
+      .def_property_readonly("n_outputs", &Executable::n_outputs)
+      .def_property_readonly("has_print", &Executable::has_print)
+      .def("__call__", &Executable::Call, py::arg("args"));
+}
+
+}  // namespace kiln

@@ -1,0 +1,116 @@
+#!/usr/bin/python3
+"""Calls from Python, local and on the server, against the same arithmetic in-process (PyTensor's
+compiled function when PyTensor is importable, else NumPy), interleaved, several rounds; prints
+a BENCH line (DESIGN.md section 5) per case and round:
+  py_call_tiny_local / py_call_tiny_server: f(a), a of 3 float64, a + a**10, us per call;
+  py_logreg_step_local / py_logreg_step_server: the tutorial's training step, X 400x784 float64
+    passed each call, w and b shared, ms per call.
+
+Usage: python_calls.py [rounds]  (KILN_SERVER_BIN names the server binary)."""
+import os
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "python"))
+from conftest import running_server  # noqa: E402
+import kiln  # noqa: E402
+import kiln.tensor as at  # noqa: E402
+
+try:
+    import pytensor
+    import pytensor.tensor as pt
+except ImportError:
+    pytensor = None
+
+
+def best_seconds(fn, calls, repeats=3):
+    """The best over `repeats` of the mean time of `calls` calls of fn."""
+    best = float("inf")
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        for _ in range(calls):
+            fn()
+        best = min(best, (time.perf_counter() - t0) / calls)
+    return best
+
+
+def tiny_cases():
+    """(name, kiln call, reference call, reference name)."""
+    x = np.array([1.0, 2.0, 3.0])
+    a = at.dvector("a")
+    cases = []
+    if pytensor is not None:
+        pa = pt.dvector("a")
+        ref, ref_name = pytensor.function([pa], pa + pa ** 10), "pytensor"
+    else:
+        ref, ref_name = (lambda v: v + v ** 10), "numpy"
+    for where in ("local", "server"):
+        f = kiln.function([a], a + a ** 10, mode=kiln.Mode(execute=where))
+        cases.append(("py_call_tiny_" + where, lambda f=f: f(x), lambda: ref(x), ref_name))
+    return cases
+
+
+def logreg(mode_or_none, w0):
+    """The tutorial's training step, in Kiln (mode) or PyTensor (None)."""
+    lib, tensor = (kiln, at) if mode_or_none is not None else (pytensor, pt)
+    x, y = tensor.dmatrix("x"), tensor.dvector("y")
+    w, b = lib.shared(w0.copy(), name="w"), lib.shared(0.0, name="b")
+    p_1 = 1 / (1 + tensor.exp(-tensor.dot(x, w) - b))
+    xent = -y * tensor.log(p_1) - (1 - y) * tensor.log(1 - p_1)
+    cost = xent.mean() + 0.01 * (w ** 2).sum()
+    gw, gb = lib.grad(cost, [w, b])
+    kwargs = {"mode": mode_or_none} if mode_or_none is not None else {}
+    return lib.function([x, y], [p_1 > 0.5, xent],
+                        updates=((w, w - 0.1 * gw), (b, b - 0.1 * gb)), **kwargs)
+
+
+def numpy_logreg_step(w0):
+    """The same step's arithmetic in NumPy."""
+    state = {"w": w0.copy(), "b": 0.0}
+
+    def step(X, Y):
+        w, b = state["w"], state["b"]
+        p = 1 / (1 + np.exp(-(X @ w) - b))
+        xent = -Y * np.log(p) - (1 - Y) * np.log(1 - p)
+        gz = (p - Y) / len(Y)
+        state["w"] = w - 0.1 * (X.T @ gz + 0.02 * w)
+        state["b"] = b - 0.1 * gz.sum()
+        return p > 0.5, xent
+    return step
+
+
+def logreg_cases():
+    rng = np.random.default_rng(0)
+    X, Y = rng.normal(size=(400, 784)), rng.integers(0, 2, size=400).astype(np.float64)
+    w0 = rng.normal(size=784)
+    if pytensor is not None:
+        ref, ref_name = logreg(None, w0), "pytensor"
+    else:
+        ref, ref_name = numpy_logreg_step(w0), "numpy"
+    cases = []
+    for where in ("local", "server"):
+        f = logreg(kiln.Mode(execute=where), w0)
+        cases.append(("py_logreg_step_" + where, lambda f=f: f(X, Y), lambda: ref(X, Y),
+                      ref_name))
+    return cases
+
+
+def main():
+    rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 3
+    with running_server() as address:
+        kiln.config.server = address
+        cases = [(c, 20000, 1e6, "us") for c in tiny_cases()]
+        cases += [(c, 200, 1e3, "ms") for c in logreg_cases()]
+        for _ in range(rounds):
+            for (name, measured, reference, ref_name), calls, scale, unit in cases:
+                measured(), reference()  # warm
+                k = best_seconds(measured, calls // 10 if "server" in name else calls)
+                r = best_seconds(reference, calls)
+                print("BENCH %s kiln=%.4g ref=%.4g unit=%s ref_name=%s ratio=%.2f"
+                      % (name, k * scale, r * scale, unit, ref_name, k / r), flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,210 @@
+"""Local execution (kiln.config.execute = "local", Mode(execute="local")): the server compiles
+and caches the function, this process fetches it once and runs it. Results equal the server's
+bit for bit; shared variables move between this process and the session as the functions that
+use them run; errors carry the server's codes."""
+import pickle
+
+import numpy as np
+import pytest
+
+import kiln
+import kiln.tensor as at
+from kiln.client import KilnError
+from kiln.graph import _core
+from kiln.tensor.random.utils import RandomStream
+
+LOCAL = kiln.Mode(execute="local")
+SERVER = kiln.Mode(execute="server")
+
+
+def both(inputs, outputs, **kwargs):
+    """The same graph compiled to run on the server and locally."""
+    return (kiln.function(inputs, outputs, mode=SERVER, **kwargs),
+            kiln.function(inputs, outputs, mode=LOCAL, **kwargs))
+
+
+def assert_bitwise(a, b):
+    a, b = (x if isinstance(x, list) else [x] for x in (a, b))
+    assert len(a) == len(b)
+    for x, y in zip(a, b):
+        assert x.dtype == y.dtype and x.shape == y.shape
+        assert x.tobytes() == y.tobytes()
+
+
+def test_tiny_function_equals_the_servers(server):
+    a = at.dvector("a")
+    on_server, local = both([a], a + a ** 10)
+    assert local.execute == "local" and local._local is not None
+    x = np.array([1.0, 2.0, 3.0])
+    assert_bitwise(on_server(x), local(x))
+    assert local.function_id == on_server.function_id  # one compiled function for both
+    # Inputs of other layouts: strided, transposed, byte-swapped, Python lists.
+    m = at.dmatrix("m")
+    on_server, local = both([m], at.exp(m).sum(axis=0) + m[0])
+    base = np.arange(24.0).reshape(4, 6) / 10
+    for value in (base, base[:, ::2], base.T, base.astype(">f8"), base.tolist()):
+        assert_bitwise(on_server(value), local(value))
+
+
+@pytest.mark.parametrize("dtype", ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16",
+                                   "uint32", "uint64", "float16", "float32", "float64",
+                                   "complex64", "complex128"])
+def test_every_dtype_and_empty_tensors(server, dtype):
+    x = at.tensor(dtype, shape=(None, None), name="x")
+    on_server, local = both([x], [x, x[::-1], at.as_tensor_variable(x).shape])
+    for shape in ((3, 2), (0, 4), (2, 0)):
+        value = (np.arange(np.prod(shape)).reshape(shape) % 2).astype(dtype)
+        assert_bitwise(on_server(value), local(value))
+
+
+def test_results_are_fresh_arrays_the_caller_owns(server):
+    x = at.dvector("x")
+    local = kiln.function([x], [x, x * 1.0], mode=LOCAL)
+    value = np.array([1.0, 2.0])
+    first, second = local(value)
+    first[0] = 7.0  # writing a result changes neither the argument nor the other result
+    assert value[0] == 1.0 and second[0] == 1.0
+    assert not np.shares_memory(first, value)
+
+
+def logistic_regression(mode, seed=0):
+    """The tutorial's training step: (train, predict) and its shared w and b."""
+    rng = np.random.default_rng(seed)
+    x, y = at.dmatrix("x"), at.dvector("y")
+    w = kiln.shared(rng.normal(size=784), name="w")
+    b = kiln.shared(0.0, name="b")
+    p_1 = 1 / (1 + at.exp(-at.dot(x, w) - b))
+    prediction = p_1 > 0.5
+    xent = -y * at.log(p_1) - (1 - y) * at.log(1 - p_1)
+    cost = xent.mean() + 0.01 * (w ** 2).sum()
+    gw, gb = kiln.grad(cost, [w, b])
+    train = kiln.function([x, y], [prediction, xent], mode=mode,
+                          updates=((w, w - 0.1 * gw), (b, b - 0.1 * gb)))
+    return train, kiln.function([x], prediction, mode=mode), w, b
+
+
+def test_tutorial_training_equals_the_servers(server):
+    rng = np.random.default_rng(1)
+    X, Y = rng.normal(size=(400, 784)), rng.integers(0, 2, size=400).astype(np.float64)
+    results = []
+    for mode in (SERVER, LOCAL):
+        train, predict, w, b = logistic_regression(mode)
+        outs = [train(X, Y) for _ in range(5)]
+        results.append((outs, predict(X), w.get_value(), b.get_value()))
+    (s_outs, s_pred, s_w, s_b), (l_outs, l_pred, l_w, l_b) = results
+    for s, loc in zip(s_outs, l_outs):
+        assert_bitwise(s, loc)
+    assert_bitwise(s_pred, l_pred)
+    assert_bitwise(s_w, l_w)
+    assert_bitwise(np.asarray(s_b), np.asarray(l_b))
+
+
+def test_shared_values_follow_the_functions_that_use_them(server):
+    a = at.dvector("a")
+    w = kiln.shared(np.zeros(3), name="w")
+    add_here = kiln.function([a], w, updates=[(w, w + a)], mode=LOCAL)
+    scale_there = kiln.function([a], w, updates=[(w, w * a)], mode=SERVER)
+    x = np.array([1.0, 2.0, 3.0])
+    add_here(x)
+    add_here(x)
+    np.testing.assert_array_equal(w.get_value(), [2, 4, 6])
+    np.testing.assert_array_equal(scale_there(x), [2, 4, 6])  # the session got the local value
+    np.testing.assert_array_equal(w.get_value(), [2, 8, 18])
+    np.testing.assert_array_equal(add_here(x), [2, 8, 18])  # and back
+    w.set_value(np.ones(3))
+    np.testing.assert_array_equal(add_here(x), [1, 1, 1])
+    np.testing.assert_array_equal(scale_there(x), [2, 3, 4])
+
+
+def test_random_streams_and_scan_equal_the_servers(server):
+    draws = []
+    for mode in (SERVER, LOCAL):
+        srng = RandomStream(seed=42)
+        u = srng.normal(0, 1, size=(3, 4))
+        f = kiln.function([], u, mode=mode)
+        draws.append([f() for _ in range(3)])
+    for s, loc in zip(*draws):
+        assert_bitwise(s, loc)
+    k, A = at.iscalar("k"), at.dvector("A")
+    powers, _ = kiln.scan(lambda prior, A: prior * A, outputs_info=at.ones_like(A),
+                          non_sequences=A, n_steps=k)
+    on_server, local = both([A, k], powers[-1])
+    assert_bitwise(on_server(np.arange(5.0), 7), local(np.arange(5.0), 7))
+
+
+def test_printed_values_are_shown_locally(server, capsys):
+    x = at.dvector("x")
+    local = kiln.function([x], kiln.printing.Print("here")(x) * 2, mode=LOCAL)
+    np.testing.assert_array_equal(local(np.array([1.0, 2.0])), [2.0, 4.0])
+    assert capsys.readouterr().out == "here __str__ = [1. 2.]\n"
+
+
+def test_errors_carry_the_servers_codes(server):
+    m = at.dmatrix("m")
+    on_server, local = both([m], at.dot(m, m))
+    bad = np.ones((2, 3))
+    with pytest.raises(KilnError) as there:
+        on_server(bad)
+    with pytest.raises(KilnError) as here:
+        local(bad)
+    assert here.value.code == there.value.code == "INVALID_ARGUMENT"
+    with pytest.raises(TypeError):  # the client's own check, as on the server path
+        local(np.ones((2, 2), dtype=np.complex128))
+    with pytest.raises(_core.CallError) as raw:  # the native module's own, by code
+        local._local([bad])
+    assert raw.value.args[0] == "INVALID_ARGUMENT" and "Dot" in raw.value.args[1]
+
+
+def test_native_executable_checks_what_it_loads(server):
+    with pytest.raises(_core.CallError) as corrupt:
+        _core.Executable(b"\x08\x07garbage")
+    assert corrupt.value.args[0] == "DATA_LOSS"
+    a = at.dvector("a")
+    exe = kiln.function([a], a * 2, mode=LOCAL)._local
+    assert (exe.n_inputs, exe.n_outputs) == (1, 1)
+    with pytest.raises(_core.CallError) as wrong_count:
+        exe([])
+    assert wrong_count.value.args[0] == "INVALID_ARGUMENT"
+    with pytest.raises(_core.CallError):
+        exe([object()])
+
+
+def test_config_and_mode_choose_where_calls_run(server):
+    a = at.dvector("a")
+    saved = kiln.config.execute
+    try:
+        kiln.config.execute = "local"
+        assert kiln.function([a], a + 1).execute == "local"
+        assert kiln.function([a], a + 1, mode=SERVER).execute == "server"
+        kiln.config.execute = "nowhere"
+        with pytest.raises(ValueError, match="execute"):
+            kiln.function([a], a + 1)
+    finally:
+        kiln.config.execute = saved
+    assert kiln.function([a], a + 1).execute == "server"
+    with pytest.raises(ValueError, match="execute"):
+        kiln.Mode(execute="elsewhere")
+    with pytest.raises(ValueError, match="server only"):
+        kiln.function([a], a + 1, mode=LOCAL, profile=True)
+
+
+def test_a_function_cached_by_another_client_costs_one_fetch(server):
+    a = at.dvector("a")
+    graph = at.sin(a) * 3 + at.cos(a)
+    kiln.function([a], graph, mode=SERVER)
+    local = kiln.function([a], graph, mode=LOCAL)
+    assert local.source == "memory"
+    np.testing.assert_array_equal(local(np.zeros(2)), [1.0, 1.0])
+
+
+def test_copies_and_pickles_stay_local(server):
+    a = at.dvector("a")
+    w = kiln.shared(np.ones(2), name="w")
+    f = kiln.function([a], a * w, updates=[(w, w + 1)], mode=LOCAL)
+    f(np.ones(2))
+    g = f.copy(delete_updates=True)
+    assert g.execute == "local"
+    np.testing.assert_array_equal(g(np.ones(2)), [2.0, 2.0])
+    h = pickle.loads(pickle.dumps(f))
+    assert h.execute == "local"
+    np.testing.assert_array_equal(h(np.ones(2)), [2.0, 2.0])
