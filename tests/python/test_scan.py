@@ -221,3 +221,28 @@ def test_rop_through_scan_and_grad_through_until(server):
     values, g = aesara.function([x], [stop, aesara.grad(stop[-1], x)])(np.array([1, 1.5, 2, 3.0]))
     np.testing.assert_array_equal(values, [1.0, 2.5, 4.5])
     np.testing.assert_array_equal(g, [1.0, 1.0, 1.0, 0.0])
+
+
+def test_products_of_sequences_moved_out_of_the_loop(server):
+    """dot(x[t], W) leaves the loop as one product (scan_pushout_seq_dot): with static shapes,
+    go_backwards, and beside a sequence read at two taps (which stays in), against NumPy."""
+    rng = np.random.default_rng(0)
+    X = at.tensor("float64", shape=(4, 2, 3), name="X")
+    W = at.tensor("float64", shape=(3, 2), name="W")
+    h0 = at.dmatrix("h0")
+    hs, _ = aesara.scan(lambda x, h, W: at.tanh(at.dot(x, W) + h), sequences=[X],
+                        outputs_info=[h0], non_sequences=[W])
+    x, w, h = rng.normal(size=(4, 2, 3)), rng.normal(size=(3, 2)), np.zeros((2, 2))
+    want = h
+    for t in range(4):
+        want = np.tanh(x[t] @ w + want)
+    np.testing.assert_allclose(aesara.function([X, h0, W], hs[-1])(x, h, w), want, rtol=1e-13)
+    v = at.dmatrix("v")
+    two, _ = aesara.scan(lambda a, b, W: at.dot(a, W) + at.dot(b, W),
+                         sequences=[dict(input=v, taps=[0, 1])], non_sequences=[W])
+    back, _ = aesara.scan(lambda a, W: at.dot(a, W), sequences=[v], non_sequences=[W],
+                          go_backwards=True)
+    vv = rng.normal(size=(5, 3))
+    got_two, got_back = aesara.function([v, W], [two, back])(vv, w)
+    np.testing.assert_allclose(got_two, vv[:-1] @ w + vv[1:] @ w, rtol=1e-13)
+    np.testing.assert_allclose(got_back, vv[::-1] @ w, rtol=1e-13)

@@ -143,11 +143,7 @@ class Function:
             values[k], given[k] = value, True
         args = []
         for k, inp in enumerate(self.inputs):
-            plain = self._plain[k]
-            if given[k] and plain and type(values[k]) is np.ndarray and \
-                    values[k].dtype == plain[0] and values[k].ndim == plain[1]:
-                data = values[k]  # what filter would return, found faster
-            elif given[k]:
+            if given[k]:
                 data = inp.variable.type.filter(values[k], self._allow_downcast,
                                                 name=str(inp.name or inp.variable))
             elif self._containers[k] is not None and self._containers[k].value is not None:
