@@ -113,6 +113,7 @@ absl::StatusOr<InnerGraph> PushOutSequenceDots(InnerGraph body, ScanAttrs& attrs
     } else {
       continue;
     }
+    if (!all.ok()) continue;  // (an outer product core refuses: the loop keeps its own)
     VariablePtr placeholder = Variable::Make(n->output_ptr(0)->type());
     replace.push_back({n->output(0), placeholder});
     new_inner.push_back(std::move(placeholder));
