@@ -83,9 +83,13 @@ absl::StatusOr<InnerGraph> PushOutSequenceDots(InnerGraph body, ScanAttrs& attrs
                                                std::vector<Var>& outer) {
   const size_t n_seq_inputs = attrs.seq_taps.size();
   const size_t first_non_seq = body.inputs.size() - attrs.n_non_seqs;
-  absl::flat_hash_map<const Variable*, int> single_tap_seq, non_seq;
+  // The inner input of each sequence read at one tap: the sequence and that tap.
+  absl::flat_hash_map<const Variable*, std::pair<int, int64_t>> single_tap_seq;
+  absl::flat_hash_map<const Variable*, int> non_seq;
   for (int k = 0, at = 0; k < attrs.n_seqs(); at += attrs.seq_tap_counts[k++]) {
-    if (attrs.seq_tap_counts[k] == 1) single_tap_seq[body.inputs[at].get()] = k;
+    if (attrs.seq_tap_counts[k] == 1) {
+      single_tap_seq[body.inputs[at].get()] = {k, attrs.seq_taps[at]};
+    }
   }
   for (size_t i = first_non_seq; i < body.inputs.size(); ++i) {
     non_seq[body.inputs[i].get()] = static_cast<int>(i - first_non_seq);
@@ -101,7 +105,8 @@ absl::StatusOr<InnerGraph> PushOutSequenceDots(InnerGraph body, ScanAttrs& attrs
     if (seq == single_tap_seq.end() || w == non_seq.end() || Var(n->inputs()[1]).ndim() != 2) {
       continue;
     }
-    const Var& x = outer[1 + seq->second];
+    const auto [k, tap] = seq->second;
+    const Var& x = outer[1 + k];
     const Var& m = outer[1 + attrs.n_seqs() + attrs.n_states() + w->second];
     Var all;
     if (x.ndim() == 2) {
@@ -118,9 +123,7 @@ absl::StatusOr<InnerGraph> PushOutSequenceDots(InnerGraph body, ScanAttrs& attrs
     replace.push_back({n->output(0), placeholder});
     new_inner.push_back(std::move(placeholder));
     new_outer.push_back(all);
-    int64_t tap_at = 0;
-    for (int k = 0; k < seq->second; ++k) tap_at += attrs.seq_tap_counts[k];
-    new_taps.push_back(attrs.seq_taps[tap_at]);
+    new_taps.push_back(tap);
   }
   if (replace.empty()) return body;
   ASSIGN_OR_RETURN(body.outputs, CloneReplace(body.outputs, replace));
