@@ -12,6 +12,7 @@ import kiln.tensor as at
 from kiln.client import KilnError
 from kiln.graph import _core
 from kiln.tensor.random.utils import RandomStream
+from test_tutorial import logistic_regression
 
 LOCAL = kiln.Mode(execute="local")
 SERVER = kiln.Mode(execute="server")
@@ -67,28 +68,10 @@ def test_results_are_fresh_arrays_the_caller_owns(server):
     assert not np.shares_memory(first, value)
 
 
-def logistic_regression(mode, seed=0):
-    """The tutorial's training step: (train, predict) and its shared w and b."""
-    rng = np.random.default_rng(seed)
-    x, y = at.dmatrix("x"), at.dvector("y")
-    w = kiln.shared(rng.normal(size=784), name="w")
-    b = kiln.shared(0.0, name="b")
-    p_1 = 1 / (1 + at.exp(-at.dot(x, w) - b))
-    prediction = p_1 > 0.5
-    xent = -y * at.log(p_1) - (1 - y) * at.log(1 - p_1)
-    cost = xent.mean() + 0.01 * (w ** 2).sum()
-    gw, gb = kiln.grad(cost, [w, b])
-    train = kiln.function([x, y], [prediction, xent], mode=mode,
-                          updates=((w, w - 0.1 * gw), (b, b - 0.1 * gb)))
-    return train, kiln.function([x], prediction, mode=mode), w, b
-
-
 def test_tutorial_training_equals_the_servers(server):
-    rng = np.random.default_rng(1)
-    X, Y = rng.normal(size=(400, 784)), rng.integers(0, 2, size=400).astype(np.float64)
     results = []
     for mode in (SERVER, LOCAL):
-        train, predict, w, b = logistic_regression(mode)
+        X, Y, _, w, b, train, predict = logistic_regression(0.01, mode)
         outs = [train(X, Y) for _ in range(5)]
         results.append((outs, predict(X), w.get_value(), b.get_value()))
     (s_outs, s_pred, s_w, s_b), (l_outs, l_pred, l_w, l_b) = results

@@ -7,9 +7,10 @@ import kiln as aesara
 import kiln.tensor as at
 
 
-def _logistic_regression(w_scale):
+def logistic_regression(w_scale, mode=None):
     """The tutorial's data (seed 2882) and model, as its text reads, with the initial weights
-    scaled by w_scale: (X, Y, w0, w, b, train, predict), train giving [prediction, xent]."""
+    scaled by w_scale and its functions compiled in `mode`: (X, Y, w0, w, b, train, predict),
+    train giving [prediction, xent]."""
     rng = np.random.default_rng(2882)
     N, feats = 400, 784
     D = (rng.standard_normal((N, feats)), rng.integers(size=N, low=0, high=2))
@@ -24,13 +25,13 @@ def _logistic_regression(w_scale):
     cost = xent.mean() + 0.01 * (w ** 2).sum()
     gw, gb = at.grad(cost, [w, b])
     train = aesara.function(inputs=[x, y], outputs=[prediction, xent],
-                            updates=((w, w - 0.1 * gw), (b, b - 0.1 * gb)))
-    predict = aesara.function(inputs=[x], outputs=prediction)
+                            updates=((w, w - 0.1 * gw), (b, b - 0.1 * gb)), mode=mode)
+    predict = aesara.function(inputs=[x], outputs=prediction, mode=mode)
     return D[0], D[1], w0, w, b, train, predict
 
 
 def test_logistic_regression_tutorial(server):
-    X, Y, _, w, b, train, predict = _logistic_regression(0.01)
+    X, Y, _, w, b, train, predict = logistic_regression(0.01)
     costs = [float(train(X, Y)[1].mean()) for _ in range(50)]
     assert costs[-1] < costs[0] * 0.5
     assert all(later <= earlier + 1e-12 for earlier, later in zip(costs, costs[1:]))
@@ -49,7 +50,7 @@ def test_logistic_regression_as_documented(server):
     # Aesara's documentation, line for line: unscaled weights drawn from a standard normal, so
     # dot(x, w) reaches +-85 and 1 / (1 + exp(-t)) rounds to exactly 1.0. Only the stabilize
     # phase (sigmoid recognition, log(1 - sigmoid) -> -softplus) keeps xent and the step finite.
-    X, Y, w0, w, b, train, predict = _logistic_regression(1.0)
+    X, Y, w0, w, b, train, predict = logistic_regression(1.0)
     N = len(Y)
     pred, err = train(X, Y)
     assert np.isfinite(err).all()
