@@ -115,6 +115,16 @@ ABSL_FLAG(int64_t, max_session_bytes, EnvOr("KILN_MAX_SESSION_BYTES", int64_t{1}
           "most bytes of shared variables in one session (KILN_MAX_SESSION_BYTES)");
 ABSL_FLAG(int64_t, max_sessions_bytes, EnvOr("KILN_MAX_SESSIONS_BYTES", int64_t{4} << 30),
           "most bytes of shared variables in every session together (KILN_MAX_SESSIONS_BYTES)");
+ABSL_FLAG(bool, shm, EnvOr("KILN_SHM", int64_t{1}) != 0,
+          "take same-host shared-memory regions (RegisterRegion) for Execute's arguments and "
+          "results (KILN_SHM)");
+ABSL_FLAG(absl::Duration, shm_ttl, EnvOr("KILN_SHM_TTL", absl::Seconds(60)),
+          "idle time after which a shared-memory region is closed, e.g. 30s; 0: never "
+          "(KILN_SHM_TTL)");
+ABSL_FLAG(int64_t, shm_max_regions, EnvOr("KILN_SHM_MAX_REGIONS", int64_t{256}),
+          "most shared-memory regions at once, each an open descriptor (KILN_SHM_MAX_REGIONS)");
+ABSL_FLAG(int64_t, shm_max_bytes, EnvOr("KILN_SHM_MAX_BYTES", int64_t{64} << 30),
+          "most bytes of shared-memory regions together (KILN_SHM_MAX_BYTES)");
 ABSL_FLAG(int64_t, max_request_memory_bytes,
           EnvOr("KILN_MAX_REQUEST_MEMORY_BYTES", int64_t{1} << 30),
           "memory one Compile, Grad or Optimize may hold; 0: unlimited "
@@ -189,6 +199,10 @@ int main(int argc, char** argv) {
   options.sessions.max_sessions = absl::GetFlag(FLAGS_max_sessions);
   options.sessions.max_session_bytes = absl::GetFlag(FLAGS_max_session_bytes);
   options.sessions.max_total_bytes = absl::GetFlag(FLAGS_max_sessions_bytes);
+  options.regions.enabled = absl::GetFlag(FLAGS_shm);
+  options.regions.ttl = absl::GetFlag(FLAGS_shm_ttl);
+  options.regions.max_regions = absl::GetFlag(FLAGS_shm_max_regions);
+  options.regions.max_bytes = absl::GetFlag(FLAGS_shm_max_bytes);
   options.limits.budget.max_bytes = absl::GetFlag(FLAGS_max_request_memory_bytes);
   options.limits.budget.max_seconds = absl::GetFlag(FLAGS_max_request_seconds);
   options.max_message_bytes = absl::GetFlag(FLAGS_max_message_bytes);

@@ -47,6 +47,11 @@ void Metrics::ObserveExecute(double seconds) {
   execute_.Observe(seconds);
 }
 
+uint64_t Metrics::bytes_received() const {
+  absl::MutexLock lock(&mutex_);
+  return bytes_in_;
+}
+
 void Metrics::AddBytes(int64_t in, int64_t out) {
   absl::MutexLock lock(&mutex_);
   bytes_in_ += in;

@@ -42,6 +42,7 @@ class Metrics {
   uint64_t requests() const;
   uint64_t errors() const;
   uint64_t executions() const;
+  uint64_t bytes_received() const;
   // Every metric, the cache's and the sessions' included.
   std::string Render(const CacheStats& cache, const SessionStore& sessions) const;
 

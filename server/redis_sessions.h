@@ -31,6 +31,7 @@ class RedisSessionStore final : public SessionStore {
   size_t size() const override { return 0; }  // Redis counts them: not this replica's
   int64_t bytes() const override { return 0; }
   uint64_t expired() const override { return 0; }
+  bool in_memory() const override { return false; }
 
  private:
   // The idle expiry in ms, "0" for none.

@@ -83,8 +83,9 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServerOptions& optio
                           ? options.threads
                           : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   s->pool_ = std::make_unique<ThreadPool>(threads);
-  s->service_ = std::make_unique<KilnService>(*s->cache_, *s->sessions_, s->metrics_, *s->pool_,
-                                              *s->auth_, options.limits);
+  s->regions_ = std::make_unique<RegionRegistry>(options.regions);
+  s->service_ = std::make_unique<KilnService>(*s->cache_, *s->sessions_, *s->regions_, s->metrics_,
+                                              *s->pool_, *s->auth_, options.limits);
 
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
@@ -248,6 +249,10 @@ std::string Server::MetricsText() const {
   for (const auto& [role, redis] : roles) {
     absl::StrAppend(&out, "kiln_redis_errors_total{role=\"", role, "\"} ", redis->errors(), "\n");
   }
+  absl::StrAppend(&out, "# HELP kiln_shm_regions Shared-memory regions registered here.\n",
+                  "# TYPE kiln_shm_regions gauge\nkiln_shm_regions ", regions_->size(), "\n",
+                  "# HELP kiln_shm_bytes Their registered sizes together.\n",
+                  "# TYPE kiln_shm_bytes gauge\nkiln_shm_bytes ", regions_->bytes(), "\n");
   absl::StrAppend(&out, "# HELP kiln_serving 1 once warm and until draining.\n",
                   "# TYPE kiln_serving gauge\nkiln_serving ", serving_ ? 1 : 0, "\n");
   return out;

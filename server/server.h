@@ -31,6 +31,7 @@ struct ServerOptions {
   int max_message_bytes = 64 << 20;
   ServiceLimits limits;
   SessionLimits sessions;
+  RegionLimits regions;  // same-host shared memory
   int metrics_port = -1;  // -1: no HTTP endpoint; 0: any free port
   std::string metrics_host = "127.0.0.1";
   std::string metrics_token;  // when set, GET /metrics needs `Authorization: Bearer <it>`
@@ -89,6 +90,7 @@ class Server {
   std::shared_ptr<Redis> redis_, session_redis_;  // null without --redis / --redis_sessions
   std::shared_ptr<SharedTier> shared_;
   std::unique_ptr<SessionStore> sessions_;
+  std::unique_ptr<RegionRegistry> regions_;
   std::unique_ptr<Authenticator> auth_;
   std::unique_ptr<TlsCredentials> tls_;
   std::unique_ptr<FunctionCache> cache_;

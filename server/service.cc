@@ -10,6 +10,7 @@
 #include "core/graph/canonical.h"
 #include "core/graph/status_macros.h"
 #include "proto/convert/tensor_convert.h"
+#include "server/call_data.h"
 #include "server/graph_requests.h"
 #include "server/log.h"
 #include "server/version.h"
@@ -83,10 +84,12 @@ grpc::Status ToGrpc(const absl::Status& status) {
   return grpc::Status(static_cast<grpc::StatusCode>(status.code()), std::string(status.message()));
 }
 
-KilnService::KilnService(FunctionCache& cache, SessionStore& sessions, Metrics& metrics,
-                         ThreadPool& pool, const Authenticator& auth, ServiceLimits limits)
+KilnService::KilnService(FunctionCache& cache, SessionStore& sessions, RegionRegistry& regions,
+                         Metrics& metrics, ThreadPool& pool, const Authenticator& auth,
+                         ServiceLimits limits)
     : cache_(cache),
       sessions_(sessions),
+      regions_(regions),
       metrics_(metrics),
       pool_(pool),
       auth_(auth),
@@ -316,13 +319,18 @@ void PrintedToProto(const PrintedValue& printed, v1::PrintedValue* out) {
   *out->mutable_value() = ToProto(printed.value);
 }
 
-// True for a call worth no thread hop: small arguments, no updates (they may wait for the
-// session), and a function whose calls so far took under 100 us on average (a first call always
-// goes to the pool).
-static bool RunsInline(const std::shared_ptr<const CompiledFunction>& f,
-                       const v1::ExecuteRequest& req) {
-  if (f == nullptr || f->signature.update_inputs_size() > 0) return false;
-  size_t bytes = 0;
+// True for a call worth no thread hop: little data to move (in messages and regions), and a
+// function whose calls so far took under 100 us on average (a first call always goes to the
+// pool). Session reads, updates and resident tensors go inline only when the sessions are in
+// this process's memory: a call with updates may then wait for the session's other updating
+// call, which such a function's calls keep short.
+bool KilnService::RunsInline(const std::shared_ptr<const CompiledFunction>& f,
+                             const v1::ExecuteRequest& req) const {
+  if (f == nullptr) return false;
+  const bool session_data = !req.session().empty() || f->signature.update_inputs_size() > 0 ||
+                            req.arg_refs_size() > 0;
+  if (session_data && !sessions_.in_memory()) return false;
+  uint64_t bytes = RegionBytes(req);
   for (const v1::Tensor& t : req.args()) bytes += t.data().size();
   const FunctionStats stats = f->function.stats();
   return bytes <= (64 << 10) && stats.calls > 0 && stats.call_seconds < 100e-6 * stats.calls;
@@ -334,32 +342,17 @@ KilnService::Reactor* KilnService::Execute(Ctx* ctx, const v1::ExecuteRequest* r
   const bool run_inline = RunsInline(f, *req);
   return Handle(
       "Execute", ctx, !run_inline, [this, ctx, req, resp, f = std::move(f)](const Tenant& tenant) {
-        std::vector<Tensor> args;
-        int64_t bytes_in = 0;
-        for (int i = 0; i < req->args_size(); ++i) {
-          if (static_cast<int64_t>(req->args(i).data().size()) > limits_.max_tensor_bytes) {
-            return absl::ResourceExhaustedError(absl::StrCat(
-                "argument ", i, " has ", req->args(i).data().size(),
-                " bytes, more than this server's limit of ", limits_.max_tensor_bytes));
-          }
-          absl::StatusOr<Tensor> t = FromProto(req->args(i), limits_.max_tensor_bytes);
-          if (!t.ok())
-            return absl::InvalidArgumentError(
-                absl::StrCat("argument ", i, ": ", t.status().message()));
-          bytes_in += req->args(i).data().size();
-          args.push_back(*std::move(t));
-        }
+        const CallStores stores{regions_, sessions_, tenant.name, limits_.max_tensor_bytes};
+        int64_t bytes_in = 0, bytes_out = 0;
+        ASSIGN_OR_RETURN(std::vector<Tensor> args, GatherArguments(*req, stores, &bytes_in));
+        ASSIGN_OR_RETURN(const OutputSlice out_slice, FindOutputSlice(*req, stores));
         PrintCapture printed(limits_.max_printed_bytes);
         absl::StatusOr<std::vector<Tensor>> out =
             RunExecution(ctx, tenant, req->function_id(), req->session(), std::move(args), f);
         if (!out.ok()) return out.status();
         for (const PrintedValue& p : printed.values()) PrintedToProto(p, resp->add_printed());
         resp->set_printed_dropped(printed.dropped());
-        int64_t bytes_out = 0;
-        for (const Tensor& t : *out) {
-          *resp->add_outputs() = ToProto(t);
-          bytes_out += t.nbytes();
-        }
+        RETURN_IF_ERROR(PutOutputs(*out, out_slice, resp, &bytes_out));
         metrics_.AddBytes(bytes_in, bytes_out);
         return absl::OkStatus();
       });
@@ -432,7 +425,60 @@ KilnService::Reactor* KilnService::CreateSession(Ctx* ctx, const v1::CreateSessi
 KilnService::Reactor* KilnService::DeleteSession(Ctx* ctx, const v1::DeleteSessionRequest* req,
                                                  v1::DeleteSessionResponse*) {
   return Handle("DeleteSession", ctx, false, [this, req](const Tenant& tenant) {
-    return sessions_.Delete(SessionKey(tenant.name, req->session()));
+    const std::string key = SessionKey(tenant.name, req->session());
+    regions_.DropSession(key);
+    return sessions_.Delete(key);
+  });
+}
+
+KilnService::Reactor* KilnService::RegisterRegion(Ctx* ctx, const v1::RegisterRegionRequest* req,
+                                                  v1::RegisterRegionResponse* resp) {
+  return Handle("RegisterRegion", ctx, false, [this, req, resp](const Tenant& tenant) {
+    // Only a live session of the tenant's may hold regions.
+    const std::string key = SessionKey(tenant.name, req->session());
+    RETURN_IF_ERROR(sessions_.Get(key).status());
+    RETURN_IF_ERROR(regions_.Register(key, req->region(), req->shm_name(), req->byte_size()));
+    const absl::Duration ttl = regions_.limits().ttl;
+    resp->set_ttl_ms(ttl == absl::InfiniteDuration() ? 0 : absl::ToInt64Milliseconds(ttl));
+    return absl::OkStatus();
+  });
+}
+
+KilnService::Reactor* KilnService::UnregisterRegion(Ctx* ctx,
+                                                    const v1::UnregisterRegionRequest* req,
+                                                    v1::UnregisterRegionResponse*) {
+  return Handle("UnregisterRegion", ctx, false, [this, req](const Tenant& tenant) {
+    return regions_.Unregister(SessionKey(tenant.name, req->session()), req->region());
+  });
+}
+
+KilnService::Reactor* KilnService::PutTensor(Ctx* ctx, const v1::PutTensorRequest* req,
+                                             v1::PutTensorResponse* resp) {
+  return Handle("PutTensor", ctx, true, [this, req, resp](const Tenant& tenant) {
+    ASSIGN_OR_RETURN(Tensor value, FromProto(req->value(), limits_.max_tensor_bytes));
+    // A session of its own holds it: the tenant's session quotas, the store's byte limits,
+    // expiry and replication apply as they do to shared variables.
+    ASSIGN_OR_RETURN(std::string handle, sessions_.Create({tenant.name, tenant.quota.sessions,
+                                                           tenant.quota.session_bytes}));
+    const std::string key = SessionKey(tenant.name, handle);
+    absl::Status written = [&]() -> absl::Status {
+      ASSIGN_OR_RETURN(std::shared_ptr<Session> s, sessions_.Get(key));
+      return s->Write({{kResidentValue, std::move(value)}});
+    }();
+    if (!written.ok()) {
+      sessions_.Delete(key).IgnoreError();
+      return written;
+    }
+    metrics_.AddBytes(static_cast<int64_t>(req->value().data().size()), 0);
+    resp->set_handle(std::move(handle));
+    return absl::OkStatus();
+  });
+}
+
+KilnService::Reactor* KilnService::DeleteTensor(Ctx* ctx, const v1::DeleteTensorRequest* req,
+                                                v1::DeleteTensorResponse*) {
+  return Handle("DeleteTensor", ctx, false, [this, req](const Tenant& tenant) {
+    return sessions_.Delete(SessionKey(tenant.name, req->handle()));
   });
 }
 
@@ -502,6 +548,9 @@ KilnService::Reactor* KilnService::GetStats(Ctx* ctx, const v1::GetStatsRequest*
     resp->set_redis_hits(c.shared_hits);
     resp->set_lease_waits(c.lease_waits);
     resp->set_redis_up(c.shared_up);
+    resp->set_shm_regions(regions_.size());
+    resp->set_shm_bytes(regions_.bytes());
+    resp->set_bytes_received(metrics_.bytes_received());
     return absl::OkStatus();
   });
 }

@@ -16,6 +16,7 @@
 #include "server/quotas.h"
 #include "server/request_budget.h"
 #include "server/sessions.h"
+#include "server/shm_regions.h"
 #include "server/thread_pool.h"
 
 namespace kiln::server {
@@ -37,8 +38,9 @@ void PrintedToProto(const PrintedValue& printed, v1::PrintedValue* out);
 
 class KilnService final : public v1::Kiln::CallbackService {
  public:
-  KilnService(FunctionCache& cache, SessionStore& sessions, Metrics& metrics, ThreadPool& pool,
-              const Authenticator& auth, ServiceLimits limits);
+  KilnService(FunctionCache& cache, SessionStore& sessions, RegionRegistry& regions,
+              Metrics& metrics, ThreadPool& pool, const Authenticator& auth,
+              ServiceLimits limits);
 
   using Ctx = grpc::CallbackServerContext;
   using Reactor = grpc::ServerUnaryReactor;
@@ -64,6 +66,14 @@ class KilnService final : public v1::Kiln::CallbackService {
   Reactor* ListShared(Ctx* ctx, const v1::ListSharedRequest* req,
                       v1::ListSharedResponse* resp) override;
   Reactor* GetStats(Ctx* ctx, const v1::GetStatsRequest* req, v1::GetStatsResponse* resp) override;
+  Reactor* RegisterRegion(Ctx* ctx, const v1::RegisterRegionRequest* req,
+                          v1::RegisterRegionResponse* resp) override;
+  Reactor* UnregisterRegion(Ctx* ctx, const v1::UnregisterRegionRequest* req,
+                            v1::UnregisterRegionResponse* resp) override;
+  Reactor* PutTensor(Ctx* ctx, const v1::PutTensorRequest* req,
+                     v1::PutTensorResponse* resp) override;
+  Reactor* DeleteTensor(Ctx* ctx, const v1::DeleteTensorRequest* req,
+                        v1::DeleteTensorResponse* resp) override;
 
   // Runs an execution of `function_id` (`found`, when the caller already has it) with the
   // arguments, for Execute and ExecuteStream: limits, session binding, the run with deadline
@@ -109,6 +119,9 @@ class KilnService final : public v1::Kiln::CallbackService {
   // True when a function is one tenant's alone: every function with --cache_scope=tenant, and a
   // profiled one always, since its profile counts that tenant's calls.
   bool TenantScoped(bool profile) const { return limits_.tenant_cache || profile; }
+  // True for a call worth no thread hop (see service.cc).
+  bool RunsInline(const std::shared_ptr<const CompiledFunction>& f,
+                  const v1::ExecuteRequest& req) const;
   // The function of `id` if the tenant may see it: a tenant-scoped function only by its tenant.
   absl::StatusOr<std::shared_ptr<const CompiledFunction>> FindFor(
       const Tenant& tenant, const std::string& id,
@@ -116,6 +129,7 @@ class KilnService final : public v1::Kiln::CallbackService {
 
   FunctionCache& cache_;
   SessionStore& sessions_;
+  RegionRegistry& regions_;
   Metrics& metrics_;
   ThreadPool& pool_;
   const Authenticator& auth_;

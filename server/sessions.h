@@ -102,6 +102,8 @@ class SessionStore {
   virtual size_t size() const = 0;
   virtual int64_t bytes() const = 0;
   virtual uint64_t expired() const = 0;
+  // True when sessions live in this process's memory (a read or write is a lock away).
+  virtual bool in_memory() const = 0;
 };
 
 // 128 bits from the kernel's cryptographic generator, as 32 hex digits.
@@ -152,6 +154,7 @@ class MemorySessionStore final : public SessionStore {
   size_t size() const override;
   int64_t bytes() const override { return total_bytes_.load(); }
   uint64_t expired() const override { return expired_count_.load(); }
+  bool in_memory() const override { return true; }
   const SessionLimits& limits() const { return limits_; }
 
  private:

@@ -1,5 +1,7 @@
 #include "client/cpp/client.h"
 
+#include "client/cpp/shm_channel.h"
+
 #include <grpcpp/grpcpp.h>
 
 #include <cstdlib>
@@ -179,6 +181,7 @@ absl::StatusOr<std::unique_ptr<Client>> Client::Connect(const std::string& addre
   stub->channel = grpc::CreateCustomChannel(address, *channel_credentials, args);
   stub->kiln = v1::Kiln::NewStub(stub->channel);
   std::unique_ptr<Client> client(new Client(std::move(stub)));
+  client->shm_ = std::make_unique<ShmChannel>(address);
   absl::StatusOr<v1::GetVersionResponse> version = client->Version();
   if (!version.ok()) {
     return absl::Status(version.status().code(),
@@ -313,30 +316,72 @@ void ShowDropped(int64_t dropped) {
 
 }  // namespace
 
+absl::Status Client::RegisterRegion(const std::string& session, const std::string& shm_name,
+                                    uint64_t bytes) {
+  v1::RegisterRegionRequest req;
+  req.set_session(session);
+  req.set_region(ShmChannel::kRegion);
+  req.set_shm_name(shm_name);
+  req.set_byte_size(bytes);
+  grpc::ClientContext ctx;
+  stub_->Prepare(ctx, session);
+  v1::RegisterRegionResponse resp;
+  return FromGrpc(stub_->kiln->RegisterRegion(&ctx, req, &resp));
+}
+
 absl::StatusOr<std::vector<Tensor>> Client::Execute(RemoteFunction& f,
                                                     const std::vector<Tensor>& args) {
   v1::ExecuteRequest req;
-  for (const Tensor& t : args) *req.add_args() = ToProto(t);
   if (!f.shared.empty()) {
     ASSIGN_OR_RETURN(std::string session, Session());
     req.set_session(session);
   }
+  // The region, unless another thread's call has it.
+  std::unique_lock<std::mutex> shm_lock(shm_mutex_, std::try_to_lock);
+  bool in_region = false;
+  if (shm_lock.owns_lock() && shm_->enabled()) {
+    ASSIGN_OR_RETURN(std::string session, Session());
+    req.set_session(session);
+    auto registrar = [&](const std::string& name, uint64_t bytes) {
+      return RegisterRegion(session, name, bytes);
+    };
+    ASSIGN_OR_RETURN(in_region, shm_->Fill(args, f.output_bytes, registrar, req));
+  }
+  auto to_messages = [&] {
+    req.clear_arg_refs();
+    req.clear_output_region();
+    for (const Tensor& t : args) *req.add_args() = ToProto(t);
+  };
+  if (!in_region) to_messages();
   for (int attempt = 0;; ++attempt) {
     req.set_function_id(f.id);
     grpc::ClientContext ctx;
-    stub_->Prepare(ctx, f.route.empty() ? f.id : f.route);
+    // A region lives on the replica of the session's calls.
+    stub_->Prepare(ctx, in_region ? req.session() : f.route.empty() ? f.id : f.route);
     v1::ExecuteResponse resp;
     absl::Status s = FromGrpc(stub_->kiln->Execute(&ctx, req, &resp));
-    if (absl::IsNotFound(s) && attempt == 0 && f.request != nullptr &&
-        absl::StrContains(s.message(), "compile it again")) {
-      ASSIGN_OR_RETURN(RemoteFunction again, CompileRequest(f.request, f.shared));
-      f = std::move(again);
+    if (absl::IsNotFound(s) && attempt < 2) {
+      if (absl::StrContains(s.message(), "compile it again") && f.request != nullptr) {
+        ASSIGN_OR_RETURN(RemoteFunction again, CompileRequest(f.request, f.shared));
+        f = std::move(again);
+      } else if (!(in_region && absl::StrContains(s.message(), "has no region"))) {
+        return s;
+      }
+      if (in_region) {  // this call goes in messages to the function's replica
+        shm_->Forget();
+        in_region = false;
+        to_messages();
+      }
       continue;
     }
     if (!s.ok()) return s;
     for (const v1::PrintedValue& p : resp.printed()) RETURN_IF_ERROR(ShowPrinted(p));
     ShowDropped(resp.printed_dropped());
-    return FromProto(resp.outputs());
+    ASSIGN_OR_RETURN(std::vector<Tensor> out,
+                     in_region ? shm_->Outputs(resp) : FromProto(resp.outputs()));
+    f.output_bytes = 0;
+    for (const Tensor& t : out) f.output_bytes += static_cast<uint64_t>(t.nbytes()) + 64;
+    return out;
   }
 }
 

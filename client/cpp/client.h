@@ -4,7 +4,9 @@
 #ifndef KILN_CLIENT_CPP_CLIENT_H_
 #define KILN_CLIENT_CPP_CLIENT_H_
 
+#include <cstdint>
 #include <memory>
+#include <mutex>
 #include <set>
 #include <string>
 #include <utility>
@@ -37,6 +39,9 @@ struct RemoteFunction {
   // The `kiln-route` of its calls behind a front: its session when it reads shared variables,
   // else a hash of its graph, so that one replica compiles and runs it.
   std::string route;
+  // The outputs' bytes at the last call: the room Execute keeps for them in a shared-memory
+  // region.
+  uint64_t output_bytes = 0;
 };
 
 // How the client proves who it is and whom it talks to. Empty fields are not used; with no TLS
@@ -50,6 +55,8 @@ struct Credentials {
   static Credentials FromEnvironment();
 };
 
+class ShmChannel;
+
 class Client {
  public:
   // Connects to host:port and checks the protocol version (FAILED_PRECONDITION on a mismatch).
@@ -62,7 +69,9 @@ class Client {
   absl::StatusOr<RemoteFunction> Compile(const std::vector<Var>& inputs,
                                          const std::vector<Var>& outputs,
                                          const CompileOptions& options = {});
-  // Runs f on one tensor per input, compiling it again if the server no longer has it.
+  // Runs f on one tensor per input, compiling it again if the server no longer has it. When the
+  // server is on this host (a loopback address; KILN_SHM=off: never, on: always), the tensors
+  // go through a shared-memory region of the session instead of messages.
   absl::StatusOr<std::vector<Tensor>> Execute(RemoteFunction& f, const std::vector<Tensor>& args);
   // Execute through ExecuteStream: tensors of any size, sent and received in chunks.
   absl::StatusOr<std::vector<Tensor>> ExecuteStreamed(RemoteFunction& f,
@@ -93,7 +102,12 @@ class Client {
   explicit Client(std::unique_ptr<Stub> stub);
   absl::StatusOr<RemoteFunction> CompileRequest(std::shared_ptr<const v1::CompileRequest> request,
                                                 std::vector<Var> shared);
+  // Registers a shared-memory object as the session's region (ShmChannel::Registrar).
+  absl::Status RegisterRegion(const std::string& session, const std::string& shm_name,
+                              uint64_t bytes);
   std::unique_ptr<Stub> stub_;
+  std::unique_ptr<ShmChannel> shm_;
+  std::mutex shm_mutex_;  // one call in the region at a time; the others send messages
   std::string session_;
   std::set<const void*> uploaded_;  // shared containers whose value the session has
 };

@@ -7,6 +7,10 @@
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
 #include <future>
@@ -621,6 +625,219 @@ TEST(ServiceTest, MalformedRequestsAreNamedErrors) {
   v1::GetVersionResponse version;
   EXPECT_TRUE(stub->GetVersion(&ctx, {}, &version).ok());
   EXPECT_EQ(version.protocol(), 2u);
+}
+
+
+namespace shm {
+
+// A client with its shared-memory channel on or off (KILN_SHM, read when it connects).
+std::unique_ptr<Client> ConnectWithShm(const Server& s, bool on) {
+  setenv("KILN_SHM", on ? "on" : "off", 1);
+  auto c = Connect(s);
+  unsetenv("KILN_SHM");
+  return c;
+}
+
+v1::GetStatsResponse Stats(Client& c) {
+  auto stats = c.Stats();
+  EXPECT_TRUE(stats.ok()) << stats.status();
+  return *stats;
+}
+
+// A shared-memory object the test registers by hand, unlinked when the test ends.
+struct Object {
+  explicit Object(size_t bytes) {
+    name = "/kiln-servicetest" + std::to_string(getpid()) + "x" + std::to_string(++count);
+    fd = shm_open(name.c_str(), O_RDWR | O_CREAT | O_EXCL, 0600);
+    EXPECT_GE(fd, 0);
+    EXPECT_EQ(ftruncate(fd, static_cast<off_t>(bytes)), 0);
+  }
+  ~Object() {
+    close(fd);
+    shm_unlink(name.c_str());
+  }
+  static inline int count = 0;
+  std::string name;
+  int fd;
+};
+
+}  // namespace shm
+
+// The same calls through a region and through messages give the same bits: several dtypes,
+// empty tensors, a 3.2 MB argument, the region reused and grown across calls. The region's
+// calls send no tensor bytes in messages.
+TEST(ServiceTest, SharedMemoryExecutionEqualsMessages) {
+  auto server = Start();
+  auto in_region = shm::ConnectWithShm(*server, true);
+  auto in_messages = shm::ConnectWithShm(*server, false);
+  Var x = dmatrix("x");
+  Var n = lvector("n");
+  Var b = bvector("b");
+  Var k = tensor(DType::kBool, {std::nullopt}, "k");
+  const std::vector<Var> outs = {x * 2.0, sum(n), exp(x), b * n, k * n};
+  auto f = in_region->Compile({x, n, b, k}, outs);
+  auto g = in_messages->Compile({x, n, b, k}, outs);
+  ASSERT_TRUE(f.ok() && g.ok());
+  for (int64_t rows : {3, 0, 40000, 5, 40000}) {
+    std::vector<double> xs(rows * 10);
+    for (size_t i = 0; i < xs.size(); ++i) xs[i] = 0.001 * static_cast<double>(i % 997) - 0.3;
+    const std::vector<Tensor> args = {
+        *Tensor::FromValues<double>(DType::kFloat64, {rows, 10}, xs),
+        *Tensor::Of<int64_t>(DType::kInt64, {3}, {7, -2, 1 << 30}),
+        Tensor::Of<int64_t>(DType::kInt64, {3}, {1, -1, 2})->AsType(DType::kInt8),
+        *Tensor::Of<bool>(DType::kBool, {3}, {true, false, true})};
+    const int64_t received = shm::Stats(*in_region).bytes_received();
+    auto a = in_region->Execute(*f, args);
+    ASSERT_TRUE(a.ok()) << a.status();
+    EXPECT_EQ(shm::Stats(*in_region).bytes_received(), received) << "rows " << rows;
+    auto m = in_messages->Execute(*g, args);
+    ASSERT_TRUE(m.ok()) << m.status();
+    ASSERT_EQ(a->size(), m->size());
+    for (size_t o = 0; o < a->size(); ++o) {
+      EXPECT_TRUE((*a)[o].BitwiseEquals((*m)[o])) << "rows " << rows << " output " << o;
+    }
+  }
+  // One region for the client, grown in place of the first.
+  EXPECT_EQ(shm::Stats(*in_region).shm_regions(), 1u);
+  EXPECT_GE(shm::Stats(*in_region).shm_bytes(), 40000u * 10 * 8);
+}
+
+// What a client may get wrong about regions, through raw requests: each a named error, and the
+// server keeps serving. A deleted session's regions go with it.
+TEST(ServiceTest, BadRegionsAreNamedErrors) {
+  auto server = Start();
+  auto stub = RawStub(*server);
+  auto c = Connect(*server);
+  Var v = dvector("v");
+  auto f = c->Compile({v}, {v * 2.0});
+  ASSERT_TRUE(f.ok());
+  auto session = [&] {
+    grpc::ClientContext ctx;
+    v1::CreateSessionResponse resp;
+    EXPECT_TRUE(stub->CreateSession(&ctx, {}, &resp).ok());
+    return resp.session();
+  };
+  const std::string mine = session(), other = session();
+  shm::Object object(4096);
+  const double values[4] = {1, 2, 3, 4};
+  ASSERT_EQ(pwrite(object.fd, values, sizeof values, 128), static_cast<ssize_t>(sizeof values));
+  auto reg = [&](const std::string& s, const std::string& name, uint64_t bytes) {
+    v1::RegisterRegionRequest req;
+    req.set_session(s);
+    req.set_region("r");
+    req.set_shm_name(name);
+    req.set_byte_size(bytes);
+    grpc::ClientContext ctx;
+    v1::RegisterRegionResponse resp;
+    return stub->RegisterRegion(&ctx, req, &resp).error_code();
+  };
+  EXPECT_EQ(reg(mine, "/etc-passwd-0123456789abcdef", 8), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(reg(mine, "/kiln-missing0123456789abcdef", 8), grpc::StatusCode::NOT_FOUND);
+  EXPECT_EQ(reg(mine, object.name, 4097), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(reg("0123456789abcdef0123456789abcdef", object.name, 8), grpc::StatusCode::NOT_FOUND);
+  ASSERT_EQ(reg(mine, object.name, 4096), grpc::StatusCode::OK);
+
+  auto call = [&](const std::string& s, uint64_t offset, uint64_t size, int64_t n,
+                  uint64_t out_offset, v1::ExecuteResponse* resp) {
+    v1::ExecuteRequest req;
+    req.set_function_id(f->id);
+    req.set_session(s);
+    v1::ArgumentRef* ref = req.add_arg_refs();
+    ref->set_dtype(v1::DTYPE_FLOAT64);
+    ref->add_shape(n);
+    ref->mutable_region()->set_region("r");
+    ref->mutable_region()->set_offset(offset);
+    ref->mutable_region()->set_size(size);
+    req.mutable_output_region()->set_region("r");
+    req.mutable_output_region()->set_offset(out_offset);
+    req.mutable_output_region()->set_size(4096 - std::min<uint64_t>(out_offset, 4096));
+    grpc::ClientContext ctx;
+    return stub->Execute(&ctx, req, resp);
+  };
+  v1::ExecuteResponse resp;
+  ASSERT_TRUE(call(mine, 128, 32, 4, 1024, &resp).ok());
+  ASSERT_EQ(resp.output_offsets_size(), 1);
+  EXPECT_EQ(resp.output_offsets(0), 1024);
+  double doubled[4];
+  ASSERT_EQ(pread(object.fd, doubled, sizeof doubled, 1024), static_cast<ssize_t>(sizeof doubled));
+  EXPECT_EQ(doubled[3], 8.0);
+  struct Case {
+    std::string what;
+    std::string session;
+    uint64_t offset, size;
+    int64_t n;
+    uint64_t out_offset;
+    grpc::StatusCode code;
+  };
+  for (const Case& k : std::vector<Case>{
+           {"past the end", mine, 4090, 32, 4, 0, grpc::StatusCode::INVALID_ARGUMENT},
+           {"wrapping offset", mine, ~uint64_t{0} - 8, 32, 4, 0, grpc::StatusCode::INVALID_ARGUMENT},
+           {"size not the dtype's", mine, 0, 31, 4, 0, grpc::StatusCode::INVALID_ARGUMENT},
+           {"negative dim", mine, 0, 0, -4, 0, grpc::StatusCode::INVALID_ARGUMENT},
+           {"outputs past the end", mine, 0, 32, 4, 5000, grpc::StatusCode::INVALID_ARGUMENT},
+           {"another session's region", other, 0, 32, 4, 0, grpc::StatusCode::NOT_FOUND},
+           {"no session", "", 0, 32, 4, 0, grpc::StatusCode::INVALID_ARGUMENT},
+       }) {
+    v1::ExecuteResponse r;
+    EXPECT_EQ(call(k.session, k.offset, k.size, k.n, k.out_offset, &r).error_code(), k.code)
+        << k.what;
+  }
+  // A region's object shrunk under the server: an error, not a crash.
+  ASSERT_EQ(ftruncate(object.fd, 64), 0);
+  EXPECT_EQ(call(mine, 128, 32, 4, 1024, &resp).error_code(), grpc::StatusCode::DATA_LOSS);
+  EXPECT_EQ(shm::Stats(*c).shm_regions(), 1u);
+  {
+    grpc::ClientContext ctx;
+    v1::DeleteSessionRequest req;
+    req.set_session(mine);
+    v1::DeleteSessionResponse r;
+    ASSERT_TRUE(stub->DeleteSession(&ctx, req, &r).ok());
+  }
+  EXPECT_EQ(shm::Stats(*c).shm_regions(), 0u);
+  auto still = c->Execute(*f, {Vec({1, 2})});
+  ASSERT_TRUE(still.ok()) << still.status();
+}
+
+// A tensor put once is an argument by handle, until deleted.
+TEST(ServiceTest, ResidentTensorsAreArgumentsByHandle) {
+  auto server = Start();
+  auto stub = RawStub(*server);
+  auto c = Connect(*server);
+  Var v = dvector("v");
+  Var w = dvector("w");
+  auto f = c->Compile({v, w}, {v * w});
+  ASSERT_TRUE(f.ok());
+  v1::PutTensorRequest put;
+  *put.mutable_value() = ToProto(Vec({1, 2, 3}));
+  v1::PutTensorResponse handle;
+  {
+    grpc::ClientContext ctx;
+    ASSERT_TRUE(stub->PutTensor(&ctx, put, &handle).ok());
+  }
+  auto call = [&](v1::ExecuteResponse* resp) {
+    v1::ExecuteRequest req;
+    req.set_function_id(f->id);
+    *req.add_args() = ToProto(Vec({10, 20, 30}));
+    v1::ArgumentRef* ref = req.add_arg_refs();
+    ref->set_index(0);
+    ref->set_handle(handle.handle());
+    grpc::ClientContext ctx;
+    return stub->Execute(&ctx, req, resp);
+  };
+  v1::ExecuteResponse resp;
+  ASSERT_TRUE(call(&resp).ok());
+  EXPECT_EQ(FromProto(resp.outputs(0))->ToString(), "[10. 40. 90.]");
+  {
+    grpc::ClientContext ctx;
+    v1::DeleteTensorRequest del;
+    del.set_handle(handle.handle());
+    v1::DeleteTensorResponse r;
+    ASSERT_TRUE(stub->DeleteTensor(&ctx, del, &r).ok());
+  }
+  const grpc::Status gone = call(&resp);
+  EXPECT_EQ(gone.error_code(), grpc::StatusCode::NOT_FOUND);
+  EXPECT_TRUE(absl::StrContains(gone.error_message(), "argument 0: resident tensor"))
+      << gone.error_message();
 }
 
 }  // namespace

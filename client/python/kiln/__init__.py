@@ -16,9 +16,19 @@ from kiln.compile import (DebugMode, Function, In, Mode, NanGuardMode, OpFromGra
 from kiln import gradient, ifelse, printing  # noqa: F401
 from kiln.gradient import grad
 from kiln.printing import debugprint, dprint, pp, pprint
+from kiln.client import get_client as _get_client
 from kiln.scan import foldl, foldr, map, reduce  # noqa: F401,A004
 from kiln.scan import scan  # noqa: E402 (kiln.scan is the function, as aesara.scan is)
 
-__all__ = ["config", "tensor", "function", "shared", "grad", "In", "Out", "Function",
+
+
+def resident(value, server=None):
+    """A tensor uploaded once to the server (default kiln.config.server) and kept there: pass
+    it to functions in place of its value, and calls send no data for it. It goes when
+    deleted (.delete()), garbage collected, or unused for the server's --session_ttl."""
+    return _get_client(server).resident(value)
+
+
+__all__ = ["resident", "config", "tensor", "function", "shared", "grad", "In", "Out", "Function",
            "SharedVariable", "KilnError", "gradient", "printing", "dprint", "debugprint", "pp",
            "pprint", "scan", "map", "reduce", "foldl", "foldr", "OpFromGraph"]

@@ -79,6 +79,7 @@ class Client:
             self._channel = grpc.insecure_channel(address, options=options)
         self._stub = _pb.service_pb2_grpc.KilnStub(self._channel)
         self._session = None
+        self._channel_of_shm = None  # kiln.shm.Channel, made on first use
         self._lock = threading.Lock()
         version = self.call("GetVersion", _pb.service_pb2.GetVersionRequest(
             client_protocol=PROTOCOL), wait_for_ready=True, timeout=10)
@@ -111,6 +112,20 @@ class Client:
                 self._session = self.call("CreateSession",
                                           _pb.service_pb2.CreateSessionRequest()).session
             return self._session
+
+
+    def channel(self):
+        """This client's shared-memory channel (kiln.shm), made on first use."""
+        with self._lock:
+            if self._channel_of_shm is None:
+                from kiln.shm import Channel
+                self._channel_of_shm = Channel(self)
+            return self._channel_of_shm
+
+    def resident(self, value):
+        """kiln.resident on this client's server."""
+        from kiln.shm import Resident
+        return Resident(value, self)
 
 
 _clients = {}

@@ -15,6 +15,10 @@ class _Config:
         # shared variables held here). A Mode's `execute` overrides it (environment
         # KILN_EXECUTE).
         self.execute = os.environ.get("KILN_EXECUTE", "server")
+        # Same-host shared memory for calls run on the server: "auto" uses it when the server's
+        # address is a loopback one and the server can open this process's region, "on"
+        # always (an error when it cannot), "off" never (environment KILN_SHM).
+        self.shm = os.environ.get("KILN_SHM", "auto")
         # Seconds a call may take before it is DEADLINE_EXCEEDED; None waits.
         self.timeout = None
         # The bearer token the server's --auth_tokens knows (environment KILN_TOKEN).

@@ -20,6 +20,16 @@ def unused_to_proto(value, field):
     return _pb.options_pb2.UnusedInput.Value("UNUSED_INPUT_" + value.upper())
 
 
+def dtype_to_proto(dtype):
+    """The kiln.v1.DType of a NumPy dtype."""
+    return _DTYPE_ENUM[np.dtype(dtype).name]
+
+
+def dtype_from_proto(value):
+    """The NumPy dtype (native byte order) of a kiln.v1.DType."""
+    return np.dtype(_DTYPE_NAME[value])
+
+
 def type_from_proto(msg):
     return TensorType(_DTYPE_NAME[msg.dtype], [d.size if d.known else None for d in msg.shape])
 

@@ -10,6 +10,7 @@ from kiln.config import config
 from kiln.compile.io import Container, In, Out, as_in
 from kiln.compile.mode import execute_of, mode_options
 from kiln.compile.sharedvalue import SharedVariable
+from kiln.shm import Resident
 from kiln.graph import Variable, _core, clone_replace, graph_inputs
 from kiln.tensor.basic import as_tensor_variable
 from kiln.tensor.variable import TensorConstant
@@ -52,6 +53,7 @@ class Function:
         self.container = _ByInput(self, lambda c: c)
         self.execute = execute
         self._local = None  # the _core.Executable of a local function
+        self._output_bytes = 0  # the outputs' bytes at the last call: room kept in the region
         # The shared variables the updates replace, in the order of their values' outputs.
         self._updated = [shared_vars[u.input - len(inputs)] for u in request.updates]
         # Every call of this function goes to one replica behind a front (its session's, or
@@ -143,7 +145,9 @@ class Function:
             values[k], given[k] = value, True
         args = []
         for k, inp in enumerate(self.inputs):
-            if given[k]:
+            if given[k] and isinstance(values[k], Resident):
+                data = _check_resident(values[k], inp, self._client, self._local)
+            elif given[k]:
                 data = inp.variable.type.filter(values[k], self._allow_downcast,
                                                 name=str(inp.name or inp.variable))
             elif self._containers[k] is not None and self._containers[k].value is not None:
@@ -159,27 +163,56 @@ class Function:
         return out[0] if self._single else out
 
     def _run_on_server(self, args):
-        """The outputs (and states' next values) of one Execute."""
+        """The outputs (and states' next values) of one Execute: through the client's shared-
+        memory region when the server is on this host (kiln.config.shm), else in messages."""
         req = _pb.service_pb2.ExecuteRequest()
-        for data in args:
-            wire.tensor_to_proto(data, req.args.add())
         if self._shared:
             req.session = self._client.session()
             self._upload_shared()
-        for attempt in range(2):
+        channel = self._client.channel().borrow()
+        try:
+            if channel is not None:
+                req.session = self._client.session()
+                if not channel.fill(req, args, self._output_bytes):
+                    channel.release()
+                    channel = None
+            if channel is None:
+                _args_to_messages(req, args)
+            resp = self._execute(req, args, channel)
+            if resp.printed or resp.printed_dropped:
+                printing.show_printed([(p.message, p.attrs, wire.tensor_from_proto(p.value))
+                                       for p in resp.printed], resp.printed_dropped,
+                                      self._printers)
+            if req.HasField("output_region"):
+                out = channel.outputs(resp)
+            else:
+                out = [wire.tensor_from_proto(t) for t in resp.outputs]
+        finally:
+            if channel is not None:
+                channel.release()
+        self._output_bytes = sum(o.nbytes + 64 for o in out)
+        return out
+
+    def _execute(self, req, args, channel):
+        """Execute's response; compiles the function again if the server lost it, and sends
+        the arguments in messages if it lost the region (the next call registers a new one)."""
+        for attempt in range(3):
             req.function_id = self.function_id
+            shm = req.HasField("output_region")
             try:
-                resp = self._client.call("Execute", req, route=self._route)
-                break
+                # A region lives on the replica of the session's calls.
+                return self._client.call("Execute", req,
+                                         route=req.session if shm else self._route)
             except KilnError as e:
-                # Evicted or restarted: send the graph again, once.
-                if attempt or e.code != "NOT_FOUND" or "compile it again" not in e.message:
+                if attempt == 2 or e.code != "NOT_FOUND":
                     raise
-                self._compile()
-        if resp.printed or resp.printed_dropped:
-            printing.show_printed([(p.message, p.attrs, wire.tensor_from_proto(p.value))
-                                   for p in resp.printed], resp.printed_dropped, self._printers)
-        return [wire.tensor_from_proto(t) for t in resp.outputs]
+                if "compile it again" in e.message:  # evicted or restarted: send the graph again
+                    self._compile()
+                elif not (shm and "has no region" in e.message):
+                    raise
+                if shm:  # this call goes in messages to the function's replica
+                    channel.forget()
+                    _args_to_messages(req, args)
 
     def _run_local(self, args):
         """The outputs (and states' next values) of one call in this process; the updates'
@@ -272,6 +305,36 @@ class Function:
         self.__init__(ins, outputs[:n], state["single"], request, state["shared"], get_client(),
                       state["allow_downcast"], state["states"], state.get("name"),
                       state.get("execute", "server"))
+
+
+def _check_resident(value, inp, client, local):
+    """A resident tensor given for `inp`, checked against its type; TypeError when it does
+    not fit, lives on another server, or the function runs locally."""
+    name = inp.name or inp.variable
+    if local:
+        raise TypeError("%s: a resident tensor lives on the server; this function runs "
+                        "locally (execute='local')" % name)
+    if value.client is not client:
+        raise TypeError("%s: the resident tensor lives on %s, the function on %s"
+                        % (name, value.client.address, client.address))
+    t = inp.variable.type
+    if value.dtype != t.dtype or value.ndim != t.ndim or any(
+            d is not None and d != s for d, s in zip(t.shape, value.shape)):
+        raise TypeError("%s: resident tensor of dtype %s and shape %s does not fit %s"
+                        % (name, value.dtype, value.shape, t))
+    return value
+
+
+def _args_to_messages(req, args):
+    """Puts the arguments in req.args (a resident tensor by its handle), dropping any region
+    references."""
+    del req.args[:], req.arg_refs[:]
+    req.ClearField("output_region")
+    for k, data in enumerate(args):
+        if isinstance(data, Resident):
+            req.arg_refs.add(index=k, handle=data.handle)
+        else:
+            wire.tensor_to_proto(data, req.args.add())
 
 
 class ProfileStats:
