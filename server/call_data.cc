@@ -117,7 +117,7 @@ absl::StatusOr<std::vector<Tensor>> GatherArguments(const v1::ExecuteRequest& re
 }
 
 uint64_t RegionBytes(const v1::ExecuteRequest& req) {
-  uint64_t bytes = req.output_region().size();
+  uint64_t bytes = 0;
   for (const v1::ArgumentRef& ref : req.arg_refs()) bytes += ref.region().size();
   return bytes;
 }

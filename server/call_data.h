@@ -34,7 +34,7 @@ absl::StatusOr<std::vector<Tensor>> GatherArguments(const v1::ExecuteRequest& re
                                                     const CallStores& stores,
                                                     int64_t* message_bytes);
 
-// Bytes the call will move through regions (pread and pwrite sizes), before it runs.
+// Bytes of arguments the call will read from regions.
 uint64_t RegionBytes(const v1::ExecuteRequest& req);
 
 // Where a call's outputs may go: bytes [begin, end) of a region, or nowhere (no region).

@@ -106,6 +106,9 @@ std::string Metrics::Render(const CacheStats& cache, const SessionStore& session
   }
   header("kiln_execute_seconds", "histogram", "Execution time of compiled functions.");
   out += execute_.Render("kiln_execute_seconds", "");
+  header("kiln_inline_executions_total", "counter",
+         "Executions run on the receiving gRPC thread, without a hop to the pool.");
+  absl::StrAppend(&out, "kiln_inline_executions_total ", inline_executions_.load(), "\n");
   header("kiln_cache_lookups_total", "counter", "Function cache lookups, by tier and result.");
   absl::StrAppend(&out, "kiln_cache_lookups_total{tier=\"memory\",result=\"hit\"} ",
                   cache.memory_hits, "\n");

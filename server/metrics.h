@@ -3,6 +3,7 @@
 #define KILN_SERVER_METRICS_H_
 
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -39,6 +40,9 @@ class Metrics {
   void ObserveCompile(double seconds, CacheSource source);
   void ObserveExecute(double seconds);
   void AddBytes(int64_t in, int64_t out);
+  // An execution run on the gRPC thread that received it, without a hop to the pool.
+  void CountInline() { inline_executions_.fetch_add(1, std::memory_order_relaxed); }
+  uint64_t inline_executions() const { return inline_executions_.load(); }
   uint64_t requests() const;
   uint64_t errors() const;
   uint64_t executions() const;
@@ -57,6 +61,7 @@ class Metrics {
   Histogram execute_ ABSL_GUARDED_BY(mutex_);
   uint64_t bytes_in_ ABSL_GUARDED_BY(mutex_) = 0;
   uint64_t bytes_out_ ABSL_GUARDED_BY(mutex_) = 0;
+  std::atomic<uint64_t> inline_executions_{0};
 };
 
 }  // namespace kiln::server

@@ -319,7 +319,7 @@ void PrintedToProto(const PrintedValue& printed, v1::PrintedValue* out) {
   *out->mutable_value() = ToProto(printed.value);
 }
 
-// True for a call worth no thread hop: little data to move (in messages and regions), and a
+// True for a call worth no thread hop: small arguments (in messages and regions), and a
 // function whose calls so far took under 100 us on average (a first call always goes to the
 // pool). Session reads, updates and resident tensors go inline only when the sessions are in
 // this process's memory: a call with updates may then wait for the session's other updating
@@ -340,6 +340,7 @@ KilnService::Reactor* KilnService::Execute(Ctx* ctx, const v1::ExecuteRequest* r
                                            v1::ExecuteResponse* resp) {
   std::shared_ptr<const CompiledFunction> f = cache_.Peek(req->function_id());
   const bool run_inline = RunsInline(f, *req);
+  if (run_inline) metrics_.CountInline();
   return Handle(
       "Execute", ctx, !run_inline, [this, ctx, req, resp, f = std::move(f)](const Tenant& tenant) {
         const CallStores stores{regions_, sessions_, tenant.name, limits_.max_tensor_bytes};
@@ -551,6 +552,7 @@ KilnService::Reactor* KilnService::GetStats(Ctx* ctx, const v1::GetStatsRequest*
     resp->set_shm_regions(regions_.size());
     resp->set_shm_bytes(regions_.bytes());
     resp->set_bytes_received(metrics_.bytes_received());
+    resp->set_inline_executions(metrics_.inline_executions());
     return absl::OkStatus();
   });
 }

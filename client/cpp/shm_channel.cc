@@ -56,7 +56,11 @@ bool OnThisHost(const std::string& address) {
 
 ShmChannel::ShmChannel(const std::string& address)
     : enabled_(Mode() == "on" || (Mode() == "auto" && OnThisHost(address))),
-      forced_(Mode() == "on") {}
+      forced_(Mode() == "on") {
+  if (const char* v = std::getenv("KILN_SHM_MIN_BYTES"); v != nullptr && *v != '\0') {
+    min_bytes_ = std::strtoull(v, nullptr, 10);
+  }
+}
 
 ShmChannel::~ShmChannel() { Forget(); }
 
@@ -77,6 +81,7 @@ absl::StatusOr<bool> ShmChannel::Fill(const std::vector<Tensor>& args, uint64_t 
     end = std::max(end, offsets.back() + n);
   }
   const uint64_t need = Aligned(end) + output_bytes;
+  if (need < min_bytes_) return false;
   if (base_ == nullptr || need > size_) {
     if (need > kMaxBytes) return false;
     const uint64_t size = std::max(kMinBytes, std::bit_ceil(need));

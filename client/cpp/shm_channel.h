@@ -35,8 +35,8 @@ class ShmChannel {
   bool enabled() const { return enabled_; }
   // Writes args into the region and names them in req (arg_refs), with `output_bytes` of room
   // for the outputs after them (output_region), registering a larger region first if needed.
-  // False, req untouched, when no region can be had: the channel is then off (an error instead
-  // with KILN_SHM=on).
+  // False, req untouched, for a call of fewer bytes than KILN_SHM_MIN_BYTES (32 KiB), or when
+  // no region can be had: the channel is then off (an error instead with KILN_SHM=on).
   absl::StatusOr<bool> Fill(const std::vector<Tensor>& args, uint64_t output_bytes,
                             const Registrar& registrar, v1::ExecuteRequest& req);
   // The outputs of a response to a request Fill prepared, copied out of the region.
@@ -47,6 +47,8 @@ class ShmChannel {
  private:
   bool enabled_;
   bool forced_;  // KILN_SHM=on
+  // Calls moving fewer bytes go in messages, cheaper for them (KILN_SHM_MIN_BYTES).
+  uint64_t min_bytes_ = 32768;
   char* base_ = nullptr;
   uint64_t size_ = 0;
 };

@@ -2,14 +2,22 @@
 """Calls from Python, local and on the server, against the same arithmetic in-process (PyTensor's
 compiled function when PyTensor is importable, else NumPy), interleaved, several rounds; prints
 a BENCH line (DESIGN.md section 5) per case and round:
-  py_call_tiny_local / py_call_tiny_server: f(a), a of 3 float64, a + a**10, us per call;
-  py_logreg_step_local / py_logreg_step_server: the tutorial's training step, X 400x784 float64
-    passed each call, w and b shared, ms per call.
+  py_call_tiny_local: f(a), a of 3 float64, a + a**10, us per call;
+  py_call_tiny_server: the same call on the server, against a bare gRPC echo of the same
+    request bytes from the same grpcio client (ref_name=grpc-echo; the echo server is
+    rpc_benchmark --serve_echo, C++, when KILN_ECHO_BIN names it, else grpcio in Python);
+  py_logreg_step_local / _server / _shm / _resident: the tutorial's training step, X 400x784
+    float64, w and b shared, ms per call; _server passes X and y in messages, _shm through the
+    same-host shared-memory region, _resident names them by handle (kiln.resident).
 
 Usage: python_calls.py [rounds]  (KILN_SERVER_BIN names the server binary)."""
 import os
+import subprocess
 import sys
 import time
+from concurrent import futures
+
+import grpc
 
 import numpy as np
 
@@ -17,6 +25,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "python"))
 from conftest import running_server  # noqa: E402
 import kiln  # noqa: E402
 import kiln.tensor as at  # noqa: E402
+from kiln import _pb, wire  # noqa: E402
 
 try:
     import pytensor
@@ -36,7 +45,34 @@ def best_seconds(fn, calls, repeats=3):
     return best
 
 
-def tiny_cases():
+def echo_message(payload):
+    """kiln.bench.EchoMessage{payload} in wire form (field 1, length-delimited)."""
+    n, size = len(payload), b""
+    while True:
+        size += bytes([(n & 0x7F) | (0x80 if n > 0x7F else 0)])
+        n >>= 7
+        if not n:
+            return b"\x0a" + size + payload
+
+
+def start_echo_server():
+    """(address, stop) of an echo service: rpc_benchmark's (C++) when KILN_ECHO_BIN names it,
+    else grpcio's in this process."""
+    binary = os.environ.get("KILN_ECHO_BIN")
+    if binary:
+        proc = subprocess.Popen([binary, "--serve_echo"], stdout=subprocess.PIPE, text=True)
+        port = int(proc.stdout.readline().split()[1])
+        return "127.0.0.1:%d" % port, proc.kill
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=2))
+    handler = grpc.unary_unary_rpc_method_handler(lambda request, context: request)
+    server.add_generic_rpc_handlers([grpc.method_handlers_generic_handler(
+        "kiln.bench.Echo", {"Echo": handler})])
+    port = server.add_insecure_port("127.0.0.1:0")
+    server.start()
+    return "127.0.0.1:%d" % port, lambda: server.stop(None)
+
+
+def tiny_cases(echo_address):
     """(name, kiln call, reference call, reference name)."""
     x = np.array([1.0, 2.0, 3.0])
     a = at.dvector("a")
@@ -46,9 +82,15 @@ def tiny_cases():
         ref, ref_name = pytensor.function([pa], pa + pa ** 10), "pytensor"
     else:
         ref, ref_name = (lambda v: v + v ** 10), "numpy"
-    for where in ("local", "server"):
-        f = kiln.function([a], a + a ** 10, mode=kiln.Mode(execute=where))
-        cases.append(("py_call_tiny_" + where, lambda f=f: f(x), lambda: ref(x), ref_name))
+    local = kiln.function([a], a + a ** 10, mode=kiln.Mode(execute="local"))
+    cases.append(("py_call_tiny_local", lambda: local(x), lambda: ref(x), ref_name))
+    f = kiln.function([a], a + a ** 10, mode=kiln.Mode(execute="server"))
+    # The echo carries the call's request, and answers as many bytes.
+    request = _pb.service_pb2.ExecuteRequest(function_id=f.function_id)
+    wire.tensor_to_proto(x, request.args.add())
+    payload = echo_message(request.SerializeToString())
+    echo = grpc.insecure_channel(echo_address).unary_unary("/kiln.bench.Echo/Echo")
+    cases.append(("py_call_tiny_server", lambda: f(x), lambda: echo(payload), "grpc-echo"))
     return cases
 
 
@@ -89,27 +131,38 @@ def logreg_cases():
         ref, ref_name = logreg(None, w0), "pytensor"
     else:
         ref, ref_name = numpy_logreg_step(w0), "numpy"
-    cases = []
-    for where in ("local", "server"):
-        f = logreg(kiln.Mode(execute=where), w0)
-        cases.append(("py_logreg_step_" + where, lambda f=f: f(X, Y), lambda: ref(X, Y),
-                      ref_name))
-    return cases
+    local = logreg(kiln.Mode(execute="local"), w0)
+    server = logreg(kiln.Mode(execute="server"), w0)
+    channel = server._client.channel()
+    Xr, Yr = kiln.resident(X), kiln.resident(Y)
+
+    def on_server(shm, *args):
+        channel.enabled = shm
+        return server(*args)
+    return [("py_logreg_step_local", lambda: local(X, Y), lambda: ref(X, Y), ref_name),
+            ("py_logreg_step_server", lambda: on_server(False, X, Y), lambda: ref(X, Y),
+             ref_name),
+            ("py_logreg_step_shm", lambda: on_server(True, X, Y), lambda: ref(X, Y), ref_name),
+            ("py_logreg_step_resident", lambda: on_server(True, Xr, Yr), lambda: ref(X, Y),
+             ref_name)]
 
 
 def main():
     rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 3
+    echo_address, stop_echo = start_echo_server()
     with running_server() as address:
         kiln.config.server = address
-        cases = [(c, 20000, 1e6, "us") for c in tiny_cases()]
+        cases = [(c, 20000, 1e6, "us") for c in tiny_cases(echo_address)]
         cases += [(c, 200, 1e3, "ms") for c in logreg_cases()]
         for _ in range(rounds):
             for (name, measured, reference, ref_name), calls, scale, unit in cases:
                 measured(), reference()  # warm
-                k = best_seconds(measured, calls // 10 if "server" in name else calls)
-                r = best_seconds(reference, calls)
+                n = calls if name.endswith("_local") else calls // 10
+                k = best_seconds(measured, n)
+                r = best_seconds(reference, n if ref_name == "grpc-echo" else calls)
                 print("BENCH %s kiln=%.4g ref=%.4g unit=%s ref_name=%s ratio=%.2f"
                       % (name, k * scale, r * scale, unit, ref_name, k / r), flush=True)
+    stop_echo()
 
 
 if __name__ == "__main__":

@@ -14,6 +14,7 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <string>
 #include <thread>
 
 #include "core/kiln.h"
@@ -120,6 +121,22 @@ double CompileOnFreshServer(const server::ServerOptions& options, const v1::Comp
   return ms;
 }
 
+// The echo service alone on a free port of 127.0.0.1, which it prints ("port N"), until killed:
+// tests/bench/python_calls.py's reference for one call from Python.
+int ServeEcho() {
+  EchoService echo_service;
+  int port = 0;
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
+  builder.RegisterService(&echo_service);
+  auto echo_server = builder.BuildAndStart();
+  if (echo_server == nullptr) return 1;
+  std::printf("port %d\n", port);
+  std::fflush(stdout);
+  echo_server->Wait();
+  return 0;
+}
+
 int Main() {
   server::SetLogLevel(server::LogLevel::kWarning);
   server::ServerOptions options;
@@ -221,4 +238,7 @@ int Main() {
 }  // namespace
 }  // namespace kiln
 
-int main() { return kiln::Main(); }
+int main(int argc, char** argv) {
+  if (argc == 2 && std::string(argv[1]) == "--serve_echo") return kiln::ServeEcho();
+  return kiln::Main();
+}

@@ -633,8 +633,10 @@ namespace shm {
 // A client with its shared-memory channel on or off (KILN_SHM, read when it connects).
 std::unique_ptr<Client> ConnectWithShm(const Server& s, bool on) {
   setenv("KILN_SHM", on ? "on" : "off", 1);
+  setenv("KILN_SHM_MIN_BYTES", "0", 1);  // small calls through the region too
   auto c = Connect(s);
   unsetenv("KILN_SHM");
+  unsetenv("KILN_SHM_MIN_BYTES");
   return c;
 }
 

@@ -19,6 +19,10 @@ class _Config:
         # address is a loopback one and the server can open this process's region, "on"
         # always (an error when it cannot), "off" never (environment KILN_SHM).
         self.shm = os.environ.get("KILN_SHM", "auto")
+        # Calls moving fewer bytes than this (arguments, and outputs at the function's last
+        # call) go in messages even so: for them a region costs more than it saves
+        # (environment KILN_SHM_MIN_BYTES).
+        self.shm_min_bytes = int(os.environ.get("KILN_SHM_MIN_BYTES", 32768))
         # Seconds a call may take before it is DEADLINE_EXCEEDED; None waits.
         self.timeout = None
         # The bearer token the server's --auth_tokens knows (environment KILN_TOKEN).

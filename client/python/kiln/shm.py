@@ -60,7 +60,8 @@ class Channel:
 
     def fill(self, req, args, output_bytes):
         """Puts args in req as region references (a resident tensor by its handle), with room
-        for `output_bytes` of outputs after them; False (req untouched) when no region fits."""
+        for `output_bytes` of outputs after them; False (req untouched) when no region fits or
+        the call moves fewer than kiln.config.shm_min_bytes."""
         layout, end = [], 0
         for data in args:
             if isinstance(data, Resident):
@@ -71,7 +72,7 @@ class Channel:
             layout.append((a, at))
             end = max(end, at + a.nbytes)
         need = _aligned(end) + output_bytes
-        if not self._reserve(need):
+        if need < config.shm_min_bytes or not self._reserve(need):
             return False
         for k, (data, place) in enumerate(zip(args, layout)):
             ref = req.arg_refs.add(index=k)
