@@ -2,8 +2,8 @@
 server's errors as Python exceptions carrying its message."""
 import hashlib
 import json
+import os
 import threading
-import uuid
 
 import grpc
 
@@ -94,7 +94,7 @@ class Client:
         route = route or route_of(method, request)
         if route:
             metadata.append(("kiln-route", route))
-        metadata.append(("kiln-call-id", uuid.uuid4().hex))
+        metadata.append(("kiln-call-id", os.urandom(16).hex()))
         kwargs["metadata"] = metadata + self._auth
         try:
             return getattr(self._stub, method)(request, **kwargs)

@@ -62,6 +62,8 @@ class Channel:
         """Puts args in req as region references (a resident tensor by its handle), with room
         for `output_bytes` of outputs after them; False (req untouched) when no region fits or
         the call moves fewer than kiln.config.shm_min_bytes."""
+        if sum(getattr(a, "nbytes", 0) for a in args) + output_bytes < config.shm_min_bytes:
+            return False  # lists and scalars counted as nothing: their bytes are few
         layout, end = [], 0
         for data in args:
             if isinstance(data, Resident):

@@ -9,6 +9,11 @@ _DTYPE_ENUM = {name: _pb.types_pb2.DType.Value("DTYPE_" + name.upper())
                             "uint32", "uint64", "float16", "float32", "float64", "complex64",
                             "complex128")}
 _DTYPE_NAME = {v: k for k, v in _DTYPE_ENUM.items()}
+# The enum of a NumPy dtype of either byte order, and the dtypes of an enum: looked up per call.
+_ENUM_OF = {np.dtype(name).newbyteorder(order): value
+            for name, value in _DTYPE_ENUM.items() for order in "<>"}
+_LITTLE = {value: np.dtype(name).newbyteorder("<") for name, value in _DTYPE_ENUM.items()}
+_NATIVE = {value: np.dtype(name) for name, value in _DTYPE_ENUM.items()}
 
 
 def unused_to_proto(value, field):
@@ -22,12 +27,12 @@ def unused_to_proto(value, field):
 
 def dtype_to_proto(dtype):
     """The kiln.v1.DType of a NumPy dtype."""
-    return _DTYPE_ENUM[np.dtype(dtype).name]
+    return _ENUM_OF[np.dtype(dtype).newbyteorder("<")]
 
 
 def dtype_from_proto(value):
     """The NumPy dtype (native byte order) of a kiln.v1.DType."""
-    return np.dtype(_DTYPE_NAME[value])
+    return _NATIVE[value]
 
 
 def type_from_proto(msg):
@@ -38,16 +43,15 @@ def tensor_to_proto(array, msg=None):
     """dtype, shape and raw little-endian bytes in C order."""
     a = np.asarray(array)
     msg = msg if msg is not None else _pb.types_pb2.Tensor()
-    msg.dtype = _DTYPE_ENUM[a.dtype.name]
-    msg.shape.extend(int(s) for s in a.shape)
+    msg.dtype = _ENUM_OF[a.dtype]
+    msg.shape.extend(a.shape)
     msg.data = a.astype(a.dtype.newbyteorder("<"), copy=False).tobytes(order="C")
     return msg
 
 
 def tensor_from_proto(msg):
-    dtype = np.dtype(_DTYPE_NAME[msg.dtype]).newbyteorder("<")
-    return np.frombuffer(msg.data, dtype=dtype).reshape(tuple(msg.shape)).astype(
-        dtype.newbyteorder("="))
+    return np.frombuffer(msg.data, dtype=_LITTLE[msg.dtype]).reshape(tuple(msg.shape)).astype(
+        _NATIVE[msg.dtype])
 
 
 def graph_to_proto(inputs, outputs, shared_names=None):

@@ -125,13 +125,14 @@ class Function:
         self._containers[self._find(key)].set(value)
 
     def __call__(self, *args, **kwargs):
-        if self._local and self._all_plain and len(args) == len(self.inputs) and not kwargs:
-            # Every input given as an array of its dtype and rank: straight to the executable.
+        if self._all_plain and len(args) == len(self.inputs) and not kwargs:
+            # Every input given as an array of its dtype and rank: no filtering needed.
             for value, (dtype, ndim) in zip(args, self._plain):
                 if type(value) is not np.ndarray or value.dtype != dtype or value.ndim != ndim:
                     break
             else:
-                out = self._run_local(list(args))
+                args = list(args)
+                out = self._run_local(args) if self._local else self._run_on_server(args)
                 return out[0] if self._single else out
         if len(args) > len(self.inputs):
             raise TypeError("Function takes %d inputs, got %d" % (len(self.inputs), len(args)))
@@ -172,10 +173,11 @@ class Function:
         channel = self._client.channel().borrow()
         try:
             if channel is not None:
-                req.session = self._client.session()
                 if not channel.fill(req, args, self._output_bytes):
                     channel.release()
                     channel = None
+                else:
+                    req.session = self._client.session()
             if channel is None:
                 _args_to_messages(req, args)
             resp = self._execute(req, args, channel)
