@@ -3,7 +3,6 @@
 #include <sys/random.h>
 
 #include <algorithm>
-#include <chrono>
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
@@ -12,12 +11,6 @@
 
 namespace kiln::server {
 namespace {
-
-int64_t NowNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
 
 constexpr size_t kRememberedExpiredIds = 4096;
 
@@ -124,32 +117,11 @@ MemorySession::~MemorySession() {
   if (store_ != nullptr) store_->Release(owner_, bytes_);
 }
 
-MemorySessionStore::MemorySessionStore(SessionLimits limits) : limits_(limits) {
-  if (limits_.ttl <= absl::ZeroDuration() || limits_.ttl == absl::InfiniteDuration()) return;
-  // Sweeps a few times per TTL, at least once a second.
-  const absl::Duration period = absl::Nanoseconds(
-      std::clamp<int64_t>(absl::ToInt64Nanoseconds(limits_.ttl / 4), 1'000'000, 1'000'000'000));
-  sweeper_ = std::thread([this, period] {
-    absl::MutexLock lock(&mutex_);
-    for (;;) {
-      const absl::Time wake = absl::Now() + period;
-      while (!stopping_ && !stop_cv_.WaitWithDeadline(&mutex_, wake)) {
-      }
-      if (stopping_) return;
-      mutex_.Unlock();
-      Expire();
-      mutex_.Lock();
-    }
-  });
-}
+MemorySessionStore::MemorySessionStore(SessionLimits limits)
+    : limits_(limits), sweeper_(std::make_unique<Sweeper>(limits_.ttl, [this] { Expire(); })) {}
 
 MemorySessionStore::~MemorySessionStore() {
-  {
-    absl::MutexLock lock(&mutex_);
-    stopping_ = true;
-  }
-  stop_cv_.SignalAll();
-  if (sweeper_.joinable()) sweeper_.join();
+  sweeper_.reset();
   // The sessions go first: each counts itself out of tenants_ as it goes.
   std::map<std::string, std::shared_ptr<MemorySession>> dropped;
   {
@@ -161,7 +133,7 @@ MemorySessionStore::~MemorySessionStore() {
 absl::StatusOr<std::string> MemorySessionStore::Create(const SessionOwner& owner) {
   std::string id = RandomId();
   auto session = std::make_shared<MemorySession>(this, owner);
-  session->last_used_ns_ = NowNs();
+  session->last_used_ns_ = SteadyNowNs();
   absl::MutexLock lock(&mutex_);
   if (limits_.max_sessions > 0 && static_cast<int64_t>(sessions_.size()) >= limits_.max_sessions) {
     session->store_ = nullptr;  // never counted in
@@ -192,7 +164,7 @@ absl::StatusOr<std::shared_ptr<Session>> MemorySessionStore::Get(const std::stri
     }
     return absl::NotFoundError(absl::StrCat("no session '", IdOf(key), "'"));
   }
-  it->second->last_used_ns_ = NowNs();
+  it->second->last_used_ns_ = SteadyNowNs();
   return it->second;
 }
 
@@ -209,8 +181,8 @@ absl::Status MemorySessionStore::Delete(const std::string& key) {
 }
 
 int MemorySessionStore::Expire() {
-  if (limits_.ttl <= absl::ZeroDuration() || limits_.ttl == absl::InfiniteDuration()) return 0;
-  const int64_t cutoff = NowNs() - absl::ToInt64Nanoseconds(limits_.ttl);
+  if (!Expires(limits_.ttl)) return 0;
+  const int64_t cutoff = SteadyNowNs() - absl::ToInt64Nanoseconds(limits_.ttl);
   std::vector<std::shared_ptr<MemorySession>> dropped;  // released outside the lock
   absl::MutexLock lock(&mutex_);
   for (auto it = sessions_.begin(); it != sessions_.end();) {

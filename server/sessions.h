@@ -12,7 +12,6 @@
 #include <memory>
 #include <set>
 #include <string>
-#include <thread>
 #include <utility>
 #include <vector>
 
@@ -20,6 +19,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "core/runtime/tensor.h"
+#include "server/sweeper.h"
 
 namespace kiln::server {
 
@@ -178,9 +178,7 @@ class MemorySessionStore final : public SessionStore {
   std::deque<std::string> expired_order_ ABSL_GUARDED_BY(mutex_);
   std::atomic<int64_t> total_bytes_{0};
   std::atomic<uint64_t> expired_count_{0};
-  absl::CondVar stop_cv_;
-  bool stopping_ ABSL_GUARDED_BY(mutex_) = false;
-  std::thread sweeper_;
+  std::unique_ptr<Sweeper> sweeper_;  // drops idle sessions
 };
 
 }  // namespace kiln::server

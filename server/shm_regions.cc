@@ -7,27 +7,12 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <chrono>
 #include <cstring>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 
 namespace kiln::server {
-namespace {
-
-int64_t NowNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
-bool Expires(absl::Duration ttl) {
-  return ttl > absl::ZeroDuration() && ttl != absl::InfiniteDuration();
-}
-
-}  // namespace
-
 bool ValidShmName(const std::string& name) {
   constexpr std::string_view kPrefix = "/kiln-";
   if (!name.starts_with(kPrefix)) return false;
@@ -82,35 +67,14 @@ absl::Status Region::Write(uint64_t offset, uint64_t n, const void* data) const 
   return absl::OkStatus();
 }
 
-void Region::Touch() { last_used_ns_ = NowNs(); }
+void Region::Touch() { last_used_ns_ = SteadyNowNs(); }
 
-RegionRegistry::RegionRegistry(RegionLimits limits) : limits_(limits) {
-  if (!limits_.enabled || !Expires(limits_.ttl)) return;
-  // Sweeps a few times per TTL, at least once a second.
-  const absl::Duration period = absl::Nanoseconds(
-      std::clamp<int64_t>(absl::ToInt64Nanoseconds(limits_.ttl / 4), 1'000'000, 1'000'000'000));
-  sweeper_ = std::thread([this, period] {
-    absl::MutexLock lock(&mutex_);
-    for (;;) {
-      const absl::Time wake = absl::Now() + period;
-      while (!stopping_ && !stop_cv_.WaitWithDeadline(&mutex_, wake)) {
-      }
-      if (stopping_) return;
-      mutex_.Unlock();
-      Expire();
-      mutex_.Lock();
-    }
-  });
-}
+RegionRegistry::RegionRegistry(RegionLimits limits)
+    : limits_(limits),
+      sweeper_(std::make_unique<Sweeper>(limits_.enabled ? limits_.ttl : absl::ZeroDuration(),
+                                         [this] { Expire(); })) {}
 
-RegionRegistry::~RegionRegistry() {
-  {
-    absl::MutexLock lock(&mutex_);
-    stopping_ = true;
-  }
-  stop_cv_.SignalAll();
-  if (sweeper_.joinable()) sweeper_.join();
-}
+RegionRegistry::~RegionRegistry() { sweeper_.reset(); }
 
 absl::Status RegionRegistry::Register(const std::string& session_key, const std::string& name,
                                       const std::string& shm_name, uint64_t byte_size) {
@@ -219,7 +183,7 @@ absl::StatusOr<std::shared_ptr<Region>> RegionRegistry::Find(const std::string& 
 
 int RegionRegistry::Expire() {
   if (!Expires(limits_.ttl)) return 0;
-  const int64_t cutoff = NowNs() - absl::ToInt64Nanoseconds(limits_.ttl);
+  const int64_t cutoff = SteadyNowNs() - absl::ToInt64Nanoseconds(limits_.ttl);
   std::vector<std::shared_ptr<Region>> dropped;  // closed outside the lock
   absl::MutexLock lock(&mutex_);
   for (auto it = regions_.begin(); it != regions_.end();) {

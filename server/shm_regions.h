@@ -11,12 +11,12 @@
 #include <map>
 #include <memory>
 #include <string>
-#include <thread>
 #include <utility>
 
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "server/sweeper.h"
 
 namespace kiln::server {
 
@@ -91,9 +91,7 @@ class RegionRegistry {
   mutable absl::Mutex mutex_;
   std::map<Key, std::shared_ptr<Region>> regions_ ABSL_GUARDED_BY(mutex_);
   int64_t bytes_ ABSL_GUARDED_BY(mutex_) = 0;
-  absl::CondVar stop_cv_;
-  bool stopping_ ABSL_GUARDED_BY(mutex_) = false;
-  std::thread sweeper_;
+  std::unique_ptr<Sweeper> sweeper_;  // closes idle regions
 };
 
 }  // namespace kiln::server

@@ -121,15 +121,20 @@ double CompileOnFreshServer(const server::ServerOptions& options, const v1::Comp
   return ms;
 }
 
-// The echo service alone on a free port of 127.0.0.1, which it prints ("port N"), until killed:
-// tests/bench/python_calls.py's reference for one call from Python.
+// The echo service on a free port of 127.0.0.1 (`port`).
+std::unique_ptr<grpc::Server> StartEcho(EchoService& service, int* port) {
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), port);
+  builder.RegisterService(&service);
+  return builder.BuildAndStart();
+}
+
+// The echo service alone, its port printed ("port N"), until killed: tests/bench/
+// python_calls.py's reference for one call from Python.
 int ServeEcho() {
   EchoService echo_service;
   int port = 0;
-  grpc::ServerBuilder builder;
-  builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
-  builder.RegisterService(&echo_service);
-  auto echo_server = builder.BuildAndStart();
+  auto echo_server = StartEcho(echo_service, &port);
   if (echo_server == nullptr) return 1;
   std::printf("port %d\n", port);
   std::fflush(stdout);
@@ -146,10 +151,7 @@ int Main() {
   if (!kiln_server.ok()) return 1;
   EchoService echo_service;
   int echo_port = 0;
-  grpc::ServerBuilder builder;
-  builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &echo_port);
-  builder.RegisterService(&echo_service);
-  auto echo_server = builder.BuildAndStart();
+  auto echo_server = StartEcho(echo_service, &echo_port);
 
   auto echo = bench::Echo::NewStub(Channel(echo_port));
   auto kiln = v1::Kiln::NewStub(Channel((*kiln_server)->port()));

@@ -19,6 +19,7 @@
 #include "absl/strings/match.h"
 #include "client/cpp/client.h"
 #include "client/cpp/eigen.h"
+#include "client/cpp/shm_channel.h"
 #include "core/kiln.h"
 #include "kiln/v1/service.grpc.pb.h"
 #include "proto/convert/graph_convert.h"
@@ -702,6 +703,29 @@ TEST(ServiceTest, SharedMemoryExecutionEqualsMessages) {
   // One region for the client, grown in place of the first.
   EXPECT_EQ(shm::Stats(*in_region).shm_regions(), 1u);
   EXPECT_GE(shm::Stats(*in_region).shm_bytes(), 40000u * 10 * 8);
+}
+
+// By default (KILN_SHM unset) a client of a loopback address sends large calls through a region
+// and small ones in messages.
+TEST(ServiceTest, LoopbackClientsUseRegionsForLargeCalls) {
+  EXPECT_TRUE(client::OnThisHost("127.0.0.1:1") && client::OnThisHost("127.8.9.10:1"));
+  EXPECT_TRUE(client::OnThisHost("localhost:1") && client::OnThisHost("[::1]:1"));
+  EXPECT_TRUE(client::OnThisHost("unix:/tmp/kiln.sock"));
+  EXPECT_FALSE(client::OnThisHost("10.0.0.1:1") || client::OnThisHost("[2001:db8::1]:1"));
+  EXPECT_FALSE(client::OnThisHost("kiln.example.com:443"));
+  auto server = Start();
+  auto c = Connect(*server);
+  Var v = dvector("v");
+  auto f = c->Compile({v}, {v * 2.0});
+  ASSERT_TRUE(f.ok());
+  for (int64_t n : {4, 100000}) {
+    const int64_t before = shm::Stats(*c).bytes_received();
+    auto out = c->Execute(*f, {*Tensor::FromValues<double>(DType::kFloat64, {n},
+                                                            std::vector<double>(n, 1.5))});
+    ASSERT_TRUE(out.ok()) << out.status();
+    EXPECT_EQ((*out)[0].data<double>()[n - 1], 3.0);
+    EXPECT_EQ(shm::Stats(*c).bytes_received() - before, n == 4 ? 32 : 0) << n;
+  }
 }
 
 // What a client may get wrong about regions, through raw requests: each a named error, and the

@@ -16,7 +16,8 @@ import kiln.tensor as at
 from kiln import _pb
 from kiln.client import Client, KilnError, get_client
 from kiln.shm import on_this_host
-from conftest import ROOT, running_server
+from conftest import running_server
+from test_local_execution import assert_bitwise
 
 DTYPES = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
           "float16", "float32", "float64", "complex64", "complex128"]
@@ -54,14 +55,6 @@ def both_ways(f, *args):
     finally:
         channel_on(True)
     return through_region, in_messages, region_bytes, message_bytes
-
-
-def assert_bitwise(a, b):
-    a, b = (x if isinstance(x, list) else [x] for x in (a, b))
-    assert len(a) == len(b)
-    for x, y in zip(a, b):
-        assert x.dtype == y.dtype and x.shape == y.shape
-        assert x.tobytes() == y.tobytes()
 
 
 def sample(dtype, shape, seed=0):

@@ -6,6 +6,7 @@ process dies; the server closes its side when the session ends or after --shm_tt
 import ipaddress
 import secrets
 import threading
+import weakref
 from multiprocessing import shared_memory
 
 import numpy as np
@@ -147,7 +148,6 @@ class Resident:
     is garbage collected, or after the server's --session_ttl without use."""
 
     def __init__(self, value, client):
-        import weakref
         a = np.asarray(value)
         req = _pb.service_pb2.PutTensorRequest()
         wire.tensor_to_proto(a, req.value)
