@@ -125,6 +125,9 @@ ABSL_FLAG(int64_t, shm_max_regions, EnvOr("KILN_SHM_MAX_REGIONS", int64_t{256}),
           "most shared-memory regions at once, each an open descriptor (KILN_SHM_MAX_REGIONS)");
 ABSL_FLAG(int64_t, shm_max_bytes, EnvOr("KILN_SHM_MAX_BYTES", int64_t{64} << 30),
           "most bytes of shared-memory regions together (KILN_SHM_MAX_BYTES)");
+ABSL_FLAG(absl::Duration, inline_max_call, EnvOr("KILN_INLINE_MAX_CALL", absl::Microseconds(100)),
+          "an Execute of at most 64 KiB whose function averages under this runs on the gRPC "
+          "thread that received it, sparing a hand-off to the pool; 0: never (KILN_INLINE_MAX_CALL)");
 ABSL_FLAG(int64_t, max_request_memory_bytes,
           EnvOr("KILN_MAX_REQUEST_MEMORY_BYTES", int64_t{1} << 30),
           "memory one Compile, Grad or Optimize may hold; 0: unlimited "
@@ -210,6 +213,8 @@ int main(int argc, char** argv) {
   options.limits.max_tensor_bytes = absl::GetFlag(FLAGS_max_tensor_bytes);
   options.limits.max_concurrent_executions = absl::GetFlag(FLAGS_max_concurrent_executions);
   options.limits.max_printed_bytes = absl::GetFlag(FLAGS_max_printed_bytes);
+  options.limits.inline_max_call_seconds =
+      absl::ToDoubleSeconds(absl::GetFlag(FLAGS_inline_max_call));
   options.tls = {absl::GetFlag(FLAGS_tls_cert), absl::GetFlag(FLAGS_tls_key),
                  absl::GetFlag(FLAGS_tls_client_ca)};
   options.auth_tokens = absl::GetFlag(FLAGS_auth_tokens);

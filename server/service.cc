@@ -333,7 +333,8 @@ bool KilnService::RunsInline(const std::shared_ptr<const CompiledFunction>& f,
   uint64_t bytes = RegionBytes(req);
   for (const v1::Tensor& t : req.args()) bytes += t.data().size();
   const FunctionStats stats = f->function.stats();
-  return bytes <= (64 << 10) && stats.calls > 0 && stats.call_seconds < 100e-6 * stats.calls;
+  return bytes <= (64 << 10) && stats.calls > 0 &&
+         stats.call_seconds < limits_.inline_max_call_seconds * stats.calls;
 }
 
 KilnService::Reactor* KilnService::Execute(Ctx* ctx, const v1::ExecuteRequest* req,

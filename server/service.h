@@ -31,6 +31,8 @@ struct ServiceLimits {
   BudgetLimits budget;  // per Compile, Grad, Optimize and Print
   // Function ids and cache hits per tenant (--cache_scope=tenant) rather than shared by all.
   bool tenant_cache = false;
+  // Calls whose function averages under this run on gRPC's thread, not the pool; 0: never.
+  double inline_max_call_seconds = 100e-6;
 };
 
 // A printed value as the wire carries it.

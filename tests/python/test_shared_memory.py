@@ -301,20 +301,28 @@ def test_minibatches_of_a_shared_dataset_cost_no_transfer(server):
     assert last < first
 
 
-def test_small_updating_calls_run_inline(server):
-    acc = kiln.shared(np.zeros(()), name="acc_inline")
-    bump = kiln.function([], [], updates=[(acc, acc + 1)])
-    for shm in (True, False):
-        channel_on(shm)
+@pytest.mark.parametrize("bound,inline", [("1s", True), ("0s", False)])
+def test_small_updating_calls_run_inline_under_the_bound(server, bound, inline):
+    """With --inline_max_call above every call's time, small updating calls all run on the gRPC
+    thread; with 0 none does. (The default, 100us, depends on the machine's speed.)"""
+    with running_server("--inline_max_call=" + bound) as address:
+        kiln.config.server = address
         try:
-            bump()
-            before = stats().inline_executions
-            for _ in range(50):
-                bump()
-            assert stats().inline_executions - before >= 40
+            acc = kiln.shared(np.zeros(()), name="acc_inline")
+            bump = kiln.function([], [], updates=[(acc, acc + 1)])
+            for shm in (True, False):
+                channel_on(shm)
+                try:
+                    bump()
+                    before = stats().inline_executions
+                    for _ in range(50):
+                        bump()
+                    assert stats().inline_executions - before == (50 if inline else 0)
+                finally:
+                    channel_on(True)
+            assert acc.get_value() == 102
         finally:
-            channel_on(True)
-    assert acc.get_value() == 102
+            kiln.config.server = server
 
 
 def test_small_calls_go_in_messages_by_default(server):
