@@ -15,6 +15,10 @@ using K = ScalarOpKind;
 
 // Elements per block: the live registers of a block stay in L1/L2.
 constexpr int64_t kBlock = 512;
+// Distance between block buffers: a cache line more than a block, so that a buffer read and one
+// written in the same loop never sit a multiple of 4 KiB apart (the loads would wait on the
+// stores, which the CPU takes for the same address).
+constexpr int64_t kSlotStride = kBlock + 64 / sizeof(double) * 2;
 
 bool SimpleOp(K k) {
   switch (k) {
@@ -160,18 +164,39 @@ bool Run(const ScalarProgram& program, const Shape& shape, std::span<const Tenso
       o = Tensor::Empty(kT, shape);
     }
   }
+  // The instructions whose result is an output write straight into it (-1: into a block buffer),
+  // unless the output shares memory with an input that a later instruction may still read. When
+  // an output shares an input's memory, the outputs that pass an input through copy a snapshot of
+  // its block, taken before any output is written.
+  std::vector<int> writes_output(program.instrs.size(), -1);
+  bool any_overlap = false;
+  for (size_t k = 0; k < program.outputs.size(); ++k) {
+    const int i = program.outputs[k] - n_in - n_const;
+    const T* o = outputs[k].data<T>();
+    const bool overlaps = std::any_of(data.begin(), data.end(), [&](const T* in) {
+      return in != nullptr && in < o + n && o < in + n;
+    });
+    any_overlap |= overlaps;
+    if (i >= 0 && writes_output[i] < 0 && !overlaps) writes_output[i] = static_cast<int>(k);
+  }
+  std::vector<int> snapshot_outputs;
+  for (size_t k = 0; k < program.outputs.size() && any_overlap; ++k) {
+    const int r = program.outputs[k];
+    if (r < n_in && data[r] != nullptr) snapshot_outputs.push_back(static_cast<int>(k));
+  }
+  const int n_slots = n_regs + static_cast<int>(snapshot_outputs.size());
 
   ParallelFor(n, 1 << 15, [&](int64_t begin, int64_t end) {
     // Block buffers: one per splat register, then a pool for instruction results.
-    std::vector<T> storage((n_in + n_const + program.instrs.size()) * kBlock);
-    auto buffer = [&](int slot) { return storage.data() + slot * kBlock; };
+    std::vector<T> storage(n_slots * kSlotStride);
+    auto buffer = [&](int slot) { return storage.data() + slot * kSlotStride; };
     std::vector<T*> reg_buffer(n_regs, nullptr);
     for (int r = 0; r < n_in + n_const; ++r) {
       if (r < n_in && data[r] != nullptr) continue;
       reg_buffer[r] = buffer(r);
       std::fill(reg_buffer[r], reg_buffer[r] + kBlock, splat[r]);
     }
-    std::vector<const T*> args, reg(n_regs);
+    std::vector<const T*> args, reg(n_regs), source(program.outputs.size());
     std::vector<int> free_slots;
     for (int64_t b = begin; b < end; b += kBlock) {
       const int64_t m = std::min(kBlock, end - b);
@@ -186,8 +211,13 @@ bool Run(const ScalarProgram& program, const Shape& shape, std::span<const Tenso
         const ScalarProgram::Instr& instr = program.instrs[i];
         args.clear();
         for (int r : instr.args) args.push_back(reg[r]);
-        T* out = buffer(free_slots.back());
-        free_slots.pop_back();
+        T* out;
+        if (writes_output[i] >= 0) {
+          out = outputs[writes_output[i]].data<T>() + b;
+        } else {
+          out = buffer(free_slots.back());
+          free_slots.pop_back();
+        }
         if constexpr (std::is_same_v<T, double>) {
           StepD(instr.op.kind, args, out, m);
         } else {
@@ -196,11 +226,18 @@ bool Run(const ScalarProgram& program, const Shape& shape, std::span<const Tenso
         const int r_out = n_in + n_const + static_cast<int>(i);
         reg[r_out] = out;
         for (int r : frees[i]) {
-          free_slots.push_back(static_cast<int>((reg[r] - storage.data()) / kBlock));
+          free_slots.push_back(static_cast<int>((reg[r] - storage.data()) / kSlotStride));
         }
       }
+      for (size_t k = 0; k < program.outputs.size(); ++k) source[k] = reg[program.outputs[k]];
+      for (size_t s = 0; s < snapshot_outputs.size(); ++s) {
+        T* copy = buffer(n_regs + static_cast<int>(s));
+        std::memcpy(copy, source[snapshot_outputs[s]], m * sizeof(T));
+        source[snapshot_outputs[s]] = copy;
+      }
       for (size_t k = 0; k < program.outputs.size(); ++k) {
-        std::memcpy(outputs[k].data<T>() + b, reg[program.outputs[k]], m * sizeof(T));
+        T* dst = outputs[k].data<T>() + b;
+        if (dst != source[k]) std::memcpy(dst, source[k], m * sizeof(T));
       }
     }
   });

@@ -1,7 +1,7 @@
 // Elemwise kernels on 10^7 float64 elements against the memory-bandwidth floor measured in the
 // same run (a STREAM-style copy; the floor of an op is the time to move its bytes at that rate),
-// and the seed's a + a**10 through the reference evaluator. Prints Google Benchmark's table, then
-// one BENCH line per case (DESIGN.md section 5).
+// the compiled graphs G1 and G2 in float64 and float32, and G2 in cache (its compute floor).
+// Prints Google Benchmark's table, then one BENCH line per case (DESIGN.md section 5).
 #include <benchmark/benchmark.h>
 
 #include <cstdio>
@@ -31,10 +31,10 @@ std::vector<std::pair<ScalarOpKind, int>> MeasuredOps() {
 }
 const std::vector<std::pair<ScalarOpKind, int>> kOps = MeasuredOps();
 
-kiln::Tensor Uniform(double lo, double hi) {
-  kiln::Tensor t = kiln::Tensor::Empty(kiln::DType::kFloat64, {kN});
+kiln::Tensor Uniform(double lo, double hi, int64_t n = kN) {
+  kiln::Tensor t = kiln::Tensor::Empty(kiln::DType::kFloat64, {n});
   double* p = t.data<double>();
-  for (int64_t i = 0; i < kN; ++i) p[i] = lo + (hi - lo) * ((i * 7919) % 10007) / 10007.0;
+  for (int64_t i = 0; i < n; ++i) p[i] = lo + (hi - lo) * ((i * 7919) % 10007) / 10007.0;
   return t;
 }
 
@@ -82,23 +82,44 @@ void BM_CopyFloorAllCores(benchmark::State& state) {
 }
 BENCHMARK(BM_CopyFloorAllCores)->Unit(benchmark::kMillisecond);
 
-void BM_SeedReference(benchmark::State& state) {
-  kiln::Var a = kiln::vector("a");
-  auto f = *kiln::function({a}, {a + kiln::pow(a, 10)});
-  kiln::Tensor x = Uniform(0, 1);
-  for (auto _ : state) benchmark::DoNotOptimize((f)({x}));
-}
-BENCHMARK(BM_SeedReference)->Unit(benchmark::kMillisecond);
+// G1, the seed: a + a**10 on [0, 1).
+kiln::Var G1(kiln::Var a) { return a + kiln::pow(a, 10); }
 
-// G2 of the runtime issue: exp(-x**2)*sin(x) + log1p(abs(x))*0.5 - tanh(x), compiled (fused).
-void BM_G2(benchmark::State& state) {
-  kiln::Var x = kiln::dvector("x");
-  auto f = *kiln::function({x}, {kiln::exp(-kiln::pow(x, 2)) * kiln::sin(x) +
-                                 kiln::log1p(kiln::abs(x)) * 0.5 - kiln::tanh(x)});
-  kiln::Tensor v = Uniform(-2, 2);
+// G2 of the runtime issue: exp(-x**2)*sin(x) + log1p(abs(x))*0.5 - tanh(x), on [-2, 2).
+kiln::Var G2(kiln::Var x) {
+  return kiln::exp(-kiln::pow(x, 2)) * kiln::sin(x) + kiln::log1p(kiln::abs(x)) * 0.5 -
+         kiln::tanh(x);
+}
+
+// One compiled graph (G1 or G2, in float64 or float32) on 10^7 elements, fused.
+void BM_Graph(benchmark::State& state, kiln::Var (*graph)(kiln::Var), kiln::DType dtype,
+              double lo, double hi) {
+  kiln::Var x = dtype == kiln::DType::kFloat32 ? kiln::fvector("x") : kiln::dvector("x");
+  auto f = *kiln::function({x}, {graph(x)});
+  kiln::Tensor v = Uniform(lo, hi).AsType(dtype);
   for (auto _ : state) benchmark::DoNotOptimize((f)({v}));
 }
-BENCHMARK(BM_G2)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_Graph, g1, G1, kiln::DType::kFloat64, 0, 1)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_Graph, g1_f32, G1, kiln::DType::kFloat32, 0, 1)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_Graph, g2, G2, kiln::DType::kFloat64, -2, 2)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_Graph, g2_f32, G2, kiln::DType::kFloat32, -2, 2)
+    ->Unit(benchmark::kMillisecond);
+
+// G2's compute floor: the same function on 16384 elements, in cache and on one core, scaled to
+// 10^7 elements on every core.
+void BM_G2InCache(benchmark::State& state) {
+  constexpr int64_t kSmall = 16384;
+  kiln::Var x = kiln::dvector("x");
+  auto f = *kiln::function({x}, {G2(x)});
+  kiln::Tensor v = Uniform(-2, 2, kSmall);
+  for (auto _ : state) {
+    for (int64_t i = 0; i < kN / kSmall / kiln::NumThreads(); ++i) {
+      benchmark::DoNotOptimize((f)({v}));
+    }
+  }
+}
+BENCHMARK(BM_G2InCache)->Unit(benchmark::kMillisecond);
 
 // Keeps each benchmark's time per iteration for the BENCH lines.
 class Recorder : public benchmark::ConsoleReporter {
@@ -136,12 +157,19 @@ int main(int argc, char** argv) {
       }
     }
   }
-  const double seed_ms = recorder.ms_["BM_SeedReference"];
+  const double seed_ms = recorder.ms_["BM_Graph/g1"];
   if (seed_ms > 0 && copy_ms > 0) {
     std::printf("BENCH seed_reference_1e7 kiln=%.3f ref=%.3f unit=ms ref_name=floor speedup=%.3f\n",
                 seed_ms, copy_ms, copy_ms / seed_ms);
-    std::printf("BENCH g1 kiln=%.3f ref=%.3f unit=ms ref_name=floor speedup=%.3f\n", seed_ms,
-                copy_ms, copy_ms / seed_ms);
+  }
+  // float32 against Kiln's own float64, same graph, same run.
+  for (const char* g : {"g1", "g2"}) {
+    const double f64 = recorder.ms_[std::string("BM_Graph/") + g];
+    const double f32 = recorder.ms_[std::string("BM_Graph/") + g + "_f32"];
+    if (f64 > 0 && f32 > 0) {
+      std::printf("BENCH %s_f32_vs_f64 kiln=%.3f ref=%.3f unit=ms ref_name=kiln-float64 "
+                  "speedup=%.3f\n", g, f32, f64, f64 / f32);
+    }
   }
   benchmark::Shutdown();
   return 0;
