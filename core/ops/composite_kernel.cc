@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <cstring>
+#include <span>
 #include <type_traits>
 
+#include "absl/container/inlined_vector.h"
 #include "core/ops/scalar_apply.h"
 #include "core/ops/sleef_kernels.h"
 #include "core/runtime/parallel.h"
@@ -15,10 +17,11 @@ using K = ScalarOpKind;
 
 // Elements per block: the live registers of a block stay in L1/L2.
 constexpr int64_t kBlock = 512;
-// Distance between block buffers: a cache line more than a block, so that a buffer read and one
-// written in the same loop never sit a multiple of 4 KiB apart (the loads would wait on the
-// stores, which the CPU takes for the same address).
-constexpr int64_t kSlotStride = kBlock + 64 / sizeof(double) * 2;
+
+// Per-call bookkeeping, on the stack for programs of up to 16 registers: a small call's cost is
+// mostly its allocations.
+template <typename T>
+using Small = absl::InlinedVector<T, 16>;
 
 bool SimpleOp(K k) {
   switch (k) {
@@ -54,7 +57,7 @@ template <K Op, typename T>
 
 // One instruction over a block: o = op(args).
 template <typename T>
-[[gnu::always_inline]] inline void Step(K k, const std::vector<const T*>& a, T* o, int64_t n) {
+[[gnu::always_inline]] inline void Step(K k, std::span<const T* const> a, T* o, int64_t n) {
   switch (k) {
     case K::kAdd:
     case K::kMul: {
@@ -104,11 +107,11 @@ template <typename T>
 // Step for double and float, compiled for AVX-512F, AVX2 and the baseline, picked at load time:
 // the block loops are where a fused graph spends its time.
 __attribute__((target_clones("avx512f", "avx2", "default"))) void StepD(
-    K k, const std::vector<const double*>& a, double* o, int64_t n) {
+    K k, std::span<const double* const> a, double* o, int64_t n) {
   Step<double>(k, a, o, n);
 }
 __attribute__((target_clones("avx512f", "avx2", "default"))) void StepF(
-    K k, const std::vector<const float*>& a, float* o, int64_t n) {
+    K k, std::span<const float* const> a, float* o, int64_t n) {
   Step<float>(k, a, o, n);
 }
 
@@ -121,8 +124,8 @@ bool Run(const ScalarProgram& program, const Shape& shape, std::span<const Tenso
   const int n_const = static_cast<int>(program.constants.size());
   const int n_regs = n_in + n_const + static_cast<int>(program.instrs.size());
   // Each input: a pointer into its data (full shape) or a single value to broadcast.
-  std::vector<const T*> data(n_in, nullptr);
-  std::vector<T> splat(n_in + n_const);
+  Small<const T*> data(n_in, nullptr);
+  Small<T> splat(n_in + n_const);
   for (int r = 0; r < n_in; ++r) {
     const Tensor& t = inputs[r];
     if (t.dtype() != kT) return false;
@@ -145,17 +148,19 @@ bool Run(const ScalarProgram& program, const Shape& shape, std::span<const Tenso
   }
   // The instruction registers read for the last time by each instruction: their block buffers
   // are free once it has run.
-  std::vector<int> last_use(n_regs, -1);
+  // Kept as (instruction, register) pairs in instruction order.
+  Small<int> last_use(n_regs, -1);
   for (size_t i = 0; i < program.instrs.size(); ++i) {
     for (int r : program.instrs[i].args) last_use[r] = static_cast<int>(i);
   }
   for (int r : program.outputs) last_use[r] = static_cast<int>(program.instrs.size());
-  std::vector<std::vector<int>> frees(program.instrs.size());
+  Small<std::pair<int, int>> frees;
   for (int r = n_in + n_const; r < n_regs; ++r) {
     if (last_use[r] >= 0 && last_use[r] < static_cast<int>(program.instrs.size())) {
-      frees[last_use[r]].push_back(r);
+      frees.push_back({last_use[r], r});
     }
   }
+  std::sort(frees.begin(), frees.end());
   for (size_t k = 0; k < program.outputs.size(); ++k) {
     // An output already holding a buffer of the right kind (an in-place input) is reused: each
     // block reads its inputs before it writes the same block of the output.
@@ -168,7 +173,7 @@ bool Run(const ScalarProgram& program, const Shape& shape, std::span<const Tenso
   // unless the output shares memory with an input that a later instruction may still read. When
   // an output shares an input's memory, the outputs that pass an input through copy a snapshot of
   // its block, taken before any output is written.
-  std::vector<int> writes_output(program.instrs.size(), -1);
+  Small<int> writes_output(program.instrs.size(), -1);
   bool any_overlap = false;
   for (size_t k = 0; k < program.outputs.size(); ++k) {
     const int i = program.outputs[k] - n_in - n_const;
@@ -179,27 +184,35 @@ bool Run(const ScalarProgram& program, const Shape& shape, std::span<const Tenso
     any_overlap |= overlaps;
     if (i >= 0 && writes_output[i] < 0 && !overlaps) writes_output[i] = static_cast<int>(k);
   }
-  std::vector<int> snapshot_outputs;
+  Small<int> snapshot_outputs;
   for (size_t k = 0; k < program.outputs.size() && any_overlap; ++k) {
     const int r = program.outputs[k];
     if (r < n_in && data[r] != nullptr) snapshot_outputs.push_back(static_cast<int>(k));
   }
   const int n_slots = n_regs + static_cast<int>(snapshot_outputs.size());
+  // A small call's buffers are only as long as its elements (rounded to whole vectors). Buffers
+  // sit two cache lines more than a block apart, so that one read and one written in the same
+  // loop are never a multiple of 4 KiB apart (the loads would wait on the stores).
+  const int64_t block = std::min(kBlock, (n + 7) / 8 * 8);
+  const int64_t stride = block + 16;
 
   ParallelFor(n, 1 << 15, [&](int64_t begin, int64_t end) {
-    // Block buffers: one per splat register, then a pool for instruction results.
-    std::vector<T> storage(n_slots * kSlotStride);
-    auto buffer = [&](int slot) { return storage.data() + slot * kSlotStride; };
-    std::vector<T*> reg_buffer(n_regs, nullptr);
+    // Block buffers: one per splat register, then a pool for instruction results, then the
+    // snapshots. Uninitialised: each use writes before it reads.
+    absl::InlinedVector<T, 1024> storage_vector;
+    storage_vector.resize(n_slots * stride);  // only small sizes fit inline; larger ones allocate
+    T* storage = storage_vector.data();
+    auto buffer = [&](int slot) { return storage + slot * stride; };
+    Small<T*> reg_buffer(n_regs, nullptr);
     for (int r = 0; r < n_in + n_const; ++r) {
       if (r < n_in && data[r] != nullptr) continue;
       reg_buffer[r] = buffer(r);
-      std::fill(reg_buffer[r], reg_buffer[r] + kBlock, splat[r]);
+      std::fill(reg_buffer[r], reg_buffer[r] + block, splat[r]);
     }
-    std::vector<const T*> args, reg(n_regs), source(program.outputs.size());
-    std::vector<int> free_slots;
-    for (int64_t b = begin; b < end; b += kBlock) {
-      const int64_t m = std::min(kBlock, end - b);
+    Small<const T*> args, reg(n_regs), source(program.outputs.size());
+    Small<int> free_slots;
+    for (int64_t b = begin; b < end; b += block) {
+      const int64_t m = std::min(block, end - b);
       free_slots.clear();
       for (int s = static_cast<int>(program.instrs.size()) - 1; s >= 0; --s) {
         free_slots.push_back(n_in + n_const + s);
@@ -207,6 +220,7 @@ bool Run(const ScalarProgram& program, const Shape& shape, std::span<const Tenso
       for (int r = 0; r < n_in + n_const; ++r) {
         reg[r] = r < n_in && data[r] != nullptr ? data[r] + b : reg_buffer[r];
       }
+      const std::pair<int, int>* next_free = frees.data();
       for (size_t i = 0; i < program.instrs.size(); ++i) {
         const ScalarProgram::Instr& instr = program.instrs[i];
         args.clear();
@@ -225,8 +239,9 @@ bool Run(const ScalarProgram& program, const Shape& shape, std::span<const Tenso
         }
         const int r_out = n_in + n_const + static_cast<int>(i);
         reg[r_out] = out;
-        for (int r : frees[i]) {
-          free_slots.push_back(static_cast<int>((reg[r] - storage.data()) / kSlotStride));
+        for (; next_free != frees.data() + frees.size() && next_free->first == static_cast<int>(i);
+             ++next_free) {
+          free_slots.push_back(static_cast<int>((reg[next_free->second] - storage) / stride));
         }
       }
       for (size_t k = 0; k < program.outputs.size(); ++k) source[k] = reg[program.outputs[k]];

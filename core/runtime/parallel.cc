@@ -33,7 +33,7 @@ int NumThreads() {
   return n;
 }
 
-void ParallelFor(int64_t n, int64_t min_chunk, const std::function<void(int64_t, int64_t)>& fn) {
+void ParallelFor(int64_t n, int64_t min_chunk, absl::FunctionRef<void(int64_t, int64_t)> fn) {
   const int64_t max_chunks = std::max<int64_t>(1, n / std::max<int64_t>(1, min_chunk));
   const int chunks = static_cast<int>(std::min<int64_t>(NumThreads(), max_chunks));
   Eigen::ThreadPool* pool = Pool();

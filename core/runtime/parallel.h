@@ -3,7 +3,8 @@
 #define KILN_CORE_RUNTIME_PARALLEL_H_
 
 #include <cstdint>
-#include <functional>
+
+#include "absl/functional/function_ref.h"
 
 namespace kiln {
 
@@ -12,7 +13,7 @@ int NumThreads();
 
 // Calls fn(begin, end) on disjoint chunks covering [0, n), in parallel when n is at least
 // 2 * min_chunk; otherwise inline. Returns when every chunk is done.
-void ParallelFor(int64_t n, int64_t min_chunk, const std::function<void(int64_t, int64_t)>& fn);
+void ParallelFor(int64_t n, int64_t min_chunk, absl::FunctionRef<void(int64_t, int64_t)> fn);
 
 }  // namespace kiln
 

@@ -122,6 +122,26 @@ def test_printed_values_are_shown_locally(server, capsys):
     assert capsys.readouterr().out == "here __str__ = [1. 2.]\n"
 
 
+def test_plain_arrays_take_the_native_fast_path(server):
+    """Arrays of the inputs' dtypes and ranks go straight to the native call; anything else takes
+    the general path, which filters as Aesara does, with the same results."""
+    a = at.dvector("a")
+    local = kiln.function([a], a + a ** 10, mode=LOCAL)
+    x = np.array([1.0, 2.0, 3.0])
+    assert_bitwise(local._fast((x,)), local(x))
+    for other in (x.astype(np.float32), x.reshape(3, 1), np.ma.masked_array(x), [1.0, 2.0]):
+        assert local._fast((other,)) is NotImplemented
+    assert local._fast((x, x)) is NotImplemented
+    assert_bitwise(local(x.astype(np.float32)), local(x))
+    pair = kiln.function([a], [a, a * 2], mode=LOCAL)
+    assert isinstance(pair._fast((x,)), list)
+    # A function that holds shared values, updates them or prints runs through Python.
+    s = kiln.shared(np.zeros(3), name="s_fast")
+    assert kiln.function([a], a + s, mode=LOCAL)._fast is None
+    assert kiln.function([a], a, updates=[(s, s + a)], mode=LOCAL)._fast is None
+    assert kiln.function([a], kiln.printing.Print("a")(a), mode=LOCAL)._fast is None
+
+
 def test_errors_carry_the_servers_codes(server):
     m = at.dmatrix("m")
     on_server, local = both([m], at.dot(m, m))

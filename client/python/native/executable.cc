@@ -140,6 +140,41 @@ class Executable {
       ThrowCallError(absl::InvalidArgumentError(absl::StrCat(
           "the function takes ", n_inputs(), " arguments, got ", args.size())));
     }
+    return Run(args);
+  }
+
+  // Sets the arguments CallPlain takes (per input, a NumPy type number and a rank) and whether it
+  // returns the one output itself rather than a list.
+  void SetPlain(std::vector<std::pair<int, int>> kinds, bool single) {
+    plain_ = std::move(kinds);
+    single_ = single;
+  }
+
+  // The outputs when every argument is an ndarray (not a subclass) of its input's type number
+  // and rank, as SetPlain gave them, and the graph holds no Print; else NotImplemented, and the
+  // caller takes its general path. Spares a small call's checks in Python.
+  py::object CallPlain(const py::tuple& args) const {
+    if (has_print_ || args.size() != n_inputs() || args.size() != plain_.size()) {
+      return py::reinterpret_borrow<py::object>(Py_NotImplemented);
+    }
+    PyTypeObject* ndarray = py::detail::npy_api::get().PyArray_Type_;
+    for (size_t i = 0; i < args.size(); ++i) {
+      PyObject* arg = args[i].ptr();
+      if (Py_TYPE(arg) != ndarray) return py::reinterpret_borrow<py::object>(Py_NotImplemented);
+      const auto* array = py::detail::array_proxy(arg);
+      if (py::detail::array_descriptor_proxy(array->descr)->type_num != plain_[i].first ||
+          array->nd != plain_[i].second) {
+        return py::reinterpret_borrow<py::object>(Py_NotImplemented);
+      }
+    }
+    py::object out = Run(args);
+    return single_ ? py::object(py::reinterpret_borrow<py::list>(out)[0]) : out;
+  }
+
+ private:
+  // The outputs of a call on the arguments (any sequence of array-likes of the inputs' number).
+  template <typename Args>
+  py::object Run(const Args& args) const {
     std::vector<Tensor> values;
     std::vector<py::object> keep;  // the arrays `values` read
     values.reserve(args.size());
@@ -163,10 +198,11 @@ class Executable {
     return py::make_tuple(std::move(results), std::move(shown));
   }
 
- private:
   std::string id_;
   std::unique_ptr<Function> function_;
   bool has_print_ = false;
+  std::vector<std::pair<int, int>> plain_;
+  bool single_ = false;
 };
 
 }  // namespace
@@ -180,7 +216,9 @@ void DefineExecutable(py::module_& m) {
       .def_property_readonly("n_inputs", &Executable::n_inputs)
       .def_property_readonly("n_outputs", &Executable::n_outputs)
       .def_property_readonly("has_print", &Executable::has_print)
-      .def("__call__", &Executable::Call, py::arg("args"));
+      .def("__call__", &Executable::Call, py::arg("args"))
+      .def("set_plain", &Executable::SetPlain, py::arg("kinds"), py::arg("single"))
+      .def("call_plain", &Executable::CallPlain, py::arg("args"));
 }
 
 }  // namespace kiln

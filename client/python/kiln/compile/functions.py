@@ -53,6 +53,7 @@ class Function:
         self.container = _ByInput(self, lambda c: c)
         self.execute = execute
         self._local = None  # the _core.Executable of a local function
+        self._fast = None  # its call_plain, when calls with plain arrays need nothing else here
         self._output_bytes = 0  # the outputs' bytes at the last call: room kept in the region
         # The shared variables the updates replace, in the order of their values' outputs.
         self._updated = [shared_vars[u.input - len(inputs)] for u in request.updates]
@@ -76,6 +77,12 @@ class Function:
                 self._has_print = self._local.has_print
             except _core.CallError as e:
                 raise KilnError(*e.args) from None
+            if self._all_plain and not self._shared and not self._has_print and not self._updated:
+                self._local.set_plain([(dtype.num, ndim) for dtype, ndim in self._plain],
+                                      self._single)
+                self._fast = self._local.call_plain
+        else:
+            self._local = self._fast = None
 
     def _upload_shared(self):
         """Gives the session the shared variables' values it does not hold (a local function
@@ -125,6 +132,13 @@ class Function:
         self._containers[self._find(key)].set(value)
 
     def __call__(self, *args, **kwargs):
+        if self._fast is not None and not kwargs:
+            try:
+                out = self._fast(args)
+            except _core.CallError as e:
+                raise KilnError(*e.args) from None
+            if out is not NotImplemented:
+                return out
         if self._all_plain and len(args) == len(self.inputs) and not kwargs:
             # Every input given as an array of its dtype and rank: no filtering needed.
             for value, (dtype, ndim) in zip(args, self._plain):
