@@ -1,6 +1,7 @@
 #include "core/runtime/parallel.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <memory>
 #include <thread>
@@ -19,6 +20,9 @@ int ConfiguredThreads() {
   return std::max(1u, std::thread::hardware_concurrency());
 }
 
+// Chunks per thread: enough that a slowed thread's share is taken over by the others.
+constexpr int64_t kChunksPerThread = 8;
+
 // The pool's workers; the calling thread runs one chunk itself, so the pool has one fewer.
 Eigen::ThreadPool* Pool() {
   static Eigen::ThreadPool* pool =
@@ -35,21 +39,29 @@ int NumThreads() {
 
 void ParallelFor(int64_t n, int64_t min_chunk, absl::FunctionRef<void(int64_t, int64_t)> fn) {
   const int64_t max_chunks = std::max<int64_t>(1, n / std::max<int64_t>(1, min_chunk));
-  const int chunks = static_cast<int>(std::min<int64_t>(NumThreads(), max_chunks));
+  const int threads = static_cast<int>(std::min<int64_t>(NumThreads(), max_chunks));
   Eigen::ThreadPool* pool = Pool();
-  if (chunks <= 1 || pool == nullptr || pool->CurrentThreadId() >= 0) {
+  if (threads <= 1 || pool == nullptr || pool->CurrentThreadId() >= 0) {
     if (n > 0) fn(0, n);  // small work, one core, or already on a worker: run inline
     return;
   }
-  Eigen::Barrier barrier(chunks - 1);
-  auto bound = [&](int c) { return n * c / chunks; };
-  for (int c = 1; c < chunks; ++c) {
-    pool->Schedule([&, c] {
-      fn(bound(c), bound(c + 1));
+  // Fixed chunks, handed out in order to whichever thread is free: a core slowed by other work
+  // (a shared machine's neighbours) takes fewer of them instead of holding up the call.
+  const int64_t chunks = std::min<int64_t>(max_chunks, int64_t{threads} * kChunksPerThread);
+  std::atomic<int64_t> next{0};
+  auto work = [&] {
+    for (int64_t c = next.fetch_add(1); c < chunks; c = next.fetch_add(1)) {
+      fn(n * c / chunks, n * (c + 1) / chunks);
+    }
+  };
+  Eigen::Barrier barrier(threads - 1);
+  for (int t = 1; t < threads; ++t) {
+    pool->Schedule([&] {
+      work();
       barrier.Notify();
     });
   }
-  fn(0, bound(1));
+  work();
   barrier.Wait();
 }
 
