@@ -146,9 +146,8 @@ bool Run(const ScalarProgram& program, const Shape& shape, std::span<const Tenso
                            (instr.args.size() == 1 && sleef::Provides(k));
     if (!supported || instr.dtype != kT) return false;
   }
-  // The instruction registers read for the last time by each instruction: their block buffers
-  // are free once it has run.
-  // Kept as (instruction, register) pairs in instruction order.
+  // The instruction registers read for the last time by each instruction, as (instruction,
+  // register) pairs in instruction order: their block buffers are free once it has run.
   Small<int> last_use(n_regs, -1);
   for (size_t i = 0; i < program.instrs.size(); ++i) {
     for (int r : program.instrs[i].args) last_use[r] = static_cast<int>(i);
