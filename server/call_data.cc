@@ -47,13 +47,8 @@ absl::StatusOr<Tensor> ReadRegionArgument(const v1::ExecuteRequest& req, const v
   Tensor t = Tensor::Empty(dtype, std::move(shape));
   RETURN_IF_ERROR(region->Read(slice.offset(), slice.size(), t.raw_data()));
   if (dtype == DType::kBool) {
-    const auto* bytes = static_cast<const unsigned char*>(t.raw_data());
-    for (int64_t i = 0; i < nbytes; ++i) {
-      if (bytes[i] > 1) {
-        return absl::InvalidArgumentError(
-            absl::StrCat(what, ": bool element ", i, " is neither 0 nor 1"));
-      }
-    }
+    RETURN_IF_ERROR(CheckBoolBytes(
+        what, std::string_view(static_cast<const char*>(t.raw_data()), static_cast<size_t>(nbytes))));
   }
   return t;
 }

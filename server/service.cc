@@ -320,8 +320,8 @@ void PrintedToProto(const PrintedValue& printed, v1::PrintedValue* out) {
 }
 
 // True for a call worth no thread hop: small arguments (in messages and regions), and a
-// function whose calls so far took under 100 us on average (a first call always goes to the
-// pool). Session reads, updates and resident tensors go inline only when the sessions are in
+// function whose calls so far took under --inline_max_call on average (a first call always goes
+// to the pool). Session reads, updates and resident tensors go inline only when the sessions are in
 // this process's memory: a call with updates may then wait for the session's other updating
 // call, which such a function's calls keep short.
 bool KilnService::RunsInline(const std::shared_ptr<const CompiledFunction>& f,
@@ -332,9 +332,7 @@ bool KilnService::RunsInline(const std::shared_ptr<const CompiledFunction>& f,
   if (session_data && !sessions_.in_memory()) return false;
   uint64_t bytes = RegionBytes(req);
   for (const v1::Tensor& t : req.args()) bytes += t.data().size();
-  const FunctionStats stats = f->function.stats();
-  return bytes <= (64 << 10) && stats.calls > 0 &&
-         stats.call_seconds < limits_.inline_max_call_seconds * stats.calls;
+  return bytes <= (64 << 10) && f->function.mean_call_seconds() < limits_.inline_max_call_seconds;
 }
 
 KilnService::Reactor* KilnService::Execute(Ctx* ctx, const v1::ExecuteRequest* req,

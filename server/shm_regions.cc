@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 
 namespace kiln::server {
+
 bool ValidShmName(const std::string& name) {
   constexpr std::string_view kPrefix = "/kiln-";
   if (!name.starts_with(kPrefix)) return false;
@@ -41,8 +42,8 @@ absl::Status Region::Read(uint64_t offset, uint64_t n, void* out) const {
     if (got < 0 && errno == EINTR) continue;
     if (got <= 0) {
       return absl::DataLossError(absl::StrCat(
-          "shared-memory region: ", n, " bytes at ", offset,
-          " could not be read (the object shrank after registration?): ", std::strerror(errno)));
+          "shared-memory region: ", n, " bytes at ", offset, " could not be read: ",
+          got == 0 ? "the object ends there (it shrank after registration)" : std::strerror(errno)));
     }
     dst += got;
     offset += got;

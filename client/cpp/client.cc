@@ -1,7 +1,5 @@
 #include "client/cpp/client.h"
 
-#include "client/cpp/shm_channel.h"
-
 #include <grpcpp/grpcpp.h>
 
 #include <cstdlib>
@@ -14,6 +12,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "client/cpp/shm_channel.h"
 #include "core/graph/canonical.h"
 #include "core/graph/status_macros.h"
 #include "core/graph/traversal.h"
@@ -340,12 +339,16 @@ absl::StatusOr<std::vector<Tensor>> Client::Execute(RemoteFunction& f,
   std::unique_lock<std::mutex> shm_lock(shm_mutex_, std::try_to_lock);
   bool in_region = false;
   if (shm_lock.owns_lock() && shm_->enabled()) {
-    ASSIGN_OR_RETURN(std::string session, Session());
-    req.set_session(session);
-    auto registrar = [&](const std::string& name, uint64_t bytes) {
+    // The session only for a call through the region (a small call goes in messages).
+    auto registrar = [&](const std::string& name, uint64_t bytes) -> absl::Status {
+      ASSIGN_OR_RETURN(std::string session, Session());
       return RegisterRegion(session, name, bytes);
     };
     ASSIGN_OR_RETURN(in_region, shm_->Fill(args, f.output_bytes, registrar, req));
+    if (in_region) {
+      ASSIGN_OR_RETURN(std::string session, Session());
+      req.set_session(session);
+    }
   }
   auto to_messages = [&] {
     req.clear_arg_refs();

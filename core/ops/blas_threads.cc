@@ -7,8 +7,6 @@
 
 #include <cstdlib>
 
-#include "core/ops/blas_threads.h"
-
 namespace kiln {
 namespace {
 
@@ -24,11 +22,9 @@ bool ShortenBlasSpin() {
   return true;
 }
 
-// Runs while the library loads, before any thread of Kiln's exists.
-const bool kShortened = ShortenBlasSpin();
+// Runs while the library loads, before any thread of Kiln's exists (the ops' library is linked
+// whole, so this file always is).
+[[maybe_unused]] const bool kShortened = ShortenBlasSpin();
 
 }  // namespace
-
-bool BlasSpinShortened() { return kShortened; }
-
 }  // namespace kiln

@@ -6,7 +6,6 @@
 #include <complex>
 
 #include "absl/strings/str_cat.h"
-#include "core/ops/blas_threads.h"
 #include "core/ops/elemwise_loops.h"
 #include "core/ops/linalg.h"
 #include "core/runtime/dtype_dispatch.h"
@@ -81,7 +80,6 @@ void Gemm2D(const Mat<T>& a, const Mat<T>& b, T alpha, T beta, T* c) {
   const int64_t m = a.rows, n = b.cols, k = a.cols;
   if (m == 0 || n == 0) return;
   if constexpr (kHasBlas<T>) {
-    [[maybe_unused]] static const bool spin_shortened = BlasSpinShortened();
     CBLAS_TRANSPOSE ta, tb;
     int64_t lda, ldb;
     // A matrix times a vector: BLAS's gemm packs its operands, gemv streams the matrix once.

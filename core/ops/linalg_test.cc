@@ -1,8 +1,10 @@
 #include "core/ops/linalg.h"
 
+#include <dlfcn.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 
 #include "absl/strings/str_join.h"
 #include "core/kiln.h"
@@ -48,6 +50,15 @@ TEST(LinalgTest, MatchesNumPy) {
       EXPECT_NEAR(got[i], expected[i], rtol * std::fabs(expected[i]) + 1e-12) << "element " << i;
     }
   }
+}
+
+// As the library loads, Kiln tells OpenBLAS's idle workers to sleep after 2^18 cycles rather
+// than 2^28 (blas_threads.cc); the products above ran with the workers restarted.
+TEST(LinalgTest, OpenBlasWorkersSleepSoon) {
+  if (dlsym(RTLD_DEFAULT, "openblas_read_env") == nullptr) GTEST_SKIP() << "BLAS is not OpenBLAS";
+  const char* timeout = std::getenv("OPENBLAS_THREAD_TIMEOUT");
+  ASSERT_NE(timeout, nullptr);
+  EXPECT_STREQ(timeout, "18");
 }
 
 TEST(LinalgTest, NamesAndTypes) {

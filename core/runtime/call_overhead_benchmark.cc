@@ -1,7 +1,9 @@
 // The fixed cost of calling a compiled function: a one-node function (x + 1 on a scalar) called
 // in a loop, against the floor of any call that returns a new value (allocating a scalar tensor
-// and writing it), measured in the same run, interleaved, five rounds. Prints
+// and writing it), and a * b on 4000 float64 against the same loop written out, each measured in
+// the same run, interleaved, five rounds. Prints
 //   BENCH call_overhead_1node ns=<median of the rounds> floor_ns=<...> ratio=<...> range=<min-max>
+//   BENCH call_mul_4000 ...
 // The linked executor (issue 17) is measured against this line before and after.
 #include <algorithm>
 #include <chrono>
@@ -25,6 +27,21 @@ double NsPerCall(Fn fn) {
          kCalls;
 }
 
+// Median and range of `call` and `floor` timed in turn for kRounds rounds, as a BENCH line.
+template <typename Call, typename Floor>
+void Report(const char* name, Call call, Floor floor) {
+  std::vector<double> calls, floors;
+  for (int round = 0; round < kRounds; ++round) {
+    calls.push_back(NsPerCall(call));
+    floors.push_back(NsPerCall(floor));
+  }
+  std::sort(calls.begin(), calls.end());
+  std::sort(floors.begin(), floors.end());
+  const double c = calls[kRounds / 2], f = floors[kRounds / 2];
+  std::printf("BENCH %s ns=%.0f floor_ns=%.0f ratio=%.1f range=%.0f-%.0f\n", name, c, f, c / f,
+              calls.front(), calls.back());
+}
+
 }  // namespace
 }  // namespace kiln
 
@@ -32,29 +49,43 @@ int main() {
   using namespace kiln;
   Var x = dscalar("x");
   auto f = function({x}, {x + 1.0});
-  if (!f.ok()) {
-    std::fprintf(stderr, "%s\n", f.status().ToString().c_str());
+  Var a = dvector("a"), b = dvector("b");
+  auto mul = function({a, b}, {a * b});
+  if (!f.ok() || !mul.ok()) {
+    std::fprintf(stderr, "%s\n", (f.ok() ? mul.status() : f.status()).ToString().c_str());
     return 1;
   }
   const std::vector<Tensor> args = {*Tensor::Of<double>(DType::kFloat64, {}, {2.0})};
   double sink = 0;
-  std::vector<double> calls, floors;
-  for (int round = 0; round < kRounds; ++round) {
-    calls.push_back(NsPerCall([&] {
-      auto out = (*f)(args);
-      sink += out->front().data<double>()[0];
-    }));
-    floors.push_back(NsPerCall([&] {
-      Tensor out = Tensor::Zeros(DType::kFloat64, {});
-      out.data<double>()[0] = args[0].data<double>()[0] + 1.0;
-      sink += out.data<double>()[0];
-    }));
-  }
-  std::sort(calls.begin(), calls.end());
-  std::sort(floors.begin(), floors.end());
-  const double call = calls[kRounds / 2], floor = floors[kRounds / 2];
-  std::printf("BENCH call_overhead_1node ns=%.0f floor_ns=%.0f ratio=%.1f range=%.0f-%.0f\n", call,
-              floor, call / floor, calls.front(), calls.back());
+  Report(
+      "call_overhead_1node",
+      [&] {
+        auto out = (*f)(args);
+        sink += out->front().data<double>()[0];
+      },
+      [&] {
+        Tensor out = Tensor::Zeros(DType::kFloat64, {});
+        out.data<double>()[0] = args[0].data<double>()[0] + 1.0;
+        sink += out.data<double>()[0];
+      });
+  // A small array op: the call's fixed cost and its kernel's loop (vectorized or not) together.
+  constexpr int64_t kSmall = 4000;
+  const Tensor v = *Tensor::FromValues<double>(DType::kFloat64, {kSmall},
+                                               std::vector<double>(kSmall, 1.5));
+  const std::vector<Tensor> pair = {v, v};
+  Report(
+      "call_mul_4000",
+      [&] {
+        auto out = (*mul)(pair);
+        sink += out->front().data<double>()[kSmall - 1];
+      },
+      [&] {
+        Tensor out = Tensor::Empty(DType::kFloat64, {kSmall});
+        const double* p = v.data<double>();
+        double* o = out.data<double>();
+        for (int64_t i = 0; i < kSmall; ++i) o[i] = p[i] * p[i];
+        sink += o[kSmall - 1];
+      });
   if (sink < 0) std::printf("unreachable\n");  // keeps the calls from being optimized away
   return 0;
 }

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <iostream>
+#include <limits>
 #include <map>
 #include <numeric>
 
@@ -379,6 +380,13 @@ absl::StatusOr<Function> Function::FromOptimized(const std::vector<Var>& inputs,
 FunctionStats Function::stats() const {
   absl::MutexLock lock(&state_->mutex);
   return state_->stats;
+}
+
+double Function::mean_call_seconds() const {
+  absl::MutexLock lock(&state_->mutex);
+  const int64_t calls = state_->stats.calls;
+  return calls > 0 ? state_->stats.call_seconds / static_cast<double>(calls)
+                   : std::numeric_limits<double>::infinity();
 }
 
 std::string Function::ProfileSummary() const {

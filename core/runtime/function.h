@@ -99,6 +99,9 @@ class Function {
                                                 const FunctionOptions& options = {});
   // Calls, times and peak memory so far.
   FunctionStats stats() const;
+  // Seconds per call so far, on average (infinity before the first): stats() without copying
+  // its per-node lists, for a caller that asks on every call.
+  double mean_call_seconds() const;
   // Aesara's "Function profiling" summary: calls, time in calls and in thunks, compile time
   // (optimize and link), peak memory and the ops by time (per-node times need profile mode).
   std::string ProfileSummary() const;

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <thread>
 
 #include "core/kiln.h"
@@ -226,9 +227,11 @@ TEST(FunctionTest, ProfileAndPeakMemory) {
   auto f = function({x}, {sum(exp(x) * 2.0) + sum(sin(x))}, {.profile = true});
   ASSERT_TRUE(f.ok());
   const Tensor big = Tensor::Zeros(DType::kFloat64, {100, 100});
+  EXPECT_EQ(f->mean_call_seconds(), std::numeric_limits<double>::infinity());
   for (int i = 0; i < 3; ++i) ASSERT_TRUE((*f)({big}).ok());
   const FunctionStats s = f->stats();
   EXPECT_EQ(s.calls, 3);
+  EXPECT_DOUBLE_EQ(f->mean_call_seconds(), s.call_seconds / 3);
   double node_total = 0;
   for (size_t n = 0; n < s.node_calls.size(); ++n) {
     EXPECT_EQ(s.node_calls[n], 3);

@@ -98,6 +98,16 @@ absl::Status CheckShape(const std::string& what, const Shape& shape, DType dtype
                       absl::StrCat(" needs more than ", kMaxTensorBytes, " bytes"));
 }
 
+absl::Status CheckBoolBytes(const std::string& what, std::string_view bytes) {
+  for (size_t i = 0; i < bytes.size(); ++i) {
+    if (static_cast<unsigned char>(bytes[i]) > 1) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(what, ": bool element ", i, " is neither 0 nor 1"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::Status CheckStaticShape(const std::string& what, const Shape& known) {
   return CheckBounded(what, known, 1,
                       absl::StrCat(" has more than ", kMaxTensorBytes, " elements"));
@@ -113,14 +123,7 @@ absl::StatusOr<Tensor> Tensor::FromBytes(DType dtype, Shape shape, std::string_v
                                                    ShapeToString(shape), " needs ", expected,
                                                    " bytes but ", bytes.size(), " were given"));
   }
-  if (dtype == DType::kBool) {
-    for (size_t i = 0; i < bytes.size(); ++i) {
-      if (static_cast<unsigned char>(bytes[i]) > 1) {
-        return absl::InvalidArgumentError(
-            absl::StrCat(name, ": bool element ", i, " is neither 0 nor 1"));
-      }
-    }
-  }
+  if (dtype == DType::kBool) RETURN_IF_ERROR(CheckBoolBytes(name, bytes));
   Tensor t = Empty(dtype, std::move(shape));
   if (expected > 0) std::memcpy(t.raw_data(), bytes.data(), expected);
   return t;

@@ -113,6 +113,9 @@ inline constexpr int64_t kMaxTensorBytes = int64_t{1} << 46;
 // Checks a shape that comes from user values before anything is allocated: no negative dim and
 // at most kMaxTensorBytes of `dtype` (so no product overflows). `what` prefixes the error.
 absl::Status CheckShape(const std::string& what, const Shape& shape, DType dtype);
+// Checks raw bool data from outside: every byte 0 or 1 (INVALID_ARGUMENT naming `what` and the
+// first element that is not).
+absl::Status CheckBoolBytes(const std::string& what, std::string_view bytes);
 // Checks the known dims of a type: at most kMaxTensorBytes elements, so that no product of them
 // overflows, in elements or in bytes. A type only describes values; allocating them is what
 // CheckShape and the allocator's limit bound (a float64 gradient of an int8 input of 2^46

@@ -69,5 +69,18 @@ TEST(TensorTest, ToStringMatchesNumPy) {
   }
 }
 
+// Raw bytes from outside: the count must fit the shape and a bool must be 0 or 1.
+TEST(TensorTest, FromBytesChecksCountAndBools) {
+  auto ok = Tensor::FromBytes(DType::kBool, {3}, std::string("\x01\x00\x01", 3));
+  ASSERT_TRUE(ok.ok()) << ok.status();
+  EXPECT_EQ(ok->ToString(), "[ True False  True]");
+  EXPECT_EQ(Tensor::FromBytes(DType::kBool, {3}, std::string("\x01\x02\x01", 3), "argument 0")
+                .status()
+                .message(),
+            "argument 0: bool element 1 is neither 0 nor 1");
+  EXPECT_EQ(Tensor::FromBytes(DType::kFloat64, {2}, std::string(15, '\0')).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
 }  // namespace
 }  // namespace kiln

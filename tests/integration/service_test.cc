@@ -725,6 +725,8 @@ TEST(ServiceTest, LoopbackClientsUseRegionsForLargeCalls) {
     ASSERT_TRUE(out.ok()) << out.status();
     EXPECT_EQ((*out)[0].data<double>()[n - 1], 3.0);
     EXPECT_EQ(shm::Stats(*c).bytes_received() - before, n == 4 ? 32 : 0) << n;
+    // The session (and the region in it) comes with the first call through the region.
+    EXPECT_EQ(shm::Stats(*c).sessions(), n == 4 ? 0u : 1u) << n;
   }
 }
 
@@ -807,6 +809,22 @@ TEST(ServiceTest, BadRegionsAreNamedErrors) {
     v1::ExecuteResponse r;
     EXPECT_EQ(call(k.session, k.offset, k.size, k.n, k.out_offset, &r).error_code(), k.code)
         << k.what;
+  }
+  {  // bool bytes other than 0 and 1 (1.0's bytes read as bool): named, never run
+    v1::ExecuteRequest req;
+    req.set_function_id(f->id);
+    req.set_session(mine);
+    v1::ArgumentRef* ref = req.add_arg_refs();
+    ref->set_dtype(v1::DTYPE_BOOL);
+    ref->add_shape(8);
+    ref->mutable_region()->set_region("r");
+    ref->mutable_region()->set_offset(128);
+    ref->mutable_region()->set_size(8);
+    grpc::ClientContext ctx;
+    v1::ExecuteResponse r;
+    const grpc::Status s = stub->Execute(&ctx, req, &r);
+    EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+    EXPECT_EQ(s.error_message(), "argument 0: bool element 6 is neither 0 nor 1");
   }
   // A region's object shrunk under the server: an error, not a crash.
   ASSERT_EQ(ftruncate(object.fd, 64), 0);

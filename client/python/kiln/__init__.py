@@ -21,7 +21,6 @@ from kiln.scan import foldl, foldr, map, reduce  # noqa: F401,A004
 from kiln.scan import scan  # noqa: E402 (kiln.scan is the function, as aesara.scan is)
 
 
-
 def resident(value, server=None):
     """A tensor uploaded once to the server (default kiln.config.server) and kept there: pass
     it to functions in place of its value, and calls send no data for it. It goes when

@@ -113,7 +113,6 @@ class Client:
                                           _pb.service_pb2.CreateSessionRequest()).session
             return self._session
 
-
     def channel(self):
         """This client's shared-memory channel (kiln.shm), made on first use."""
         with self._lock:

@@ -12,6 +12,7 @@ from multiprocessing import shared_memory
 import numpy as np
 
 from kiln import _pb, wire
+from kiln.client import KilnError
 from kiln.config import config
 
 _ALIGN = 64                 # offsets of arguments and outputs in the region
@@ -131,7 +132,6 @@ class Channel:
         except Exception as e:
             shm.close()
             shm.unlink()
-            from kiln.client import KilnError
             if isinstance(e, KilnError) and config.shm != "on":
                 self.enabled = False  # another host, a container, or --shm=false: messages
                 return False

@@ -190,7 +190,7 @@ class Executable {
     if (!out.ok()) ThrowCallError(out.status());
     py::list results(out->size());
     for (size_t o = 0; o < out->size(); ++o) results[o] = ArrayOfTensor(std::move((*out)[o]));
-    if (!has_print_) return std::move(results);
+    if (!has_print_) return results;
     py::list shown;
     for (const PrintedValue& p : printed->values()) {
       shown.append(py::make_tuple(p.message, p.attrs, ArrayOfTensor(p.value)));

@@ -46,7 +46,7 @@ class Function:
         self._plain = [None if any(d is not None for d in i.variable.type.shape)
                        else (np.dtype(i.variable.type.dtype), i.variable.type.ndim)
                        for i in inputs]
-        # No input keeps a value and none has static dims: the local fast path applies.
+        # No input keeps a value and none has static dims: plain arrays need no filtering.
         self._all_plain = not self._states and all(self._plain) and \
             all(c is None for c in self._containers)
         self.value = _ByInput(self, lambda c: c.value)
