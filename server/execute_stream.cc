@@ -106,8 +106,9 @@ class ExecuteStreamReactor final
     }
     args_.clear();
     PrintCapture printed(service_.limits().max_printed_bytes);
-    absl::StatusOr<std::vector<Tensor>> out = service_.RunExecution(
-        ctx_, *tenant_, request_.function_id(), request_.session(), std::move(args));
+    absl::StatusOr<std::vector<Tensor>> out =
+        service_.RunExecution(*tenant_, request_.function_id(), request_.session(),
+                              std::move(args), CallInterrupt(ctx_), CallIdOf(*ctx_));
     if (!out.ok()) return Fail(out.status());
     for (const PrintedValue& p : printed.values()) {
       PrintedToProto(p, printed_.emplace_back().mutable_printed());

@@ -125,6 +125,18 @@ ABSL_FLAG(int64_t, shm_max_regions, EnvOr("KILN_SHM_MAX_REGIONS", int64_t{256}),
           "most shared-memory regions at once, each an open descriptor (KILN_SHM_MAX_REGIONS)");
 ABSL_FLAG(int64_t, shm_max_bytes, EnvOr("KILN_SHM_MAX_BYTES", int64_t{64} << 30),
           "most bytes of shared-memory regions together (KILN_SHM_MAX_BYTES)");
+ABSL_FLAG(std::string, local_socket, EnvOrEmpty("KILN_LOCAL_SOCKET", "auto"),
+          "the same-host lane: a Unix socket carrying Execute for clients on this machine; auto: "
+          "/tmp/kiln-<port>.sock unless --redis or --redis_sessions (a replica behind a front); "
+          "empty: none (KILN_LOCAL_SOCKET)");
+ABSL_FLAG(int, local_max_connections, EnvOr("KILN_LOCAL_MAX_CONNECTIONS", int64_t{64}),
+          "most lane connections at once, each a thread (KILN_LOCAL_MAX_CONNECTIONS)");
+ABSL_FLAG(absl::Duration, local_timeout, EnvOr("KILN_LOCAL_TIMEOUT", absl::Minutes(5)),
+          "a lane connection idle this long is closed, and so is one whose request takes longer "
+          "to arrive (KILN_LOCAL_TIMEOUT)");
+ABSL_FLAG(absl::Duration, local_spin, EnvOr("KILN_LOCAL_SPIN", absl::Microseconds(50)),
+          "after answering, a lane connection's thread waits this long awake for the next call "
+          "(a client calling in a loop then pays no wake-up); 0: sleeps at once (KILN_LOCAL_SPIN)");
 ABSL_FLAG(absl::Duration, inline_max_call, EnvOr("KILN_INLINE_MAX_CALL", absl::Microseconds(100)),
           "an Execute of at most 64 KiB whose function averages under this runs on the gRPC "
           "thread that received it, sparing a hand-off to the pool; 0: never (KILN_INLINE_MAX_CALL)");
@@ -215,6 +227,10 @@ int main(int argc, char** argv) {
   options.limits.max_printed_bytes = absl::GetFlag(FLAGS_max_printed_bytes);
   options.limits.inline_max_call_seconds =
       absl::ToDoubleSeconds(absl::GetFlag(FLAGS_inline_max_call));
+  options.local_socket = absl::GetFlag(FLAGS_local_socket);
+  options.local_max_connections = absl::GetFlag(FLAGS_local_max_connections);
+  options.local_timeout = absl::GetFlag(FLAGS_local_timeout);
+  options.local_spin = absl::GetFlag(FLAGS_local_spin);
   options.tls = {absl::GetFlag(FLAGS_tls_cert), absl::GetFlag(FLAGS_tls_key),
                  absl::GetFlag(FLAGS_tls_client_ca)};
   options.auth_tokens = absl::GetFlag(FLAGS_auth_tokens);

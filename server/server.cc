@@ -5,6 +5,8 @@
 #include <grpcpp/health_check_service_interface.h>
 #include <httplib.h>
 
+#include <unistd.h>
+
 #include <thread>
 
 #include "absl/strings/str_cat.h"
@@ -87,6 +89,9 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServerOptions& optio
   s->service_ = std::make_unique<KilnService>(*s->cache_, *s->sessions_, *s->regions_, s->metrics_,
                                               *s->pool_, *s->auth_, options.limits);
 
+  // The lane first, so that GetVersion names it from the first call.
+  if (absl::Status s_lane = s->StartLane(options); !s_lane.ok()) return s_lane;
+
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
@@ -154,6 +159,35 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServerOptions& optio
   return s;
 }
 
+absl::Status Server::StartLane(const ServerOptions& options) {
+  LaneOptions lane{options.local_socket, options.local_max_connections, options.local_timeout,
+                   options.max_message_bytes, options.local_spin};
+  const bool automatic = lane.path == "auto";
+  if (automatic) {
+    // A replica's clients reach it through a front, which the lane would bypass.
+    if (!options.redis.empty() || !options.redis_sessions.empty()) return absl::OkStatus();
+    // On a chosen port the same path serves every restart (a dead server's socket is replaced);
+    // on any port, one path per server of this process.
+    static std::atomic<int> servers{0};
+    lane.path = options.port != 0 ? absl::StrCat("/tmp/kiln-", options.port, ".sock")
+                                  : absl::StrCat("/tmp/kiln-pid", getpid(), "-",
+                                                 servers.fetch_add(1), ".sock");
+  }
+  if (lane.path.empty()) return absl::OkStatus();
+  absl::StatusOr<std::unique_ptr<LocalLane>> started = LocalLane::Start(lane, *service_);
+  if (!started.ok()) {
+    if (!automatic) return started.status();
+    Log(LogLevel::kWarning, "no same-host lane: calls come over gRPC only",
+        {{"error", started.status().ToString()}});
+    return absl::OkStatus();
+  }
+  lane_ = *std::move(started);
+  service_->set_lane(lane_.get());
+  return absl::OkStatus();
+}
+
+std::string Server::local_socket() const { return lane_ != nullptr ? lane_->path() : ""; }
+
 void Server::WarmUp(const ServerOptions& options) {
   const absl::Time deadline = absl::Now() + options.warm_timeout;
   std::vector<std::string> ids = options.warm_functions;
@@ -219,6 +253,7 @@ void Server::Shutdown(std::chrono::milliseconds grace, std::chrono::milliseconds
     // Calls in flight get `grace` to finish; then gRPC cancels what is left. (gRPC's own
     // Shutdown deadline would also wait that long for idle client connections to close.)
     const auto deadline = std::chrono::steady_clock::now() + grace;
+    if (lane_ != nullptr) lane_->Stop(absl::FromChrono(grace));
     while (service_->in_flight() > 0 && std::chrono::steady_clock::now() < deadline) {
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
@@ -253,6 +288,9 @@ std::string Server::MetricsText() const {
                   "# TYPE kiln_shm_regions gauge\nkiln_shm_regions ", regions_->size(), "\n",
                   "# HELP kiln_shm_bytes Their registered sizes together.\n",
                   "# TYPE kiln_shm_bytes gauge\nkiln_shm_bytes ", regions_->bytes(), "\n");
+  absl::StrAppend(&out, "# HELP kiln_lane_connections Same-host lane connections open.\n",
+                  "# TYPE kiln_lane_connections gauge\nkiln_lane_connections ",
+                  lane_ != nullptr ? lane_->connections() : 0, "\n");
   absl::StrAppend(&out, "# HELP kiln_serving 1 once warm and until draining.\n",
                   "# TYPE kiln_serving gauge\nkiln_serving ", serving_ ? 1 : 0, "\n");
   return out;

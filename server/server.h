@@ -15,6 +15,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "server/auth.h"
+#include "server/local_lane.h"
 #include "server/redis.h"
 #include "server/service.h"
 #include "server/tls.h"
@@ -32,6 +33,12 @@ struct ServerOptions {
   ServiceLimits limits;
   SessionLimits sessions;
   RegionLimits regions;  // same-host shared memory
+  // The same-host lane's socket (see local_lane.h); "auto": /tmp/kiln-<port>.sock unless the
+  // server is a replica (with `redis` or `redis_sessions`), and then none; empty: none.
+  std::string local_socket = "auto";
+  int local_max_connections = 64;
+  absl::Duration local_timeout = absl::Minutes(5);
+  absl::Duration local_spin = absl::Microseconds(50);
   int metrics_port = -1;  // -1: no HTTP endpoint; 0: any free port
   std::string metrics_host = "127.0.0.1";
   std::string metrics_token;  // when set, GET /metrics needs `Authorization: Bearer <it>`
@@ -58,6 +65,8 @@ class Server {
   ~Server();
 
   int port() const { return port_; }
+  // The lane's socket path; empty without one.
+  std::string local_socket() const;
   int metrics_port() const { return metrics_port_; }
   // Says NOT_SERVING on health, waits `delay` for the front to stop sending calls, stops taking
   // calls, lets in-flight ones finish (cancelling those still running after `grace`), drains
@@ -79,6 +88,8 @@ class Server {
  private:
   struct Http;
   Server() = default;
+  // Starts the same-host lane of options.local_socket, if any.
+  absl::Status StartLane(const ServerOptions& options);
   // Loads the functions a warm replica holds, then says SERVING.
   void WarmUp(const ServerOptions& options);
   // The Redis servers in use, by role ("cache", "sessions").
@@ -97,6 +108,7 @@ class Server {
   std::unique_ptr<KilnService> service_;
   std::unique_ptr<ThreadPool> pool_;
   std::unique_ptr<grpc::Server> grpc_;
+  std::unique_ptr<LocalLane> lane_;
   std::unique_ptr<Http> http_;
   int port_ = 0, metrics_port_ = -1;
   bool stopped_ = false;

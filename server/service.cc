@@ -1,5 +1,7 @@
 #include "server/service.h"
 
+#include <unistd.h>
+
 #include <atomic>
 #include <chrono>
 
@@ -12,6 +14,7 @@
 #include "proto/convert/tensor_convert.h"
 #include "server/call_data.h"
 #include "server/graph_requests.h"
+#include "server/local_lane.h"
 #include "server/log.h"
 #include "server/version.h"
 
@@ -22,8 +25,9 @@ double SecondsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-// Polled between nodes: the caller's deadline and cancellation.
-std::function<absl::Status()> Interrupt(grpc::CallbackServerContext* ctx) {
+}  // namespace
+
+std::function<absl::Status()> CallInterrupt(grpc::CallbackServerContext* ctx) {
   return [ctx] {
     if (ctx->IsCancelled()) return absl::CancelledError("the call was cancelled");
     if (ctx->deadline() < std::chrono::system_clock::now()) {
@@ -33,6 +37,8 @@ std::function<absl::Status()> Interrupt(grpc::CallbackServerContext* ctx) {
   };
 }
 
+namespace {
+
 // Polled while compiling, differentiating or optimizing: the call's deadline and cancellation,
 // then the request's budget.
 std::function<absl::Status()> Interrupt(grpc::CallbackServerContext* ctx,
@@ -40,7 +46,7 @@ std::function<absl::Status()> Interrupt(grpc::CallbackServerContext* ctx,
   // A poll comes every few microseconds, so the clocks are read on every 32nd only (they were
   // an eighth of a large compile's time).
   auto polls = std::make_shared<std::atomic<uint32_t>>(0);
-  return [call = Interrupt(ctx), budget = std::move(budget), polls] {
+  return [call = CallInterrupt(ctx), budget = std::move(budget), polls] {
     if (polls->fetch_add(1, std::memory_order_relaxed) % 32 != 0) return absl::OkStatus();
     RETURN_IF_ERROR(call());
     return budget->Check();
@@ -63,6 +69,9 @@ absl::Status CheckNodes(const v1::Graph& graph, const ServiceLimits& limits) {
   return absl::OkStatus();
 }
 
+
+}  // namespace
+
 // The call id a client sets in `kiln-call-id` metadata, the same on every retry of one call, so
 // that a retried update is applied once (none when it is not 1 to 64 letters, digits, - or _),
 // and whether this is a retry: gRPC marks one with `grpc-previous-rpc-attempts`.
@@ -76,8 +85,6 @@ CallId CallIdOf(const grpc::CallbackServerContext& ctx) {
   return {std::string(it->second.data(), it->second.size()),
           metadata.find("grpc-previous-rpc-attempts") != metadata.end()};
 }
-
-}  // namespace
 
 grpc::Status ToGrpc(const absl::Status& status) {
   if (status.ok()) return grpc::Status::OK;
@@ -93,7 +100,8 @@ KilnService::KilnService(FunctionCache& cache, SessionStore& sessions, RegionReg
       metrics_(metrics),
       pool_(pool),
       auth_(auth),
-      limits_(limits) {
+      limits_(limits),
+      instance_(RandomId()) {
   SetMessageAllocatorFor_Compile(&compile_messages_);
   SetMessageAllocatorFor_Grad(&grad_messages_);
   SetMessageAllocatorFor_Optimize(&optimize_messages_);
@@ -101,6 +109,13 @@ KilnService::KilnService(FunctionCache& cache, SessionStore& sessions, RegionReg
 }
 
 void KilnService::Finish(const char* method, Reactor* reactor, const absl::Status& status,
+                         const std::string& tenant) {
+  Record(method, status, tenant);
+  reactor->Finish(ToGrpc(status));
+  EndCall();
+}
+
+void KilnService::Record(const char* method, const absl::Status& status,
                          const std::string& tenant) {
   metrics_.CountRequest(method, status.code(), tenant);
   if (!status.ok()) {
@@ -111,8 +126,6 @@ void KilnService::Finish(const char* method, Reactor* reactor, const absl::Statu
          {"code", absl::StatusCodeToString(status.code())},
          {"error", std::string(status.message())}});
   }
-  reactor->Finish(ToGrpc(status));
-  EndCall();
 }
 
 // fn's status, with what it throws as a status: never a crash.
@@ -176,8 +189,13 @@ KilnService::Reactor* KilnService::Handle(const char* method, Ctx* ctx, bool off
 
 KilnService::Reactor* KilnService::GetVersion(Ctx* ctx, const v1::GetVersionRequest* req,
                                               v1::GetVersionResponse* resp) {
-  return Handle("GetVersion", ctx, false, [req, resp](const Tenant& tenant) {
+  return Handle("GetVersion", ctx, false, [this, req, resp](const Tenant& tenant) {
     resp->set_protocol(kProtocolVersion);
+    if (lane_ != nullptr) {
+      resp->set_local_socket(lane_->path());
+      resp->set_local_pid(static_cast<uint32_t>(getpid()));
+    }
+    resp->set_instance(instance_);
     resp->set_compiler_version(CompilerVersion());
     resp->set_server_version(kServerVersion);
     if (req->client_protocol() != 0 && req->client_protocol() != kProtocolVersion) {
@@ -283,8 +301,9 @@ void KilnService::StartCompile(Ctx* ctx, const v1::CompileRequest& req, v1::Comp
 }
 
 absl::StatusOr<std::vector<Tensor>> KilnService::RunExecution(
-    Ctx* ctx, const Tenant& tenant, const std::string& function_id, const std::string& session,
-    std::vector<Tensor> args, std::shared_ptr<const CompiledFunction> found) {
+    const Tenant& tenant, const std::string& function_id, const std::string& session,
+    std::vector<Tensor> args, std::function<absl::Status()> interrupt, const CallId& call_id,
+    std::shared_ptr<const CompiledFunction> found) {
   const auto start = std::chrono::steady_clock::now();
   absl::StatusOr<std::shared_ptr<const CompiledFunction>> f =
       FindFor(tenant, function_id, std::move(found));
@@ -308,7 +327,7 @@ absl::StatusOr<std::vector<Tensor>> KilnService::RunExecution(
                                                      " executions; retry later"));
   }
   absl::StatusOr<std::vector<Tensor>> out =
-      server::Execute(**f, std::move(args), s.get(), Interrupt(ctx), CallIdOf(*ctx));
+      server::Execute(**f, std::move(args), s.get(), std::move(interrupt), call_id);
   metrics_.ObserveExecute(SecondsSince(start));
   return out;
 }
@@ -340,22 +359,31 @@ KilnService::Reactor* KilnService::Execute(Ctx* ctx, const v1::ExecuteRequest* r
   std::shared_ptr<const CompiledFunction> f = cache_.Peek(req->function_id());
   const bool run_inline = RunsInline(f, *req);
   if (run_inline) metrics_.CountInline();
-  return Handle(
-      "Execute", ctx, !run_inline, [this, ctx, req, resp, f = std::move(f)](const Tenant& tenant) {
-        const CallStores stores{regions_, sessions_, tenant.name, limits_.max_tensor_bytes};
-        int64_t bytes_in = 0, bytes_out = 0;
-        ASSIGN_OR_RETURN(std::vector<Tensor> args, GatherArguments(*req, stores, &bytes_in));
-        ASSIGN_OR_RETURN(const OutputSlice out_slice, FindOutputSlice(*req, stores));
-        PrintCapture printed(limits_.max_printed_bytes);
-        absl::StatusOr<std::vector<Tensor>> out =
-            RunExecution(ctx, tenant, req->function_id(), req->session(), std::move(args), f);
-        if (!out.ok()) return out.status();
-        for (const PrintedValue& p : printed.values()) PrintedToProto(p, resp->add_printed());
-        resp->set_printed_dropped(printed.dropped());
-        RETURN_IF_ERROR(PutOutputs(*out, out_slice, resp, &bytes_out));
-        metrics_.AddBytes(bytes_in, bytes_out);
-        return absl::OkStatus();
-      });
+  return Handle("Execute", ctx, !run_inline,
+                [this, ctx, req, resp, f = std::move(f)](const Tenant& tenant) {
+                  return ExecuteCall(tenant, *req, resp, CallInterrupt(ctx), CallIdOf(*ctx), f);
+                });
+}
+
+absl::Status KilnService::ExecuteCall(const Tenant& tenant, const v1::ExecuteRequest& req,
+                                      v1::ExecuteResponse* resp,
+                                      std::function<absl::Status()> interrupt,
+                                      const CallId& call_id,
+                                      std::shared_ptr<const CompiledFunction> found) {
+  const CallStores stores{regions_, sessions_, tenant.name, limits_.max_tensor_bytes};
+  int64_t bytes_in = 0, bytes_out = 0;
+  ASSIGN_OR_RETURN(std::vector<Tensor> args, GatherArguments(req, stores, &bytes_in));
+  ASSIGN_OR_RETURN(const OutputSlice out_slice, FindOutputSlice(req, stores));
+  PrintCapture printed(limits_.max_printed_bytes);
+  absl::StatusOr<std::vector<Tensor>> out =
+      RunExecution(tenant, req.function_id(), req.session(), std::move(args),
+                   std::move(interrupt), call_id, std::move(found));
+  if (!out.ok()) return out.status();
+  for (const PrintedValue& p : printed.values()) PrintedToProto(p, resp->add_printed());
+  resp->set_printed_dropped(printed.dropped());
+  RETURN_IF_ERROR(PutOutputs(*out, out_slice, resp, &bytes_out));
+  metrics_.AddBytes(bytes_in, bytes_out);
+  return absl::OkStatus();
 }
 
 KilnService::Reactor* KilnService::Grad(Ctx* ctx, const v1::GradRequest* req,
@@ -552,6 +580,7 @@ KilnService::Reactor* KilnService::GetStats(Ctx* ctx, const v1::GetStatsRequest*
     resp->set_shm_bytes(regions_.bytes());
     resp->set_bytes_received(metrics_.bytes_received());
     resp->set_inline_executions(metrics_.inline_executions());
+    resp->set_lane_connections(lane_ != nullptr ? lane_->connections() : 0);
     return absl::OkStatus();
   });
 }

@@ -6,6 +6,8 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
+#include <string>
 
 #include "kiln/v1/service.grpc.pb.h"
 #include "core/ops/print.h"
@@ -37,6 +39,8 @@ struct ServiceLimits {
 
 // A printed value as the wire carries it.
 void PrintedToProto(const PrintedValue& printed, v1::PrintedValue* out);
+
+class LocalLane;
 
 class KilnService final : public v1::Kiln::CallbackService {
  public:
@@ -78,13 +82,32 @@ class KilnService final : public v1::Kiln::CallbackService {
                         v1::DeleteTensorResponse* resp) override;
 
   // Runs an execution of `function_id` (`found`, when the caller already has it) with the
-  // arguments, for Execute and ExecuteStream: limits, session binding, the run with deadline
-  // and cancellation, metrics.
+  // arguments, for every Execute: limits, session binding, the run with `interrupt` polled
+  // between nodes, metrics.
   absl::StatusOr<std::vector<Tensor>> RunExecution(
-      Ctx* ctx, const Tenant& tenant, const std::string& function_id, const std::string& session,
-      std::vector<Tensor> args, std::shared_ptr<const CompiledFunction> found = nullptr);
+      const Tenant& tenant, const std::string& function_id, const std::string& session,
+      std::vector<Tensor> args, std::function<absl::Status()> interrupt, const CallId& call_id,
+      std::shared_ptr<const CompiledFunction> found = nullptr);
+  // Execute's work on any transport: the arguments (in messages, regions or by handle), the
+  // run, then the outputs and printed values into `resp`.
+  absl::Status ExecuteCall(const Tenant& tenant, const v1::ExecuteRequest& req,
+                           v1::ExecuteResponse* resp, std::function<absl::Status()> interrupt,
+                           const CallId& call_id,
+                           std::shared_ptr<const CompiledFunction> found = nullptr);
   // The tenant of the call's `authorization` metadata; UNAUTHENTICATED without a valid token.
   absl::StatusOr<std::shared_ptr<const Tenant>> Authenticate(const Ctx& ctx) const;
+  // The tenant of an `authorization` value ("Bearer <token>"; null: none given).
+  absl::StatusOr<std::shared_ptr<const Tenant>> Authenticate(
+      const absl::string_view* authorization) const {
+    return auth_.Authenticate(authorization);
+  }
+  // Counts and logs a finished call of any transport.
+  void Record(const char* method, const absl::Status& status, const std::string& tenant);
+  // This process's random id, on GetVersion and the lane's hello.
+  const std::string& instance() const { return instance_; }
+  // The same-host lane, said on GetVersion and counted on GetStats; set before the service takes
+  // calls.
+  void set_lane(const LocalLane* lane) { lane_ = lane; }
   // Calls started and not yet finished.
   int in_flight() const { return in_flight_.load(); }
   // Counts a call in (Begin) and out (End); Handle and ExecuteStream do it for every call.
@@ -137,9 +160,16 @@ class KilnService final : public v1::Kiln::CallbackService {
   const Authenticator& auth_;
   const ServiceLimits limits_;
   Quotas quotas_;
+  const std::string instance_;
+  const LocalLane* lane_ = nullptr;
   std::atomic<int> executions_{0};
   std::atomic<int> in_flight_{0};
 };
+
+// What a gRPC call's execution polls between nodes: its deadline and cancellation.
+std::function<absl::Status()> CallInterrupt(grpc::CallbackServerContext* ctx);
+// The call id a client sets in `kiln-call-id` metadata (see service.cc).
+CallId CallIdOf(const grpc::CallbackServerContext& ctx);
 
 // The gRPC status of an absl::Status: same code and message.
 grpc::Status ToGrpc(const absl::Status& status);

@@ -303,10 +303,10 @@ def test_minibatches_of_a_shared_dataset_cost_no_transfer(server):
 
 @pytest.mark.parametrize("bound,inline", [("1s", True), ("0s", False)])
 def test_small_updating_calls_run_inline_under_the_bound(server, bound, inline):
-    """With --inline_max_call above every call's time, small updating calls all run on the gRPC
-    thread; with 0 none does. (The default, 100us, depends on the machine's speed.)"""
+    """With --inline_max_call above every call's time, small updating calls over gRPC all run on
+    the gRPC thread; with 0 none does. (The default, 100us, depends on the machine's speed.)"""
     with running_server("--inline_max_call=" + bound) as address:
-        kiln.config.server = address
+        kiln.config.server, kiln.config.lane = address, "off"
         try:
             acc = kiln.shared(np.zeros(()), name="acc_inline")
             bump = kiln.function([], [], updates=[(acc, acc + 1)])
@@ -322,7 +322,7 @@ def test_small_updating_calls_run_inline_under_the_bound(server, bound, inline):
                     channel_on(True)
             assert acc.get_value() == 102
         finally:
-            kiln.config.server = server
+            kiln.config.server, kiln.config.lane = server, "auto"
 
 
 def test_small_calls_go_in_messages_by_default(server):

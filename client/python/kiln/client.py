@@ -84,12 +84,18 @@ class Client:
         version = self.call("GetVersion", _pb.service_pb2.GetVersionRequest(
             client_protocol=PROTOCOL), wait_for_ready=True, timeout=10)
         self.server_version = version.server_version
+        from kiln.lane import Lane
+        self._lane = Lane(self, version)
 
     def call(self, method, request, route=None, **kwargs):
         """The RPC `method` with `request`; KilnError on a non-OK status. Each call carries
         its route (`route`, else route_of's) and a call id, the same on its retries, so a
         retried update applies once."""
         kwargs.setdefault("timeout", config.timeout)
+        if method == "Execute" and self._lane.usable:
+            resp = self._execute_on_lane(request, kwargs["timeout"])
+            if resp is not None:
+                return resp
         metadata = list(kwargs.pop("metadata", ()))
         route = route or route_of(method, request)
         if route:
@@ -104,6 +110,14 @@ class Client:
                 raise KilnError(code, "cannot reach the Kiln server at %s: %s"
                                 % (self.address, e.details())) from None
             raise KilnError(code, e.details()) from None
+
+    def _execute_on_lane(self, request, timeout):
+        """Execute over the same-host lane (kiln.lane); None when this thread cannot use it."""
+        from kiln.lane import LaneError
+        try:
+            return self._lane.execute(request, timeout)
+        except LaneError as e:
+            raise KilnError("UNAVAILABLE", str(e)) from None
 
     def session(self):
         """This process's session on the server, created on first use."""

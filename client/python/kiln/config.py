@@ -23,6 +23,11 @@ class _Config:
         # call) go in messages even so: for them a region costs more than it saves
         # (environment KILN_SHM_MIN_BYTES).
         self.shm_min_bytes = int(os.environ.get("KILN_SHM_MIN_BYTES", 32768))
+        # The same-host lane for calls run on the server: "auto" sends Execute over the server's
+        # Unix socket (GetVersion.local_socket) when this process can reach it and it is the
+        # server's own, "on" always (an error when it cannot), "off" never: gRPC only
+        # (environment KILN_LANE).
+        self.lane = os.environ.get("KILN_LANE", "auto")
         # Seconds a call may take before it is DEADLINE_EXCEEDED; None waits.
         self.timeout = None
         # The bearer token the server's --auth_tokens knows (environment KILN_TOKEN).

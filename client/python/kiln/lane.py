@@ -1,0 +1,181 @@
+"""The same-host lane (kiln.config.lane): when the server listens on a Unix socket beside gRPC
+(GetVersion.local_socket) and this process can reach it, Execute goes through it: a call is
+two small socket writes instead of an HTTP/2 exchange. Before sending its token, the client
+checks that the socket's other end is the server's own process (SO_PEERCRED against
+GetVersion.local_pid), and the hello's answer against GetVersion.instance. Each thread has its
+own connection; anything that stops the lane from being used sends calls over gRPC instead."""
+import os
+import select
+import socket
+import struct
+import threading
+import time
+
+import grpc
+
+from kiln import _pb
+from kiln.config import config
+
+_CODES = {c.value[0]: c.name for c in grpc.StatusCode}
+_HEADER = struct.Struct("<I")
+_UCRED = struct.Struct("3i")  # pid, uid, gid
+_IDLE_LOOK = 1.0  # a connection idle longer is checked for a close by the server before use
+
+
+class LaneError(Exception):
+    """A lane failure after the call was sent: whether it ran is unknown."""
+
+
+def _varint(n):
+    out = bytearray()
+    while True:
+        b = n & 0x7F
+        n >>= 7
+        if n:
+            out.append(b | 0x80)
+        else:
+            out.append(b)
+            return bytes(out)
+
+
+class Lane:
+    """The lane of one client, or none: `usable` says whether calls may try it."""
+
+    def __init__(self, client, version):
+        mode = config.lane
+        if mode not in ("auto", "on", "off"):
+            raise ValueError("kiln.config.lane %r: expected auto, on or off" % (mode,))
+        from kiln.shm import on_this_host
+        self._client = client
+        self._path = version.local_socket
+        self._pid = version.local_pid
+        self._instance = version.instance
+        self._authorization = dict(client._auth).get("authorization", "")
+        self._local = threading.local()
+        self.required = mode == "on"
+        self.usable = mode != "off" and bool(self._path) and on_this_host(client.address)
+        if self.required and not self.usable:
+            raise ValueError("kiln.config.lane is on, but the server at %s offers no lane "
+                             "reachable from here" % client.address)
+
+    def execute(self, request, timeout=None):
+        """Execute's response over the lane; None when this thread cannot use it (then the call
+        goes over gRPC). KilnError for the server's errors; LaneError when the connection broke
+        after the call was sent."""
+        sock = self._socket()
+        if sock is None:
+            return None
+        body = request.SerializeToString()
+        frame = b"\x12" + _varint(len(body)) + body  # LaneRequest.execute
+        if timeout is not None:
+            frame += b"\x18" + _varint(max(1, int(timeout * 1000)))  # LaneRequest.timeout_ms
+        try:
+            sock.settimeout(None if timeout is None else timeout + 5)
+            sock.sendall(_HEADER.pack(len(frame)) + frame)
+        except OSError:  # the server is gone (a restart): nothing ran, gRPC takes this call
+            self._drop()
+            return None
+        try:
+            resp = self._read(sock)
+        except (OSError, EOFError) as e:
+            self._drop()
+            raise LaneError("the lane to %s broke during a call: %s" % (self._path, e)) from None
+        finally:
+            self._local.used = time.monotonic()
+        _raise_for(resp)
+        return resp.execute
+
+    def _socket(self):
+        """This thread's connection, made (and checked) on first use; None when unusable."""
+        local = self._local
+        if getattr(local, "pid", None) != os.getpid():  # a new thread, or a forked child
+            local.sock, local.pid, local.failed = None, os.getpid(), False
+        if local.failed:
+            return None
+        if local.sock is not None and time.monotonic() - local.used > _IDLE_LOOK:
+            # Readable while idle means the server closed it (its --local_timeout): a new one.
+            if select.select([local.sock], [], [], 0)[0]:
+                self._drop()
+        if local.sock is None:
+            try:
+                try:
+                    local.sock = self._connect()
+                except (OSError, LaneRefused):
+                    self._refresh()  # a restarted server: its new socket, process and instance
+                    local.sock = self._connect()
+            except Exception as e:
+                local.failed = True
+                if self.required or not isinstance(e, (OSError, LaneRefused)):
+                    raise
+                return None
+            local.used = time.monotonic()
+        return local.sock
+
+    def _refresh(self):
+        """The server's lane as GetVersion says it now."""
+        version = self._client.call("GetVersion", _pb.service_pb2.GetVersionRequest(),
+                                    timeout=10)
+        self._path, self._pid = version.local_socket, version.local_pid
+        self._instance = version.instance
+        if not self._path:
+            raise LaneRefused("the server at %s has no lane now" % self._client.address)
+
+    def _connect(self):
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            sock.settimeout(10)
+            sock.connect(self._path)
+            pid = _UCRED.unpack(sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED,
+                                                _UCRED.size))[0]
+            if pid != self._pid:
+                raise LaneRefused("%s is held by process %d, not the server's %d"
+                                  % (self._path, pid, self._pid))
+            hello = _pb.service_pb2.LaneRequest()
+            hello.hello.authorization = self._authorization
+            frame = hello.SerializeToString()
+            sock.sendall(_HEADER.pack(len(frame)) + frame)
+            resp = self._read(sock)
+            if resp.code != 0:
+                raise LaneRefused("the lane said %s: %s" % (_CODES.get(resp.code), resp.message))
+            if resp.instance != self._instance:
+                raise LaneRefused("%s is another server's" % self._path)
+            sock.settimeout(None)
+            return sock
+        except BaseException:
+            sock.close()
+            raise
+
+    def _drop(self):
+        if self._local.sock is not None:
+            self._local.sock.close()
+            self._local.sock = None
+
+    @staticmethod
+    def _read(sock):
+        n = _HEADER.unpack(_recv_exact(sock, 4))[0]
+        resp = _pb.service_pb2.LaneResponse()
+        resp.ParseFromString(_recv_exact(sock, n))
+        return resp
+
+
+class LaneRefused(Exception):
+    """The lane cannot be used from here (another process's socket, another server, full)."""
+
+
+def _recv_exact(sock, n):
+    first = sock.recv(n)
+    if len(first) == n:
+        return first
+    buf = bytearray(first)
+    while len(buf) < n:
+        if not first:
+            raise EOFError("the server closed the lane")
+        first = sock.recv(n - len(buf))
+        buf += first
+    return bytes(buf)
+
+
+def _raise_for(resp):
+    if resp.code != 0:
+        from kiln.client import KilnError
+        raise KilnError(_CODES.get(resp.code, "UNKNOWN"), resp.message)

@@ -1,0 +1,374 @@
+#include "server/local_lane.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <algorithm>
+#include <cstring>
+#include <new>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "core/graph/status_macros.h"
+#include "server/log.h"
+#include "server/service.h"
+
+namespace kiln::server {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// A recv or send that waits no longer than `timeout` (SO_RCVTIMEO, SO_SNDTIMEO).
+void SetTimeouts(int fd, absl::Duration timeout) {
+  const timeval tv = absl::ToTimeval(timeout);
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+}
+
+// Writes `resp` as one frame; false when the client is gone or stopped reading.
+bool WriteFrame(int fd, const v1::LaneResponse& resp) {
+  const size_t size = resp.ByteSizeLong();
+  std::string out(4 + size, '\0');
+  const uint32_t n = static_cast<uint32_t>(size);
+  for (int i = 0; i < 4; ++i) out[i] = static_cast<char>((n >> (8 * i)) & 0xff);
+  resp.SerializeWithCachedSizesToArray(reinterpret_cast<uint8_t*>(out.data() + 4));
+  for (size_t sent = 0; sent < out.size();) {
+    const ssize_t k = send(fd, out.data() + sent, out.size() - sent, MSG_NOSIGNAL);
+    if (k < 0 && errno == EINTR) continue;
+    if (k <= 0) return false;
+    sent += static_cast<size_t>(k);
+  }
+  return true;
+}
+
+v1::LaneResponse ErrorResponse(const absl::Status& status) {
+  v1::LaneResponse resp;
+  resp.set_code(static_cast<int>(status.code()));
+  resp.set_message(std::string(status.message()));
+  return resp;
+}
+
+// A connection's incoming bytes, cut into frames.
+class FrameReader {
+ public:
+  FrameReader(int fd, const LaneOptions& options) : fd_(fd), options_(options) {}
+
+  // The next frame's bytes; OK with `eof` set when the client closed the connection (or it
+  // idled past the timeout, or the lane stops) between frames.
+  absl::Status Next(std::string* frame, bool* eof) {
+    *eof = false;
+    uint8_t header[4];
+    bool closed = false;
+    Spin();
+    RETURN_IF_ERROR(Fill(header, 4, /*idle=*/true, &closed));
+    if (closed) {
+      *eof = true;
+      return absl::OkStatus();
+    }
+    const uint64_t n = uint64_t{header[0]} | uint64_t{header[1]} << 8 |
+                       uint64_t{header[2]} << 16 | uint64_t{header[3]} << 24;
+    if (static_cast<int64_t>(n) > options_.max_frame_bytes) {
+      return absl::ResourceExhaustedError(
+          absl::StrCat("a lane frame of ", n, " bytes is over this server's limit of ",
+                       options_.max_frame_bytes, " (--max_message_bytes)"));
+    }
+    // The buffer grows as the bytes arrive, so a length alone reserves nothing.
+    frame->clear();
+    while (frame->size() < n) {
+      const size_t at = frame->size();
+      frame->resize(std::min<uint64_t>(n, std::max<uint64_t>(at * 2, 64 << 10)));
+      RETURN_IF_ERROR(Fill(reinterpret_cast<uint8_t*>(frame->data() + at), frame->size() - at,
+                           /*idle=*/false, &closed));
+      if (closed) return absl::DataLossError("the client closed the lane inside a frame");
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  // Waits up to --local_spin for the next frame awake: a client calling in a loop then finds
+  // this thread running instead of paying for its wake-up.
+  void Spin() {
+    if (options_.spin <= absl::ZeroDuration()) return;
+    const Clock::time_point until = Clock::now() + absl::ToChronoNanoseconds(options_.spin);
+    char byte;
+    do {
+      if (recv(fd_, &byte, 1, MSG_PEEK | MSG_DONTWAIT) >= 0 || errno != EAGAIN) return;
+    } while (Clock::now() < until);
+  }
+
+  // Reads exactly n bytes; `closed` when the connection ends before the first of them.
+  absl::Status Fill(uint8_t* out, size_t n, bool idle, bool* closed) {
+    size_t got = 0;
+    while (got < n) {
+      const ssize_t k = recv(fd_, out + got, n - got, 0);
+      if (k > 0) {
+        if (idle && got == 0) {  // the frame has begun: from now on it has --local_timeout
+          deadline_ = Clock::now() + absl::ToChronoNanoseconds(options_.timeout);
+        }
+        got += static_cast<size_t>(k);
+      } else if (k < 0 && errno == EINTR) {
+        continue;
+      } else if (k == 0 || (idle && got == 0)) {  // end of stream, or idle past the timeout
+        if (got == 0 && idle) {
+          *closed = true;
+          return absl::OkStatus();
+        }
+        return absl::DataLossError("the client closed the lane inside a frame");
+      } else if (errno != EAGAIN && errno != EWOULDBLOCK) {
+        return absl::UnavailableError(absl::StrCat("lane read: ", std::strerror(errno)));
+      }
+      if ((!idle || got > 0) && Clock::now() > deadline_) {
+        return absl::DeadlineExceededError(absl::StrCat(
+            "a lane frame took longer than --local_timeout (",
+            absl::FormatDuration(options_.timeout), ") to arrive"));
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  const int fd_;
+  const LaneOptions& options_;
+  Clock::time_point deadline_;
+};
+
+}  // namespace
+
+LaneCalls::LaneCalls(KilnService& service, std::function<bool()> peer_gone)
+    : service_(service), peer_gone_(std::move(peer_gone)) {}
+
+v1::LaneResponse LaneCalls::Handle(absl::string_view frame, bool* close) {
+  *close = false;
+  v1::LaneRequest req;
+  if (!req.ParseFromArray(frame.data(), static_cast<int>(frame.size()))) {
+    return ErrorResponse(absl::InvalidArgumentError("the lane frame is not a kiln.v1.LaneRequest"));
+  }
+  v1::LaneResponse resp;
+  absl::Status status;
+  try {
+    status = Call(req, &resp, close);
+  } catch (const std::bad_alloc& e) {  // a tensor over --max_tensor_bytes, or no memory left
+    status = absl::ResourceExhaustedError(absl::StrCat("Execute: ", e.what()));
+  } catch (const std::exception& e) {  // a bug
+    status = absl::InternalError(absl::StrCat("Execute: ", e.what()));
+  }
+  return status.ok() ? resp : ErrorResponse(status);
+}
+
+absl::Status LaneCalls::Call(const v1::LaneRequest& req, v1::LaneResponse* resp, bool* close) {
+  if (req.call_case() == v1::LaneRequest::kHello) {
+    if (said_hello_) return absl::FailedPreconditionError("the lane's hello came twice");
+    const absl::string_view token = req.hello().authorization();
+    absl::StatusOr<std::shared_ptr<const Tenant>> tenant =
+        service_.Authenticate(token.empty() ? nullptr : &token);
+    service_.Record("LaneHello", tenant.status(), tenant.ok() ? (*tenant)->name : "");
+    if (!tenant.ok()) {
+      *close = true;
+      return tenant.status();
+    }
+    said_hello_ = true;
+    authorization_ = std::string(token);
+    resp->set_instance(service_.instance());
+    return absl::OkStatus();
+  }
+  if (req.call_case() != v1::LaneRequest::kExecute) {
+    return absl::InvalidArgumentError("the lane request carries no call");
+  }
+  if (!said_hello_) {
+    *close = true;
+    return absl::FailedPreconditionError("a lane connection's first request must be its hello");
+  }
+  const absl::string_view token = authorization_;
+  absl::StatusOr<std::shared_ptr<const Tenant>> tenant =
+      service_.Authenticate(token.empty() ? nullptr : &token);
+  if (!tenant.ok()) {
+    service_.Record("LaneExecute", tenant.status(), "");
+    *close = true;
+    return tenant.status();
+  }
+  const Clock::time_point deadline =
+      req.timeout_ms() > 0 ? Clock::now() + std::chrono::milliseconds(req.timeout_ms())
+                           : Clock::time_point::max();
+  auto interrupt = [this, deadline]() -> absl::Status {
+    if (peer_gone_ && peer_gone_()) return absl::CancelledError("the lane's client is gone");
+    if (Clock::now() > deadline) return absl::DeadlineExceededError("the call's deadline passed");
+    return absl::OkStatus();
+  };
+  absl::Status status =
+      service_.ExecuteCall(**tenant, req.execute(), resp->mutable_execute(), interrupt, CallId{});
+  service_.Record("LaneExecute", status, (*tenant)->name);
+  return status;
+}
+
+absl::StatusOr<std::unique_ptr<LocalLane>> LocalLane::Start(const LaneOptions& options,
+                                                            KilnService& service) {
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  if (options.path.empty() || options.path.size() >= sizeof(addr.sun_path)) {
+    return absl::InvalidArgumentError(absl::StrCat("--local_socket ", options.path, ": a path of 1 to ",
+                                                   sizeof(addr.sun_path) - 1, " bytes"));
+  }
+  std::memcpy(addr.sun_path, options.path.data(), options.path.size());
+  struct stat st;
+  if (lstat(options.path.c_str(), &st) == 0) {
+    if (!S_ISSOCK(st.st_mode)) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("--local_socket ", options.path, " exists and is not a socket"));
+    }
+    // A socket no server answers is a dead server's: replaced.
+    const int probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    const bool live = connect(probe, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
+    close(probe);
+    if (live) {
+      return absl::AlreadyExistsError(
+          absl::StrCat("--local_socket ", options.path, ": another server listens there"));
+    }
+    unlink(options.path.c_str());
+  }
+  const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0 || bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
+      chmod(options.path.c_str(), 0660) != 0 || listen(fd, 128) != 0) {
+    const std::string error = std::strerror(errno);
+    if (fd >= 0) close(fd);
+    return absl::UnavailableError(
+        absl::StrCat("cannot listen on --local_socket ", options.path, ": ", error));
+  }
+  std::unique_ptr<LocalLane> lane(new LocalLane(options, service, fd));
+  if (pipe2(lane->wake_, O_CLOEXEC) != 0) {
+    return absl::UnavailableError(absl::StrCat("lane: pipe: ", std::strerror(errno)));
+  }
+  LocalLane* self = lane.get();
+  std::thread([self, keep = lane->state_] { self->AcceptLoop(*keep); }).detach();
+  Log(LogLevel::kInfo, "lane listening",
+      {{"path", options.path}, {"max_connections", absl::StrCat(options.max_connections)}});
+  return lane;
+}
+
+LocalLane::LocalLane(const LaneOptions& options, KilnService& service, int listener)
+    : options_(options), service_(service), listener_(listener) {}
+
+LocalLane::~LocalLane() { Stop(); }
+
+int LocalLane::connections() const {
+  absl::MutexLock lock(&state_->mutex);
+  return static_cast<int>(state_->fds.size());
+}
+
+void LocalLane::AcceptLoop(State& state) {
+  while (true) {
+    pollfd p[2] = {{listener_, POLLIN, 0}, {wake_[0], POLLIN, 0}};
+    if (poll(p, 2, -1) < 0) continue;  // EINTR
+    if (p[1].revents != 0) break;
+    const int fd = accept4(listener_, nullptr, nullptr, SOCK_CLOEXEC);
+    if (fd < 0) {
+      if (errno == EMFILE || errno == ENFILE) {  // out of descriptors: let some close first
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      }
+      continue;
+    }
+    SetTimeouts(fd, options_.timeout);
+    bool full = false, accepting;
+    {
+      absl::MutexLock lock(&state.mutex);
+      accepting = state.accepting;
+      full = static_cast<int>(state.fds.size()) >= options_.max_connections;
+      if (accepting && !full) {
+        state.fds.push_back(fd);
+        ++state.open;
+      }
+    }
+    if (!accepting) {
+      close(fd);
+      break;
+    }
+    if (full) {
+      const absl::Status s = absl::ResourceExhaustedError(
+          absl::StrCat("the lane has its limit of ", options_.max_connections,
+                       " connections (--local_max_connections); use gRPC"));
+      Log(LogLevel::kWarning, "lane connection refused", {{"error", std::string(s.message())}});
+      WriteFrame(fd, ErrorResponse(s));
+      close(fd);
+      continue;
+    }
+    std::thread([this, fd, keep = state_] { Serve(fd, *keep); }).detach();
+  }
+  // As in Serve: from here on only `state`.
+  absl::MutexLock lock(&state.mutex);
+  --state.open;
+}
+
+void LocalLane::Serve(int fd, State& state) {
+  {
+    ucred peer{};
+    socklen_t len = sizeof(peer);
+    getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &peer, &len);
+    Log(LogLevel::kDebug, "lane connection",
+        {{"pid", absl::StrCat(peer.pid)}, {"uid", absl::StrCat(peer.uid)}});
+    // A client gone mid-call cancels it; looked at once a millisecond at most, by the call's
+    // own thread.
+    auto last_look = std::make_shared<Clock::time_point>(Clock::now());
+    LaneCalls calls(service_, [&state, fd, last_look] {
+      if (state.cancel.load()) return true;
+      const Clock::time_point now = Clock::now();
+      if (state.stopping.load() || now - *last_look < std::chrono::milliseconds(1)) return false;
+      *last_look = now;
+      pollfd p{fd, POLLRDHUP, 0};
+      return poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0;
+    });
+    FrameReader reader(fd, options_);
+    std::string frame;
+    while (true) {
+      bool eof = false;
+      if (absl::Status s = reader.Next(&frame, &eof); !s.ok() || eof) {
+        if (!s.ok()) {
+          service_.Record("LaneExecute", s, "");
+          WriteFrame(fd, ErrorResponse(s));
+        }
+        break;
+      }
+      *last_look = Clock::now();
+      bool close_after = false;
+      const v1::LaneResponse resp = calls.Handle(frame, &close_after);
+      if (!WriteFrame(fd, resp) || close_after) break;
+    }
+  }
+  // From here on only `state` (which this thread keeps alive): Stop may return, and the lane
+  // go, as soon as `open` drops.
+  absl::MutexLock lock(&state.mutex);
+  state.fds.erase(std::find(state.fds.begin(), state.fds.end(), fd));
+  close(fd);  // under the lock: Stop never shuts down a closed (or reused) descriptor
+  --state.open;
+}
+
+void LocalLane::Stop(absl::Duration grace) {
+  if (stopped_) return;
+  stopped_ = true;
+  State& state = *state_;
+  state.stopping = true;
+  (void)!write(wake_[1], "x", 1);
+  {
+    absl::MutexLock lock(&state.mutex);
+    state.accepting = false;
+    // Idle connections see the end of their stream; a running call finishes and answers first.
+    for (int fd : state.fds) shutdown(fd, SHUT_RD);
+    auto all_done = [&state]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(state.mutex) {
+      return state.open == 0;
+    };
+    if (!state.mutex.AwaitWithTimeout(absl::Condition(&all_done), grace)) {
+      state.cancel = true;
+      state.mutex.Await(absl::Condition(&all_done));
+    }
+  }
+  close(listener_);
+  close(wake_[0]);
+  close(wake_[1]);
+  unlink(options_.path.c_str());
+  Log(LogLevel::kInfo, "lane stopped", {{"path", options_.path}});
+}
+
+}  // namespace kiln::server

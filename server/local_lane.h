@@ -1,0 +1,98 @@
+// The same-host lane: Execute over a Unix socket, beside gRPC, for clients on the server's
+// machine (frames of LaneRequest and LaneResponse, see service.proto). A call costs two small
+// socket writes instead of an HTTP/2 exchange. The same tokens, tenants, quotas and limits apply
+// as on gRPC; a connection is bounded in number, in frame size and in time.
+#ifndef KILN_SERVER_LOCAL_LANE_H_
+#define KILN_SERVER_LOCAL_LANE_H_
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "kiln/v1/service.pb.h"
+
+namespace kiln::server {
+
+class KilnService;
+
+struct LaneOptions {
+  std::string path;  // the socket's path
+  int max_connections = 64;
+  // A connection idle this long is closed, and so is one whose frame takes longer to arrive.
+  absl::Duration timeout = absl::Minutes(5);
+  int64_t max_frame_bytes = 64 << 20;
+  // After answering, a connection's thread waits this long awake for the next call.
+  absl::Duration spin = absl::ZeroDuration();
+};
+
+// One connection's calls, without the socket: the hello, then Executes under the hello's token,
+// authenticated again on each call (a token removed by a reload stops working at once).
+class LaneCalls {
+ public:
+  // `peer_gone` is polled during an execution: true cancels it.
+  LaneCalls(KilnService& service, std::function<bool()> peer_gone);
+  // The answer to one frame's bytes. Sets `close` when the connection must end after it.
+  v1::LaneResponse Handle(absl::string_view frame, bool* close);
+
+ private:
+  absl::Status Call(const v1::LaneRequest& req, v1::LaneResponse* resp, bool* close);
+
+  KilnService& service_;
+  std::function<bool()> peer_gone_;
+  bool said_hello_ = false;
+  std::string authorization_;
+};
+
+class LocalLane {
+ public:
+  // Listens on options.path: a stale socket there (no server answers it) is replaced; a live
+  // one or any other file is an error.
+  static absl::StatusOr<std::unique_ptr<LocalLane>> Start(const LaneOptions& options,
+                                                          KilnService& service);
+  ~LocalLane();
+
+  // Stops taking connections and closes the idle ones; calls running get `grace` to finish,
+  // then are cancelled. Removes the socket. Safe to call twice.
+  void Stop(absl::Duration grace = absl::Seconds(10));
+  const std::string& path() const { return options_.path; }
+  // Connections open now.
+  int connections() const;
+
+ private:
+  LocalLane(const LaneOptions& options, KilnService& service, int listener);
+  struct State;
+  // Takes connections until Stop, each on a thread of its own.
+  void AcceptLoop(State& state);
+  // One connection's frames, until it ends.
+  void Serve(int fd, State& state);
+
+  // What the connections' threads share with Stop. They hold it too, so that it outlives the
+  // lane until the last of them has let go of its mutex.
+  struct State {
+    absl::Mutex mutex;
+    int open ABSL_GUARDED_BY(mutex) = 1;  // threads running: AcceptLoop's and connections'
+    std::vector<int> fds ABSL_GUARDED_BY(mutex);  // the open connections' sockets
+    bool accepting ABSL_GUARDED_BY(mutex) = true;
+    std::atomic<bool> stopping{false};
+    std::atomic<bool> cancel{false};  // past Stop's grace: running calls end
+  };
+
+  const LaneOptions options_;
+  KilnService& service_;
+  const int listener_;
+  int wake_[2] = {-1, -1};  // a pipe: a byte on it stops AcceptLoop
+  const std::shared_ptr<State> state_ = std::make_shared<State>();
+  bool stopped_ = false;
+};
+
+}  // namespace kiln::server
+
+#endif  // KILN_SERVER_LOCAL_LANE_H_

@@ -1,0 +1,456 @@
+// The same-host lane (server/local_lane.h) of a real server, through raw frames on its Unix
+// socket: results equal gRPC's, the hello and its token, bad frames, the frame and connection
+// limits with real inputs, slow and idle clients, a client gone mid-call, deadlines, shutdown,
+// and the socket's path.
+#include <grpcpp/grpcpp.h>
+#include <gtest/gtest.h>
+
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <thread>
+
+#include "absl/strings/match.h"
+#include "client/cpp/client.h"
+#include "core/graph/canonical.h"
+#include "core/kiln.h"
+#include "kiln/v1/service.grpc.pb.h"
+#include "proto/convert/tensor_convert.h"
+#include "server/log.h"
+#include "server/server.h"
+
+namespace kiln {
+namespace {
+
+using client::Client;
+using server::Server;
+using server::ServerOptions;
+
+ServerOptions Local() {
+  server::SetLogLevel(server::LogLevel::kWarning);
+  ServerOptions o;
+  o.host = "127.0.0.1";
+  o.port = 0;
+  o.threads = 2;
+  return o;
+}
+
+std::unique_ptr<Server> Start(const ServerOptions& o = Local()) {
+  auto s = Server::Start(o);
+  EXPECT_TRUE(s.ok()) << s.status();
+  return s.ok() ? std::move(*s) : nullptr;
+}
+
+std::string Address(const Server& s) { return "127.0.0.1:" + std::to_string(s.port()); }
+
+// A socket path of this test's own.
+std::string TempSocket(const std::string& name) {
+  return "/tmp/kiln-lane-test-" + std::to_string(getpid()) + "-" + name + ".sock";
+}
+
+// A lane connection speaking raw frames.
+class RawLane {
+ public:
+  explicit RawLane(const std::string& path) : fd_(socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) {
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::strncpy(addr.sun_path, path.c_str(), sizeof(addr.sun_path) - 1);
+    connected_ = connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
+    const timeval tv{10, 0};  // no test waits forever
+    setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+  }
+  ~RawLane() { close(fd_); }
+
+  bool connected() const { return connected_; }
+  // Sends `body` as one frame (false when the server has closed the connection).
+  bool Send(const std::string& body) {
+    const uint32_t n = static_cast<uint32_t>(body.size());
+    std::string frame(reinterpret_cast<const char*>(&n), 4);
+    return SendBytes(frame + body);
+  }
+  bool SendBytes(const std::string& bytes) {
+    for (size_t sent = 0; sent < bytes.size();) {
+      const ssize_t k = send(fd_, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
+      if (k <= 0) return false;
+      sent += static_cast<size_t>(k);
+    }
+    return true;
+  }
+  // The next response; nullopt when the connection ends first.
+  std::optional<v1::LaneResponse> Read() {
+    uint32_t n = 0;
+    if (!ReadBytes(&n, 4)) return std::nullopt;
+    std::string body(n, '\0');
+    if (!ReadBytes(body.data(), n)) return std::nullopt;
+    v1::LaneResponse resp;
+    if (!resp.ParseFromString(body)) return std::nullopt;
+    return resp;
+  }
+  v1::LaneResponse Call(const v1::LaneRequest& req) {
+    EXPECT_TRUE(Send(req.SerializeAsString()));
+    std::optional<v1::LaneResponse> resp = Read();
+    EXPECT_TRUE(resp.has_value());
+    return resp.value_or(v1::LaneResponse());
+  }
+  v1::LaneResponse Hello(const std::string& authorization = "") {
+    v1::LaneRequest req;
+    req.mutable_hello()->set_authorization(authorization);
+    return Call(req);
+  }
+  // True when the server has closed its end (after whatever responses are pending).
+  bool Ended() {
+    char byte;
+    return recv(fd_, &byte, 1, 0) == 0;
+  }
+
+ private:
+  bool ReadBytes(void* out, size_t n) {
+    char* p = static_cast<char*>(out);
+    while (n > 0) {
+      const ssize_t k = recv(fd_, p, n, 0);
+      if (k <= 0) return false;
+      p += k;
+      n -= static_cast<size_t>(k);
+    }
+    return true;
+  }
+
+  int fd_;
+  bool connected_ = false;
+};
+
+v1::LaneRequest ExecuteOf(const std::string& function_id, const Tensor& arg,
+                          int64_t timeout_ms = 0) {
+  v1::LaneRequest req;
+  req.mutable_execute()->set_function_id(function_id);
+  *req.mutable_execute()->add_args() = ToProto(arg);
+  req.set_timeout_ms(timeout_ms);
+  return req;
+}
+
+Tensor Vec(std::initializer_list<double> v) {
+  return *Tensor::Of<double>(DType::kFloat64, {static_cast<int64_t>(v.size())}, v);
+}
+
+// Waits up to 10 s for the server's metrics to contain `text`.
+bool MetricsSay(const Server& server, const std::string& text) {
+  for (int i = 0; i < 500; ++i) {
+    if (absl::StrContains(server.MetricsText(), text)) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return false;
+}
+
+TEST(LaneTest, ExecuteOverTheLaneEqualsGrpc) {
+  auto server = Start();
+  ASSERT_NE(server, nullptr);
+  ASSERT_FALSE(server->local_socket().empty());
+  auto c = Client::Connect(Address(*server));
+  ASSERT_TRUE(c.ok()) << c.status();
+  Var x = dvector("x");
+  auto f = (*c)->Compile({x}, {x * 2.0 + 1.0, exp(x)});
+  ASSERT_TRUE(f.ok()) << f.status();
+  // GetVersion names the lane, its process and the instance the hello answers.
+  auto stub = v1::Kiln::NewStub(
+      grpc::CreateChannel(Address(*server), grpc::InsecureChannelCredentials()));
+  v1::GetVersionResponse version;
+  grpc::ClientContext ctx;
+  ASSERT_TRUE(stub->GetVersion(&ctx, v1::GetVersionRequest(), &version).ok());
+  EXPECT_EQ(version.local_socket(), server->local_socket());
+  EXPECT_EQ(version.local_pid(), static_cast<uint32_t>(getpid()));
+  struct stat st;
+  ASSERT_EQ(stat(server->local_socket().c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0660u);
+
+  RawLane lane(server->local_socket());
+  ASSERT_TRUE(lane.connected());
+  v1::LaneResponse hello = lane.Hello();
+  EXPECT_EQ(hello.code(), 0) << hello.message();
+  EXPECT_EQ(hello.instance(), version.instance());
+  EXPECT_EQ(hello.instance().size(), 32u);
+
+  const Tensor arg = Vec({0.5, -1.25, 3.0});
+  auto expected = (*c)->Execute(*f, {arg});
+  ASSERT_TRUE(expected.ok()) << expected.status();
+  for (int i = 0; i < 3; ++i) {  // calls follow one another on one connection
+    v1::LaneResponse resp = lane.Call(ExecuteOf(f->id, arg));
+    ASSERT_EQ(resp.code(), 0) << resp.message();
+    ASSERT_EQ(resp.execute().outputs_size(), 2);
+    for (int k = 0; k < 2; ++k) {
+      auto out = FromProto(resp.execute().outputs(k));
+      ASSERT_TRUE(out.ok());
+      EXPECT_EQ(out->ToString(), (*expected)[k].ToString());
+      EXPECT_EQ(resp.execute().outputs(k).data(), ToProto((*expected)[k]).data());  // bit for bit
+    }
+  }
+  EXPECT_EQ(server->MetricsText().find("kiln_lane_connections 1") != std::string::npos, true);
+  EXPECT_TRUE(MetricsSay(*server, "kiln_requests_total{method=\"LaneExecute\"} 3"));
+}
+
+TEST(LaneTest, BadFramesAreNamedErrorsAndTheLaneKeepsServing) {
+  auto server = Start();
+  ASSERT_NE(server, nullptr);
+  auto c = Client::Connect(Address(*server));
+  ASSERT_TRUE(c.ok());
+  Var x = dvector("x");
+  auto f = (*c)->Compile({x}, {x + 1.0});
+  ASSERT_TRUE(f.ok());
+  {  // an Execute before the hello ends the connection
+    RawLane lane(server->local_socket());
+    v1::LaneResponse resp = lane.Call(ExecuteOf(f->id, Vec({1})));
+    EXPECT_EQ(resp.code(), static_cast<int>(absl::StatusCode::kFailedPrecondition));
+    EXPECT_TRUE(absl::StrContains(resp.message(), "first request must be its hello"));
+    EXPECT_TRUE(lane.Ended());
+  }
+  RawLane lane(server->local_socket());
+  ASSERT_EQ(lane.Hello().code(), 0);
+  // Bytes that are no LaneRequest, a request without a call, a second hello, an unknown
+  // function, an argument of the wrong type: each answered, the connection kept.
+  ASSERT_TRUE(lane.Send("\xff\xff\xff\xff garbage"));
+  v1::LaneResponse resp = *lane.Read();
+  EXPECT_EQ(resp.code(), static_cast<int>(absl::StatusCode::kInvalidArgument));
+  EXPECT_TRUE(absl::StrContains(resp.message(), "not a kiln.v1.LaneRequest")) << resp.message();
+  EXPECT_EQ(lane.Call(v1::LaneRequest()).code(),
+            static_cast<int>(absl::StatusCode::kInvalidArgument));
+  EXPECT_EQ(lane.Hello().code(), static_cast<int>(absl::StatusCode::kFailedPrecondition));
+  resp = lane.Call(ExecuteOf(std::string(64, 'a'), Vec({1})));
+  EXPECT_EQ(resp.code(), static_cast<int>(absl::StatusCode::kNotFound));
+  resp = lane.Call(ExecuteOf(f->id, Tensor::Zeros(DType::kInt32, {2, 2})));
+  EXPECT_EQ(resp.code(), static_cast<int>(absl::StatusCode::kInvalidArgument)) << resp.message();
+  resp = lane.Call(ExecuteOf(f->id, Vec({1, 2})));
+  ASSERT_EQ(resp.code(), 0) << resp.message();
+  EXPECT_EQ(FromProto(resp.execute().outputs(0))->ToString(), Vec({2, 3}).ToString());
+}
+
+TEST(LaneTest, TokensGuardTheLaneAsTheyGuardGrpc) {
+  const std::string tokens = ::testing::TempDir() + "/lane_tokens";
+  std::ofstream(tokens) << "sha256:" << Sha256Hex("s3cret") << " alice\n";
+  ServerOptions o = Local();
+  o.auth_tokens = tokens;
+  auto server = Start(o);
+  ASSERT_NE(server, nullptr);
+  auto c = Client::Connect(Address(*server), {.token = "s3cret"});
+  ASSERT_TRUE(c.ok()) << c.status();
+  Var x = dvector("x");
+  auto f = (*c)->Compile({x}, {x * 3.0});
+  ASSERT_TRUE(f.ok());
+  for (const char* bad : {"", "Bearer wrong", "s3cret"}) {
+    RawLane lane(server->local_socket());
+    EXPECT_EQ(lane.Hello(bad).code(), static_cast<int>(absl::StatusCode::kUnauthenticated))
+        << bad;
+    EXPECT_TRUE(lane.Ended()) << bad;
+  }
+  RawLane lane(server->local_socket());
+  ASSERT_EQ(lane.Hello("Bearer s3cret").code(), 0);
+  EXPECT_EQ(lane.Call(ExecuteOf(f->id, Vec({2}))).code(), 0);
+  // A token taken out of the file stops working at the next call, on an open connection too.
+  std::ofstream(tokens) << "sha256:" << Sha256Hex("other") << " bob\n";
+  ASSERT_TRUE(server->Reload().ok());
+  v1::LaneResponse resp = lane.Call(ExecuteOf(f->id, Vec({2})));
+  EXPECT_EQ(resp.code(), static_cast<int>(absl::StatusCode::kUnauthenticated));
+  EXPECT_TRUE(lane.Ended());
+}
+
+TEST(LaneTest, AFrameOverTheLimitIsRefused) {
+  ServerOptions o = Local();
+  o.max_message_bytes = 1 << 20;
+  auto server = Start(o);
+  ASSERT_NE(server, nullptr);
+  {  // a length alone, of 4 GiB - 1: refused before any byte of it is read
+    RawLane lane(server->local_socket());
+    ASSERT_TRUE(lane.SendBytes(std::string(4, '\xff')));
+    std::optional<v1::LaneResponse> resp = lane.Read();
+    ASSERT_TRUE(resp.has_value());
+    EXPECT_EQ(resp->code(), static_cast<int>(absl::StatusCode::kResourceExhausted));
+    EXPECT_TRUE(absl::StrContains(resp->message(), "4294967295 bytes")) << resp->message();
+    EXPECT_TRUE(lane.Ended());
+  }
+  // A real 2 MiB request after the hello: the server answers and closes without reading it
+  // all (the sender sees its connection end).
+  RawLane lane(server->local_socket());
+  ASSERT_EQ(lane.Hello().code(), 0);
+  v1::LaneRequest big = ExecuteOf(std::string(64, 'a'), Tensor::Zeros(DType::kFloat64, {1 << 18}));
+  std::thread sender([&] { lane.Send(big.SerializeAsString()); });
+  std::optional<v1::LaneResponse> resp = lane.Read();
+  sender.join();
+  ASSERT_TRUE(resp.has_value());
+  EXPECT_EQ(resp->code(), static_cast<int>(absl::StatusCode::kResourceExhausted))
+      << resp->message();
+  // Below the limit all is well.
+  RawLane ok(server->local_socket());
+  EXPECT_EQ(ok.Hello().code(), 0);
+}
+
+TEST(LaneTest, ConnectionsAreBoundedInNumber) {
+  ServerOptions o = Local();
+  o.local_max_connections = 2;
+  auto server = Start(o);
+  ASSERT_NE(server, nullptr);
+  auto first = std::make_unique<RawLane>(server->local_socket());
+  RawLane second(server->local_socket());
+  ASSERT_EQ(first->Hello().code(), 0);
+  ASSERT_EQ(second.Hello().code(), 0);
+  {
+    RawLane third(server->local_socket());
+    std::optional<v1::LaneResponse> refused = third.Read();  // answered without a request
+    ASSERT_TRUE(refused.has_value());
+    EXPECT_EQ(refused->code(), static_cast<int>(absl::StatusCode::kResourceExhausted));
+    EXPECT_TRUE(absl::StrContains(refused->message(), "--local_max_connections"));
+    EXPECT_TRUE(third.Ended());
+  }
+  first.reset();  // a place frees up
+  bool admitted = false;
+  for (int i = 0; i < 200 && !admitted; ++i) {  // once the server has seen it close
+    RawLane again(server->local_socket());
+    v1::LaneRequest hello;
+    hello.mutable_hello();
+    again.Send(hello.SerializeAsString());  // fails when the connection was refused
+    std::optional<v1::LaneResponse> resp = again.Read();
+    admitted = resp.has_value() && resp->code() == 0;
+    if (!admitted) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_TRUE(admitted);
+}
+
+TEST(LaneTest, SlowAndIdleConnectionsAreClosed) {
+  ServerOptions o = Local();
+  o.local_timeout = absl::Milliseconds(300);
+  auto server = Start(o);
+  ASSERT_NE(server, nullptr);
+  const auto start = std::chrono::steady_clock::now();
+  RawLane idle(server->local_socket());
+  ASSERT_EQ(idle.Hello().code(), 0);
+  RawLane slow(server->local_socket());
+  ASSERT_EQ(slow.Hello().code(), 0);
+  // Half a frame, then a byte each 100 ms: the frame's time runs out regardless.
+  ASSERT_TRUE(slow.SendBytes(std::string("\x00\x01\x00\x00", 4) + "abc"));
+  std::thread drip([&] {
+    for (int i = 0; i < 8; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      if (!slow.SendBytes("x")) return;
+    }
+  });
+  std::optional<v1::LaneResponse> resp = slow.Read();
+  drip.join();
+  ASSERT_TRUE(resp.has_value());
+  EXPECT_EQ(resp->code(), static_cast<int>(absl::StatusCode::kDeadlineExceeded))
+      << resp->message();
+  EXPECT_TRUE(idle.Ended());
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_LT(seconds, 5.0);
+  EXPECT_TRUE(MetricsSay(*server, "kiln_lane_connections 0"));
+}
+
+// A function of seconds of work at 512x512: 40 products.
+struct SlowFunction {
+  std::unique_ptr<Client> client;
+  client::RemoteFunction f;
+};
+SlowFunction CompileSlow(const Server& server) {
+  auto c = Client::Connect(Address(server));
+  EXPECT_TRUE(c.ok());
+  Var m = dmatrix("m");
+  Var y = m;
+  for (int i = 0; i < 40; ++i) y = tanh(dot(y, m));
+  auto f = (*c)->Compile({m}, {y});
+  EXPECT_TRUE(f.ok()) << f.status();
+  return {std::move(*c), *f};
+}
+
+TEST(LaneTest, DeadlinesAndAClientGoneStopAnExecution) {
+  auto server = Start();
+  ASSERT_NE(server, nullptr);
+  SlowFunction slow = CompileSlow(*server);
+  const Tensor m = Tensor::Zeros(DType::kFloat64, {512, 512});
+  {
+    RawLane lane(server->local_socket());
+    ASSERT_EQ(lane.Hello().code(), 0);
+    v1::LaneResponse resp = lane.Call(ExecuteOf(slow.f.id, m, /*timeout_ms=*/20));
+    EXPECT_EQ(resp.code(), static_cast<int>(absl::StatusCode::kDeadlineExceeded))
+        << resp.message();
+  }
+  {  // sent, then the client goes: the server stops the call instead of finishing it
+    RawLane lane(server->local_socket());
+    ASSERT_EQ(lane.Hello().code(), 0);
+    ASSERT_TRUE(lane.Send(ExecuteOf(slow.f.id, m).SerializeAsString()));
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_TRUE(MetricsSay(*server, "kiln_errors_total{method=\"LaneExecute\",code=\"CANCELLED\"} 1"))
+      << server->MetricsText();
+  EXPECT_TRUE(MetricsSay(*server, "kiln_lane_connections 0"));
+}
+
+TEST(LaneTest, ShutdownLetsACallFinishThenRemovesTheSocket) {
+  auto server = Start();
+  ASSERT_NE(server, nullptr);
+  const std::string path = server->local_socket();
+  auto c = Client::Connect(Address(*server));
+  ASSERT_TRUE(c.ok());
+  Var m = dmatrix("m");
+  Var y = m;
+  for (int i = 0; i < 10; ++i) y = tanh(dot(y, m));
+  auto f = (*c)->Compile({m}, {sum(y)});
+  ASSERT_TRUE(f.ok());
+  RawLane idle(path);
+  ASSERT_EQ(idle.Hello().code(), 0);
+  RawLane busy(path);
+  ASSERT_EQ(busy.Hello().code(), 0);
+  ASSERT_TRUE(busy.Send(ExecuteOf(f->id, Tensor::Zeros(DType::kFloat64, {512, 512})).SerializeAsString()));
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  server->Shutdown(std::chrono::seconds(30));
+  std::optional<v1::LaneResponse> resp = busy.Read();  // the call in flight finished
+  ASSERT_TRUE(resp.has_value());
+  EXPECT_EQ(resp->code(), 0) << resp->message();
+  EXPECT_TRUE(busy.Ended());
+  EXPECT_TRUE(idle.Ended());
+  EXPECT_FALSE(std::filesystem::exists(path));
+}
+
+TEST(LaneTest, TheSocketPathIsCheckedAtStart) {
+  // A dead server's socket is replaced.
+  const std::string stale = TempSocket("stale");
+  {
+    const int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::strncpy(addr.sun_path, stale.c_str(), sizeof(addr.sun_path) - 1);
+    ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+    close(fd);  // the file stays, nobody listens
+  }
+  ServerOptions o = Local();
+  o.local_socket = stale;
+  auto first = Start(o);
+  ASSERT_NE(first, nullptr);
+  EXPECT_EQ(first->local_socket(), stale);
+  // A live one is not taken over: an explicit path is then an error...
+  auto second = Server::Start(o);
+  ASSERT_FALSE(second.ok());
+  EXPECT_EQ(second.status().code(), absl::StatusCode::kAlreadyExists) << second.status();
+  // ...and so is a path that is another kind of file, or too long.
+  const std::string file = TempSocket("file");
+  std::ofstream(file) << "not a socket";
+  o.local_socket = file;
+  EXPECT_EQ(Server::Start(o).status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_TRUE(std::filesystem::exists(file));
+  std::filesystem::remove(file);
+  o.local_socket = "/tmp/" + std::string(200, 'x');
+  EXPECT_EQ(Server::Start(o).status().code(), absl::StatusCode::kInvalidArgument);
+  // Empty: no lane, and GetVersion says none.
+  o.local_socket = "";
+  auto none = Start(o);
+  ASSERT_NE(none, nullptr);
+  EXPECT_EQ(none->local_socket(), "");
+  first->Shutdown();
+  EXPECT_FALSE(std::filesystem::exists(stale));
+}
+
+}  // namespace
+}  // namespace kiln

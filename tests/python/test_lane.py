@@ -1,0 +1,248 @@
+"""The same-host lane (kiln.config.lane): Execute over the server's Unix socket gives the same bits
+as over gRPC, with shared variables, regions and resident tensors; it is used by itself on this
+host, never with a socket of another process, per thread and per forked process; a client
+killed while connected leaves no connection behind; a restarted server is found again."""
+import multiprocessing
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import types
+
+import numpy as np
+import pytest
+
+import kiln
+import kiln.tensor as at
+from kiln import _pb
+from kiln.client import Client, KilnError, get_client
+from kiln.lane import Lane
+from conftest import running_server
+from test_local_execution import assert_bitwise
+
+
+def stats(client=None):
+    return (client or get_client()).call("GetStats", _pb.service_pb2.GetStatsRequest())
+
+
+def without_grpc_execute(client):
+    """A stub whose Execute fails: a call that still works went over the lane."""
+    class Stub:
+        def __init__(self, stub):
+            self._stub = stub
+
+        def __getattr__(self, name):
+            if name == "Execute":
+                raise AssertionError("Execute went over gRPC")
+            return getattr(self._stub, name)
+    client._stub = Stub(client._stub)
+
+
+def logreg_step(w0):
+    x, y = at.dmatrix("x"), at.dvector("y")
+    w, b = kiln.shared(w0.copy(), name="w"), kiln.shared(0.0, name="b")
+    p_1 = 1 / (1 + at.exp(-at.dot(x, w) - b))
+    xent = -y * at.log(p_1) - (1 - y) * at.log(1 - p_1)
+    cost = xent.mean() + 0.01 * (w ** 2).sum()
+    gw, gb = kiln.grad(cost, [w, b])
+    f = kiln.function([x, y], [p_1 > 0.5, xent], updates=((w, w - 0.1 * gw), (b, b - 0.1 * gb)))
+    return f, w, b
+
+
+def test_calls_take_the_lane_by_themselves(server):
+    client = Client(server)
+    assert client._lane.usable
+    version = client.call("GetVersion", _pb.service_pb2.GetVersionRequest())
+    assert version.local_socket and version.local_pid > 0 and len(version.instance) == 32
+    without_grpc_execute(client)
+    req = _pb.service_pb2.ExecuteRequest()
+    x = at.dvector("x")
+    f = kiln.function([x], x + x ** 10)
+    req.function_id = f.function_id
+    from kiln import wire
+    wire.tensor_to_proto(np.array([1.0, 2.0, 3.0]), req.args.add())
+    resp = client.call("Execute", req)
+    np.testing.assert_array_equal(wire.tensor_from_proto(resp.outputs[0]), [2.0, 1026.0, 59052.0])
+    assert stats(client).lane_connections >= 1
+
+
+@pytest.mark.parametrize("shm", [False, True])
+def test_lane_and_grpc_give_the_same_bits(server, shm):
+    """The tutorial's training step with updates, three steps each way, outputs and shared
+    variables compared bit for bit; through the region and in messages."""
+    rng = np.random.default_rng(1)
+    X, Y = rng.normal(size=(40, 30)), rng.integers(0, 2, size=40).astype(np.float64)
+    w0 = rng.normal(scale=0.1, size=30)
+    results = []
+    for lane in ("auto", "off"):
+        kiln.config.lane = lane
+        kiln.config.shm_min_bytes = 0 if shm else 1 << 40
+        try:
+            client = Client(server)
+            f, w, b = logreg_step(w0)
+            f._client = client
+            assert client._lane.usable == (lane == "auto")
+            outs = [f(X, Y) for _ in range(3)]
+            results.append((outs, w.get_value(), b.get_value()))
+        finally:
+            kiln.config.lane, kiln.config.shm_min_bytes = "auto", 32768
+    (lane_outs, lane_w, lane_b), (grpc_outs, grpc_w, grpc_b) = results
+    for a, b in zip(lane_outs, grpc_outs):
+        for u, v in zip(a, b):
+            assert_bitwise(u, v)
+    assert_bitwise(lane_w, grpc_w)
+    assert_bitwise(np.asarray(lane_b), np.asarray(grpc_b))
+
+
+def test_errors_over_the_lane_are_the_servers(server):
+    client = Client(server)
+    req = _pb.service_pb2.ExecuteRequest(function_id="f" * 64)
+    with pytest.raises(KilnError) as e:
+        client.call("Execute", req)
+    assert e.value.code == "NOT_FOUND" and "compile it again" in e.value.message
+    assert client._lane._local.sock is not None  # the connection stays
+
+
+def test_off_means_grpc_and_on_without_a_lane_is_an_error(server):
+    kiln.config.lane = "off"
+    try:
+        assert not Client(server)._lane.usable
+    finally:
+        kiln.config.lane = "auto"
+    with running_server("--local_socket=") as address:
+        assert not Client(address)._lane.usable
+        kiln.config.lane = "on"
+        try:
+            with pytest.raises(ValueError, match="offers no lane"):
+                Client(address)
+        finally:
+            kiln.config.lane = "auto"
+    with pytest.raises(ValueError, match="expected auto, on or off"):
+        kiln.config.lane = "maybe"
+        try:
+            Client(server)
+        finally:
+            kiln.config.lane = "auto"
+
+
+def test_a_socket_held_by_another_process_gets_no_token(server):
+    """The lane checks the socket's owner (SO_PEERCRED) against GetVersion's local_pid before its
+    hello: a listener of another process sees no byte, and calls go over gRPC."""
+    path = os.path.join(tempfile.mkdtemp(), "fake.sock")
+    fake = socket.socket(socket.AF_UNIX)
+    fake.bind(path)
+    fake.listen(1)
+    received = []
+
+    def serve():
+        conn, _ = fake.accept()
+        conn.settimeout(2)
+        try:
+            received.append(conn.recv(100))
+        except OSError:
+            received.append(b"")
+        conn.close()
+    t = threading.Thread(target=serve)
+    t.start()
+    client = Client(server)
+    client._auth = [("authorization", "Bearer secret-token")]
+    version = types.SimpleNamespace(local_socket=path, local_pid=os.getpid() + 1,
+                                    instance=client._lane._instance)
+    lane = Lane(client, version)
+    lane._refresh = lambda: None  # keep the fake: no second look at the server's lane
+    x = at.dvector("x")
+    f = kiln.function([x], x * 2)
+    assert lane.execute(_pb.service_pb2.ExecuteRequest(function_id=f.function_id)) is None
+    t.join()
+    fake.close()
+    assert received == [b""]
+
+
+def _child_call(address, conn):
+    kiln.config.server = address
+    x = at.dvector("x")
+    f = kiln.function([x], x * 3)
+    conn.send((f(np.arange(4.0)).tolist(), get_client()._lane._local.sock is not None))
+
+
+def test_threads_and_forked_children_have_their_own_connections(server):
+    x = at.dvector("x")
+    f = kiln.function([x], x + 1)
+    f(np.zeros(2))  # this process's connection exists before the fork
+    outs, errors = [], []
+
+    def work(k):
+        try:
+            for _ in range(50):
+                outs.append(float(f(np.full(3, float(k)))[0]) == k + 1)
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors and len(outs) == 200 and all(outs)
+    ctx = multiprocessing.get_context("fork")
+    parent, child = ctx.Pipe()
+    p = ctx.Process(target=_child_call, args=(server, child))
+    p.start()
+    result, used_lane = parent.recv()
+    p.join(timeout=30)
+    assert result == [0.0, 3.0, 6.0, 9.0] and used_lane
+    np.testing.assert_array_equal(f(np.ones(2)), [2.0, 2.0])  # the parent's still works
+
+
+CLIENT = """
+import sys, numpy as np
+import kiln, kiln.tensor as at
+kiln.config.server = sys.argv[1]
+x = at.dvector("x")
+f = kiln.function([x], x * 2)
+f(np.ones(3))
+print("ready", flush=True)
+sys.stdin.read()
+"""
+
+
+def test_a_killed_client_leaves_no_connection(server):
+    with running_server() as address:
+        client = Client(address)
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+        proc = subprocess.Popen([sys.executable, "-c", CLIENT, address], env=env,
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        assert proc.stdout.readline().strip() == b"ready"
+        assert stats(client).lane_connections == 1
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=30)
+        for _ in range(200):
+            if stats(client).lane_connections == 0:
+                break
+            time.sleep(0.05)
+        assert stats(client).lane_connections == 0
+
+
+def test_a_restarted_server_is_found_again(server):
+    """A server restarted on the same port (a new process behind the same socket path): the
+    client's next calls reach it, over the lane again, with no error."""
+    with running_server() as address:
+        port = address.rsplit(":", 1)[1]
+    x = at.dvector("x")
+    kiln.config.server = address
+    try:
+        with running_server("--port", port):
+            f = kiln.function([x], x - 1)
+            np.testing.assert_array_equal(f(np.ones(2)), [0.0, 0.0])
+            lane = get_client(address)._lane
+            old_pid = lane._pid
+            assert lane._local.sock is not None
+        with running_server("--port", port):
+            for _ in range(3):
+                np.testing.assert_array_equal(f(np.ones(2)), [0.0, 0.0])
+            assert lane._pid != old_pid and lane._local.sock is not None
+    finally:
+        kiln.config.server = server
