@@ -14,6 +14,7 @@
 #include <new>
 #include <thread>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
 #include "core/graph/status_macros.h"
 #include "server/log.h"
@@ -199,6 +200,8 @@ absl::Status LaneCalls::Call(const v1::LaneRequest& req, v1::LaneResponse* resp,
     if (Clock::now() > deadline) return absl::DeadlineExceededError("the call's deadline passed");
     return absl::OkStatus();
   };
+  service_.BeginCall();
+  absl::Cleanup ended = [&] { service_.EndCall(); };
   absl::Status status =
       service_.ExecuteCall(**tenant, req.execute(), resp->mutable_execute(), interrupt, CallId{});
   service_.Record("LaneExecute", status, (*tenant)->name);

@@ -7,6 +7,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
@@ -253,9 +254,13 @@ void Server::Shutdown(std::chrono::milliseconds grace, std::chrono::milliseconds
     // Calls in flight get `grace` to finish; then gRPC cancels what is left. (gRPC's own
     // Shutdown deadline would also wait that long for idle client connections to close.)
     const auto deadline = std::chrono::steady_clock::now() + grace;
-    if (lane_ != nullptr) lane_->Stop(absl::FromChrono(grace));
     while (service_->in_flight() > 0 && std::chrono::steady_clock::now() < deadline) {
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    // The lane's calls are counted in flight too; any still running get what is left of grace.
+    if (lane_ != nullptr) {
+      lane_->Stop(absl::FromChrono(std::max<std::chrono::steady_clock::duration>(
+          deadline - std::chrono::steady_clock::now(), std::chrono::milliseconds(0))));
     }
     grpc_->Shutdown(std::chrono::system_clock::now());
   }

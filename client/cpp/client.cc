@@ -12,6 +12,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "client/cpp/lane_channel.h"
 #include "client/cpp/shm_channel.h"
 #include "core/graph/canonical.h"
 #include "core/graph/status_macros.h"
@@ -187,6 +188,13 @@ absl::StatusOr<std::unique_ptr<Client>> Client::Connect(const std::string& addre
                         absl::StrCat("cannot reach the Kiln server at ", address, ": ",
                                      version.status().message()));
   }
+  Client* self = client.get();
+  client->lane_ = std::make_unique<LaneChannel>(address, *version, client->stub_->authorization,
+                                                [self] { return self->Version(); });
+  if (client->lane_->required() && !client->lane_->usable()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "KILN_LANE=on, but the server at ", address, " offers no lane reachable from here"));
+  }
   return client;
 }
 
@@ -358,11 +366,17 @@ absl::StatusOr<std::vector<Tensor>> Client::Execute(RemoteFunction& f,
   if (!in_region) to_messages();
   for (int attempt = 0;; ++attempt) {
     req.set_function_id(f.id);
-    grpc::ClientContext ctx;
-    // A region lives on the replica of the session's calls.
-    stub_->Prepare(ctx, in_region ? req.session() : f.route.empty() ? f.id : f.route);
     v1::ExecuteResponse resp;
-    absl::Status s = FromGrpc(stub_->kiln->Execute(&ctx, req, &resp));
+    absl::Status s;
+    if (auto on_lane = lane_->Execute(req); on_lane.has_value()) {
+      s = on_lane->status();
+      if (s.ok()) resp = std::move(**on_lane);
+    } else {
+      grpc::ClientContext ctx;
+      // A region lives on the replica of the session's calls.
+      stub_->Prepare(ctx, in_region ? req.session() : f.route.empty() ? f.id : f.route);
+      s = FromGrpc(stub_->kiln->Execute(&ctx, req, &resp));
+    }
     if (absl::IsNotFound(s) && attempt < 2) {
       if (absl::StrContains(s.message(), "compile it again") && f.request != nullptr) {
         ASSIGN_OR_RETURN(RemoteFunction again, CompileRequest(f.request, f.shared));

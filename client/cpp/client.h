@@ -55,6 +55,7 @@ struct Credentials {
   static Credentials FromEnvironment();
 };
 
+class LaneChannel;
 class ShmChannel;
 
 class Client {
@@ -71,7 +72,8 @@ class Client {
                                          const CompileOptions& options = {});
   // Runs f on one tensor per input, compiling it again if the server no longer has it. When the
   // server is on this host (a loopback address; KILN_SHM=off: never, on: always), the tensors
-  // go through a shared-memory region of the session instead of messages.
+  // go through a shared-memory region of the session instead of messages, and the call over the
+  // server's same-host lane instead of gRPC (KILN_LANE, lane_channel.h).
   absl::StatusOr<std::vector<Tensor>> Execute(RemoteFunction& f, const std::vector<Tensor>& args);
   // Execute through ExecuteStream: tensors of any size, sent and received in chunks.
   absl::StatusOr<std::vector<Tensor>> ExecuteStreamed(RemoteFunction& f,
@@ -107,6 +109,7 @@ class Client {
                               uint64_t bytes);
   std::unique_ptr<Stub> stub_;
   std::unique_ptr<ShmChannel> shm_;
+  std::unique_ptr<LaneChannel> lane_;  // Execute over the server's same-host lane
   std::mutex shm_mutex_;  // one call in the region at a time; the others send messages
   std::string session_;
   std::set<const void*> uploaded_;  // shared containers whose value the session has

@@ -20,7 +20,11 @@
 #include "server/auth.h"
 #include "server/compiled_function.h"
 #include "server/disk_cache.h"
+#include "server/function_cache.h"
 #include "server/graph_requests.h"
+#include "server/local_lane.h"
+#include "server/log.h"
+#include "server/service.h"
 #include "server/sessions.h"
 #include "tests/fuzz/seeds.h"
 
@@ -168,6 +172,38 @@ class ScratchDisk {
   std::optional<server::DiskCache> cache_;
 };
 
+// A service as kiln-server's, on the fuzzer's limits, with the seeds in its cache: what the
+// lane's calls reach.
+struct LaneWorld {
+  LaneWorld() {
+    for (const v1::CompileRequest& r : SeedCompileRequests()) {
+      absl::StatusOr<server::CompileJob> job = server::PrepareCompile(r, kLimits);
+      KILN_CHECK(job.ok());
+      cache.GetOrCompile(*job, [this](server::FunctionCache::Result f, server::CacheSource) {
+        KILN_CHECK(f.ok()) << f.status();
+        ids.push_back((*f)->id);
+      });
+    }
+    KILN_CHECK(ids.size() == SeedCompileRequests().size());
+  }
+  static server::ServiceLimits Limits() {
+    server::ServiceLimits limits;
+    limits.max_nodes = kLimits.max_nodes;
+    limits.max_tensor_bytes = kMaxTensorBytes;
+    limits.max_printed_bytes = 1 << 16;
+    return limits;
+  }
+
+  server::FunctionCache cache{int64_t{256} << 20, std::nullopt, nullptr};
+  server::MemorySessionStore sessions;
+  server::RegionRegistry regions{server::RegionLimits{}};
+  server::Metrics metrics;
+  server::ThreadPool pool{1};
+  server::Authenticator auth{server::TenantQuota{}};
+  server::KilnService service{cache, sessions, regions, metrics, pool, auth, Limits()};
+  std::vector<std::string> ids;  // of the seeds, in order
+};
+
 }  // namespace
 
 void CompileRequestTarget(std::string_view bytes) {
@@ -258,6 +294,36 @@ void GradRequestTarget(std::string_view bytes) {
       (void)server::PrintGraph(graph->outputs, format, /*compiled=*/true);
     }
   } catch (const BufferLimitExceeded&) {
+  }
+}
+
+void LaneFramesTarget(std::string_view bytes) {
+  Init();
+  static LaneWorld* world = [] {
+    server::SetLogLevel(server::LogLevel::kError);
+    return new LaneWorld();
+  }();
+  if (bytes.empty()) return;
+  const std::string& id = world->ids[static_cast<unsigned char>(bytes[0]) % world->ids.size()];
+  server::LaneCalls calls(world->service, [] { return false; });
+  std::string_view rest = bytes.substr(1);
+  while (rest.size() >= 2) {
+    const size_t n = std::min<size_t>(
+        static_cast<unsigned char>(rest[0]) | static_cast<unsigned char>(rest[1]) << 8,
+        rest.size() - 2);
+    std::string frame(rest.substr(2, n));
+    rest.remove_prefix(2 + n);
+    // An Execute without a function id runs the picked seed (ids are hashes: not guessable).
+    v1::LaneRequest request;
+    if (Parse(frame, request) && request.has_execute() && request.execute().function_id().empty()) {
+      request.mutable_execute()->set_function_id(id);
+      frame = request.SerializeAsString();
+    }
+    bool close = false;
+    const v1::LaneResponse response = calls.Handle(frame, &close);
+    KILN_CHECK(response.code() >= 0 && response.code() <= 16) << response.code();
+    Ok("LaneCalls", absl::Status(static_cast<absl::StatusCode>(response.code()), response.message()));
+    if (close) return;
   }
 }
 

@@ -21,6 +21,11 @@ void DiskEntryTarget(std::string_view bytes);
 // A kiln.v1.GradRequest through GradGraph, then OptimizeGraph and PrintGraph on the result.
 void GradRequestTarget(std::string_view bytes);
 
+// The same-host lane's frames on one connection: bytes[0] picks a seed function, then frames of a
+// 2-byte little-endian length and a kiln.v1.LaneRequest (an Execute without a function id runs
+// the picked one), through the service until one closes the connection.
+void LaneFramesTarget(std::string_view bytes);
+
 // bytes[0] even: the rest as the `authorization` metadata of a call to a server with tokens;
 // odd: the rest as a tokens file (--auth_tokens) to load, then a call with each of its lines.
 void AuthMetadataTarget(std::string_view bytes);
@@ -35,6 +40,7 @@ inline constexpr NamedTarget kTargets[] = {
     {"compile_request", CompileRequestTarget}, {"execute_request", ExecuteRequestTarget},
     {"function_load", FunctionLoadTarget},     {"disk_entry", DiskEntryTarget},
     {"grad_request", GradRequestTarget},       {"auth_metadata", AuthMetadataTarget},
+    {"lane_frames", LaneFramesTarget},
 };
 
 }  // namespace kiln::fuzz

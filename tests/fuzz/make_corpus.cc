@@ -48,6 +48,24 @@ v1::ExecuteRequest ExecuteRequestFor(const server::CompiledFunction& f) {
   return request;
 }
 
+// A hello, then an Execute of f (its function id left out: the target fills it in), as
+// LaneFramesTarget reads frames.
+std::string LaneFrames(const server::CompiledFunction& f) {
+  v1::LaneRequest hello, execute;
+  hello.mutable_hello();
+  *execute.mutable_execute() = ExecuteRequestFor(f);
+  execute.mutable_execute()->clear_function_id();
+  std::string out;
+  for (const v1::LaneRequest* r : {&hello, &execute}) {
+    const std::string bytes = r->SerializeAsString();
+    KILN_CHECK(bytes.size() < (1 << 16));
+    out += static_cast<char>(bytes.size() & 0xff);
+    out += static_cast<char>(bytes.size() >> 8);
+    out += bytes;
+  }
+  return out;
+}
+
 // The optimized graph f's stored form holds.
 std::string OptimizedGraphBytes(const server::CompiledFunction& f) {
   v1::StoredFunction stored;
@@ -85,6 +103,7 @@ int WriteCorpus(const std::filesystem::path& dir) {
           std::string(1, static_cast<char>(n)) + ExecuteRequestFor(*f).SerializeAsString());
     Write(dir, "function_load", n, OptimizedGraphBytes(*f));
     Write(dir, "disk_entry", n, f->stored);
+    Write(dir, "lane_frames", n, std::string(1, static_cast<char>(n)) + LaneFrames(*f));
     ++n;
   }
   n = 0;

@@ -152,7 +152,9 @@ TEST(LaneTest, ExecuteOverTheLaneEqualsGrpc) {
   auto server = Start();
   ASSERT_NE(server, nullptr);
   ASSERT_FALSE(server->local_socket().empty());
+  setenv("KILN_LANE", "off", 1);  // this client's calls are the gRPC reference
   auto c = Client::Connect(Address(*server));
+  unsetenv("KILN_LANE");
   ASSERT_TRUE(c.ok()) << c.status();
   Var x = dvector("x");
   auto f = (*c)->Compile({x}, {x * 2.0 + 1.0, exp(x)});
@@ -192,6 +194,46 @@ TEST(LaneTest, ExecuteOverTheLaneEqualsGrpc) {
   }
   EXPECT_EQ(server->MetricsText().find("kiln_lane_connections 1") != std::string::npos, true);
   EXPECT_TRUE(MetricsSay(*server, "kiln_requests_total{method=\"LaneExecute\"} 3"));
+}
+
+TEST(LaneTest, TheCppClientTakesTheLaneByItself) {
+  auto server = Start();
+  ASSERT_NE(server, nullptr);
+  Var x = dvector("x");
+  Var acc = shared(Tensor::Zeros(DType::kFloat64, {3}), "acc");
+  std::vector<std::vector<Tensor>> results;
+  for (const char* mode : {"auto", "off"}) {
+    setenv("KILN_LANE", mode, 1);
+    auto c = Client::Connect(Address(*server));
+    ASSERT_TRUE(c.ok()) << c.status();
+    auto f = (*c)->Compile({x}, {exp(x) * 2.0, acc + x}, {.updates = {{acc, acc + x}}});
+    ASSERT_TRUE(f.ok()) << f.status();
+    for (int i = 0; i < 3; ++i) {
+      auto out = (*c)->Execute(*f, {Vec({0.5, -1.0, 2.0})});
+      ASSERT_TRUE(out.ok()) << out.status();
+      results.push_back(*out);
+    }
+    auto stats = (*c)->Stats();
+    ASSERT_TRUE(stats.ok());
+    EXPECT_EQ(stats->lane_connections(), std::string(mode) == "auto" ? 1u : 0u) << mode;
+  }
+  unsetenv("KILN_LANE");
+  EXPECT_TRUE(MetricsSay(*server, "kiln_requests_total{method=\"LaneExecute\"} 3"));
+  for (int i = 0; i < 3; ++i) {  // the same bits both ways (each client has its own session)
+    for (int k = 0; k < 2; ++k) {
+      EXPECT_EQ(ToProto(results[i][k]).data(), ToProto(results[3 + i][k]).data()) << i << k;
+    }
+  }
+  // KILN_LANE=on with a server without a lane: an error at connect, not a silent gRPC.
+  ServerOptions o = Local();
+  o.local_socket = "";
+  auto none = Start(o);
+  ASSERT_NE(none, nullptr);
+  setenv("KILN_LANE", "on", 1);
+  auto refused = Client::Connect(Address(*none));
+  unsetenv("KILN_LANE");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_TRUE(absl::StrContains(refused.status().message(), "KILN_LANE=on")) << refused.status();
 }
 
 TEST(LaneTest, BadFramesAreNamedErrorsAndTheLaneKeepsServing) {

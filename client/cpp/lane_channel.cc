@@ -1,0 +1,187 @@
+#include "client/cpp/lane_channel.h"
+
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "client/cpp/shm_channel.h"
+
+namespace kiln::client {
+namespace {
+
+// A connection idle longer is looked at (for a close by the server) before use.
+constexpr std::chrono::seconds kIdleLook(1);
+
+std::string Mode() {
+  const char* v = std::getenv("KILN_LANE");
+  return v == nullptr || *v == '\0' ? "auto" : v;
+}
+
+void AppendVarint(std::string& out, uint64_t n) {
+  while (n >= 0x80) {
+    out += static_cast<char>((n & 0x7f) | 0x80);
+    n >>= 7;
+  }
+  out += static_cast<char>(n);
+}
+
+// Sends `body` as one frame: its 4-byte little-endian length, then it.
+absl::Status SendFrame(int fd, std::string_view body) {
+  std::string frame(4, '\0');
+  for (int i = 0; i < 4; ++i) frame[i] = static_cast<char>((body.size() >> (8 * i)) & 0xff);
+  frame.append(body);
+  for (size_t sent = 0; sent < frame.size();) {
+    const ssize_t k = send(fd, frame.data() + sent, frame.size() - sent, MSG_NOSIGNAL);
+    if (k < 0 && errno == EINTR) continue;
+    if (k <= 0) return absl::UnavailableError(absl::StrCat("lane send: ", std::strerror(errno)));
+    sent += static_cast<size_t>(k);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ReadExact(int fd, char* out, size_t n) {
+  while (n > 0) {
+    const ssize_t k = recv(fd, out, n, 0);
+    if (k < 0 && errno == EINTR) continue;
+    if (k == 0) return absl::UnavailableError("the server closed the lane");
+    if (k < 0) return absl::UnavailableError(absl::StrCat("lane read: ", std::strerror(errno)));
+    out += k;
+    n -= static_cast<size_t>(k);
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<v1::LaneResponse> ReadFrame(int fd) {
+  unsigned char header[4];
+  if (absl::Status s = ReadExact(fd, reinterpret_cast<char*>(header), 4); !s.ok()) return s;
+  const uint32_t n = header[0] | header[1] << 8 | header[2] << 16 | uint32_t{header[3]} << 24;
+  std::string body(n, '\0');
+  if (absl::Status s = ReadExact(fd, body.data(), n); !s.ok()) return s;
+  v1::LaneResponse resp;
+  if (!resp.ParseFromString(body)) return absl::DataLossError("the lane's answer is not a LaneResponse");
+  return resp;
+}
+
+absl::Status StatusOf(const v1::LaneResponse& resp) {
+  return absl::Status(static_cast<absl::StatusCode>(resp.code()), resp.message());
+}
+
+}  // namespace
+
+LaneChannel::LaneChannel(const std::string& address, const v1::GetVersionResponse& version,
+                         std::string authorization, Refresh refresh)
+    : path_(version.local_socket()),
+      pid_(version.local_pid()),
+      instance_(version.instance()),
+      authorization_(std::move(authorization)),
+      refresh_(std::move(refresh)),
+      usable_(Mode() != "off" && !path_.empty() && OnThisHost(address)),
+      required_(Mode() == "on") {}
+
+LaneChannel::~LaneChannel() { Drop(); }
+
+void LaneChannel::Drop() {
+  if (fd_ >= 0) close(fd_);
+  fd_ = -1;
+}
+
+absl::Status LaneChannel::Connect() {
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  if (path_.empty() || path_.size() >= sizeof(addr.sun_path)) {
+    return absl::FailedPreconditionError("the server has no lane reachable from here");
+  }
+  std::memcpy(addr.sun_path, path_.data(), path_.size());
+  const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  absl::Status status = [&]() -> absl::Status {
+    if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+      return absl::UnavailableError(absl::StrCat("lane ", path_, ": ", std::strerror(errno)));
+    }
+    ucred peer{};
+    socklen_t len = sizeof(peer);
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &peer, &len) != 0 ||
+        static_cast<uint32_t>(peer.pid) != pid_) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "lane ", path_, " is held by process ", peer.pid, ", not the server's ", pid_));
+    }
+    v1::LaneRequest hello;
+    hello.mutable_hello()->set_authorization(authorization_);
+    if (absl::Status s = SendFrame(fd, hello.SerializeAsString()); !s.ok()) return s;
+    absl::StatusOr<v1::LaneResponse> resp = ReadFrame(fd);
+    if (!resp.ok()) return resp.status();
+    if (resp->code() != 0) return StatusOf(*resp);
+    if (resp->instance() != instance_) {
+      return absl::FailedPreconditionError(absl::StrCat("lane ", path_, " is another server's"));
+    }
+    return absl::OkStatus();
+  }();
+  if (!status.ok()) {
+    close(fd);
+    return status;
+  }
+  fd_ = fd;
+  used_ = std::chrono::steady_clock::now();
+  return absl::OkStatus();
+}
+
+absl::StatusOr<bool> LaneChannel::Connected() {
+  if (fd_ >= 0 && std::chrono::steady_clock::now() - used_ > kIdleLook) {
+    pollfd p{fd_, POLLIN, 0};
+    if (poll(&p, 1, 0) > 0) Drop();  // readable while idle: the server closed it
+  }
+  if (fd_ >= 0) return true;
+  if (!usable_) return false;
+  absl::Status s = Connect();
+  if (!s.ok() && refresh_) {  // a restarted server: its new socket, process and instance
+    absl::StatusOr<v1::GetVersionResponse> version = refresh_();
+    if (version.ok()) {
+      path_ = version->local_socket();
+      pid_ = version->local_pid();
+      instance_ = version->instance();
+      s = Connect();
+    }
+  }
+  if (s.ok()) return true;
+  usable_ = false;
+  if (required_) return s;
+  return false;
+}
+
+std::optional<absl::StatusOr<v1::ExecuteResponse>> LaneChannel::Execute(
+    const v1::ExecuteRequest& req, int64_t timeout_ms) {
+  std::unique_lock<std::mutex> lock(mutex_, std::try_to_lock);
+  if (!lock.owns_lock() || !usable_) return std::nullopt;
+  absl::StatusOr<bool> connected = Connected();
+  if (!connected.ok()) return connected.status();
+  if (!*connected) return std::nullopt;
+  // LaneRequest{execute: req, timeout_ms} written out, so that req is not copied.
+  std::string body = "\x12";
+  const std::string execute = req.SerializeAsString();
+  AppendVarint(body, execute.size());
+  body += execute;
+  if (timeout_ms > 0) {
+    body += '\x18';
+    AppendVarint(body, static_cast<uint64_t>(timeout_ms));
+  }
+  if (!SendFrame(fd_, body).ok()) {  // the server is gone: nothing ran, gRPC takes this call
+    Drop();
+    return std::nullopt;
+  }
+  absl::StatusOr<v1::LaneResponse> resp = ReadFrame(fd_);
+  used_ = std::chrono::steady_clock::now();
+  if (!resp.ok()) {
+    Drop();
+    return absl::UnavailableError(absl::StrCat("the lane to ", path_, " broke during a call: ",
+                                               resp.status().message()));
+  }
+  if (resp->code() != 0) return StatusOf(*resp);
+  return std::move(*resp->mutable_execute());
+}
+
+}  // namespace kiln::client
