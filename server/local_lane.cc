@@ -79,11 +79,12 @@ class FrameReader {
           absl::StrCat("a lane frame of ", n, " bytes is over this server's limit of ",
                        options_.max_frame_bytes, " (--max_message_bytes)"));
     }
-    // The buffer grows as the bytes arrive, so a length alone reserves nothing.
+    // The first MiB is taken as it arrives, so that a length alone reserves little; a client
+    // that has sent that much gets room for the rest at once.
     frame->clear();
     while (frame->size() < n) {
       const size_t at = frame->size();
-      frame->resize(std::min<uint64_t>(n, std::max<uint64_t>(at * 2, 64 << 10)));
+      frame->resize(at == 0 ? std::min<uint64_t>(n, 1 << 20) : n);
       RETURN_IF_ERROR(Fill(reinterpret_cast<uint8_t*>(frame->data() + at), frame->size() - at,
                            /*idle=*/false, &closed));
       if (closed) return absl::DataLossError("the client closed the lane inside a frame");

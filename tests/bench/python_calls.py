@@ -3,12 +3,15 @@
 compiled function when PyTensor is importable, else NumPy), interleaved, several rounds; prints
 a BENCH line (DESIGN.md section 5) per case and round:
   py_call_tiny_local: f(a), a of 3 float64, a + a**10, us per call;
-  py_call_tiny_server: the same call on the server, against a bare gRPC echo of the same
-    request bytes from the same grpcio client (ref_name=grpc-echo; the echo server is
-    rpc_benchmark --serve_echo, C++, when KILN_ECHO_BIN names it, else grpcio in Python);
+  py_call_tiny_server: the same call on the server (over its same-host lane, as the client
+    chooses by itself here), against a bare gRPC echo of the same request bytes from the same
+    grpcio client (ref_name=grpc-echo; the echo server is rpc_benchmark --serve_echo, C++, when
+    KILN_ECHO_BIN names it, else grpcio in Python); py_call_tiny_server_grpc: the same call over
+    gRPC (kiln.config.lane off);
   py_logreg_step_local / _server / _shm / _resident: the tutorial's training step, X 400x784
     float64, w and b shared, ms per call; _server passes X and y in messages, _shm through the
-    same-host shared-memory region, _resident names them by handle (kiln.resident).
+    same-host shared-memory region, _resident names them by handle (kiln.resident); the three
+    server cases over the lane, and _resident_grpc over gRPC.
 
 Usage: python_calls.py [rounds]  (KILN_SERVER_BIN names the server binary)."""
 import os
@@ -91,7 +94,19 @@ def tiny_cases(echo_address):
     payload = echo_message(request.SerializeToString())
     echo = grpc.insecure_channel(echo_address).unary_unary("/kiln.bench.Echo/Echo")
     cases.append(("py_call_tiny_server", lambda: f(x), lambda: echo(payload), "grpc-echo"))
+    cases.append(("py_call_tiny_server_grpc", lambda: over_grpc(f, x), lambda: echo(payload),
+                  "grpc-echo"))
     return cases
+
+
+def over_grpc(f, *args):
+    """f(*args) with its client's same-host lane turned off for the call."""
+    lane = f._client._lane
+    usable, lane.usable = lane.usable, False
+    try:
+        return f(*args)
+    finally:
+        lane.usable = usable
 
 
 def logreg(mode_or_none, w0):
@@ -144,7 +159,9 @@ def logreg_cases():
              ref_name),
             ("py_logreg_step_shm", lambda: on_server(True, X, Y), lambda: ref(X, Y), ref_name),
             ("py_logreg_step_resident", lambda: on_server(True, Xr, Yr), lambda: ref(X, Y),
-             ref_name)]
+             ref_name),
+            ("py_logreg_step_resident_grpc", lambda: over_grpc(server, Xr, Yr),
+             lambda: ref(X, Y), ref_name)]
 
 
 def main():

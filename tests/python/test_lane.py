@@ -246,3 +246,20 @@ def test_a_restarted_server_is_found_again(server):
             assert lane._pid != old_pid and lane._local.sock is not None
     finally:
         kiln.config.server = server
+
+
+def test_large_arguments_and_outputs_in_messages_over_the_lane(server):
+    """2.4 MB each way in the messages (no region): sent in parts, read in pieces, bit for bit."""
+    kiln.config.shm = "off"
+    try:
+        client = Client(server)
+        without_grpc_execute(client)
+        x = at.dvector("x")
+        f = kiln.function([x], [x * 2, x.sum()])
+        f._client = client
+        a = np.random.default_rng(2).standard_normal(300_000)
+        doubled, total = f(a)
+        assert_bitwise(doubled, a * 2)
+        np.testing.assert_allclose(total, a.sum(), rtol=1e-12)
+    finally:
+        kiln.config.shm = "auto"

@@ -66,12 +66,17 @@ class Lane:
         if sock is None:
             return None
         body = request.SerializeToString()
-        frame = b"\x12" + _varint(len(body)) + body  # LaneRequest.execute
-        if timeout is not None:
-            frame += b"\x18" + _varint(max(1, int(timeout * 1000)))  # LaneRequest.timeout_ms
+        head = b"\x12" + _varint(len(body))  # LaneRequest.execute, then the request's bytes
+        tail = b"" if timeout is None else b"\x18" + _varint(max(1, int(timeout * 1000)))
+        parts = [_HEADER.pack(len(head) + len(body) + len(tail)), head, body, tail]
         try:
-            sock.settimeout(None if timeout is None else timeout + 5)
-            sock.sendall(_HEADER.pack(len(frame)) + frame)
+            wait = None if timeout is None else timeout + 5
+            if sock.gettimeout() != wait:
+                sock.settimeout(wait)
+            if len(body) < 65536:
+                sock.sendall(b"".join(parts))
+            else:  # no copy of a large request: its parts go as they are
+                _send_parts(sock, parts)
         except OSError:  # the server is gone (a restart): nothing ran, gRPC takes this call
             self._drop()
             return None
@@ -152,9 +157,16 @@ class Lane:
 
     @staticmethod
     def _read(sock):
-        n = _HEADER.unpack(_recv_exact(sock, 4))[0]
+        """The next LaneResponse: one recv for a small answer, its header and body together."""
+        data = sock.recv(1 << 16)
+        if len(data) < 4:
+            data += _recv_exact(sock, 4 - len(data))
+        n = _HEADER.unpack_from(data)[0]
+        body = data[4:]
+        if len(body) < n:
+            body += _recv_exact(sock, n - len(body))
         resp = _pb.service_pb2.LaneResponse()
-        resp.ParseFromString(_recv_exact(sock, n))
+        resp.ParseFromString(body)
         return resp
 
 
@@ -163,6 +175,9 @@ class LaneRefused(Exception):
 
 
 def _recv_exact(sock, n):
+    """Exactly n bytes; EOFError when the connection ends first."""
+    if n <= 0:
+        return b""
     first = sock.recv(n)
     if len(first) == n:
         return first
@@ -173,6 +188,18 @@ def _recv_exact(sock, n):
         first = sock.recv(n - len(buf))
         buf += first
     return bytes(buf)
+
+
+def _send_parts(sock, parts):
+    """sendmsg of every byte of `parts`, resuming after a partial send."""
+    views = [memoryview(p) for p in parts if p]
+    while views:
+        sent = sock.sendmsg(views)
+        while views and sent >= len(views[0]):
+            sent -= len(views[0])
+            views.pop(0)
+        if views and sent:
+            views[0] = views[0][sent:]
 
 
 def _raise_for(resp):
