@@ -1,7 +1,9 @@
 // The same-host lane: Execute over a Unix socket, beside gRPC, for clients on the server's
 // machine (frames of LaneRequest and LaneResponse, see service.proto). A call costs two small
 // socket writes instead of an HTTP/2 exchange. The same tokens, tenants, quotas and limits apply
-// as on gRPC; a connection is bounded in number, in frame size and in time.
+// as on gRPC; a connection is bounded in number, in frame size and in time. A connection's calls
+// run on its own thread, with no hop to the pool (the hop's wake-up costs more than the calls the
+// lane is for); --max_concurrent_executions bounds how many run at once, as on gRPC.
 #ifndef KILN_SERVER_LOCAL_LANE_H_
 #define KILN_SERVER_LOCAL_LANE_H_
 
