@@ -193,9 +193,11 @@ absl::Status LaneCalls::Call(const v1::LaneRequest& req, v1::LaneResponse* resp,
     *close = true;
     return tenant.status();
   }
+  // (Capped at about 35 years, so that the sum cannot overflow.)
   const Clock::time_point deadline =
-      req.timeout_ms() > 0 ? Clock::now() + std::chrono::milliseconds(req.timeout_ms())
-                           : Clock::time_point::max();
+      req.timeout_ms() > 0
+          ? Clock::now() + std::chrono::milliseconds(std::min<int64_t>(req.timeout_ms(), 1LL << 40))
+          : Clock::time_point::max();
   auto interrupt = [this, deadline]() -> absl::Status {
     if (peer_gone_ && peer_gone_()) return absl::CancelledError("the lane's client is gone");
     if (Clock::now() > deadline) return absl::DeadlineExceededError("the call's deadline passed");

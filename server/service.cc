@@ -69,7 +69,6 @@ absl::Status CheckNodes(const v1::Graph& graph, const ServiceLimits& limits) {
   return absl::OkStatus();
 }
 
-
 }  // namespace
 
 // The call id a client sets in `kiln-call-id` metadata, the same on every retry of one call, so
