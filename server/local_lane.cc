@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cstring>
 #include <new>
+#include <system_error>
 #include <thread>
 
 #include "absl/cleanup/cleanup.h"
@@ -249,6 +250,10 @@ absl::StatusOr<std::unique_ptr<LocalLane>> LocalLane::Start(const LaneOptions& o
     return absl::UnavailableError(absl::StrCat("lane: pipe: ", std::strerror(errno)));
   }
   LocalLane* self = lane.get();
+  {
+    absl::MutexLock lock(&lane->state_->mutex);
+    ++lane->state_->open;
+  }
   std::thread([self, keep = lane->state_] { self->AcceptLoop(*keep); }).detach();
   Log(LogLevel::kInfo, "lane listening",
       {{"path", options.path}, {"max_connections", absl::StrCat(options.max_connections)}});
@@ -301,7 +306,17 @@ void LocalLane::AcceptLoop(State& state) {
       close(fd);
       continue;
     }
-    std::thread([this, fd, keep = state_] { Serve(fd, *keep); }).detach();
+    try {
+      std::thread([this, fd, keep = state_] { Serve(fd, *keep); }).detach();
+    } catch (const std::system_error& e) {  // no thread to be had: this connection is refused
+      Log(LogLevel::kError, "lane connection refused: no thread", {{"error", e.what()}});
+      WriteFrame(fd, ErrorResponse(absl::ResourceExhaustedError(
+                         "the server cannot start a thread for this lane connection; use gRPC")));
+      absl::MutexLock lock(&state.mutex);
+      state.fds.erase(std::find(state.fds.begin(), state.fds.end(), fd));
+      close(fd);
+      --state.open;
+    }
   }
   // As in Serve: from here on only `state`.
   absl::MutexLock lock(&state.mutex);
@@ -339,7 +354,14 @@ void LocalLane::Serve(int fd, State& state) {
       }
       *last_look = Clock::now();
       bool close_after = false;
-      const v1::LaneResponse resp = calls.Handle(frame, &close_after);
+      v1::LaneResponse resp = calls.Handle(frame, &close_after);
+      if (static_cast<int64_t>(resp.ByteSizeLong()) > options_.max_frame_bytes) {
+        // As gRPC refuses a reply over --max_message_bytes.
+        resp = ErrorResponse(absl::ResourceExhaustedError(absl::StrCat(
+            "the answer has ", resp.ByteSizeLong(), " bytes, over this server's limit of ",
+            options_.max_frame_bytes, " (--max_message_bytes): pass the outputs through a "
+            "shared-memory region, or use ExecuteStream")));
+      }
       if (!WriteFrame(fd, resp) || close_after) break;
     }
   }

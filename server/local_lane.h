@@ -80,7 +80,7 @@ class LocalLane {
   // lane until the last of them has let go of its mutex.
   struct State {
     absl::Mutex mutex;
-    int open ABSL_GUARDED_BY(mutex) = 1;  // threads running: AcceptLoop's and connections'
+    int open ABSL_GUARDED_BY(mutex) = 0;  // threads running: AcceptLoop's and connections'
     std::vector<int> fds ABSL_GUARDED_BY(mutex);  // the open connections' sockets
     bool accepting ABSL_GUARDED_BY(mutex) = true;
     std::atomic<bool> stopping{false};

@@ -327,9 +327,21 @@ TEST(LaneTest, AFrameOverTheLimitIsRefused) {
   ASSERT_TRUE(resp.has_value());
   EXPECT_EQ(resp->code(), static_cast<int>(absl::StatusCode::kResourceExhausted))
       << resp->message();
-  // Below the limit all is well.
+  // An answer over the limit (an 8 MB outer product of an 8 KB argument) is refused as gRPC
+  // refuses it, and the connection goes on.
+  auto c = Client::Connect(Address(*server));
+  ASSERT_TRUE(c.ok());
+  Var x = dvector("x");
+  auto f = (*c)->Compile({x}, {outer(x, x), sum(x)});
+  ASSERT_TRUE(f.ok()) << f.status();
   RawLane ok(server->local_socket());
-  EXPECT_EQ(ok.Hello().code(), 0);
+  ASSERT_EQ(ok.Hello().code(), 0);
+  v1::LaneResponse answer = ok.Call(ExecuteOf(f->id, Tensor::Zeros(DType::kFloat64, {1000})));
+  EXPECT_EQ(answer.code(), static_cast<int>(absl::StatusCode::kResourceExhausted));
+  EXPECT_TRUE(absl::StrContains(answer.message(), "--max_message_bytes")) << answer.message();
+  answer = ok.Call(ExecuteOf(f->id, Vec({1, 2})));  // below the limit all is well
+  ASSERT_EQ(answer.code(), 0) << answer.message();
+  EXPECT_EQ(FromProto(answer.execute().outputs(1))->ToString(), "3.0");
 }
 
 TEST(LaneTest, ConnectionsAreBoundedInNumber) {
