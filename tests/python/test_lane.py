@@ -263,3 +263,36 @@ def test_large_arguments_and_outputs_in_messages_over_the_lane(server):
         np.testing.assert_allclose(total, a.sum(), rtol=1e-12)
     finally:
         kiln.config.shm = "auto"
+
+
+def test_a_server_killed_mid_call_is_unavailable_not_a_hang(server):
+    """The lane breaks under a call (the server SIGKILLed): the call ends with UNAVAILABLE
+    saying so, since whether it ran is unknown; nothing waits forever."""
+    with running_server() as address:
+        kiln.config.server = address
+        try:
+            m = at.dmatrix("m")
+            y = m
+            for _ in range(60):  # over a second of products at 1024x1024
+                y = at.tanh(at.dot(y, m))
+            f = kiln.function([m], y)
+            lane = get_client(address)._lane
+            outcome = {}
+
+            def call():
+                try:
+                    f(np.full((1024, 1024), 1e-3))
+                    outcome["done"] = True
+                except KilnError as e:
+                    outcome["error"] = e
+            t = threading.Thread(target=call)
+            t.start()
+            time.sleep(0.3)
+            os.kill(lane._pid, signal.SIGKILL)
+            t.join(timeout=60)
+            assert not t.is_alive()
+            error = outcome.get("error")
+            assert error is not None and error.code == "UNAVAILABLE", outcome
+            assert "broke during a call" in error.message
+        finally:
+            kiln.config.server = server
