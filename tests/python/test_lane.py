@@ -296,3 +296,26 @@ def test_a_server_killed_mid_call_is_unavailable_not_a_hang(server):
             assert "broke during a call" in error.message
         finally:
             kiln.config.server = server
+
+
+def test_a_connection_the_server_closed_while_idle_is_made_again(server):
+    """--local_timeout closes an idle connection; the client's next call notices (it looks at a
+    connection idle for over a second) and connects again, still over the lane."""
+    from kiln import wire
+    with running_server("--local_timeout=300ms") as address:
+        kiln.config.server = address
+        try:
+            client = get_client(address)
+            without_grpc_execute(client)
+            x = at.dvector("x")
+            f = kiln.function([x], x + 2)
+            req = _pb.service_pb2.ExecuteRequest(function_id=f.function_id)
+            wire.tensor_to_proto(np.ones(2), req.args.add())
+            for _ in range(2):
+                resp = client.call("Execute", req)
+                np.testing.assert_array_equal(wire.tensor_from_proto(resp.outputs[0]),
+                                              [3.0, 3.0])
+                time.sleep(1.3)
+                assert stats(client).lane_connections == 0  # closed by the server
+        finally:
+            kiln.config.server = server

@@ -99,7 +99,10 @@ class Lane:
             return None
         if local.sock is not None and time.monotonic() - local.used > _IDLE_LOOK:
             # Readable while idle means the server closed it (its --local_timeout): a new one.
-            if select.select([local.sock], [], [], 0)[0]:
+            # (poll, not select: a descriptor past 1024 is fine.)
+            idle = select.poll()
+            idle.register(local.sock, select.POLLIN)
+            if idle.poll(0):
                 self._drop()
         if local.sock is None:
             try:
