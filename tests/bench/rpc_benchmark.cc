@@ -4,6 +4,7 @@
 // calls, so only interleaving compares the two under the same conditions.
 //   rpc_compile_hit        p50 of Compile for the cached MLP training graph (hashing included)
 //   rpc_execute_tiny       p50 of Execute of a + a**10 on 3 elements
+//   rpc_execute_tiny_lane  the same Execute over the same-host lane (client/cpp/lane_channel.h)
 //   rpc_execute_throughput calls/s of that Execute from 16 client threads
 //   compile_cold, compile_disk, compile_hit: one Compile of the MLP graph on a fresh server, on a
 //   fresh server whose cache directory has it, and on a server that holds it in memory.
@@ -14,9 +15,11 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <thread>
 
+#include "client/cpp/lane_channel.h"
 #include "core/kiln.h"
 #include "echo.grpc.pb.h"
 #include "kiln/v1/service.grpc.pb.h"
@@ -197,6 +200,23 @@ int Main() {
       200, 2000, [&] { execute(*kiln); }, [&] { echo_call(*echo); });
   std::printf("BENCH rpc_execute_tiny kiln=%.1f ref=%.1f unit=us ref_name=grpc-echo speedup=%.3f\n",
               execute_p50, echo_p50_again, echo_p50_again / execute_p50);
+
+  // The same Execute over the same-host lane, as the C++ client sends it.
+  v1::GetVersionResponse version;
+  {
+    grpc::ClientContext ctx;
+    if (!kiln->GetVersion(&ctx, v1::GetVersionRequest(), &version).ok()) return 1;
+  }
+  client::LaneChannel lane("127.0.0.1:" + std::to_string((*kiln_server)->port()), version, "",
+                           nullptr);
+  auto execute_on_lane = [&] {
+    std::optional<absl::StatusOr<v1::ExecuteResponse>> out = lane.Execute(run);
+    if (!out.has_value() || !out->ok()) std::exit(1);
+  };
+  const auto [lane_p50, echo_p50_lane] = P50s(200, 2000, execute_on_lane, [&] { echo_call(*echo); });
+  std::printf(
+      "BENCH rpc_execute_tiny_lane kiln=%.1f ref=%.1f unit=us ref_name=grpc-echo speedup=%.3f\n",
+      lane_p50, echo_p50_lane, echo_p50_lane / lane_p50);
 
   // 16 concurrent clients, each on its own channel.
   constexpr int kClients = 16;
