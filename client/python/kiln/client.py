@@ -9,6 +9,7 @@ import grpc
 
 from kiln import _pb
 from kiln.config import config
+from kiln.lane import Lane, LaneError
 
 PROTOCOL = 2
 
@@ -84,7 +85,6 @@ class Client:
         version = self.call("GetVersion", _pb.service_pb2.GetVersionRequest(
             client_protocol=PROTOCOL), wait_for_ready=True, timeout=10)
         self.server_version = version.server_version
-        from kiln.lane import Lane
         self._lane = Lane(self, version)
 
     def call(self, method, request, route=None, **kwargs):
@@ -113,7 +113,6 @@ class Client:
 
     def _execute_on_lane(self, request, timeout):
         """Execute over the same-host lane (kiln.lane); None when this thread cannot use it."""
-        from kiln.lane import LaneError
         try:
             return self._lane.execute(request, timeout)
         except LaneError as e:
