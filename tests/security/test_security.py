@@ -476,3 +476,65 @@ def test_a_profile_is_its_tenants_alone(pki):
         assert code == "FAILED_PRECONDITION" and "not compiled with profile" in message
     finally:
         s.stop()
+
+
+def lane_hello(path, authorization):
+    """The code of a raw hello on the lane at `path` with this `authorization`, and whether the
+    server then closed the connection."""
+    import struct
+    with socket.socket(socket.AF_UNIX) as s:
+        s.settimeout(5)
+        s.connect(path)
+        hello = pb.LaneRequest()
+        hello.hello.authorization = authorization
+        frame = hello.SerializeToString()
+        s.sendall(struct.pack("<I", len(frame)) + frame)
+        n = struct.unpack("<I", s.recv(4))[0]
+        resp = pb.LaneResponse()
+        resp.ParseFromString(s.recv(n))
+        s.settimeout(0.5)
+        try:
+            closed = s.recv(1) == b""
+        except socket.timeout:  # still open
+            closed = False
+        return resp.code, closed
+
+
+def test_the_same_host_lane_needs_the_token_and_forgets_a_revoked_one(pki):
+    d = tempfile.mkdtemp(prefix="kiln-lane-")
+    path = tokens_file(d, [("alpha-token", "alpha"), ("beta-token", "beta")])
+    s = Server("--auth_tokens", path)
+    try:
+        alpha, beta = Client(s.address, token="alpha-token"), Client(s.address, token="beta-token")
+        lane = version(alpha).local_socket
+        assert lane and os.stat(lane).st_mode & 0o777 == 0o660
+        unauthenticated = 16
+        for authorization in ("", "Bearer wrong", "alpha-token"):
+            assert lane_hello(lane, authorization) == (unauthenticated, True), authorization
+        assert lane_hello(lane, "Bearer alpha-token") == (0, False)
+        fid = alpha.call("Compile", a_graph()).function_id
+        execute = pb.ExecuteRequest(function_id=fid)
+        wire.tensor_to_proto(np.zeros(2), execute.args.add())
+        for client in (alpha, beta):  # over the lane: each thread's connection is made
+            out = client.call("Execute", execute)
+            np.testing.assert_array_equal(wire.tensor_from_proto(out.outputs[0]), [2.0, 2.0])
+            assert client._lane._local.sock is not None
+        # beta's token is revoked: its open lane connection stops working at the next call.
+        tokens_file(d, [("alpha-token", "alpha")])
+        s.proc.send_signal(signal.SIGHUP)
+        deadline = time.time() + 10
+        while True:
+            try:
+                beta.call("Execute", execute)
+                assert time.time() < deadline
+                time.sleep(0.1)
+            except KilnError as e:
+                assert e.code == "UNAUTHENTICATED", e
+                break
+        alpha.call("Execute", execute)
+        metrics = urllib.request.urlopen("http://127.0.0.1:%d/metrics" % s.metrics_port,
+                                         timeout=5).read().decode()
+        assert 'kiln_errors_total{method="LaneExecute",code="UNAUTHENTICATED"}' in metrics
+        assert 'kiln_tenant_requests_total{tenant="alpha",code="OK"}' in metrics
+    finally:
+        s.stop()
