@@ -7,9 +7,9 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
-#include <algorithm>
 #include <cstring>
 #include <new>
 #include <system_error>
@@ -49,6 +49,7 @@ bool WriteFrame(int fd, const v1::LaneResponse& resp) {
   return true;
 }
 
+// The answer to a call that failed: its code and message.
 v1::LaneResponse ErrorResponse(const absl::Status& status) {
   v1::LaneResponse resp;
   resp.set_code(static_cast<int>(status.code()));
@@ -221,6 +222,13 @@ absl::StatusOr<std::unique_ptr<LocalLane>> LocalLane::Start(const LaneOptions& o
                                                    sizeof(addr.sun_path) - 1, " bytes"));
   }
   std::memcpy(addr.sun_path, options.path.data(), options.path.size());
+  if (options.timeout <= absl::ZeroDuration() || options.timeout > absl::Hours(24 * 365) ||
+      options.max_connections < 1 || options.spin < absl::ZeroDuration() ||
+      options.spin > absl::Seconds(1)) {
+    return absl::InvalidArgumentError(
+        "--local_timeout must be above 0 and at most a year, --local_max_connections at least 1, "
+        "and --local_spin from 0 to 1s");
+  }
   struct stat st;
   if (lstat(options.path.c_str(), &st) == 0) {
     if (!S_ISSOCK(st.st_mode)) {

@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <limits>
 #include <fstream>
+#include <functional>
 #include <optional>
 #include <thread>
 
@@ -499,6 +500,17 @@ TEST(LaneTest, TheSocketPathIsCheckedAtStart) {
   std::filesystem::remove(file);
   o.local_socket = "/tmp/" + std::string(200, 'x');
   EXPECT_EQ(Server::Start(o).status().code(), absl::StatusCode::kInvalidArgument);
+  // Bounds that are no bounds are refused too.
+  o.local_socket = TempSocket("bounds");
+  for (auto bad : std::vector<std::function<void(ServerOptions&)>>{
+           [](ServerOptions& b) { b.local_timeout = absl::InfiniteDuration(); },
+           [](ServerOptions& b) { b.local_timeout = absl::ZeroDuration(); },
+           [](ServerOptions& b) { b.local_max_connections = 0; },
+           [](ServerOptions& b) { b.local_spin = absl::Seconds(-1); }}) {
+    ServerOptions b = o;
+    bad(b);
+    EXPECT_EQ(Server::Start(b).status().code(), absl::StatusCode::kInvalidArgument);
+  }
   // Empty: no lane, and GetVersion says none.
   o.local_socket = "";
   auto none = Start(o);
