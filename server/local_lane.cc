@@ -106,28 +106,27 @@ class FrameReader {
     } while (Clock::now() < until);
   }
 
-  // Reads exactly n bytes; `closed` when the connection ends before the first of them.
+  // Reads exactly n bytes. With `idle` (a frame's first bytes), `closed` when the stream ends,
+  // or stays idle past --local_timeout, before the first of them.
   absl::Status Fill(uint8_t* out, size_t n, bool idle, bool* closed) {
     size_t got = 0;
     while (got < n) {
       const ssize_t k = recv(fd_, out + got, n - got, 0);
+      if (k < 0 && errno == EINTR) continue;
       if (k > 0) {
         if (idle && got == 0) {  // the frame has begun: from now on it has --local_timeout
           deadline_ = Clock::now() + absl::ToChronoNanoseconds(options_.timeout);
         }
         got += static_cast<size_t>(k);
-      } else if (k < 0 && errno == EINTR) {
-        continue;
-      } else if (k == 0 || (idle && got == 0)) {  // end of stream, or idle past the timeout
-        if (got == 0 && idle) {
-          *closed = true;
-          return absl::OkStatus();
-        }
+      } else if (idle && got == 0) {
+        *closed = true;
+        return absl::OkStatus();
+      } else if (k == 0) {
         return absl::DataLossError("the client closed the lane inside a frame");
       } else if (errno != EAGAIN && errno != EWOULDBLOCK) {
         return absl::UnavailableError(absl::StrCat("lane read: ", std::strerror(errno)));
       }
-      if ((!idle || got > 0) && Clock::now() > deadline_) {
+      if (got < n && Clock::now() > deadline_) {
         return absl::DeadlineExceededError(absl::StrCat(
             "a lane frame took longer than --local_timeout (",
             absl::FormatDuration(options_.timeout), ") to arrive"));
@@ -153,30 +152,23 @@ v1::LaneResponse LaneCalls::Handle(absl::string_view frame, bool* close) {
     return ErrorResponse(absl::InvalidArgumentError("the lane frame is not a kiln.v1.LaneRequest"));
   }
   v1::LaneResponse resp;
-  absl::Status status;
-  try {
-    status = Call(req, &resp, close);
-  } catch (const std::bad_alloc& e) {  // a tensor over --max_tensor_bytes, or no memory left
-    status = absl::ResourceExhaustedError(absl::StrCat("Execute: ", e.what()));
-  } catch (const std::exception& e) {  // a bug
-    status = absl::InternalError(absl::StrCat("Execute: ", e.what()));
-  }
+  auto call = [&] { return Call(req, &resp, close); };
+  const absl::Status status = Guarded("LaneExecute", call);
   return status.ok() ? resp : ErrorResponse(status);
 }
 
 absl::Status LaneCalls::Call(const v1::LaneRequest& req, v1::LaneResponse* resp, bool* close) {
   if (req.call_case() == v1::LaneRequest::kHello) {
     if (said_hello_) return absl::FailedPreconditionError("the lane's hello came twice");
-    const absl::string_view token = req.hello().authorization();
     absl::StatusOr<std::shared_ptr<const Tenant>> tenant =
-        service_.Authenticate(token.empty() ? nullptr : &token);
+        service_.Authenticate(req.hello().authorization());
     service_.Record("LaneHello", tenant.status(), tenant.ok() ? (*tenant)->name : "");
     if (!tenant.ok()) {
       *close = true;
       return tenant.status();
     }
     said_hello_ = true;
-    authorization_ = std::string(token);
+    authorization_ = req.hello().authorization();
     resp->set_instance(service_.instance());
     return absl::OkStatus();
   }
@@ -187,9 +179,7 @@ absl::Status LaneCalls::Call(const v1::LaneRequest& req, v1::LaneResponse* resp,
     *close = true;
     return absl::FailedPreconditionError("a lane connection's first request must be its hello");
   }
-  const absl::string_view token = authorization_;
-  absl::StatusOr<std::shared_ptr<const Tenant>> tenant =
-      service_.Authenticate(token.empty() ? nullptr : &token);
+  absl::StatusOr<std::shared_ptr<const Tenant>> tenant = service_.Authenticate(authorization_);
   if (!tenant.ok()) {
     service_.Record("LaneExecute", tenant.status(), "");
     *close = true;
@@ -340,12 +330,12 @@ void LocalLane::Serve(int fd, State& state) {
         {{"pid", absl::StrCat(peer.pid)}, {"uid", absl::StrCat(peer.uid)}});
     // A client gone mid-call cancels it; looked at once a millisecond at most, by the call's
     // own thread.
-    auto last_look = std::make_shared<Clock::time_point>(Clock::now());
-    LaneCalls calls(service_, [&state, fd, last_look] {
+    Clock::time_point last_look = Clock::now();
+    LaneCalls calls(service_, [&state, fd, &last_look] {
       if (state.cancel.load()) return true;
       const Clock::time_point now = Clock::now();
-      if (state.stopping.load() || now - *last_look < std::chrono::milliseconds(1)) return false;
-      *last_look = now;
+      if (state.stopping.load() || now - last_look < std::chrono::milliseconds(1)) return false;
+      last_look = now;
       pollfd p{fd, POLLRDHUP, 0};
       return poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0;
     });
@@ -360,7 +350,7 @@ void LocalLane::Serve(int fd, State& state) {
         }
         break;
       }
-      *last_look = Clock::now();
+      last_look = Clock::now();
       bool close_after = false;
       v1::LaneResponse resp = calls.Handle(frame, &close_after);
       if (static_cast<int64_t>(resp.ByteSizeLong()) > options_.max_frame_bytes) {

@@ -127,18 +127,6 @@ void KilnService::Record(const char* method, const absl::Status& status,
   }
 }
 
-// fn's status, with what it throws as a status: never a crash.
-template <typename Fn>
-absl::Status Guarded(const char* method, Fn& fn) {
-  try {
-    return fn();
-  } catch (const std::bad_alloc& e) {  // a tensor over --max_tensor_bytes, or no memory left
-    return absl::ResourceExhaustedError(absl::StrCat(method, ": ", e.what()));
-  } catch (const std::exception& e) {  // a bug
-    return absl::InternalError(absl::StrCat(method, ": ", e.what()));
-  }
-}
-
 absl::StatusOr<std::shared_ptr<const Tenant>> KilnService::Authenticate(const Ctx& ctx) const {
   const auto& metadata = ctx.client_metadata();
   auto it = metadata.find("authorization");

@@ -7,8 +7,10 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <new>
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "kiln/v1/service.grpc.pb.h"
 #include "core/ops/print.h"
 #include "server/arena_allocator.h"
@@ -96,10 +98,10 @@ class KilnService final : public v1::Kiln::CallbackService {
                            std::shared_ptr<const CompiledFunction> found = nullptr);
   // The tenant of the call's `authorization` metadata; UNAUTHENTICATED without a valid token.
   absl::StatusOr<std::shared_ptr<const Tenant>> Authenticate(const Ctx& ctx) const;
-  // The tenant of an `authorization` value ("Bearer <token>"; null: none given).
+  // The tenant of an `authorization` value ("Bearer <token>"; empty: none given).
   absl::StatusOr<std::shared_ptr<const Tenant>> Authenticate(
-      const absl::string_view* authorization) const {
-    return auth_.Authenticate(authorization);
+      absl::string_view authorization) const {
+    return auth_.Authenticate(authorization.empty() ? nullptr : &authorization);
   }
   // Counts and logs a finished call of any transport.
   void Record(const char* method, const absl::Status& status, const std::string& tenant);
@@ -170,6 +172,18 @@ class KilnService final : public v1::Kiln::CallbackService {
 std::function<absl::Status()> CallInterrupt(grpc::CallbackServerContext* ctx);
 // The call id a client sets in `kiln-call-id` metadata (see service.cc).
 CallId CallIdOf(const grpc::CallbackServerContext& ctx);
+
+// fn's status, with what it throws as a status: never a crash.
+template <typename Fn>
+absl::Status Guarded(const char* method, Fn& fn) {
+  try {
+    return fn();
+  } catch (const std::bad_alloc& e) {  // a tensor over --max_tensor_bytes, or no memory left
+    return absl::ResourceExhaustedError(absl::StrCat(method, ": ", e.what()));
+  } catch (const std::exception& e) {  // a bug
+    return absl::InternalError(absl::StrCat(method, ": ", e.what()));
+  }
+}
 
 // The gRPC status of an absl::Status: same code and message.
 grpc::Status ToGrpc(const absl::Status& status);

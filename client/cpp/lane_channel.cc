@@ -23,14 +23,6 @@ std::string Mode() {
   return v == nullptr || *v == '\0' ? "auto" : v;
 }
 
-void AppendVarint(std::string& out, uint64_t n) {
-  while (n >= 0x80) {
-    out += static_cast<char>((n & 0x7f) | 0x80);
-    n >>= 7;
-  }
-  out += static_cast<char>(n);
-}
-
 // Sends `body` as one frame: its 4-byte little-endian length, then it.
 absl::Status SendFrame(int fd, std::string_view body) {
   std::string frame(4, '\0');
@@ -160,15 +152,12 @@ std::optional<absl::StatusOr<v1::ExecuteResponse>> LaneChannel::Execute(
   absl::StatusOr<bool> connected = Connected();
   if (!connected.ok()) return connected.status();
   if (!*connected) return std::nullopt;
-  // LaneRequest{execute: req, timeout_ms} written out, so that req is not copied.
-  std::string body = "\x12";
-  const std::string execute = req.SerializeAsString();
-  AppendVarint(body, execute.size());
-  body += execute;
-  if (timeout_ms > 0) {
-    body += '\x18';
-    AppendVarint(body, static_cast<uint64_t>(timeout_ms));
-  }
+  // req lent to the LaneRequest for its serialization, not copied.
+  v1::LaneRequest call;
+  call.unsafe_arena_set_allocated_execute(const_cast<v1::ExecuteRequest*>(&req));
+  call.set_timeout_ms(timeout_ms);
+  const std::string body = call.SerializeAsString();
+  call.unsafe_arena_release_execute();
   if (!SendFrame(fd_, body).ok()) {  // the server is gone: nothing ran, gRPC takes this call
     Drop();
     return std::nullopt;

@@ -27,6 +27,8 @@
 #include "proto/convert/tensor_convert.h"
 #include "server/log.h"
 #include "server/server.h"
+#include "tests/testing/local_server.h"
+#include "tests/testing/server_process.h"
 
 namespace kiln {
 namespace {
@@ -34,23 +36,10 @@ namespace {
 using client::Client;
 using server::Server;
 using server::ServerOptions;
-
-ServerOptions Local() {
-  server::SetLogLevel(server::LogLevel::kWarning);
-  ServerOptions o;
-  o.host = "127.0.0.1";
-  o.port = 0;
-  o.threads = 2;
-  return o;
-}
-
-std::unique_ptr<Server> Start(const ServerOptions& o = Local()) {
-  auto s = Server::Start(o);
-  EXPECT_TRUE(s.ok()) << s.status();
-  return s.ok() ? std::move(*s) : nullptr;
-}
-
-std::string Address(const Server& s) { return "127.0.0.1:" + std::to_string(s.port()); }
+using testing::Address;
+using testing::Local;
+using testing::Start;
+using testing::Vec;
 
 // A socket path of this test's own.
 std::string TempSocket(const std::string& name) {
@@ -135,10 +124,6 @@ v1::LaneRequest ExecuteOf(const std::string& function_id, const Tensor& arg,
   *req.mutable_execute()->add_args() = ToProto(arg);
   req.set_timeout_ms(timeout_ms);
   return req;
-}
-
-Tensor Vec(std::initializer_list<double> v) {
-  return *Tensor::Of<double>(DType::kFloat64, {static_cast<int64_t>(v.size())}, v);
 }
 
 // Waits up to 10 s for the server's metrics to contain `text`.
@@ -236,6 +221,35 @@ TEST(LaneTest, TheCppClientTakesTheLaneByItself) {
   unsetenv("KILN_LANE");
   ASSERT_FALSE(refused.ok());
   EXPECT_TRUE(absl::StrContains(refused.status().message(), "KILN_LANE=on")) << refused.status();
+}
+
+// A server restarted on the same port: the client's connection is gone, its hello meets another
+// instance, so it asks GetVersion again and connects to the new server's lane.
+TEST(LaneTest, TheCppClientFindsARestartedServerAgain) {
+  ServerOptions o = Local();
+  o.port = testing::FreePort();
+  auto first = Start(o);
+  ASSERT_NE(first, nullptr);
+  auto c = Client::Connect(Address(*first));
+  ASSERT_TRUE(c.ok()) << c.status();
+  Var x = dvector("x");
+  auto f = (*c)->Compile({x}, {x - 1.0});
+  ASSERT_TRUE(f.ok()) << f.status();
+  ASSERT_TRUE((*c)->Execute(*f, {Vec({1})}).ok());
+  first->Shutdown();
+  first.reset();
+  auto second = Start(o);
+  ASSERT_NE(second, nullptr);
+  for (int i = 0; i < 3; ++i) {  // the first compiles again (the new server's cache is empty)
+    auto out = (*c)->Execute(*f, {Vec({1, 2})});
+    ASSERT_TRUE(out.ok()) << out.status();
+    EXPECT_EQ((*out)[0].ToString(), Vec({0, 1}).ToString());
+  }
+  auto stats = (*c)->Stats();
+  ASSERT_TRUE(stats.ok());
+  EXPECT_EQ(stats->lane_connections(), 1u);
+  EXPECT_TRUE(MetricsSay(*second, "kiln_requests_total{method=\"LaneExecute\"} 3"))
+      << second->MetricsText();
 }
 
 TEST(LaneTest, BadFramesAreNamedErrorsAndTheLaneKeepsServing) {

@@ -26,6 +26,7 @@
 #include "proto/convert/tensor_convert.h"
 #include "server/log.h"
 #include "server/server.h"
+#include "tests/testing/local_server.h"
 
 namespace kiln {
 namespace {
@@ -34,23 +35,10 @@ using client::Client;
 using client::RemoteFunction;
 using server::Server;
 using server::ServerOptions;
-
-ServerOptions Local() {
-  server::SetLogLevel(server::LogLevel::kWarning);
-  ServerOptions o;
-  o.host = "127.0.0.1";
-  o.port = 0;
-  o.threads = 4;
-  return o;
-}
-
-std::unique_ptr<Server> Start(const ServerOptions& o = Local()) {
-  auto s = Server::Start(o);
-  EXPECT_TRUE(s.ok()) << s.status();
-  return std::move(*s);
-}
-
-std::string Address(const Server& s) { return "127.0.0.1:" + std::to_string(s.port()); }
+using testing::Address;
+using testing::Local;
+using testing::Start;
+using testing::Vec;
 
 std::unique_ptr<Client> Connect(const Server& s) {
   auto c = Client::Connect(Address(s));
@@ -60,10 +48,6 @@ std::unique_ptr<Client> Connect(const Server& s) {
 
 std::unique_ptr<v1::Kiln::Stub> RawStub(const Server& s) {
   return v1::Kiln::NewStub(grpc::CreateChannel(Address(s), grpc::InsecureChannelCredentials()));
-}
-
-Tensor Vec(std::initializer_list<double> v) {
-  return *Tensor::Of<double>(DType::kFloat64, {static_cast<int64_t>(v.size())}, v);
 }
 
 v1::CompileRequest Request(const std::vector<Var>& ins, const std::vector<Var>& outs) {

@@ -23,6 +23,7 @@ from kiln.client import Client, KilnError, get_client
 from kiln.lane import Lane
 from conftest import running_server
 from test_local_execution import assert_bitwise
+from test_tutorial import logistic_regression
 
 
 def stats(client=None):
@@ -40,17 +41,6 @@ def without_grpc_execute(client):
                 raise AssertionError("Execute went over gRPC")
             return getattr(self._stub, name)
     client._stub = Stub(client._stub)
-
-
-def logreg_step(w0):
-    x, y = at.dmatrix("x"), at.dvector("y")
-    w, b = kiln.shared(w0.copy(), name="w"), kiln.shared(0.0, name="b")
-    p_1 = 1 / (1 + at.exp(-at.dot(x, w) - b))
-    xent = -y * at.log(p_1) - (1 - y) * at.log(1 - p_1)
-    cost = xent.mean() + 0.01 * (w ** 2).sum()
-    gw, gb = kiln.grad(cost, [w, b])
-    f = kiln.function([x, y], [p_1 > 0.5, xent], updates=((w, w - 0.1 * gw), (b, b - 0.1 * gb)))
-    return f, w, b
 
 
 def test_calls_take_the_lane_by_themselves(server):
@@ -74,19 +64,16 @@ def test_calls_take_the_lane_by_themselves(server):
 def test_lane_and_grpc_give_the_same_bits(server, shm):
     """The tutorial's training step with updates, three steps each way, outputs and shared
     variables compared bit for bit; through the region and in messages."""
-    rng = np.random.default_rng(1)
-    X, Y = rng.normal(size=(40, 30)), rng.integers(0, 2, size=40).astype(np.float64)
-    w0 = rng.normal(scale=0.1, size=30)
     results = []
     for lane in ("auto", "off"):
         kiln.config.lane = lane
         kiln.config.shm_min_bytes = 0 if shm else 1 << 40
         try:
             client = Client(server)
-            f, w, b = logreg_step(w0)
-            f._client = client
+            X, Y, _, w, b, train, _ = logistic_regression(0.01)
+            train._client = client
             assert client._lane.usable == (lane == "auto")
-            outs = [f(X, Y) for _ in range(3)]
+            outs = [train(X, Y) for _ in range(3)]
             results.append((outs, w.get_value(), b.get_value()))
         finally:
             kiln.config.lane, kiln.config.shm_min_bytes = "auto", 32768

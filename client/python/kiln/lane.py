@@ -105,19 +105,26 @@ class Lane:
             if idle.poll(0):
                 self._drop()
         if local.sock is None:
-            try:
-                try:
-                    local.sock = self._connect()
-                except (OSError, LaneRefused):
-                    self._refresh()  # a restarted server: its new socket, process and instance
-                    local.sock = self._connect()
-            except Exception as e:
-                local.failed = True
-                if self.required or not isinstance(e, (OSError, LaneRefused)):
-                    raise
-                return None
+            local.sock = self._connect_again_if_restarted()
+            local.failed = local.sock is None
             local.used = time.monotonic()
         return local.sock
+
+    def _connect_again_if_restarted(self):
+        """A new connection; if none can be had, a second try after asking GetVersion where the
+        lane is now (a restarted server: its new socket, process and instance). None when the
+        lane cannot be used from here (an error instead with kiln.config.lane "on")."""
+        try:
+            return self._connect()
+        except (OSError, LaneRefused):
+            pass
+        try:
+            self._refresh()
+            return self._connect()
+        except (OSError, LaneRefused):
+            if self.required:
+                raise
+            return None
 
     def _refresh(self):
         """The server's lane as GetVersion says it now."""
