@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
 #include <span>
 #include <type_traits>
 
@@ -18,10 +19,10 @@ using K = ScalarOpKind;
 // Elements per block: the live registers of a block stay in L1/L2.
 constexpr int64_t kBlock = 512;
 
-// Per-call bookkeeping, on the stack for programs of up to 16 registers: a small call's cost is
+// Per-call bookkeeping, on the stack for programs of up to 32 registers: a small call's cost is
 // mostly its allocations.
 template <typename T>
-using Small = absl::InlinedVector<T, 16>;
+using Small = absl::InlinedVector<T, 32>;
 
 bool SimpleOp(K k) {
   switch (k) {
@@ -115,6 +116,22 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) void StepF(
   Step<float>(k, a, o, n);
 }
 
+// This thread's block buffers of at least n elements, uninitialised, kept for its next call (a
+// small call's cost is mostly its allocations). Buffers over kKeptScratch bytes are given back
+// by the next call that needs less. A chunk holds them for its whole run and runs nothing that
+// takes them again.
+constexpr size_t kKeptScratch = 256 << 10;
+template <typename T>
+T* BlockScratch(int64_t n) {
+  thread_local std::unique_ptr<T[]> kept;
+  thread_local int64_t kept_size = 0;
+  if (kept_size < n || (kept_size * sizeof(T) > kKeptScratch && kept_size > n)) {
+    kept.reset(new T[n]);  // default-initialised: not zero-filled
+    kept_size = n;
+  }
+  return kept.get();
+}
+
 template <typename T>
 bool Run(const ScalarProgram& program, const Shape& shape, std::span<const Tensor> inputs,
          std::vector<Tensor>& outputs) {
@@ -128,8 +145,12 @@ bool Run(const ScalarProgram& program, const Shape& shape, std::span<const Tenso
   Small<T> splat(n_in + n_const);
   for (int r = 0; r < n_in; ++r) {
     const Tensor& t = inputs[r];
-    if (t.dtype() != kT) return false;
-    if (t.size() == 1) {
+    if (t.dtype() != kT) {
+      // A single integer, bool or other float (a count, as mean's gradient divides by): every
+      // instruction reads it converted to T, as the unfused kernel's AsType converts it.
+      if (t.size() != 1 || IsComplex(t.dtype())) return false;
+      splat[r] = t.AsType(kT).template data<T>()[0];
+    } else if (t.size() == 1) {
       splat[r] = t.data<T>()[0];
     } else if (t.shape() == shape && t.is_contiguous()) {
       data[r] = t.data<T>();
@@ -198,9 +219,7 @@ bool Run(const ScalarProgram& program, const Shape& shape, std::span<const Tenso
   ParallelFor(n, 1 << 15, [&](int64_t begin, int64_t end) {
     // Block buffers: one per splat register, then a pool for instruction results, then the
     // snapshots. Uninitialised: each use writes before it reads.
-    absl::InlinedVector<T, 1024> storage_vector;
-    storage_vector.resize(n_slots * stride);  // only small sizes fit inline; larger ones allocate
-    T* storage = storage_vector.data();
+    T* storage = BlockScratch<T>(n_slots * stride);
     auto buffer = [&](int slot) { return storage + slot * stride; };
     Small<T*> reg_buffer(n_regs, nullptr);
     for (int r = 0; r < n_in + n_const; ++r) {

@@ -42,5 +42,30 @@ TEST(CompositeKernelTest, EveryKindOfOutputGetsItsValues) {
   }
 }
 
+// A single integer or bool input (mean's gradient divides by a count) keeps the fused path and
+// is read converted to float64, as the unfused kernel converts it; 2^53 + 1 rounds as AsType
+// rounds it. A vector of integers or a complex scalar leaves the fused path.
+TEST(CompositeKernelTest, SingleIntegerInputsAreReadAsTheProgramsFloats) {
+  Var x = dscalar("x"), n = lscalar("n"), flag = tensor(DType::kBool, {}, "flag");
+  auto program = *ScalarProgram::FromGraph({x, n, flag}, {x / n + flag});
+  const Tensor a = Ramp(0.5);
+  for (int64_t count : {int64_t{400}, (int64_t{1} << 53) + 1}) {
+    SCOPED_TRACE(count);
+    const Tensor count_value = *Tensor::Of<int64_t>(DType::kInt64, {1}, {count});
+    const Tensor flag_value = *Tensor::Of<bool>(DType::kBool, {1}, {true});
+    std::vector<Tensor> outputs(1);
+    const std::vector<Tensor> inputs = {a, count_value, flag_value};
+    ASSERT_TRUE(RunFusedBlocks(*program, {kN}, inputs, outputs));
+    const double as_float = count_value.AsType(DType::kFloat64).data<double>()[0];
+    for (int64_t i = 0; i < kN; ++i) {
+      ASSERT_EQ(outputs[0].data<double>()[i], a.data<double>()[i] / as_float + 1.0) << i;
+    }
+  }
+  std::vector<Tensor> outputs(1);
+  const std::vector<Tensor> counts_per_element = {
+      a, Tensor::Zeros(DType::kInt64, {kN}), *Tensor::Of<bool>(DType::kBool, {1}, {true})};
+  EXPECT_FALSE(RunFusedBlocks(*program, {kN}, counts_per_element, outputs));
+}
+
 }  // namespace
 }  // namespace kiln
