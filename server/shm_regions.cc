@@ -1,6 +1,8 @@
 #include "server/shm_regions.h"
 
 #include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -10,7 +12,9 @@
 #include <cstring>
 #include <vector>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
+#include "core/graph/status_macros.h"
 
 namespace kiln::server {
 
@@ -25,7 +29,54 @@ bool ValidShmName(const std::string& name) {
   });
 }
 
-Region::~Region() { close(fd_); }
+namespace {
+
+// The guarded copy running on this thread, if any: where SIGBUS returns to. Volatile: the
+// handler reads it, so its stores around the memcpy must not be elided.
+thread_local sigjmp_buf* volatile copy_fault = nullptr;
+struct sigaction previous_sigbus;
+
+// SIGBUS inside a guarded copy ends the copy; any other goes to the handler that was there
+// before (by default, the process ends as it would have).
+void OnSigbus(int, siginfo_t*, void*) {
+  if (copy_fault != nullptr) siglongjmp(*copy_fault, 1);
+  sigaction(SIGBUS, &previous_sigbus, nullptr);  // the faulting access runs again under it
+}
+
+// memcpy that returns false instead of ending the process when the source or destination is
+// a mapping past its object's end (the client shrank it).
+bool GuardedCopy(void* dst, const void* src, size_t n) {
+  static const bool installed = [] {
+    struct sigaction action = {};
+    action.sa_sigaction = OnSigbus;
+    action.sa_flags = SA_SIGINFO | SA_NODEFER;
+    sigemptyset(&action.sa_mask);
+    return sigaction(SIGBUS, &action, &previous_sigbus) == 0;
+  }();
+  if (!installed) return false;
+  sigjmp_buf fault;
+  if (sigsetjmp(fault, 0) != 0) {
+    copy_fault = nullptr;
+    return false;
+  }
+  copy_fault = &fault;
+  std::memcpy(dst, src, n);
+  copy_fault = nullptr;
+  return true;
+}
+
+}  // namespace
+
+absl::StatusOr<std::shared_ptr<Region>> Region::Map(int fd, uint64_t size) {
+  void* base = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (base == MAP_FAILED) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("RegisterRegion: cannot map ", size, " bytes: ", std::strerror(errno)));
+  }
+  return std::make_shared<Region>(base, size);
+}
+
+Region::~Region() { munmap(base_, size_); }
 
 absl::Status Region::CheckSlice(const char* what, uint64_t offset, uint64_t n) const {
   if (offset > size_ || n > size_ - offset) {
@@ -36,34 +87,21 @@ absl::Status Region::CheckSlice(const char* what, uint64_t offset, uint64_t n) c
 }
 
 absl::Status Region::Read(uint64_t offset, uint64_t n, void* out) const {
-  char* dst = static_cast<char*>(out);
-  while (n > 0) {
-    const ssize_t got = pread(fd_, dst, n, static_cast<off_t>(offset));
-    if (got < 0 && errno == EINTR) continue;
-    if (got <= 0) {
-      return absl::DataLossError(absl::StrCat(
-          "shared-memory region: ", n, " bytes at ", offset, " could not be read: ",
-          got == 0 ? "the object ends there (it shrank after registration)" : std::strerror(errno)));
-    }
-    dst += got;
-    offset += got;
-    n -= got;
+  RETURN_IF_ERROR(CheckSlice("shared-memory region", offset, n));
+  if (!GuardedCopy(out, base_ + offset, n)) {
+    return absl::DataLossError(absl::StrCat("shared-memory region: ", n, " bytes at ", offset,
+                                            " could not be read: the object shrank after "
+                                            "registration"));
   }
   return absl::OkStatus();
 }
 
 absl::Status Region::Write(uint64_t offset, uint64_t n, const void* data) const {
-  const char* src = static_cast<const char*>(data);
-  while (n > 0) {
-    const ssize_t put = pwrite(fd_, src, n, static_cast<off_t>(offset));
-    if (put < 0 && errno == EINTR) continue;
-    if (put <= 0) {
-      return absl::DataLossError(absl::StrCat("shared-memory region: ", n, " bytes at ", offset,
-                                              " could not be written: ", std::strerror(errno)));
-    }
-    src += put;
-    offset += put;
-    n -= put;
+  RETURN_IF_ERROR(CheckSlice("shared-memory region", offset, n));
+  if (!GuardedCopy(base_ + offset, data, n)) {
+    return absl::DataLossError(absl::StrCat("shared-memory region: ", n, " bytes at ", offset,
+                                            " could not be written: the object shrank after "
+                                            "registration"));
   }
   return absl::OkStatus();
 }
@@ -102,7 +140,7 @@ absl::Status RegionRegistry::Register(const std::string& session_key, const std:
                                             std::strerror(errno),
                                             "): is the server on another host or in a container?"));
   }
-  auto region = std::make_shared<Region>(fd, byte_size);  // closes fd from here on
+  absl::Cleanup close_fd = [fd] { close(fd); };  // the mapping keeps the object
   struct stat st;
   if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
       static_cast<uint64_t>(st.st_size) < byte_size) {
@@ -110,6 +148,7 @@ absl::Status RegionRegistry::Register(const std::string& session_key, const std:
                                                    st.st_size, " bytes, fewer than byte_size ",
                                                    byte_size));
   }
+  ASSIGN_OR_RETURN(std::shared_ptr<Region> region, Region::Map(fd, byte_size));
   region->Touch();
   std::shared_ptr<Region> replaced;  // closed outside the lock
   absl::MutexLock lock(&mutex_);

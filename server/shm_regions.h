@@ -1,8 +1,9 @@
 // Same-host shared memory: POSIX shared-memory objects that clients register with their session,
 // so that a call's arguments and results are named by region, offset and size instead of being
-// copied into messages. The server holds an open descriptor per region and moves bytes with
-// pread and pwrite: it never maps client memory, so a client that shrinks or rewrites its object
-// during a call gets an error or its own garbage, never a crash or a changing input.
+// copied into messages. The server maps each region once and copies bytes in and out with
+// memcpy under a SIGBUS guard: kernels never read client memory, so a client that rewrites its
+// object during a call gets its own garbage, never a changing input; one that shrinks it reads
+// zeros up to the end of its last page and gets DATA_LOSS past it, never a crash.
 #ifndef KILN_SERVER_SHM_REGIONS_H_
 #define KILN_SERVER_SHM_REGIONS_H_
 
@@ -24,15 +25,17 @@ namespace kiln::server {
 struct RegionLimits {
   bool enabled = true;                           // --shm
   absl::Duration ttl = absl::Seconds(60);        // --shm_ttl: idle time before a region is closed
-  int64_t max_regions = 256;  // of every session together (each holds a descriptor)
+  int64_t max_regions = 256;  // of every session together (each holds a mapping)
   int64_t max_regions_per_session = 16;
   int64_t max_bytes = int64_t{64} << 30;  // registered sizes together (the objects' memory)
 };
 
-// One registered object: an open descriptor and the bytes calls may use.
+// One registered object: its mapping and the bytes calls may use.
 class Region {
  public:
-  Region(int fd, uint64_t size) : fd_(fd), size_(size) {}
+  // Maps the first `size` bytes of the object open at fd (which the caller then closes).
+  static absl::StatusOr<std::shared_ptr<Region>> Map(int fd, uint64_t size);
+  Region(void* base, uint64_t size) : base_(static_cast<char*>(base)), size_(size) {}
   ~Region();
   Region(const Region&) = delete;
   Region& operator=(const Region&) = delete;
@@ -41,14 +44,14 @@ class Region {
   absl::Status CheckSlice(const char* what, uint64_t offset, uint64_t n) const;
   // Copies n bytes at `offset` out of the region; DATA_LOSS when the object has shrunk.
   absl::Status Read(uint64_t offset, uint64_t n, void* out) const;
-  // Copies n bytes into the region at `offset`.
+  // Copies n bytes into the region at `offset`; DATA_LOSS when the object has shrunk.
   absl::Status Write(uint64_t offset, uint64_t n, const void* data) const;
   // Marks the region used now (its idle time starts again).
   void Touch();
   int64_t last_used_ns() const { return last_used_ns_.load(); }
 
  private:
-  const int fd_;
+  char* const base_;
   const uint64_t size_;
   std::atomic<int64_t> last_used_ns_{0};
 };

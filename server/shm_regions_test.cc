@@ -3,8 +3,10 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <cstring>
 #include <string>
 #include <thread>
@@ -75,11 +77,44 @@ TEST(ShmRegionsTest, AnObjectShrunkAfterRegistrationIsDataLossNotACrash) {
   ShmObject obj(1 << 20);
   RegionRegistry registry;
   ASSERT_TRUE(registry.Register("s", "r", obj.name(), 1 << 20).ok());
-  ASSERT_EQ(ftruncate(obj.fd(), 100), 0);
   auto region = registry.Find("s", "r");
   ASSERT_TRUE(region.ok());
-  std::vector<char> out(1 << 20);
+  std::vector<char> out(1 << 20, 'x');
+  // Every page mapped by a first full read and write, then the object shrinks under them.
+  ASSERT_TRUE((*region)->Write(0, out.size(), out.data()).ok());
+  ASSERT_TRUE((*region)->Read(0, out.size(), out.data()).ok());
+  ASSERT_EQ(ftruncate(obj.fd(), 100), 0);
   EXPECT_EQ((*region)->Read(0, out.size(), out.data()).code(), absl::StatusCode::kDataLoss);
+  EXPECT_EQ((*region)->Write(4096, 8, out.data()).code(), absl::StatusCode::kDataLoss);
+  // What is left of the object still reads, and again after many faults.
+  for (int i = 0; i < 1000; ++i) {
+    ASSERT_EQ((*region)->Read(8192, 8, out.data()).code(), absl::StatusCode::kDataLoss);
+  }
+  EXPECT_TRUE((*region)->Read(0, 100, out.data()).ok());
+  EXPECT_EQ((*region)->Read(0, (1 << 20) + 1, out.data()).code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+// The guard takes only the faults of its own copies: any other SIGBUS goes to the handler that
+// was there before, and ends the process as it would without the guard.
+TEST(ShmRegionsDeathTest, ASigbusOutsideACopyStillEndsTheProcess) {
+  ShmObject obj(4096);
+  RegionRegistry registry;
+  ASSERT_TRUE(registry.Register("s", "r", obj.name(), 4096).ok());
+  char byte;
+  ASSERT_TRUE((*registry.Find("s", "r"))->Read(0, 1, &byte).ok());  // the guard is installed
+  ShmObject other(4096);
+  auto* page = static_cast<volatile char*>(
+      mmap(nullptr, 4096, PROT_READ, MAP_SHARED, other.fd(), 0));
+  ASSERT_NE(page, MAP_FAILED);
+  ASSERT_EQ(ftruncate(other.fd(), 0), 0);
+  // Killed by SIGBUS, or, under a sanitizer, by its report (the handler that was there before).
+  const auto ended_by_the_fault = [](int status) {
+    return (WIFSIGNALED(status) && WTERMSIG(status) == SIGBUS) ||
+           (WIFEXITED(status) && WEXITSTATUS(status) != 0);
+  };
+  EXPECT_EXIT(byte = page[0], ended_by_the_fault, "");
+  munmap(const_cast<char*>(page), 4096);
 }
 
 TEST(ShmRegionsTest, RefusesWhatItCannotOrMustNotOpen) {

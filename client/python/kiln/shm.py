@@ -4,6 +4,7 @@ outputs come back through the same region, instead of being copied into gRPC mes
 region's name is unlinked once the server has opened it, so nothing is left behind if this
 process dies; the server closes its side when the session ends or after --shm_ttl idle."""
 import ipaddress
+import math
 import secrets
 import threading
 import weakref
@@ -104,7 +105,7 @@ class Channel:
                 continue
             dtype = wire.dtype_from_proto(msg.dtype)
             shape = tuple(msg.shape)
-            if not np.prod(shape, dtype=np.int64):
+            if not math.prod(shape):
                 out.append(np.empty(shape, dtype))
             else:
                 out.append(np.ndarray(shape, dtype, self._shm.buf, at).copy())
