@@ -82,6 +82,37 @@ def test_tutorial_training_equals_the_servers(server):
     assert_bitwise(np.asarray(s_b), np.asarray(l_b))
 
 
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_benchmark_graphs_equal_the_servers(server, dtype):
+    # G1 and G2 (tests/bench/elemwise_vs_numpy.py) over enough elements for the fused loop to
+    # split across threads; G3 and G4 (graphs_vs_numpy.py, smaller): costs and gradients.
+    rng = np.random.default_rng(7)
+    t = at.tensor(dtype, shape=(None,), name="t")
+    g1 = t + t ** 10
+    g2 = at.exp(-t ** 2) * at.sin(t) + at.log1p(abs(t)) * 0.5 - at.tanh(t)
+    on_server, local = both([t], [g1, g2])
+    value = rng.uniform(-2, 2, size=100003).astype(dtype)
+    assert_bitwise(on_server(value), local(value))
+    X, y = at.tensor(dtype, shape=(None, None), name="X"), at.tensor(dtype, shape=(None,), name="y")
+    w, b = at.tensor(dtype, shape=(None,), name="w"), at.tensor(dtype, shape=(), name="b")
+    g3 = at.mean(at.softplus(-y * (at.dot(X, w) + b)))
+    on_server, local = both([X, y, w, b], [g3, *kiln.grad(g3, [w, b])])
+    args = [rng.normal(size=(2000, 100)).astype(dtype),
+            np.where(np.arange(2000) % 3 == 0, 1.0, -1.0).astype(dtype),
+            rng.normal(scale=0.1, size=100).astype(dtype), np.asarray(0.1, dtype)]
+    assert_bitwise(on_server(*args), local(*args))
+    W1 = at.tensor(dtype, shape=(None, None), name="W1")
+    W2 = at.tensor(dtype, shape=(None, None), name="W2")
+    labels = at.lvector("labels")
+    P = at.softmax(at.dot(at.tanh(at.dot(X, W1)), W2))
+    g4 = -at.mean(at.log(P)[at.arange(X.shape[0]), labels])
+    on_server, local = both([X, W1, W2, labels], [g4, *kiln.grad(g4, [W1, W2])])
+    args = [rng.normal(size=(256, 64)).astype(dtype),
+            rng.normal(scale=0.1, size=(64, 128)).astype(dtype),
+            rng.normal(scale=0.1, size=(128, 10)).astype(dtype), np.arange(256) % 10]
+    assert_bitwise(on_server(*args), local(*args))
+
+
 def test_shared_values_follow_the_functions_that_use_them(server):
     a = at.dvector("a")
     w = kiln.shared(np.zeros(3), name="w")
