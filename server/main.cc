@@ -122,7 +122,7 @@ ABSL_FLAG(absl::Duration, shm_ttl, EnvOr("KILN_SHM_TTL", absl::Seconds(60)),
           "idle time after which a shared-memory region is closed, e.g. 30s; 0: never "
           "(KILN_SHM_TTL)");
 ABSL_FLAG(int64_t, shm_max_regions, EnvOr("KILN_SHM_MAX_REGIONS", int64_t{256}),
-          "most shared-memory regions at once, each an open descriptor (KILN_SHM_MAX_REGIONS)");
+          "most shared-memory regions at once, each a mapping (KILN_SHM_MAX_REGIONS)");
 ABSL_FLAG(int64_t, shm_max_bytes, EnvOr("KILN_SHM_MAX_BYTES", int64_t{64} << 30),
           "most bytes of shared-memory regions together (KILN_SHM_MAX_BYTES)");
 ABSL_FLAG(std::string, local_socket, EnvOrEmpty("KILN_LOCAL_SOCKET", "auto"),

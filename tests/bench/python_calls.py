@@ -29,6 +29,7 @@ from conftest import running_server  # noqa: E402
 import kiln  # noqa: E402
 import kiln.tensor as at  # noqa: E402
 from kiln import _pb, wire  # noqa: E402
+from kiln.lane import _varint  # noqa: E402
 
 try:
     import pytensor
@@ -57,12 +58,7 @@ def best_seconds_interleaved(measured, m_calls, reference, r_calls, repeats=5):
 
 def echo_message(payload):
     """kiln.bench.EchoMessage{payload} in wire form (field 1, length-delimited)."""
-    n, size = len(payload), b""
-    while True:
-        size += bytes([(n & 0x7F) | (0x80 if n > 0x7F else 0)])
-        n >>= 7
-        if not n:
-            return b"\x0a" + size + payload
+    return b"\x0a" + _varint(len(payload)) + payload
 
 
 def start_echo_server():
