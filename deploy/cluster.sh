@@ -10,6 +10,9 @@
 #   deploy/cluster.sh start I         (re)start replica I (1-based)
 #   deploy/cluster.sh stop I [SIG]    stop replica I with SIGTERM or SIG (KILL, STOP...)
 #   deploy/cluster.sh redis-stop | redis-start    stop or start the cache's Redis
+#   deploy/cluster.sh addresses       where each part listens, one a line: front HOST:PORT,
+#                                     replica I GRPC METRICS, redis-cache and redis-sessions
+#                                     HOST:PORT (as deploy/podman_cluster.sh prints them)
 #
 # Environment: KILN_CLUSTER_DIR (state, logs; default /tmp/kiln-cluster), KILN_CLUSTER_PORT (the
 # front's port, default 50060; replica I listens on +I, its metrics on +100+I, the Redis of
@@ -58,7 +61,7 @@ start_replica() {  # index
     # A container of the image on the host's network; its disk tier is the image's volume.
     # The pid file holds kiln-server's pid as the host sees it.
     local name="kiln-$BASE-$1"
-    podman rm -f "$name" >/dev/null 2>&1 || true
+    podman rm -f -v "$name" >/dev/null 2>&1 || true
     podman run -d --rm --name "$name" --network host "$KILN_CONTAINER_IMAGE" "${flags[@]}" >/dev/null
     podman inspect -f '{{.State.Pid}}' "$name" >"$DIR/replica-$1.pid"
   else
@@ -140,8 +143,16 @@ case "${1:-}" in
   stop) stop_pid "replica-$2" "${3:-TERM}" ;;
   redis-stop) stop_pid redis-cache TERM ;;
   redis-start) start_redis redis-cache "$CACHE_REDIS" allkeys-lru ;;
+  addresses)
+    echo "front 127.0.0.1:$BASE"
+    for i in $(seq "$(replicas)"); do
+      echo "replica $i 127.0.0.1:$((BASE + i)) 127.0.0.1:$((BASE + 100 + i))"
+    done
+    echo "redis-cache 127.0.0.1:$CACHE_REDIS"
+    echo "redis-sessions 127.0.0.1:$SESSION_REDIS"
+    ;;
   *)
-    sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'
     exit 2
     ;;
 esac

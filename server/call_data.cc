@@ -18,8 +18,8 @@ absl::StatusOr<std::shared_ptr<Region>> FindRegion(const v1::ExecuteRequest& req
                                                    const CallStores& stores,
                                                    const std::string& region) {
   if (req.session().empty()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "region '", region.substr(0, 256), "': name the session that registered it"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("region '", region.substr(0, 256), "': name the session that registered it"));
   }
   return stores.regions.Find(SessionKey(stores.tenant, req.session()), region);
 }
@@ -47,8 +47,8 @@ absl::StatusOr<Tensor> ReadRegionArgument(const v1::ExecuteRequest& req, const v
   Tensor t = Tensor::Empty(dtype, std::move(shape));
   RETURN_IF_ERROR(region->Read(slice.offset(), slice.size(), t.raw_data()));
   if (dtype == DType::kBool) {
-    RETURN_IF_ERROR(CheckBoolBytes(
-        what, std::string_view(static_cast<const char*>(t.raw_data()), static_cast<size_t>(nbytes))));
+    RETURN_IF_ERROR(CheckBoolBytes(what, std::string_view(static_cast<const char*>(t.raw_data()),
+                                                          static_cast<size_t>(nbytes))));
   }
   return t;
 }
@@ -87,9 +87,9 @@ absl::StatusOr<std::vector<Tensor>> GatherArguments(const v1::ExecuteRequest& re
     if (ref == refs.end()) {
       const v1::Tensor& msg = req.args(next_message++);
       if (static_cast<int64_t>(msg.data().size()) > stores.max_tensor_bytes) {
-        return absl::ResourceExhaustedError(absl::StrCat(
-            what, " has ", msg.data().size(), " bytes, more than this server's limit of ",
-            stores.max_tensor_bytes));
+        return absl::ResourceExhaustedError(
+            absl::StrCat(what, " has ", msg.data().size(),
+                         " bytes, more than this server's limit of ", stores.max_tensor_bytes));
       }
       absl::StatusOr<Tensor> t = FromProto(msg, stores.max_tensor_bytes);
       if (!t.ok()) {
@@ -101,10 +101,10 @@ absl::StatusOr<std::vector<Tensor>> GatherArguments(const v1::ExecuteRequest& re
     }
     const v1::ArgumentRef& r = *ref->second;
     absl::StatusOr<Tensor> t =
-        r.has_region()                        ? ReadRegionArgument(req, r, stores, what)
-        : r.source_case() == r.kHandle        ? ReadResident(r.handle(), stores, what)
-                                              : absl::InvalidArgumentError(absl::StrCat(
-                                                    what, ": its ArgumentRef names no source"));
+        r.has_region() ? ReadRegionArgument(req, r, stores, what)
+        : r.source_case() == r.kHandle
+            ? ReadResident(r.handle(), stores, what)
+            : absl::InvalidArgumentError(absl::StrCat(what, ": its ArgumentRef names no source"));
     if (!t.ok()) return t.status();
     args.push_back(*std::move(t));
   }
@@ -130,25 +130,46 @@ absl::StatusOr<OutputSlice> FindOutputSlice(const v1::ExecuteRequest& req,
 }
 
 absl::Status PutOutputs(const std::vector<Tensor>& outputs, const OutputSlice& slice,
-                        v1::ExecuteResponse* resp, int64_t* message_bytes) {
+                        int64_t max_message_bytes, v1::ExecuteResponse* resp,
+                        int64_t* message_bytes) {
+  // Where each output goes: its offset in the region, or -1 for the message. The message's size
+  // is known before a byte is copied, so that an answer too large to send costs no copy.
+  std::vector<int64_t> offsets;
   uint64_t cursor = slice.begin;
+  int64_t in_message = 0;
   for (const Tensor& t : outputs) {
     const uint64_t at = (cursor + kOutputAlignment - 1) / kOutputAlignment * kOutputAlignment;
     const uint64_t n = static_cast<uint64_t>(t.nbytes());
     if (slice.region != nullptr && at <= slice.end && n <= slice.end - at) {
+      offsets.push_back(static_cast<int64_t>(at));
+      cursor = at + n;
+    } else {
+      offsets.push_back(-1);
+      in_message += t.nbytes();
+    }
+  }
+  if (max_message_bytes > 0 && in_message > max_message_bytes) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("the outputs take ", in_message,
+                     " bytes, more than this server's largest message of ", max_message_bytes,
+                     " bytes (--max_message_bytes): call ExecuteStream, or give an "
+                     "output region"));
+  }
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const Tensor& t = outputs[i];
+    if (offsets[i] >= 0) {
       const Tensor c = t.Contiguous();
-      RETURN_IF_ERROR(slice.region->Write(at, n, c.raw_data()));
+      RETURN_IF_ERROR(slice.region->Write(static_cast<uint64_t>(offsets[i]),
+                                          static_cast<uint64_t>(t.nbytes()), c.raw_data()));
       v1::Tensor* msg = resp->add_outputs();
       msg->set_dtype(ToProto(t.dtype()));
       for (int64_t d : t.shape()) msg->add_shape(d);
-      resp->add_output_offsets(static_cast<int64_t>(at));
-      cursor = at + n;
-      continue;
+    } else {
+      *resp->add_outputs() = ToProto(t);
     }
-    *resp->add_outputs() = ToProto(t);
-    if (slice.region != nullptr) resp->add_output_offsets(-1);
-    *message_bytes += t.nbytes();
+    if (slice.region != nullptr) resp->add_output_offsets(offsets[i]);
   }
+  *message_bytes += in_message;
   return absl::OkStatus();
 }
 

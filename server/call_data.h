@@ -49,9 +49,11 @@ absl::StatusOr<OutputSlice> FindOutputSlice(const v1::ExecuteRequest& req,
                                             const CallStores& stores);
 
 // Puts the outputs in resp: in the slice those that fit (output_offsets says where), the others
-// in messages. `message_bytes` counts the bytes put in messages.
+// in messages; RESOURCE_EXHAUSTED, before any copy, when those pass `max_message_bytes` (0: no
+// limit). `message_bytes` counts the bytes put in messages.
 absl::Status PutOutputs(const std::vector<Tensor>& outputs, const OutputSlice& slice,
-                        v1::ExecuteResponse* resp, int64_t* message_bytes);
+                        int64_t max_message_bytes, v1::ExecuteResponse* resp,
+                        int64_t* message_bytes);
 
 }  // namespace kiln::server
 

@@ -3,6 +3,7 @@
 // its side; the server runs the function on its pool and streams back what its Print ops showed
 // (one message each), then the outputs in chunks.
 #include "absl/strings/str_cat.h"
+#include "core/graph/status_macros.h"
 #include "proto/convert/tensor_convert.h"
 #include "server/service.h"
 
@@ -28,17 +29,30 @@ class ExecuteStreamReactor final
   }
 
   void OnReadDone(bool ok) override {
-    if (!ok) {  // the client has sent everything
+    if (!ok) {  // the client has sent everything, or went away
+      if (ctx_->IsCancelled()) return Fail(absl::CancelledError("ExecuteStream: cancelled"));
       service_.pool().Schedule([this] { Run(); });
       return;
     }
-    if (absl::Status s = Take(in_); !s.ok()) return Fail(s);
+    // On gRPC's thread: nothing may escape into it (an argument's bytes may not fit in memory).
+    absl::Status taken;
+    try {
+      taken = Take(in_);
+    } catch (const std::bad_alloc& e) {
+      taken = absl::ResourceExhaustedError(absl::StrCat("ExecuteStream: ", e.what()));
+    }
+    if (!taken.ok()) return Fail(taken);
     StartRead(&in_);
   }
 
   void OnWriteDone(bool ok) override {
     if (!ok) return Fail(absl::CancelledError("the client stopped reading"));
-    WriteNext();
+    // On gRPC's thread: nothing may escape into it.
+    try {
+      WriteNext();
+    } catch (const std::bad_alloc& e) {
+      Fail(absl::ResourceExhaustedError(absl::StrCat("ExecuteStream: ", e.what())));
+    }
   }
 
   void OnDone() override {
@@ -47,12 +61,18 @@ class ExecuteStreamReactor final
   }
 
  private:
-  // Accumulates one message: the request first, then chunks in order.
+  // Accumulates one message: the request first, then chunks in order. Each argument is checked
+  // as its first chunk arrives: against the function's argument count when the function is in
+  // memory, and its declared size against the tensor and call limits, before its bytes are kept.
   absl::Status Take(const v1::ExecuteStreamRequest& msg) {
     if (msg.has_request()) {
       if (has_request_) return absl::InvalidArgumentError("ExecuteStream: a second request");
       request_ = msg.request();
       has_request_ = true;
+      if (auto f = service_.cache().Peek(request_.function_id())) {
+        expected_args_ = 0;
+        for (const v1::Input& in : f->signature.inputs()) expected_args_ += in.shared().empty();
+      }
       return absl::OkStatus();
     }
     if (!has_request_)
@@ -62,64 +82,108 @@ class ExecuteStreamReactor final
       return absl::InvalidArgumentError(
           absl::StrCat("ExecuteStream: chunk of argument ", c.index(), " out of order"));
     }
-    if (c.index() == args_.size()) {
-      args_.emplace_back();
-      args_.back().set_dtype(c.dtype());
-      *args_.back().mutable_shape() = c.shape();
-    }
+    if (c.index() == args_.size()) RETURN_IF_ERROR(StartArgument(c));
     v1::Tensor& t = args_[c.index()];
     if (c.offset() != t.data().size()) {
       return absl::InvalidArgumentError(absl::StrCat("ExecuteStream: argument ", c.index(),
                                                      " chunk at offset ", c.offset(), " after ",
                                                      t.data().size(), " bytes"));
     }
-    if (static_cast<int64_t>(t.data().size() + c.data().size()) >
-        service_.limits().max_tensor_bytes) {
-      return absl::ResourceExhaustedError(
-          absl::StrCat("argument ", c.index(), " exceeds this server's limit of ",
-                       service_.limits().max_tensor_bytes, " bytes"));
+    if (static_cast<int64_t>(t.data().size() + c.data().size()) > declared_bytes_.back()) {
+      return absl::InvalidArgumentError(absl::StrCat("ExecuteStream: argument ", c.index(),
+                                                     " has more than the ", declared_bytes_.back(),
+                                                     " bytes its dtype and shape declare"));
     }
     t.mutable_data()->append(c.data());
     return absl::OkStatus();
   }
 
+  // Opens argument args_.size() from its first chunk, refusing one the function does not take
+  // or whose declared size passes the limits.
+  absl::Status StartArgument(const v1::TensorChunk& c) {
+    const ServiceLimits& limits = service_.limits();
+    if (expected_args_ >= 0 && static_cast<int64_t>(c.index()) >= expected_args_) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("ExecuteStream: function ", request_.function_id(), " takes ",
+                       expected_args_, " arguments but argument ", c.index(), " arrived"));
+    }
+    absl::StatusOr<DType> dtype = FromProto(c.dtype());
+    if (!dtype.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("ExecuteStream: argument ", c.index(), ": ", dtype.status().message()));
+    }
+    const Shape shape(c.shape().begin(), c.shape().end());
+    RETURN_IF_ERROR(CheckShape(absl::StrCat("ExecuteStream: argument ", c.index()), shape, *dtype));
+    const int64_t bytes = ShapeSize(shape) * DTypeSize(*dtype);
+    if (bytes > limits.max_tensor_bytes) {
+      return absl::ResourceExhaustedError(absl::StrCat(
+          "argument ", c.index(), " declares ", bytes, " bytes, more than this server's limit of ",
+          limits.max_tensor_bytes, " bytes per tensor"));
+    }
+    total_declared_ += bytes;
+    if (limits.budget.max_bytes > 0 && total_declared_ > limits.budget.max_bytes) {
+      return absl::ResourceExhaustedError(
+          absl::StrCat("ExecuteStream: the arguments declare ", total_declared_,
+                       " bytes, more than this server's memory budget per call of ",
+                       limits.budget.max_bytes, " bytes (--max_call_bytes)"));
+    }
+    declared_bytes_.push_back(bytes);
+    args_.emplace_back();
+    args_.back().set_dtype(c.dtype());
+    *args_.back().mutable_shape() = c.shape();
+    return absl::OkStatus();
+  }
+
+  // The call under its budget, then its answer outside it.
   void Run() {
+    absl::Status s;
     try {
-      RunOrThrow();
+      s = Prepare();
+    } catch (const std::bad_alloc& e) {
+      s = absl::ResourceExhaustedError(absl::StrCat("ExecuteStream: ", e.what()));
+    } catch (const std::exception& e) {
+      s = absl::InternalError(absl::StrCat("ExecuteStream: ", e.what()));
+    }
+    if (!s.ok()) return Fail(s);
+    try {
+      WriteNext();
     } catch (const std::bad_alloc& e) {
       Fail(absl::ResourceExhaustedError(absl::StrCat("ExecuteStream: ", e.what())));
-    } catch (const std::exception& e) {
-      Fail(absl::InternalError(absl::StrCat("ExecuteStream: ", e.what())));
     }
   }
 
-  void RunOrThrow() {
-    if (!has_request_) return Fail(absl::InvalidArgumentError("ExecuteStream: no request"));
+  // Runs the function on the arguments under the call's budget, keeping what it printed and its
+  // outputs for WriteNext.
+  absl::Status Prepare() {
+    if (!has_request_) return absl::InvalidArgumentError("ExecuteStream: no request");
+    if (ctx_->IsCancelled()) return absl::CancelledError("ExecuteStream: cancelled");
+    std::shared_ptr<RequestBudget> budget = service_.NewBudget("ExecuteStream");
+    BudgetScope counting(*budget);
     std::vector<Tensor> args;
     for (size_t i = 0; i < args_.size(); ++i) {
       absl::StatusOr<Tensor> t = FromProto(args_[i], service_.limits().max_tensor_bytes);
       if (!t.ok()) {
-        return Fail(
-            absl::InvalidArgumentError(absl::StrCat("argument ", i, ": ", t.status().message())));
+        return absl::InvalidArgumentError(absl::StrCat("argument ", i, ": ", t.status().message()));
       }
       args.push_back(*std::move(t));
     }
     args_.clear();
     PrintCapture printed(service_.limits().max_printed_bytes);
     absl::StatusOr<std::vector<Tensor>> out =
-        service_.RunExecution(*tenant_, request_.function_id(), request_.session(),
-                              std::move(args), CallInterrupt(ctx_), CallIdOf(*ctx_));
-    if (!out.ok()) return Fail(out.status());
+        service_.RunExecution(*tenant_, request_.function_id(), request_.session(), std::move(args),
+                              BudgetedInterrupt(CallInterrupt(ctx_), budget), CallIdOf(*ctx_));
+    if (!out.ok()) return out.status();
     for (const PrintedValue& p : printed.values()) {
       PrintedToProto(p, printed_.emplace_back().mutable_printed());
     }
     if (printed.dropped() > 0) printed_.emplace_back().set_printed_dropped(printed.dropped());
     for (Tensor& t : *out) outputs_.push_back(t.Contiguous());
-    WriteNext();
+    return absl::OkStatus();
   }
 
-  // Writes the next printed value or chunk of the outputs, or finishes.
+  // Writes the next printed value or chunk of the outputs, or finishes; outside any budget.
   void WriteNext() {
+    MemoryBudgetScope outside_the_budget(nullptr);
     if (next_printed_ < printed_.size()) {
       StartWrite(&printed_[next_printed_++]);
       return;
@@ -151,6 +215,7 @@ class ExecuteStreamReactor final
   }
 
   void Fail(const absl::Status& s) {
+    MemoryBudgetScope outside_the_budget(nullptr);  // as WriteNext
     service_.metrics().CountRequest("ExecuteStream", s.code(), tenant_ ? tenant_->name : "");
     Finish(ToGrpc(s));  // may delete this (OnDone): nothing after it
   }
@@ -161,7 +226,10 @@ class ExecuteStreamReactor final
   v1::ExecuteStreamRequest in_;
   v1::ExecuteRequest request_;
   bool has_request_ = false;
+  int64_t expected_args_ = -1;  // the function's argument count; -1: not known yet
   std::vector<v1::Tensor> args_;
+  std::vector<int64_t> declared_bytes_;  // per argument, from its dtype and shape
+  int64_t total_declared_ = 0;
   std::vector<v1::TensorChunk> printed_;  // sent before the outputs
   size_t next_printed_ = 0;
   std::vector<Tensor> outputs_;

@@ -53,6 +53,9 @@ absl::Status GradGraph(const v1::GradRequest& request, const GraphLimits& limits
   std::vector<std::string> warnings;
   options.warnings = &warnings;
   options.interrupt = interrupt;
+  // A gradient graph is a few times its cost's (a chain of 100k nodes has one of 400k more): it
+  // may add up to 5 x --max_nodes, counted as it grows.
+  options.max_nodes = 5 * limits.max_nodes;
   // The wrt, consider_constant and known_grads references are resolved as extra outputs, so that
   // conversion checks them.
   std::vector<const v1::ValueRef*> refs;

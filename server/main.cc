@@ -98,6 +98,9 @@ ABSL_FLAG(int, metrics_port, EnvOr("KILN_METRICS_PORT", 9464),
           "Prometheus /metrics port; -1 disables it (KILN_METRICS_PORT)");
 ABSL_FLAG(int, threads, EnvOr("KILN_THREADS", 0),
           "workers compiling and executing; 0: one per core (KILN_THREADS)");
+ABSL_FLAG(int, max_threads, EnvOr("KILN_MAX_THREADS", 0),
+          "workers the pool may grow to when every worker is busy, so that calls running long "
+          "cannot hold back the ones behind them; 0: four times --threads (KILN_MAX_THREADS)");
 ABSL_FLAG(int64_t, cache_bytes, EnvOr("KILN_CACHE_BYTES", int64_t{1} << 30),
           "byte budget of the in-memory function cache (KILN_CACHE_BYTES)");
 ABSL_FLAG(std::string, cache_dir, EnvOrEmpty("KILN_CACHE_DIR", DefaultCacheDir()),
@@ -137,15 +140,23 @@ ABSL_FLAG(absl::Duration, local_timeout, EnvOr("KILN_LOCAL_TIMEOUT", absl::Minut
 ABSL_FLAG(absl::Duration, local_spin, EnvOr("KILN_LOCAL_SPIN", absl::Microseconds(50)),
           "after answering, a lane connection's thread waits this long awake for the next call "
           "(a client calling in a loop then pays no wake-up); 0: sleeps at once (KILN_LOCAL_SPIN)");
-ABSL_FLAG(absl::Duration, inline_max_call, EnvOr("KILN_INLINE_MAX_CALL", absl::Microseconds(100)),
-          "an Execute of at most 64 KiB whose function averages under this runs on the gRPC "
-          "thread that received it, sparing a hand-off to the pool; 0: never (KILN_INLINE_MAX_CALL)");
-ABSL_FLAG(int64_t, max_request_memory_bytes,
-          EnvOr("KILN_MAX_REQUEST_MEMORY_BYTES", int64_t{1} << 30),
-          "memory one Compile, Grad or Optimize may hold; 0: unlimited "
-          "(KILN_MAX_REQUEST_MEMORY_BYTES)");
+ABSL_FLAG(
+    absl::Duration, inline_max_call, EnvOr("KILN_INLINE_MAX_CALL", absl::Microseconds(100)),
+    "an Execute of at most 64 KiB whose function averages under this runs on the gRPC "
+    "thread that received it, sparing a hand-off to the pool; 0: never (KILN_INLINE_MAX_CALL)");
+ABSL_FLAG(int64_t, max_call_bytes, EnvOr("KILN_MAX_CALL_BYTES", int64_t{1} << 30),
+          "memory one call (Compile, Execute, Grad, Optimize, Print) may hold: its tensors, "
+          "scratch, constant folding and answer; 0: unlimited (KILN_MAX_CALL_BYTES)");
+ABSL_FLAG(int64_t, max_server_bytes, EnvOr("KILN_MAX_SERVER_BYTES", int64_t{-1}),
+          "tensor memory all calls may hold together (session values and cached constants "
+          "included); -1: half of the machine's memory; 0: unlimited (KILN_MAX_SERVER_BYTES)");
+ABSL_FLAG(
+    double, buffer_cache_fraction, EnvOrSeconds("KILN_BUFFER_CACHE_FRACTION", 0.25),
+    "freed large buffers kept for reuse, as a fraction of --max_call_bytes (at most "
+    "KILN_BUFFER_CACHE_BYTES); emptied after 2 s without a call (KILN_BUFFER_CACHE_FRACTION)");
 ABSL_FLAG(double, max_request_seconds, EnvOrSeconds("KILN_MAX_REQUEST_SECONDS", 60.0),
-          "time one Compile, Grad or Optimize may take; 0: unlimited (KILN_MAX_REQUEST_SECONDS)");
+          "time one call (Compile, Execute, Grad, Optimize) may take; 0: unlimited "
+          "(KILN_MAX_REQUEST_SECONDS)");
 ABSL_FLAG(int, max_message_bytes, EnvOr("KILN_MAX_MESSAGE_BYTES", 64 << 20),
           "largest gRPC message (KILN_MAX_MESSAGE_BYTES)");
 ABSL_FLAG(int64_t, max_nodes, EnvOr("KILN_MAX_NODES", 100000),
@@ -153,8 +164,8 @@ ABSL_FLAG(int64_t, max_nodes, EnvOr("KILN_MAX_NODES", 100000),
 ABSL_FLAG(int64_t, max_tensor_bytes, EnvOr("KILN_MAX_TENSOR_BYTES", int64_t{1} << 30),
           "largest tensor or constant (KILN_MAX_TENSOR_BYTES)");
 ABSL_FLAG(int64_t, max_printed_bytes, EnvOr("KILN_MAX_PRINTED_BYTES", int64_t{16} << 20),
-          "bytes of values Print ops may show in one call; more are left out "
-          "(KILN_MAX_PRINTED_BYTES)");
+          "bytes the values Print ops show may take in one call (each twice its size plus 512 "
+          "bytes of bookkeeping); more are left out (KILN_MAX_PRINTED_BYTES)");
 ABSL_FLAG(
     int, max_concurrent_executions, EnvOr("KILN_MAX_CONCURRENT_EXECUTIONS", 64),
     "executions running at once; more are RESOURCE_EXHAUSTED (KILN_MAX_CONCURRENT_EXECUTIONS)");
@@ -207,6 +218,7 @@ int main(int argc, char** argv) {
   options.port = absl::GetFlag(FLAGS_port);
   options.metrics_port = absl::GetFlag(FLAGS_metrics_port);
   options.threads = absl::GetFlag(FLAGS_threads);
+  options.max_threads = absl::GetFlag(FLAGS_max_threads);
   options.cache_bytes = absl::GetFlag(FLAGS_cache_bytes);
   options.cache_dir = absl::GetFlag(FLAGS_cache_dir);
   options.cache_dir_bytes = absl::GetFlag(FLAGS_cache_dir_bytes);
@@ -218,7 +230,9 @@ int main(int argc, char** argv) {
   options.regions.ttl = absl::GetFlag(FLAGS_shm_ttl);
   options.regions.max_regions = absl::GetFlag(FLAGS_shm_max_regions);
   options.regions.max_bytes = absl::GetFlag(FLAGS_shm_max_bytes);
-  options.limits.budget.max_bytes = absl::GetFlag(FLAGS_max_request_memory_bytes);
+  options.limits.budget.max_bytes = absl::GetFlag(FLAGS_max_call_bytes);
+  options.limits.max_server_bytes = absl::GetFlag(FLAGS_max_server_bytes);
+  options.buffer_cache_fraction = absl::GetFlag(FLAGS_buffer_cache_fraction);
   options.limits.budget.max_seconds = absl::GetFlag(FLAGS_max_request_seconds);
   options.max_message_bytes = absl::GetFlag(FLAGS_max_message_bytes);
   options.limits.max_nodes = absl::GetFlag(FLAGS_max_nodes);

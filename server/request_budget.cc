@@ -3,6 +3,7 @@
 #include <malloc.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <new>
 
@@ -10,8 +11,6 @@
 
 namespace kiln::server {
 namespace {
-
-thread_local RequestBudget* t_budget = nullptr;
 
 // jemalloc's control interface, when kiln-server is linked with it.
 extern "C" int mallctl(const char* name, void* oldp, size_t* oldlenp, void* newp, size_t newlen)
@@ -30,26 +29,51 @@ void ReleaseFreeMemory() {
   }
 }
 
-RequestBudget::RequestBudget(std::string method, const BudgetLimits& limits)
-    : method_(std::move(method)), limits_(limits), start_(std::chrono::steady_clock::now()) {}
+std::shared_ptr<MemoryBudget> MakeServerBudget(int64_t max_bytes) {
+  if (max_bytes <= 0) return nullptr;
+  return std::make_shared<MemoryBudget>(
+      "this server's memory budget across calls (--max_server_bytes)", max_bytes);
+}
 
-BudgetScope::BudgetScope(RequestBudget& budget) {
-  if (t_budget != nullptr) return;
-  t_budget = &budget;
+RequestBudget::RequestBudget(std::string method, const BudgetLimits& limits,
+                             std::shared_ptr<MemoryBudget> server)
+    : method_(std::move(method)),
+      limits_(limits),
+      start_(std::chrono::steady_clock::now()),
+      memory_(
+          std::make_shared<MemoryBudget>("this server's memory budget per call (--max_call_bytes)",
+                                         limits.max_bytes, std::move(server))) {}
+
+std::function<absl::Status()> BudgetedInterrupt(std::function<absl::Status()> call,
+                                                std::shared_ptr<const RequestBudget> budget) {
+  // A poll comes every few microseconds, so the clocks are read on every 32nd only (they were
+  // an eighth of a large compile's time).
+  auto polls = std::make_shared<std::atomic<uint32_t>>(0);
+  return [call = std::move(call), budget = std::move(budget), polls] {
+    if (polls->fetch_add(1, std::memory_order_relaxed) % 32 != 0) return absl::OkStatus();
+    if (call) {
+      if (absl::Status s = call(); !s.ok()) return s;
+    }
+    return budget->Check();
+  };
+}
+
+BudgetScope::BudgetScope(const RequestBudget& budget) {
+  if (CurrentBudgetPtr() != nullptr) return;
   installed_ = &budget;
+  scope_ = std::make_unique<MemoryBudgetScope>(budget.memory());
 }
 
 BudgetScope::~BudgetScope() {
   if (installed_ == nullptr) return;
-  t_budget = nullptr;
+  scope_.reset();
   if (installed_->peak_bytes() > kTrimAbove) ReleaseFreeMemory();
 }
 
 absl::Status RequestBudget::Check() const {
-  if (limits_.max_bytes > 0 && peak_ > limits_.max_bytes) {
-    return absl::ResourceExhaustedError(absl::StrCat(
-        method_, " held more than this server's memory budget of ", limits_.max_bytes,
-        " bytes per request (--max_request_memory_bytes); split the graph or raise the limit"));
+  if (absl::Status s = memory_->Check(); !s.ok()) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat(method_, " ", s.message(), "; split the graph or raise the limit"));
   }
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
@@ -83,11 +107,11 @@ size_t __sanitizer_get_allocated_size(const volatile void* p);
 namespace {
 
 void CountAllocation(const volatile void* p, size_t n) {
-  if (kiln::server::t_budget != nullptr) kiln::server::t_budget->Add(static_cast<int64_t>(n));
+  if (kiln::MemoryBudget* b = kiln::CurrentBudgetPtr()) b->Count(static_cast<int64_t>(n));
 }
 void CountFree(const volatile void* p) {
-  if (kiln::server::t_budget != nullptr) {
-    kiln::server::t_budget->Sub(static_cast<int64_t>(__sanitizer_get_allocated_size(p)));
+  if (kiln::MemoryBudget* b = kiln::CurrentBudgetPtr()) {
+    b->Count(-static_cast<int64_t>(__sanitizer_get_allocated_size(p)));
   }
 }
 [[maybe_unused]] const int kHooksInstalled =
@@ -96,19 +120,44 @@ void CountFree(const volatile void* p) {
 }  // namespace
 
 #else
-// The server's allocation functions: malloc and free, counted against the thread's budget.
-void* operator new(size_t n) {
-  void* p = std::malloc(n == 0 ? 1 : n);
+namespace {
+
+// Heap blocks from this size up are refused past the thread's budget (kernels' scratch vectors);
+// smaller ones are only counted, since a small allocation may come where throwing cannot be
+// handled, and the budget's Check() catches their sum.
+constexpr size_t kRefusedAbove = size_t{1} << 20;
+
+// Counts the block `p` of `n` bytes asked into the thread's budget; a large one past the budget
+// is freed and refused.
+void* Counted(void* p, size_t n) {
   if (p == nullptr) throw std::bad_alloc();
-  if (kiln::server::t_budget != nullptr) {
-    kiln::server::t_budget->Add(static_cast<int64_t>(malloc_usable_size(p)));
+  kiln::MemoryBudget* b = kiln::CurrentBudgetPtr();
+  if (b == nullptr) return p;
+  if (kiln::AllocationShouldFail()) {
+    std::free(p);
+    throw std::bad_alloc();
   }
+  const int64_t usable = static_cast<int64_t>(malloc_usable_size(p));
+  if (n >= kRefusedAbove && b->limit() > 0 && b->used() + usable > b->limit()) {
+    std::free(p);
+    throw kiln::BudgetExceeded(absl::StrCat("a block of ", n, " bytes would take ", b->what(),
+                                            " past its limit of ", b->limit(), " bytes (",
+                                            b->used(), " held)"));
+  }
+  b->Count(usable);
   return p;
 }
+
+}  // namespace
+
+// The server's allocation functions: malloc and free, counted against the thread's budget.
+void* operator new(size_t n) { return Counted(std::malloc(n == 0 ? 1 : n), n); }
 void* operator new[](size_t n) { return operator new(n); }
 void operator delete(void* p) noexcept {
-  if (p != nullptr && kiln::server::t_budget != nullptr) {
-    kiln::server::t_budget->Sub(static_cast<int64_t>(malloc_usable_size(p)));
+  if (p != nullptr) {
+    if (kiln::MemoryBudget* b = kiln::CurrentBudgetPtr()) {
+      b->Count(-static_cast<int64_t>(malloc_usable_size(p)));
+    }
   }
   std::free(p);
 }
@@ -117,12 +166,7 @@ void operator delete(void* p, size_t) noexcept { operator delete(p); }
 void operator delete[](void* p, size_t) noexcept { operator delete(p); }
 void* operator new(size_t n, std::align_val_t align) {
   const size_t a = static_cast<size_t>(align);
-  void* p = std::aligned_alloc(a, (std::max<size_t>(n, 1) + a - 1) / a * a);
-  if (p == nullptr) throw std::bad_alloc();
-  if (kiln::server::t_budget != nullptr) {
-    kiln::server::t_budget->Add(static_cast<int64_t>(malloc_usable_size(p)));
-  }
-  return p;
+  return Counted(std::aligned_alloc(a, (std::max<size_t>(n, 1) + a - 1) / a * a), n);
 }
 void* operator new[](size_t n, std::align_val_t align) { return operator new(n, align); }
 void operator delete(void* p, std::align_val_t) noexcept { operator delete(p); }

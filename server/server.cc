@@ -4,7 +4,6 @@
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/health_check_service_interface.h>
 #include <httplib.h>
-
 #include <unistd.h>
 
 #include <algorithm>
@@ -82,13 +81,23 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServerOptions& optio
   // No tensor a request makes, constants folded at compile time included, may be larger than
   // a tensor it may send.
   SetMaxBufferBytes(static_cast<size_t>(options.limits.max_tensor_bytes));
+  ServiceLimits limits = options.limits;
+  limits.max_message_bytes = options.max_message_bytes;
+  if (limits.max_server_bytes < 0) limits.max_server_bytes = PhysicalMemoryBytes() / 2;
+  // The freed-buffer cache: a fraction of one call's budget, emptied when the server is idle.
+  if (limits.budget.max_bytes > 0) {
+    SetBufferCacheBytes(static_cast<size_t>(static_cast<double>(limits.budget.max_bytes) *
+                                            std::clamp(options.buffer_cache_fraction, 0.0, 1.0)));
+  }
+  s->trimmer_ = std::make_unique<MemoryTrimmer>(options.trim_after_idle);
   const int threads = options.threads > 0
                           ? options.threads
                           : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  s->pool_ = std::make_unique<ThreadPool>(threads);
+  s->pool_ = std::make_unique<ThreadPool>(
+      threads, options.max_threads > 0 ? options.max_threads : 4 * threads);
   s->regions_ = std::make_unique<RegionRegistry>(options.regions);
   s->service_ = std::make_unique<KilnService>(*s->cache_, *s->sessions_, *s->regions_, s->metrics_,
-                                              *s->pool_, *s->auth_, options.limits);
+                                              *s->pool_, *s->auth_, limits);
 
   // The lane first, so that GetVersion names it from the first call.
   if (absl::Status s_lane = s->StartLane(options); !s_lane.ok()) return s_lane;
@@ -170,9 +179,9 @@ absl::Status Server::StartLane(const ServerOptions& options) {
     // On a chosen port the same path serves every restart (a dead server's socket is replaced);
     // on any port, one path per server of this process.
     static std::atomic<int> servers{0};
-    lane.path = options.port != 0 ? absl::StrCat("/tmp/kiln-", options.port, ".sock")
-                                  : absl::StrCat("/tmp/kiln-pid", getpid(), "-",
-                                                 servers.fetch_add(1), ".sock");
+    lane.path = options.port != 0
+                    ? absl::StrCat("/tmp/kiln-", options.port, ".sock")
+                    : absl::StrCat("/tmp/kiln-pid", getpid(), "-", servers.fetch_add(1), ".sock");
   }
   if (lane.path.empty()) return absl::OkStatus();
   absl::StatusOr<std::unique_ptr<LocalLane>> started = LocalLane::Start(lane, *service_);

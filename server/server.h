@@ -16,6 +16,7 @@
 #include "absl/time/time.h"
 #include "server/auth.h"
 #include "server/local_lane.h"
+#include "server/memory_trim.h"
 #include "server/redis.h"
 #include "server/service.h"
 #include "server/tls.h"
@@ -24,13 +25,18 @@ namespace kiln::server {
 
 struct ServerOptions {
   std::string host = "127.0.0.1";
-  int port = 50051;  // 0: any free port (see Server::port)
-  int threads = 0;   // the pool's workers; 0: one per core
+  int port = 50051;     // 0: any free port (see Server::port)
+  int threads = 0;      // the pool's workers; 0: one per core
+  int max_threads = 0;  // the most the pool grows to when all are busy; 0: 4 * threads
   int64_t cache_bytes = int64_t{1} << 30;
   std::string cache_dir;                        // empty: no disk tier
   int64_t cache_dir_bytes = int64_t{10} << 30;  // the disk tier's bound; 0: none
   int max_message_bytes = 64 << 20;
-  ServiceLimits limits;
+  // Freed large buffers kept for reuse, as a fraction of the call budget (limits.budget).
+  double buffer_cache_fraction = 0.25;
+  // The buffer cache is emptied and free memory given back after this long without a call.
+  absl::Duration trim_after_idle = absl::Seconds(2);
+  ServiceLimits limits;  // max_server_bytes < 0: half of the machine's memory
   SessionLimits sessions;
   RegionLimits regions;  // same-host shared memory
   // The same-host lane's socket (see local_lane.h); "auto": /tmp/kiln-<port>.sock unless the
@@ -115,6 +121,7 @@ class Server {
   std::atomic<bool> serving_{false};
   std::atomic<bool> stopping_{false};
   std::thread warmer_;
+  std::unique_ptr<MemoryTrimmer> trimmer_;
 };
 
 }  // namespace kiln::server

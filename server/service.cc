@@ -39,18 +39,9 @@ std::function<absl::Status()> CallInterrupt(grpc::CallbackServerContext* ctx) {
 
 namespace {
 
-// Polled while compiling, differentiating or optimizing: the call's deadline and cancellation,
-// then the request's budget.
 std::function<absl::Status()> Interrupt(grpc::CallbackServerContext* ctx,
                                         std::shared_ptr<const RequestBudget> budget) {
-  // A poll comes every few microseconds, so the clocks are read on every 32nd only (they were
-  // an eighth of a large compile's time).
-  auto polls = std::make_shared<std::atomic<uint32_t>>(0);
-  return [call = CallInterrupt(ctx), budget = std::move(budget), polls] {
-    if (polls->fetch_add(1, std::memory_order_relaxed) % 32 != 0) return absl::OkStatus();
-    RETURN_IF_ERROR(call());
-    return budget->Check();
-  };
+  return BudgetedInterrupt(CallInterrupt(ctx), std::move(budget));
 }
 
 GraphLimits GraphLimitsOf(const ServiceLimits& limits) {
@@ -100,6 +91,7 @@ KilnService::KilnService(FunctionCache& cache, SessionStore& sessions, RegionReg
       pool_(pool),
       auth_(auth),
       limits_(limits),
+      server_budget_(MakeServerBudget(limits.max_server_bytes)),
       instance_(RandomId()) {
   SetMessageAllocatorFor_Compile(&compile_messages_);
   SetMessageAllocatorFor_Grad(&grad_messages_);
@@ -109,6 +101,8 @@ KilnService::KilnService(FunctionCache& cache, SessionStore& sessions, RegionReg
 
 void KilnService::Finish(const char* method, Reactor* reactor, const absl::Status& status,
                          const std::string& tenant) {
+  // Outside any call's budget: an allocation gRPC makes is never refused halfway through it.
+  MemoryBudgetScope outside_the_budget(nullptr);
   Record(method, status, tenant);
   reactor->Finish(ToGrpc(status));
   EndCall();
@@ -254,7 +248,7 @@ void KilnService::StartCompile(Ctx* ctx, const v1::CompileRequest& req, v1::Comp
   // compiling for another caller returns its thread to the pool and finishes when that ends.
   pool_.Schedule([this, ctx, &req, resp, start, tenant, done = std::move(done),
                   bytes = std::move(bytes)]() mutable {
-    auto budget = std::make_shared<RequestBudget>("Compile", limits_.budget);
+    std::shared_ptr<RequestBudget> budget = NewBudget("Compile");
     BudgetScope counting(*budget);
     auto job = std::make_shared<absl::StatusOr<CompileJob>>();
     auto prepare = [&]() -> absl::Status {
@@ -333,8 +327,8 @@ void PrintedToProto(const PrintedValue& printed, v1::PrintedValue* out) {
 bool KilnService::RunsInline(const std::shared_ptr<const CompiledFunction>& f,
                              const v1::ExecuteRequest& req) const {
   if (f == nullptr) return false;
-  const bool session_data = !req.session().empty() || f->signature.update_inputs_size() > 0 ||
-                            req.arg_refs_size() > 0;
+  const bool session_data =
+      !req.session().empty() || f->signature.update_inputs_size() > 0 || req.arg_refs_size() > 0;
   if (session_data && !sessions_.in_memory()) return false;
   uint64_t bytes = RegionBytes(req);
   for (const v1::Tensor& t : req.args()) bytes += t.data().size();
@@ -357,6 +351,9 @@ absl::Status KilnService::ExecuteCall(const Tenant& tenant, const v1::ExecuteReq
                                       std::function<absl::Status()> interrupt,
                                       const CallId& call_id,
                                       std::shared_ptr<const CompiledFunction> found) {
+  // Everything the call allocates, from its arguments to its answer, is charged to its budget.
+  std::shared_ptr<RequestBudget> budget = NewBudget("Execute");
+  BudgetScope counting(*budget);
   const CallStores stores{regions_, sessions_, tenant.name, limits_.max_tensor_bytes};
   int64_t bytes_in = 0, bytes_out = 0;
   ASSIGN_OR_RETURN(std::vector<Tensor> args, GatherArguments(req, stores, &bytes_in));
@@ -364,11 +361,11 @@ absl::Status KilnService::ExecuteCall(const Tenant& tenant, const v1::ExecuteReq
   PrintCapture printed(limits_.max_printed_bytes);
   absl::StatusOr<std::vector<Tensor>> out =
       RunExecution(tenant, req.function_id(), req.session(), std::move(args),
-                   std::move(interrupt), call_id, std::move(found));
+                   BudgetedInterrupt(std::move(interrupt), budget), call_id, std::move(found));
   if (!out.ok()) return out.status();
   for (const PrintedValue& p : printed.values()) PrintedToProto(p, resp->add_printed());
   resp->set_printed_dropped(printed.dropped());
-  RETURN_IF_ERROR(PutOutputs(*out, out_slice, resp, &bytes_out));
+  RETURN_IF_ERROR(PutOutputs(*out, out_slice, limits_.max_message_bytes, resp, &bytes_out));
   metrics_.AddBytes(bytes_in, bytes_out);
   return absl::OkStatus();
 }
@@ -377,7 +374,7 @@ KilnService::Reactor* KilnService::Grad(Ctx* ctx, const v1::GradRequest* req,
                                         v1::GradResponse* resp) {
   return Handle("Grad", ctx, true, [this, ctx, req, resp](const Tenant& tenant) {
     RETURN_IF_ERROR(CheckNodes(req->graph(), limits_));
-    auto budget = std::make_shared<RequestBudget>("Grad", limits_.budget);
+    std::shared_ptr<RequestBudget> budget = NewBudget("Grad");
     BudgetScope counting(*budget);
     return GradGraph(*req, GraphLimitsOf(limits_), Interrupt(ctx, budget), resp);
   });
@@ -387,7 +384,7 @@ KilnService::Reactor* KilnService::Optimize(Ctx* ctx, const v1::OptimizeRequest*
                                             v1::OptimizeResponse* resp) {
   return Handle("Optimize", ctx, true, [this, ctx, req, resp](const Tenant& tenant) {
     RETURN_IF_ERROR(CheckNodes(req->graph(), limits_));
-    auto budget = std::make_shared<RequestBudget>("Optimize", limits_.budget);
+    std::shared_ptr<RequestBudget> budget = NewBudget("Optimize");
     BudgetScope counting(*budget);
     return OptimizeGraph(*req, GraphLimitsOf(limits_), Interrupt(ctx, budget), resp);
   });
@@ -396,8 +393,8 @@ KilnService::Reactor* KilnService::Optimize(Ctx* ctx, const v1::OptimizeRequest*
 KilnService::Reactor* KilnService::Print(Ctx* ctx, const v1::PrintRequest* req,
                                          v1::PrintResponse* resp) {
   return Handle("Print", ctx, true, [this, req, resp](const Tenant& tenant) {
-    RequestBudget budget("Print", limits_.budget);
-    BudgetScope counting(budget);  // gives a large print's memory back at the end
+    std::shared_ptr<RequestBudget> budget = NewBudget("Print");
+    BudgetScope counting(*budget);  // gives a large print's memory back at the end
     if (req->has_graph()) {
       if (req->format() == v1::PrintRequest::PROFILE) {
         return absl::InvalidArgumentError("format PROFILE prints a function: send its function_id");

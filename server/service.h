@@ -11,8 +11,8 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
-#include "kiln/v1/service.grpc.pb.h"
 #include "core/ops/print.h"
+#include "kiln/v1/service.grpc.pb.h"
 #include "server/arena_allocator.h"
 #include "server/auth.h"
 #include "server/function_cache.h"
@@ -32,7 +32,11 @@ struct ServiceLimits {
   int max_concurrent_executions = 64;
   // Bytes of values that Print ops may show in one call; the rest are left out and counted.
   int64_t max_printed_bytes = int64_t{16} << 20;
-  BudgetLimits budget;  // per Compile, Grad, Optimize and Print
+  BudgetLimits budget;  // per call: Compile, Execute, Grad, Optimize and Print
+  // Tensor bytes all calls may hold together (their budgets' parent); 0: no limit.
+  int64_t max_server_bytes = 0;
+  // The largest message an answer may take (--max_message_bytes); 0: no limit.
+  int64_t max_message_bytes = 0;
   // Function ids and cache hits per tenant (--cache_scope=tenant) rather than shared by all.
   bool tenant_cache = false;
   // Calls whose function averages under this run on gRPC's thread, not the pool; 0: never.
@@ -47,8 +51,7 @@ class LocalLane;
 class KilnService final : public v1::Kiln::CallbackService {
  public:
   KilnService(FunctionCache& cache, SessionStore& sessions, RegionRegistry& regions,
-              Metrics& metrics, ThreadPool& pool, const Authenticator& auth,
-              ServiceLimits limits);
+              Metrics& metrics, ThreadPool& pool, const Authenticator& auth, ServiceLimits limits);
 
   using Ctx = grpc::CallbackServerContext;
   using Reactor = grpc::ServerUnaryReactor;
@@ -118,6 +121,11 @@ class KilnService final : public v1::Kiln::CallbackService {
   Metrics& metrics() { return metrics_; }
   ThreadPool& pool() { return pool_; }
   const ServiceLimits& limits() const { return limits_; }
+  FunctionCache& cache() { return cache_; }
+  // A new call's budget: --max_call_bytes and --max_request_seconds, under the server's budget.
+  std::shared_ptr<RequestBudget> NewBudget(const char* method) const {
+    return std::make_shared<RequestBudget>(method, limits_.budget, server_budget_);
+  }
 
  private:
   // The calls that carry graphs keep their messages on an arena per call.
@@ -161,6 +169,7 @@ class KilnService final : public v1::Kiln::CallbackService {
   ThreadPool& pool_;
   const Authenticator& auth_;
   const ServiceLimits limits_;
+  const std::shared_ptr<MemoryBudget> server_budget_;  // null: no limit across calls
   Quotas quotas_;
   const std::string instance_;
   const LocalLane* lane_ = nullptr;

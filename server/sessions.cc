@@ -57,6 +57,8 @@ absl::StatusOr<SessionSnapshot> MemorySession::Read(const std::vector<std::strin
 
 absl::Status MemorySession::Write(std::vector<std::pair<std::string, Tensor>> values,
                                   int64_t if_version, const CallRecord*) {
+  // Charged for the bytes it shows, a value may pin no more (not a small view of a large buffer).
+  for (auto& [name, value] : values) value = value.Compact();
   absl::MutexLock lock(&mutex_);
   if (if_version != kAnyVersion && if_version != version_) {
     return absl::AbortedError("the session changed since its variables were read");

@@ -61,19 +61,19 @@ std::string OpFromGraph::Name() const {
 
 absl::StatusOr<ApplyPtr> OpFromGraph::MakeNode(std::vector<VariablePtr> inputs) const {
   if (inputs.size() != inner_.inputs.size()) {
-    return Invalid(*this, absl::StrCat("expected ", inner_.inputs.size(), " input(s), got ",
-                                       inputs.size()));
+    return Invalid(
+        *this, absl::StrCat("expected ", inner_.inputs.size(), " input(s), got ", inputs.size()));
   }
   for (size_t i = 0; i < inputs.size(); ++i) {
     const TensorType* wanted = inner_.inputs[i]->tensor_type();
     const TensorType* given = inputs[i]->tensor_type();
     if (given == nullptr || !Fits(*given, *wanted)) {
       const std::string name = inputs[i]->name().empty() ? "it" : inputs[i]->name();
-      return Invalid(*this, absl::StrCat("input ", i, ": Cannot convert Type ",
-                                         inputs[i]->type()->ToString(), " (of Variable ",
-                                         inputs[i]->ToString(), ") into Type ",
-                                         wanted->ToString(), ". You can try to manually convert ",
-                                         name, " into a ", wanted->ToString(), "."));
+      return Invalid(
+          *this, absl::StrCat("input ", i, ": Cannot convert Type ", inputs[i]->type()->ToString(),
+                              " (of Variable ", inputs[i]->ToString(), ") into Type ",
+                              wanted->ToString(), ". You can try to manually convert ", name,
+                              " into a ", wanted->ToString(), "."));
     }
   }
   std::vector<TypePtr> types;
@@ -106,8 +106,7 @@ absl::Status OpFromGraph::Perform(const Apply&, std::span<const Tensor> inputs,
   const LinkedProgram& program = *linked;
   std::vector<Tensor> slots = program.NewSlots();
   for (size_t i = 0; i < inputs.size(); ++i) slots[i] = inputs[i];
-  CallContext ctx;
-  ctx.interrupt = CurrentInterrupt();
+  CallContext ctx;  // the inner program polls the call's interrupt, installed on this thread
   RETURN_IF_ERROR(program.Run(slots, ctx));
   for (size_t o = 0; o < outputs.size(); ++o) {
     Tensor& value = slots[program.output_slots()[o]];
@@ -152,9 +151,9 @@ absl::StatusOr<std::shared_ptr<const OpFromGraph>> op_from_graph(const std::vect
   for (const Var& v : inputs) {
     RETURN_IF_ERROR(v.status());
     if (v->owner() != nullptr || v->is_constant()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "OpFromGraph: inputs must be non-constant variables without an owner; got ",
-          v.ToString()));
+      return absl::InvalidArgumentError(
+          absl::StrCat("OpFromGraph: inputs must be non-constant variables without an owner; got ",
+                       v.ToString()));
     }
     in.push_back(v.ptr());
   }

@@ -47,7 +47,12 @@ struct Consumers {
 
 class GradBuilder {
  public:
-  GradBuilder(const GradOptions& options) : options_(options) {}
+  explicit GradBuilder(const GradOptions& options)
+      : options_(options),
+        own_budget_(options.max_nodes, options.interrupt),
+        budget_(options.node_budget != nullptr ? options.node_budget
+                : options.max_nodes > 0        ? &own_budget_
+                                               : nullptr) {}
 
   absl::StatusOr<std::vector<Var>> Run(const Var& cost, const std::vector<Var>& wrt);
 
@@ -67,6 +72,8 @@ class GradBuilder {
   absl::Status ComputeTerms(Apply* node);
 
   const GradOptions& options_;
+  NodeBudget own_budget_;
+  NodeBudget* budget_;  // counts the nodes the gradient adds, when there is a limit
   std::unordered_map<Apply*, std::vector<std::vector<bool>>> patterns_;
   std::unordered_map<const Variable*, Consumers> consumers_;
   std::unordered_map<const Variable*, Var> grads_;
@@ -243,6 +250,10 @@ absl::Status GradBuilder::ComputeTerms(Apply* node) {
       }
     }
     input_grads = node->op().LOp(*node, cast_grads);
+    if (budget_ != nullptr) {
+      RETURN_IF_ERROR(budget_->Count(cast_grads));
+      RETURN_IF_ERROR(budget_->Count(input_grads));
+    }
     if (static_cast<int>(input_grads.size()) != n_in) {
       return absl::InternalError(absl::StrCat(node->op().Name(), ".L_op returned ",
                                               input_grads.size(), " gradients for ", n_in,
@@ -316,6 +327,14 @@ absl::StatusOr<std::vector<Var>> GradBuilder::Run(const Var& cost, const std::ve
     if (!c.ok()) return c.status();
     constants.insert(c.ptr().get());
   }
+  if (budget_ != nullptr) {  // the graph being differentiated is not counted, only what grad adds
+    std::vector<Var> existing(outputs.begin(), outputs.end());
+    existing.insert(existing.end(), wrt.begin(), wrt.end());
+    existing.insert(existing.end(), options_.consider_constant.begin(),
+                    options_.consider_constant.end());
+    for (const auto& [var, g] : options_.known_grads) existing.push_back(g);
+    budget_->Existing(existing);
+  }
   AccountFor(outputs, constants);
   KeepOnlyWrtDescendants(wrt);
 
@@ -382,6 +401,7 @@ absl::StatusOr<std::vector<Var>> GradBuilder::Run(const Var& cost, const std::ve
     }
     result.push_back(r);
   }
+  if (budget_ != nullptr) RETURN_IF_ERROR(budget_->Count(result));
   return result;
 }
 
@@ -461,6 +481,8 @@ absl::StatusOr<std::vector<Var>> StackedRowGradients(const Var& expression, int6
                                                      const GradOptions& options) {
   std::vector<std::vector<Var>> rows(wrt.size());
   for (int64_t i = 0; i < n; ++i) {
+    // Bounded by options.max_nodes (through its node_budget) and stopped by the interrupt.
+    if (options.interrupt) RETURN_IF_ERROR(options.interrupt());
     ASSIGN_OR_RETURN(std::vector<Var> g, grad(subtensor(expression, {Index(i)}), wrt, options));
     for (size_t k = 0; k < wrt.size(); ++k) rows[k].push_back(g[k]);
   }
@@ -474,6 +496,7 @@ absl::StatusOr<std::vector<Var>> StackedRowGradients(const Var& expression, int6
     for (int d = 0; d < wrt[k].ndim(); ++d) dims.push_back(shape_i(wrt[k], d));
     result.push_back(zeros(dims, IsFloat(wrt[k].dtype()) ? wrt[k].dtype() : DType::kFloat64));
   }
+  if (options.node_budget != nullptr) RETURN_IF_ERROR(options.node_budget->Count(result));
   return result;
 }
 
@@ -495,11 +518,15 @@ absl::StatusOr<std::vector<Var>> jacobian(const Var& expression, const std::vect
     return absl::InvalidArgumentError(
         "jacobian: known_grads cannot be given (the cotangents are the identity's rows)");
   }
+  // One count for the backward pass, its batching and any fallback.
+  NodeBudget own_budget(options.max_nodes, options.interrupt);
+  GradOptions counted = options;
+  if (counted.node_budget == nullptr && options.max_nodes > 0) counted.node_budget = &own_budget;
   // One backward pass for a cotangent u, batched over the rows of the identity: row i of the
   // result is e_i^T d(expression)/d(wrt).
   const DType dtype = IsFloat(expression.dtype()) ? expression.dtype() : DType::kFloat64;
   const Var u = tensor(dtype, expression.type().shape(), "jacobian_cotangent");
-  ASSIGN_OR_RETURN(std::vector<Var> result, Lop({expression}, wrt, {u}, options));
+  ASSIGN_OR_RETURN(std::vector<Var> result, Lop({expression}, wrt, {u}, counted));
   // Only tensors are batched: None, DisconnectedType and NullType results stay as grad gave them.
   std::vector<size_t> tensors;
   std::vector<Var> vjp;
@@ -512,12 +539,13 @@ absl::StatusOr<std::vector<Var>> jacobian(const Var& expression, const std::vect
   const StaticDim length = expression.type().shape()[0];
   const Var n = length ? constant(*length) : shape_i(expression, 0);
   absl::StatusOr<std::vector<Var>> rows =
-      vectorize(vjp, {{u, eye(n, n, constant(int64_t{0}), dtype)}});
-  if (!rows.ok() && length) {
+      vectorize(vjp, {{u, eye(n, n, constant(int64_t{0}), dtype)}},
+                {.interrupt = options.interrupt, .node_budget = counted.node_budget});
+  if (!rows.ok() && length && rows.status().code() == absl::StatusCode::kInvalidArgument) {
     // An op without a batched form, and a static length: one gradient per element, stacked.
     std::vector<Var> wrt_tensors;
     for (size_t k : tensors) wrt_tensors.push_back(wrt[k]);
-    rows = StackedRowGradients(expression, *length, wrt_tensors, options);
+    rows = StackedRowGradients(expression, *length, wrt_tensors, counted);
   }
   if (!rows.ok()) return rows.status();
   for (size_t i = 0; i < tensors.size(); ++i) result[tensors[i]] = (*rows)[i];
@@ -533,6 +561,10 @@ absl::StatusOr<std::vector<Var>> hessian(const Var& cost, const std::vector<Var>
   if (cost.ndim() != 0) {
     return absl::InvalidArgumentError("hessian expects a 0 dimensional variable as `cost`");
   }
+  // One count for every gradient and Jacobian.
+  NodeBudget own_budget(options.max_nodes, options.interrupt);
+  GradOptions counted = options;
+  if (counted.node_budget == nullptr && options.max_nodes > 0) counted.node_budget = &own_budget;
   std::vector<Var> result;
   for (const Var& w : wrt) {
     if (!w.ok()) return w.status();
@@ -540,9 +572,9 @@ absl::StatusOr<std::vector<Var>> hessian(const Var& cost, const std::vector<Var>
       return absl::InvalidArgumentError(
           "hessian expects a (list of) 1 dimensional variable as `wrt`");
     }
-    const Var g = grad(cost, w, options);
+    const Var g = grad(cost, w, counted);
     if (!g.ok()) return g.status();
-    GradOptions second = options;
+    GradOptions second = counted;
     second.disconnected_inputs = DisconnectedInputs::kIgnore;
     ASSIGN_OR_RETURN(std::vector<Var> h, jacobian(g, {w}, second));
     result.push_back(h[0]);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "core/grad/node_budget.h"
 #include "core/graph/var.h"
 
 namespace kiln {
@@ -36,6 +37,14 @@ struct GradOptions {
   std::vector<std::string>* warnings = nullptr;
   // Polled every 256 nodes: a non-OK status (a deadline, a memory budget) stops grad with it.
   std::function<absl::Status()> interrupt;
+  // The most nodes grad may create (0: no limit), counted as they are made; past it grad stops
+  // with RESOURCE_EXHAUSTED "grad: the gradient graph grew past N new nodes (in kiln-server, 5 x
+  // --max_nodes)". jacobian and hessian count all their passes (and vectorize's nodes) against one
+  // limit.
+  int64_t max_nodes = 0;
+  // Where nested passes count their nodes together (jacobian sets it for its Lop and vectorize);
+  // when null, grad counts against max_nodes on its own.
+  NodeBudget* node_budget = nullptr;
 };
 
 // The gradient of the scalar `cost` with respect to each of `wrt`, summed over every path.

@@ -200,13 +200,41 @@ TEST(GradTest, JacobianAndHessian) {
             "hessian expects a (list of) 1 dimensional variable as `wrt`");
   // An empty expression: a (0, 3) Jacobian.
   Var none = tensor(DType::kFloat64, {0}, "none");
-  absl::StatusOr<std::vector<Var>> empty = jacobian(none, {x}, {.disconnected_inputs = DisconnectedInputs::kIgnore});
+  absl::StatusOr<std::vector<Var>> empty =
+      jacobian(none, {x}, {.disconnected_inputs = DisconnectedInputs::kIgnore});
   ASSERT_TRUE(empty.ok()) << empty.status();
   auto shape =
       testing::Eval({x}, {shape_i((*empty)[0], 0), shape_i((*empty)[0], 1)}, {Vec({1, 2, 3})});
   ASSERT_EQ(shape.size(), 2u);
   EXPECT_EQ(shape[0].ElementAsDouble(0), 0);
   EXPECT_EQ(shape[1].ElementAsDouble(0), 3);
+}
+
+// max_nodes bounds the nodes grad adds, counted as they are made; the graph it differentiates
+// does not count. jacobian and hessian count all their passes against one limit.
+TEST(GradTest, MaxNodes) {
+  const Var x = dvector("x"), w = dvector("w");
+  Var y = x;
+  for (int i = 0; i < 200; ++i) y = sin(y) * x;
+  const Var cost = sum(y);
+  absl::StatusOr<std::vector<Var>> g = grad(cost, std::vector<Var>{x}, {.max_nodes = 100});
+  EXPECT_EQ(g.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(g.status().message(),
+            "grad: the gradient graph grew past 100 new nodes (in kiln-server, 5 x --max_nodes)");
+  g = grad(cost, std::vector<Var>{x}, {.max_nodes = 5000});
+  ASSERT_TRUE(g.ok()) << g.status();
+  EXPECT_EQ(Eval1({x}, (*g)[0], {Vec({0.5, -1})}), Eval1({x}, grad(cost, x), {Vec({0.5, -1})}));
+  // 2,000 nodes above w, a gradient of a few nodes.
+  Var z = w;
+  for (int i = 0; i < 1000; ++i) z = exp(z) * w;
+  g = grad(sum(x * z), std::vector<Var>{x}, {.max_nodes = 20});
+  ASSERT_TRUE(g.ok()) << g.status();
+  EXPECT_EQ(hessian(cost, {x}, {.max_nodes = 100}).status().message(),
+            "grad: the gradient graph grew past 100 new nodes (in kiln-server, 5 x --max_nodes)");
+  EXPECT_EQ(jacobian(y, {x}, {.max_nodes = 100}).status().message(),
+            "grad: the gradient graph grew past 100 new nodes (in kiln-server, 5 x --max_nodes)");
+  absl::StatusOr<std::vector<Var>> h = hessian(cost, {x}, {.max_nodes = 100000});
+  ASSERT_TRUE(h.ok()) << h.status();
 }
 
 TEST(GradTest, VerifyGradCatchesAWrongGradient) {

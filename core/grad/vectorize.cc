@@ -3,14 +3,17 @@
 #include <algorithm>
 #include <numeric>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "absl/strings/str_cat.h"
 #include "core/graph/constructors.h"
+#include "core/graph/inner_graph.h"
 #include "core/graph/op_registry.h"
 #include "core/graph/status_macros.h"
 #include "core/graph/traversal.h"
 #include "core/ops/alloc.h"
 #include "core/ops/dimshuffle.h"
+#include "core/ops/ifelse.h"
 #include "core/ops/indexing.h"
 #include "core/ops/linalg.h"
 #include "core/ops/math.h"
@@ -87,9 +90,8 @@ absl::StatusOr<std::vector<Rows>> Shared(const Var& v) {
 }
 
 absl::Status NoBatchedForm(const Apply& node, size_t input, absl::string_view why) {
-  return absl::InvalidArgumentError(absl::StrCat("vectorize: ", node.op().Name(),
-                                                 " has no batched form for input ", input, " (",
-                                                 why, ")"));
+  return absl::InvalidArgumentError(absl::StrCat(
+      "vectorize: ", node.op().Name(), " has no batched form for input ", input, " (", why, ")"));
 }
 
 // Computes one node for every row of the batch: each input is either batched (a leading dim of
@@ -114,7 +116,7 @@ class Batcher {
   }
 
   absl::StatusOr<std::vector<Rows>> Node(const Apply& node, std::vector<Var> in,
-                                        const std::vector<bool>& batched) const {
+                                         const std::vector<bool>& batched) const {
     const absl::string_view type = node.op().type_name();
     // Elementwise: the rows broadcast against the shared operands.
     if (type == "Elemwise" || type == "GradientOp") {
@@ -130,7 +132,10 @@ class Batcher {
       }
       return One(dimshuffle(in[0], order));
     }
-    if (type == "Dot" || type == "MatMul") return Product(in, batched);
+    if (type == "Dot" || type == "MatMul" || type == "Dot22") return Product(in, batched);
+    if (type == "Gemm" || type == "Gemv") return ScaledProduct(in, batched);
+    if (type == "IfElse") return Choice(node, std::move(in), batched);
+    if (type == "Print") return Batched(node.op_ptr(), in);  // prints the whole batch
     if (type == "Alloc") {
       RETURN_IF_ERROR(OnlyBatched(node, batched, {0}, "the shape"));
       std::vector<Var> dims = {size_};
@@ -159,7 +164,8 @@ class Batcher {
     }
     if (type == "MakeVector") {
       const DType dtype = node.outputs()[0]->tensor_type()->dtype();
-      for (size_t i = 0; i < in.size(); ++i) in[i] = cast(batched[i] ? in[i] : Repeat(in[i]), dtype);
+      for (size_t i = 0; i < in.size(); ++i)
+        in[i] = cast(batched[i] ? in[i] : Repeat(in[i]), dtype);
       return One(stack(in, 1));
     }
     if (type == "Subtensor" || type == "IncSubtensor") return Indexing(node, in, batched);
@@ -191,8 +197,11 @@ class Batcher {
       ASSIGN_OR_RETURN(OpAttrs attrs, ShiftedAxisAttrs(node));
       return Batched(MakeOp(type, attrs), in);
     }
-    return NoBatchedForm(node, std::find(batched.begin(), batched.end(), true) - batched.begin(),
-                         "no rule for this op");
+    const size_t first = std::find(batched.begin(), batched.end(), true) - batched.begin();
+    if (type == "ARange" || type == "Eye" || type == "Nonzero") {
+      return NoBatchedForm(node, first, "the output's shape would differ between rows");
+    }
+    return NoBatchedForm(node, first, "no rule for this op");
   }
 
  private:
@@ -239,7 +248,7 @@ class Batcher {
   // Dot and MatMul as one batched matmul: a batched vector becomes a row (or column) matrix so
   // that its batch dim is not taken for a matrix dim, and the extra dims are dropped after.
   absl::StatusOr<std::vector<Rows>> Product(std::vector<Var> in,
-                                           const std::vector<bool>& batched) const {
+                                            const std::vector<bool>& batched) const {
     const bool a_row = batched[0] && in[0].ndim() == 2;
     const bool b_col = batched[1] && in[1].ndim() == 2;
     if (a_row) in[0] = dimshuffle(in[0], {0, kX, 1});
@@ -266,9 +275,70 @@ class Batcher {
     return One(dimshuffle(out, keep));
   }
 
+  // Gemm(z, a, x, y, b) = b*z + a*x@y and Gemv(y, a, A, x, b) = b*y + a*A@x as a batched
+  // product and elementwise ops; b == 0 ignores z (even its NaNs), as BLAS and Aesara do.
+  absl::StatusOr<std::vector<Rows>> ScaledProduct(const std::vector<Var>& in,
+                                                  const std::vector<bool>& batched) const {
+    Var product;
+    if (batched[2] || batched[3]) {
+      ASSIGN_OR_RETURN(std::vector<Rows> rows, Product({in[2], in[3]}, {batched[2], batched[3]}));
+      product = rows[0].var;
+    } else {
+      product = expand_dims(dot(in[2], in[3]), 0);
+    }
+    if (!product.ok()) return product.status();
+    const int rank = product.ndim();
+    const Var z = Lift(in[0], batched[0], rank), a = Lift(in[1], batched[1], rank),
+              b = Lift(in[4], batched[4], rank);
+    const Var bz = b * z;
+    return One(switch_(neq(b, constant(0.0)), bz, zeros_like(bz)) + a * product);
+  }
+
+  // IfElse: an unbatched condition still picks one list lazily, of batched branches (a value the
+  // same for every row is repeated when the other branch's is batched); a batched condition picks
+  // each row by switch, both branches computed, as PyTensor's vectorized ifelse.
+  absl::StatusOr<std::vector<Rows>> Choice(const Apply& node, std::vector<Var> in,
+                                           const std::vector<bool>& batched) const {
+    const int n = static_cast<const IfElse&>(node.op()).n_outs();
+    std::vector<Rows> rows(n);
+    if (batched[0]) {
+      for (int i = 0; i < n; ++i) {
+        const Var& t = in[1 + i];
+        const Var& e = in[1 + n + i];
+        const int rank = t.ndim() + (batched[1 + i] ? 0 : 1);
+        rows[i].var = switch_(PadAfterBatch(in[0], rank - 1), Lift(t, batched[1 + i], rank),
+                              Lift(e, batched[1 + n + i], rank));
+        if (!rows[i].var.ok()) return rows[i].var.status();
+      }
+      return rows;
+    }
+    for (int i = 0; i < n; ++i) {
+      Var& t = in[1 + i];
+      Var& e = in[1 + n + i];
+      rows[i].batched = batched[1 + i] || batched[1 + n + i];
+      if (rows[i].batched && !batched[1 + i]) t = Repeat(t);
+      if (rows[i].batched && !batched[1 + n + i]) e = Repeat(e);
+    }
+    const std::vector<Var> outs =
+        ifelse(in[0], std::vector<Var>(in.begin() + 1, in.begin() + 1 + n),
+               std::vector<Var>(in.begin() + 1 + n, in.end()));
+    if (static_cast<int>(outs.size()) != n) return outs[0].status();
+    for (int i = 0; i < n; ++i) rows[i].var = outs[i];
+    return rows;
+  }
+
+  // x as an operand of rank `rank` that broadcasts against the batch: a batched x with
+  // broadcastable dims after its batch dim, another with broadcastable dims in front.
+  static Var Lift(const Var& x, bool batched, int rank) {
+    if (batched) return PadAfterBatch(x, rank - x.ndim());
+    std::vector<int> order(rank - x.ndim(), kX);
+    for (int d : Iota(0, x.ndim())) order.push_back(d);
+    return dimshuffle(x, order);
+  }
+
   // Subtensor and IncSubtensor with a full slice over the batch dim in front of the index list.
   absl::StatusOr<std::vector<Rows>> Indexing(const Apply& node, std::vector<Var> in,
-                                            const std::vector<bool>& batched) const {
+                                             const std::vector<bool>& batched) const {
     const bool inc = node.op().type_name() == "IncSubtensor";
     RETURN_IF_ERROR(OnlyBatched(node, batched, {0, inc ? 1u : 0u}, "the indices"));
     std::vector<IndexEntry> idx = inc ? static_cast<const IncSubtensor&>(node.op()).idx()
@@ -292,7 +362,7 @@ class Batcher {
 
   // Join(axis, *xs) and Split(x, axis, splits) along a constant axis moved past the batch dim.
   absl::StatusOr<std::vector<Rows>> AlongAxisInput(const Apply& node, std::vector<Var> in,
-                                                  const std::vector<bool>& batched) const {
+                                                   const std::vector<bool>& batched) const {
     const bool join = node.op().type_name() == "Join";
     const size_t axis_input = join ? 0 : 1;
     std::optional<int64_t> axis = ConstantInt(node.inputs()[axis_input]);
@@ -314,21 +384,212 @@ class Batcher {
   Var size_;
 };
 
+// Batches the nodes above some outputs: `changed` maps each variable that differs from the
+// original graph to its batched form (or its value for every row).
+class Walker {
+ public:
+  Walker(const Batcher& batcher, NodeBudget* budget) : batcher_(batcher), budget_(budget) {}
+
+  std::unordered_map<const Variable*, Rows> changed;
+
+  // Every node above `outs` not yet walked, in order; an OpFromGraph reading a batched value is
+  // inlined and its copy walked in turn (`depth` nesting deep).
+  absl::Status Walk(const std::vector<VariablePtr>& outs, int depth = 0) {
+    const auto stop = [&](const Variable* v) {
+      return changed.count(v) > 0 || (v->owner() != nullptr && walked_.count(v->owner()) > 0);
+    };
+    for (Apply* node : ToposortUntil(outs, stop)) {
+      walked_.insert(node);
+      std::vector<Var> in;
+      std::vector<bool> batched;
+      bool any_changed = false;
+      for (const VariablePtr& input : node->inputs()) {
+        auto it = changed.find(input.get());
+        any_changed |= it != changed.end();
+        batched.push_back(it != changed.end() && it->second.batched);
+        in.push_back(it != changed.end() ? it->second.var : Var(input));
+      }
+      if (!any_changed) continue;
+      const bool any_batched = std::find(batched.begin(), batched.end(), true) != batched.end();
+      if (any_batched && node->op().type_name() == "OpFromGraph") {
+        RETURN_IF_ERROR(Inline(*node, depth));
+        continue;
+      }
+      // A node reading only values the same for every row (shapes) is rebuilt on them as is.
+      absl::StatusOr<std::vector<Rows>> rows = !any_batched ? Batched(node->op_ptr(), in, false)
+                                               : node->op().type_name() == "Scan"
+                                                   ? Loop(*node, std::move(in), batched, depth)
+                                                   : batcher_.Node(*node, std::move(in), batched);
+      if (!rows.ok()) return rows.status();
+      std::vector<Var> made;
+      for (size_t k = 0; k < rows->size(); ++k) {
+        if (!(*rows)[k].var.ok()) return (*rows)[k].var.status();
+        changed[node->outputs()[k].get()] = (*rows)[k];
+        made.push_back((*rows)[k].var);
+      }
+      if (budget_ != nullptr) RETURN_IF_ERROR(budget_->Count(made));
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  // The node replaced by a copy of its inner graph on its inputs, which is then batched.
+  absl::Status Inline(const Apply& node, int depth) {
+    const auto* op = dynamic_cast<const HasInnerGraph*>(&node.op());
+    if (op == nullptr || depth >= kMaxInnerGraphDepth) {
+      return NoBatchedForm(node, 0, "its inner graph nests too deep");
+    }
+    std::vector<std::pair<VariablePtr, VariablePtr>> replace;
+    for (size_t i = 0; i < op->inner().inputs.size(); ++i) {
+      replace.push_back({op->inner().inputs[i], node.inputs()[i]});
+    }
+    ASSIGN_OR_RETURN(std::vector<VariablePtr> outs, CloneReplace(op->inner().outputs, replace));
+    RETURN_IF_ERROR(Walk(outs, depth + 1));
+    for (size_t k = 0; k < outs.size(); ++k) {
+      // An inner output that reads no batched value stays the node's own output.
+      auto it = changed.find(outs[k].get());
+      if (it != changed.end()) changed[node.outputs()[k].get()] = it->second;
+    }
+    return absl::OkStatus();
+  }
+
+  // Scan over batched values: one loop carrying the batch. A batched sequence steps along its
+  // second dim, a state reading a batched value (or starting from one) carries the batch, and the
+  // body is batched in turn; the number of steps and an until condition must be one for all rows.
+  absl::StatusOr<std::vector<Rows>> Loop(const Apply& node, std::vector<Var> in,
+                                         const std::vector<bool>& batched, int depth) {
+    const auto* loop = dynamic_cast<const HasInnerGraph*>(&node.op());
+    if (loop == nullptr || depth >= kMaxInnerGraphDepth) {
+      return NoBatchedForm(node, 0, "its inner graph nests too deep");
+    }
+    if (batched[0]) return NoBatchedForm(node, 0, "the number of steps would differ between rows");
+    OpAttrs attrs = node.op().Attrs();
+    ASSIGN_OR_RETURN(const std::vector<int64_t> seq_counts, attrs.Ints("seq_tap_counts"));
+    ASSIGN_OR_RETURN(const std::vector<int64_t> keep_last, attrs.Ints("state_keep_last"));
+    ASSIGN_OR_RETURN(const int64_t as_while, attrs.Int("as_while"));
+    const InnerGraph& g = loop->inner();
+    const int first_state = 1 + static_cast<int>(seq_counts.size());
+    const int n_states = static_cast<int>(keep_last.size());
+    // Which states carry the batch: those starting from a batched value, then, until none is
+    // added, those whose new value reads a batched inner input.
+    std::vector<bool> carries(n_states);
+    for (int j = 0; j < n_states; ++j) carries[j] = batched[first_state + j];
+    const auto inner_batched = [&](size_t i) {
+      const int outer = loop->OuterInputOf(static_cast<int>(i));
+      const bool state = outer >= first_state && outer < first_state + n_states;
+      return state ? static_cast<bool>(carries[outer - first_state]) : batched[outer];
+    };
+    std::unordered_set<const Variable*> reads;  // inner values reading a batched inner input
+    for (bool grew = true; grew;) {
+      reads.clear();
+      for (size_t i = 0; i < g.inputs.size(); ++i) {
+        if (inner_batched(i)) reads.insert(g.inputs[i].get());
+      }
+      for (Apply* n : IoToposort(g.inputs, g.outputs)) {
+        for (const VariablePtr& v : n->inputs()) {
+          if (!reads.count(v.get())) continue;
+          for (const VariablePtr& o : n->outputs()) reads.insert(o.get());
+          break;
+        }
+      }
+      grew = false;
+      for (int j = 0; j < n_states; ++j) {
+        if (!carries[j] && reads.count(g.outputs[j].get())) grew = carries[j] = true;
+      }
+    }
+    if (as_while && reads.count(g.outputs.back().get())) {
+      const size_t first_batched =
+          std::find(batched.begin(), batched.end(), true) - batched.begin();
+      return NoBatchedForm(node, first_batched, "the until condition would differ between rows");
+    }
+    // The body on batched inner inputs: (B,) + each one's type.
+    std::vector<VariablePtr> inner_in = g.inputs;
+    std::unordered_map<const Variable*, Rows> inner_changed;
+    Var first;
+    for (size_t i = 0; i < g.inputs.size(); ++i) {
+      if (!inner_batched(i)) continue;
+      const TensorType& t = *g.inputs[i]->tensor_type();
+      StaticShape shape = {std::nullopt};
+      shape.insert(shape.end(), t.shape().begin(), t.shape().end());
+      inner_in[i] = Variable::Make(TensorType::Make(t.dtype(), std::move(shape)));
+      inner_changed[g.inputs[i].get()] = {Var(inner_in[i])};
+      if (!first.ok()) first = Var(inner_in[i]);
+    }
+    if (!first.ok()) return NoBatchedForm(node, 0, "no inner input reads the batch");
+    const Batcher inner_batcher(shape_i(first, 0));
+    Walker body(inner_batcher, budget_);
+    body.changed = std::move(inner_changed);
+    RETURN_IF_ERROR(body.Walk(g.outputs, depth + 1));
+    std::vector<VariablePtr> inner_out;
+    std::vector<bool> out_batched;
+    for (size_t o = 0; o < g.outputs.size(); ++o) {
+      auto it = body.changed.find(g.outputs[o].get());
+      Var v = it == body.changed.end() ? Var(g.outputs[o]) : it->second.var;
+      bool b = it != body.changed.end() && it->second.batched;
+      if (o < carries.size() && carries[o] && !b) v = inner_batcher.Repeat(v);
+      if (o < carries.size()) b = carries[o];
+      ASSIGN_OR_RETURN(VariablePtr p, Unwrap(v));
+      inner_out.push_back(std::move(p));
+      out_batched.push_back(b);
+    }
+    if (budget_ != nullptr) {
+      RETURN_IF_ERROR(budget_->Count(std::vector<Var>(inner_out.begin(), inner_out.end())));
+    }
+    ASSIGN_OR_RETURN(std::string text, EncodeInnerGraph(inner_in, inner_out));
+    attrs.Set("inner", std::move(text));
+    // Outside: a batched sequence or state is stepped along its second dim.
+    for (int k = 1; k < first_state; ++k) {
+      if (batched[k]) in[k] = SwapFirstTwo(in[k]);
+    }
+    for (int j = 0; j < n_states; ++j) {
+      Var& init = in[first_state + j];
+      if (carries[j]) init = SwapFirstTwo(batched[first_state + j] ? init : batcher_.Repeat(init));
+    }
+    ASSIGN_OR_RETURN(std::vector<Var> outs, Outputs(MakeOp("Scan", attrs), in));
+    std::vector<Rows> rows;
+    for (size_t o = 0; o < outs.size(); ++o) {
+      const bool whole = o >= keep_last.size() || !keep_last[o];  // every step, not the last
+      if (!out_batched[o]) {
+        rows.push_back({outs[o], false});
+      } else {
+        rows.push_back({whole ? SwapFirstTwo(outs[o]) : outs[o]});
+      }
+    }
+    return rows;
+  }
+
+  const Batcher& batcher_;
+  NodeBudget* budget_;
+  std::unordered_set<const Apply*> walked_;
+};
+
 }  // namespace
 
 absl::StatusOr<std::vector<Var>> vectorize(const std::vector<Var>& outputs,
-                                           const std::vector<std::pair<Var, Var>>& replace) {
+                                           const std::vector<std::pair<Var, Var>>& replace,
+                                           const VectorizeOptions& options) {
   if (replace.empty()) return absl::InvalidArgumentError("vectorize: nothing to batch over");
-  // Each variable of the graph that changes: its batched form, or its value for every row.
+  NodeBudget own(options.max_nodes, options.interrupt, "vectorize: the batched graph");
+  NodeBudget* budget = options.node_budget != nullptr ? options.node_budget
+                       : own.active()                 ? &own
+                                                      : nullptr;
+  if (budget != nullptr) {
+    std::vector<Var> existing = outputs;
+    for (const auto& [v, rows] : replace) {
+      existing.push_back(v);
+      existing.push_back(rows);
+    }
+    budget->Existing(existing);
+  }
   std::unordered_map<const Variable*, Rows> changed;
   for (const auto& [v, rows] : replace) {
     if (!v.ok()) return v.status();
     if (!rows.ok()) return rows.status();
     if (v->tensor_type() == nullptr || rows->tensor_type() == nullptr ||
         rows.ndim() != v.ndim() + 1 || rows.dtype() != v.dtype()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("vectorize: ", rows->type()->ToString(), " is not a batch of ",
-                       v->type()->ToString(), " (one more leading dim, the same dtype)"));
+      return absl::InvalidArgumentError(absl::StrCat("vectorize: ", rows->type()->ToString(),
+                                                     " is not a batch of ", v->type()->ToString(),
+                                                     " (one more leading dim, the same dtype)"));
     }
     changed[v.ptr().get()] = {rows};
   }
@@ -336,43 +597,25 @@ absl::StatusOr<std::vector<Var>> vectorize(const std::vector<Var>& outputs,
   for (size_t k = 1; k < replace.size(); ++k) {  // every batch as long as the first
     changed[replace[k].first.ptr().get()] = {batcher.SameLength(replace[k].second)};
   }
+  Walker walker(batcher, budget);
+  walker.changed = std::move(changed);
   std::vector<VariablePtr> outs;
   for (const Var& o : outputs) {
     ASSIGN_OR_RETURN(VariablePtr p, Unwrap(o));
     outs.push_back(std::move(p));
   }
-  for (Apply* node : ToposortUntil(outs, [&](const Variable* v) { return changed.count(v); })) {
-    std::vector<Var> in;
-    std::vector<bool> batched;
-    bool any_changed = false;
-    for (const VariablePtr& input : node->inputs()) {
-      auto it = changed.find(input.get());
-      any_changed |= it != changed.end();
-      batched.push_back(it != changed.end() && it->second.batched);
-      in.push_back(it != changed.end() ? it->second.var : Var(input));
-    }
-    if (!any_changed) continue;
-    // A node reading only values the same for every row (shapes) is rebuilt on them as is.
-    absl::StatusOr<std::vector<Rows>> rows =
-        std::find(batched.begin(), batched.end(), true) == batched.end()
-            ? Batched(node->op_ptr(), in, /*batched=*/false)
-            : batcher.Node(*node, std::move(in), batched);
-    if (!rows.ok()) return rows.status();
-    for (size_t k = 0; k < rows->size(); ++k) {
-      if (!(*rows)[k].var.ok()) return (*rows)[k].var.status();
-      changed[node->outputs()[k].get()] = (*rows)[k];
-    }
-  }
+  RETURN_IF_ERROR(walker.Walk(outs));
   std::vector<Var> result;
   for (const VariablePtr& o : outs) {
-    auto it = changed.find(o.get());
-    if (it == changed.end()) {
+    auto it = walker.changed.find(o.get());
+    if (it == walker.changed.end()) {
       result.push_back(batcher.Repeat(Var(o)));
     } else {
       result.push_back(it->second.batched ? it->second.var : batcher.Repeat(it->second.var));
     }
     if (!result.back().ok()) return result.back().status();
   }
+  if (budget != nullptr) RETURN_IF_ERROR(budget->Count(result));
   return result;
 }
 

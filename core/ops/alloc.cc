@@ -40,6 +40,8 @@ absl::StatusOr<ApplyPtr> Alloc::MakeNode(std::vector<VariablePtr> inputs) const 
     shape[d] = ConstantInt(inputs[d + 1]);
     if (shape[d] && *shape[d] < 0) return Invalid(*this, "negative dimension");
   }
+  // Constant dims like (2^62, 2^62) make no type: later products of them would overflow.
+  RETURN_IF_ERROR(CheckKnownDims(*this, shape));
   return Apply::Make(self(), std::move(inputs), {TensorType::Make(value->dtype(), shape)});
 }
 
@@ -122,21 +124,23 @@ absl::Status ARange::Perform(const Apply&, std::span<const Tensor> inputs,
   const int64_t n = length > 0 ? static_cast<int64_t>(length) : 0;  // (may not fit if < 0)
   RETURN_IF_ERROR(CheckShape(Name(), {n}, dtype));
   Tensor out = Tensor::Empty(dtype, {n});
-  if (IsInteger(dtype) && IsInteger(inputs[0].dtype()) && IsInteger(inputs[2].dtype())) {
-    // Integer ranges in integers: exact beyond 2^53.
-    const int64_t first = ScalarInt(inputs[0]), delta = ScalarInt(inputs[2]);
-    std::vector<int64_t> values(n);
+  // Integer ranges in integers: exact beyond 2^53.
+  const bool exact =
+      IsInteger(dtype) && IsInteger(inputs[0].dtype()) && IsInteger(inputs[2].dtype());
+  const int64_t first = exact ? ScalarInt(inputs[0]) : 0, delta = exact ? ScalarInt(inputs[2]) : 0;
+  // Written in place, without a temporary vector of int64 or double the size of the output.
+  DispatchDType(dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    T* o = out.data<T>();
     // In unsigned arithmetic: i * delta may overflow although first + i * delta is in range.
-    for (int64_t i = 0; i < n; ++i) {
-      values[i] = static_cast<int64_t>(static_cast<uint64_t>(first) +
-                                       static_cast<uint64_t>(i) * static_cast<uint64_t>(delta));
+    const uint64_t ufirst = static_cast<uint64_t>(first), udelta = static_cast<uint64_t>(delta);
+    for (int64_t i = 0; exact && i < n; ++i) {
+      o[i] = ConvertElement<T>(static_cast<int64_t>(ufirst + static_cast<uint64_t>(i) * udelta));
     }
-    out = *Tensor::FromValues<int64_t>(dtype, {n}, values);
-  } else {
-    std::vector<double> values(n);
-    for (int64_t i = 0; i < n; ++i) values[i] = start + static_cast<double>(i) * step;
-    out = *Tensor::FromValues<double>(dtype, {n}, values);
-  }
+    for (int64_t i = 0; !exact && i < n; ++i) {
+      o[i] = ConvertElement<T>(start + static_cast<double>(i) * step);
+    }
+  });
   outputs[0] = std::move(out);
   return absl::OkStatus();
 }
@@ -145,14 +149,19 @@ absl::Status ARange::Perform(const Apply&, std::span<const Tensor> inputs,
 absl::StatusOr<std::vector<ShapeVars>> ARange::InferShape(const Apply& node,
                                                           const std::vector<ShapeVars>&) const {
   const std::vector<VariablePtr>& x = node.inputs();
-  Var n = ceil(cast(Var(x[1]) - Var(x[0]), DType::kFloat64) / cast(Var(x[2]), DType::kFloat64));
+  // Subtracted as float64, as Perform does: stop - start in int64 wraps for (-2^63, 2^63 - 1).
+  const Var start = cast(Var(x[0]), DType::kFloat64), stop = cast(Var(x[1]), DType::kFloat64);
+  Var n = ceil((stop - start) / cast(Var(x[2]), DType::kFloat64));
   return std::vector<ShapeVars>{{cast(maximum(n, constant(0.0)), DType::kInt64).ptr()}};
 }
 
 absl::StatusOr<ApplyPtr> Eye::MakeNode(std::vector<VariablePtr> inputs) const {
   RETURN_IF_ERROR(ExpectThreeScalars(*this, inputs, true));
   // Read before `inputs` moves (function arguments are evaluated in no fixed order).
-  TypePtr type = TensorType::Make(attrs().dtype, {ConstantInt(inputs[0]), ConstantInt(inputs[1])});
+  const StaticShape shape = {ConstantInt(inputs[0]), ConstantInt(inputs[1])};
+  // Constant dims like (2^40, 2^40) make no type (CheckShape refuses them at run time too).
+  RETURN_IF_ERROR(CheckKnownDims(*this, shape));
+  TypePtr type = TensorType::Make(attrs().dtype, shape);
   return Apply::Make(self(), std::move(inputs), {std::move(type)});
 }
 

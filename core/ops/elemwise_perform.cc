@@ -9,6 +9,7 @@
 #include "core/ops/elemwise.h"
 #include "core/ops/elemwise_kernels.h"
 #include "core/ops/elemwise_loops.h"
+#include "core/ops/op_util.h"
 #include "core/runtime/dtype_dispatch.h"
 
 namespace kiln {
@@ -26,7 +27,7 @@ template <typename F>
 absl::Status DispatchScalarOp(ScalarOpKind kind, F&& f) {
   switch (kind) {
 #define KILN_SCALAR_OP_CASE(e, name, arity, rule, complex_ok, algebra) \
-  case ScalarOpKind::e:                                       \
+  case ScalarOpKind::e:                                                \
     return f(OpTag<ScalarOpKind::e>{});
     KILN_SCALAR_OPS(KILN_SCALAR_OP_CASE)
 #undef KILN_SCALAR_OP_CASE
@@ -175,6 +176,11 @@ absl::Status Elemwise::Perform(const Apply& node, std::span<const Tensor> inputs
             " does not mark that dim broadcastable (static size 1), as Aesara requires"));
       }
     }
+  }
+  // Broadcasting small inputs, (2^22, 1, 1) + (1, 2^22, 1) + (1, 1, 2^22), can make a shape whose
+  // size overflows: refused before any output is allocated.
+  for (int o = 0; o < node.num_outputs(); ++o) {
+    RETURN_IF_ERROR(CheckOutputShape(*this, *shape, node.output_ptr(o)->tensor_type()->dtype()));
   }
   // In place: the destroyed input's buffer becomes the output's when it fits exactly (the
   // runtime has made sure nothing else reads it).

@@ -21,7 +21,9 @@ struct IfElseAttrs {
 
 // IfElse{n_outs}(cond, then_0..then_n-1, else_0..else_n-1): then_i where the scalar cond is
 // nonzero, else_i otherwise (a view of it). then_i and else_i have one dtype and rank; the
-// output's static dims are those they share. Printed "if{}", as Aesara prints it.
+// output's static dims are those they share. Printed "if{}", as Aesara prints it. vectorize
+// (core/grad/vectorize.h) batches it as an IfElse of batched values, or by switch when the
+// condition itself differs between rows.
 class IfElse final : public DeclaredOp<IfElse, IfElseAttrs> {
  public:
   static constexpr absl::string_view kTypeName = "IfElse";

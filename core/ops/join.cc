@@ -48,7 +48,11 @@ absl::StatusOr<ApplyPtr> Join::MakeNode(std::vector<VariablePtr> inputs) const {
     dtype = PromoteTypes(dtype, t.dtype());
     for (int d = 0; d < ndim; ++d) {
       if (axis && d == *axis) {
-        shape[d] = shape[d] && t.shape()[d] ? StaticDim(*shape[d] + *t.shape()[d]) : std::nullopt;
+        // Static lengths are summed in checked arithmetic (CheckKnownDims bounds the total).
+        const bool known = shape[d] && t.shape()[d];
+        shape[d] =
+            known ? StaticDim(CheckedAdd(*shape[d], *t.shape()[d]).value_or(kMaxTensorBytes + 1))
+                  : std::nullopt;
       } else if (axis && shape[d] && t.shape()[d] && *shape[d] != *t.shape()[d]) {
         return Invalid(
             *this, absl::StrCat("input ", i + 1, " has type ", t.ToString(), " but input 1 has ",
@@ -59,6 +63,7 @@ absl::StatusOr<ApplyPtr> Join::MakeNode(std::vector<VariablePtr> inputs) const {
     }
   }
   if (!axis) shape.assign(ndim, std::nullopt);
+  RETURN_IF_ERROR(CheckKnownDims(*this, shape));
   return Apply::Make(self(), std::move(inputs), {TensorType::Make(dtype, shape)});
 }
 
@@ -74,6 +79,7 @@ absl::Status Join::Perform(const Apply& node, std::span<const Tensor> inputs,
   }
   Shape shape = inputs[1].shape();
   shape[axis] = 0;
+  bool too_long = false;
   for (size_t i = 1; i < inputs.size(); ++i) {
     for (int d = 0; d < ndim; ++d) {
       if (d != axis && inputs[i].shape()[d] != inputs[1].shape()[d]) {
@@ -83,9 +89,18 @@ absl::Status Join::Perform(const Apply& node, std::span<const Tensor> inputs,
                                 " differs"));
       }
     }
-    shape[axis] += inputs[i].shape()[axis];
+    // Checked: many empty pieces of length 2^46 on the axis must not wrap the total.
+    too_long =
+        too_long || __builtin_add_overflow(shape[axis], inputs[i].shape()[axis], &shape[axis]);
   }
+  if (too_long) {
+    return Invalid(*this, absl::StrCat("the inputs' lengths on axis ", axis,
+                                       " add up to more than ", kMaxTensorBytes));
+  }
+  RETURN_IF_ERROR(CheckOutputShape(*this, shape, out_type->dtype()));
   Tensor out = Tensor::Empty(out_type->dtype(), shape);
+  outputs[0] = out;
+  if (out.nbytes() == 0) return absl::OkStatus();  // no loop over the outer rows of nothing
   const int size = DTypeSize(out.dtype());
   // Copy each piece into its slab of every outer row.
   int64_t outer = 1, inner = 1;
@@ -102,7 +117,6 @@ absl::Status Join::Perform(const Apply& node, std::span<const Tensor> inputs,
     }
     offset += chunk;
   }
-  outputs[0] = std::move(out);
   return absl::OkStatus();
 }
 

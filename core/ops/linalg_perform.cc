@@ -6,8 +6,10 @@
 #include <complex>
 
 #include "absl/strings/str_cat.h"
+#include "core/graph/status_macros.h"
 #include "core/ops/elemwise_loops.h"
 #include "core/ops/linalg.h"
+#include "core/ops/op_util.h"
 #include "core/runtime/dtype_dispatch.h"
 
 namespace kiln {
@@ -195,6 +197,8 @@ absl::Status RunProduct(const Op& op, ProductForm form, bool inplace, const Appl
   const DType compute = out_dtype == DType::kFloat16 ? DType::kFloat32
                         : out_dtype == DType::kBool  ? DType::kInt64
                                                      : out_dtype;
+  // Empty operands (2^46, 0) @ (0, 2^46) make a product whose size overflows: refused first.
+  RETURN_IF_ERROR(CheckOutputShape(op, shape, compute));
   if (a.dtype() != compute) a = a.AsType(compute);
   if (b.dtype() != compute) b = b.AsType(compute);
   Tensor out;

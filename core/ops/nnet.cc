@@ -13,21 +13,32 @@
 #include "core/ops/math.h"
 #include "core/ops/shape.h"
 #include "core/ops/shape_infer.h"
+#include "core/runtime/call_limits.h"
 #include "core/runtime/dtype_dispatch.h"
 
 namespace kiln {
 namespace {
 
-// Calls f(base, stride, n) for every 1-D line along `axis` of a contiguous tensor.
+// Calls f(base, stride, n) for every 1-D line along `axis` of a contiguous tensor, polling the
+// call's interrupt as the lines go. An empty tensor has no lines (however many empty ones its
+// other dims would make), so the work is bounded by its size.
 template <typename F>
-void ForEachLine(const Shape& shape, int axis, F&& f) {
+absl::Status ForEachLine(const Shape& shape, int axis, F&& f) {
+  for (int64_t d : shape) {
+    if (d == 0) return absl::OkStatus();
+  }
   int64_t outer = 1, inner = 1;
   for (int d = 0; d < axis; ++d) outer *= shape[d];
   for (int d = axis + 1; d < static_cast<int>(shape.size()); ++d) inner *= shape[d];
   const int64_t n = shape.empty() ? 1 : shape[axis];
+  InterruptPoller poller;
   for (int64_t o = 0; o < outer; ++o) {
-    for (int64_t i = 0; i < inner; ++i) f(o * n * inner + i, inner, n);
+    for (int64_t i = 0; i < inner; ++i) {
+      f(o * n * inner + i, inner, n);
+      RETURN_IF_ERROR(poller.Tick(n));
+    }
   }
+  return absl::OkStatus();
 }
 
 // NaN after every number, as NumPy sorts.
@@ -72,14 +83,15 @@ Tensor WorkingCopy(const Tensor& x) {
 }
 
 // Softmax (or LogSoftmax) of every line along `axis` (None: all elements as one line).
-Tensor SoftmaxOf(const Tensor& input, const std::optional<int>& axis, bool log) {
+absl::StatusOr<Tensor> SoftmaxOf(const Tensor& input, const std::optional<int>& axis, bool log) {
   Tensor values = WorkingCopy(input.Contiguous());
   const Shape lines = axis ? values.shape() : Shape{values.size()};
+  absl::Status status;
   DispatchDType(values.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr (std::is_floating_point_v<T>) {
       T* p = values.data<T>();
-      ForEachLine(lines, axis.value_or(0), [&](int64_t base, int64_t stride, int64_t n) {
+      status = ForEachLine(lines, axis.value_or(0), [&](int64_t base, int64_t stride, int64_t n) {
         auto at = [&](int64_t i) -> T& { return p[base + i * stride]; };
         if (n == 0) return;
         T m = at(0);
@@ -94,37 +106,43 @@ Tensor SoftmaxOf(const Tensor& input, const std::optional<int>& axis, bool log) 
       });
     }
   });
+  RETURN_IF_ERROR(status);
   return values.dtype() == input.dtype() ? values : values.AsType(input.dtype());
 }
 
 // The sorted values (or, with `indices`, the sorting indices) of every line along `axis`
 // (None: the flattened tensor).
-Tensor SortOf(const Tensor& input, const std::optional<int>& axis, bool indices) {
+absl::StatusOr<Tensor> SortOf(const Tensor& input, const std::optional<int>& axis, bool indices) {
   Tensor x = input.Contiguous();
   if (!axis) x = x.View({x.size()}, {1});
+  // The indices are int64 whatever x's dtype: up to 8 times its bytes.
+  if (indices) RETURN_IF_ERROR(CheckShape("ArgSortOp", x.shape(), DType::kInt64));
   Tensor values = WorkingCopy(x);
   Tensor order_out = indices ? Tensor::Empty(DType::kInt64, x.shape()) : Tensor();
+  absl::Status status;
   DispatchDType(values.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr (!std::is_same_v<T, Eigen::half> && !IsComplexType<T>::value) {
       T* p = values.data<T>();
-      ForEachLine(x.shape(), axis.value_or(0), [&](int64_t base, int64_t stride, int64_t n) {
-        auto at = [&](int64_t i) -> T& { return p[base + i * stride]; };
-        std::vector<int64_t> order(n);
-        std::iota(order.begin(), order.end(), 0);
-        std::stable_sort(order.begin(), order.end(),
-                         [&](int64_t a, int64_t b) { return Less(at(a), at(b)); });
-        if (indices) {
-          int64_t* q = order_out.data<int64_t>();
-          for (int64_t i = 0; i < n; ++i) q[base + i * stride] = order[i];
-          return;
-        }
-        std::vector<T> sorted(n);
-        for (int64_t i = 0; i < n; ++i) sorted[i] = at(order[i]);
-        for (int64_t i = 0; i < n; ++i) at(i) = sorted[i];
-      });
+      status =
+          ForEachLine(x.shape(), axis.value_or(0), [&](int64_t base, int64_t stride, int64_t n) {
+            auto at = [&](int64_t i) -> T& { return p[base + i * stride]; };
+            std::vector<int64_t> order(n);
+            std::iota(order.begin(), order.end(), 0);
+            std::stable_sort(order.begin(), order.end(),
+                             [&](int64_t a, int64_t b) { return Less(at(a), at(b)); });
+            if (indices) {
+              int64_t* q = order_out.data<int64_t>();
+              for (int64_t i = 0; i < n; ++i) q[base + i * stride] = order[i];
+              return;
+            }
+            std::vector<T> sorted(n);
+            for (int64_t i = 0; i < n; ++i) sorted[i] = at(order[i]);
+            for (int64_t i = 0; i < n; ++i) at(i) = sorted[i];
+          });
     }
   });
+  RETURN_IF_ERROR(status);
   if (indices) return order_out;
   return values.dtype() == x.dtype() ? values : values.AsType(x.dtype());
 }
@@ -166,22 +184,22 @@ absl::StatusOr<ApplyPtr> ArgSortOp::MakeNode(std::vector<VariablePtr> inputs) co
 
 absl::Status Softmax::Perform(const Apply&, std::span<const Tensor> inputs,
                               std::vector<Tensor>& outputs) const {
-  outputs[0] = SoftmaxOf(inputs[0], axis(), /*log=*/false);
+  ASSIGN_OR_RETURN(outputs[0], SoftmaxOf(inputs[0], axis(), /*log=*/false));
   return absl::OkStatus();
 }
 absl::Status LogSoftmax::Perform(const Apply&, std::span<const Tensor> inputs,
                                  std::vector<Tensor>& outputs) const {
-  outputs[0] = SoftmaxOf(inputs[0], axis(), /*log=*/true);
+  ASSIGN_OR_RETURN(outputs[0], SoftmaxOf(inputs[0], axis(), /*log=*/true));
   return absl::OkStatus();
 }
 absl::Status SortOp::Perform(const Apply&, std::span<const Tensor> inputs,
                              std::vector<Tensor>& outputs) const {
-  outputs[0] = SortOf(inputs[0], axis(), /*indices=*/false);
+  ASSIGN_OR_RETURN(outputs[0], SortOf(inputs[0], axis(), /*indices=*/false));
   return absl::OkStatus();
 }
 absl::Status ArgSortOp::Perform(const Apply&, std::span<const Tensor> inputs,
                                 std::vector<Tensor>& outputs) const {
-  outputs[0] = SortOf(inputs[0], axis(), /*indices=*/true);
+  ASSIGN_OR_RETURN(outputs[0], SortOf(inputs[0], axis(), /*indices=*/true));
   return absl::OkStatus();
 }
 

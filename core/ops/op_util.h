@@ -1,4 +1,5 @@
-// Small helpers the op families share: their error values and integer scalars of tensors.
+// Small helpers the op families share: their error values, integer scalars of tensors and
+// arithmetic on sizes from user values that cannot wrap.
 #ifndef KILN_CORE_OPS_OP_UTIL_H_
 #define KILN_CORE_OPS_OP_UTIL_H_
 
@@ -18,6 +19,41 @@ namespace kiln {
 // INVALID_ARGUMENT with the op's name first: "Reshape{2}: <message>".
 inline absl::Status Invalid(const Op& op, const std::string& message) {
   return absl::InvalidArgumentError(absl::StrCat(op.Name(), ": ", message));
+}
+
+// a + b, or nullopt when the sum does not fit an int64.
+inline std::optional<int64_t> CheckedAdd(int64_t a, int64_t b) {
+  int64_t r;
+  if (__builtin_add_overflow(a, b, &r)) return std::nullopt;
+  return r;
+}
+
+// a * b, or nullopt when the product does not fit an int64.
+inline std::optional<int64_t> CheckedMul(int64_t a, int64_t b) {
+  int64_t r;
+  if (__builtin_mul_overflow(a, b, &r)) return std::nullopt;
+  return r;
+}
+
+// CheckShape(op.Name(), shape, dtype) for an output about to be allocated; the op's name is
+// built only for an error (kernels call it on every run).
+inline absl::Status CheckOutputShape(const Op& op, const Shape& shape, DType dtype) {
+  int64_t bytes = DTypeSize(dtype);
+  for (int64_t d : shape) {
+    // A zero dim or a product past the limit: CheckShape decides and words the error.
+    if (d < 1 || __builtin_mul_overflow(bytes, d, &bytes) || bytes > kMaxTensorBytes) {
+      return CheckShape(op.Name(), shape, dtype);
+    }
+  }
+  return absl::OkStatus();
+}
+
+// The known dims of a type an op makes from constants are bounded as CheckStaticShape says
+// (at most kMaxTensorBytes elements), so that no later product of them overflows.
+inline absl::Status CheckKnownDims(const Op& op, const StaticShape& shape) {
+  Shape known;
+  for (const StaticDim& d : shape) known.push_back(d.value_or(1));
+  return CheckStaticShape(op.Name(), known);
 }
 
 // The first element of an integer (or any) tensor as int64.

@@ -120,9 +120,14 @@ PrintCapture::~PrintCapture() { current_capture = outer_; }
 PrintCapture* PrintCapture::Current() { return current_capture; }
 
 void PrintCapture::Add(const Print& op, const Tensor& value) {
-  // The message and attributes count too: a value of no bytes still travels with them.
+  // What a printed value really costs: its copy here and again in the answer, with the message
+  // and attributes, and about half a KiB of bookkeeping (the record, the tensor's buffer, shape
+  // and control block, the answer's message), so that a flood of small values is charged for
+  // what it takes.
+  constexpr int64_t kPerValue = 512;
   const int64_t bytes =
-      value.nbytes() + static_cast<int64_t>(op.attrs().message.size() + op.attrs().attrs.size());
+      kPerValue + 2 * (value.nbytes() +
+                       static_cast<int64_t>(op.attrs().message.size() + op.attrs().attrs.size()));
   if (bytes_ + bytes > max_bytes_) {
     ++dropped_;
     return;

@@ -56,7 +56,9 @@ struct PrintedValue {
 std::string PrintedText(const PrintedValue& printed);
 
 // Collects what Print ops run on this thread show, while it lives (the server sends them back
-// with the call's results). Copies past `max_bytes` in all are dropped and counted.
+// with the call's results). Each value is charged what it really takes (its copy here and in the
+// answer, its message and attributes, and 512 bytes of bookkeeping); values past `max_bytes` in
+// all are dropped and counted.
 class PrintCapture {
  public:
   explicit PrintCapture(int64_t max_bytes = int64_t{64} << 20);

@@ -74,7 +74,7 @@ TEST(PrintTest, IsNotFoldedAndPassesTheGradientThrough) {
 
 TEST(PrintTest, ACaptureDropsValuesPastItsLimit) {
   const Var x = dvector("x");
-  PrintCapture capture(/*max_bytes=*/24);
+  PrintCapture capture(/*max_bytes=*/1000);  // each value costs 512 bytes and twice its size
   testing::Eval({x}, {print(print(x, "a"), "b")},
                 {*Tensor::Of<double>(DType::kFloat64, {2}, {1, 2})});
   EXPECT_EQ(capture.values().size(), 1u);

@@ -22,11 +22,10 @@ KILN_REGISTER_OP(RandomVariable);
 namespace {
 
 // Aesara's all_dtypes: the dtype input is an index into it.
-constexpr DType kAllDtypes[] = {DType::kBool,    DType::kInt8,      DType::kInt16,
-                                DType::kInt32,   DType::kInt64,     DType::kUInt8,
-                                DType::kUInt16,  DType::kUInt32,    DType::kUInt64,
-                                DType::kFloat16, DType::kFloat32,   DType::kFloat64,
-                                DType::kComplex64, DType::kComplex128};
+constexpr DType kAllDtypes[] = {
+    DType::kBool,    DType::kInt8,    DType::kInt16,     DType::kInt32,     DType::kInt64,
+    DType::kUInt8,   DType::kUInt16,  DType::kUInt32,    DType::kUInt64,    DType::kFloat16,
+    DType::kFloat32, DType::kFloat64, DType::kComplex64, DType::kComplex128};
 
 int64_t DtypeIndex(DType dtype) {
   return std::find(std::begin(kAllDtypes), std::end(kAllDtypes), dtype) - std::begin(kAllDtypes);
@@ -156,15 +155,15 @@ absl::StatusOr<ApplyPtr> RandomVariable::MakeNode(std::vector<VariablePtr> input
     }
   }
   const TensorType* x = inputs[kFirstParam]->tensor_type();
-  if ((a.name == "permutation" || a.name == "choice") && x->ndim() == 0 &&
-      !IsInteger(x->dtype())) {
+  if ((a.name == "permutation" || a.name == "choice") && x->ndim() == 0 && !IsInteger(x->dtype())) {
     return Invalid(*this, absl::StrCat("input 3 has type ", x->ToString(),
                                        " but a vector or an integer scalar is needed"));
   }
   if (a.name == "choice" && (x->ndim() > 1 || inputs[4]->tensor_type()->ndim() != 1 ||
                              inputs[5]->tensor_type()->ndim() != 0)) {
-    return Invalid(*this, "expects a vector or an integer a, a vector p (empty for None) and a "
-                          "scalar replace");
+    return Invalid(*this,
+                   "expects a vector or an integer a, a vector p (empty for None) and a "
+                   "scalar replace");
   }
   StaticShape shape;
   if (a.name != "permutation" && a.name != "choice") {
@@ -175,6 +174,10 @@ absl::StatusOr<ApplyPtr> RandomVariable::MakeNode(std::vector<VariablePtr> input
     if (inputs[1]->is_constant()) {
       const Tensor t = static_cast<const Constant&>(*inputs[1]).data().AsType(DType::kInt64);
       shape.assign(t.data<int64_t>(), t.data<int64_t>() + t.size());
+      // A negative entry is refused when the op runs; here it only makes no static dim.
+      for (StaticDim& d : shape) {
+        if (d && *d < 0) d = std::nullopt;
+      }
     } else if (const Apply* owner = inputs[1]->owner();
                owner != nullptr && owner->op().type_name() == "MakeVector") {
       for (size_t d = 0; d < shape.size(); ++d) shape[d] = ConstantInt(owner->inputs()[d]);
@@ -185,6 +188,8 @@ absl::StatusOr<ApplyPtr> RandomVariable::MakeNode(std::vector<VariablePtr> input
     shape.insert(shape.end(), supp.begin(), supp.end());
   }
   const DType dtype = kAllDtypes[*dtype_index];
+  // Constant sizes like (2^62, 2^62) make no type: later products of them would overflow.
+  RETURN_IF_ERROR(CheckKnownDims(*this, shape));
   return Apply::Make(self(), std::move(inputs), {RngStateType(), TensorType::Make(dtype, shape)});
 }
 
@@ -228,9 +233,8 @@ absl::Status RandomVariable::Perform(const Apply& node, std::span<const Tensor> 
   const RandomVariableAttrs& a = attrs();
   const random::Distribution& dist = DistOf(a);
   if (in[0].size() != 2) {
-    return absl::InvalidArgumentError(absl::StrCat(Name(), ": the rng state has shape ",
-                                                   ShapeToString(in[0].shape()),
-                                                   " but (2,) is needed"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        Name(), ": the rng state has shape ", ShapeToString(in[0].shape()), " but (2,) is needed"));
   }
   const Tensor state = in[0].Contiguous();
   const uint64_t key = state.data<uint64_t>()[0], counter = state.data<uint64_t>()[1];
@@ -238,8 +242,8 @@ absl::Status RandomVariable::Perform(const Apply& node, std::span<const Tensor> 
   Shape batch(size_t_.data<int64_t>(), size_t_.data<int64_t>() + size_t_.size());
   for (int64_t d : batch) {
     if (d < 0) {
-      return absl::InvalidArgumentError(absl::StrCat(Name(), ": size has a negative entry: ",
-                                                     ShapeToString(batch)));
+      return absl::InvalidArgumentError(
+          absl::StrCat(Name(), ": size has a negative entry: ", ShapeToString(batch)));
     }
   }
   const DType dtype = node.outputs()[1]->tensor_type()->dtype();
@@ -251,31 +255,31 @@ absl::Status RandomVariable::Perform(const Apply& node, std::span<const Tensor> 
     const int64_t len = count ? ScalarInt(x) : x.shape()[0];
     if (len < 0) return absl::InvalidArgumentError(absl::StrCat(Name(), ": a population of ", len));
     RETURN_IF_ERROR(CheckShape(Name() + " population", {len}, DType::kInt64));
-    std::vector<int64_t> idx;
+    Tensor idx;  // int64 indices into the population
     Shape shape;
     if (a.name == "permutation") {
-      idx = random::Permutation(key, counter, len);
+      ASSIGN_OR_RETURN(idx, random::Permutation(key, counter, len));
       shape = count ? Shape{len} : x.shape();
     } else {
       const Tensor p = in[kFirstParam + 1].AsType(DType::kFloat64);
-      const int64_t n = ShapeSize(batch);
       RETURN_IF_ERROR(CheckShape(Name(), batch, DType::kInt64));
+      const int64_t n = ShapeSize(batch);
       ASSIGN_OR_RETURN(idx, random::Choice(key, counter, len, {p.data<double>(), size_t(p.size())},
                                            ScalarInt(in[kFirstParam + 2]) != 0, n));
       shape = batch;
       used = std::max<int64_t>(n, 1);
     }
     if (count) {
-      ASSIGN_OR_RETURN(draw, Tensor::FromValues<int64_t>(DType::kInt64, shape, idx));
-      draw = draw.AsType(dtype);
+      draw = idx.View(shape, ContiguousStrides(shape)).AsType(dtype);
     } else {  // gather x's rows (its values for a vector)
       const Tensor values = x.AsType(dtype);
       const int64_t item = DTypeSize(dtype) * (len > 0 ? values.size() / len : 0);
       RETURN_IF_ERROR(CheckShape(Name(), shape, dtype));
       draw = Tensor::Empty(dtype, shape);
-      for (size_t i = 0; i < idx.size(); ++i) {
+      const int64_t* rows = idx.data<int64_t>();
+      for (int64_t i = 0; i < idx.size(); ++i) {
         std::memcpy(static_cast<char*>(draw.raw_data()) + i * item,
-                    static_cast<const char*>(values.raw_data()) + idx[i] * item, item);
+                    static_cast<const char*>(values.raw_data()) + rows[i] * item, item);
       }
     }
   } else {
@@ -302,9 +306,9 @@ absl::Status RandomVariable::Perform(const Apply& node, std::span<const Tensor> 
       const Tensor values = t.AsType(integer ? DType::kInt64 : DType::kFloat64);
       std::optional<Tensor> view = values.BroadcastTo(full);
       if (!view) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            Name(), ": parameter ", k, " has shape ", ShapeToString(t.shape()),
-            ", which does not broadcast to the draws' shape ", ShapeToString(full)));
+        return absl::InvalidArgumentError(
+            absl::StrCat(Name(), ": parameter ", k, " has shape ", ShapeToString(t.shape()),
+                         ", which does not broadcast to the draws' shape ", ShapeToString(full)));
       }
       const int64_t supp_size = ShapeSize(supp);
       params[k].values = values;
@@ -368,8 +372,7 @@ absl::StatusOr<OpPtr> RandomVariableOp(absl::string_view name) {
 }
 
 absl::StatusOr<std::vector<Var>> random_variable(absl::string_view name, const Var& rng,
-                                                 std::vector<Var> params,
-                                                 std::vector<int64_t> size,
+                                                 std::vector<Var> params, std::vector<int64_t> size,
                                                  std::optional<DType> floatx) {
   ASSIGN_OR_RETURN(OpPtr op, RandomVariableOp(name));
   const random::Distribution& d = *random::FindDistribution(name);

@@ -13,6 +13,7 @@
 #include "core/ops/philox.h"
 #include "core/ops/random_samplers.h"
 #include "core/ops/sleef_kernels.h"
+#include "core/runtime/call_limits.h"
 #include "core/runtime/parallel.h"
 
 namespace kiln::random {
@@ -20,13 +21,13 @@ namespace {
 
 const std::vector<Distribution>& Table() {
   static const std::vector<Distribution> table = {
-      {"uniform", 0, {0, 0}, "floatX"},         {"normal", 0, {0, 0}, "floatX"},
-      {"integers", 0, {0, 0}, "int64"},         {"binomial", 0, {0, 0}, "int64"},
-      {"bernoulli", 0, {0}, "int64"},           {"categorical", 0, {1}, "int64"},
-      {"poisson", 0, {0}, "int64"},             {"gamma", 0, {0, 0}, "floatX"},
-      {"beta", 0, {0, 0}, "floatX"},            {"exponential", 0, {0}, "floatX"},
-      {"dirichlet", 1, {1}, "floatX"},          {"multivariate_normal", 1, {1, 2}, "floatX"},
-      {"permutation", 1, {1}, "None"},          {"choice", 0, {1, 1, 0}, "None"},
+      {"uniform", 0, {0, 0}, "floatX"}, {"normal", 0, {0, 0}, "floatX"},
+      {"integers", 0, {0, 0}, "int64"}, {"binomial", 0, {0, 0}, "int64"},
+      {"bernoulli", 0, {0}, "int64"},   {"categorical", 0, {1}, "int64"},
+      {"poisson", 0, {0}, "int64"},     {"gamma", 0, {0, 0}, "floatX"},
+      {"beta", 0, {0, 0}, "floatX"},    {"exponential", 0, {0}, "floatX"},
+      {"dirichlet", 1, {1}, "floatX"},  {"multivariate_normal", 1, {1, 2}, "floatX"},
+      {"permutation", 1, {1}, "None"},  {"choice", 0, {1, 1, 0}, "None"},
   };
   return table;
 }
@@ -41,7 +42,8 @@ class BatchWalker {
       begin /= batch[d];
     }
     for (size_t p = 0; p < params.size(); ++p) {
-      for (size_t d = 0; d < batch.size(); ++d) offsets_[p] += index_[d] * params[p].batch_strides[d];
+      for (size_t d = 0; d < batch.size(); ++d)
+        offsets_[p] += index_[d] * params[p].batch_strides[d];
     }
   }
   // The offset, in one-draw units, of parameter p at the current element.
@@ -102,8 +104,7 @@ absl::Status CheckParams(const Distribution& dist, std::span<const Param> p) {
     return CheckAll<double>(p[1], name, "beta", "> 0", positive);
   }
   if (name == "binomial") {
-    RETURN_IF_ERROR(CheckAll<int64_t>(p[0], name, "n", ">= 0",
-                                           [](int64_t x) { return x >= 0; }));
+    RETURN_IF_ERROR(CheckAll<int64_t>(p[0], name, "n", ">= 0", [](int64_t x) { return x >= 0; }));
     return CheckAll<double>(p[1], name, "p", "in [0, 1]", probability);
   }
   if (name == "dirichlet") return CheckAll<double>(p[0], name, "alphas", "> 0", positive);
@@ -186,15 +187,16 @@ void PerElement(uint64_t key, uint64_t counter, const Shape& batch, std::span<co
 // A draw with a support (dirichlet, multivariate_normal, permutation, choice): fills the k values
 // of element i from stream i.
 template <typename T, typename Draw>
-void PerVector(uint64_t key, uint64_t counter, const Shape& batch, std::span<const Param> p,
-               T* out, int64_t n, int64_t k, Draw draw) {
-  ParallelFor(n, std::max<int64_t>(1, 4096 / std::max<int64_t>(k, 1)), [&](int64_t begin, int64_t end) {
-    BatchWalker w(batch, p, begin);
-    for (int64_t i = begin; i < end; ++i, w.Next()) {
-      philox::Stream s(key, counter + i);
-      draw(s, w, out + i * k);
-    }
-  });
+void PerVector(uint64_t key, uint64_t counter, const Shape& batch, std::span<const Param> p, T* out,
+               int64_t n, int64_t k, Draw draw) {
+  ParallelFor(n, std::max<int64_t>(1, 4096 / std::max<int64_t>(k, 1)),
+              [&](int64_t begin, int64_t end) {
+                BatchWalker w(batch, p, begin);
+                for (int64_t i = begin; i < end; ++i, w.Next()) {
+                  philox::Stream s(key, counter + i);
+                  draw(s, w, out + i * k);
+                }
+              });
 }
 
 // A with A A^T = cov (from its eigendecomposition, negative eigenvalues taken as 0, as NumPy's
@@ -228,13 +230,11 @@ absl::Status Sample(const Distribution& dist, uint64_t key, uint64_t counter, co
   }
   auto f = [&](size_t k, const BatchWalker& w) { return F(p[k])[w.offset(k)]; };
   if (name == "exponential") {
-    PerElement(key, counter, batch, p, out.data<double>(), n, [&](philox::Stream& s, auto& w) {
-      return -std::log(s.OpenUniform()) * f(0, w);
-    });
+    PerElement(key, counter, batch, p, out.data<double>(), n,
+               [&](philox::Stream& s, auto& w) { return -std::log(s.OpenUniform()) * f(0, w); });
   } else if (name == "gamma") {
-    PerElement(key, counter, batch, p, out.data<double>(), n, [&](philox::Stream& s, auto& w) {
-      return StandardGamma(s, f(0, w)) * f(1, w);
-    });
+    PerElement(key, counter, batch, p, out.data<double>(), n,
+               [&](philox::Stream& s, auto& w) { return StandardGamma(s, f(0, w)) * f(1, w); });
   } else if (name == "beta") {
     PerElement(key, counter, batch, p, out.data<double>(), n,
                [&](philox::Stream& s, auto& w) { return Beta(s, f(0, w), f(1, w)); });
@@ -242,9 +242,8 @@ absl::Status Sample(const Distribution& dist, uint64_t key, uint64_t counter, co
     PerElement(key, counter, batch, p, out.data<int64_t>(), n,
                [&](philox::Stream& s, auto& w) { return Poisson(s, f(0, w)); });
   } else if (name == "bernoulli") {
-    PerElement(key, counter, batch, p, out.data<int64_t>(), n, [&](philox::Stream& s, auto& w) {
-      return int64_t{s.Uniform() < f(0, w)};
-    });
+    PerElement(key, counter, batch, p, out.data<int64_t>(), n,
+               [&](philox::Stream& s, auto& w) { return int64_t{s.Uniform() < f(0, w)}; });
   } else if (name == "binomial") {
     PerElement(key, counter, batch, p, out.data<int64_t>(), n, [&](philox::Stream& s, auto& w) {
       return Binomial(s, I(p[0])[w.offset(0)], f(1, w));
@@ -271,47 +270,65 @@ absl::Status Sample(const Distribution& dist, uint64_t key, uint64_t counter, co
     });
   } else if (name == "dirichlet") {
     const int64_t k = SuppSize(p[0]);
-    PerVector(key, counter, batch, p, out.data<double>(), n, k, [&](philox::Stream& s, auto& w,
-                                                                    double* o) {
-      double total = 0;
-      for (int64_t j = 0; j < k; ++j) total += o[j] = StandardGamma(s, F(p[0])[w.offset(0) * k + j]);
-      for (int64_t j = 0; j < k; ++j) o[j] /= total;
-    });
+    PerVector(key, counter, batch, p, out.data<double>(), n, k,
+              [&](philox::Stream& s, auto& w, double* o) {
+                double total = 0;
+                for (int64_t j = 0; j < k; ++j)
+                  total += o[j] = StandardGamma(s, F(p[0])[w.offset(0) * k + j]);
+                for (int64_t j = 0; j < k; ++j) o[j] /= total;
+              });
   } else if (name == "multivariate_normal") {
     const int64_t k = SuppSize(p[0]);
     const bool one_cov = std::all_of(p[1].batch_strides.begin(), p[1].batch_strides.end(),
                                      [](int64_t s) { return s == 0; });
     const Eigen::MatrixXd shared = one_cov ? CovFactor(F(p[1]), k) : Eigen::MatrixXd();
-    PerVector(key, counter, batch, p, out.data<double>(), n, k, [&](philox::Stream& s, auto& w,
-                                                                    double* o) {
-      const Eigen::MatrixXd a = one_cov ? shared : CovFactor(F(p[1]) + w.offset(1) * k * k, k);
-      Eigen::VectorXd z(k);
-      for (int64_t j = 0; j < k; ++j) z[j] = s.Normal();
-      Eigen::Map<Eigen::VectorXd>(o, k) =
-          Eigen::Map<const Eigen::VectorXd>(F(p[0]) + w.offset(0) * k, k) + a * z;
-    });
+    PerVector(key, counter, batch, p, out.data<double>(), n, k,
+              [&](philox::Stream& s, auto& w, double* o) {
+                const Eigen::MatrixXd a =
+                    one_cov ? shared : CovFactor(F(p[1]) + w.offset(1) * k * k, k);
+                Eigen::VectorXd z(k);
+                for (int64_t j = 0; j < k; ++j) z[j] = s.Normal();
+                Eigen::Map<Eigen::VectorXd>(o, k) =
+                    Eigen::Map<const Eigen::VectorXd>(F(p[0]) + w.offset(0) * k, k) + a * z;
+              });
   } else {
     return absl::UnimplementedError(absl::StrCat(name, "_rv has no sampler"));
   }
   return absl::OkStatus();
 }
 
-std::vector<int64_t> Permutation(uint64_t key, uint64_t counter, int64_t n) {
-  std::vector<int64_t> order(n);
-  std::iota(order.begin(), order.end(), 0);
-  philox::Stream s(key, counter);
-  for (int64_t i = n - 1; i > 0; --i) std::swap(order[i], order[Integer(s, 0, i + 1)]);
-  return order;
+namespace {
+
+// A vector of [0, n) in a tensor.
+Tensor Iota(int64_t n) {
+  Tensor t = Tensor::Empty(DType::kInt64, {n});
+  std::iota(t.data<int64_t>(), t.data<int64_t>() + n, 0);
+  return t;
 }
 
-absl::StatusOr<std::vector<int64_t>> Choice(uint64_t key, uint64_t counter, int64_t len,
-                                            std::span<const double> p, bool replace, int64_t n) {
+}  // namespace
+
+absl::StatusOr<Tensor> Permutation(uint64_t key, uint64_t counter, int64_t n) {
+  Tensor out = Iota(n);
+  int64_t* order = out.data<int64_t>();
+  philox::Stream s(key, counter);
+  InterruptPoller poller;
+  for (int64_t i = n - 1; i > 0; --i) {
+    std::swap(order[i], order[Integer(s, 0, i + 1)]);
+    RETURN_IF_ERROR(poller.Tick());
+  }
+  return out;
+}
+
+absl::StatusOr<Tensor> Choice(uint64_t key, uint64_t counter, int64_t len,
+                              std::span<const double> p, bool replace, int64_t n) {
   if (len == 0 && n > 0) return absl::InvalidArgumentError("choice_rv: a must not be empty");
   if (!p.empty() && static_cast<int64_t>(p.size()) != len) {
-    return absl::InvalidArgumentError(absl::StrCat("choice_rv: a has ", len, " values but p has ",
-                                                   p.size()));
+    return absl::InvalidArgumentError(
+        absl::StrCat("choice_rv: a has ", len, " values but p has ", p.size()));
   }
-  std::vector<double> cdf(p.size());
+  Tensor cdf_tensor = Tensor::Empty(DType::kFloat64, {static_cast<int64_t>(p.size())});
+  double* cdf = cdf_tensor.data<double>();
   double total = 0;
   for (size_t j = 0; j < p.size(); ++j) {
     if (!(p[j] >= 0 && p[j] <= 1)) {
@@ -320,40 +337,46 @@ absl::StatusOr<std::vector<int64_t>> Choice(uint64_t key, uint64_t counter, int6
     cdf[j] = total += p[j];
   }
   if (!p.empty() && std::fabs(total - 1) > 1e-8) {
-    return absl::InvalidArgumentError(absl::StrCat("choice_rv: probabilities do not sum to 1 (",
-                                                   total, ")"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("choice_rv: probabilities do not sum to 1 (", total, ")"));
   }
-  std::vector<int64_t> out(n);
+  if (!replace && n > len) {
+    return absl::InvalidArgumentError(absl::StrCat("choice_rv: cannot take a larger sample (", n,
+                                                   ") than the population (", len,
+                                                   ") when replace=False"));
+  }
+  Tensor out_tensor = Tensor::Empty(DType::kInt64, {n});
+  int64_t* out = out_tensor.data<int64_t>();
   if (replace) {
     ParallelFor(n, 1024, [&](int64_t begin, int64_t end) {
       for (int64_t i = begin; i < end; ++i) {
         philox::Stream s(key, counter + i);
         out[i] = p.empty() ? Integer(s, 0, len)
-                           : std::min<int64_t>(len - 1, std::upper_bound(cdf.begin(), cdf.end(),
-                                                                         s.Uniform() * total) -
-                                                            cdf.begin());
+                           : std::min<int64_t>(
+                                 len - 1,
+                                 std::upper_bound(cdf, cdf + p.size(), s.Uniform() * total) - cdf);
       }
     });
-    return out;
-  }
-  if (n > len) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "choice_rv: cannot take a larger sample (", n, ") than the population (", len,
-        ") when replace=False"));
+    return out_tensor;
   }
   philox::Stream s(key, counter);
+  InterruptPoller poller;
   if (p.empty()) {  // a partial Fisher-Yates shuffle
-    std::vector<int64_t> order(len);
-    std::iota(order.begin(), order.end(), 0);
+    Tensor order_tensor = Iota(len);
+    int64_t* order = order_tensor.data<int64_t>();
     for (int64_t i = 0; i < n; ++i) {
       std::swap(order[i], order[Integer(s, i, len)]);
       out[i] = order[i];
+      RETURN_IF_ERROR(poller.Tick());
     }
-    return out;
+    return out_tensor;
   }
-  std::vector<double> w(p.begin(), p.end());  // draw by the weights left, then remove the draw
+  // Draw by the weights left, then remove the draw: len steps a draw, polled as it goes.
+  Tensor w_tensor = Tensor::Empty(DType::kFloat64, {len});
+  double* w = w_tensor.data<double>();
+  std::copy(p.begin(), p.end(), w);
   for (int64_t i = 0; i < n; ++i) {
-    double u = s.Uniform() * std::accumulate(w.begin(), w.end(), 0.0);
+    double u = s.Uniform() * std::accumulate(w, w + len, 0.0);
     int64_t j = 0;
     while (j + 1 < len && (w[j] == 0 || (u -= w[j]) >= 0)) ++j;
     if (w[j] == 0) {
@@ -361,8 +384,9 @@ absl::StatusOr<std::vector<int64_t>> Choice(uint64_t key, uint64_t counter, int6
     }
     out[i] = j;
     w[j] = 0;
+    RETURN_IF_ERROR(poller.Tick(2 * len));
   }
-  return out;
+  return out_tensor;
 }
 
 }  // namespace kiln::random

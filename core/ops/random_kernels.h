@@ -17,10 +17,10 @@ namespace kiln::random {
 
 // What Aesara's RandomVariable subclass declares: name, ndim_supp, ndims_params, dtype.
 struct Distribution {
-  const char* name;          // "normal": the op prints as normal_rv
-  int ndim_supp;             // dims of one draw (1 for dirichlet)
+  const char* name;               // "normal": the op prints as normal_rv
+  int ndim_supp;                  // dims of one draw (1 for dirichlet)
   std::vector<int> ndims_params;  // dims of one draw's value of each parameter
-  const char* dtype;         // "floatX", "int64" or "None" (the first parameter's dtype)
+  const char* dtype;              // "floatX", "int64" or "None" (the first parameter's dtype)
 };
 
 // The distribution named `name`, or nullptr.
@@ -39,16 +39,19 @@ struct Param {
 // Checks the parameters' values (scale >= 0, 0 <= p <= 1...) and draws every batch element of a
 // call into `out` (float64 or int64, contiguous, batch shape + support shape), from counters
 // counter to counter + batch size - 1.
-absl::Status Sample(const Distribution& dist, uint64_t key, uint64_t counter,
-                    const Shape& batch, std::span<const Param> params, Tensor& out);
+absl::Status Sample(const Distribution& dist, uint64_t key, uint64_t counter, const Shape& batch,
+                    std::span<const Param> params, Tensor& out);
 
-// A permutation of [0, n) (Fisher-Yates on the stream of `counter`).
-std::vector<int64_t> Permutation(uint64_t key, uint64_t counter, int64_t n);
+// A permutation of [0, n) as an int64 vector (Fisher-Yates on the stream of `counter`); polls the
+// call's interrupt.
+absl::StatusOr<Tensor> Permutation(uint64_t key, uint64_t counter, int64_t n);
 
 // n indices into a population of `len`, weighted by p (empty: uniform), with or without
 // replacement (then n <= len). With replacement index i draws from counter + i.
-absl::StatusOr<std::vector<int64_t>> Choice(uint64_t key, uint64_t counter, int64_t len,
-                                            std::span<const double> p, bool replace, int64_t n);
+// The indices are an int64 vector; every buffer is a tensor (charged to the call's budget), and
+// the draw without replacement by weight, quadratic, polls the call's interrupt.
+absl::StatusOr<Tensor> Choice(uint64_t key, uint64_t counter, int64_t len,
+                              std::span<const double> p, bool replace, int64_t n);
 
 }  // namespace kiln::random
 

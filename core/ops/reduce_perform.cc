@@ -4,7 +4,9 @@
 #include <limits>
 
 #include "absl/strings/str_cat.h"
+#include "core/graph/status_macros.h"
 #include "core/ops/elemwise_loops.h"
+#include "core/ops/op_util.h"
 #include "core/ops/reduce.h"
 #include "core/ops/scalar_apply.h"
 #include "core/runtime/dtype_dispatch.h"
@@ -193,6 +195,8 @@ absl::Status CAReduce::Perform(const Apply& node, std::span<const Tensor> inputs
   DType acc_dtype = acc_dtype_.value_or(x.dtype());
   if (reduce_ == ReduceKind::kAll || reduce_ == ReduceKind::kAny) acc_dtype = DType::kBool;
   if (acc_dtype == DType::kFloat16) acc_dtype = DType::kFloat32;
+  // An empty x of shape (2^46, 0) reduced on axis 1 asks for 2^46 accumulators: refused first.
+  RETURN_IF_ERROR(CheckOutputShape(*this, out_shape, acc_dtype));
   const Tensor in = x.dtype() == acc_dtype ? x : x.AsType(acc_dtype);
   Tensor acc = Tensor::Empty(acc_dtype, out_shape);
   DispatchDType(acc_dtype, [&](auto tag) {
@@ -245,6 +249,8 @@ absl::Status ArgmaxPerform(const Op& op, const std::vector<int>& axis, const Ten
   const Shape out_shape = KeptDims(x.shape(), reduced);
   const std::vector<int64_t> out_strides = OutputStrides(x.shape(), reduced);
   const DType compute = x.dtype() == DType::kFloat16 ? DType::kFloat32 : x.dtype();
+  // As for CAReduce: the kept dims of an empty x may be huge (int64 is the widest output here).
+  RETURN_IF_ERROR(CheckOutputShape(op, out_shape, DType::kInt64));
   const Tensor in = x.dtype() == compute ? x : x.AsType(compute);
   Tensor best = Tensor::Empty(compute, out_shape);
   Tensor index = Tensor::Zeros(DType::kInt64, out_shape);

@@ -105,28 +105,43 @@ absl::Status Repeat::Perform(const Apply&, std::span<const Tensor> inputs,
     return Invalid(*this, absl::StrCat("repeats has ", counts.size(), " entries but axis ", axis,
                                        " of x has ", n));
   }
-  std::vector<int64_t> reps(n);
+  // One count for every element, or one each; read in place (an empty x may have a huge axis).
+  const int64_t* c = counts.data<int64_t>();
+  const bool one_count = counts.size() == 1;
+  auto count_of = [&](int64_t i) { return c[one_count ? 0 : i]; };
+  // The new axis's length, in checked arithmetic and refused past the largest tensor: counts
+  // like (2^46 + 1, 2^63 - 1, 5) must not wrap to a small total that the copies would overrun.
   int64_t total = 0;
-  for (int64_t i = 0; i < n; ++i) {
-    reps[i] = counts.data<int64_t>()[counts.size() == 1 ? 0 : i];
-    if (reps[i] < 0) return Invalid(*this, "repeats may not contain negative values");
-    // Capped before it can overflow; CheckShape below answers the too-large shape.
-    total = std::min(total + reps[i], kMaxTensorBytes + 1);
+  bool too_many = false;
+  for (int64_t i = 0; i < (one_count ? 1 : n); ++i) {
+    if (c[i] < 0) return Invalid(*this, "repeats may not contain negative values");
+    too_many = too_many ||
+               (one_count ? __builtin_mul_overflow(n, c[0], &total)
+                          : __builtin_add_overflow(total, c[i], &total)) ||
+               total > kMaxTensorBytes;
+  }
+  if (too_many) {
+    return Invalid(*this, absl::StrCat("the repeats add up to more than ", kMaxTensorBytes,
+                                       " copies along axis ", axis));
   }
   Shape shape = x.shape();
   shape[axis] = total;
-  RETURN_IF_ERROR(CheckShape(Name(), shape, x.dtype()));
+  RETURN_IF_ERROR(CheckOutputShape(*this, shape, x.dtype()));
   Tensor out = Tensor::Empty(x.dtype(), shape);
-  const Shape& dims = x.shape();
-  const int64_t outer =
-      std::accumulate(dims.begin(), dims.begin() + axis, int64_t{1}, std::multiplies<>());
-  const int64_t row = std::accumulate(dims.begin() + axis + 1, dims.end(),
-                                      int64_t{DTypeSize(x.dtype())}, std::multiplies<>());
-  const char* src = static_cast<const char*>(x.raw_data());
-  char* dst = static_cast<char*>(out.raw_data());
-  for (int64_t o = 0; o < outer; ++o) {
-    for (int64_t i = 0; i < n; ++i, src += row) {
-      for (int64_t r = 0; r < reps[i]; ++r, dst += row) std::memcpy(dst, src, row);
+  // Nothing to copy into an empty output (whose other dims may still be huge: no loop over them).
+  if (out.nbytes() > 0) {
+    // A non-empty output that passed CheckShape bounds outer * total * row: no product overflows.
+    const Shape& dims = x.shape();
+    const int64_t outer =
+        std::accumulate(dims.begin(), dims.begin() + axis, int64_t{1}, std::multiplies<>());
+    const int64_t row = std::accumulate(dims.begin() + axis + 1, dims.end(),
+                                        int64_t{DTypeSize(x.dtype())}, std::multiplies<>());
+    const char* src = static_cast<const char*>(x.raw_data());
+    char* dst = static_cast<char*>(out.raw_data());
+    for (int64_t o = 0; o < outer; ++o) {
+      for (int64_t i = 0; i < n; ++i, src += row) {
+        for (int64_t r = 0; r < count_of(i); ++r, dst += row) std::memcpy(dst, src, row);
+      }
     }
   }
   outputs[0] = std::move(out);

@@ -137,8 +137,10 @@ absl::StatusOr<ApplyPtr> Reshape::MakeNode(std::vector<VariablePtr> inputs) cons
     int64_t size = 1;
     bool size_known = true;
     for (const StaticDim& d : (*x)->shape()) {
-      size_known &= d.has_value();
-      if (d) size *= *d;
+      // Checked: a product of static dims that overflows leaves the size unknown.
+      const std::optional<int64_t> next = d ? CheckedMul(size, *d) : std::nullopt;
+      size_known &= next.has_value();
+      if (next) size = *next;
     }
     if (size_known && (unknown >= 0 ? (known == 0 || size % known != 0) : size != known)) {
       return Invalid(
@@ -202,6 +204,8 @@ absl::StatusOr<ApplyPtr> SpecifyShape::MakeNode(std::vector<VariablePtr> inputs)
     }
     out[i - 1] = dim;
   }
+  // Specified dims like (2^40, 2^40) make no type: later products of them would overflow.
+  RETURN_IF_ERROR(CheckKnownDims(*this, out));
   return Apply::Make(self(), std::move(inputs), {TensorType::Make(x->dtype(), std::move(out))});
 }
 

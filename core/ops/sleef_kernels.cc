@@ -44,16 +44,20 @@ auto Kernel(ScalarOpKind op) {
 // Elements per block of the composite functions: small enough to stay in L1.
 constexpr int64_t kBlock = 512;
 
-// sigmoid(x) = 1 / (1 + exp(-x)); exp(-x) = inf gives the correct limit 0.
+// sigmoid(x) = 1 / (1 + e) for x >= 0 and e / (1 + e) below, with e = exp(-|x|) <= 1: no
+// overflow, and the subnormal values of large negative x (3.7e-44 in float32 at -100) kept.
 template <typename T>
 void Sigmoid(const T* in, T* out, int64_t n) {
   const auto exp = Kernel<T>(ScalarOpKind::kExp);
   T buf[kBlock];
   for (int64_t b = 0; b < n; b += kBlock) {
     const int64_t m = std::min(kBlock, n - b);
-    for (int64_t i = 0; i < m; ++i) buf[i] = -in[b + i];
+    for (int64_t i = 0; i < m; ++i) buf[i] = -std::fabs(in[b + i]);
     exp(buf, buf, m);
-    for (int64_t i = 0; i < m; ++i) out[b + i] = T(1) / (T(1) + buf[i]);
+    for (int64_t i = 0; i < m; ++i) {
+      const T x = in[b + i], e = buf[i];
+      out[b + i] = (x >= T(0) ? T(1) : e) / (T(1) + e);
+    }
   }
 }
 

@@ -5,12 +5,29 @@
 #include "core/ops/print.h"
 #include "core/passes/passes.h"
 #include "core/passes/rule_util.h"
+#include "core/runtime/call_limits.h"
 
 namespace kiln {
 namespace {
 
 // Outputs larger than this stay computed at run time (as Aesara keeps Alloc unfolded).
 constexpr int64_t kMaxFoldedElements = 1 << 16;
+// The memory one folded kernel may take (its outputs and scratch): a kernel that needs more is
+// left to run time, where the call's own budget and interrupt bound it.
+constexpr int64_t kMaxFoldingBytes = int64_t{16} << 20;
+
+// The node's kernel on constant inputs under the folding budget; false when it fails or needs
+// more memory than folding allows.
+bool PerformBounded(const Apply& node, std::span<const Tensor> inputs,
+                    std::vector<Tensor>& outputs) {
+  MemoryBudgetScope scope(std::make_shared<MemoryBudget>("constant folding's budget per node",
+                                                         kMaxFoldingBytes, CurrentBudget()));
+  try {
+    return node.op().Perform(node, inputs, outputs).ok();
+  } catch (const std::bad_alloc&) {
+    return false;
+  }
+}
 
 Replacement Fold(const FunctionGraph&, Apply& node) {
   const OpKind kind = node.op().kind();
@@ -24,7 +41,7 @@ Replacement Fold(const FunctionGraph&, Apply& node) {
     inputs.push_back(static_cast<const Constant&>(*in).data());
   }
   std::vector<Tensor> outputs(node.num_outputs());
-  if (!node.op().Perform(node, inputs, outputs).ok()) return std::nullopt;  // fails at run time
+  if (!PerformBounded(node, inputs, outputs)) return std::nullopt;  // fails at run time
   std::vector<VariablePtr> folded;
   for (int o = 0; o < node.num_outputs(); ++o) {
     if (outputs[o].size() > kMaxFoldedElements) return std::nullopt;

@@ -2,12 +2,16 @@
 
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <map>
 #include <new>
+#include <vector>
 
 #include "absl/synchronization/mutex.h"
+#include "core/runtime/call_limits.h"
 #include "core/runtime/tensor.h"
 
 namespace kiln {
@@ -17,19 +21,23 @@ namespace {
 constexpr size_t kLargeBuffer = size_t{1} << 20;
 constexpr size_t kHugePage = size_t{2} << 20;
 
-// The cache's byte budget: KILN_BUFFER_CACHE_BYTES, or 1 GiB.
-size_t CacheBudget() {
-  static const size_t budget = [] {
-    const char* env = std::getenv("KILN_BUFFER_CACHE_BYTES");
-    return env != nullptr ? static_cast<size_t>(std::strtoull(env, nullptr, 10)) : size_t{1} << 30;
-  }();
-  return budget;
+// The cache's default cap: KILN_BUFFER_CACHE_BYTES, or 1 GiB.
+size_t DefaultCacheBytes() {
+  const char* env = std::getenv("KILN_BUFFER_CACHE_BYTES");
+  return env != nullptr ? static_cast<size_t>(std::strtoull(env, nullptr, 10)) : size_t{1} << 30;
+}
+
+int64_t NowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
 }
 
 // Freed large buffers by size; rounded sizes make repeated shapes hit exactly.
 class BufferCache {
  public:
   void* Take(size_t size) {
+    last_use_ns_.store(NowNs(), std::memory_order_relaxed);
     absl::MutexLock lock(&mu_);
     auto it = free_.find(size);
     if (it == free_.end()) return nullptr;
@@ -38,13 +46,36 @@ class BufferCache {
     bytes_ -= size;
     return p;
   }
-  // Keeps the buffer if the budget allows; false means the caller frees it.
+  // Keeps the buffer if the cap allows; false means the caller frees it.
   bool Put(void* p, size_t size) {
+    last_use_ns_.store(NowNs(), std::memory_order_relaxed);
     absl::MutexLock lock(&mu_);
-    if (bytes_ + size > CacheBudget()) return false;
+    if (bytes_ + size > cap_) return false;
     free_.emplace(size, p);
     bytes_ += size;
     return true;
+  }
+  // Lowers (or raises) the cap, freeing what is held past it.
+  void SetCap(size_t cap) {
+    std::vector<void*> freed;
+    {
+      absl::MutexLock lock(&mu_);
+      cap_ = cap;
+      freed = EvictTo(cap);
+    }
+    for (void* p : freed) std::free(p);
+  }
+  int64_t TrimIfIdle(double idle_seconds) {
+    if (NowNs() - last_use_ns_.load(std::memory_order_relaxed) < idle_seconds * 1e9) return 0;
+    std::vector<void*> freed;
+    int64_t before;
+    {
+      absl::MutexLock lock(&mu_);
+      before = static_cast<int64_t>(bytes_);
+      freed = EvictTo(0);
+    }
+    for (void* p : freed) std::free(p);  // outside the lock: munmap takes a while
+    return before;
   }
   int64_t bytes() {
     absl::MutexLock lock(&mu_);
@@ -52,9 +83,22 @@ class BufferCache {
   }
 
  private:
+  // Takes the largest buffers out until at most `keep` bytes remain; the caller frees them.
+  std::vector<void*> EvictTo(size_t keep) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    std::vector<void*> out;
+    while (bytes_ > keep && !free_.empty()) {
+      auto last = std::prev(free_.end());
+      bytes_ -= last->first;
+      out.push_back(last->second);
+      free_.erase(last);
+    }
+    return out;
+  }
   absl::Mutex mu_;
   std::multimap<size_t, void*> free_ ABSL_GUARDED_BY(mu_);
   size_t bytes_ ABSL_GUARDED_BY(mu_) = 0;
+  size_t cap_ ABSL_GUARDED_BY(mu_) = DefaultCacheBytes();
+  std::atomic<int64_t> last_use_ns_{0};
 };
 
 BufferCache& Cache() {
@@ -62,11 +106,20 @@ BufferCache& Cache() {
   return *cache;
 }
 
-void FreeLarge(void* p, size_t size) {
-  if (!Cache().Put(p, size)) std::free(p);
+std::atomic<size_t> max_buffer_bytes{0};
+
+// Memory of `size` bytes: aligned heap for small buffers, huge pages (cached) for large ones.
+void* TakeMemory(size_t size) {
+  if (size < kLargeBuffer) return std::aligned_alloc(kTensorAlignment, size);
+  if (void* p = Cache().Take(size)) return p;
+  void* p = std::aligned_alloc(kHugePage, size);
+  if (p != nullptr) madvise(p, size, MADV_HUGEPAGE);
+  return p;
 }
 
-std::atomic<size_t> max_buffer_bytes{0};
+void GiveBackMemory(void* p, size_t size) {
+  if (size < kLargeBuffer || !Cache().Put(p, size)) std::free(p);
+}
 
 }  // namespace
 
@@ -81,23 +134,37 @@ std::shared_ptr<void> AllocateBuffer(size_t bytes) {
       limit != 0 && bytes > limit) {
     throw BufferLimitExceeded(bytes, limit);
   }
-  if (bytes < kLargeBuffer) {
-    const size_t size = std::max(
-        kTensorAlignment, (bytes + kTensorAlignment - 1) / kTensorAlignment * kTensorAlignment);
-    void* p = ::operator new(size, std::align_val_t(kTensorAlignment));
-    return std::shared_ptr<void>(
-        p, [](void* q) { ::operator delete(q, std::align_val_t(kTensorAlignment)); });
+  // Past the largest tensor (so that the rounding below cannot wrap).
+  if (bytes > static_cast<size_t>(kMaxTensorBytes)) {
+    throw BufferLimitExceeded(bytes, static_cast<size_t>(kMaxTensorBytes));
   }
-  const size_t size = (bytes + kHugePage - 1) / kHugePage * kHugePage;
-  void* p = Cache().Take(size);
+  // Rounded to the alignment (small) or to whole huge pages (large), which is what is held.
+  const size_t size = bytes < kLargeBuffer
+                          ? std::max(kTensorAlignment, (bytes + kTensorAlignment - 1) /
+                                                           kTensorAlignment * kTensorAlignment)
+                          : (bytes + kHugePage - 1) / kHugePage * kHugePage;
+  if (AllocationShouldFail()) throw std::bad_alloc();
+  std::shared_ptr<MemoryBudget> budget = CurrentBudget();
+  if (budget != nullptr) {
+    if (absl::Status s = budget->Charge(static_cast<int64_t>(size)); !s.ok()) {
+      throw BudgetExceeded(std::string(s.message()));
+    }
+  }
+  void* p = TakeMemory(size);
   if (p == nullptr) {
-    p = std::aligned_alloc(kHugePage, size);
-    if (p == nullptr) throw std::bad_alloc();
-    madvise(p, size, MADV_HUGEPAGE);
+    if (budget != nullptr) budget->Release(static_cast<int64_t>(size));
+    throw std::bad_alloc();
   }
-  return std::shared_ptr<void>(p, [size](void* q) { FreeLarge(q, size); });
+  return std::shared_ptr<void>(p, [size, budget = std::move(budget)](void* q) {
+    GiveBackMemory(q, size);
+    if (budget != nullptr) budget->Release(static_cast<int64_t>(size));
+  });
 }
 
 int64_t CachedBufferBytes() { return Cache().bytes(); }
+
+void SetBufferCacheBytes(size_t bytes) { Cache().SetCap(std::min(bytes, DefaultCacheBytes())); }
+
+int64_t TrimBufferCacheIfIdle(double idle_seconds) { return Cache().TrimIfIdle(idle_seconds); }
 
 }  // namespace kiln

@@ -1,5 +1,8 @@
-// Tensor buffers: 64-byte aligned; large ones on transparent huge pages and recycled through a
-// bounded cache, so that a kernel writing a fresh output does not pay a page fault per 4 KiB.
+// Tensor buffers: 64-byte aligned, charged to the calling thread's memory budget
+// (core/runtime/call_limits.h) before they are taken; large ones on transparent huge pages and
+// recycled through a bounded cache, so that a kernel writing a fresh output does not pay a page
+// fault per 4 KiB. The cache is trimmed: whatever it holds past its cap is freed, and a server
+// empties it once idle.
 #ifndef KILN_CORE_RUNTIME_ALLOCATOR_H_
 #define KILN_CORE_RUNTIME_ALLOCATOR_H_
 
@@ -12,11 +15,20 @@
 namespace kiln {
 
 // A buffer of at least `bytes` bytes (a distinct, valid allocation even for 0), freed or cached
-// when the last reference goes.
+// when the last reference goes. Throws BufferLimitExceeded past the process's limit and
+// BudgetExceeded past the thread's memory budget (both std::bad_alloc).
 std::shared_ptr<void> AllocateBuffer(size_t bytes);
 
 // Bytes currently held by the cache of freed large buffers (for tests and statistics).
 int64_t CachedBufferBytes();
+
+// The most bytes the cache keeps: `bytes`, but never more than KILN_BUFFER_CACHE_BYTES (default
+// 1 GiB, the cap until this is called); what it holds past a lowered cap is freed at once.
+void SetBufferCacheBytes(size_t bytes);
+
+// Frees the cached buffers when no buffer has been taken or freed for `idle_seconds`; returns the
+// bytes freed. A server calls it periodically so that memory goes back after a burst.
+int64_t TrimBufferCacheIfIdle(double idle_seconds);
 
 // A buffer larger than the process's limit was asked for.
 class BufferLimitExceeded : public std::bad_alloc {

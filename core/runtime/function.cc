@@ -199,7 +199,11 @@ absl::StatusOr<Function> Function::Make(const std::vector<Var>& inputs,
   rewrite.mode = options.mode;
   rewrite.trace = false;
   rewrite.interrupt = options.interrupt;
-  if (absl::StatusOr<RewriteReport> r = optimize(**fg, rewrite); !r.ok()) return r.status();
+  {
+    // Kernels that constant folding runs poll the compile's interrupt too.
+    InterruptScope folding(&options.interrupt);
+    if (absl::StatusOr<RewriteReport> r = optimize(**fg, rewrite); !r.ok()) return r.status();
+  }
   const double optimize_seconds = Seconds(compile_start);
   const auto link_start = std::chrono::steady_clock::now();
   Function f;

@@ -122,18 +122,8 @@ std::vector<Tensor> LinkedProgram::NewSlots() const {
   return slots;
 }
 
-namespace {
-thread_local const std::function<absl::Status()>* current_interrupt = nullptr;
-}  // namespace
-
-const std::function<absl::Status()>* CurrentInterrupt() { return current_interrupt; }
-
 absl::Status LinkedProgram::Run(std::vector<Tensor>& slots, CallContext& ctx) const {
-  struct InterruptScope {
-    const std::function<absl::Status()>* saved = current_interrupt;
-    explicit InterruptScope(const std::function<absl::Status()>* now) { current_interrupt = now; }
-    ~InterruptScope() { current_interrupt = saved; }
-  } interrupt_scope(ctx.interrupt);
+  InterruptScope interrupt_scope(ctx.interrupt);
   if (timed_) ctx.step_seconds.assign(steps_.size(), 0.0);
   int64_t live_bytes = 0;
   // The slots holding a value (graph inputs and outputs not yet released), kept only when some
@@ -193,9 +183,7 @@ absl::Status LinkedProgram::Run(std::vector<Tensor>& slots, CallContext& ctx) co
       release(step);
       continue;
     }
-    if (ctx.interrupt != nullptr && *ctx.interrupt) {
-      RETURN_IF_ERROR((*ctx.interrupt)());
-    }
+    RETURN_IF_ERROR(PollInterrupt());
     in.clear();
     for (int s : step.inputs) in.push_back(slots[s]);
     // An input the node overwrites must not share its buffer with a constant or another live

@@ -13,6 +13,7 @@
 
 #include "absl/status/status.h"
 #include "core/graph/fgraph.h"
+#include "core/runtime/call_limits.h"
 #include "core/runtime/lazy_schedule.h"
 #include "core/runtime/tensor.h"
 
@@ -33,7 +34,8 @@ struct Step {
 
 // What one call brings and gets back besides the values.
 struct CallContext {
-  // Called before each step; a non-OK status stops the call (deadline, cancellation).
+  // Called before each step, and by long kernels (call_limits.h); a non-OK status stops the call
+  // (deadline, cancellation). Null: the interrupt already installed on the thread, if any.
   const std::function<absl::Status()>* interrupt = nullptr;
   // The steps to run (an output subset), or all when null.
   const std::vector<bool>* needed = nullptr;
@@ -55,10 +57,6 @@ struct LinkOptions {
   bool nan_guard = false;  // an error naming the node on the first NaN or infinity it outputs
   bool profile = false;    // each step timed into CallContext::step_seconds
 };
-
-// The interrupt of the LinkedProgram::Run under way on this thread, or null: ops that run graphs
-// of their own (Scan) poll it between their steps.
-const std::function<absl::Status()>* CurrentInterrupt();
 
 class LinkedProgram {
  public:

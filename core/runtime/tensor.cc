@@ -1,7 +1,9 @@
 #include "core/runtime/tensor.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <limits>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -50,8 +52,13 @@ std::vector<int64_t> ContiguousStrides(const Shape& shape) {
 
 int64_t ShapeSize(const Shape& shape) {
   int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  return n;
+  bool overflow = false;
+  for (int64_t d : shape) {
+    if (d == 0) return 0;  // (2^62, 2^62, 0) is empty, though its other dims' product overflows
+    overflow = overflow || __builtin_mul_overflow(n, d, &n);
+  }
+  // Saturated, so that no overflowing shape passes for a small one (see the header).
+  return overflow ? std::numeric_limits<int64_t>::max() : n;
 }
 
 namespace {
@@ -61,13 +68,13 @@ namespace {
 absl::Status CheckBounded(const std::string& what, const Shape& shape, int64_t element_bytes,
                           const std::string& limit_text) {
   int64_t bytes = element_bytes;
-  bool zero = false;
+  // Known before the loop: (2^46, 0) is as empty as (0, 2^46), whatever the order of its dims.
+  const bool zero = std::find(shape.begin(), shape.end(), 0) != shape.end();
   for (int64_t d : shape) {
     if (d < 0) {
       return absl::InvalidArgumentError(
           absl::StrCat(what, ": negative dimension in shape ", ShapeToString(shape)));
     }
-    zero |= d == 0;
     if (!zero && (d > kMaxTensorBytes || bytes > kMaxTensorBytes / d)) {
       return absl::InvalidArgumentError(
           absl::StrCat(what, ": shape ", ShapeToString(shape), limit_text));
@@ -149,11 +156,20 @@ std::string ShapeToString(const Shape& shape) {
 
 Tensor Tensor::Empty(DType dtype, Shape shape) {
   for (int64_t d : shape) KILN_CHECK(d >= 0) << "negative dimension in " << ShapeToString(shape);
+  // The last line of defence for a size no kernel checked: never a wrapped, small buffer.
+  const int64_t size = ShapeSize(shape);
+  if (size > kMaxTensorBytes / DTypeSize(dtype)) {
+    throw BufferLimitExceeded(size == std::numeric_limits<int64_t>::max()
+                                  ? std::numeric_limits<size_t>::max()
+                                  : static_cast<size_t>(size) * DTypeSize(dtype),
+                              static_cast<size_t>(kMaxTensorBytes));
+  }
   Tensor t;
   t.dtype_ = dtype;
   t.strides_ = ContiguousStrides(shape);
   t.shape_ = std::move(shape);
-  t.buffer_ = AllocateBuffer(static_cast<size_t>(t.nbytes()));
+  t.buffer_bytes_ = t.nbytes();
+  t.buffer_ = AllocateBuffer(static_cast<size_t>(t.buffer_bytes_));
   return t;
 }
 
@@ -218,6 +234,11 @@ Tensor Tensor::View(Shape shape, std::vector<int64_t> strides, int64_t offset) c
   t.strides_ = std::move(strides);
   t.offset_ = offset_ + offset;
   return t;
+}
+
+Tensor Tensor::Compact() const {
+  if (offset_ == 0 && buffer_bytes_ == nbytes() && is_contiguous()) return *this;
+  return AsType(dtype_);
 }
 
 Tensor Tensor::Contiguous() const {

@@ -9,8 +9,8 @@
 #include <memory>
 #include <optional>
 #include <span>
-#include <string_view>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -28,7 +28,8 @@ class Tensor {
   // A tensor without a buffer; use the factories below.
   Tensor() = default;
 
-  // A contiguous (C-order) tensor with uninitialised contents.
+  // A contiguous (C-order) tensor with uninitialised contents. A shape past kMaxTensorBytes
+  // (even one whose size overflows) throws BufferLimitExceeded: kernels check with CheckShape.
   static Tensor Empty(DType dtype, Shape shape);
   // A contiguous tensor filled with zero bytes.
   static Tensor Zeros(DType dtype, Shape shape);
@@ -63,6 +64,12 @@ class Tensor {
   // Bytes the elements take when contiguous.
   int64_t nbytes() const { return size() * DTypeSize(dtype_); }
   bool is_contiguous() const;
+  // Bytes of the buffer this tensor keeps alive (more than nbytes() for a small view of a large
+  // one); -1 for wrapped memory of unknown size.
+  int64_t buffer_bytes() const { return buffer_bytes_; }
+  // A tensor that keeps alive no more memory than it shows: itself when it spans its whole
+  // buffer, else a contiguous copy (what a value stored for long should be).
+  Tensor Compact() const;
   // True when both share one buffer (a view of the other, or the same tensor).
   bool SharesBufferWith(const Tensor& other) const { return buffer_ == other.buffer_; }
 
@@ -101,12 +108,13 @@ class Tensor {
   Shape shape_;
   std::vector<int64_t> strides_;
   int64_t offset_ = 0;
+  int64_t buffer_bytes_ = -1;
   std::shared_ptr<void> buffer_;
 };
 
 // C-order strides for a shape, in elements.
 std::vector<int64_t> ContiguousStrides(const Shape& shape);
-// Product of the dims.
+// Product of the dims: 0 when one is 0, else INT64_MAX when the product overflows.
 int64_t ShapeSize(const Shape& shape);
 // The largest tensor Kiln allocates, in bytes (2^46, 64 TiB: past any machine, short of overflow).
 inline constexpr int64_t kMaxTensorBytes = int64_t{1} << 46;

@@ -52,10 +52,12 @@ absl::Status RunScan(const Scan& op, const Apply& node, std::span<const Tensor> 
     seq_min[k] = *std::min_element(taps.begin(), taps.end());
     const int64_t span = *std::max_element(taps.begin(), taps.end()) - seq_min[k];
     const int64_t length = inputs[op.outer_seq(k)].shape()[0];
-    if (length < n_steps + span) {
-      return Invalid(op, absl::StrCat("sequence ", k, " has ", length, " entries, but ", n_steps,
-                                      " steps with taps ", TapsText(a.seq_taps, at, a.seq_tap_counts[k]),
-                                      " need ", n_steps + span));
+    // Compared without a sum that could wrap: length >= 0 and 0 <= span <= 2^21.
+    if (n_steps > length - span) {
+      return Invalid(
+          op, absl::StrCat("sequence ", k, " has ", length, " entries, but ", n_steps,
+                           " steps with taps ", TapsText(a.seq_taps, at, a.seq_tap_counts[k]),
+                           " need ", static_cast<uint64_t>(n_steps) + static_cast<uint64_t>(span)));
     }
   }
   // States: a buffer of depth + n_steps rows (the initial rows, then one per step), or of depth
@@ -66,12 +68,17 @@ absl::Status RunScan(const Scan& op, const Apply& node, std::span<const Tensor> 
     const Tensor& init = inputs[op.outer_init(j)];
     depth[j] = a.StateDepth(j);
     if (init.shape()[0] != depth[j]) {
-      return Invalid(op, absl::StrCat("the initial value of state ", j, " has shape ",
-                                      ShapeToString(init.shape()), " but its taps need ", depth[j],
-                                      " rows"));
+      return Invalid(
+          op, absl::StrCat("the initial value of state ", j, " has shape ",
+                           ShapeToString(init.shape()), " but its taps need ", depth[j], " rows"));
     }
     Shape shape = init.shape();
-    if (!a.state_keep_last[j]) shape[0] += n_steps;
+    if (!a.state_keep_last[j] && __builtin_add_overflow(shape[0], n_steps, &shape[0])) {
+      return Invalid(op, absl::StrCat("n_steps is ", n_steps,
+                                      ": too many steps for the rows of "
+                                      "state ",
+                                      j));
+    }
     RETURN_IF_ERROR(CheckShape(absl::StrCat(op.Name(), " state ", j), shape, init.dtype()));
     buffers[j] = Tensor::Empty(init.dtype(), shape);
     for (int64_t r = 0; r < depth[j]; ++r) CopyInto(Row(buffers[j], r), Row(init, r));
@@ -84,11 +91,12 @@ absl::Status RunScan(const Scan& op, const Apply& node, std::span<const Tensor> 
   for (int l = 0; l < a.n_non_seqs; ++l) {
     slots[op.inner_non_seq(l)] = inputs[op.outer_non_seq(l)];
   }
-  CallContext ctx;
-  ctx.interrupt = CurrentInterrupt();
+  CallContext ctx;  // the inner program polls the call's interrupt, installed on this thread
   const std::vector<int>& out_slots = program.output_slots();
   int64_t steps_done = 0;
   for (int64_t t = 0; t < n_steps; ++t) {
+    // Polled at every step, so that a loop whose body has no nodes still stops in time.
+    RETURN_IF_ERROR(PollInterrupt());
     for (int k = 0, at = 0; k < a.n_seqs(); at += a.seq_tap_counts[k++]) {
       const Tensor& x = inputs[op.outer_seq(k)];
       for (int i = 0; i < a.seq_tap_counts[k]; ++i) {
@@ -116,8 +124,8 @@ absl::Status RunScan(const Scan& op, const Apply& node, std::span<const Tensor> 
       if (t == 0) {
         Shape shape = z.shape();
         shape.insert(shape.begin(), n_steps);
-        RETURN_IF_ERROR(CheckShape(absl::StrCat(op.Name(), " output ", a.n_states() + m), shape,
-                                   z.dtype()));
+        RETURN_IF_ERROR(
+            CheckShape(absl::StrCat(op.Name(), " output ", a.n_states() + m), shape, z.dtype()));
         nit[m] = Tensor::Empty(z.dtype(), shape);
       }
       Tensor row = Row(nit[m], t);

@@ -4,7 +4,11 @@ own cluster on free ports and stops it.
 
 KILN_SERVER_BIN names the server binary, or KILN_CONTAINER_IMAGE an image whose containers are
 the replicas (deploy/container_test.sh); KILN_CLUSTER_SH the script (default: the source
-tree's)."""
+tree's). Any script with deploy/cluster.sh's verbs will do: deploy/podman_cluster.sh runs the
+same cluster from deploy/compose.yaml or deploy/k8s (KILN_CLUSTER_MODE=compose or kube); the
+tests find each part at the address its `addresses` verb prints, and kill a replica by the pid
+it writes (the host's pid of kiln-server, in a container or not). KILN_CLUSTER_TIMEOUT bounds
+each call of the script (seconds, default 90)."""
 import os
 import random
 import re
@@ -30,6 +34,7 @@ from kiln import _pb, wire  # noqa: E402
 from kiln.client import Client  # noqa: E402
 
 CLUSTER_SH = os.environ.get("KILN_CLUSTER_SH", os.path.join(ROOT, "deploy", "cluster.sh"))
+CLUSTER_TIMEOUT = float(os.environ.get("KILN_CLUSTER_TIMEOUT", "90"))
 REPLICAS = 3
 pb = _pb.service_pb2
 
@@ -57,27 +62,48 @@ def _free_base():
 
 
 class Cluster:
-    """deploy/cluster.sh on its own directory and ports."""
+    """deploy/cluster.sh (or KILN_CLUSTER_SH) on its own directory and ports."""
 
     def __init__(self, flags=""):
         self.dir = tempfile.mkdtemp(prefix="kiln-cluster-")
         self.base = _free_base()
         self.env = dict(os.environ, KILN_CLUSTER_DIR=self.dir, KILN_CLUSTER_PORT=str(self.base),
                         KILN_SERVER_FLAGS="--log_level=warning --threads=2 " + flags)
-        self.sh("up", str(REPLICAS))
-        self.front = "127.0.0.1:%d" % self.base
+        try:
+            self.sh("up", str(REPLICAS))
+        except BaseException:
+            try:  # what did start stops
+                self.stop()
+            except Exception:  # noqa: BLE001 - the failure to report is up's
+                pass
+            raise
 
     def sh(self, *args):
-        done = subprocess.run([CLUSTER_SH, *args], env=self.env, timeout=90,
+        done = subprocess.run([CLUSTER_SH, *args], env=self.env, timeout=CLUSTER_TIMEOUT,
                               capture_output=True, text=True)
         assert done.returncode == 0, "cluster.sh %s: %s" % (" ".join(args), done.stderr[-3000:])
+        if args[0] in ("up", "start", "redis-start"):  # a container may come back elsewhere
+            self._read_addresses()
         return done.stdout
 
+    def _read_addresses(self):
+        """front HOST:PORT / replica I GRPC METRICS / redis-cache HOST:PORT, from the script."""
+        self.replicas, self.metrics_at = {}, {}
+        for line in self.sh("addresses").splitlines():
+            words = line.split()
+            if words[0] == "front":
+                self.front = words[1]
+            elif words[0] == "replica":
+                self.replicas[int(words[1])] = words[2]
+                self.metrics_at[int(words[1])] = words[3]
+            elif words[0] == "redis-cache":
+                self.redis = words[1]
+
     def replica(self, i):
-        return "127.0.0.1:%d" % (self.base + i)
+        return self.replicas[i]
 
     def metrics(self, i):
-        url = "http://127.0.0.1:%d/metrics" % (self.base + 100 + i)
+        url = "http://%s/metrics" % self.metrics_at[i]
         text = urllib.request.urlopen(url, timeout=5).read().decode()
         out = {}
         for line in text.splitlines():
@@ -87,7 +113,7 @@ class Cluster:
         return out
 
     def health(self, i):
-        url = "http://127.0.0.1:%d/healthz" % (self.base + 100 + i)
+        url = "http://%s/healthz" % self.metrics_at[i]
         try:
             return urllib.request.urlopen(url, timeout=5).read().decode()
         except urllib.error.HTTPError as e:
@@ -109,8 +135,9 @@ class Cluster:
         except (OSError, ValueError):
             return False
 
-    def redis_cli(self, *args, port=None):
-        return subprocess.run(["redis-cli", "-p", str(port or self.base + 200), *args],
+    def redis_cli(self, *args):
+        host, port = self.redis.rsplit(":", 1)
+        return subprocess.run(["redis-cli", "-h", host, "-p", port, *args],
                               check=True, timeout=10, capture_output=True, text=True).stdout
 
     def stop(self):

@@ -2,9 +2,14 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -13,6 +18,7 @@
 
 #include "core/graph/check.h"
 #include "core/runtime/allocator.h"
+#include "core/runtime/call_limits.h"
 #include "core/runtime/function.h"
 #include "google/protobuf/stubs/logging.h"
 #include "proto/convert/function_convert.h"
@@ -97,9 +103,10 @@ std::optional<Tensor> MakeArg(const v1::TensorType& type, std::string_view fill)
 }
 
 // Runs f on `args`, its shared inputs bound to a fresh session holding `shared`, and converts
-// the outputs to messages.
+// the outputs to messages; `interrupt` (may be empty) is polled as a server polls a call's.
 void ExecuteInSession(const CompiledFunction& f, std::vector<Tensor> args,
-                      std::vector<std::pair<std::string, Tensor>> shared) {
+                      std::vector<std::pair<std::string, Tensor>> shared,
+                      const std::function<absl::Status()>& interrupt = {}) {
   static auto* sessions = new server::MemorySessionStore();
   absl::StatusOr<std::string> id = sessions->Create();
   KILN_CHECK(id.ok()) << id.status();
@@ -108,12 +115,12 @@ void ExecuteInSession(const CompiledFunction& f, std::vector<Tensor> args,
   try {
     if (Ok("Write", (*session)->Write(std::move(shared)))) {
       absl::StatusOr<std::vector<Tensor>> out =
-          server::Execute(f, std::move(args), session->get(), {});
+          server::Execute(f, std::move(args), session->get(), interrupt);
       if (Ok("Execute", out)) {
         for (const Tensor& t : *out) (void)ToProto(t);  // as the service answers
       }
     }
-  } catch (const BufferLimitExceeded&) {
+  } catch (const std::bad_alloc&) {  // over the buffer limit or the call's budget
   }
   KILN_CHECK(sessions->Delete(*id).ok());
 }
@@ -132,6 +139,83 @@ void RunCompiled(const CompiledFunction& f, std::string_view fill) {
     }
   }
   ExecuteInSession(f, std::move(args), std::move(shared));
+}
+
+// Edge values of the integer and float dtypes, which RunGraphTarget's arguments draw from.
+constexpr int64_t kIntEdges[] = {0,
+                                 1,
+                                 -1,
+                                 2,
+                                 3,
+                                 int64_t{1} << 31,
+                                 int64_t{1} << 32,
+                                 (int64_t{1} << 46) + 1,
+                                 int64_t{1} << 62,
+                                 std::numeric_limits<int64_t>::max(),
+                                 std::numeric_limits<int64_t>::min(),
+                                 -(int64_t{1} << 40)};
+constexpr double kFloatEdges[] = {0.0,   -0.0,  1.0,    -1.5,     0.5,       3.0e38,
+                                  1e-40, 1e300, -1e300, INFINITY, -INFINITY, NAN};
+
+// A value of `type` for RunGraphTarget: unknown dims 0 to 3 and every element an edge value,
+// both chosen by `fill`'s bytes. Nullopt for a type too large to fabricate.
+std::optional<Tensor> MakeEdgeArg(const TensorType& type, std::string_view fill, size_t salt) {
+  auto byte = [&](size_t k) {
+    return fill.empty() ? 0u : static_cast<unsigned char>(fill[(k * 7 + salt) % fill.size()]);
+  };
+  Shape shape;
+  int64_t elements = 1;
+  for (size_t d = 0; d < type.shape().size(); ++d) {
+    const int64_t n = type.shape()[d].value_or(byte(d) % 4);
+    if (n < 0 || n > kMaxArgElements) return std::nullopt;
+    elements *= n;
+    if (elements > kMaxArgElements) return std::nullopt;
+    shape.push_back(n);
+  }
+  const DType dtype = type.dtype();
+  absl::StatusOr<Tensor> t;
+  if (IsFloat(dtype) || IsComplex(dtype)) {
+    std::vector<double> values(elements);
+    for (int64_t k = 0; k < elements; ++k) {
+      const double edge = kFloatEdges[byte(k + 8) % std::size(kFloatEdges)];
+      // float32 holds no more than its range (a larger double does not convert).
+      values[k] = dtype == DType::kFloat64 || dtype == DType::kComplex128 || !std::isfinite(edge)
+                      ? edge
+                      : std::clamp(edge, -3.0e38, 3.0e38);
+    }
+    t = Tensor::FromValues<double>(dtype, std::move(shape), values);
+  } else {
+    std::vector<int64_t> values(elements);
+    for (int64_t k = 0; k < elements; ++k) {
+      values[k] = IsBool(dtype) ? byte(k + 8) % 2 : kIntEdges[byte(k + 8) % std::size(kIntEdges)];
+    }
+    t = Tensor::FromValues<int64_t>(dtype, std::move(shape), values);
+  }
+  if (!t.ok()) return std::nullopt;
+  return *std::move(t);
+}
+
+// RunGraphTarget's bounds: the memory a compile or a call may take, and its deadline.
+constexpr int64_t kCallBudgetBytes = int64_t{8} << 20;
+constexpr auto kCallDeadline = std::chrono::milliseconds(250);
+// A call still running this long after its deadline has a kernel that ignores the interrupt.
+constexpr auto kLateAfterDeadline = std::chrono::seconds(5);
+
+// A deadline `kCallDeadline` from now, polled as a server polls a call's.
+std::function<absl::Status()> Deadline() {
+  const auto end = std::chrono::steady_clock::now() + kCallDeadline;
+  return [end] {
+    return std::chrono::steady_clock::now() > end ? absl::DeadlineExceededError("deadline")
+                                                  : absl::OkStatus();
+  };
+}
+
+// Fails (a finding) when `start` is more than kLateAfterDeadline past the deadline.
+void CheckReleased(const char* step, std::chrono::steady_clock::time_point start) {
+  const auto late = std::chrono::steady_clock::now() - start - kCallDeadline;
+  KILN_CHECK(late < kLateAfterDeadline)
+      << step << " went on " << std::chrono::duration_cast<std::chrono::milliseconds>(late).count()
+      << " ms past its deadline: a kernel does not poll the call's interrupt";
 }
 
 // The functions ExecuteRequestTarget runs: the seeds, compiled once.
@@ -216,6 +300,41 @@ void CompileRequestTarget(std::string_view bytes) {
     absl::StatusOr<std::shared_ptr<const CompiledFunction>> f = server::Compile(*job);
     if (Ok("Compile", f)) RunCompiled(**f, bytes);
   } catch (const BufferLimitExceeded&) {
+  }
+}
+
+void RunGraphTarget(std::string_view bytes) {
+  Init();
+  v1::CompileRequest request;
+  if (!Parse(bytes, request)) return;
+  MemoryBudgetScope budget(
+      std::make_shared<MemoryBudget>("the fuzzer's call budget", kCallBudgetBytes));
+  try {
+    absl::StatusOr<server::CompileJob> job = server::PrepareCompile(request, kLimits);
+    if (!Ok("PrepareCompile", job)) return;
+    auto start = std::chrono::steady_clock::now();
+    job->interrupt = Deadline();
+    absl::StatusOr<std::shared_ptr<const CompiledFunction>> f = server::Compile(*job);
+    CheckReleased("Compile", start);
+    if (!Ok("Compile", f)) return;
+    std::vector<Tensor> args;
+    std::vector<std::pair<std::string, Tensor>> shared;
+    size_t salt = 0;
+    for (const v1::Input& in : (*f)->signature.inputs()) {
+      absl::StatusOr<TensorTypePtr> type = FromProto(in.type());
+      if (!type.ok()) return;
+      std::optional<Tensor> arg = MakeEdgeArg(**type, bytes, salt += 13);
+      if (!arg) return;
+      if (in.shared().empty()) {
+        args.push_back(*std::move(arg));
+      } else {
+        shared.emplace_back(in.shared(), *std::move(arg));
+      }
+    }
+    start = std::chrono::steady_clock::now();
+    ExecuteInSession(**f, std::move(args), std::move(shared), Deadline());
+    CheckReleased("Execute", start);
+  } catch (const std::bad_alloc&) {  // over the buffer limit or the call's budget
   }
 }
 
@@ -322,7 +441,8 @@ void LaneFramesTarget(std::string_view bytes) {
     bool close = false;
     const v1::LaneResponse response = calls.Handle(frame, &close);
     KILN_CHECK(response.code() >= 0 && response.code() <= 16) << response.code();
-    Ok("LaneCalls", absl::Status(static_cast<absl::StatusCode>(response.code()), response.message()));
+    Ok("LaneCalls",
+       absl::Status(static_cast<absl::StatusCode>(response.code()), response.message()));
     if (close) return;
   }
 }

@@ -10,6 +10,10 @@ namespace kiln::fuzz {
 
 // A kiln.v1.CompileRequest through PrepareCompile, Compile and Execute on small arguments.
 void CompileRequestTarget(std::string_view bytes);
+// A kiln.v1.CompileRequest compiled, then executed on arguments of edge values (int64's and
+// float's extremes, dims 0 to 3) drawn from the bytes, under a tight memory budget and a 250 ms
+// deadline: a crash, or a compile or call still running 5 s past its deadline, is a finding.
+void RunGraphTarget(std::string_view bytes);
 // bytes[0] picks one of a few functions compiled once; the rest is a kiln.v1.ExecuteRequest whose
 // tensors are converted as the service does and executed.
 void ExecuteRequestTarget(std::string_view bytes);
@@ -35,12 +39,12 @@ struct NamedTarget {
   const char* name;
   void (*run)(std::string_view bytes);
 };
-// Every target, in the order above.
+// Every target, in the order above (run_graph after compile_request).
 inline constexpr NamedTarget kTargets[] = {
-    {"compile_request", CompileRequestTarget}, {"execute_request", ExecuteRequestTarget},
-    {"function_load", FunctionLoadTarget},     {"disk_entry", DiskEntryTarget},
-    {"grad_request", GradRequestTarget},       {"auth_metadata", AuthMetadataTarget},
-    {"lane_frames", LaneFramesTarget},
+    {"compile_request", CompileRequestTarget}, {"run_graph", RunGraphTarget},
+    {"execute_request", ExecuteRequestTarget}, {"function_load", FunctionLoadTarget},
+    {"disk_entry", DiskEntryTarget},           {"grad_request", GradRequestTarget},
+    {"auth_metadata", AuthMetadataTarget},     {"lane_frames", LaneFramesTarget},
 };
 
 }  // namespace kiln::fuzz

@@ -1,8 +1,8 @@
 // Writes the seed corpus of every fuzz target from the graphs of seeds.h:
 //   make_corpus <dir>   (tests/fuzz/corpus; creates <dir>/<target>/seed_NN)
-// compile_request and grad_request get the requests' bytes; execute_request a function's index
-// byte and an ExecuteRequest with arguments that fit it; function_load the function's optimized
-// kiln.v1.Graph as stored; disk_entry its whole kiln.v1.StoredFunction. The output is
+// compile_request, run_graph and grad_request get the requests' bytes; execute_request a function's
+// index byte and an ExecuteRequest with arguments that fit it; function_load the function's
+// optimized kiln.v1.Graph as stored; disk_entry its whole kiln.v1.StoredFunction. The output is
 // deterministic.
 //   make_corpus --compiled <request> <name> <dir>
 // compiles the CompileRequest in the file <request> and writes its function as
@@ -99,6 +99,7 @@ int WriteCorpus(const std::filesystem::path& dir) {
   for (const v1::CompileRequest& r : SeedCompileRequests()) {
     std::shared_ptr<const server::CompiledFunction> f = CompileOrDie(r);
     Write(dir, "compile_request", n, r.SerializeAsString());
+    Write(dir, "run_graph", n, r.SerializeAsString());
     Write(dir, "execute_request", n,
           std::string(1, static_cast<char>(n)) + ExecuteRequestFor(*f).SerializeAsString());
     Write(dir, "function_load", n, OptimizedGraphBytes(*f));

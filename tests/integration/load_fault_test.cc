@@ -53,8 +53,8 @@ grpc::Status CompileOn(v1::Kiln::Stub& stub, const v1::Graph& g, v1::CompileResp
 
 struct Tally {
   std::mutex mutex;
-  std::map<std::string, std::vector<double>> ms;                       // by call
-  std::map<std::pair<std::string, grpc::StatusCode>, int> codes;       // by call and code
+  std::map<std::string, std::vector<double>> ms;                        // by call
+  std::map<std::pair<std::string, grpc::StatusCode>, int> codes;        // by call and code
   std::map<std::pair<std::string, grpc::StatusCode>, std::string> why;  // one message each
   void Add(const std::string& call, double millis, const grpc::Status& s) {
     std::lock_guard<std::mutex> lock(mutex);
@@ -70,11 +70,11 @@ TEST(LoadTest, SixtyFourClientsMixingEveryCall) {
 #else
   const int64_t cap = int64_t{1536} << 20;
 #endif
-  ServerProcess server(KILN_SERVER_BIN, {"--threads=4", "--max_concurrent_executions=16",
-                        "--cache_bytes=67108864", "--max_tensor_bytes=16777216",
-                        "--max_message_bytes=33554432", "--max_sessions=32",
-                        "--max_session_bytes=1048576", "--max_sessions_bytes=16777216",
-                        "--max_request_memory_bytes=268435456"});
+  ServerProcess server(KILN_SERVER_BIN,
+                       {"--threads=4", "--max_concurrent_executions=16", "--cache_bytes=67108864",
+                        "--max_tensor_bytes=16777216", "--max_message_bytes=33554432",
+                        "--max_sessions=32", "--max_session_bytes=1048576",
+                        "--max_sessions_bytes=16777216", "--max_call_bytes=268435456"});
   ASSERT_TRUE(server.ready());
   const char* env = std::getenv("KILN_LOAD_SECONDS");
   const double seconds = env != nullptr ? std::atof(env) : 8;
@@ -174,7 +174,9 @@ TEST(LoadTest, SixtyFourClientsMixingEveryCall) {
     std::sort(ms.begin(), ms.end());
     std::string codes;
     for (const auto& [key, n] : tally.codes) {
-      if (key.first == call) absl::StrAppend(&codes, " ", key.second == 0 ? "OK" : absl::StrCat("code", key.second), "=", n);
+      if (key.first == call)
+        absl::StrAppend(&codes, " ", key.second == 0 ? "OK" : absl::StrCat("code", key.second), "=",
+                        n);
     }
     std::printf("%-16s %8zu %9.2f %9.2f %s\n", call.c_str(), ms.size(), ms[ms.size() / 2],
                 ms[ms.size() * 99 / 100], codes.c_str());

@@ -15,12 +15,13 @@
 
 #include "absl/strings/match.h"
 #include "core/kiln.h"
+#include "core/runtime/call_limits.h"
 #include "kiln/v1/service.grpc.pb.h"
 #include "proto/convert/graph_convert.h"
-#include "tests/testing/huge_graphs.h"
 #include "proto/convert/tensor_convert.h"
 #include "server/log.h"
 #include "server/server.h"
+#include "tests/testing/huge_graphs.h"
 
 namespace kiln {
 namespace {
@@ -154,8 +155,7 @@ TEST(RobustnessTest, RequestsOverTheirBudgetFailAloneAndNameTheLimit) {
   v1::CompileResponse resp;
   grpc::Status s = Compile(*r.stub, Proto(TanhChain(50000)), &resp);
   EXPECT_EQ(s.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
-  EXPECT_TRUE(absl::StrContains(s.error_message(), "--max_request_memory_bytes"))
-      << s.error_message();
+  EXPECT_TRUE(absl::StrContains(s.error_message(), "--max_call_bytes")) << s.error_message();
   v1::GradRequest grad;
   *grad.mutable_graph() = Proto(TanhChain(50000));
   grad.add_wrt()->set_input(0);
@@ -216,9 +216,7 @@ TEST(RobustnessTest, DeadlinesAndDisconnectsStopACompile) {
   EXPECT_TRUE(Drains(*r.server, std::chrono::seconds(5)));
 }
 
-v1::Tensor Zeros(int64_t n) {
-  return ToProto(Tensor::Zeros(DType::kFloat64, {n}));
-}
+v1::Tensor Zeros(int64_t n) { return ToProto(Tensor::Zeros(DType::kFloat64, {n})); }
 
 TEST(RobustnessTest, SessionsHaveRandomIdsExpireAndAreBounded) {
   ServerOptions o = Local();
@@ -321,6 +319,87 @@ TEST(RobustnessTest, AFullDiskLeavesCompilesInMemory) {
   ASSERT_TRUE(s.ok());
   EXPECT_EQ(resp.source(), "compiled");
   EXPECT_EQ(again.server->cache().stats().disk_write_errors, 0u);
+}
+
+// A bad_alloc at each allocation of an Execute and of an ExecuteStream in turn (tensor buffers,
+// and the server's heap blocks taken for the call): each such call fails alone with
+// RESOURCE_EXHAUSTED (or succeeds, when the failure hit nothing it needed), and the next calls of
+// both kinds are served whole.
+TEST(RobustnessTest, AnAllocationFailureAtAnyStageLeavesTheServerWhole) {
+  Running r = Start();
+  Var x = dvector("x");
+  v1::CompileResponse compiled;
+  ASSERT_TRUE(
+      Compile(*r.stub, *GraphToProto({x}, {sum(exp(print(x, "x")) * x), x * 2.0}), &compiled).ok());
+  std::vector<double> values(1000);
+  for (int i = 0; i < 1000; ++i) values[i] = 1e-3 * i;
+  const v1::Tensor arg = ToProto(*Tensor::FromValues<double>(DType::kFloat64, {1000}, values));
+  auto execute = [&](v1::ExecuteResponse* resp) {
+    v1::ExecuteRequest req;
+    req.set_function_id(compiled.function_id());
+    *req.add_args() = arg;
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+    return r.stub->Execute(&ctx, req, resp);
+  };
+  auto stream = [&](std::string* second_output) {
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+    auto call = r.stub->ExecuteStream(&ctx);
+    v1::ExecuteStreamRequest msg;
+    msg.mutable_request()->set_function_id(compiled.function_id());
+    call->Write(msg);
+    msg.Clear();
+    v1::TensorChunk* chunk = msg.mutable_chunk();
+    chunk->set_dtype(arg.dtype());
+    *chunk->mutable_shape() = arg.shape();
+    chunk->set_data(arg.data());
+    call->Write(msg);
+    call->WritesDone();
+    v1::TensorChunk out;
+    second_output->clear();
+    while (call->Read(&out)) {
+      if (out.index() == 1) second_output->append(out.data());
+    }
+    return call->Finish();
+  };
+  // Whole answers, checked by their bytes (a tensor made here would count as an allocation).
+  auto whole = [&] {
+    v1::ExecuteResponse resp;
+    grpc::Status s = execute(&resp);
+    EXPECT_TRUE(s.ok()) << s.error_message();
+    std::string streamed;
+    grpc::Status t = stream(&streamed);
+    EXPECT_TRUE(t.ok()) << t.error_message();
+    return s.ok() && t.ok() && resp.outputs_size() == 2 && resp.outputs(1).data().size() == 8000 &&
+           streamed == resp.outputs(1).data();
+  };
+  ASSERT_TRUE(whole());
+  // For each kind, the n-th allocation fails, for every n until a call makes fewer.
+  int failed[2] = {0, 0}, allocations[2] = {0, 0};
+  for (int kind = 0; kind < 2; ++kind) {
+    for (int n = 1; n < 100000; ++n) {
+      v1::ExecuteResponse resp;
+      std::string streamed;
+      FailAllocationAfter(n);
+      grpc::Status s = kind == 0 ? execute(&resp) : stream(&streamed);
+      const bool reached = FailAllocationAfter(0) == 0;
+      if (!reached) break;  // the call made fewer than n allocations: every one has failed once
+      allocations[kind] = n;
+      if (!s.ok()) {
+        ++failed[kind];
+        EXPECT_EQ(s.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED)
+            << "allocation " << n << ": " << s.error_message();
+      }
+      ASSERT_TRUE(whole()) << "after a failure at allocation " << n;
+    }
+  }
+  std::printf(
+      "allocation failures injected: Execute %d allocations (%d calls failed), "
+      "ExecuteStream %d (%d)\n",
+      allocations[0], failed[0], allocations[1], failed[1]);
+  EXPECT_GT(failed[0], 0);
+  EXPECT_GT(failed[1], 0);
 }
 
 }  // namespace

@@ -121,7 +121,7 @@ def test_print_in_an_update_and_past_the_servers_limit(server, capsys):
     step([1., 2.])
     assert capsys.readouterr().out == "acc __str__ = [1. 2.]\nacc __str__ = [2. 4.]\n"
     # A server keeps at most --max_printed_bytes of printed values per call; the client warns.
-    with running_server("--max_printed_bytes=24") as address:
+    with running_server("--max_printed_bytes=1000") as address:
         kiln.config.server = address
         try:
             f = kiln.function([x], printing.Print("b")(printing.Print("a")(x)))

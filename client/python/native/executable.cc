@@ -26,8 +26,8 @@ namespace {
 PyObject* call_error = nullptr;
 
 [[noreturn]] void ThrowCallError(const absl::Status& status) {
-  py::object args = py::make_tuple(absl::StatusCodeToString(status.code()),
-                                   std::string(status.message()));
+  py::object args =
+      py::make_tuple(absl::StatusCodeToString(status.code()), std::string(status.message()));
   PyErr_SetObject(call_error, args.ptr());
   throw py::error_already_set();
 }
@@ -48,21 +48,38 @@ const std::array<py::dtype, kNumDTypes>& NumpyDTypes() {
 // or nullopt for one Kiln has not.
 std::optional<DType> DTypeOfNumpy(const py::dtype& dtype) {
   switch (dtype.num()) {
-    case 0: return DType::kBool;
-    case 1: return DType::kInt8;
-    case 2: return DType::kUInt8;
-    case 3: return DType::kInt16;
-    case 4: return DType::kUInt16;
-    case 5: return DType::kInt32;
-    case 6: return DType::kUInt32;
-    case 7: case 9: return DType::kInt64;     // long, long long
-    case 8: case 10: return DType::kUInt64;   // unsigned long, unsigned long long
-    case 11: return DType::kFloat32;
-    case 12: return DType::kFloat64;
-    case 14: return DType::kComplex64;
-    case 15: return DType::kComplex128;
-    case 23: return DType::kFloat16;
-    default: return std::nullopt;
+    case 0:
+      return DType::kBool;
+    case 1:
+      return DType::kInt8;
+    case 2:
+      return DType::kUInt8;
+    case 3:
+      return DType::kInt16;
+    case 4:
+      return DType::kUInt16;
+    case 5:
+      return DType::kInt32;
+    case 6:
+      return DType::kUInt32;
+    case 7:
+    case 9:
+      return DType::kInt64;  // long, long long
+    case 8:
+    case 10:
+      return DType::kUInt64;  // unsigned long, unsigned long long
+    case 11:
+      return DType::kFloat32;
+    case 12:
+      return DType::kFloat64;
+    case 14:
+      return DType::kComplex64;
+    case 15:
+      return DType::kComplex128;
+    case 23:
+      return DType::kFloat16;
+    default:
+      return std::nullopt;
   }
 }
 
@@ -82,12 +99,16 @@ Tensor TensorOfArray(py::handle value, size_t index, std::vector<py::object>& ke
   }
   std::optional<DType> dtype = DTypeOfNumpy(array.dtype());
   if (!dtype) {
-    ThrowCallError(absl::InvalidArgumentError(absl::StrCat(
-        "argument ", index, ": dtype ", std::string(py::str(array.dtype())),
-        " is not one of Kiln's")));
+    ThrowCallError(absl::InvalidArgumentError(absl::StrCat("argument ", index, ": dtype ",
+                                                           std::string(py::str(array.dtype())),
+                                                           " is not one of Kiln's")));
   }
   const py::ssize_t item = array.itemsize();
   Shape shape(array.shape(), array.shape() + array.ndim());
+  // NumPy allows shapes such as (0, 2^62): Kiln takes at most kMaxTensorBytes, empty or not.
+  if (absl::Status s = CheckShape(absl::StrCat("argument ", index), shape, *dtype); !s.ok()) {
+    ThrowCallError(s);
+  }
   std::vector<int64_t> strides(array.ndim());
   for (py::ssize_t d = 0; d < array.ndim(); ++d) {
     if (array.strides(d) % item != 0) {
@@ -137,8 +158,8 @@ class Executable {
   // showed as (message, attrs, array) triples.
   py::object Call(const py::list& args) const {
     if (args.size() != n_inputs()) {
-      ThrowCallError(absl::InvalidArgumentError(absl::StrCat(
-          "the function takes ", n_inputs(), " arguments, got ", args.size())));
+      ThrowCallError(absl::InvalidArgumentError(
+          absl::StrCat("the function takes ", n_inputs(), " arguments, got ", args.size())));
     }
     return Run(args);
   }
