@@ -180,8 +180,6 @@ TEST(RuntimeAttackTest, ACallPastItsDeadlineGivesItsThreadBack) {
   auto stub = server.Stub();
   const auto [inputs, draw] = EndlessChoice();
   const std::string hostile = CompileOrDie(*stub, inputs, {draw});
-  const Var x = dvector("x");
-  const std::string small = CompileOrDie(*stub, {x}, {x * 2.0});
   for (int round = 0; round < 3; ++round) {
     const auto start = Clock::now();
     grpc::Status s = ExecuteOn(*stub, hostile, EndlessChoiceArgs(), std::chrono::milliseconds(300));
