@@ -116,8 +116,13 @@ double LatencyPastDeadline(const std::vector<Var>& inputs, const std::vector<Var
   return late;
 }
 
-// The bound on a call's release after its deadline (the goal: 100 ms).
+// The bound on a call's release after its deadline (the goal: 100 ms; more under the sanitizers,
+// a Debug build several times slower).
+#if defined(__SANITIZE_ADDRESS__)
+constexpr double kMaxLateMs = 500;
+#else
 constexpr double kMaxLateMs = 100;
+#endif
 
 TEST(InterruptTest, AWhileLoopWithAnEmptyBodyStops) {
   ScanArgs args;
