@@ -351,7 +351,9 @@ Int128 ReshapeBytes(int64_t size, const std::vector<int64_t>& dims) {
   for (int64_t d : dims) {
     if (d < -1 || (d == -1 && ++unknown > 1)) return -1;
     with_ones.push_back(d == -1 ? 1 : d);
-    if (d != -1) known *= d;
+    // Saturated at 2^100 (past any size), so that three extreme dims do not overflow 128 bits.
+    if (d != -1)
+      known = known != 0 && d > (Int128{1} << 100) / known ? Int128{1} << 100 : known * d;
   }
   const Int128 checked = Bytes(with_ones, 8);
   if (checked < 0 || checked > kMaxTensorBytes) return -1;

@@ -138,11 +138,11 @@ std::shared_ptr<void> AllocateBuffer(size_t bytes) {
   if (bytes > static_cast<size_t>(kMaxTensorBytes)) {
     throw BufferLimitExceeded(bytes, static_cast<size_t>(kMaxTensorBytes));
   }
-  // Rounded to the alignment (small) or to whole huge pages (large), which is what is held.
-  const size_t size = bytes < kLargeBuffer
-                          ? std::max(kTensorAlignment, (bytes + kTensorAlignment - 1) /
-                                                           kTensorAlignment * kTensorAlignment)
-                          : (bytes + kHugePage - 1) / kHugePage * kHugePage;
+  // Rounded to the alignment (small) or to whole huge pages (large), which is what is held; a
+  // size the alignment rounds up to kLargeBuffer is large.
+  size_t size = std::max(kTensorAlignment,
+                         (bytes + kTensorAlignment - 1) / kTensorAlignment * kTensorAlignment);
+  if (size >= kLargeBuffer) size = (bytes + kHugePage - 1) / kHugePage * kHugePage;
   if (AllocationShouldFail()) throw std::bad_alloc();
   std::shared_ptr<MemoryBudget> budget = CurrentBudget();
   if (budget != nullptr) {

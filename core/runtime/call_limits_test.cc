@@ -65,6 +65,11 @@ TEST(MemoryBudgetTest, TensorsAreChargedToTheThreadsBudgetUntilTheyGo) {
                 "a buffer of 67108864 bytes would take the test's budget past its limit of "
                 "67108864 bytes (8389440 held)");
     }
+    // A size the alignment rounds up to 1 MiB is a large buffer: whole huge pages.
+    {
+      Tensor edge = Tensor::Empty(DType::kUInt8, {(1 << 20) - 8});
+      EXPECT_EQ(budget->used(), 832 + (int64_t{10} << 20));
+    }
     // A view keeps its buffer (and its charge); a compact copy takes only what it shows.
     Tensor view = large.View({1}, {1});
     large = Tensor();
@@ -81,6 +86,7 @@ TEST(MemoryBudgetTest, TensorsAreChargedToTheThreadsBudgetUntilTheyGo) {
 }
 
 TEST(BufferCacheTest, IsBoundedAndEmptiedWhenIdle) {
+  SetBufferCacheBytes(0);  // empty, whatever earlier tests freed
   SetBufferCacheBytes(int64_t{16} << 20);
   {
     std::vector<Tensor> held;
