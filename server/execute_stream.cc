@@ -89,9 +89,11 @@ class ExecuteStreamReactor final
                                                      " chunk at offset ", c.offset(), " after ",
                                                      t.data().size(), " bytes"));
     }
-    if (static_cast<int64_t>(t.data().size() + c.data().size()) > declared_bytes_.back()) {
+    // (Chunks of an earlier argument may still come: its own declared size bounds them.)
+    const int64_t declared = declared_bytes_[c.index()];
+    if (static_cast<int64_t>(t.data().size() + c.data().size()) > declared) {
       return absl::InvalidArgumentError(absl::StrCat("ExecuteStream: argument ", c.index(),
-                                                     " has more than the ", declared_bytes_.back(),
+                                                     " has more than the ", declared,
                                                      " bytes its dtype and shape declare"));
     }
     t.mutable_data()->append(c.data());

@@ -16,8 +16,9 @@ thread_local MemoryBudget* current_budget_ptr =
 
 }  // namespace
 
-MemoryBudget::MemoryBudget(std::string what, int64_t limit, std::shared_ptr<MemoryBudget> parent)
-    : what_(std::move(what)), limit_(limit), parent_(std::move(parent)) {}
+MemoryBudget::MemoryBudget(absl::string_view what, int64_t limit,
+                           std::shared_ptr<MemoryBudget> parent)
+    : what_(what), limit_(limit), parent_(std::move(parent)) {}
 
 void MemoryBudget::Add(int64_t bytes) {
   const int64_t now = used_.fetch_add(bytes, std::memory_order_relaxed) + bytes;

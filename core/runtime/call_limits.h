@@ -12,15 +12,18 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 
 namespace kiln {
 
 // Bytes a call (or the whole server) may hold, charged before memory is taken. Thread-safe.
 class MemoryBudget {
  public:
-  // `what` names the budget in errors ("the call's memory budget (--max_call_bytes)"); a limit of
-  // 0 means none. Charges go to `parent` too (the server's budget across calls), when given.
-  MemoryBudget(std::string what, int64_t limit, std::shared_ptr<MemoryBudget> parent = nullptr);
+  // `what` names the budget in errors ("the call's memory budget (--max_call_bytes)"), a literal
+  // (it is not copied: a budget per call costs no string); a limit of 0 means none. Charges go to
+  // `parent` too (the server's budget across calls), when given.
+  MemoryBudget(absl::string_view what, int64_t limit,
+               std::shared_ptr<MemoryBudget> parent = nullptr);
 
   // Charges `bytes` to this budget and its parents, or charges nothing and returns
   // RESOURCE_EXHAUSTED naming the budget that would go past its limit.
@@ -35,13 +38,13 @@ class MemoryBudget {
   int64_t used() const { return used_.load(std::memory_order_relaxed); }
   int64_t peak() const { return peak_.load(std::memory_order_relaxed); }
   int64_t limit() const { return limit_; }
-  const std::string& what() const { return what_; }
+  absl::string_view what() const { return what_; }
   // RESOURCE_EXHAUSTED when the peak has gone past the limit (counted bytes can take it there).
   absl::Status Check() const;
 
  private:
   void Add(int64_t bytes);
-  const std::string what_;
+  const absl::string_view what_;
   const int64_t limit_;
   const std::shared_ptr<MemoryBudget> parent_;
   std::atomic<int64_t> used_{0}, peak_{0};
