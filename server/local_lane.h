@@ -20,10 +20,9 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "kiln/v1/service.pb.h"
+#include "server/calls.h"
 
 namespace kiln::server {
-
-class KilnService;
 
 struct LaneOptions {
   std::string path;  // the socket's path
@@ -40,14 +39,14 @@ struct LaneOptions {
 class LaneCalls {
  public:
   // `peer_gone` is polled during an execution: true cancels it.
-  LaneCalls(KilnService& service, std::function<bool()> peer_gone);
+  LaneCalls(Calls& calls, std::function<bool()> peer_gone);
   // The answer to one frame's bytes. Sets `close` when the connection must end after it.
   v1::LaneResponse Handle(absl::string_view frame, bool* close);
 
  private:
   absl::Status Call(const v1::LaneRequest& req, v1::LaneResponse* resp, bool* close);
 
-  KilnService& service_;
+  Calls& calls_;
   std::function<bool()> peer_gone_;
   bool said_hello_ = false;
   std::string authorization_;
@@ -57,8 +56,7 @@ class LocalLane {
  public:
   // Listens on options.path: a stale socket there (no server answers it) is replaced; a live
   // one or any other file is an error.
-  static absl::StatusOr<std::unique_ptr<LocalLane>> Start(const LaneOptions& options,
-                                                          KilnService& service);
+  static absl::StatusOr<std::unique_ptr<LocalLane>> Start(const LaneOptions& options, Calls& calls);
   ~LocalLane();
 
   // Stops taking connections and closes the idle ones; calls running get `grace` to finish,
@@ -69,7 +67,7 @@ class LocalLane {
   int connections() const;
 
  private:
-  LocalLane(const LaneOptions& options, KilnService& service, int listener);
+  LocalLane(const LaneOptions& options, Calls& calls, int listener);
   struct State;
   // Takes connections until Stop, each on a thread of its own.
   void AcceptLoop(State& state);
@@ -88,7 +86,7 @@ class LocalLane {
   };
 
   const LaneOptions options_;
-  KilnService& service_;
+  Calls& calls_;
   const int listener_;
   int wake_[2] = {-1, -1};  // a pipe: a byte on it stops AcceptLoop
   const std::shared_ptr<State> state_ = std::make_shared<State>();

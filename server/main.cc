@@ -1,5 +1,6 @@
 // kiln-server: the Kiln gRPC service on its embedded defaults (port 50051, an in-memory cache of
-// 1 GiB, one worker per core). Every flag also reads an environment variable (KILN_PORT...).
+// 1 GiB, one worker per core). Every flag also reads an environment variable, KILN_ and its name
+// in upper case (--port: KILN_PORT; see env_flags.h).
 // SIGTERM or SIGINT shut it down gracefully: in-flight calls finish, then it exits. SIGHUP
 // reloads the TLS certificates and the tokens file.
 #include <signal.h>
@@ -12,8 +13,8 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
-#include "absl/strings/str_split.h"
 #include "absl/time/time.h"
+#include "server/env_flags.h"
 #include "server/log.h"
 #include "server/server.h"
 
@@ -24,28 +25,6 @@ extern "C" const char* malloc_conf;
 const char* malloc_conf = "background_thread:true,dirty_decay_ms:1000,muzzy_decay_ms:0";
 
 namespace {
-
-std::string EnvOr(const char* name, const std::string& fallback) {
-  const char* v = std::getenv(name);
-  return v != nullptr && *v != '\0' ? std::string(v) : fallback;
-}
-
-int64_t EnvOr(const char* name, int64_t fallback) {
-  const char* v = std::getenv(name);
-  return v != nullptr && *v != '\0' ? std::strtoll(v, nullptr, 10) : fallback;
-}
-
-absl::Duration EnvOr(const char* name, absl::Duration fallback) {
-  const char* v = std::getenv(name);
-  absl::Duration d;
-  return v != nullptr && absl::ParseDuration(v, &d) ? d : fallback;
-}
-
-// Like EnvOr, but a variable set to "" means "" (KILN_CACHE_DIR= turns the disk tier off).
-std::string EnvOrEmpty(const char* name, const std::string& fallback) {
-  const char* v = std::getenv(name);
-  return v != nullptr ? std::string(v) : fallback;
-}
 
 // Where Aesara would keep its compiledir: $XDG_CACHE_HOME/kiln, else ~/.cache/kiln; "" with
 // neither variable set.
@@ -59,140 +38,110 @@ std::string DefaultCacheDir() {
   return "";
 }
 
-double EnvOrSeconds(const char* name, double fallback) {
-  const char* v = std::getenv(name);
-  return v != nullptr && *v != '\0' ? std::strtod(v, nullptr) : fallback;
-}
-
 }  // namespace
 
-ABSL_FLAG(std::string, host, EnvOr("KILN_HOST", "127.0.0.1"),
-          "address to listen on; beyond loopback, give TLS too (KILN_HOST)");
-ABSL_FLAG(std::string, tls_cert, EnvOr("KILN_TLS_CERT", ""),
-          "PEM certificate chain: serve TLS (with --tls_key); reloaded on SIGHUP (KILN_TLS_CERT)");
-ABSL_FLAG(std::string, tls_key, EnvOr("KILN_TLS_KEY", ""), "PEM private key (KILN_TLS_KEY)");
-ABSL_FLAG(std::string, tls_client_ca, EnvOr("KILN_TLS_CLIENT_CA", ""),
-          "PEM CA bundle: mutual TLS, only clients with a certificate it signed get in "
-          "(KILN_TLS_CLIENT_CA)");
-ABSL_FLAG(
-    std::string, auth_tokens, EnvOr("KILN_AUTH_TOKENS", ""),
-    "file of `sha256:<hex of the token's SHA-256> <tenant> [quota=N...]` lines: every call "
-    "but health needs `authorization: Bearer <token>`; reloaded on SIGHUP (KILN_AUTH_TOKENS)");
-ABSL_FLAG(std::string, cache_scope, EnvOr("KILN_CACHE_SCOPE", "global"),
+KILN_FLAG(std::string, host, "127.0.0.1", "address to listen on; beyond loopback, give TLS too");
+KILN_FLAG(std::string, tls_cert, "",
+          "PEM certificate chain: serve TLS (with --tls_key); reloaded on SIGHUP");
+KILN_FLAG(std::string, tls_key, "", "PEM private key");
+KILN_FLAG(std::string, tls_client_ca, "",
+          "PEM CA bundle: mutual TLS, only clients with a certificate it signed get in");
+KILN_FLAG(std::string, auth_tokens, "",
+          "file of `sha256:<hex of the token's SHA-256> <tenant> [quota=N...]` lines: every call "
+          "but health needs `authorization: Bearer <token>`; reloaded on SIGHUP");
+KILN_FLAG(std::string, cache_scope, "global",
           "global: every tenant shares compiled functions; tenant: each tenant's function ids and "
-          "cache hits are its own (KILN_CACHE_SCOPE)");
-ABSL_FLAG(double, quota_compiles_per_second, EnvOrSeconds("KILN_QUOTA_COMPILES_PER_SECOND", 0),
-          "each tenant's Compile calls per second; 0: none (KILN_QUOTA_COMPILES_PER_SECOND)");
-ABSL_FLAG(int64_t, quota_executions, EnvOr("KILN_QUOTA_EXECUTIONS", int64_t{0}),
-          "each tenant's executions at once; 0: none (KILN_QUOTA_EXECUTIONS)");
-ABSL_FLAG(int64_t, quota_sessions, EnvOr("KILN_QUOTA_SESSIONS", int64_t{0}),
-          "each tenant's sessions at once; 0: none (KILN_QUOTA_SESSIONS)");
-ABSL_FLAG(int64_t, quota_session_bytes, EnvOr("KILN_QUOTA_SESSION_BYTES", int64_t{0}),
-          "bytes in each tenant's sessions together; 0: none (KILN_QUOTA_SESSION_BYTES)");
-ABSL_FLAG(std::string, metrics_host, EnvOr("KILN_METRICS_HOST", "127.0.0.1"),
-          "address of /metrics and /healthz (KILN_METRICS_HOST)");
-ABSL_FLAG(std::string, metrics_token, EnvOr("KILN_METRICS_TOKEN", ""),
-          "when set, /metrics needs `Authorization: Bearer <it>` (KILN_METRICS_TOKEN)");
-ABSL_FLAG(int, port, EnvOr("KILN_PORT", 50051), "gRPC port; 0 picks a free one (KILN_PORT)");
-ABSL_FLAG(int, metrics_port, EnvOr("KILN_METRICS_PORT", 9464),
-          "Prometheus /metrics port; -1 disables it (KILN_METRICS_PORT)");
-ABSL_FLAG(int, threads, EnvOr("KILN_THREADS", 0),
-          "workers compiling and executing; 0: one per core (KILN_THREADS)");
-ABSL_FLAG(int, max_threads, EnvOr("KILN_MAX_THREADS", 0),
+          "cache hits are its own");
+KILN_FLAG(double, quota_compiles_per_second, 0.0,
+          "each tenant's Compile calls per second; 0: none");
+KILN_FLAG(int64_t, quota_executions, int64_t{0}, "each tenant's executions at once; 0: none");
+KILN_FLAG(int64_t, quota_sessions, int64_t{0}, "each tenant's sessions at once; 0: none");
+KILN_FLAG(int64_t, quota_session_bytes, int64_t{0},
+          "bytes in each tenant's sessions together; 0: none");
+KILN_FLAG(std::string, metrics_host, "127.0.0.1", "address of /metrics and /healthz");
+KILN_FLAG(std::string, metrics_token, "", "when set, /metrics needs `Authorization: Bearer <it>`");
+KILN_FLAG(int, port, 50051, "gRPC port; 0 picks a free one");
+KILN_FLAG(int, metrics_port, 9464, "Prometheus /metrics port; -1 disables it");
+KILN_FLAG(int, threads, 0, "workers compiling and executing; 0: one per core");
+KILN_FLAG(int, max_threads, 0,
           "workers the pool may grow to when every worker is busy, so that calls running long "
-          "cannot hold back the ones behind them; 0: four times --threads (KILN_MAX_THREADS)");
-ABSL_FLAG(int64_t, cache_bytes, EnvOr("KILN_CACHE_BYTES", int64_t{1} << 30),
-          "byte budget of the in-memory function cache (KILN_CACHE_BYTES)");
-ABSL_FLAG(std::string, cache_dir, EnvOrEmpty("KILN_CACHE_DIR", DefaultCacheDir()),
+          "cannot hold back the ones behind them; 0: four times --threads");
+KILN_FLAG(int64_t, cache_bytes, int64_t{1} << 30, "byte budget of the in-memory function cache");
+KILN_FLAG(std::string, cache_dir, kiln::server::EmptyAllowed{DefaultCacheDir()},
           "directory of compiled functions kept across restarts, by default $XDG_CACHE_HOME/kiln "
-          "(~/.cache/kiln); empty: none (KILN_CACHE_DIR)");
-ABSL_FLAG(int64_t, cache_dir_bytes, EnvOr("KILN_CACHE_DIR_BYTES", int64_t{10} << 30),
-          "bound of the disk tier; least recently used entries go first; 0: none "
-          "(KILN_CACHE_DIR_BYTES)");
-ABSL_FLAG(absl::Duration, session_ttl, EnvOr("KILN_SESSION_TTL", absl::Hours(1)),
-          "idle time after which a session and its variables are dropped, e.g. 30m; 0: never "
-          "(KILN_SESSION_TTL)");
-ABSL_FLAG(int64_t, max_sessions, EnvOr("KILN_MAX_SESSIONS", int64_t{10000}),
-          "most sessions at once (KILN_MAX_SESSIONS)");
-ABSL_FLAG(int64_t, max_session_bytes, EnvOr("KILN_MAX_SESSION_BYTES", int64_t{1} << 30),
-          "most bytes of shared variables in one session (KILN_MAX_SESSION_BYTES)");
-ABSL_FLAG(int64_t, max_sessions_bytes, EnvOr("KILN_MAX_SESSIONS_BYTES", int64_t{4} << 30),
-          "most bytes of shared variables in every session together (KILN_MAX_SESSIONS_BYTES)");
-ABSL_FLAG(bool, shm, EnvOr("KILN_SHM", int64_t{1}) != 0,
-          "take same-host shared-memory regions (RegisterRegion) for Execute's arguments and "
-          "results (KILN_SHM)");
-ABSL_FLAG(absl::Duration, shm_ttl, EnvOr("KILN_SHM_TTL", absl::Seconds(60)),
-          "idle time after which a shared-memory region is closed, e.g. 30s; 0: never "
-          "(KILN_SHM_TTL)");
-ABSL_FLAG(int64_t, shm_max_regions, EnvOr("KILN_SHM_MAX_REGIONS", int64_t{256}),
-          "most shared-memory regions at once, each a mapping (KILN_SHM_MAX_REGIONS)");
-ABSL_FLAG(int64_t, shm_max_bytes, EnvOr("KILN_SHM_MAX_BYTES", int64_t{64} << 30),
-          "most bytes of shared-memory regions together (KILN_SHM_MAX_BYTES)");
-ABSL_FLAG(std::string, local_socket, EnvOrEmpty("KILN_LOCAL_SOCKET", "auto"),
+          "(~/.cache/kiln); empty: none");
+KILN_FLAG(int64_t, cache_dir_bytes, int64_t{10} << 30,
+          "bound of the disk tier; least recently used entries go first; 0: none");
+KILN_FLAG(absl::Duration, session_ttl, absl::Hours(1),
+          "idle time after which a session and its variables are dropped, e.g. 30m; 0: never");
+KILN_FLAG(int64_t, max_sessions, int64_t{10000}, "most sessions at once");
+KILN_FLAG(int64_t, max_session_bytes, int64_t{1} << 30,
+          "most bytes of shared variables in one session");
+KILN_FLAG(int64_t, max_sessions_bytes, int64_t{4} << 30,
+          "most bytes of shared variables in every session together");
+KILN_FLAG(
+    bool, shm, true,
+    "take same-host shared-memory regions (RegisterRegion) for Execute's arguments and results");
+KILN_FLAG(absl::Duration, shm_ttl, absl::Seconds(60),
+          "idle time after which a shared-memory region is closed, e.g. 30s; 0: never");
+KILN_FLAG(int64_t, shm_max_regions, int64_t{256},
+          "most shared-memory regions at once, each a mapping");
+KILN_FLAG(int64_t, shm_max_bytes, int64_t{64} << 30,
+          "most bytes of shared-memory regions together");
+KILN_FLAG(std::string, local_socket, kiln::server::EmptyAllowed{"auto"},
           "the same-host lane: a Unix socket carrying Execute for clients on this machine; auto: "
           "/tmp/kiln-<port>.sock unless --redis or --redis_sessions (a replica behind a front); "
-          "empty: none (KILN_LOCAL_SOCKET)");
-ABSL_FLAG(int, local_max_connections, EnvOr("KILN_LOCAL_MAX_CONNECTIONS", int64_t{64}),
-          "most lane connections at once, each a thread (KILN_LOCAL_MAX_CONNECTIONS)");
-ABSL_FLAG(absl::Duration, local_timeout, EnvOr("KILN_LOCAL_TIMEOUT", absl::Minutes(5)),
-          "a lane connection idle this long is closed, and so is one whose request takes longer "
-          "to arrive (KILN_LOCAL_TIMEOUT)");
-ABSL_FLAG(absl::Duration, local_spin, EnvOr("KILN_LOCAL_SPIN", absl::Microseconds(50)),
-          "after answering, a lane connection's thread waits this long awake for the next call "
-          "(a client calling in a loop then pays no wake-up); 0: sleeps at once (KILN_LOCAL_SPIN)");
-ABSL_FLAG(
-    absl::Duration, inline_max_call, EnvOr("KILN_INLINE_MAX_CALL", absl::Microseconds(100)),
-    "an Execute of at most 64 KiB whose function averages under this runs on the gRPC "
-    "thread that received it, sparing a hand-off to the pool; 0: never (KILN_INLINE_MAX_CALL)");
-ABSL_FLAG(int64_t, max_call_bytes, EnvOr("KILN_MAX_CALL_BYTES", int64_t{1} << 30),
+          "empty: none");
+KILN_FLAG(int, local_max_connections, 64, "most lane connections at once, each a thread");
+KILN_FLAG(absl::Duration, local_timeout, absl::Minutes(5),
+          "a lane connection idle this long is closed, and so is one whose request takes longer to "
+          "arrive");
+KILN_FLAG(absl::Duration, local_spin, absl::Microseconds(50),
+          "after answering, a lane connection's thread waits this long awake for the next call (a "
+          "client calling in a loop then pays no wake-up); 0: sleeps at once");
+KILN_FLAG(absl::Duration, inline_max_call, absl::Microseconds(100),
+          "an Execute of at most 64 KiB whose function averages under this runs on the gRPC thread "
+          "that received it, sparing a hand-off to the pool; 0: never");
+KILN_FLAG(int64_t, max_call_bytes, int64_t{1} << 30,
           "memory one call (Compile, Execute, Grad, Optimize, Print) may hold: its tensors, "
-          "scratch, constant folding and answer; 0: unlimited (KILN_MAX_CALL_BYTES)");
-ABSL_FLAG(int64_t, max_server_bytes, EnvOr("KILN_MAX_SERVER_BYTES", int64_t{-1}),
+          "scratch, constant folding and answer; 0: unlimited");
+KILN_FLAG(int64_t, max_server_bytes, int64_t{-1},
           "tensor memory all calls may hold together (session values and cached constants "
-          "included); -1: half of the machine's memory; 0: unlimited (KILN_MAX_SERVER_BYTES)");
-ABSL_FLAG(
-    double, buffer_cache_fraction, EnvOrSeconds("KILN_BUFFER_CACHE_FRACTION", 0.25),
-    "freed large buffers kept for reuse, as a fraction of --max_call_bytes (at most "
-    "KILN_BUFFER_CACHE_BYTES); emptied after 2 s without a call (KILN_BUFFER_CACHE_FRACTION)");
-ABSL_FLAG(double, max_request_seconds, EnvOrSeconds("KILN_MAX_REQUEST_SECONDS", 60.0),
-          "time one call (Compile, Execute, Grad, Optimize) may take; 0: unlimited "
-          "(KILN_MAX_REQUEST_SECONDS)");
-ABSL_FLAG(int, max_message_bytes, EnvOr("KILN_MAX_MESSAGE_BYTES", 64 << 20),
-          "largest gRPC message (KILN_MAX_MESSAGE_BYTES)");
-ABSL_FLAG(int64_t, max_nodes, EnvOr("KILN_MAX_NODES", 100000),
-          "most nodes in one graph, and most node outputs (KILN_MAX_NODES)");
-ABSL_FLAG(int64_t, max_tensor_bytes, EnvOr("KILN_MAX_TENSOR_BYTES", int64_t{1} << 30),
-          "largest tensor or constant (KILN_MAX_TENSOR_BYTES)");
-ABSL_FLAG(int64_t, max_printed_bytes, EnvOr("KILN_MAX_PRINTED_BYTES", int64_t{16} << 20),
+          "included); -1: half of the machine's memory; 0: unlimited");
+KILN_FLAG(double, buffer_cache_fraction, 0.25,
+          "freed large buffers kept for reuse, as a fraction of --max_call_bytes (at most "
+          "KILN_BUFFER_CACHE_BYTES); emptied after 2 s without a call");
+KILN_FLAG(double, max_request_seconds, 60.0,
+          "time one call (Compile, Execute, Grad, Optimize) may take; 0: unlimited");
+KILN_FLAG(int, max_message_bytes, 64 << 20, "largest gRPC message");
+KILN_FLAG(int64_t, max_nodes, 100000, "most nodes in one graph, and most node outputs");
+KILN_FLAG(int64_t, max_tensor_bytes, int64_t{1} << 30, "largest tensor or constant");
+KILN_FLAG(int64_t, max_printed_bytes, int64_t{16} << 20,
           "bytes the values Print ops show may take in one call (each twice its size plus 512 "
-          "bytes of bookkeeping); more are left out (KILN_MAX_PRINTED_BYTES)");
-ABSL_FLAG(
-    int, max_concurrent_executions, EnvOr("KILN_MAX_CONCURRENT_EXECUTIONS", 64),
-    "executions running at once; more are RESOURCE_EXHAUSTED (KILN_MAX_CONCURRENT_EXECUTIONS)");
-ABSL_FLAG(std::string, redis, EnvOr("KILN_REDIS", ""),
-          "host:port of the Redis that every replica shares compiled functions through; empty: "
-          "none (KILN_REDIS)");
-ABSL_FLAG(std::string, redis_sessions, EnvOr("KILN_REDIS_SESSIONS", ""),
+          "bytes of bookkeeping); more are left out");
+KILN_FLAG(int, max_concurrent_executions, 64,
+          "executions running at once; more are RESOURCE_EXHAUSTED");
+KILN_FLAG(
+    std::string, redis, "",
+    "host:port of the Redis that every replica shares compiled functions through; empty: none");
+KILN_FLAG(std::string, redis_sessions, "",
           "host:port of the Redis that holds sessions, so that any replica serves any session "
-          "(give it the noeviction policy; it may be --redis's); empty: in memory "
-          "(KILN_REDIS_SESSIONS)");
-ABSL_FLAG(absl::Duration, redis_ttl, EnvOr("KILN_REDIS_TTL", absl::Hours(24 * 7)),
-          "expiry of a function in Redis, refreshed by each load (KILN_REDIS_TTL)");
-ABSL_FLAG(
-    absl::Duration, compile_lease, EnvOr("KILN_COMPILE_LEASE", absl::Seconds(10)),
-    "expiry of a compile lease in Redis, renewed while its holder lives (KILN_COMPILE_LEASE)");
-ABSL_FLAG(std::vector<std::string>, warm_functions, {},
-          "function ids to load before reporting SERVING, comma-separated (KILN_WARM_FUNCTIONS)");
-ABSL_FLAG(int, warm_hottest, EnvOr("KILN_WARM_HOTTEST", 100),
-          "with --redis, also load the ids loaded most often across replicas before reporting "
-          "SERVING (KILN_WARM_HOTTEST)");
-ABSL_FLAG(absl::Duration, warm_timeout, EnvOr("KILN_WARM_TIMEOUT", absl::Seconds(60)),
-          "longest warm-up before reporting SERVING anyway (KILN_WARM_TIMEOUT)");
-ABSL_FLAG(absl::Duration, drain_delay, EnvOr("KILN_DRAIN_DELAY", absl::ZeroDuration()),
+          "(give it the noeviction policy; it may be --redis's); empty: in memory");
+KILN_FLAG(absl::Duration, redis_ttl, absl::Hours(24 * 7),
+          "expiry of a function in Redis, refreshed by each load");
+KILN_FLAG(absl::Duration, compile_lease, absl::Seconds(10),
+          "expiry of a compile lease in Redis, renewed while its holder lives");
+KILN_FLAG(std::vector<std::string>, warm_functions, {},
+          "function ids to load before reporting SERVING, comma-separated");
+KILN_FLAG(
+    int, warm_hottest, 100,
+    "with --redis, also load the ids loaded most often across replicas before reporting SERVING");
+KILN_FLAG(absl::Duration, warm_timeout, absl::Seconds(60),
+          "longest warm-up before reporting SERVING anyway");
+KILN_FLAG(absl::Duration, drain_delay, absl::ZeroDuration(),
           "on SIGTERM, time between health saying NOT_SERVING and the listener closing, for the "
-          "front to stop sending calls (KILN_DRAIN_DELAY)");
-ABSL_FLAG(std::string, log_level, EnvOr("KILN_LOG_LEVEL", "info"),
-          "debug, info, warning or error (KILN_LOG_LEVEL)");
+          "front to stop sending calls");
+KILN_FLAG(std::string, log_level, "info", "debug, info, warning or error");
 
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage("kiln-server: the Kiln graph-compilation service over gRPC");
@@ -264,10 +213,6 @@ int main(int argc, char** argv) {
   options.redis_ttl = absl::GetFlag(FLAGS_redis_ttl);
   options.compile_lease = absl::GetFlag(FLAGS_compile_lease);
   options.warm_functions = absl::GetFlag(FLAGS_warm_functions);
-  if (options.warm_functions.empty()) {
-    options.warm_functions =
-        absl::StrSplit(EnvOr("KILN_WARM_FUNCTIONS", ""), ',', absl::SkipEmpty());
-  }
   options.warm_hottest = absl::GetFlag(FLAGS_warm_hottest);
   options.warm_timeout = absl::GetFlag(FLAGS_warm_timeout);
   absl::StatusOr<std::unique_ptr<Server>> server = Server::Start(options);

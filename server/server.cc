@@ -25,133 +25,16 @@ struct Server::Http {
 };
 
 absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServerOptions& options) {
+  // On an error the server, as far as it got, is shut down by its destructor.
   std::unique_ptr<Server> s(new Server());
-  std::optional<DiskCache> disk;
-  if (!options.cache_dir.empty()) {
-    ASSIGN_OR_RETURN(DiskCache d, DiskCache::Open(options.cache_dir, options.cache_dir_bytes));
-    disk = std::move(d);
-  }
-  std::shared_ptr<SharedTier> shared;
-  if (!options.redis.empty() &&
-      (options.compile_lease < absl::Milliseconds(100) || options.redis_ttl < absl::Seconds(1))) {
-    return absl::InvalidArgumentError(
-        "--compile_lease must be at least 100ms and --redis_ttl at least 1s");
-  }
-  if (!options.redis.empty()) {
-    ASSIGN_OR_RETURN(std::unique_ptr<Redis> r, Redis::Create(options.redis));
-    s->redis_ = std::move(r);
-    shared = std::make_shared<RedisCache>(s->redis_, options.redis_ttl, options.compile_lease);
-    s->shared_ = shared;
-  }
-  if (!options.redis_sessions.empty()) {
-    if (options.redis_sessions == options.redis) {
-      s->session_redis_ = s->redis_;
-    } else {
-      ASSIGN_OR_RETURN(std::unique_ptr<Redis> r, Redis::Create(options.redis_sessions));
-      s->session_redis_ = std::move(r);
-    }
-    s->sessions_ = std::make_unique<RedisSessionStore>(s->session_redis_, options.sessions);
-  } else {
-    s->sessions_ = std::make_unique<MemorySessionStore>(options.sessions);
-  }
-  s->cache_ = std::make_unique<FunctionCache>(options.cache_bytes, std::move(disk), shared);
-  if (options.auth_tokens.empty()) {
-    s->auth_ = std::make_unique<Authenticator>(options.quota);
-  } else {
-    absl::StatusOr<std::unique_ptr<Authenticator>> a =
-        Authenticator::FromFile(options.auth_tokens, options.quota);
-    if (!a.ok()) return a.status();
-    s->auth_ = *std::move(a);
-  }
-  std::shared_ptr<grpc::ServerCredentials> credentials = grpc::InsecureServerCredentials();
-  if (!options.tls.cert.empty() || !options.tls.key.empty() || !options.tls.client_ca.empty()) {
-    if (options.tls.cert.empty() || options.tls.key.empty()) {
-      return absl::InvalidArgumentError("TLS needs both --tls_cert and --tls_key");
-    }
-    ASSIGN_OR_RETURN(std::unique_ptr<TlsCredentials> tls, TlsCredentials::Create(options.tls));
-    s->tls_ = std::move(tls);
-    credentials = s->tls_->server_credentials();
-  } else if (options.host != "127.0.0.1" && options.host != "localhost" && options.host != "::1" &&
-             options.host != "[::1]") {
-    Log(LogLevel::kWarning,
-        "listening in plaintext beyond loopback: anyone on the network can read and send calls; "
-        "give --tls_cert and --tls_key",
-        {{"host", options.host}});
-  }
-  // No tensor a request makes, constants folded at compile time included, may be larger than
-  // a tensor it may send.
-  SetMaxBufferBytes(static_cast<size_t>(options.limits.max_tensor_bytes));
-  ServiceLimits limits = options.limits;
-  limits.max_message_bytes = options.max_message_bytes;
-  if (limits.max_server_bytes < 0) limits.max_server_bytes = PhysicalMemoryBytes() / 2;
-  // The freed-buffer cache: a fraction of one call's budget, emptied when the server is idle.
-  if (limits.budget.max_bytes > 0) {
-    SetBufferCacheBytes(static_cast<size_t>(static_cast<double>(limits.budget.max_bytes) *
-                                            std::clamp(options.buffer_cache_fraction, 0.0, 1.0)));
-  }
-  s->trimmer_ = std::make_unique<MemoryTrimmer>(options.trim_after_idle);
-  const int threads = options.threads > 0
-                          ? options.threads
-                          : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  s->pool_ = std::make_unique<ThreadPool>(
-      threads, options.max_threads > 0 ? options.max_threads : 4 * threads);
-  s->regions_ = std::make_unique<RegionRegistry>(options.regions);
-  s->service_ = std::make_unique<KilnService>(*s->cache_, *s->sessions_, *s->regions_, s->metrics_,
-                                              *s->pool_, *s->auth_, limits);
-
+  RETURN_IF_ERROR(s->OpenStores(options));
+  ASSIGN_OR_RETURN(std::shared_ptr<grpc::ServerCredentials> credentials,
+                   s->OpenCredentials(options));
+  const int threads = s->StartService(options);
   // The lane first, so that GetVersion names it from the first call.
-  if (absl::Status s_lane = s->StartLane(options); !s_lane.ok()) return s_lane;
-
-  grpc::EnableDefaultHealthCheckService(true);
-  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
-  grpc::ServerBuilder builder;
-  builder.AddListeningPort(absl::StrCat(options.host, ":", options.port), credentials, &s->port_);
-  // A second server on a taken port fails to start instead of silently sharing its calls.
-  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
-  builder.SetMaxReceiveMessageSize(options.max_message_bytes);
-  builder.SetMaxSendMessageSize(options.max_message_bytes);
-  builder.RegisterService(s->service_.get());
-  s->grpc_ = builder.BuildAndStart();
-  if (s->grpc_ == nullptr || s->port_ == 0) {
-    return absl::UnavailableError(
-        absl::StrCat("cannot listen on ", options.host, ":", options.port));
-  }
-  // NOT_SERVING until warm.
-  s->grpc_->GetHealthCheckService()->SetServingStatus(false);
-
-  if (options.metrics_port >= 0) {
-    auto http = std::make_unique<Http>();
-    Server* self = s.get();
-    const std::string expected =
-        options.metrics_token.empty() ? "" : absl::StrCat("Bearer ", options.metrics_token);
-    http->server.Get("/metrics", [self, expected](const httplib::Request& req,
-                                                  httplib::Response& res) {
-      if (!expected.empty() && req.get_header_value("Authorization") != expected) {
-        res.status = 401;
-        res.set_content("/metrics needs `Authorization: Bearer <--metrics_token>`\n", "text/plain");
-        return;
-      }
-      res.set_content(self->MetricsText(), "text/plain; version=0.0.4");
-    });
-    http->server.Get("/healthz", [self](const httplib::Request&, httplib::Response& res) {
-      res.status = self->serving() ? 200 : 503;
-      res.set_content(self->HealthText(), "text/plain");
-    });
-    const char* metrics_host = options.metrics_host.c_str();
-    s->metrics_port_ =
-        options.metrics_port == 0
-            ? http->server.bind_to_any_port(metrics_host)
-            : (http->server.bind_to_port(metrics_host, options.metrics_port) ? options.metrics_port
-                                                                             : -1);
-    if (s->metrics_port_ < 0) {
-      s->Shutdown(std::chrono::milliseconds(0));
-      return absl::UnavailableError(
-          absl::StrCat("cannot listen for metrics on ", metrics_host, ":", options.metrics_port));
-    }
-    Http* h = http.get();
-    http->thread = std::thread([h] { h->server.listen_after_bind(); });
-    s->http_ = std::move(http);
-  }
+  RETURN_IF_ERROR(s->StartLane(options));
+  RETURN_IF_ERROR(s->StartGrpc(options, std::move(credentials)));
+  RETURN_IF_ERROR(s->StartHttp(options));
   Log(LogLevel::kInfo, "listening",
       {{"address", absl::StrCat(options.host, ":", s->port_)},
        {"metrics_port", absl::StrCat(s->metrics_port_)},
@@ -167,6 +50,146 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServerOptions& optio
   Server* self = s.get();
   s->warmer_ = std::thread([self, options] { self->WarmUp(options); });
   return s;
+}
+
+absl::Status Server::OpenStores(const ServerOptions& options) {
+  std::optional<DiskCache> disk;
+  if (!options.cache_dir.empty()) {
+    ASSIGN_OR_RETURN(DiskCache d, DiskCache::Open(options.cache_dir, options.cache_dir_bytes));
+    disk = std::move(d);
+  }
+  if (!options.redis.empty() &&
+      (options.compile_lease < absl::Milliseconds(100) || options.redis_ttl < absl::Seconds(1))) {
+    return absl::InvalidArgumentError(
+        "--compile_lease must be at least 100ms and --redis_ttl at least 1s");
+  }
+  if (!options.redis.empty()) {
+    ASSIGN_OR_RETURN(std::unique_ptr<Redis> r, Redis::Create(options.redis));
+    redis_ = std::move(r);
+    shared_ = std::make_shared<RedisCache>(redis_, options.redis_ttl, options.compile_lease);
+  }
+  if (!options.redis_sessions.empty()) {
+    if (options.redis_sessions == options.redis) {
+      session_redis_ = redis_;
+    } else {
+      ASSIGN_OR_RETURN(std::unique_ptr<Redis> r, Redis::Create(options.redis_sessions));
+      session_redis_ = std::move(r);
+    }
+    sessions_ = std::make_unique<RedisSessionStore>(session_redis_, options.sessions);
+  } else {
+    sessions_ = std::make_unique<MemorySessionStore>(options.sessions);
+  }
+  cache_ = std::make_unique<FunctionCache>(options.cache_bytes, std::move(disk), shared_);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> Server::OpenCredentials(
+    const ServerOptions& options) {
+  if (options.auth_tokens.empty()) {
+    auth_ = std::make_unique<Authenticator>(options.quota);
+  } else {
+    absl::StatusOr<std::unique_ptr<Authenticator>> a =
+        Authenticator::FromFile(options.auth_tokens, options.quota);
+    if (!a.ok()) return a.status();
+    auth_ = *std::move(a);
+  }
+  if (!options.tls.cert.empty() || !options.tls.key.empty() || !options.tls.client_ca.empty()) {
+    if (options.tls.cert.empty() || options.tls.key.empty()) {
+      return absl::InvalidArgumentError("TLS needs both --tls_cert and --tls_key");
+    }
+    ASSIGN_OR_RETURN(std::unique_ptr<TlsCredentials> tls, TlsCredentials::Create(options.tls));
+    tls_ = std::move(tls);
+    return tls_->server_credentials();
+  }
+  if (options.host != "127.0.0.1" && options.host != "localhost" && options.host != "::1" &&
+      options.host != "[::1]") {
+    Log(LogLevel::kWarning,
+        "listening in plaintext beyond loopback: anyone on the network can read and send calls; "
+        "give --tls_cert and --tls_key",
+        {{"host", options.host}});
+  }
+  return grpc::InsecureServerCredentials();
+}
+
+int Server::StartService(const ServerOptions& options) {
+  // No tensor a request makes, constants folded at compile time included, may be larger than
+  // a tensor it may send.
+  SetMaxBufferBytes(static_cast<size_t>(options.limits.max_tensor_bytes));
+  ServiceLimits limits = options.limits;
+  limits.max_message_bytes = options.max_message_bytes;
+  if (limits.max_server_bytes < 0) limits.max_server_bytes = PhysicalMemoryBytes() / 2;
+  // The freed-buffer cache: a fraction of one call's budget, emptied when the server is idle.
+  if (limits.budget.max_bytes > 0) {
+    SetBufferCacheBytes(static_cast<size_t>(static_cast<double>(limits.budget.max_bytes) *
+                                            std::clamp(options.buffer_cache_fraction, 0.0, 1.0)));
+  }
+  trimmer_ = std::make_unique<MemoryTrimmer>(options.trim_after_idle);
+  const int threads = options.threads > 0
+                          ? options.threads
+                          : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  pool_ = std::make_unique<ThreadPool>(threads,
+                                       options.max_threads > 0 ? options.max_threads : 4 * threads);
+  regions_ = std::make_unique<RegionRegistry>(options.regions);
+  service_ = std::make_unique<KilnService>(*cache_, *sessions_, *regions_, metrics_, *pool_, *auth_,
+                                           limits);
+  return threads;
+}
+
+absl::Status Server::StartGrpc(const ServerOptions& options,
+                               std::shared_ptr<grpc::ServerCredentials> credentials) {
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort(absl::StrCat(options.host, ":", options.port), credentials, &port_);
+  // A second server on a taken port fails to start instead of silently sharing its calls.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+  builder.SetMaxReceiveMessageSize(options.max_message_bytes);
+  builder.SetMaxSendMessageSize(options.max_message_bytes);
+  builder.RegisterService(service_.get());
+  grpc_ = builder.BuildAndStart();
+  if (grpc_ == nullptr || port_ == 0) {
+    return absl::UnavailableError(
+        absl::StrCat("cannot listen on ", options.host, ":", options.port));
+  }
+  // NOT_SERVING until warm.
+  grpc_->GetHealthCheckService()->SetServingStatus(false);
+  return absl::OkStatus();
+}
+
+absl::Status Server::StartHttp(const ServerOptions& options) {
+  if (options.metrics_port < 0) return absl::OkStatus();
+  auto http = std::make_unique<Http>();
+  Server* self = this;
+  const std::string expected =
+      options.metrics_token.empty() ? "" : absl::StrCat("Bearer ", options.metrics_token);
+  http->server.Get("/metrics", [self, expected](const httplib::Request& req,
+                                                httplib::Response& res) {
+    if (!expected.empty() && req.get_header_value("Authorization") != expected) {
+      res.status = 401;
+      res.set_content("/metrics needs `Authorization: Bearer <--metrics_token>`\n", "text/plain");
+      return;
+    }
+    res.set_content(self->MetricsText(), "text/plain; version=0.0.4");
+  });
+  http->server.Get("/healthz", [self](const httplib::Request&, httplib::Response& res) {
+    res.status = self->serving() ? 200 : 503;
+    res.set_content(self->HealthText(), "text/plain");
+  });
+  const char* metrics_host = options.metrics_host.c_str();
+  metrics_port_ =
+      options.metrics_port == 0
+          ? http->server.bind_to_any_port(metrics_host)
+          : (http->server.bind_to_port(metrics_host, options.metrics_port) ? options.metrics_port
+                                                                           : -1);
+  if (metrics_port_ < 0) {
+    Shutdown(std::chrono::milliseconds(0));
+    return absl::UnavailableError(
+        absl::StrCat("cannot listen for metrics on ", metrics_host, ":", options.metrics_port));
+  }
+  Http* h = http.get();
+  http->thread = std::thread([h] { h->server.listen_after_bind(); });
+  http_ = std::move(http);
+  return absl::OkStatus();
 }
 
 absl::Status Server::StartLane(const ServerOptions& options) {

@@ -4,6 +4,8 @@
 #ifndef KILN_SERVER_SERVER_H_
 #define KILN_SERVER_SERVER_H_
 
+#include <grpcpp/security/server_credentials.h>
+
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -94,8 +96,23 @@ class Server {
  private:
   struct Http;
   Server() = default;
+  // Start's phases, in order.
+  // The function cache's tiers (memory, disk, Redis) and the session store.
+  absl::Status OpenStores(const ServerOptions& options);
+  // The tenants of the tokens file, and the credentials gRPC listens with: TLS when given a
+  // certificate, else plaintext.
+  absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> OpenCredentials(
+      const ServerOptions& options);
+  // The memory limits, the thread pool, the shared-memory regions and the service; returns the
+  // pool's workers.
+  int StartService(const ServerOptions& options);
   // Starts the same-host lane of options.local_socket, if any.
   absl::Status StartLane(const ServerOptions& options);
+  // The gRPC listener, with health (NOT_SERVING until warm) and reflection.
+  absl::Status StartGrpc(const ServerOptions& options,
+                         std::shared_ptr<grpc::ServerCredentials> credentials);
+  // GET /metrics and /healthz on options.metrics_port, unless it is negative.
+  absl::Status StartHttp(const ServerOptions& options);
   // Loads the functions a warm replica holds, then says SERVING.
   void WarmUp(const ServerOptions& options);
   // The Redis servers in use, by role ("cache", "sessions").

@@ -183,153 +183,210 @@ absl::StatusOr<ProtoGraph> GraphFromProto(const v1::Graph& g, const GraphLimits&
   return GraphFromProto(g, limits, {});
 }
 
-absl::StatusOr<ProtoGraph> GraphFromProto(const v1::Graph& g, const GraphLimits& limits,
-                                          const std::vector<const v1::ValueRef*>& extra_outputs) {
-  if (g.nodes_size() > limits.max_nodes) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "the graph has ", g.nodes_size(), " nodes, more than the limit of ", limits.max_nodes));
-  }
-  ProtoGraph result;
-  for (int i = 0; i < g.inputs_size(); ++i) {
-    absl::StatusOr<TensorTypePtr> t = FromProto(g.inputs(i).type());
-    if (!t.ok()) return Invalid(absl::StrCat("input ", i), t.status().message());
-    result.inputs.push_back(Var(Variable::Make(*t, g.inputs(i).name())));
-  }
-  std::vector<VariablePtr> constants;
-  int64_t constant_bytes = 0;
-  for (int i = 0; i < g.constants_size(); ++i) {
-    const std::string where = absl::StrCat("constant ", i);
-    const v1::Constant& c = g.constants(i);
-    absl::StatusOr<Tensor> value = FromProto(c.value(), limits.max_constant_bytes - constant_bytes);
-    if (!value.ok()) return Invalid(where, value.status().message());
-    constant_bytes += value->nbytes();
-    TypePtr type;
-    if (c.has_type()) {
-      absl::StatusOr<TensorTypePtr> t = FromProto(c.type());
-      if (!t.ok()) return Invalid(where, t.status().message());
-      type = *t;
-    } else {
-      StaticShape shape(value->shape().begin(), value->shape().end());
-      type = TensorType::Make(value->dtype(), shape);
+namespace {
+
+// GraphFromProto's phases over one message, in the order they report errors: inputs, constants,
+// the compact form's tables, each node, then the outputs. Each keeps what later ones refer to.
+class GraphReader {
+ public:
+  GraphReader(const v1::Graph& g, const GraphLimits& limits) : g_(g), limits_(limits) {}
+
+  absl::StatusOr<ProtoGraph> Read(const std::vector<const v1::ValueRef*>& extra_outputs) {
+    if (g_.nodes_size() > limits_.max_nodes) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "the graph has ", g_.nodes_size(), " nodes, more than the limit of ", limits_.max_nodes));
     }
-    absl::StatusOr<std::shared_ptr<Constant>> constant = Constant::MakeChecked(type, *value);
-    if (!constant.ok()) return Invalid(where, constant.status().message());
-    constants.push_back(*constant);
+    RETURN_IF_ERROR(ReadInputs());
+    RETURN_IF_ERROR(ReadConstants());
+    RETURN_IF_ERROR(ReadTables());
+    for (int i = 0; i < g_.nodes_size(); ++i) RETURN_IF_ERROR(ReadNode(i));
+    RETURN_IF_ERROR(ReadOutputs(extra_outputs));
+    return std::move(result_);
   }
-  std::vector<std::vector<VariablePtr>> node_outputs;
-  auto resolve = [&](const v1::ValueRef& r, const std::string& where,
-                     int current_node) -> absl::StatusOr<VariablePtr> {
-    switch (r.ref_case()) {
-      case v1::ValueRef::kInput:
-        if (r.input() >= result.inputs.size()) {
-          return Invalid(where,
-                         absl::StrCat("refers to input ", r.input(), " of ", result.inputs.size()));
-        }
-        return result.inputs[r.input()].ptr();
-      case v1::ValueRef::kConstant:
-        if (r.constant() >= constants.size()) {
-          return Invalid(
-              where, absl::StrCat("refers to constant ", r.constant(), " of ", constants.size()));
-        }
-        return constants[r.constant()];
-      case v1::ValueRef::kNodeOutput: {
-        const uint32_t n = r.node_output().node(), o = r.node_output().output();
-        if (n >= node_outputs.size()) {
-          return Invalid(where, absl::StrCat("refers to node ", n, ", which does not come before ",
-                                             current_node < 0 ? "the outputs"
-                                                              : absl::StrCat("node ", current_node),
-                                             " (references must point to earlier nodes)"));
-        }
-        if (o >= node_outputs[n].size()) {
-          return Invalid(where, absl::StrCat("refers to output ", o, " of node ", n, ", which has ",
-                                             node_outputs[n].size()));
-        }
-        return node_outputs[n][o];
+
+ private:
+  absl::Status ReadInputs() {
+    for (int i = 0; i < g_.inputs_size(); ++i) {
+      absl::StatusOr<TensorTypePtr> t = FromProto(g_.inputs(i).type());
+      if (!t.ok()) return Invalid(absl::StrCat("input ", i), t.status().message());
+      result_.inputs.push_back(Var(Variable::Make(*t, g_.inputs(i).name())));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status ReadConstants() {
+    int64_t constant_bytes = 0;
+    for (int i = 0; i < g_.constants_size(); ++i) {
+      const std::string where = absl::StrCat("constant ", i);
+      const v1::Constant& c = g_.constants(i);
+      absl::StatusOr<Tensor> value =
+          FromProto(c.value(), limits_.max_constant_bytes - constant_bytes);
+      if (!value.ok()) return Invalid(where, value.status().message());
+      constant_bytes += value->nbytes();
+      TypePtr type;
+      if (c.has_type()) {
+        absl::StatusOr<TensorTypePtr> t = FromProto(c.type());
+        if (!t.ok()) return Invalid(where, t.status().message());
+        type = *t;
+      } else {
+        StaticShape shape(value->shape().begin(), value->shape().end());
+        type = TensorType::Make(value->dtype(), shape);
       }
-      default:
-        return Invalid(where, "an empty reference");
+      absl::StatusOr<std::shared_ptr<Constant>> constant = Constant::MakeChecked(type, *value);
+      if (!constant.ok()) return Invalid(where, constant.status().message());
+      constants_.push_back(*constant);
     }
-  };
+    return absl::OkStatus();
+  }
+
   // The compact form's tables, decoded once: their nodes share ops and types. A table needs no
   // more entries than the graph has nodes (each distinct one used at least once).
-  if (g.ops_size() > g.nodes_size() || g.types_size() > g.nodes_size()) {
-    return absl::InvalidArgumentError(absl::StrCat("the graph's tables have ", g.ops_size(),
-                                                   " ops and ", g.types_size(), " types for ",
-                                                   g.nodes_size(), " nodes"));
-  }
-  std::vector<OpPtr> op_table;
-  for (int i = 0; i < g.ops_size(); ++i) {
-    absl::StatusOr<OpPtr> op = OpFromProto(g.ops(i));
-    if (!op.ok()) return Invalid(absl::StrCat("op ", i), op.status().message());
-    op_table.push_back(*std::move(op));
-  }
-  std::vector<TensorTypePtr> type_table;
-  for (int i = 0; i < g.types_size(); ++i) {
-    absl::StatusOr<TensorTypePtr> t = FromProto(g.types(i));
-    if (!t.ok()) return Invalid(absl::StrCat("type ", i), t.status().message());
-    type_table.push_back(*std::move(t));
-  }
-  int64_t node_values = 0;  // the nodes' outputs, which max_nodes bounds too (Split has many)
-  for (int i = 0; i < g.nodes_size(); ++i) {
-    const v1::Node& n = g.nodes(i);
-    const std::string where = absl::StrCat("node ", i);
-    absl::StatusOr<OpPtr> op;
-    if (n.has_op() || op_table.empty()) {
-      op = OpFromProto(n.op());
-    } else if (n.op_index() < op_table.size()) {
-      op = op_table[n.op_index()];
-    } else {
-      op = absl::InvalidArgumentError(
-          absl::StrCat("op_index ", n.op_index(), " of ", op_table.size(), " ops"));
+  absl::Status ReadTables() {
+    if (g_.ops_size() > g_.nodes_size() || g_.types_size() > g_.nodes_size()) {
+      return absl::InvalidArgumentError(absl::StrCat("the graph's tables have ", g_.ops_size(),
+                                                     " ops and ", g_.types_size(), " types for ",
+                                                     g_.nodes_size(), " nodes"));
     }
+    for (int i = 0; i < g_.ops_size(); ++i) {
+      absl::StatusOr<OpPtr> op = OpFromProto(g_.ops(i));
+      if (!op.ok()) return Invalid(absl::StrCat("op ", i), op.status().message());
+      op_table_.push_back(*std::move(op));
+    }
+    for (int i = 0; i < g_.types_size(); ++i) {
+      absl::StatusOr<TensorTypePtr> t = FromProto(g_.types(i));
+      if (!t.ok()) return Invalid(absl::StrCat("type ", i), t.status().message());
+      type_table_.push_back(*std::move(t));
+    }
+    return absl::OkStatus();
+  }
+
+  // Node i: its op, its inputs, the node its op makes of them, and the output types it states.
+  absl::Status ReadNode(int i) {
+    const v1::Node& n = g_.nodes(i);
+    const std::string where = absl::StrCat("node ", i);
+    absl::StatusOr<OpPtr> op = NodeOp(n);
     if (!op.ok()) return Invalid(where, op.status().message());
     std::vector<VariablePtr> inputs;
     for (int k = 0; k < n.inputs_size(); ++k) {
-      ASSIGN_OR_RETURN(VariablePtr v, resolve(n.inputs(k), absl::StrCat(where, " input ", k), i));
+      ASSIGN_OR_RETURN(VariablePtr v, Resolve(n.inputs(k), absl::StrCat(where, " input ", k), i));
       inputs.push_back(v);
     }
     absl::StatusOr<ApplyPtr> node = (*op)->MakeNode(inputs);
     if (!node.ok()) return Invalid(where, node.status().message());
-    node_values += (*node)->num_outputs();
-    if (node_values > limits.max_nodes) {
+    node_values_ += (*node)->num_outputs();
+    if (node_values_ > limits_.max_nodes) {
       return absl::InvalidArgumentError(absl::StrCat("the graph's nodes have more than ",
-                                                     limits.max_nodes, " outputs, the limit"));
+                                                     limits_.max_nodes, " outputs, the limit"));
     }
+    RETURN_IF_ERROR(CheckOutputTypes(n, **node, where));
+    node_outputs_.push_back((*node)->outputs());
+    return absl::OkStatus();
+  }
+
+  // A node's op: inline, or an index into the ops table.
+  absl::StatusOr<OpPtr> NodeOp(const v1::Node& n) const {
+    if (n.has_op() || op_table_.empty()) return OpFromProto(n.op());
+    if (n.op_index() < op_table_.size()) return op_table_[n.op_index()];
+    return absl::InvalidArgumentError(
+        absl::StrCat("op_index ", n.op_index(), " of ", op_table_.size(), " ops"));
+  }
+
+  // The output types a node states (inline or by index into the types table), if any, must be
+  // the ones its op inferred.
+  absl::Status CheckOutputTypes(const v1::Node& n, const Apply& node,
+                                const std::string& where) const {
     if (n.output_types_size() > 0 && n.output_type_indices_size() > 0) {
       return Invalid(where, "both output_types and output_type_indices");
     }
     const int given = n.output_types_size() + n.output_type_indices_size();
-    if (given > 0 && given != (*node)->num_outputs()) {
+    if (given > 0 && given != node.num_outputs()) {
       return Invalid(where,
-                     absl::StrCat(given, " output types for ", (*node)->num_outputs(), " outputs"));
+                     absl::StrCat(given, " output types for ", node.num_outputs(), " outputs"));
     }
     for (int o = 0; o < given; ++o) {
       absl::StatusOr<TensorTypePtr> t;
       if (n.output_types_size() > 0) {
         t = FromProto(n.output_types(o));
-      } else if (n.output_type_indices(o) < type_table.size()) {
-        t = type_table[n.output_type_indices(o)];
+      } else if (n.output_type_indices(o) < type_table_.size()) {
+        t = type_table_[n.output_type_indices(o)];
       } else {
-        t = absl::InvalidArgumentError(absl::StrCat(
-            "output_type_indices ", n.output_type_indices(o), " of ", type_table.size(), " types"));
+        t = absl::InvalidArgumentError(absl::StrCat("output_type_indices ",
+                                                    n.output_type_indices(o), " of ",
+                                                    type_table_.size(), " types"));
       }
       if (!t.ok()) return Invalid(where, t.status().message());
-      const Type& inferred = *(*node)->output_ptr(o)->type();
+      const Type& inferred = *node.output_ptr(o)->type();
       if (!inferred.Equals(**t)) {
         return Invalid(where, absl::StrCat("output ", o, " has type ", inferred.ToString(),
                                            " but the graph says ", (*t)->ToString()));
       }
     }
-    node_outputs.push_back((*node)->outputs());
+    return absl::OkStatus();
   }
-  std::vector<const v1::ValueRef*> outputs;
-  for (const v1::ValueRef& r : g.outputs()) outputs.push_back(&r);
-  outputs.insert(outputs.end(), extra_outputs.begin(), extra_outputs.end());
-  for (size_t i = 0; i < outputs.size(); ++i) {
-    ASSIGN_OR_RETURN(VariablePtr v, resolve(*outputs[i], absl::StrCat("output ", i), -1));
-    result.outputs.push_back(Var(v));
+
+  // The graph's outputs, then `extra_outputs`, numbered after them.
+  absl::Status ReadOutputs(const std::vector<const v1::ValueRef*>& extra_outputs) {
+    std::vector<const v1::ValueRef*> outputs;
+    for (const v1::ValueRef& r : g_.outputs()) outputs.push_back(&r);
+    outputs.insert(outputs.end(), extra_outputs.begin(), extra_outputs.end());
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      ASSIGN_OR_RETURN(VariablePtr v, Resolve(*outputs[i], absl::StrCat("output ", i), -1));
+      result_.outputs.push_back(Var(v));
+    }
+    return absl::OkStatus();
   }
-  return result;
+
+  // What a reference names, among what has been read so far; `current_node` is the node whose
+  // input it is, -1 for an output.
+  absl::StatusOr<VariablePtr> Resolve(const v1::ValueRef& r, const std::string& where,
+                                      int current_node) const {
+    switch (r.ref_case()) {
+      case v1::ValueRef::kInput:
+        if (r.input() >= result_.inputs.size()) {
+          return Invalid(
+              where, absl::StrCat("refers to input ", r.input(), " of ", result_.inputs.size()));
+        }
+        return result_.inputs[r.input()].ptr();
+      case v1::ValueRef::kConstant:
+        if (r.constant() >= constants_.size()) {
+          return Invalid(
+              where, absl::StrCat("refers to constant ", r.constant(), " of ", constants_.size()));
+        }
+        return constants_[r.constant()];
+      case v1::ValueRef::kNodeOutput: {
+        const uint32_t n = r.node_output().node(), o = r.node_output().output();
+        if (n >= node_outputs_.size()) {
+          return Invalid(where, absl::StrCat("refers to node ", n, ", which does not come before ",
+                                             current_node < 0 ? "the outputs"
+                                                              : absl::StrCat("node ", current_node),
+                                             " (references must point to earlier nodes)"));
+        }
+        if (o >= node_outputs_[n].size()) {
+          return Invalid(where, absl::StrCat("refers to output ", o, " of node ", n, ", which has ",
+                                             node_outputs_[n].size()));
+        }
+        return node_outputs_[n][o];
+      }
+      default:
+        return Invalid(where, "an empty reference");
+    }
+  }
+
+  const v1::Graph& g_;
+  const GraphLimits& limits_;
+  ProtoGraph result_;
+  std::vector<VariablePtr> constants_;
+  std::vector<OpPtr> op_table_;            // the compact form's ops
+  std::vector<TensorTypePtr> type_table_;  // and types
+  std::vector<std::vector<VariablePtr>> node_outputs_;
+  int64_t node_values_ = 0;  // the nodes' outputs, which max_nodes bounds too (Split has many)
+};
+
+}  // namespace
+
+absl::StatusOr<ProtoGraph> GraphFromProto(const v1::Graph& g, const GraphLimits& limits,
+                                          const std::vector<const v1::ValueRef*>& extra_outputs) {
+  return GraphReader(g, limits).Read(extra_outputs);
 }
 
 v1::Input SharedInputToProto(const std::string& name, const Tensor& value) {

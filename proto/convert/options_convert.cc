@@ -1,101 +1,83 @@
 #include "proto/convert/options_convert.h"
 
+#include <array>
+#include <utility>
+
 #include "absl/strings/str_cat.h"
 
 namespace kiln {
 namespace {
 
-// kRaise, kWarn or kIgnore of either of core's two enums of that shape.
-template <typename Enum>
-absl::StatusOr<Enum> UnusedFromProto(v1::UnusedInput value, const char* field) {
-  switch (value) {
-    case v1::UNUSED_INPUT_UNSPECIFIED:
-    case v1::UNUSED_INPUT_RAISE:
-      return Enum::kRaise;
-    case v1::UNUSED_INPUT_WARN:
-      return Enum::kWarn;
-    case v1::UNUSED_INPUT_IGNORE:
-      return Enum::kIgnore;
-    default:
-      return absl::InvalidArgumentError(absl::StrCat(
-          field, " ", static_cast<int>(value), ": expected UNUSED_INPUT_RAISE, _WARN or _IGNORE"));
+// One enum's mapping, read both ways: each core value beside its wire value. The first row is
+// the default: what the wire's 0 (..._UNSPECIFIED) reads as, when `zero_is_default`, and the
+// wire value of a core value no row names.
+template <typename Core, typename Wire, size_t N>
+struct EnumTable {
+  const char* field;     // names the field in errors
+  const char* expected;  // the values a client may send, for errors
+  bool zero_is_default;
+  std::array<std::pair<Core, Wire>, N> rows;
+
+  absl::StatusOr<Core> FromProto(Wire wire) const {
+    if (zero_is_default && static_cast<int>(wire) == 0) return rows[0].first;
+    for (const auto& [core, w] : rows) {
+      if (w == wire) return core;
+    }
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, " ", static_cast<int>(wire), ": expected ", expected));
   }
+
+  Wire ToProto(Core value) const {
+    for (const auto& [core, w] : rows) {
+      if (core == value) return w;
+    }
+    return rows[0].second;
+  }
+};
+
+constexpr EnumTable<OptimizerMode, v1::Mode, 3> kModes{
+    "mode",
+    "MODE_FAST_RUN, MODE_FAST_COMPILE or MODE_NONE",
+    /*zero_is_default=*/true,
+    {{{OptimizerMode::kFastRun, v1::MODE_FAST_RUN},
+      {OptimizerMode::kFastCompile, v1::MODE_FAST_COMPILE},
+      {OptimizerMode::kNone, v1::MODE_NONE}}}};
+
+// Both of core's enums of this shape (OnUnusedInput, DisconnectedInputs) read the same values.
+template <typename Enum>
+constexpr EnumTable<Enum, v1::UnusedInput, 3> UnusedInputs(const char* field) {
+  return {field,
+          "UNUSED_INPUT_RAISE, _WARN or _IGNORE",
+          /*zero_is_default=*/true,
+          {{{Enum::kRaise, v1::UNUSED_INPUT_RAISE},
+            {Enum::kWarn, v1::UNUSED_INPUT_WARN},
+            {Enum::kIgnore, v1::UNUSED_INPUT_IGNORE}}}};
 }
+constexpr auto kOnUnusedInput = UnusedInputs<OnUnusedInput>("on_unused_input");
+constexpr auto kDisconnectedInputs = UnusedInputs<DisconnectedInputs>("disconnected_inputs");
+
+constexpr EnumTable<CheckMode, v1::Check, 3> kChecks{
+    "check",
+    "CHECK_NONE, _NAN_GUARD or _DEBUG",
+    /*zero_is_default=*/false,  // CHECK_NONE is 0 itself
+    {{{CheckMode::kNone, v1::CHECK_NONE},
+      {CheckMode::kNanGuard, v1::CHECK_NAN_GUARD},
+      {CheckMode::kDebug, v1::CHECK_DEBUG}}}};
 
 }  // namespace
 
-absl::StatusOr<OptimizerMode> FromProto(v1::Mode mode) {
-  switch (mode) {
-    case v1::MODE_UNSPECIFIED:
-    case v1::MODE_FAST_RUN:
-      return OptimizerMode::kFastRun;
-    case v1::MODE_FAST_COMPILE:
-      return OptimizerMode::kFastCompile;
-    case v1::MODE_NONE:
-      return OptimizerMode::kNone;
-    default:
-      return absl::InvalidArgumentError(
-          absl::StrCat("mode ", static_cast<int>(mode),
-                       ": expected MODE_FAST_RUN, MODE_FAST_COMPILE or MODE_NONE"));
-  }
-}
-
-v1::Mode ToProto(OptimizerMode mode) {
-  switch (mode) {
-    case OptimizerMode::kFastCompile:
-      return v1::MODE_FAST_COMPILE;
-    case OptimizerMode::kNone:
-      return v1::MODE_NONE;
-    case OptimizerMode::kFastRun:
-      break;
-  }
-  return v1::MODE_FAST_RUN;
-}
+absl::StatusOr<OptimizerMode> FromProto(v1::Mode mode) { return kModes.FromProto(mode); }
+v1::Mode ToProto(OptimizerMode mode) { return kModes.ToProto(mode); }
 
 absl::StatusOr<OnUnusedInput> OnUnusedInputFromProto(v1::UnusedInput value) {
-  return UnusedFromProto<OnUnusedInput>(value, "on_unused_input");
+  return kOnUnusedInput.FromProto(value);
 }
-
 absl::StatusOr<DisconnectedInputs> DisconnectedInputsFromProto(v1::UnusedInput value) {
-  return UnusedFromProto<DisconnectedInputs>(value, "disconnected_inputs");
+  return kDisconnectedInputs.FromProto(value);
 }
+v1::UnusedInput ToProto(OnUnusedInput value) { return kOnUnusedInput.ToProto(value); }
 
-v1::UnusedInput ToProto(OnUnusedInput value) {
-  switch (value) {
-    case OnUnusedInput::kWarn:
-      return v1::UNUSED_INPUT_WARN;
-    case OnUnusedInput::kIgnore:
-      return v1::UNUSED_INPUT_IGNORE;
-    case OnUnusedInput::kRaise:
-      break;
-  }
-  return v1::UNUSED_INPUT_RAISE;
-}
-
-absl::StatusOr<CheckMode> CheckFromProto(v1::Check value) {
-  switch (value) {
-    case v1::CHECK_NONE:
-      return CheckMode::kNone;
-    case v1::CHECK_NAN_GUARD:
-      return CheckMode::kNanGuard;
-    case v1::CHECK_DEBUG:
-      return CheckMode::kDebug;
-    default:
-      return absl::InvalidArgumentError(absl::StrCat(
-          "check ", static_cast<int>(value), ": expected CHECK_NONE, _NAN_GUARD or _DEBUG"));
-  }
-}
-
-v1::Check ToProto(CheckMode value) {
-  switch (value) {
-    case CheckMode::kNanGuard:
-      return v1::CHECK_NAN_GUARD;
-    case CheckMode::kDebug:
-      return v1::CHECK_DEBUG;
-    case CheckMode::kNone:
-      break;
-  }
-  return v1::CHECK_NONE;
-}
+absl::StatusOr<CheckMode> CheckFromProto(v1::Check value) { return kChecks.FromProto(value); }
+v1::Check ToProto(CheckMode value) { return kChecks.ToProto(value); }
 
 }  // namespace kiln

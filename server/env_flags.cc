@@ -1,0 +1,66 @@
+#include "server/env_flags.h"
+
+#include <cstdint>
+#include <cstdlib>
+#include <type_traits>
+#include <vector>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/time/time.h"
+
+namespace kiln::server {
+namespace {
+
+// The flag's variable's value; null when unset, and when empty unless `empty_is_a_value`.
+const char* EnvValue(absl::string_view flag, bool empty_is_a_value = false) {
+  const char* v = std::getenv(FlagEnvName(flag).c_str());
+  return v != nullptr && (empty_is_a_value || *v != '\0') ? v : nullptr;
+}
+
+}  // namespace
+
+std::string FlagEnvName(absl::string_view flag) {
+  return absl::StrCat("KILN_", absl::AsciiStrToUpper(flag));
+}
+
+std::string FlagEnvHelp(absl::string_view flag, absl::string_view help) {
+  return absl::StrCat(help, " (", FlagEnvName(flag), ")");
+}
+
+template <typename T>
+T FlagFromEnv(absl::string_view flag, const T& fallback) {
+  const char* v = EnvValue(flag);
+  if (v == nullptr) return fallback;
+  if constexpr (std::is_same_v<T, std::string>) {
+    return v;
+  } else if constexpr (std::is_same_v<T, bool>) {
+    return std::strtoll(v, nullptr, 10) != 0;
+  } else if constexpr (std::is_integral_v<T>) {
+    return static_cast<T>(std::strtoll(v, nullptr, 10));
+  } else if constexpr (std::is_same_v<T, double>) {
+    return std::strtod(v, nullptr);
+  } else if constexpr (std::is_same_v<T, absl::Duration>) {
+    absl::Duration d;
+    return absl::ParseDuration(v, &d) ? d : fallback;
+  } else {
+    static_assert(std::is_same_v<T, std::vector<std::string>>);
+    return absl::StrSplit(v, ',', absl::SkipEmpty());
+  }
+}
+
+std::string FlagFromEnvOrEmpty(absl::string_view flag, const EmptyAllowed& fallback) {
+  const char* v = EnvValue(flag, /*empty_is_a_value=*/true);
+  return v != nullptr ? std::string(v) : fallback.fallback;
+}
+
+template std::string FlagFromEnv(absl::string_view, const std::string&);
+template int FlagFromEnv(absl::string_view, const int&);
+template int64_t FlagFromEnv(absl::string_view, const int64_t&);
+template bool FlagFromEnv(absl::string_view, const bool&);
+template double FlagFromEnv(absl::string_view, const double&);
+template absl::Duration FlagFromEnv(absl::string_view, const absl::Duration&);
+template std::vector<std::string> FlagFromEnv(absl::string_view, const std::vector<std::string>&);
+
+}  // namespace kiln::server
