@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "core/graph/canonical.h"
+#include "proto/convert/error_reason.h"
 #include "server/log.h"
 
 namespace kiln::server {
@@ -243,8 +244,10 @@ absl::StatusOr<std::shared_ptr<const CompiledFunction>> FunctionCache::Find(cons
 }
 
 absl::Status FunctionCache::NotFound(const std::string& id) {
-  return absl::NotFoundError(
-      absl::StrCat("function ", id, " is not in the cache (unknown or evicted): compile it again"));
+  return WithReason(
+      absl::NotFoundError(absl::StrCat(
+          "function ", id, " is not in the cache (unknown or evicted): compile it again")),
+      v1::FUNCTION_NOT_FOUND, {{"function_id", id}});
 }
 
 std::shared_ptr<const CompiledFunction> FunctionCache::Peek(const std::string& id) const {

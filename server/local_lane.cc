@@ -18,8 +18,9 @@
 #include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
 #include "core/graph/status_macros.h"
+#include "proto/convert/error_reason.h"
+#include "server/calls.h"
 #include "server/log.h"
-#include "server/service.h"
 
 namespace kiln::server {
 namespace {
@@ -49,11 +50,12 @@ bool WriteFrame(int fd, const v1::LaneResponse& resp) {
   return true;
 }
 
-// The answer to a call that failed: its code and message.
+// The answer to a call that failed: its code, message and reason (as gRPC's binary details).
 v1::LaneResponse ErrorResponse(const absl::Status& status) {
   v1::LaneResponse resp;
   resp.set_code(static_cast<int>(status.code()));
   resp.set_message(std::string(status.message()));
+  resp.set_details(StatusDetails(status));
   return resp;
 }
 
@@ -142,8 +144,8 @@ class FrameReader {
 
 }  // namespace
 
-LaneCalls::LaneCalls(KilnService& service, std::function<bool()> peer_gone)
-    : service_(service), peer_gone_(std::move(peer_gone)) {}
+LaneCalls::LaneCalls(Calls& calls, std::function<bool()> peer_gone)
+    : calls_(calls), peer_gone_(std::move(peer_gone)) {}
 
 v1::LaneResponse LaneCalls::Handle(absl::string_view frame, bool* close) {
   *close = false;
@@ -161,15 +163,15 @@ absl::Status LaneCalls::Call(const v1::LaneRequest& req, v1::LaneResponse* resp,
   if (req.call_case() == v1::LaneRequest::kHello) {
     if (said_hello_) return absl::FailedPreconditionError("the lane's hello came twice");
     absl::StatusOr<std::shared_ptr<const Tenant>> tenant =
-        service_.Authenticate(req.hello().authorization());
-    service_.Record("LaneHello", tenant.status(), tenant.ok() ? (*tenant)->name : "");
+        calls_.Authenticate(req.hello().authorization());
+    calls_.Record("LaneHello", tenant.status(), tenant.ok() ? (*tenant)->name : "");
     if (!tenant.ok()) {
       *close = true;
       return tenant.status();
     }
     said_hello_ = true;
     authorization_ = req.hello().authorization();
-    resp->set_instance(service_.instance());
+    resp->set_instance(calls_.instance());
     return absl::OkStatus();
   }
   if (req.call_case() != v1::LaneRequest::kExecute) {
@@ -179,9 +181,9 @@ absl::Status LaneCalls::Call(const v1::LaneRequest& req, v1::LaneResponse* resp,
     *close = true;
     return absl::FailedPreconditionError("a lane connection's first request must be its hello");
   }
-  absl::StatusOr<std::shared_ptr<const Tenant>> tenant = service_.Authenticate(authorization_);
+  absl::StatusOr<std::shared_ptr<const Tenant>> tenant = calls_.Authenticate(authorization_);
   if (!tenant.ok()) {
-    service_.Record("LaneExecute", tenant.status(), "");
+    calls_.Record("LaneExecute", tenant.status(), "");
     *close = true;
     return tenant.status();
   }
@@ -195,16 +197,17 @@ absl::Status LaneCalls::Call(const v1::LaneRequest& req, v1::LaneResponse* resp,
     if (Clock::now() > deadline) return absl::DeadlineExceededError("the call's deadline passed");
     return absl::OkStatus();
   };
-  service_.BeginCall();
-  absl::Cleanup ended = [&] { service_.EndCall(); };
+  calls_.BeginCall();
+  absl::Cleanup ended = [&] { calls_.EndCall(); };
   absl::Status status =
-      service_.ExecuteCall(**tenant, req.execute(), resp->mutable_execute(), interrupt, CallId{});
-  service_.Record("LaneExecute", status, (*tenant)->name);
+      calls_.ExecuteCall(**tenant, req.execute(), resp->mutable_execute(), interrupt, CallId{},
+                         /*found=*/nullptr);
+  calls_.Record("LaneExecute", status, (*tenant)->name);
   return status;
 }
 
 absl::StatusOr<std::unique_ptr<LocalLane>> LocalLane::Start(const LaneOptions& options,
-                                                            KilnService& service) {
+                                                            Calls& calls) {
   sockaddr_un addr{};
   addr.sun_family = AF_UNIX;
   if (options.path.empty() || options.path.size() >= sizeof(addr.sun_path)) {
@@ -243,7 +246,7 @@ absl::StatusOr<std::unique_ptr<LocalLane>> LocalLane::Start(const LaneOptions& o
     return absl::UnavailableError(
         absl::StrCat("cannot listen on --local_socket ", options.path, ": ", error));
   }
-  std::unique_ptr<LocalLane> lane(new LocalLane(options, service, fd));
+  std::unique_ptr<LocalLane> lane(new LocalLane(options, calls, fd));
   if (pipe2(lane->wake_, O_CLOEXEC) != 0) {
     return absl::UnavailableError(absl::StrCat("lane: pipe: ", std::strerror(errno)));
   }
@@ -258,8 +261,8 @@ absl::StatusOr<std::unique_ptr<LocalLane>> LocalLane::Start(const LaneOptions& o
   return lane;
 }
 
-LocalLane::LocalLane(const LaneOptions& options, KilnService& service, int listener)
-    : options_(options), service_(service), listener_(listener) {}
+LocalLane::LocalLane(const LaneOptions& options, Calls& calls, int listener)
+    : options_(options), calls_(calls), listener_(listener) {}
 
 LocalLane::~LocalLane() { Stop(); }
 
@@ -331,7 +334,7 @@ void LocalLane::Serve(int fd, State& state) {
     // A client gone mid-call cancels it; looked at once a millisecond at most, by the call's
     // own thread.
     Clock::time_point last_look = Clock::now();
-    LaneCalls calls(service_, [&state, fd, &last_look] {
+    LaneCalls calls(calls_, [&state, fd, &last_look] {
       if (state.cancel.load()) return true;
       const Clock::time_point now = Clock::now();
       if (state.stopping.load() || now - last_look < std::chrono::milliseconds(1)) return false;
@@ -345,7 +348,7 @@ void LocalLane::Serve(int fd, State& state) {
       bool eof = false;
       if (absl::Status s = reader.Next(&frame, &eof); !s.ok() || eof) {
         if (!s.ok()) {
-          service_.Record("LaneExecute", s, "");
+          calls_.Record("LaneExecute", s, "");
           WriteFrame(fd, ErrorResponse(s));
         }
         break;

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "proto/convert/error_reason.h"
 
 namespace kiln::server {
 
@@ -20,9 +21,11 @@ absl::Status Quotas::TakeCompile(const Tenant& tenant) {
           : std::min(burst, use.compiles + absl::ToDoubleSeconds(now - use.refilled) * rate);
   use.refilled = now;
   if (use.compiles < 1) {
-    return absl::ResourceExhaustedError(
-        absl::StrCat("tenant '", tenant.name, "' is over its quota of ", rate,
-                     " compiles per second (compiles_per_second=); retry later"));
+    return WithReason(absl::ResourceExhaustedError(
+                          absl::StrCat("tenant '", tenant.name, "' is over its quota of ", rate,
+                                       " compiles per second (compiles_per_second=); retry later")),
+                      v1::QUOTA_EXCEEDED,
+                      {{"quota", "compiles_per_second"}, {"tenant", tenant.name}});
   }
   use.compiles -= 1;
   return absl::OkStatus();
@@ -33,9 +36,11 @@ absl::Status Quotas::BeginExecution(const Tenant& tenant) {
   absl::MutexLock lock(&mutex_);
   Use& use = use_[tenant.name];
   if (use.executions >= tenant.quota.executions) {
-    return absl::ResourceExhaustedError(
-        absl::StrCat("tenant '", tenant.name, "' already runs its quota of ",
-                     tenant.quota.executions, " executions at once (executions=); retry later"));
+    return WithReason(
+        absl::ResourceExhaustedError(absl::StrCat(
+            "tenant '", tenant.name, "' already runs its quota of ", tenant.quota.executions,
+            " executions at once (executions=); retry later")),
+        v1::QUOTA_EXCEEDED, {{"quota", "executions"}, {"tenant", tenant.name}});
   }
   ++use.executions;
   return absl::OkStatus();

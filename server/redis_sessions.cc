@@ -4,6 +4,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "core/graph/status_macros.h"
+#include "proto/convert/error_reason.h"
 #include "proto/convert/tensor_convert.h"
 
 namespace kiln::server {
@@ -107,8 +108,10 @@ return 1
 )lua";
 
 absl::Status SessionGone(const std::string& key) {
-  return absl::NotFoundError(
-      absl::StrCat("no session '", IdOf(key), "' (deleted, or expired after --session_ttl idle)"));
+  return WithReason(
+      absl::NotFoundError(absl::StrCat("no session '", IdOf(key),
+                                       "' (deleted, or expired after --session_ttl idle)")),
+      v1::SESSION_NOT_FOUND, {{"session", IdOf(key)}});
 }
 
 absl::StatusOr<Tensor> Decode(const std::string& bytes, const std::string& name) {
@@ -179,8 +182,9 @@ class RedisSession final : public Session {
             absl::StrCat("the session would hold more than this server's limit of ",
                          limits_.max_session_bytes, " bytes (--max_session_bytes)"));
       case -4:
-        return absl::ResourceExhaustedError(
-            "the tenant's sessions would hold more bytes than its quota (session_bytes=)");
+        return WithReason(absl::ResourceExhaustedError("the tenant's sessions would hold more "
+                                                       "bytes than its quota (session_bytes=)"),
+                          v1::QUOTA_EXCEEDED, {{"quota", "session_bytes"}});
       default:
         return absl::OkStatus();
     }
@@ -252,9 +256,10 @@ absl::StatusOr<std::string> RedisSessionStore::Create(const SessionOwner& owner)
                    {TtlMs(), absl::StrCat(owner.max_sessions), absl::StrCat(owner.max_bytes)});
   if (!r.ok()) return r.status();
   if (r->integer == 0) {
-    return absl::ResourceExhaustedError(
-        absl::StrCat("tenant '", owner.tenant, "' already holds its quota of ", owner.max_sessions,
-                     " sessions (sessions=); delete one or retry later"));
+    return WithReason(absl::ResourceExhaustedError(absl::StrCat(
+                          "tenant '", owner.tenant, "' already holds its quota of ",
+                          owner.max_sessions, " sessions (sessions=); delete one or retry later")),
+                      v1::QUOTA_EXCEEDED, {{"quota", "sessions"}, {"tenant", owner.tenant}});
   }
   return id;
 }

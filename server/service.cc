@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/graph/canonical.h"
 #include "core/graph/status_macros.h"
+#include "proto/convert/error_reason.h"
 #include "proto/convert/tensor_convert.h"
 #include "server/call_data.h"
 #include "server/graph_requests.h"
@@ -78,7 +79,8 @@ CallId CallIdOf(const grpc::CallbackServerContext& ctx) {
 
 grpc::Status ToGrpc(const absl::Status& status) {
   if (status.ok()) return grpc::Status::OK;
-  return grpc::Status(static_cast<grpc::StatusCode>(status.code()), std::string(status.message()));
+  return grpc::Status(static_cast<grpc::StatusCode>(status.code()), std::string(status.message()),
+                      StatusDetails(status));
 }
 
 KilnService::KilnService(FunctionCache& cache, SessionStore& sessions, RegionRegistry& regions,
@@ -180,9 +182,12 @@ KilnService::Reactor* KilnService::GetVersion(Ctx* ctx, const v1::GetVersionRequ
     resp->set_compiler_version(CompilerVersion());
     resp->set_server_version(kServerVersion);
     if (req->client_protocol() != 0 && req->client_protocol() != kProtocolVersion) {
-      return absl::FailedPreconditionError(absl::StrCat("this server speaks protocol ",
-                                                        kProtocolVersion, ", the client ",
-                                                        req->client_protocol()));
+      return WithReason(absl::FailedPreconditionError(
+                            absl::StrCat("this server speaks protocol ", kProtocolVersion,
+                                         ", the client ", req->client_protocol())),
+                        v1::PROTOCOL_MISMATCH,
+                        {{"server_protocol", absl::StrCat(kProtocolVersion)},
+                         {"client_protocol", absl::StrCat(req->client_protocol())}});
     }
     return absl::OkStatus();
   });

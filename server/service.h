@@ -15,6 +15,7 @@
 #include "kiln/v1/service.grpc.pb.h"
 #include "server/arena_allocator.h"
 #include "server/auth.h"
+#include "server/calls.h"
 #include "server/function_cache.h"
 #include "server/metrics.h"
 #include "server/quotas.h"
@@ -48,7 +49,8 @@ void PrintedToProto(const PrintedValue& printed, v1::PrintedValue* out);
 
 class LocalLane;
 
-class KilnService final : public v1::Kiln::CallbackService {
+// The gRPC service, and the calls layer (calls.h) beneath every transport.
+class KilnService final : public v1::Kiln::CallbackService, public Calls {
  public:
   KilnService(FunctionCache& cache, SessionStore& sessions, RegionRegistry& regions,
               Metrics& metrics, ThreadPool& pool, const Authenticator& auth, ServiceLimits limits);
@@ -98,26 +100,26 @@ class KilnService final : public v1::Kiln::CallbackService {
   absl::Status ExecuteCall(const Tenant& tenant, const v1::ExecuteRequest& req,
                            v1::ExecuteResponse* resp, std::function<absl::Status()> interrupt,
                            const CallId& call_id,
-                           std::shared_ptr<const CompiledFunction> found = nullptr);
+                           std::shared_ptr<const CompiledFunction> found = nullptr) override;
   // The tenant of the call's `authorization` metadata; UNAUTHENTICATED without a valid token.
   absl::StatusOr<std::shared_ptr<const Tenant>> Authenticate(const Ctx& ctx) const;
   // The tenant of an `authorization` value ("Bearer <token>"; empty: none given).
   absl::StatusOr<std::shared_ptr<const Tenant>> Authenticate(
-      absl::string_view authorization) const {
+      absl::string_view authorization) const override {
     return auth_.Authenticate(authorization.empty() ? nullptr : &authorization);
   }
   // Counts and logs a finished call of any transport.
-  void Record(const char* method, const absl::Status& status, const std::string& tenant);
+  void Record(const char* method, const absl::Status& status, const std::string& tenant) override;
   // This process's random id, on GetVersion and the lane's hello.
-  const std::string& instance() const { return instance_; }
+  const std::string& instance() const override { return instance_; }
   // The same-host lane, said on GetVersion and counted on GetStats; set before the service takes
   // calls.
   void set_lane(const LocalLane* lane) { lane_ = lane; }
   // Calls started and not yet finished.
   int in_flight() const { return in_flight_.load(); }
   // Counts a call in (Begin) and out (End); Handle and ExecuteStream do it for every call.
-  void BeginCall() { in_flight_.fetch_add(1); }
-  void EndCall() { in_flight_.fetch_sub(1); }
+  void BeginCall() override { in_flight_.fetch_add(1); }
+  void EndCall() override { in_flight_.fetch_sub(1); }
   Metrics& metrics() { return metrics_; }
   ThreadPool& pool() { return pool_; }
   const ServiceLimits& limits() const { return limits_; }
@@ -182,19 +184,7 @@ std::function<absl::Status()> CallInterrupt(grpc::CallbackServerContext* ctx);
 // The call id a client sets in `kiln-call-id` metadata (see service.cc).
 CallId CallIdOf(const grpc::CallbackServerContext& ctx);
 
-// fn's status, with what it throws as a status: never a crash.
-template <typename Fn>
-absl::Status Guarded(const char* method, Fn& fn) {
-  try {
-    return fn();
-  } catch (const std::bad_alloc& e) {  // a tensor over --max_tensor_bytes, or no memory left
-    return absl::ResourceExhaustedError(absl::StrCat(method, ": ", e.what()));
-  } catch (const std::exception& e) {  // a bug
-    return absl::InternalError(absl::StrCat(method, ": ", e.what()));
-  }
-}
-
-// The gRPC status of an absl::Status: same code and message.
+// The gRPC status of an absl::Status: same code and message, and its reason as binary details.
 grpc::Status ToGrpc(const absl::Status& status);
 
 }  // namespace kiln::server

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "core/graph/status_macros.h"
+#include "proto/convert/error_reason.h"
 
 namespace kiln::server {
 namespace {
@@ -146,9 +147,10 @@ absl::StatusOr<std::string> MemorySessionStore::Create(const SessionOwner& owner
   TenantUse& use = tenants_[owner.tenant];
   if (owner.max_sessions > 0 && use.sessions >= owner.max_sessions) {
     session->store_ = nullptr;
-    return absl::ResourceExhaustedError(
-        absl::StrCat("tenant '", owner.tenant, "' already holds its quota of ", owner.max_sessions,
-                     " sessions (sessions=); delete one or retry later"));
+    return WithReason(absl::ResourceExhaustedError(absl::StrCat(
+                          "tenant '", owner.tenant, "' already holds its quota of ",
+                          owner.max_sessions, " sessions (sessions=); delete one or retry later")),
+                      v1::QUOTA_EXCEEDED, {{"quota", "sessions"}, {"tenant", owner.tenant}});
   }
   ++use.sessions;
   sessions_.emplace(SessionKey(owner.tenant, id), std::move(session));
@@ -160,11 +162,14 @@ absl::StatusOr<std::shared_ptr<Session>> MemorySessionStore::Get(const std::stri
   auto it = sessions_.find(key);
   if (it == sessions_.end()) {
     if (expired_ids_.contains(key)) {
-      return absl::NotFoundError(absl::StrCat("session '", IdOf(key), "' expired after ",
-                                              absl::FormatDuration(limits_.ttl),
-                                              " idle (--session_ttl); create a new one"));
+      return WithReason(
+          absl::NotFoundError(absl::StrCat("session '", IdOf(key), "' expired after ",
+                                           absl::FormatDuration(limits_.ttl),
+                                           " idle (--session_ttl); create a new one")),
+          v1::SESSION_NOT_FOUND, {{"session", IdOf(key)}});
     }
-    return absl::NotFoundError(absl::StrCat("no session '", IdOf(key), "'"));
+    return WithReason(absl::NotFoundError(absl::StrCat("no session '", IdOf(key), "'")),
+                      v1::SESSION_NOT_FOUND, {{"session", IdOf(key)}});
   }
   it->second->last_used_ns_ = SteadyNowNs();
   return it->second;
@@ -175,7 +180,8 @@ absl::Status MemorySessionStore::Delete(const std::string& key) {
   absl::MutexLock lock(&mutex_);
   auto it = sessions_.find(key);
   if (it == sessions_.end()) {
-    return absl::NotFoundError(absl::StrCat("no session '", IdOf(key), "'"));
+    return WithReason(absl::NotFoundError(absl::StrCat("no session '", IdOf(key), "'")),
+                      v1::SESSION_NOT_FOUND, {{"session", IdOf(key)}});
   }
   dropped = std::move(it->second);
   sessions_.erase(it);
@@ -219,10 +225,11 @@ absl::Status MemorySessionStore::Reserve(const SessionOwner& owner, int64_t delt
                      limits_.max_total_bytes, " bytes in all (--max_sessions_bytes)"));
   }
   if (delta > 0 && owner.max_bytes > 0 && use.bytes + delta > owner.max_bytes) {
-    return absl::ResourceExhaustedError(
-        absl::StrCat("tenant '", owner.tenant, "' would hold ", use.bytes + delta,
-                     " bytes of shared variables, more than its quota of ", owner.max_bytes,
-                     " (session_bytes=)"));
+    return WithReason(absl::ResourceExhaustedError(
+                          absl::StrCat("tenant '", owner.tenant, "' would hold ", use.bytes + delta,
+                                       " bytes of shared variables, more than its quota of ",
+                                       owner.max_bytes, " (session_bytes=)")),
+                      v1::QUOTA_EXCEEDED, {{"quota", "session_bytes"}, {"tenant", owner.tenant}});
   }
   total_bytes_ += delta;
   use.bytes += delta;

@@ -15,6 +15,7 @@
 #include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
 #include "core/graph/status_macros.h"
+#include "proto/convert/error_reason.h"
 
 namespace kiln::server {
 
@@ -118,8 +119,9 @@ RegionRegistry::~RegionRegistry() { sweeper_.reset(); }
 absl::Status RegionRegistry::Register(const std::string& session_key, const std::string& name,
                                       const std::string& shm_name, uint64_t byte_size) {
   if (!limits_.enabled) {
-    return absl::FailedPreconditionError(
-        "this server takes no shared-memory regions (--shm=false): send tensors in messages");
+    return WithReason(absl::FailedPreconditionError("this server takes no shared-memory regions "
+                                                    "(--shm=false): send tensors in messages"),
+                      v1::SHM_UNAVAILABLE);
   }
   if (session_key.empty()) return absl::InvalidArgumentError("RegisterRegion: no session given");
   if (name.empty() || name.size() > 256) {
@@ -136,9 +138,10 @@ absl::Status RegionRegistry::Register(const std::string& session_key, const std:
   }
   const int fd = shm_open(shm_name.c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW, 0);
   if (fd < 0) {
-    return absl::NotFoundError(absl::StrCat("RegisterRegion: cannot open ", shm_name, " here (",
-                                            std::strerror(errno),
-                                            "): is the server on another host or in a container?"));
+    return WithReason(absl::NotFoundError(absl::StrCat(
+                          "RegisterRegion: cannot open ", shm_name, " here (", std::strerror(errno),
+                          "): is the server on another host or in a container?")),
+                      v1::SHM_UNAVAILABLE);
   }
   absl::Cleanup close_fd = [fd] { close(fd); };  // the mapping keeps the object
   struct stat st;
@@ -188,7 +191,8 @@ absl::Status RegionRegistry::Unregister(const std::string& session_key, const st
   absl::MutexLock lock(&mutex_);
   auto it = regions_.find({session_key, name});
   if (it == regions_.end()) {
-    return absl::NotFoundError(absl::StrCat("the session has no region '", name, "'"));
+    return WithReason(absl::NotFoundError(absl::StrCat("the session has no region '", name, "'")),
+                      v1::REGION_UNKNOWN, {{"region", name.substr(0, 256)}});
   }
   bytes_ -= static_cast<int64_t>(it->second->size());
   dropped = std::move(it->second);
@@ -212,10 +216,12 @@ absl::StatusOr<std::shared_ptr<Region>> RegionRegistry::Find(const std::string& 
   absl::MutexLock lock(&mutex_);
   auto it = regions_.find({session_key, name});
   if (it == regions_.end()) {
-    return absl::NotFoundError(absl::StrCat(
-        "the session has no region '", name.substr(0, 256),
-        "' on this server (never registered, unregistered, or idle past --shm_ttl): register it "
-        "again"));
+    return WithReason(
+        absl::NotFoundError(absl::StrCat(
+            "the session has no region '", name.substr(0, 256),
+            "' on this server (never registered, unregistered, or idle past --shm_ttl): register "
+            "it again")),
+        v1::REGION_UNKNOWN, {{"region", name.substr(0, 256)}});
   }
   it->second->Touch();
   return it->second;

@@ -10,7 +10,6 @@
 #include <sstream>
 #include <unordered_set>
 
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "client/cpp/lane_channel.h"
 #include "client/cpp/shm_channel.h"
@@ -20,6 +19,7 @@
 #include "core/ops/print.h"
 #include "core/runtime/shared.h"
 #include "kiln/v1/service.grpc.pb.h"
+#include "proto/convert/error_reason.h"
 #include "proto/convert/graph_convert.h"
 #include "proto/convert/options_convert.h"
 #include "proto/convert/tensor_convert.h"
@@ -30,9 +30,10 @@ namespace {
 constexpr uint32_t kProtocol = 2;
 constexpr size_t kChunkBytes = size_t{1} << 20;
 
+// The server's status, with the reason its binary details carry (proto/convert/error_reason.h).
 absl::Status FromGrpc(const grpc::Status& s) {
   if (s.ok()) return absl::OkStatus();
-  return absl::Status(static_cast<absl::StatusCode>(s.error_code()), s.error_message());
+  return StatusFromWire(s.error_code(), s.error_message(), s.error_details());
 }
 
 // The owner-less, non-constant variables the outputs depend on (outputs first, then in the
@@ -184,9 +185,12 @@ absl::StatusOr<std::unique_ptr<Client>> Client::Connect(const std::string& addre
   client->shm_ = std::make_unique<ShmChannel>(address);
   absl::StatusOr<v1::GetVersionResponse> version = client->Version();
   if (!version.ok()) {
-    return absl::Status(version.status().code(),
+    absl::Status failed(version.status().code(),
                         absl::StrCat("cannot reach the Kiln server at ", address, ": ",
                                      version.status().message()));
+    version.status().ForEachPayload(  // the reason stays (PROTOCOL_MISMATCH)
+        [&](absl::string_view url, const absl::Cord& payload) { failed.SetPayload(url, payload); });
+    return failed;
   }
   Client* self = client.get();
   client->lane_ = std::make_unique<LaneChannel>(address, *version, client->stub_->authorization,
@@ -377,11 +381,12 @@ absl::StatusOr<std::vector<Tensor>> Client::Execute(RemoteFunction& f,
       stub_->Prepare(ctx, in_region ? req.session() : f.route.empty() ? f.id : f.route);
       s = FromGrpc(stub_->kiln->Execute(&ctx, req, &resp));
     }
-    if (absl::IsNotFound(s) && attempt < 2) {
-      if (absl::StrContains(s.message(), "compile it again") && f.request != nullptr) {
+    if (!s.ok() && attempt < 2) {
+      const v1::ErrorReason reason = ReasonOf(s);
+      if (reason == v1::FUNCTION_NOT_FOUND && f.request != nullptr) {  // evicted or restarted
         ASSIGN_OR_RETURN(RemoteFunction again, CompileRequest(f.request, f.shared));
         f = std::move(again);
-      } else if (!(in_region && absl::StrContains(s.message(), "has no region"))) {
+      } else if (!(in_region && reason == v1::REGION_UNKNOWN)) {
         return s;
       }
       if (in_region) {  // this call goes in messages to the function's replica

@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "client/cpp/shm_channel.h"
+#include "proto/convert/error_reason.h"
 
 namespace kiln::client {
 namespace {
@@ -60,8 +61,9 @@ absl::StatusOr<v1::LaneResponse> ReadFrame(int fd) {
   return resp;
 }
 
+// The server's status, with its reason (proto/convert/error_reason.h).
 absl::Status StatusOf(const v1::LaneResponse& resp) {
-  return absl::Status(static_cast<absl::StatusCode>(resp.code()), resp.message());
+  return StatusFromWire(resp.code(), resp.message(), resp.details());
 }
 
 }  // namespace

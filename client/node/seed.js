@@ -1,7 +1,9 @@
 #!/usr/bin/env node
 // A small Node.js client of the Kiln service (proto/kiln/v1/service.proto): the protocol
 // handshake, then Compile of the seed graph a + a**10 built by hand as a kiln.v1.Graph, then
-// Execute on the float64 vector [0, 1, 2].
+// Execute on the float64 vector [0, 1, 2]. A failed call carries the server's machine-readable
+// reason (proto/kiln/v1/errors.proto): an evicted function is compiled again, as the C++ and
+// Python clients do. Its helpers are exported for tests/integration/node_reasons_test.js.
 //
 // Usage: node seed.js HOST:PORT
 'use strict';
@@ -11,6 +13,7 @@ const crypto = require('crypto');
 const fs = require('fs');
 const grpc = require('@grpc/grpc-js');
 const protoLoader = require('@grpc/proto-loader');
+const protobuf = require('protobufjs');
 
 const PROTOCOL = 2;
 const DEADLINE_MS = 30000;
@@ -33,8 +36,6 @@ function loadKiln() {
   return grpc.loadPackageDefinition(definition).kiln.v1;
 }
 
-// Calls a unary RPC with a deadline; resolves to its response, rejects with an Error naming
-// the RPC and the gRPC status.
 // gRPC retries a call that finds a replica gone (UNAVAILABLE) on another, as the C++ and Python
 // clients do: behind a front (deploy/cluster.sh), a replica's death costs a retry, not an error.
 const CHANNEL_OPTIONS = {
@@ -50,8 +51,41 @@ const CHANNEL_OPTIONS = {
   }),
 };
 
-// Calls `method`; `route` (a function id or session) is the `kiln-route` a front hashes to pick
-// a replica, and the call id, the same on every retry, lets a retried update apply once.
+// kiln.v1.RpcStatus and ErrorInfo, loaded on first use.
+let errorTypes = null;
+
+// The reason of a failed call (a kiln.v1.ErrorReason's name, '' when it has none) and what it is
+// about, from its status's binary details (`grpc-status-details-bin`).
+function errorInfoOf(err) {
+  const details = err && err.metadata ? err.metadata.get('grpc-status-details-bin') : [];
+  if (details.length === 0) return { reason: '', metadata: {} };
+  if (errorTypes === null) {
+    const root = new protobuf.Root().loadSync(path.join(PROTO_DIR, 'kiln', 'v1', 'errors.proto'),
+      { keepCase: true });
+    errorTypes = { status: root.lookupType('kiln.v1.RpcStatus'),
+      info: root.lookupType('kiln.v1.ErrorInfo') };
+  }
+  try {
+    const status = errorTypes.status.decode(details[0]);
+    for (const any of status.details) {
+      if (any.type_url !== 'type.googleapis.com/kiln.v1.ErrorInfo') continue;
+      const info = errorTypes.info.toObject(errorTypes.info.decode(any.value),
+        { enums: String, defaults: true });
+      // A number: a reason newer than this client, taken as none.
+      const known = typeof info.reason === 'string' && info.reason !== 'ERROR_REASON_UNSPECIFIED';
+      const reason = known ? info.reason : '';
+      return { reason, metadata: info.metadata || {} };
+    }
+  } catch (e) {
+    // not Kiln's details (a proxy's): the code alone
+  }
+  return { reason: '', metadata: {} };
+}
+
+// Calls a unary RPC with a deadline; resolves to its response, rejects with an Error naming the
+// RPC and the gRPC status, with `code` (the status name), `reason` and `reasonMetadata`
+// (errorInfoOf) to act on. `route` (a function id or session) is the `kiln-route` a front hashes
+// to pick a replica, and the call id, the same on every retry, lets a retried update apply once.
 function call(client, method, request, route) {
   return new Promise((resolve, reject) => {
     const deadline = new Date(Date.now() + DEADLINE_MS);
@@ -62,7 +96,10 @@ function call(client, method, request, route) {
     client[method](request, metadata, { deadline }, (err, response) => {
       if (err) {
         const code = grpc.status[err.code] !== undefined ? grpc.status[err.code] : err.code;
-        reject(new Error(`${method} failed: ${code}: ${err.details || err.message}`));
+        const error = new Error(`${method} failed: ${code}: ${err.details || err.message}`);
+        const { reason, metadata } = errorInfoOf(err);
+        Object.assign(error, { code, reason, reasonMetadata: metadata });
+        reject(error);
       } else {
         resolve(response);
       }
@@ -142,6 +179,25 @@ function decodeFloat64(tensor) {
   return Array.from(new Float64Array(copy));
 }
 
+// Compiles `request` (a kiln.v1.CompileRequest); the function keeps it, so that execute can
+// compile it again.
+async function compile(client, request) {
+  return { request, ...(await call(client, 'Compile', request)) };
+}
+
+// Execute of a function compile returned, on `args` (kiln.v1.Tensor); when the server no longer
+// has it (FUNCTION_NOT_FOUND: evicted, or restarted), compiles it again and retries.
+async function execute(client, fn, args) {
+  for (let attempt = 0; ; ++attempt) {
+    try {
+      return await call(client, 'Execute', { function_id: fn.function_id, args }, fn.function_id);
+    } catch (err) {
+      if (attempt === 2 || err.reason !== 'FUNCTION_NOT_FOUND') throw err;
+      Object.assign(fn, await compile(client, fn.request));
+    }
+  }
+}
+
 // TLS when KILN_TLS_CA names the server's CA (mutual with KILN_TLS_CERT and KILN_TLS_KEY), else
 // plaintext; KILN_TOKEN goes with every call.
 function channelCredentials() {
@@ -167,14 +223,11 @@ async function main() {
     const version = await call(client, 'GetVersion', { client_protocol: PROTOCOL });
     console.log(`server ${version.server_version} (protocol ${version.protocol})`);
 
-    const compiled = await call(client, 'Compile', { graph: seedGraph() });
+    const compiled = await compile(client, { graph: seedGraph() });
     console.log(`function_id ${compiled.function_id.slice(0, 16)}... (${compiled.source})`);
 
     const x = [0, 1, 2];
-    const executed = await call(client, 'Execute', {
-      function_id: compiled.function_id,
-      args: [float64Tensor(x)],
-    }, compiled.function_id);
+    const executed = await execute(client, compiled, [float64Tensor(x)]);
     if (executed.outputs.length !== 1) {
       throw new Error(`Execute returned ${executed.outputs.length} outputs, expected 1`);
     }
@@ -185,4 +238,9 @@ async function main() {
   }
 }
 
-main().catch((err) => fail(err.message));
+module.exports = {
+  PROTOCOL, CHANNEL_OPTIONS, loadKiln, channelCredentials, call, compile, execute, errorInfoOf,
+  seedGraph, float64Tensor, decodeFloat64,
+};
+
+if (require.main === module) main().catch((err) => fail(err.message));

@@ -28,7 +28,7 @@ class BuildWithStubs(build_py):
                         "--grpc_python_out=" + self.build_lib,
                         "--plugin=protoc-gen-grpc_python=" + plugin,
                         "kiln/v1/types.proto", "kiln/v1/graph.proto", "kiln/v1/options.proto",
-                        "kiln/v1/service.proto"],
+                        "kiln/v1/errors.proto", "kiln/v1/service.proto"],
                        check=True)
 
 

@@ -16,7 +16,7 @@ import tempfile
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 _PROTOS = ("kiln/v1/types.proto", "kiln/v1/graph.proto", "kiln/v1/options.proto",
-           "kiln/v1/service.proto")
+           "kiln/v1/errors.proto", "kiln/v1/service.proto")
 
 
 def _proto_root():
@@ -66,4 +66,4 @@ def _load():
 
 
 _load()
-from kiln.v1 import graph_pb2, options_pb2, service_pb2, service_pb2_grpc, types_pb2  # noqa: E402,F401,E501
+from kiln.v1 import errors_pb2, graph_pb2, options_pb2, service_pb2, service_pb2_grpc, types_pb2  # noqa: E402,F401,E501

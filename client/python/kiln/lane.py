@@ -215,4 +215,4 @@ def _send_parts(sock, parts):
 def _raise_for(resp):
     if resp.code != 0:
         from kiln.client import KilnError
-        raise KilnError(_CODES.get(resp.code, "UNKNOWN"), resp.message)
+        raise KilnError.from_status(_CODES.get(resp.code, "UNKNOWN"), resp.message, resp.details)

@@ -220,11 +220,11 @@ class Function:
                 return self._client.call("Execute", req,
                                          route=req.session if shm else self._route)
             except KilnError as e:
-                if attempt == 2 or e.code != "NOT_FOUND":
+                if attempt == 2:
                     raise
-                if "compile it again" in e.message:  # evicted or restarted: send the graph again
+                if e.reason == "FUNCTION_NOT_FOUND":  # evicted or restarted: send the graph again
                     self._compile()
-                elif not (shm and "has no region" in e.message):
+                elif not (shm and e.reason == "REGION_UNKNOWN"):
                     raise
                 if shm:  # this call goes in messages to the function's replica
                     channel.forget()
@@ -250,6 +250,14 @@ class Function:
                 s._value = value
             del out[n:]
         return out
+
+    def print_compiled(self, fmt="DPRINT"):
+        """The server's text of this function's optimized graph: "DPRINT" (debugprint's, each
+        node with its position in the toposort) or "DOT" (pydotprint's). kiln.printing calls
+        it for kiln.dprint(f) and pydotprint(f)."""
+        req = _pb.service_pb2.PrintRequest(
+            function_id=self.function_id, format=_pb.service_pb2.PrintRequest.Format.Value(fmt))
+        return self._client.call("Print", req).text
 
     def copy(self, share_memory=False, swap=None, delete_updates=False, name=None,
              profile=None):
