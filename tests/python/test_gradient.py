@@ -1,5 +1,11 @@
-"""kiln.gradient through the server: grad's options, Lop, Rop, jacobian, hessian and
-verify_grad, each checked against NumPy or finite differences."""
+"""kiln.gradient, in this process through core (the server's Grad as the reference): grad's
+options, Lop, Rop, jacobian, hessian and verify_grad, each checked against NumPy or finite
+differences."""
+import os
+import re
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -115,3 +121,80 @@ def test_verify_grad(server):
                                                               rng.normal(size=(3,))], rng=rng)
     with pytest.raises(TypeError, match="floating point"):
         gradient.verify_grad(lambda a: a * 2, [np.array([1, 2])])
+
+
+def test_grad_runs_in_this_process_without_a_server():
+    """grad, Lop, Rop, jacobian and hessian are core's, in this process: they work with no
+    server to reach (kiln.config.server names a closed port)."""
+    script = r"""
+import numpy as np
+import kiln, kiln.tensor as kt
+from kiln import gradient
+x, W = kt.dvector("x"), kt.dmatrix("W")
+cost = kt.sum(kt.tanh(kt.dot(W, x)) ** 2)
+gx, gW = kiln.grad(cost, [x, W])
+print(kiln.pp(gx) != "" and gW.type == W.type)
+print(gradient.Lop(kt.dot(W, x), x, kt.dvector("u")).type)
+print(gradient.Rop(kt.dot(W, x), x, kt.dvector("v")).type)
+print(gradient.jacobian(kt.exp(x), x).type, gradient.hessian(cost, x).type)
+"""
+    package = os.path.dirname(os.path.dirname(os.path.abspath(kiln.__file__)))
+    env = dict(os.environ, KILN_SERVER="127.0.0.1:1", KILN_LANE="off", KILN_SHM="off",
+               PYTHONPATH=package)
+    out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True,
+                         timeout=120, cwd=os.path.dirname(__file__))
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split("\n")[:4] == [
+        "True", "TensorType(float64, (?,))", "TensorType(float64, (?,))",
+        "TensorType(float64, (?, ?)) TensorType(float64, (?, ?))"]
+
+
+def test_grad_in_process_matches_the_grad_rpc(server):
+    """The in-process gradient of the tutorial's logistic regression prints and computes as
+    the server's Grad answers it; its graph shares the cost's nodes (so, as in Aesara, their
+    names show: the server's rebuilt copy has none)."""
+    from grad_rpc import grad_on_server, logistic_regression
+
+    def text(outputs):
+        return re.sub(r" '[^'\n]*'$", "", kiln.dprint(outputs, file="str"), flags=re.M)
+    rng = np.random.default_rng(5)
+    x, y, w, b, cost = logistic_regression(kt, kiln, rng)
+    local = kiln.grad(cost, [w, b])
+    remote = grad_on_server(cost, [w, b])
+    assert text(local) == text(remote)
+    X, Y = rng.normal(size=(5, 784)), rng.integers(0, 2, size=5).astype(float)
+    f_local, f_remote = kiln.function([x, y], local), kiln.function([x, y], remote)
+    assert f_local.function_id == f_remote.function_id
+    for a, r in zip(f_local(X, Y), f_remote(X, Y)):
+        np.testing.assert_array_equal(a, r)
+    forward = {id(v) for v in kiln.graph.ancestors([cost])}
+    assert any(id(v) in forward and v.owner is not None
+               for v in kiln.graph.ancestors(local)), "no node of the cost is reused"
+    # Jacobians and Lops too.
+    v = kt.dvector("v")
+    e = kt.exp(v) * kt.sum(v ** 2)
+    assert text(gradient.jacobian(e, v)) == text(grad_on_server(e, [v], jacobian=True))
+    u = kt.dvector("u")
+    assert text(gradient.Lop(e, v, u)) == text(grad_on_server(None, [v], known_grads=[(e, u)]))
+
+
+def test_grad_options_in_process():
+    """Aesara's return_disconnected and null_gradients, a tuple wrt, warnings and errors."""
+    x, z = kt.dvectors("x", "z")
+    gx, gz = kiln.grad(kt.sum(x), (x, z), disconnected_inputs="ignore",
+                       return_disconnected="None")
+    assert gz is None and gx.type == x.type
+    assert isinstance(kiln.grad(kt.sum(x), (x,)), tuple)
+    d = kiln.grad(kt.sum(x), [z], disconnected_inputs="ignore",
+                  return_disconnected="Disconnected")[0]
+    assert str(d.type) == "DisconnectedType"
+    with pytest.warns(UserWarning):
+        kiln.grad(kt.sum(x), [x, z], disconnected_inputs="warn")
+    with pytest.raises(ValueError, match="disconnected_inputs"):
+        kiln.grad(kt.sum(x), x, disconnected_inputs="loud")
+    with pytest.raises(kiln.KilnError) as e:
+        kiln.grad(kt.sum(x), [x, z])
+    assert e.value.code == "INVALID_ARGUMENT"
+    named = kt.sum(x ** 2)
+    named.name = "c"
+    assert kiln.grad(named, x).name == "(dc/dx)"

@@ -246,3 +246,31 @@ def test_products_of_sequences_moved_out_of_the_loop(server):
     got_two, got_back = aesara.function([v, W], [two, back])(vv, w)
     np.testing.assert_allclose(got_two, vv[:-1] @ w + vv[1:] @ w, rtol=1e-13)
     np.testing.assert_allclose(got_back, vv[::-1] @ w, rtol=1e-13)
+
+
+def test_numpy_scalar_initial_states_keep_their_dtype(server):
+    """outputs_info=np.float64(0) is a float64 state, as in Aesara (np.float64 is a Python float
+    subclass, yet a NumPy scalar keeps its dtype), so loops whose step gives float64 run; the
+    values are those Aesara 2.9.4 computed."""
+    v = at.dvector("v")
+    running, _ = aesara.scan(lambda x, acc: acc + x, sequences=v, outputs_info=np.float64(0))
+    assert running.dtype == "float64"
+    np.testing.assert_array_equal(aesara.function([v], running)([1.0, 2.0, 3.5]),
+                                  [1.0, 3.0, 6.5])
+    f = at.fvector("f")
+    decayed, _ = aesara.scan(lambda x, acc: acc * 0.9 + x, sequences=f,
+                             outputs_info=np.float64(0))
+    assert decayed.dtype == "float64"
+    np.testing.assert_allclose(
+        aesara.function([f], decayed)(np.array([1, 2, 3, 4], dtype="float32")),
+        [1.0, 2.9, 5.609999999999999, 9.049], rtol=1e-15)
+    k = at.iscalar("k")
+    grown, _ = aesara.scan(lambda acc: acc * np.float64(1.5) + np.int64(1),
+                           outputs_info=np.float64(0.1), n_steps=k)
+    assert grown.dtype == "float64"
+    np.testing.assert_allclose(aesara.function([k], grown)(4),
+                               [1.15, 2.7249999999999996, 5.0874999999999995, 8.63125],
+                               rtol=1e-15)
+    with pytest.raises(ValueError, match="has dtype float32, while the result of the inner "
+                                         "function"):
+        aesara.scan(lambda x, acc: acc + x, sequences=v, outputs_info=np.float32(0))

@@ -182,3 +182,45 @@ def test_floatx_float32_end_to_end(server):
     finally:
         kiln.config.floatX = old
     assert at.matrix().dtype == "float64" and at.constant(0.1).dtype == "float64"
+
+
+# (value, the dtype Aesara 2.9.4 gives as_tensor_variable(value) and constant(value) with floatX
+# float64, printed by Aesara itself): a NumPy scalar or 0-d array keeps its dtype, np.float64
+# included although it is a Python float; Python scalars are autocast.
+AESARA_CONSTANT_DTYPES = [
+    (np.float64(0), "float64"), (np.float32(0), "float32"), (np.float16(1), "float16"),
+    (np.int8(1), "int8"), (np.int16(1), "int16"), (np.int32(1), "int32"), (np.int64(1), "int64"),
+    (np.uint8(1), "uint8"), (np.uint16(1), "uint16"), (np.uint32(1), "uint32"),
+    (np.uint64(1), "uint64"), (np.bool_(True), "bool"), (np.complex64(1), "complex64"),
+    (np.complex128(1), "complex128"), (np.array(0.5), "float64"),
+    (np.array(1, dtype="int32"), "int32"), (0.5, "float32"), (0.1, "float64"), (1, "int8"),
+    (300, "int16"), (1j, "complex128")]
+
+
+@pytest.mark.parametrize("value,dtype", AESARA_CONSTANT_DTYPES,
+                         ids=[repr(v) + ":" + d for v, d in AESARA_CONSTANT_DTYPES])
+def test_numpy_scalars_keep_their_dtype(value, dtype):
+    assert at.as_tensor_variable(value).dtype == dtype
+    assert at.constant(value).dtype == dtype
+    assert at.constant(value).data.dtype == np.dtype(dtype)
+
+
+def test_numpy_scalars_keep_their_dtype_in_expressions():
+    """As Aesara (floatX float64 or float32 alike): an operand from NumPy keeps its dtype on
+    either side of an operator (NumPy's operators defer to the variable's)."""
+    x = at.fvector("x")
+    for expr in (x * np.float64(2), np.float64(2) * x, np.int64(1) + x, x + np.int64(1),
+                 np.array(2.0) * x, np.ones(3) + x, at.switch(x > 0, x, np.float64(0)),
+                 at.maximum(x, np.float64(0)), at.full((2,), np.float64(1)),
+                 at.alloc(np.float64(1), 3)):
+        assert expr.dtype == "float64", expr
+    assert (np.float32(2) * x).dtype == "float32" and (x * 2.0).dtype == "float32"
+    assert (np.ones(3) + x).type.shape == (3,)
+    assert (np.float64(1) < x).dtype == "bool"
+    old = kiln.config.floatX
+    kiln.config.floatX = "float32"
+    try:  # Aesara passes a NumPy scalar through before it casts Python floats to floatX
+        assert at.as_tensor_variable(np.float64(0.1)).dtype == "float64"
+        assert at.as_tensor_variable(0.1).dtype == "float32"
+    finally:
+        kiln.config.floatX = old

@@ -5,8 +5,10 @@
     x = kt.dmatrix("x")
     f = kiln.function([x], x * 2.0)      # compiled by the server at kiln.config.server
 
-Graphs are built locally with Aesara's types and names; grad, optimization, compilation and
-execution happen on the server (KILN_SERVER, default localhost:50051).
+Graphs are built in this process with Aesara's types and names, by core itself (the native
+module kiln._core), which also differentiates (grad, Lop, Rop, jacobian, hessian) and prints
+them here; the server (KILN_SERVER, default localhost:50051) optimizes and compiles, and runs
+the compiled functions or hands them over to run here (execute="local").
 """
 from kiln.config import config
 from kiln import tensor

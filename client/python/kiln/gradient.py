@@ -1,14 +1,16 @@
 """kiln.gradient: grad, Lop, Rop, jacobian, hessian and verify_grad. The derivatives are
-computed by the server's reverse mode; the results are graphs over the caller's variables."""
+computed in this process by core's reverse mode (kiln._core.grad, core/grad/gradient.h), as the
+server's Grad computes them for thin clients; the results are graphs over the caller's
+variables, sharing their nodes."""
 import warnings
 
 import numpy as np
 
-from kiln import _pb, wire
-from kiln.client import get_client
-from kiln.graph import clone_replace, graph_inputs
+from kiln.graph import (CoreOp, TensorType, _core, clone_replace, compile_function_or_raise,
+                        core_variable)
 from kiln.tensor.basic import as_tensor_variable, fill, zeros_like
-from kiln.tensor.variable import TensorConstant
+from kiln.tensor.from_core import variables_of
+from kiln.tensor.reduce import sum as ksum
 
 
 class GradientError(Exception):
@@ -25,56 +27,59 @@ class GradientError(Exception):
         self.arg, self.err_pos, self.abs_err, self.rel_err = arg, err_pos, abs_err, rel_err
 
 
-def _grad_request(wrt, cost=None, consider_constant=(), known_grads=(),
-                  disconnected_inputs="raise", jacobian=False):
-    """Sends the graph of cost, wrt, consider_constant and known_grads; returns the gradients
-    (or, with jacobian, the Jacobians of the vector cost) as variables over the caller's
-    leaves."""
-    wrt_list = list(wrt)
-    known = list(known_grads)
-    extra = wrt_list + list(consider_constant) + [v for pair in known for v in pair]
-    outs = ([cost] if cost is not None else []) + extra
-    leaves = [v for v in graph_inputs(outs) if not isinstance(v, TensorConstant)]
-    g = wire.graph_to_proto(leaves, outs)
-    req = _pb.service_pb2.GradRequest(
-        disconnected_inputs=wire.unused_to_proto(disconnected_inputs, "disconnected_inputs"),
-        no_cost=cost is None, jacobian=jacobian)
-    refs = list(g.outputs)
-    k = 1 if cost is not None else 0
-    for r in refs[k:k + len(wrt_list)]:
-        req.wrt.add().CopyFrom(r)
-    k += len(wrt_list)
-    for r in refs[k:k + len(consider_constant)]:
-        req.consider_constant.add().CopyFrom(r)
-    k += len(consider_constant)
-    for i in range(len(known)):
-        kg = req.known_grads.add()
-        kg.variable.CopyFrom(refs[k + 2 * i])
-        kg.grad.CopyFrom(refs[k + 2 * i + 1])
-    del g.outputs[1 if cost is not None else 0:]
-    req.graph.CopyFrom(g)
-    resp = get_client().call("Grad", req)
-    for message in resp.warnings:
+def _differentiate(wrt, cost=None, consider_constant=(), known_grads=(),
+                   disconnected_inputs="raise", return_disconnected="zero",
+                   null_gradients="raise", jacobian=False):
+    """The gradients of cost (or, with jacobian, the Jacobians of the vector cost) with respect
+    to wrt, made by core in this process, as variables over the caller's graph. Core's errors
+    are KilnError with the status code the server's Grad answers (INVALID_ARGUMENT...)."""
+    if disconnected_inputs is None:
+        disconnected_inputs = "raise"
+    if disconnected_inputs not in ("raise", "warn", "ignore"):
+        raise ValueError("disconnected_inputs %r: expected raise, warn or ignore"
+                         % (disconnected_inputs,))
+    wrt = list(wrt)
+    consider_constant = list(consider_constant)
+    known_grads = list(known_grads)
+    try:
+        twins, messages = _core.grad(
+            None if cost is None else core_variable(cost), [core_variable(w) for w in wrt],
+            [core_variable(v) for v in consider_constant],
+            [(core_variable(v), core_variable(g)) for v, g in known_grads],
+            disconnected_inputs, return_disconnected, null_gradients, jacobian)
+    except _core.CallError as e:
+        # UPWARD (allow-listed in tests/python/test_import_layers.py): grad's errors stay the
+        # KilnError they were when the server differentiated, until KilnError moves below graph.
+        from kiln.client import KilnError
+        raise KilnError(*e.args) from None
+    for message in messages:
         warnings.warn(message)
-    return wire.graph_from_proto(resp.graph, leaves)
+    roots = ([cost] if cost is not None else []) + wrt + consider_constant
+    return variables_of(twins, roots + [v for pair in known_grads for v in pair])
 
 
 def grad(cost, wrt, consider_constant=None, disconnected_inputs="raise", known_grads=None,
          return_disconnected="zero", null_gradients="raise", add_names=True):
-    """Aesara's grad: the gradient of the scalar cost with respect to wrt (a variable or a
-    list), summed over every path."""
+    """Aesara's grad: the gradient of the scalar cost with respect to wrt (a variable, or a
+    list or tuple of them: then a list or tuple of gradients), summed over every path.
+    return_disconnected ("zero", "None" or "Disconnected") is what a variable the cost does not
+    depend on gets when disconnected_inputs lets it through; null_gradients="return" returns
+    an undefined (NullType) gradient instead of raising."""
     single = not isinstance(wrt, (list, tuple))
     wrt_list = [wrt] if single else list(wrt)
     if cost is not None:
         cost = as_tensor_variable(cost)
     known = list(known_grads.items()) if isinstance(known_grads, dict) else list(known_grads or [])
-    out = _grad_request(wrt_list, cost, list(consider_constant or []),
-                        [(v, as_tensor_variable(g)) for v, g in known], disconnected_inputs)
+    out = _differentiate(wrt_list, cost, list(consider_constant or []),
+                         [(v, as_tensor_variable(g)) for v, g in known], disconnected_inputs,
+                         return_disconnected, null_gradients)
     if add_names and cost is not None and cost.name:
         for w, g in zip(wrt_list, out):
-            if w.name and g.name is None:
+            if g is not None and w.name and g.name is None:
                 g.name = "(d%s/d%s)" % (cost.name, w.name)
-    return out[0] if single else out
+    if single:
+        return out[0]
+    return tuple(out) if isinstance(wrt, tuple) else out
 
 
 def Lop(f, wrt, eval_points, consider_constant=None, disconnected_inputs="raise"):
@@ -108,8 +113,8 @@ def Rop(f, wrt, eval_points):
 
 def jacobian(expression, wrt, consider_constant=None, disconnected_inputs="raise"):
     """The Jacobian of a vector expression of any length with respect to wrt, of shape
-    (len(expression),) + wrt.shape: the server runs one backward pass batched over the
-    expression's elements (PyTensor's vectorize=True), so the result is an ordinary graph."""
+    (len(expression),) + wrt.shape: core runs one backward pass batched over the expression's
+    elements (PyTensor's vectorize=True), so the result is an ordinary graph."""
     expression = as_tensor_variable(expression)
     single = not isinstance(wrt, (list, tuple))
     wrts = [wrt] if single else list(wrt)
@@ -119,8 +124,8 @@ def jacobian(expression, wrt, consider_constant=None, disconnected_inputs="raise
     if expression.ndim != 1:
         raise ValueError("jacobian expects a 1 dimensional variable as `expression`. If not use "
                          "flatten to make it a vector")
-    out = _grad_request(wrts, expression, list(consider_constant or []), (),
-                        disconnected_inputs, jacobian=True)
+    out = _differentiate(wrts, expression, list(consider_constant or []), (),
+                         disconnected_inputs, jacobian=True)
     return out[0] if single else out
 
 
@@ -144,8 +149,7 @@ def verify_grad(fun, pt, n_tests=2, rng=None, eps=None, out_type=None, abs_tol=N
                 rel_tol=None, mode=None, cast_to_output_type=False, no_debug_ref=True):
     """Aesara's verify_grad: checks the server's gradient of sum(t * fun(*pt)), t random,
     against central finite differences; raises GradientError when they differ."""
-    from kiln.compile import function
-    from kiln.tensor.reduce import sum as ksum
+    function = compile_function_or_raise()
     rng = rng or np.random.default_rng(42)
     pt = [np.array(p) for p in pt]
     for p in pt:
@@ -155,7 +159,6 @@ def verify_grad(fun, pt, n_tests=2, rng=None, eps=None, out_type=None, abs_tol=N
     eps = eps or (1e-7 if all(p.dtype == np.float64 for p in pt) else 3e-4)
     abs_tol = abs_tol or (1e-4 if eps < 1e-6 else 1e-2)
     rel_tol = rel_tol or (1e-4 if eps < 1e-6 else 1e-2)
-    from kiln.graph import TensorType
     xs = [TensorType(p.dtype.name, (None,) * p.ndim)("input%d" % i) for i, p in enumerate(pt)]
     y = as_tensor_variable(fun(*xs))
     f_y = function(xs, y)
@@ -193,7 +196,6 @@ _GRADIENT_MODES = {"consider_constant": 0, "zero_grad": 1, "undefined_grad": 2,
 
 
 def _gradient_op(mode, x, a=0.0, b=0.0):
-    from kiln.graph import CoreOp
     return CoreOp("GradientOp", [("mode", _GRADIENT_MODES[mode]), ("a", float(a)),
                                  ("b", float(b))])(as_tensor_variable(x))
 

@@ -16,6 +16,19 @@ DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32"
           "float16", "float32", "float64", "complex64", "complex128")
 
 
+# kiln.compile.function, set when kiln.compile loads (kiln's __init__ loads it): what the
+# layers below compile call to evaluate a graph (Variable.eval, verify_grad) without
+# importing upward.
+compile_function = None
+
+
+def compile_function_or_raise():
+    """kiln.compile.function, or RuntimeError when kiln.compile has not loaded."""
+    if compile_function is None:
+        raise RuntimeError("kiln.compile is not loaded: import kiln")
+    return compile_function
+
+
 def check_dtype(dtype):
     """The dtype's name, or TypeError for one Kiln does not know."""
     name = np.dtype(dtype).name if not isinstance(dtype, str) else dtype
@@ -26,6 +39,10 @@ def check_dtype(dtype):
 
 class TensorType:
     """A dtype and a static shape: an int per known dim, None per unknown one."""
+
+    # The class of its variables, as Aesara's Type.variable_type: Variable here, and
+    # kiln.tensor's TensorVariable once kiln.tensor.variable sets it (the layer above).
+    variable_type = None
 
     def __init__(self, dtype, shape=None, broadcastable=None):
         self.dtype = check_dtype(dtype)
@@ -74,21 +91,18 @@ class TensorType:
     def filter_variable(self, other, allow_convert=True):
         """other as a variable of this type: itself when its type is this one or a subtype, a
         SpecifyShape of it when it is a supertype (the shape checked at run time), else
-        TypeError."""
-        from kiln.tensor.basic import as_tensor_variable
-        from kiln.tensor.shape import specify_shape
-        other = as_tensor_variable(other)
-        if self.is_super(other.type):
-            return other
-        if other.type.is_super(self):
-            return specify_shape(other, self.shape)
-        raise TypeError("Cannot convert Type %s (of Variable %s) into Type %s. You can try to "
-                        "manually convert %s into a %s." % (other.type, other, self, other, self))
+        TypeError. A value becomes a constant first. (The conversions are the variable class's,
+        variable_type.filter_into: kiln.tensor's once it loads.)"""
+        return self.variable_type.filter_into(self, other, allow_convert)
+
+    def cannot_convert(self, other):
+        """Aesara's TypeError for a variable filter_variable cannot convert."""
+        return TypeError("Cannot convert Type %s (of Variable %s) into Type %s. You can try to "
+                         "manually convert %s into a %s." % (other.type, other, self, other, self))
 
     def __call__(self, name=None):
         """A new variable of this type, as Aesara's type(name)."""
-        from kiln.tensor.variable import TensorVariable
-        return TensorVariable(self, name=name)
+        return self.variable_type(self, name=name)
 
     def filter(self, value, allow_downcast=False, name=None):
         """The value as a NumPy array of this type; TypeError as Aesara's filter."""
@@ -135,12 +149,24 @@ class Variable:
         if twin is not None:
             twin.name = name or ""
 
+    @classmethod
+    def filter_into(cls, type, other, allow_convert=True):
+        """other as a variable of `type` (TensorType.filter_variable): a variable of it or of
+        a subtype as it is, else TypeError (kiln.tensor's variables also convert values and
+        supertypes)."""
+        if isinstance(other, Variable) and type.is_super(other.type):
+            return other
+        raise type.cannot_convert(other)
+
     def __str__(self):
         """Aesara's str: the name, "Elemwise{mul,no_inplace}.0", "<TensorType(float64, ())>" or
         "TensorConstant{2.0}", as core prints the twin."""
         return str(core_variable(self))
 
     __repr__ = __str__
+
+
+TensorType.variable_type = Variable
 
 
 class Constant(Variable):
@@ -182,10 +208,10 @@ class Apply:
     """op applied to inputs, giving outputs."""
 
     def __init__(self, op, inputs, output_types):
-        from kiln.tensor.variable import TensorVariable
         self.op = op
         self.inputs = list(inputs)
-        self.outputs = [TensorVariable(t, owner=self, index=i) for i, t in enumerate(output_types)]
+        self.outputs = [t.variable_type(t, owner=self, index=i)
+                        for i, t in enumerate(output_types)]
 
     nin = property(lambda self: len(self.inputs))
     nout = property(lambda self: len(self.outputs))
@@ -244,9 +270,11 @@ class CoreOp(Op):
 
     __props__ = ("kind", "attrs")
 
-    def __init__(self, kind, attrs):
+    def __init__(self, kind, attrs, core_op=None):
         self.kind = kind
         self.attrs = tuple((k, tuple(v) if isinstance(v, list) else v) for k, v in attrs)
+        if core_op is not None:  # core's op itself (of a node core made)
+            self._core_op = core_op
         self.core_op()
 
     def wire_attrs(self):

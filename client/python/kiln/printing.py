@@ -1,13 +1,20 @@
-"""kiln.dprint, kiln.pp and kiln.printing.pydotprint: Aesara's debugprint text and pretty
-printer (core's, of the graph's twin in kiln._core), its picture drawn from the server's DOT by
-graphviz, and Print, the op that shows a value each time a function computes it."""
+"""kiln.dprint, kiln.pp and kiln.printing.pydotprint: Aesara's debugprint text, pretty printer
+and picture (core's, of the graph's twin in kiln._core, drawn by graphviz; a compiled function's
+optimized graph as the server prints it), and Print, the op that shows a value each time a
+function computes it."""
 import subprocess
 import sys
 import warnings
 
-from kiln import _pb, wire
-from kiln.graph import Op, _core, ancestors, apply_typed_by_core, core_variable, graph_inputs
-from kiln.tensor.variable import TensorConstant
+from kiln.graph import Op, _core, ancestors, apply_typed_by_core, core_variable
+from kiln.tensor.basic import as_tensor_variable
+
+
+def _server_text(obj, fmt):
+    """A compiled function's graph as the server prints it (its print_compiled method, so that
+    this layer need not import kiln.compile), or None for a variable or a list of them."""
+    print_compiled = getattr(obj, "print_compiled", None)
+    return print_compiled(fmt) if callable(print_compiled) else None
 
 
 def debugprint(obj, file=None, depth=-1, print_type=False, ids="CHAR", stop_on_name=False,
@@ -17,11 +24,8 @@ def debugprint(obj, file=None, depth=-1, print_type=False, ids="CHAR", stop_on_n
     the file, or returns the text with file='str'. A subtree nested deeper
     than max_nesting levels ends its line with " ..." and is printed as a block of its own
     below, so that the text stays linear in the graph's size (-1: never cut)."""
-    from kiln.compile import Function
-    if isinstance(obj, Function):
-        req = _pb.service_pb2.PrintRequest(function_id=obj.function_id)
-        text = obj._client.call("Print", req).text
-    else:
+    text = _server_text(obj, "DPRINT")
+    if text is None:
         outs = list(obj) if isinstance(obj, (list, tuple)) else [obj]
         text = _debugprint(outs, depth, print_type, ids, stop_on_name, max_nesting)
     if file == "str":
@@ -41,20 +45,15 @@ dprint = debugprint
 
 def pydotprint(fct, outfile=None, format="png", compact=True, var_with_name_simple=False,
                print_output_file=True, **kwargs):
-    """Draws a variable's graph, or a compiled function's optimized graph, with graphviz (the
-    server writes the DOT in pydotprint's conventions)."""
-    from kiln.client import get_client
-    from kiln.compile import Function
-    req = _pb.service_pb2.PrintRequest(format=_pb.service_pb2.PrintRequest.DOT)
-    if isinstance(fct, Function):
-        req.function_id = fct.function_id
-        client = fct._client
-    else:
+    """Draws a variable's graph (core writes its DOT in pydotprint's conventions, here:
+    compact draws unnamed intermediate variables as edge labels, var_with_name_simple labels
+    a named variable by its name alone) or a compiled function's optimized graph (as the
+    server writes it) with graphviz."""
+    dot = _server_text(fct, "DOT")
+    if dot is None:
         outs = list(fct) if isinstance(fct, (list, tuple)) else [fct]
-        leaves = [v for v in graph_inputs(outs) if not isinstance(v, TensorConstant)]
-        req.graph.CopyFrom(wire.graph_to_proto(leaves, outs))
-        client = get_client()
-    dot = client.call("Print", req).text
+        dot = _core.dot([core_variable(o) for o in outs], bool(compact),
+                        bool(var_with_name_simple))
     outfile = outfile or "kiln.%s" % format
     if format == "dot":
         with open(outfile, "w") as f:
@@ -101,7 +100,6 @@ class Print(Op):
         return [("message", self.message), ("attrs", ",".join(self.attrs))]
 
     def make_node(self, xin):
-        from kiln.tensor import as_tensor_variable
         return apply_typed_by_core(self, [as_tensor_variable(xin)])
 
     def __str__(self):

@@ -1,8 +1,10 @@
-"""Graphs and tensors to kiln.v1 messages and back."""
+"""Graphs and tensors to kiln.v1 messages and back (no transport: kiln.client sends them)."""
 import numpy as np
 
 from kiln import _pb
-from kiln.graph import CoreOp, TensorType, _core, core_variable
+from kiln.graph import TensorType, _core, core_variable
+from kiln.tensor.basic import constant
+from kiln.tensor.from_core import op_of
 
 _DTYPE_ENUM = {name: _pb.types_pb2.DType.Value("DTYPE_" + name.upper())
                for name in ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16",
@@ -73,45 +75,9 @@ def _attr_value(a):
     return getattr(a.value, kind)
 
 
-def _make_op(kind, attrs):
-    """The client's op class for a wire op (what Aesara's API shows of it), or None: the op is
-    then a CoreOp, made and typed by core all the same."""
-    from kiln.tensor import basic, build, indexing, nnet, reduce
-    from kiln.tensor.elemwise import X, DimShuffle, Elemwise
-    a = dict(attrs)
-    makers = {
-        "Elemwise": lambda: Elemwise(a["scalar_op"], a.get("cast_to")),
-        "DimShuffle": lambda: DimShuffle(a["input_broadcastable"],
-                                         [X if d == -1 else d for d in a["new_order"]],
-                                         bool(a.get("inplace", 1))),
-        "CAReduce": lambda: reduce.CAReduce(a["reduce"], tuple(a["axis"]) if "axis" in a else None,
-                                           a.get("acc_dtype")),
-        "Dot": nnet.Dot,
-        "Shape": basic.Shape,
-        "Shape_i": lambda: basic.ShapeI(a["i"]),
-        "Reshape": lambda: basic.Reshape(a["ndim"]),
-        "Subtensor": lambda: indexing.Subtensor(a["idx_list"]),
-        "IncSubtensor": lambda: indexing.IncSubtensor(a["idx_list"], a.get("set", 0)),
-        "Join": build.Join,
-        "Softmax": lambda: nnet.Softmax(a["axis"]),
-        "Argmax": lambda: reduce.Argmax(a["axis"]),
-        "LogSoftmax": lambda: nnet.LogSoftmax(a["axis"]),
-        "Alloc": build.Alloc,
-        "ARange": lambda: build.ARange(a["dtype"]),
-        "Eye": lambda: build.Eye(a["dtype"]),
-        "MakeVector": lambda: basic.MakeVector(a["dtype"]),
-    }
-    if kind not in makers or (kind == "Elemwise" and a.get("scalar_op") == "composite"):
-        return None
-    try:
-        return makers[kind]()
-    except (KeyError, ValueError, TypeError):
-        return None
-
-
 def graph_from_proto(g, inputs):
-    """The outputs of a kiln.v1.Graph as client variables over `inputs` (one per graph input)."""
-    from kiln.tensor.basic import constant
+    """The outputs of a kiln.v1.Graph as client variables over `inputs` (one per graph input),
+    each node made again by its op's class (kiln.tensor.from_core.op_of)."""
     if len(inputs) != len(g.inputs):
         raise ValueError("the graph has %d inputs, %d given" % (len(g.inputs), len(inputs)))
     constants = []
@@ -135,6 +101,6 @@ def graph_from_proto(g, inputs):
             kind, attrs = n.op.kind, [(a.name, _attr_value(a)) for a in n.op.attrs]
         else:
             kind, attrs = op_table[n.op_index]
-        op = _make_op(kind, attrs) or CoreOp(kind, attrs)
+        op = op_of(kind, attrs)
         node_outputs.append(op.make_node(*[value(r) for r in n.inputs]).outputs)
     return [value(r) for r in g.outputs]

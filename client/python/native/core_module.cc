@@ -2,14 +2,24 @@
 // and ops are core's own objects, so Python sees core's type rules, printed names and wire
 // encoding; every op core registers is reachable by its Aesara class name (make_node), the day
 // it is added. Errors are kiln._core.GraphError (a TypeError and a ValueError, as Aesara raises
-// either while building) with core's message.
+// either while building) with core's message; grad's are kiln._core.CallError(code, message),
+// code the gRPC status name the server's Grad would answer.
+#include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <cctype>
+#include <cstdint>
+#include <cstring>
+#include <optional>
 #include <string>
+#include <unordered_set>
+#include <utility>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "client/python/native/executable.h"
+#include "core/grad/gradient.h"
 #include "core/graph/basic.h"
 #include "core/graph/constructors.h"
 #include "core/graph/inner_graph.h"
@@ -20,6 +30,7 @@
 #include "core/ops/scalar_op.h"
 #include "core/runtime/tensor.h"
 #include "core/scan/scan.h"
+#include "core/text/dot.h"
 #include "core/text/dprint.h"
 #include "core/text/pp.h"
 #include "kiln/v1/graph.pb.h"
@@ -30,8 +41,9 @@ namespace py = pybind11;
 namespace kiln {
 namespace {
 
-// kiln._core.GraphError, made when the module loads.
+// kiln._core.GraphError, made when the module loads; kiln._core.CallError, DefineExecutable's.
 PyObject* graph_error = nullptr;
+PyObject* call_error = nullptr;
 
 [[noreturn]] void ThrowGraphError(const std::string& message) {
   PyErr_SetString(graph_error, message.c_str());
@@ -98,6 +110,112 @@ std::vector<VariablePtr> Ptrs(const std::vector<Var>& vs) {
   return out;
 }
 
+// CallError(code, message) of a failed status, as the server answers it.
+[[noreturn]] void ThrowCallError(const absl::Status& status) {
+  py::object args =
+      py::make_tuple(absl::StatusCodeToString(status.code()), std::string(status.message()));
+  PyErr_SetObject(call_error, args.ptr());
+  throw py::error_already_set();
+}
+
+// A constant's value as a new NumPy array (C order, this machine's byte order).
+py::array ConstantData(const Variable& v) {
+  const auto* c = dynamic_cast<const Constant*>(&v);
+  if (c == nullptr) ThrowGraphError(v.ToString() + " is not a constant");
+  const Tensor data = c->data().Contiguous();
+  std::vector<py::ssize_t> shape(data.shape().begin(), data.shape().end());
+  py::array out(py::dtype(std::string(DTypeName(data.dtype()))), shape);
+  if (data.nbytes() > 0) std::memcpy(out.mutable_data(), data.raw_data(), data.nbytes());
+  return out;
+}
+
+// Aesara's keyword arguments of grad, by their Python spellings.
+DisconnectedInputs DisconnectedInputsOf(const std::string& value) {
+  if (value == "raise") return DisconnectedInputs::kRaise;
+  if (value == "warn") return DisconnectedInputs::kWarn;
+  if (value == "ignore") return DisconnectedInputs::kIgnore;
+  ThrowGraphError(
+      "Invalid value for keyword 'disconnected_inputs', valid values are 'ignore', "
+      "'warn' and 'raise'.");
+}
+
+ReturnDisconnected ReturnDisconnectedOf(std::string value) {
+  for (char& c : value) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (value == "zero") return ReturnDisconnected::kZero;
+  if (value == "none") return ReturnDisconnected::kNone;
+  if (value == "disconnected") return ReturnDisconnected::kDisconnected;
+  ThrowGraphError(
+      "Invalid value for keyword 'return_disconnected', valid values are 'zero', "
+      "'None' and 'Disconnected'.");
+}
+
+NullGradients NullGradientsOf(const std::string& value) {
+  if (value == "raise") return NullGradients::kRaise;
+  if (value == "return") return NullGradients::kReturn;
+  ThrowGraphError(
+      "Invalid value for keyword 'null_gradients', valid values are 'raise' and "
+      "'return'.");
+}
+
+// aesara.gradient.grad (or, with `jacobian`, the Jacobian of a vector cost) in this process:
+// (results, warnings), a result None where return_disconnected="None" asks for it. Ctrl-C
+// stops it (KeyboardInterrupt); core's errors are CallError with the code the server's Grad
+// would answer.
+py::tuple Grad(const std::optional<VariablePtr>& cost, const std::vector<VariablePtr>& wrt,
+               const std::vector<VariablePtr>& consider_constant,
+               const std::vector<std::pair<VariablePtr, VariablePtr>>& known_grads,
+               const std::string& disconnected_inputs, const std::string& return_disconnected,
+               const std::string& null_gradients, bool jacobian) {
+  GradOptions options;
+  options.disconnected_inputs = DisconnectedInputsOf(disconnected_inputs);
+  options.return_disconnected = ReturnDisconnectedOf(return_disconnected);
+  options.null_gradients = NullGradientsOf(null_gradients);
+  options.add_names = false;  // kiln.gradient names them, on the Python variables too
+  for (const VariablePtr& v : consider_constant) options.consider_constant.emplace_back(v);
+  for (const auto& [v, g] : known_grads) options.known_grads.emplace_back(v, g);
+  std::vector<std::string> warnings;
+  options.warnings = &warnings;
+  bool interrupted = false;
+  options.interrupt = [&interrupted]() -> absl::Status {
+    if (PyErr_CheckSignals() == 0) return absl::OkStatus();
+    interrupted = true;
+    return absl::CancelledError("grad: interrupted");
+  };
+  const Var c = cost ? Var(*cost) : Var();
+  absl::StatusOr<std::vector<Var>> grads =
+      jacobian ? kiln::jacobian(c, Vars(wrt), options) : grad(c, Vars(wrt), options);
+  if (interrupted) throw py::error_already_set();  // the signal handler's exception
+  if (!grads.ok()) ThrowCallError(grads.status());
+  std::vector<std::optional<VariablePtr>> out;
+  for (const Var& g : *grads) out.push_back(g.ok() ? std::optional(g.ptr()) : std::nullopt);
+  return py::make_tuple(out, warnings);
+}
+
+// The nodes computing `outputs` that are not behind `known` (variables Python already has),
+// each after the nodes computing its inputs, as (op, inputs, outputs, output types) with a
+// type as (dtype, shape), or None when not a tensor: what a Python view of a graph core built
+// adds, in one call.
+py::list NewNodes(const std::vector<VariablePtr>& outputs, const std::vector<VariablePtr>& known) {
+  std::unordered_set<const Variable*> stop;
+  for (const VariablePtr& v : known) stop.insert(v.get());
+  py::list nodes;
+  for (Apply* node :
+       ToposortUntil(outputs, [&stop](const Variable* v) { return stop.contains(v); })) {
+    py::list types;
+    for (int i = 0; i < node->num_outputs(); ++i) {
+      const TensorType* t = node->output_ptr(i)->tensor_type();
+      if (t == nullptr) {
+        types.append(py::none());
+      } else {
+        types.append(py::make_tuple(DTypeName(t->dtype()), py::tuple(py::cast(t->shape()))));
+      }
+    }
+    nodes.append(py::make_tuple(std::const_pointer_cast<Op>(node->op_ptr()), node->inputs(),
+                                node->outputs(), types));
+  }
+  return nodes;
+}
+
 }  // namespace
 }  // namespace kiln
 
@@ -108,6 +226,7 @@ PYBIND11_MODULE(_core, m) {
   graph_error = PyErr_NewException("kiln._core.GraphError", bases.ptr(), nullptr);
   m.attr("GraphError") = py::handle(graph_error);
   DefineExecutable(m);
+  call_error = m.attr("CallError").ptr();
 
   py::class_<Type, std::shared_ptr<Type>>(m, "Type")
       .def("__str__", &Type::ToString)
@@ -157,6 +276,7 @@ PYBIND11_MODULE(_core, m) {
       .def_property_readonly("index", &Variable::index)
       .def_property("name", &Variable::name, &Variable::set_name)
       .def_property_readonly("is_constant", &Variable::is_constant)
+      .def_property_readonly("data", &ConstantData, "A constant's value, as a new array.")
       .def("__str__", &Variable::ToString);
 
   m.def(
@@ -191,6 +311,15 @@ PYBIND11_MODULE(_core, m) {
       },
       py::arg("type_name"), py::arg("attrs"), py::arg("inputs"),
       "The node of the op registered as type_name with these attributes, type-checked.");
+  m.def("grad", &Grad, py::arg("cost"), py::arg("wrt"), py::arg("consider_constant"),
+        py::arg("known_grads"), py::arg("disconnected_inputs") = "raise",
+        py::arg("return_disconnected") = "zero", py::arg("null_gradients") = "raise",
+        py::arg("jacobian") = false,
+        "aesara.gradient.grad in this process (jacobian: the Jacobian of a vector cost, one "
+        "backward pass batched over its rows): (gradients, warnings).");
+  m.def("new_nodes", &NewNodes, py::arg("outputs"), py::arg("known"),
+        "The nodes computing outputs that are not behind the `known` variables, in a "
+        "topological order: (op, inputs, outputs, output types as (dtype, shape) or None).");
   m.def("registered_ops", &RegisteredOps, "The Aesara class names of every registered op.");
   m.def(
       "scalar_ops",
@@ -222,6 +351,16 @@ PYBIND11_MODULE(_core, m) {
       py::arg("depth") = -1, py::arg("stop_on_name") = false, py::arg("max_nesting") = 100,
       "Aesara's debugprint text of the outputs' graph (ids: CHAR, int or \"\").");
   m.def(
+      "dot",
+      [](const std::vector<VariablePtr>& outputs, bool compact, bool var_with_name_simple) {
+        DotOptions options;
+        options.compact = compact;
+        options.var_with_name_simple = var_with_name_simple;
+        return ToDot(Vars(outputs), options);
+      },
+      py::arg("outputs"), py::arg("compact") = true, py::arg("var_with_name_simple") = false,
+      "pydotprint's DOT text of the outputs' graph, for graphviz.");
+  m.def(
       "pp", [](const VariablePtr& output) { return ValueOrThrow(PrettyPrint(Var(output))); },
       py::arg("output"), "Aesara's pp text of the output's expression.");
   m.def(
@@ -233,8 +372,7 @@ PYBIND11_MODULE(_core, m) {
       "The kiln.v1.Graph bytes computing outputs from inputs.");
   // aesara.scan in two calls around the Python step function (kiln/scan/basic.py).
   py::class_<ScanBuilder>(m, "ScanBuilder")
-      .def_property_readonly("step_args",
-                             [](const ScanBuilder& b) { return Ptrs(b.step_args()); })
+      .def_property_readonly("step_args", [](const ScanBuilder& b) { return Ptrs(b.step_args()); })
       .def(
           "finish",
           [](const ScanBuilder& b, const std::vector<VariablePtr>& outputs,

@@ -1,11 +1,12 @@
 """aesara.scan over core's builder (core/scan/scan.h): the step function runs here on the step's
-symbolic arguments, and core makes the loop, which the server then compiles and runs."""
+symbolic arguments, and core makes the loop (the Python variables of its outputs view core's
+nodes), which the server then compiles and runs."""
 from collections import OrderedDict
 
-from kiln import _pb, wire
-from kiln.graph import ancestors, core_variable, _core
+from kiln.graph import core_variable, _core
 from kiln.scan.utils import until
 from kiln.tensor.basic import as_tensor_variable
+from kiln.tensor.from_core import variables_of
 from kiln.tensor.type import TensorType
 from kiln.tensor.variable import TensorVariable
 
@@ -87,25 +88,16 @@ def scan(fn, sequences=None, outputs_info=None, non_sequences=None, n_steps=None
     args = [_step_variable(t, g) for t, g in zip(twins, given)]
     outputs, updates, cond = _step_results(fn(*args))
     updates = [(k, as_tensor_variable(v)) for k, v in updates.items()]
-    out_twins, update_twins, leaf_twins = builder.finish(
+    out_twins, update_twins, _ = builder.finish(
         [core_variable(o) for o in outputs],
         [(core_variable(k), core_variable(v)) for k, v in updates],
         None if cond is None else core_variable(cond))
-    # The loop as client variables, over the client's own leaves.
+    # The loop as client variables, over the client's own: the outer graph reads the arguments
+    # and the shared variables the step reads (leaves of the step's graph).
     known = [x for x, _ in seqs] + [x for x, _ in infos if x is not None] + non_seqs
     known += ([steps] if steps is not None else []) + outputs + [v for _, v in updates]
     known += [k for k, _ in updates] + ([cond] if cond is not None else [])
-    by_twin = {id(core_variable(v)): v for v in ancestors(known) if v.owner is None
-               and not hasattr(v, "data")}
-    leaves, seen = [], set()
-    for t in leaf_twins:
-        if id(t) not in seen:
-            seen.add(id(t))
-            leaves.append(by_twin[id(t)])
-    finals = out_twins + [v for _, v in update_twins]
-    g = _pb.graph_pb2.Graph.FromString(
-        _core.graph_to_proto([core_variable(v) for v in leaves], finals))
-    values = wire.graph_from_proto(g, leaves)
+    values = variables_of(out_twins + [v for _, v in update_twins], known)
     outs, new_values = values[:len(out_twins)], values[len(out_twins):]
     result_updates = OrderedUpdates((k, v) for (k, _), v in zip(updates, new_values))
     if return_list:

@@ -1,5 +1,6 @@
-"""kiln.tensor: Aesara's aesara.tensor over a Kiln server. Graphs are built here, with
-Aesara's types and names; optimization, differentiation and execution happen on the server."""
+"""kiln.tensor: Aesara's aesara.tensor over a Kiln server. Graphs are built and differentiated
+here, by core, with Aesara's types and names; optimization and compilation happen on the
+server."""
 from kiln.graph import TensorType
 from kiln.tensor.basic import (CONSTRUCTORS, ELEMWISE, add, as_tensor_variable, cast, clip,
                                constant, dimshuffle, fill, flatten, mul, ones_like, reshape, shape,

@@ -18,12 +18,15 @@ def floatx():
 # --- constants ---------------------------------------------------------------------------------
 
 def autocast_dtype(value):
-    """Aesara's dtype of a Python scalar: the smallest int8..int64 that holds an int; for a
-    float, floatX when that is float32 or float16, else float32 if it represents the value
-    exactly (inf included) and float64 otherwise; bool for a bool."""
-    if isinstance(value, (bool, np.bool_)):
+    """Aesara's dtype of a Python scalar (its "custom" cast policy): the smallest int8..int64
+    that holds an int; for a float, floatX when that is float32 or float16, else float32 if it
+    represents the value exactly (inf included) and float64 otherwise; bool for a bool. A NumPy
+    scalar or array keeps its dtype (np.float64 is a Python float, and still float64)."""
+    if isinstance(value, (np.generic, np.ndarray)):
+        return value.dtype.name
+    if isinstance(value, bool):
         return "bool"
-    if isinstance(value, (int, np.integer)) and not isinstance(value, np.generic):
+    if isinstance(value, int):
         for d in ("int8", "int16", "int32", "int64"):
             info = np.iinfo(d)
             if info.min <= value <= info.max:
@@ -41,9 +44,11 @@ def autocast_dtype(value):
 
 
 def constant(value, name=None, dtype=None):
-    """A TensorConstant of the value (autocast for Python scalars)."""
-    if dtype is None:
-        dtype = autocast_dtype(value) if isinstance(value, (bool, int, float)) else None
+    """A TensorConstant of the value: a Python scalar autocast (autocast_dtype), a NumPy scalar
+    or array of its own dtype, anything else as np.array reads it."""
+    if dtype is None and isinstance(value, (bool, int, float)) and not isinstance(value,
+                                                                                np.generic):
+        dtype = autocast_dtype(value)
     data = np.array(value, dtype=dtype, order="C")  # a copy: later changes to value don't leak
     check_dtype(data.dtype.name)
     data.setflags(write=False)

@@ -1,9 +1,15 @@
 """TensorVariable and TensorConstant: Aesara's operators, properties and methods on variables."""
-from kiln.graph import Constant, Variable
+from kiln import graph
+from kiln.graph import Constant, TensorType, Variable
 
 
 class _TensorMethods:
     """What Aesara's _tensor_py_operators gives a tensor variable."""
+
+    # As Aesara's: NumPy's operators defer to ours, so np.float64(2) * x and np.ones(3) + x
+    # are x.__rmul__(np.float64(2)) and x.__radd__(array), their dtypes kept (not the elements
+    # of an object array, one Python float or int at a time).
+    __array_priority__ = 1000
 
     ndim = property(lambda self: self.type.ndim)
     dtype = property(lambda self: self.type.dtype)
@@ -72,10 +78,24 @@ class _TensorMethods:
     def exp(self): return self._k().exp(self)
     def log(self): return self._k().log(self)
 
+    @classmethod
+    def filter_into(cls, type, other, allow_convert=True):
+        """other as a variable of `type` (TensorType.filter_variable): a value as a constant,
+        a variable of the type or a subtype as it is, of a supertype as its SpecifyShape to the
+        type's shape (checked at run time); else TypeError."""
+        from kiln.tensor.basic import as_tensor_variable
+        from kiln.tensor.shape import specify_shape
+        other = as_tensor_variable(other)
+        if type.is_super(other.type):
+            return other
+        if allow_convert and other.type.is_super(type):
+            return specify_shape(other, type.shape)
+        raise type.cannot_convert(other)
+
     def eval(self, inputs_to_values=None):
         """Aesara's eval: this variable's value given values of the inputs it depends on
         ({variable: value}), compiled once per set of inputs and cached on the variable."""
-        from kiln.compile import function
+        function = graph.compile_function_or_raise()
         values = inputs_to_values or {}
         inputs = tuple(sorted(values, key=id))
         cache = self.__dict__.setdefault("_eval_functions", {})
@@ -90,3 +110,7 @@ class TensorVariable(_TensorMethods, Variable):
 
 class TensorConstant(_TensorMethods, Constant):
     """A tensor constant."""
+
+
+# As Aesara's aesara.tensor.var: a TensorType's variables are TensorVariables.
+TensorType.variable_type = TensorVariable

@@ -5,7 +5,7 @@ import copy
 import numpy as np
 
 from kiln import _core
-from kiln.compile.sharedvalue import SharedVariable
+from kiln.tensor.sharedvar import SharedVariable
 
 _MASK = (1 << 64) - 1
 
