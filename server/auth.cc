@@ -11,7 +11,7 @@
 #include "absl/strings/strip.h"
 #include "absl/synchronization/mutex.h"
 #include "core/graph/canonical.h"
-#include "core/graph/status_macros.h"
+#include "core/tensor/status_macros.h"
 #include "server/disk_cache.h"
 
 namespace kiln::server {

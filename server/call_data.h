@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "core/runtime/tensor.h"
+#include "core/tensor/tensor.h"
 #include "kiln/v1/service.pb.h"
 #include "server/sessions.h"
 #include "server/shm_regions.h"

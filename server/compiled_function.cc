@@ -13,7 +13,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
 #include "core/graph/canonical.h"
-#include "core/graph/status_macros.h"
+#include "core/tensor/status_macros.h"
 #include "core/ops/print.h"
 #include "kiln/v1/stored.pb.h"
 #include "proto/convert/function_convert.h"
@@ -21,7 +21,7 @@
 #include "proto/convert/tensor_convert.h"
 #include "server/graph_requests.h"
 #include "server/log.h"
-#include "server/version.h"
+#include "proto/version.h"
 
 namespace kiln::server {
 

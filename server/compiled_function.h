@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "core/runtime/function.h"
+#include "core/compile/function.h"
 #include "kiln/v1/service.pb.h"
 #include "proto/convert/graph_convert.h"
 #include "server/sessions.h"

@@ -3,7 +3,7 @@
 // its side; the server runs the function on its pool and streams back what its Print ops showed
 // (one message each), then the outputs in chunks.
 #include "absl/strings/str_cat.h"
-#include "core/graph/status_macros.h"
+#include "core/tensor/status_macros.h"
 #include "proto/convert/tensor_convert.h"
 #include "server/service.h"
 

@@ -4,7 +4,7 @@
 #include "absl/strings/str_join.h"
 #include "core/grad/gradient.h"
 #include "core/graph/fgraph.h"
-#include "core/graph/status_macros.h"
+#include "core/tensor/status_macros.h"
 #include "core/passes/passes.h"
 #include "core/text/dot.h"
 #include "core/text/dprint.h"

@@ -17,7 +17,7 @@
 
 #include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
-#include "core/graph/status_macros.h"
+#include "core/tensor/status_macros.h"
 #include "proto/convert/error_reason.h"
 #include "server/calls.h"
 #include "server/log.h"

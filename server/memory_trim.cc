@@ -5,7 +5,7 @@
 #include <fstream>
 #include <string>
 
-#include "core/runtime/allocator.h"
+#include "core/tensor/allocator.h"
 #include "server/request_budget.h"
 
 namespace kiln::server {

@@ -10,7 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "absl/synchronization/mutex.h"
-#include "core/graph/status_macros.h"
+#include "core/tensor/status_macros.h"
 #include "server/log.h"
 
 namespace kiln::server {

@@ -6,7 +6,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
-#include "core/graph/status_macros.h"
+#include "core/tensor/status_macros.h"
 #include "server/disk_cache.h"
 #include "server/log.h"
 

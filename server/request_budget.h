@@ -15,7 +15,7 @@
 #include <string>
 
 #include "absl/status/status.h"
-#include "core/runtime/call_limits.h"
+#include "core/tensor/call_limits.h"
 
 namespace kiln::server {
 

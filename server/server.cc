@@ -10,8 +10,8 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
-#include "core/graph/status_macros.h"
-#include "core/runtime/allocator.h"
+#include "core/tensor/status_macros.h"
+#include "core/tensor/allocator.h"
 #include "server/log.h"
 #include "server/redis_cache.h"
 #include "server/redis_sessions.h"

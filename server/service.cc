@@ -10,14 +10,14 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "core/graph/canonical.h"
-#include "core/graph/status_macros.h"
+#include "core/tensor/status_macros.h"
 #include "proto/convert/error_reason.h"
 #include "proto/convert/tensor_convert.h"
 #include "server/call_data.h"
 #include "server/graph_requests.h"
 #include "server/local_lane.h"
 #include "server/log.h"
-#include "server/version.h"
+#include "proto/version.h"
 
 namespace kiln::server {
 namespace {

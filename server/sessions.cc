@@ -7,7 +7,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
-#include "core/graph/status_macros.h"
+#include "core/tensor/status_macros.h"
 #include "proto/convert/error_reason.h"
 
 namespace kiln::server {

@@ -18,7 +18,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
-#include "core/runtime/tensor.h"
+#include "core/tensor/tensor.h"
 #include "server/sweeper.h"
 
 namespace kiln::server {

@@ -14,7 +14,7 @@
 #include "client/cpp/lane_channel.h"
 #include "client/cpp/shm_channel.h"
 #include "core/graph/canonical.h"
-#include "core/graph/status_macros.h"
+#include "core/tensor/status_macros.h"
 #include "core/graph/traversal.h"
 #include "core/ops/print.h"
 #include "core/runtime/shared.h"

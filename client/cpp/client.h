@@ -15,8 +15,8 @@
 #include "absl/status/statusor.h"
 #include "core/graph/var.h"
 #include "core/rewrite/mode.h"
-#include "core/runtime/function.h"
-#include "core/runtime/tensor.h"
+#include "core/compile/function.h"
+#include "core/tensor/tensor.h"
 #include "kiln/v1/service.pb.h"
 
 namespace kiln::client {

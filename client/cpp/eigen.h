@@ -10,7 +10,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
-#include "core/runtime/tensor.h"
+#include "core/tensor/tensor.h"
 
 namespace kiln::client {
 

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "core/runtime/tensor.h"
+#include "core/tensor/tensor.h"
 #include "kiln/v1/service.pb.h"
 
 namespace kiln::client {

@@ -5,7 +5,7 @@
 #include "core/graph/fgraph.h"
 #include "core/graph/gradient_types.h"
 #include "core/graph/op_registry.h"
-#include "core/graph/status_macros.h"
+#include "core/tensor/status_macros.h"
 #include "core/graph/traversal.h"
 #include "core/ops/op_util.h"
 #include "core/ops/shape_infer.h"
@@ -171,7 +171,7 @@ namespace {
 absl::Status InlinePass(FunctionGraph& fg, RewriteContext&) {
   std::vector<ApplyPtr> nodes;  // owned: replacing a node's last use drops it from fg
   for (Apply* node : fg.Toposort()) {
-    const auto* op = dynamic_cast<const OpFromGraph*>(&node->op());
+    const auto* op = node->op().As<OpFromGraph>();
     if (op != nullptr && op->is_inline()) nodes.push_back(node->shared_from_this());
   }
   for (const ApplyPtr& node : nodes) {

@@ -11,7 +11,7 @@
 
 #include "core/graph/inner_graph.h"
 #include "core/graph/op_decl.h"
-#include "core/runtime/inner_program.h"
+#include "core/compile/inner_program.h"
 
 namespace kiln {
 
@@ -30,10 +30,9 @@ struct OpFromGraphAttrs {
 // OpFromGraph(inputs...) -> the inner graph's outputs on them. Each input must have the type of
 // its inner input (or a more precise one). Printed "OpFromGraph{inline=False}", or
 // "<name>{inline=False}".
-class OpFromGraph final : public Op, public HasInnerGraph {
+class OpFromGraph final : public OpOf<OpFromGraph>, public HasInnerGraph {
  public:
   static constexpr absl::string_view kTypeName = "OpFromGraph";
-  absl::string_view type_name() const override { return kTypeName; }
 
   // The op of `attrs`, its inner text decoded and checked.
   static absl::StatusOr<std::shared_ptr<const OpFromGraph>> Make(OpFromGraphAttrs attrs);
@@ -45,9 +44,15 @@ class OpFromGraph final : public Op, public HasInnerGraph {
   const InnerGraph& inner() const override { return inner_; }
   // -1: Aesara prints no arrows from its inner inputs to the outer ones.
   int OuterInputOf(int) const override { return -1; }
+  Use inner_use() const override { return Use::kCall; }
   std::string Name() const override;
   OpAttrs Attrs() const override { return EncodeAttrs(attrs_); }
-  KILN_OP_METHODS
+  absl::StatusOr<ApplyPtr> MakeNode(std::vector<VariablePtr> inputs) const override;
+  absl::StatusOr<std::vector<std::vector<VariablePtr>>> InferShape(
+      const Apply& node, const std::vector<std::vector<VariablePtr>>& input_shapes) const override;
+  absl::Status Perform(const Apply& node, std::span<const Tensor> inputs,
+                       std::vector<Tensor>& outputs) const override;
+  std::vector<Var> LOp(const Apply& node, const std::vector<Var>& output_grads) const override;
 
  private:
   explicit OpFromGraph(OpFromGraphAttrs attrs) : attrs_(std::move(attrs)) {}

@@ -60,7 +60,7 @@ TEST(OpFromGraphTest, InlineOnesAreExpandedAtCompileTime) {
     absl::StatusOr<Function> f = function({ex.x, ex.y, ex.z}, {ex.e2});
     ASSERT_TRUE(f.ok()) << f.status();
     int ofg = 0;
-    for (Apply* node : f->fgraph().Toposort()) ofg += node->op().type_name() == "OpFromGraph";
+    for (Apply* node : f->fgraph().Toposort()) ofg += node->op().Is<OpFromGraph>();
     EXPECT_EQ(ofg, inline_ ? 0 : 2) << inline_;
   }
 }

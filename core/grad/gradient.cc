@@ -8,10 +8,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/grad/vectorize.h"
-#include "core/graph/check.h"
+#include "core/tensor/check.h"
 #include "core/graph/gradient_types.h"
 #include "core/graph/op.h"
-#include "core/graph/status_macros.h"
+#include "core/tensor/status_macros.h"
 #include "core/graph/traversal.h"
 #include "core/ops/alloc.h"
 #include "core/ops/grad_util.h"

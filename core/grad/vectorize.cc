@@ -9,7 +9,7 @@
 #include "core/graph/constructors.h"
 #include "core/graph/inner_graph.h"
 #include "core/graph/op_registry.h"
-#include "core/graph/status_macros.h"
+#include "core/tensor/status_macros.h"
 #include "core/graph/traversal.h"
 #include "core/ops/alloc.h"
 #include "core/ops/dimshuffle.h"
@@ -18,6 +18,7 @@
 #include "core/ops/linalg.h"
 #include "core/ops/math.h"
 #include "core/ops/op_util.h"
+#include "core/ops/reduce.h"
 #include "core/ops/shape.h"
 #include "core/ops/shape_infer.h"
 
@@ -233,7 +234,7 @@ class Batcher {
         for (int64_t& a : axes) ++a;
         attrs.Set("axis", axes);
       }
-    } else if (node.op().type_name() == "CAReduce") {
+    } else if (node.op().Is<CAReduce>()) {
       std::vector<int64_t> axes(ndim);
       std::iota(axes.begin(), axes.end(), 1);
       attrs.Set("axis", axes);
@@ -339,7 +340,7 @@ class Batcher {
   // Subtensor and IncSubtensor with a full slice over the batch dim in front of the index list.
   absl::StatusOr<std::vector<Rows>> Indexing(const Apply& node, std::vector<Var> in,
                                              const std::vector<bool>& batched) const {
-    const bool inc = node.op().type_name() == "IncSubtensor";
+    const bool inc = node.op().Is<IncSubtensor>();
     RETURN_IF_ERROR(OnlyBatched(node, batched, {0, inc ? 1u : 0u}, "the indices"));
     std::vector<IndexEntry> idx = inc ? static_cast<const IncSubtensor&>(node.op()).idx()
                                       : static_cast<const Subtensor&>(node.op()).idx();
@@ -363,7 +364,7 @@ class Batcher {
   // Join(axis, *xs) and Split(x, axis, splits) along a constant axis moved past the batch dim.
   absl::StatusOr<std::vector<Rows>> AlongAxisInput(const Apply& node, std::vector<Var> in,
                                                    const std::vector<bool>& batched) const {
-    const bool join = node.op().type_name() == "Join";
+    const bool join = node.op().Is<Join>();
     const size_t axis_input = join ? 0 : 1;
     std::optional<int64_t> axis = ConstantInt(node.inputs()[axis_input]);
     if (!axis) return NoBatchedForm(node, axis_input, "the axis is not a constant");
@@ -411,13 +412,14 @@ class Walker {
       }
       if (!any_changed) continue;
       const bool any_batched = std::find(batched.begin(), batched.end(), true) != batched.end();
-      if (any_batched && node->op().type_name() == "OpFromGraph") {
+      const HasInnerGraph* inner = InnerGraphOf(node->op());
+      if (any_batched && inner != nullptr && inner->inner_use() == HasInnerGraph::Use::kCall) {
         RETURN_IF_ERROR(Inline(*node, depth));
         continue;
       }
       // A node reading only values the same for every row (shapes) is rebuilt on them as is.
       absl::StatusOr<std::vector<Rows>> rows = !any_batched ? Batched(node->op_ptr(), in, false)
-                                               : node->op().type_name() == "Scan"
+                                               : inner != nullptr
                                                    ? Loop(*node, std::move(in), batched, depth)
                                                    : batcher_.Node(*node, std::move(in), batched);
       if (!rows.ok()) return rows.status();
@@ -435,7 +437,7 @@ class Walker {
  private:
   // The node replaced by a copy of its inner graph on its inputs, which is then batched.
   absl::Status Inline(const Apply& node, int depth) {
-    const auto* op = dynamic_cast<const HasInnerGraph*>(&node.op());
+    const HasInnerGraph* op = InnerGraphOf(node.op());
     if (op == nullptr || depth >= kMaxInnerGraphDepth) {
       return NoBatchedForm(node, 0, "its inner graph nests too deep");
     }
@@ -458,7 +460,7 @@ class Walker {
   // body is batched in turn; the number of steps and an until condition must be one for all rows.
   absl::StatusOr<std::vector<Rows>> Loop(const Apply& node, std::vector<Var> in,
                                          const std::vector<bool>& batched, int depth) {
-    const auto* loop = dynamic_cast<const HasInnerGraph*>(&node.op());
+    const HasInnerGraph* loop = InnerGraphOf(node.op());
     if (loop == nullptr || depth >= kMaxInnerGraphDepth) {
       return NoBatchedForm(node, 0, "its inner graph nests too deep");
     }

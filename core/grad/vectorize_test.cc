@@ -293,9 +293,7 @@ TEST(JacobianTest, HessianThroughIfElse) {
 // An op without a batching rule (a test op: 2x, whose gradient is itself).
 class Twice final : public DeclaredOp<Twice, NoAttrs> {
  public:
-  static constexpr absl::string_view kTypeName = "VectorizeTestTwice";
-  using DeclaredOp::DeclaredOp;
-  KILN_OP_METHODS
+  KILN_DECLARED_OP("VectorizeTestTwice")
 };
 absl::StatusOr<ApplyPtr> Twice::MakeNode(std::vector<VariablePtr> inputs) const {
   TypePtr type = inputs[0]->type();

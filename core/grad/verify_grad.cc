@@ -9,10 +9,10 @@
 #include "absl/strings/str_format.h"
 #include "core/grad/gradient.h"
 #include "core/graph/constructors.h"
-#include "core/graph/status_macros.h"
+#include "core/tensor/status_macros.h"
 #include "core/ops/math.h"
 #include "core/ops/reduce.h"
-#include "core/runtime/function.h"
+#include "core/compile/function.h"
 
 namespace kiln {
 namespace {

@@ -11,7 +11,7 @@
 #include "absl/status/status.h"
 #include "core/graph/op.h"
 #include "core/graph/var.h"
-#include "core/runtime/tensor.h"
+#include "core/tensor/tensor.h"
 
 namespace kiln {
 

@@ -13,7 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
-#include "core/graph/dtype.h"
+#include "core/tensor/dtype.h"
 #include "core/graph/op_attrs.h"
 
 namespace kiln {

@@ -2,7 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "core/graph/check.h"
+#include "core/tensor/check.h"
 #include "core/graph/op.h"
 
 namespace kiln {

@@ -9,7 +9,7 @@
 
 #include "absl/status/statusor.h"
 #include "core/graph/type.h"
-#include "core/runtime/tensor.h"
+#include "core/tensor/tensor.h"
 
 namespace kiln {
 

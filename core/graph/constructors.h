@@ -5,10 +5,10 @@
 #include <optional>
 #include <string>
 
-#include "core/graph/dtype.h"
+#include "core/tensor/dtype.h"
 #include "core/graph/type.h"
 #include "core/graph/var.h"
-#include "core/runtime/tensor.h"
+#include "core/tensor/tensor.h"
 
 namespace kiln {
 

@@ -7,7 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/graph/op.h"
-#include "core/graph/status_macros.h"
+#include "core/tensor/status_macros.h"
 #include "core/graph/traversal.h"
 
 namespace kiln {

@@ -10,7 +10,8 @@
 #include "absl/strings/str_join.h"
 #include "core/graph/op.h"
 #include "core/graph/op_registry.h"
-#include "core/graph/status_macros.h"
+#include "core/graph/structural_names.h"
+#include "core/tensor/status_macros.h"
 
 // The text, one record a line, fields separated by one space:
 //   kiln-graph 1
@@ -32,87 +33,26 @@ std::string DimsText(const StaticShape& dims) {
   return absl::StrJoin(parts, ",");
 }
 
-class Encoder {
- public:
-  explicit Encoder(const std::vector<VariablePtr>& inputs) {
-    absl::StrAppend(&text_, kMagic);
-    for (size_t i = 0; i < inputs.size(); ++i) {
-      refs_[inputs[i].get()] = absl::StrCat("i", i);
-      const TensorType* t = inputs[i]->tensor_type();
-      absl::StrAppend(&text_, "i ", t ? DTypeName(t->dtype()) : "?", " ",
-                      t ? DimsText(t->shape()) : "-", "\n");
-    }
+// The text of a constant's record: its type, its shape and its bytes.
+absl::StatusOr<std::string> ConstantRecord(const Variable& v) {
+  const TensorType* t = v.tensor_type();
+  if (!v.is_constant()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "inner graph: ", v.ToString(), " is used but is neither an input nor a constant"));
   }
-
-  // The ref of v, writing the records of whatever computes it first (iteratively).
-  absl::StatusOr<std::string> Ref(const Variable* v) {
-    struct Frame {
-      const Apply* node;
-      int next;
-    };
-    std::vector<Frame> stack;
-    auto leaf_or_push = [&](const Variable* x) -> absl::Status {
-      if (refs_.count(x)) return absl::OkStatus();
-      if (x->is_constant()) return WriteConstant(static_cast<const Constant&>(*x));
-      if (x->owner() == nullptr) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "inner graph: ", x->ToString(), " is used but is neither an input nor a constant"));
-      }
-      stack.push_back({x->owner(), 0});
-      return absl::OkStatus();
-    };
-    RETURN_IF_ERROR(leaf_or_push(v));
-    while (!stack.empty()) {
-      Frame& f = stack.back();
-      if (refs_.count(f.node->output_ptr(0))) {
-        stack.pop_back();
-        continue;
-      }
-      if (f.next < f.node->num_inputs()) {
-        RETURN_IF_ERROR(leaf_or_push(f.node->inputs()[f.next++].get()));
-        continue;
-      }
-      const std::string attrs = f.node->op().Attrs().Text();
-      std::string def = absl::StrCat(f.node->op().type_name(), " ", f.node->num_inputs());
-      for (const VariablePtr& in : f.node->inputs()) absl::StrAppend(&def, " ", refs_.at(in.get()));
-      absl::StrAppend(&def, " ", attrs.size(), ":", attrs);
-      auto [it, inserted] = nodes_.emplace(def, static_cast<int>(nodes_.size()));
-      if (inserted) absl::StrAppend(&text_, "n ", def, "\n");
-      for (int o = 0; o < f.node->num_outputs(); ++o) {
-        refs_[f.node->output_ptr(o)] = absl::StrCat("n", it->second, ".", o);
-      }
-      stack.pop_back();
-    }
-    return refs_.at(v);
+  if (t == nullptr) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("inner graph: constant ", v.ToString(), " is not a tensor"));
   }
-
-  std::string& text() { return text_; }
-
- private:
-  absl::Status WriteConstant(const Constant& c) {
-    const TensorType* t = c.tensor_type();
-    if (t == nullptr) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("inner graph: constant ", c.ToString(), " is not a tensor"));
-    }
-    const Tensor data = c.data().Contiguous();
-    std::vector<std::string> shape;
-    for (int64_t d : data.shape()) shape.push_back(absl::StrCat(d));
-    std::string def = absl::StrCat(
-        DTypeName(t->dtype()), " ", DimsText(t->shape()), " ",
-        shape.empty() ? "-" : absl::StrJoin(shape, ","), " ",
-        absl::BytesToHexString(
-            absl::string_view(static_cast<const char*>(data.raw_data()), data.nbytes())));
-    auto [it, inserted] = constants_.emplace(def, static_cast<int>(constants_.size()));
-    if (inserted) absl::StrAppend(&text_, "c ", def, "\n");
-    refs_[&c] = absl::StrCat("c", it->second);
-    return absl::OkStatus();
-  }
-
-  std::string text_;
-  absl::flat_hash_map<const Variable*, std::string> refs_;
-  absl::flat_hash_map<std::string, int> nodes_, constants_;
-};
+  const Tensor data = static_cast<const Constant&>(v).data().Contiguous();
+  std::vector<std::string> shape;
+  for (int64_t d : data.shape()) shape.push_back(absl::StrCat(d));
+  return absl::StrCat(
+      DTypeName(t->dtype()), " ", DimsText(t->shape()), " ",
+      shape.empty() ? "-" : absl::StrJoin(shape, ","), " ",
+      absl::BytesToHexString(
+          absl::string_view(static_cast<const char*>(data.raw_data()), data.nbytes())));
+}
 
 // A cursor over the text; every read checks bounds.
 class Reader {
@@ -236,14 +176,37 @@ thread_local int decode_depth = 0;
 
 absl::StatusOr<std::string> EncodeInnerGraph(const std::vector<VariablePtr>& inputs,
                                              const std::vector<VariablePtr>& outputs) {
-  Encoder e(inputs);
+  std::string text(kMagic);
+  // Constants are records c<k> (equal ones once); a node is "n <op> <count> <refs> <attrs>".
+  absl::flat_hash_map<std::string, int> constants;
+  StructuralNames names(
+      [&](const Variable& v) -> absl::StatusOr<std::string> {
+        ASSIGN_OR_RETURN(std::string record, ConstantRecord(v));
+        const auto [it, added] = constants.emplace(record, static_cast<int>(constants.size()));
+        if (added) absl::StrAppend(&text, "c ", record, "\n");
+        return absl::StrCat("c", it->second);
+      },
+      [](const Apply& node, std::span<const std::string* const> inputs) {
+        const std::string attrs = node.op().Attrs().Text();
+        std::string def = absl::StrCat(node.op().type_name(), " ", node.num_inputs());
+        for (const std::string* in : inputs) absl::StrAppend(&def, " ", *in);
+        absl::StrAppend(&def, " ", attrs.size(), ":", attrs);
+        return def;
+      },
+      [&](int, const std::string& def) { absl::StrAppend(&text, "n ", def, "\n"); });
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    names.Preset(inputs[i].get(), absl::StrCat("i", i));
+    const TensorType* t = inputs[i]->tensor_type();
+    absl::StrAppend(&text, "i ", t ? DTypeName(t->dtype()) : "?", " ",
+                    t ? DimsText(t->shape()) : "-", "\n");
+  }
   std::vector<std::string> outs;
   for (const VariablePtr& v : outputs) {
-    ASSIGN_OR_RETURN(std::string ref, e.Ref(v.get()));
+    ASSIGN_OR_RETURN(std::string ref, names.NameOf(v.get()));
     outs.push_back(std::move(ref));
   }
-  absl::StrAppend(&e.text(), "o", outs.empty() ? "" : " ", absl::StrJoin(outs, " "), "\n");
-  return std::move(e.text());
+  absl::StrAppend(&text, "o", outs.empty() ? "" : " ", absl::StrJoin(outs, " "), "\n");
+  return text;
 }
 
 absl::StatusOr<InnerGraph> DecodeInnerGraph(absl::string_view text) {

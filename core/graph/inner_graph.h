@@ -10,6 +10,7 @@
 
 #include "absl/status/statusor.h"
 #include "core/graph/basic.h"
+#include "core/graph/op.h"
 
 namespace kiln {
 
@@ -37,7 +38,15 @@ class HasInnerGraph {
   virtual const InnerGraph& inner() const = 0;
   // The outer input (of the op's node) that inner input `i` reads from, or -1.
   virtual int OuterInputOf(int i) const = 0;
+  // How the op runs its inner graph: once per call (OpFromGraph) or as a loop's body (Scan).
+  enum class Use { kCall, kLoop };
+  virtual Use inner_use() const = 0;
 };
+
+// The inner graph `op` carries, or null.
+inline const HasInnerGraph* InnerGraphOf(const Op& op) {
+  return dynamic_cast<const HasInnerGraph*>(&op);
+}
 
 }  // namespace kiln
 

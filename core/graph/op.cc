@@ -1,5 +1,7 @@
 #include "core/graph/op.h"
 
+#include <atomic>
+
 #include "core/graph/gradient_types.h"
 
 #include "absl/hash/hash.h"
@@ -7,17 +9,9 @@
 
 namespace kiln {
 
-absl::string_view OpKindName(OpKind kind) {
-  switch (kind) {
-#define KILN_OP_KIND_NAME(e, name) \
-  case OpKind::e:                  \
-    return name;
-    KILN_OP_KINDS(KILN_OP_KIND_NAME)
-#undef KILN_OP_KIND_NAME
-    case OpKind::kDeclared:
-      break;
-  }
-  return "?";
+OpClassId NewOpClassId() {
+  static std::atomic<int> next{0};
+  return static_cast<OpClassId>(next.fetch_add(1));
 }
 
 std::vector<Var> Op::LOp(const Apply& node, const std::vector<Var>& output_grads) const {

@@ -16,62 +16,40 @@
 #include "core/graph/basic.h"
 #include "core/graph/op_attrs.h"
 #include "core/graph/var.h"
-#include "core/runtime/tensor.h"
+#include "core/tensor/tensor.h"
 
 namespace kiln {
 
-// Every op kind Kiln knows, listed once. X(enum name, Aesara class name).
-#define KILN_OP_KINDS(X)                             \
-  X(kElemwise, "Elemwise")                           \
-  X(kDimShuffle, "DimShuffle")                       \
-  X(kShape, "Shape")                                 \
-  X(kShapeI, "Shape_i")                              \
-  X(kReshape, "Reshape")                             \
-  X(kSpecifyShape, "SpecifyShape")                   \
-  X(kMakeVector, "MakeVector")                       \
-  X(kCAReduce, "CAReduce")                           \
-  X(kMaxAndArgmax, "MaxAndArgmax")                   \
-  X(kArgmax, "Argmax")                               \
-  X(kCumOp, "CumOp")                                 \
-  X(kDot, "Dot")                                     \
-  X(kMatMul, "MatMul")                               \
-  X(kDot22, "Dot22")                                 \
-  X(kGemm, "Gemm")                                   \
-  X(kGemv, "Gemv")                                   \
-  X(kAlloc, "Alloc")                                 \
-  X(kARange, "ARange")                               \
-  X(kEye, "Eye")                                     \
-  X(kJoin, "Join")                                   \
-  X(kSplit, "Split")                                 \
-  X(kSubtensor, "Subtensor")                         \
-  X(kIncSubtensor, "IncSubtensor")                   \
-  X(kAdvancedSubtensor1, "AdvancedSubtensor1")       \
-  X(kAdvancedIncSubtensor1, "AdvancedIncSubtensor1") \
-  X(kSoftmax, "Softmax")                             \
-  X(kLogSoftmax, "LogSoftmax")                       \
-  X(kSort, "SortOp")                                 \
-  X(kArgSort, "ArgSortOp")                           \
-  X(kGradientOp, "GradientOp")
-
-// The kinds of the ops that predate declared ops (core/graph/op_decl.h), which rewrites switch on;
-// a declared op is kDeclared and told apart by its type_name().
-enum class OpKind {
-#define KILN_OP_KIND_ENUM(e, name) e,
-  KILN_OP_KINDS(KILN_OP_KIND_ENUM)
-#undef KILN_OP_KIND_ENUM
-  kDeclared
-};
-
-// Aesara's class name of the kind: "Elemwise".
-absl::string_view OpKindName(OpKind kind);
+// A number per op class, given on the class's first use: what rule indexes key on. Compare ops by
+// class with Op::As<T>() and Is<T>(op), never by their type names.
+enum class OpClassId : int {};
+// A fresh class id (for OpClassIdOf).
+OpClassId NewOpClassId();
+// The id of op class T.
+template <typename T>
+OpClassId OpClassIdOf() {
+  static const OpClassId id = NewOpClassId();
+  return id;
+}
 
 class Op : public std::enable_shared_from_this<Op> {
  public:
   virtual ~Op() = default;
 
-  virtual OpKind kind() const { return OpKind::kDeclared; }
   // Aesara's class name: "Elemwise", "Repeat". What the wire and the registry know the op by.
-  virtual absl::string_view type_name() const { return OpKindName(kind()); }
+  virtual absl::string_view type_name() const = 0;
+  // This op's class (OpClassIdOf<Softmax>()).
+  virtual OpClassId class_id() const = 0;
+  // True when this op is a T: node.op().Is<IfElse>().
+  template <typename T>
+  bool Is() const {
+    return class_id() == OpClassIdOf<T>();
+  }
+  // This op as a T, or null when it is of another class.
+  template <typename T>
+  const T* As() const {
+    return class_id() == OpClassIdOf<T>() ? static_cast<const T*>(this) : nullptr;
+  }
   // Aesara's str(op): "Elemwise{mul,no_inplace}", "InplaceDimShuffle{x,x}".
   virtual std::string Name() const = 0;
 
@@ -104,6 +82,11 @@ class Op : public std::enable_shared_from_this<Op> {
   // The op's identity as text: its class name and attributes, "Reshape{ndim=i2;}". Computed once.
   const std::string& Key() const;
 
+  // For a lazy op (Aesara's IfElse, whose input 0 is its condition): how many inputs after the
+  // condition make the branch taken when it holds (the rest make the other); -1 for an eager op.
+  // The linker computes only the chosen branch's inputs.
+  virtual int lazy_then_inputs() const { return -1; }
+
   // Aesara's view_map as (output, input) pairs: the output aliases the input's buffer.
   virtual std::vector<std::pair<int, int>> view_map() const { return {}; }
   // Aesara's destroy_map as (output, input) pairs: the output overwrites the input's buffer.
@@ -120,6 +103,14 @@ class Op : public std::enable_shared_from_this<Op> {
  private:
   mutable std::once_flag key_once_;
   mutable std::string key_;
+};
+
+// The base of every op class: its class id and Aesara's class name (Derived::kTypeName).
+template <typename Derived>
+class OpOf : public Op {
+ public:
+  absl::string_view type_name() const final { return Derived::kTypeName; }
+  OpClassId class_id() const final { return OpClassIdOf<Derived>(); }
 };
 
 }  // namespace kiln

@@ -8,9 +8,7 @@
 //   };
 //   class Repeat final : public DeclaredOp<Repeat, RepeatAttrs> {
 //    public:
-//     static constexpr absl::string_view kTypeName = "Repeat";
-//     using DeclaredOp::DeclaredOp;
-//     ... MakeNode, InferShape, Perform, LOp ...
+//     KILN_DECLARED_OP("Repeat")  // Aesara's class name; MakeNode, InferShape, Perform, LOp
 //   };
 //   KILN_REGISTER_OP(Repeat);  // in repeat.cc
 #ifndef KILN_CORE_GRAPH_OP_DECL_H_
@@ -30,7 +28,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
 #include "core/graph/attr_codec.h"
-#include "core/graph/dtype.h"
+#include "core/tensor/dtype.h"
 #include "core/graph/op.h"
 #include "core/graph/op_attrs.h"
 
@@ -133,9 +131,16 @@ std::string AttrsName(absl::string_view type_name, const A& attrs) {
   return absl::StrCat(type_name, "{", absl::StrJoin(parts, ", "), "}");
 }
 
-// The four methods every op defines (type, shape, kernel, gradient), declared in its class body:
-// MakeNode, InferShape, Perform and LOp (the gradient rule, Aesara's L_op, in the *_grad.cc).
-#define KILN_OP_METHODS                                                              \
+// The head of a declared op's class body: Aesara's class name, the constructor from the attributes
+// struct and the four methods every op defines (type, shape, kernel, gradient): MakeNode,
+// InferShape, Perform and LOp (the gradient rule, Aesara's L_op, in the *_grad.cc).
+//   class Repeat final : public DeclaredOp<Repeat, RepeatAttrs> {
+//    public:
+//     KILN_DECLARED_OP("Repeat")
+//   };
+#define KILN_DECLARED_OP(aesara_class_name)                                          \
+  static constexpr absl::string_view kTypeName = aesara_class_name;                  \
+  using DeclaredOp::DeclaredOp;                                                      \
   absl::StatusOr<ApplyPtr> MakeNode(std::vector<VariablePtr> inputs) const override; \
   absl::StatusOr<std::vector<std::vector<VariablePtr>>> InferShape(                  \
       const Apply& node, const std::vector<std::vector<VariablePtr>>& input_shapes)  \
@@ -147,13 +152,12 @@ std::string AttrsName(absl::string_view type_name, const A& attrs) {
 // The base of a declared op: `Derived` names itself (kTypeName) and computes; `A` holds what
 // tells two of its ops apart.
 template <typename Derived, typename A>
-class DeclaredOp : public Op {
+class DeclaredOp : public OpOf<Derived> {
  public:
   using Attributes = A;
   explicit DeclaredOp(A attrs = {}) : attrs_(std::move(attrs)) {}
   const A& attrs() const { return attrs_; }
 
-  absl::string_view type_name() const final { return Derived::kTypeName; }
   std::string Name() const override { return AttrsName(Derived::kTypeName, attrs_); }
   OpAttrs Attrs() const final { return EncodeAttrs(attrs_); }
 

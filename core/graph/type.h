@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "core/graph/dtype.h"
+#include "core/tensor/dtype.h"
 
 namespace kiln {
 

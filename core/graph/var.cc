@@ -1,6 +1,6 @@
 #include "core/graph/var.h"
 
-#include "core/graph/check.h"
+#include "core/tensor/check.h"
 #include "core/graph/op.h"
 
 namespace kiln {

@@ -14,10 +14,7 @@ namespace kiln {
 // Alloc(value, *dims): value broadcast to the shape `dims` (integer scalars).
 class Alloc final : public DeclaredOp<Alloc, NoAttrs> {
  public:
-  static constexpr absl::string_view kTypeName = "Alloc";
-  using DeclaredOp::DeclaredOp;
-  OpKind kind() const override { return OpKind::kAlloc; }
-  KILN_OP_METHODS
+  KILN_DECLARED_OP("Alloc")
   // The dims only shape the output.
   std::vector<std::vector<bool>> ConnectionPattern(const Apply& node) const override;
 };
@@ -31,10 +28,7 @@ struct DTypeAttrs {
 // ARange{dtype}(start, stop, step): numpy.arange; "ARange{dtype='int64'}".
 class ARange final : public DeclaredOp<ARange, DTypeAttrs> {
  public:
-  static constexpr absl::string_view kTypeName = "ARange";
-  using DeclaredOp::DeclaredOp;
-  OpKind kind() const override { return OpKind::kARange; }
-  KILN_OP_METHODS
+  KILN_DECLARED_OP("ARange")
   // stop only bounds the output.
   std::vector<std::vector<bool>> ConnectionPattern(const Apply& node) const override {
     return {{true}, {false}, {true}};
@@ -44,19 +38,13 @@ class ARange final : public DeclaredOp<ARange, DTypeAttrs> {
 // Eye{dtype}(n, m, k): ones on the k-th diagonal of an n x m matrix; "Eye{dtype='float64'}".
 class Eye final : public DeclaredOp<Eye, DTypeAttrs> {
  public:
-  static constexpr absl::string_view kTypeName = "Eye";
-  using DeclaredOp::DeclaredOp;
-  OpKind kind() const override { return OpKind::kEye; }
-  KILN_OP_METHODS
+  KILN_DECLARED_OP("Eye")
 };
 
 // Join(axis, *tensors): numpy.concatenate along a constant axis.
 class Join final : public DeclaredOp<Join, NoAttrs> {
  public:
-  static constexpr absl::string_view kTypeName = "Join";
-  using DeclaredOp::DeclaredOp;
-  OpKind kind() const override { return OpKind::kJoin; }
-  KILN_OP_METHODS
+  KILN_DECLARED_OP("Join")
 };
 
 // The number of pieces Split makes, at most kMaxSplits (each piece is a variable the request
@@ -73,11 +61,8 @@ struct SplitAttrs {
 // Split{n}(x, axis, sizes): n views of x along the axis, of the given sizes; "Split{2}".
 class Split final : public DeclaredOp<Split, SplitAttrs> {
  public:
-  static constexpr absl::string_view kTypeName = "Split";
-  using DeclaredOp::DeclaredOp;
-  OpKind kind() const override { return OpKind::kSplit; }
+  KILN_DECLARED_OP("Split")
   std::string Name() const override;
-  KILN_OP_METHODS
   // Every output is a view of x.
   std::vector<std::pair<int, int>> view_map() const override;
 };

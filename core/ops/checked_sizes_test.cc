@@ -17,7 +17,7 @@
 #include "core/kiln.h"
 #include "core/ops/op_util.h"
 #include "core/ops/random.h"
-#include "core/runtime/allocator.h"
+#include "core/tensor/allocator.h"
 #include "core/scan/scan.h"
 
 namespace kiln {

@@ -8,53 +8,13 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "core/graph/status_macros.h"
+#include "core/tensor/status_macros.h"
 #include "core/graph/traversal.h"
 #include "core/ops/dimshuffle.h"
 #include "core/ops/elemwise.h"
 
 namespace kiln {
 namespace {
-
-// The infix symbol Aesara's pprint uses for a binary scalar op, or nullptr.
-const char* InfixSymbol(ScalarOpKind k) {
-  switch (k) {
-    case ScalarOpKind::kAdd:
-      return "+";
-    case ScalarOpKind::kSub:
-      return "-";
-    case ScalarOpKind::kMul:
-      return "*";
-    case ScalarOpKind::kTrueDiv:
-      return "/";
-    case ScalarOpKind::kIntDiv:
-      return "//";
-    case ScalarOpKind::kMod:
-      return "%";
-    case ScalarOpKind::kPow:
-      return "**";
-    case ScalarOpKind::kLt:
-      return "<";
-    case ScalarOpKind::kGt:
-      return ">";
-    case ScalarOpKind::kLe:
-      return "<=";
-    case ScalarOpKind::kGe:
-      return ">=";
-    case ScalarOpKind::kEq:
-      return "==";
-    case ScalarOpKind::kNeq:
-      return "!=";
-    case ScalarOpKind::kAnd:
-      return "&";
-    case ScalarOpKind::kOr:
-      return "|";
-    case ScalarOpKind::kXor:
-      return "^";
-    default:
-      return nullptr;
-  }
-}
 
 // A DimShuffle that only inserts or drops broadcastable dims: the identity on scalars.
 bool IsBroadcastOnly(const DimShuffle& ds) {
@@ -105,10 +65,10 @@ std::string ScalarProgram::ToString() const {
     std::vector<std::string> args;
     for (int r : instr.args) args.push_back(text[r]);
     const ScalarOpKind k = instr.op.kind;
-    if (const char* symbol = InfixSymbol(k); symbol != nullptr && args.size() >= 2) {
+    if (const char* symbol = ScalarOpSymbol(k); symbol != nullptr && args.size() >= 2) {
       text.push_back(absl::StrCat("(", absl::StrJoin(args, absl::StrCat(" ", symbol, " ")), ")"));
-    } else if (k == ScalarOpKind::kNeg || k == ScalarOpKind::kInvert) {
-      text.push_back(absl::StrCat(k == ScalarOpKind::kNeg ? "(-" : "(~", args[0], ")"));
+    } else if (symbol != nullptr) {
+      text.push_back(absl::StrCat("(", symbol, args[0], ")"));
     } else {
       text.push_back(absl::StrCat(instr.op.Name(), "(", absl::StrJoin(args, ", "), ")"));
     }
@@ -180,7 +140,7 @@ absl::StatusOr<std::shared_ptr<const ScalarProgram>> ScalarProgram::FromGraph(
   // The constants inside nested composites get registers among the constants too.
   std::unordered_map<const Apply*, std::vector<int>> inner_constants;
   for (Apply* node : order) {
-    const auto* ew = dynamic_cast<const Elemwise*>(&node->op());
+    const auto* ew = node->op().As<Elemwise>();
     if (ew == nullptr || ew->scalar_op().kind != ScalarOpKind::kComposite) continue;
     for (const Tensor& c : ew->scalar_op().program->constants) {
       inner_constants[node].push_back(program->num_inputs() +
@@ -194,12 +154,12 @@ absl::StatusOr<std::shared_ptr<const ScalarProgram>> ScalarProgram::FromGraph(
     return base + static_cast<int>(program->instrs.size()) - 1;
   };
   for (Apply* node : order) {
-    const auto* ds = dynamic_cast<const DimShuffle*>(&node->op());
+    const auto* ds = node->op().As<DimShuffle>();
     if (ds != nullptr && IsBroadcastOnly(*ds)) {
       reg[node->output_ptr(0)] = reg.at(node->inputs()[0].get());
       continue;
     }
-    const auto* ew = dynamic_cast<const Elemwise*>(&node->op());
+    const auto* ew = node->op().As<Elemwise>();
     if (ew == nullptr) {
       return absl::InvalidArgumentError(
           absl::StrCat("composite: ", node->ToString(), " is not an elementwise operation"));

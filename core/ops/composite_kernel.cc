@@ -9,7 +9,7 @@
 #include "absl/container/inlined_vector.h"
 #include "core/ops/scalar_apply.h"
 #include "core/ops/sleef_kernels.h"
-#include "core/runtime/parallel.h"
+#include "core/tensor/parallel.h"
 
 namespace kiln {
 namespace {

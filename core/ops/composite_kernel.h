@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "core/ops/composite.h"
-#include "core/runtime/tensor.h"
+#include "core/tensor/tensor.h"
 
 namespace kiln {
 

@@ -4,6 +4,7 @@
 // as Aesara does and are told apart by class.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,26 @@ TEST(DeclaredOpsTest, EveryRegisteredOpRoundTripsThroughItsWireAttributes) {
   EXPECT_EQ(need_attributes,
             (std::vector<std::string>{"CAReduce", "DimShuffle", "Elemwise", "OpFromGraph",
                                       "RandomVariable", "Scan"}));
+}
+
+// An op's class is its one identity: ops of one class share its id, ops of two classes never do,
+// and As<T>/Is<T> tell them apart without comparing names.
+TEST(DeclaredOpsTest, EachRegisteredClassHasItsOwnId) {
+  std::map<OpClassId, std::string> class_of;
+  for (const std::string& name : RegisteredOps()) {
+    absl::StatusOr<OpPtr> op = MakeOp(name, {});
+    if (!op.ok()) continue;
+    const auto [it, added] = class_of.emplace((*op)->class_id(), name);
+    EXPECT_TRUE(added) << name << " shares its class id with " << it->second;
+    EXPECT_EQ((*MakeOp(name, (*op)->Attrs()))->class_id(), (*op)->class_id()) << name;
+  }
+  EXPECT_GT(class_of.size(), 30u);
+  const OpPtr softmax = *MakeOp("Softmax", {});
+  EXPECT_TRUE(softmax->Is<Softmax>());
+  EXPECT_EQ(softmax->As<Softmax>(), softmax.get());
+  EXPECT_EQ(softmax->As<LogSoftmax>(), nullptr);
+  EXPECT_EQ(softmax->class_id(), OpClassIdOf<Softmax>());
+  EXPECT_NE(OpClassIdOf<Softmax>(), OpClassIdOf<LogSoftmax>());
 }
 
 TEST(DeclaredOpsTest, RelatedOpsAreSeparateClassesPrintedAsAesara) {

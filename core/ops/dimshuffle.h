@@ -13,7 +13,7 @@ namespace kiln {
 // The 'x' entry of a DimShuffle pattern: a new broadcastable dim. dimshuffle(v, {kX, 0}).
 inline constexpr int kX = -1;
 
-class DimShuffle final : public Op {
+class DimShuffle final : public OpOf<DimShuffle> {
  public:
   // Validates the pattern against the input's broadcastable flags: entries are input dims or kX,
   // none repeated, and every dim left out is broadcastable. `inplace` makes the output a view
@@ -26,7 +26,6 @@ class DimShuffle final : public Op {
   bool inplace() const { return inplace_; }
 
   static constexpr absl::string_view kTypeName = "DimShuffle";
-  OpKind kind() const override { return OpKind::kDimShuffle; }
   // "InplaceDimShuffle{x,0}" or "DimShuffle{1,0}".
   std::string Name() const override;
   absl::StatusOr<ApplyPtr> MakeNode(std::vector<VariablePtr> inputs) const override;

@@ -10,7 +10,7 @@
 
 namespace kiln {
 
-class Elemwise final : public Op {
+class Elemwise final : public OpOf<Elemwise> {
  public:
   // (output index, input index) pairs: the output is written into that input's buffer.
   using InplacePattern = std::vector<std::pair<int, int>>;
@@ -25,7 +25,6 @@ class Elemwise final : public Op {
   const InplacePattern& inplace_pattern() const { return inplace_pattern_; }
 
   static constexpr absl::string_view kTypeName = "Elemwise";
-  OpKind kind() const override { return OpKind::kElemwise; }
   // "Elemwise{mul,no_inplace}", "Elemwise{Cast{float32}}", or "Elemwise{Mul}[(0, 0)]" with an
   // inplace pattern.
   std::string Name() const override { return name_; }

@@ -9,7 +9,7 @@
 #include <map>
 
 #include "core/kiln.h"
-#include "core/runtime/parallel.h"
+#include "core/tensor/parallel.h"
 
 namespace {
 

@@ -8,7 +8,7 @@
 
 #include "absl/status/status.h"
 #include "core/ops/scalar_op.h"
-#include "core/runtime/tensor.h"
+#include "core/tensor/tensor.h"
 
 namespace kiln {
 

@@ -3,6 +3,7 @@
 #ifndef KILN_CORE_OPS_ELEMWISE_KERNELS_IMPL_H_
 #define KILN_CORE_OPS_ELEMWISE_KERNELS_IMPL_H_
 
+#include <array>
 #include <type_traits>
 
 #include "absl/strings/str_cat.h"
@@ -10,7 +11,7 @@
 #include "core/ops/elemwise_loops.h"
 #include "core/ops/scalar_apply.h"
 #include "core/ops/sleef_kernels.h"
-#include "core/runtime/dtype_dispatch.h"
+#include "core/tensor/dtype_dispatch.h"
 
 namespace kiln {
 namespace elemwise_internal {
@@ -140,9 +141,35 @@ absl::Status RunScalarKind(const std::string& name, DType compute, const std::ve
   });
 }
 
-#define KILN_INSTANTIATE_SCALAR_KIND(kind)                 \
-  template absl::Status RunScalarKind<ScalarOpKind::kind>( \
-      const std::string&, DType, const std::vector<Tensor>&, const Shape&, Tensor&);
+namespace elemwise_internal {
+
+using ScalarKernel = decltype(&RunScalarKind<ScalarOpKind::kAdd>);
+
+// RunScalarKind of scalar op I when the table puts its kernels in `unit` (which instantiates
+// it), else null.
+template <KernelUnit unit, int I>
+constexpr ScalarKernel KernelIn() {
+  if constexpr (kScalarKernelUnits[I] == unit) {
+    return &RunScalarKind<static_cast<ScalarOpKind>(I)>;
+  } else {
+    return nullptr;
+  }
+}
+
+template <KernelUnit unit, int... I>
+constexpr std::array<ScalarKernel, sizeof...(I)> KernelsIn(std::integer_sequence<int, I...>) {
+  return {KernelIn<unit, I>()...};
+}
+
+}  // namespace elemwise_internal
+
+// Instantiates the kernels of every scalar op whose kernel unit (the last column of the table in
+// scalar_op.h) is `unit`: the one line of each elemwise_kernels_<unit>.cc.
+#define KILN_INSTANTIATE_KERNEL_UNIT(unit)                                                    \
+  extern const std::array<elemwise_internal::ScalarKernel, kNumScalarOps> kKernels_##unit; \
+  const std::array<elemwise_internal::ScalarKernel, kNumScalarOps> kKernels_##unit =       \
+      elemwise_internal::KernelsIn<KernelUnit::unit>(                                      \
+          std::make_integer_sequence<int, kNumScalarOps>());
 
 }  // namespace kiln
 

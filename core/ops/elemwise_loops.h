@@ -13,8 +13,8 @@
 #include <emmintrin.h>
 #endif
 
-#include "core/runtime/parallel.h"
-#include "core/runtime/tensor.h"
+#include "core/tensor/parallel.h"
+#include "core/tensor/tensor.h"
 
 namespace kiln::loops {
 

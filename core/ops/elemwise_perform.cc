@@ -3,14 +3,14 @@
 #include <type_traits>
 
 #include "absl/strings/str_cat.h"
-#include "core/graph/status_macros.h"
+#include "core/tensor/status_macros.h"
 #include "core/ops/composite.h"
 #include "core/ops/composite_kernel.h"
 #include "core/ops/elemwise.h"
 #include "core/ops/elemwise_kernels.h"
 #include "core/ops/elemwise_loops.h"
 #include "core/ops/op_util.h"
-#include "core/runtime/dtype_dispatch.h"
+#include "core/tensor/dtype_dispatch.h"
 
 namespace kiln {
 namespace {
@@ -26,8 +26,8 @@ struct OpTag {
 template <typename F>
 absl::Status DispatchScalarOp(ScalarOpKind kind, F&& f) {
   switch (kind) {
-#define KILN_SCALAR_OP_CASE(e, name, arity, rule, complex_ok, algebra) \
-  case ScalarOpKind::e:                                                \
+#define KILN_SCALAR_OP_CASE(e, ...) \
+  case ScalarOpKind::e:             \
     return f(OpTag<ScalarOpKind::e>{});
     KILN_SCALAR_OPS(KILN_SCALAR_OP_CASE)
 #undef KILN_SCALAR_OP_CASE

@@ -8,7 +8,7 @@
 #include "core/ops/alloc.h"
 #include "core/ops/math.h"
 #include "core/ops/op_util.h"
-#include "core/runtime/tensor_format.h"
+#include "core/tensor/tensor_format.h"
 
 namespace kiln {
 

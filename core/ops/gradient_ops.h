@@ -36,22 +36,14 @@ struct GradientOpAttrs {
 class GradientOp final : public DeclaredOp<GradientOp, GradientOpAttrs> {
  public:
   using Mode = GradientMode;
-  static constexpr absl::string_view kTypeName = "GradientOp";
-  using DeclaredOp::DeclaredOp;
+  KILN_DECLARED_OP("GradientOp")
   explicit GradientOp(Mode mode, double a = 0, double b = 0) : DeclaredOp({mode, a, b}) {}
 
-  OpKind kind() const override { return OpKind::kGradientOp; }
   // "ZeroGrad", "GradClip{clip_lower_bound=-1.0, clip_upper_bound=1.0}",
   // "GradScale{multiplier=2.0}".
   std::string Name() const override;
-  absl::StatusOr<ApplyPtr> MakeNode(std::vector<VariablePtr> inputs) const override;
-  absl::StatusOr<std::vector<std::vector<VariablePtr>>> InferShape(
-      const Apply& node, const std::vector<std::vector<VariablePtr>>& input_shapes) const override;
-  absl::Status Perform(const Apply& node, std::span<const Tensor> inputs,
-                       std::vector<Tensor>& outputs) const override;
   std::vector<std::pair<int, int>> view_map() const override { return {{0, 0}}; }
-  // Zeros (consider_constant, zero_grad), undefined, disconnected, clip(g, lo, hi) or a * g.
-  std::vector<Var> LOp(const Apply& node, const std::vector<Var>& output_grads) const override;
+  // (LOp: zeros (consider_constant, zero_grad), undefined, disconnected, clip(g, lo, hi) or a * g.)
   std::vector<std::vector<bool>> ConnectionPattern(const Apply& node) const override;
 };
 

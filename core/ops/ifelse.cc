@@ -4,7 +4,7 @@
 #include "core/graph/constructors.h"
 #include "core/graph/gradient_types.h"
 #include "core/graph/op_registry.h"
-#include "core/graph/status_macros.h"
+#include "core/tensor/status_macros.h"
 #include "core/ops/alloc.h"
 #include "core/ops/grad_util.h"
 #include "core/ops/op_util.h"
@@ -116,7 +116,6 @@ std::vector<std::pair<int, int>> IfElse::view_map() const {
   return views;
 }
 
-bool IsTrue(const Tensor& cond) { return cond.AsType(DType::kBool).data<bool>()[0]; }
 
 std::vector<Var> ifelse(const Var& cond, const std::vector<Var>& then_branch,
                         const std::vector<Var>& else_branch) {

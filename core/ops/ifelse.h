@@ -26,16 +26,12 @@ struct IfElseAttrs {
 // condition itself differs between rows.
 class IfElse final : public DeclaredOp<IfElse, IfElseAttrs> {
  public:
-  static constexpr absl::string_view kTypeName = "IfElse";
-  using DeclaredOp::DeclaredOp;
+  KILN_DECLARED_OP("IfElse")
   int n_outs() const { return attrs().n_outs; }
+  int lazy_then_inputs() const override { return n_outs(); }
   std::string Name() const override { return "if{}"; }
-  KILN_OP_METHODS
   std::vector<std::pair<int, int>> view_map() const override;
 };
-
-// Whether a condition's value picks the then branch: nonzero (NaN counts as nonzero).
-bool IsTrue(const Tensor& cond);
 
 // Aesara's ifelse(cond, then_branch, else_branch): the values of one branch, lazily.
 std::vector<Var> ifelse(const Var& cond, const std::vector<Var>& then_branch,

@@ -6,12 +6,12 @@
 #include "absl/strings/str_join.h"
 #include "core/graph/constructors.h"
 #include "core/graph/op_registry.h"
-#include "core/graph/status_macros.h"
+#include "core/tensor/status_macros.h"
 #include "core/ops/elemwise_loops.h"
 #include "core/ops/math.h"
 #include "core/ops/op_util.h"
 #include "core/ops/shape_infer.h"
-#include "core/runtime/dtype_dispatch.h"
+#include "core/tensor/dtype_dispatch.h"
 
 namespace kiln {
 namespace {
@@ -423,10 +423,10 @@ Var IncOrSet(const Var& indexed, const Var& y, bool set) {
   if (!y.ok()) return y;
   const Apply* node = indexed->owner();
   OpPtr op;
-  if (node != nullptr && node->op().kind() == OpKind::kSubtensor) {
+  if (node != nullptr && node->op().Is<Subtensor>()) {
     op = std::make_shared<IncSubtensor>(
         IncSubtensorAttrs{static_cast<const Subtensor&>(node->op()).idx(), set});
-  } else if (node != nullptr && node->op().kind() == OpKind::kAdvancedSubtensor1) {
+  } else if (node != nullptr && node->op().Is<AdvancedSubtensor1>()) {
     op = std::make_shared<AdvancedIncSubtensor1>(AdvancedIncSubtensor1Attrs{set});
   } else {
     return Var(absl::InvalidArgumentError(

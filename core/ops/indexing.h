@@ -45,12 +45,9 @@ struct SubtensorAttrs {
 // scalars after x, in order; "Subtensor{int64, int64:int64:}".
 class Subtensor final : public DeclaredOp<Subtensor, SubtensorAttrs> {
  public:
-  static constexpr absl::string_view kTypeName = "Subtensor";
-  using DeclaredOp::DeclaredOp;
+  KILN_DECLARED_OP("Subtensor")
   const std::vector<IndexEntry>& idx() const { return attrs().idx_list; }
-  OpKind kind() const override { return OpKind::kSubtensor; }
   std::string Name() const override;
-  KILN_OP_METHODS
   std::vector<std::vector<bool>> ConnectionPattern(const Apply& node) const override;
   std::vector<std::pair<int, int>> view_map() const override { return {{0, 0}}; }
 };
@@ -72,12 +69,9 @@ struct IncSubtensorAttrs {
 // broadcasts to x[idx]; "IncSubtensor{Set;::int64}", "IncSubtensor{Inc;int64}".
 class IncSubtensor final : public DeclaredOp<IncSubtensor, IncSubtensorAttrs> {
  public:
-  static constexpr absl::string_view kTypeName = "IncSubtensor";
-  using DeclaredOp::DeclaredOp;
+  KILN_DECLARED_OP("IncSubtensor")
   const std::vector<IndexEntry>& idx() const { return attrs().idx_list; }
-  OpKind kind() const override { return OpKind::kIncSubtensor; }
   std::string Name() const override;
-  KILN_OP_METHODS
   std::vector<std::vector<bool>> ConnectionPattern(const Apply& node) const override;
   std::vector<std::pair<int, int>> destroy_map() const override {
     return DestroysInput0If(attrs().inplace);
@@ -87,10 +81,7 @@ class IncSubtensor final : public DeclaredOp<IncSubtensor, IncSubtensorAttrs> {
 // AdvancedSubtensor1(x, indices): x[indices] for an integer vector (numpy.take along axis 0).
 class AdvancedSubtensor1 final : public DeclaredOp<AdvancedSubtensor1, NoAttrs> {
  public:
-  static constexpr absl::string_view kTypeName = "AdvancedSubtensor1";
-  using DeclaredOp::DeclaredOp;
-  OpKind kind() const override { return OpKind::kAdvancedSubtensor1; }
-  KILN_OP_METHODS
+  KILN_DECLARED_OP("AdvancedSubtensor1")
   std::vector<std::vector<bool>> ConnectionPattern(const Apply& node) const override;
 };
 
@@ -109,11 +100,8 @@ struct AdvancedIncSubtensor1Attrs {
 class AdvancedIncSubtensor1 final
     : public DeclaredOp<AdvancedIncSubtensor1, AdvancedIncSubtensor1Attrs> {
  public:
-  static constexpr absl::string_view kTypeName = "AdvancedIncSubtensor1";
-  using DeclaredOp::DeclaredOp;
-  OpKind kind() const override { return OpKind::kAdvancedIncSubtensor1; }
+  KILN_DECLARED_OP("AdvancedIncSubtensor1")
   std::string Name() const override;
-  KILN_OP_METHODS
   std::vector<std::vector<bool>> ConnectionPattern(const Apply& node) const override;
   std::vector<std::pair<int, int>> destroy_map() const override {
     return DestroysInput0If(attrs().inplace);

@@ -4,7 +4,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/graph/constructors.h"
 #include "core/graph/op_registry.h"
-#include "core/graph/status_macros.h"
+#include "core/tensor/status_macros.h"
 #include "core/ops/alloc.h"
 #include "core/ops/indexing.h"
 #include "core/ops/math.h"

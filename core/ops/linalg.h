@@ -15,40 +15,28 @@ namespace kiln {
 // Dot: Aesara's dot of two vectors or matrices (printed "dot").
 class Dot final : public DeclaredOp<Dot, NoAttrs> {
  public:
-  static constexpr absl::string_view kTypeName = "Dot";
-  using DeclaredOp::DeclaredOp;
-  OpKind kind() const override { return OpKind::kDot; }
+  KILN_DECLARED_OP("Dot")
   std::string Name() const override { return "dot"; }
-  KILN_OP_METHODS
 };
 
 // MatMul: numpy.matmul of tensors of at least one dim, batch dims broadcast.
 class MatMul final : public DeclaredOp<MatMul, NoAttrs> {
  public:
-  static constexpr absl::string_view kTypeName = "MatMul";
-  using DeclaredOp::DeclaredOp;
-  OpKind kind() const override { return OpKind::kMatMul; }
-  KILN_OP_METHODS
+  KILN_DECLARED_OP("MatMul")
 };
 
 // Dot22: the product of two matrices, which the optimizer makes of a dot.
 class Dot22 final : public DeclaredOp<Dot22, NoAttrs> {
  public:
-  static constexpr absl::string_view kTypeName = "Dot22";
-  using DeclaredOp::DeclaredOp;
-  OpKind kind() const override { return OpKind::kDot22; }
-  KILN_OP_METHODS
+  KILN_DECLARED_OP("Dot22")
 };
 
 // Gemm(z, a, x, y, b) = b*z + a*x@y for matrices z, x, y and scalars a, b, all of z's float
 // dtype; "Gemm{no_inplace}", or "Gemm{inplace}" writing into z.
 class Gemm final : public DeclaredOp<Gemm, InplaceAttrs> {
  public:
-  static constexpr absl::string_view kTypeName = "Gemm";
-  using DeclaredOp::DeclaredOp;
-  OpKind kind() const override { return OpKind::kGemm; }
+  KILN_DECLARED_OP("Gemm")
   std::string Name() const override;
-  KILN_OP_METHODS
   std::vector<std::pair<int, int>> destroy_map() const override {
     return DestroysInput0If(attrs().inplace);
   }
@@ -57,11 +45,8 @@ class Gemm final : public DeclaredOp<Gemm, InplaceAttrs> {
 // Gemv(y, alpha, A, x, beta) = beta*y + alpha*A@x for a matrix A and vectors x, y.
 class Gemv final : public DeclaredOp<Gemv, InplaceAttrs> {
  public:
-  static constexpr absl::string_view kTypeName = "Gemv";
-  using DeclaredOp::DeclaredOp;
-  OpKind kind() const override { return OpKind::kGemv; }
+  KILN_DECLARED_OP("Gemv")
   std::string Name() const override;
-  KILN_OP_METHODS
   std::vector<std::pair<int, int>> destroy_map() const override {
     return DestroysInput0If(attrs().inplace);
   }

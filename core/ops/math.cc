@@ -11,14 +11,14 @@ Var ApplyScalar(ScalarOp op, std::vector<Var> inputs) {
 
 }  // namespace
 
-#define KILN_DEFINE_UNARY(name, kind) \
-  Var name(const Var& a) { return ApplyScalar({ScalarOpKind::kind}, {a}); }
-#define KILN_DEFINE_BINARY(name, kind) \
-  Var name(const Var& a, const Var& b) { return ApplyScalar({ScalarOpKind::kind}, {a, b}); }
-KILN_UNARY_MATH(KILN_DEFINE_UNARY)
-KILN_BINARY_MATH(KILN_DEFINE_BINARY)
-#undef KILN_DEFINE_UNARY
-#undef KILN_DEFINE_BINARY
+// The builders math.h declares from the scalar-op table.
+#define KILN_BUILDER_unary(e, f) \
+  Var f(const Var& a) { return ApplyScalar({ScalarOpKind::e}, {a}); }
+#define KILN_BUILDER_binary(e, f) \
+  Var f(const Var& a, const Var& b) { return ApplyScalar({ScalarOpKind::e}, {a, b}); }
+KILN_SCALAR_OPS(KILN_BUILDER_ROW)
+#undef KILN_BUILDER_unary
+#undef KILN_BUILDER_binary
 
 Var switch_(const Var& cond, const Var& a, const Var& b) {
   return ApplyScalar({ScalarOpKind::kSwitch}, {cond, a, b});

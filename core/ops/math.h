@@ -6,49 +6,27 @@
 
 #include "core/graph/constructors.h"
 #include "core/graph/var.h"
+#include "core/ops/scalar_op.h"
 
 namespace kiln {
 
-// Unary elementwise functions, one Elemwise each, named as in aesara.tensor:
-// abs sgn ceil floor trunc round_half_to_even round_half_away_from_zero neg reciprocal log log2
-// log10 log1p exp exp2 expm1 sqr sqrt deg2rad rad2deg cos arccos sin arcsin tan arctan cosh
-// arccosh sinh arcsinh tanh arctanh erf erfc erfcx erfinv erfcinv gamma gammaln psi sigmoid
-// softplus log1mexp j0 j1 isnan isinf invert real imag conj angle identity.
-#define KILN_UNARY_MATH(X)                                                                         \
-  X(abs, kAbs)                                                                                     \
-  X(sgn, kSgn)                                                                                     \
-  X(ceil, kCeil)                                                                                   \
-  X(floor, kFloor) X(trunc, kTrunc) X(round_half_to_even, kRoundHalfToEven)                        \
-      X(round_half_away_from_zero, kRoundHalfAwayFromZero) X(neg, kNeg) X(reciprocal, kReciprocal) \
-          X(log, kLog) X(log2, kLog2) X(log10, kLog10) X(log1p, kLog1p) X(exp, kExp)               \
-              X(exp2, kExp2) X(expm1, kExpm1) X(sqr, kSqr) X(sqrt, kSqrt) X(deg2rad, kDeg2Rad)     \
-                  X(rad2deg, kRad2Deg) X(cos, kCos) X(arccos, kArccos) X(sin, kSin)                \
-                      X(arcsin, kArcsin) X(tan, kTan) X(arctan, kArctan) X(cosh, kCosh)            \
-                          X(arccosh, kArccosh) X(sinh, kSinh) X(arcsinh, kArcsinh) X(tanh, kTanh)  \
-                              X(arctanh, kArctanh) X(erf, kErf) X(erfc, kErfc) X(erfcx, kErfcx)    \
-                                  X(erfinv, kErfinv) X(erfcinv, kErfcinv) X(gamma, kGamma)         \
-                                      X(gammaln, kGammaln) X(psi, kPsi) X(sigmoid, kSigmoid)       \
-                                          X(softplus, kSoftplus) X(log1mexp, kLog1mexp) X(j0, kJ0) X(j1, kJ1)            \
-                                              X(isnan, kIsNan) X(isinf, kIsInf) X(invert, kInvert) \
-                                                  X(real, kReal) X(imag, kImag) X(conj, kConj)     \
-                                                      X(angle, kAngle) X(identity, kIdentity)
-
-// Binary elementwise functions: lt gt le ge eq neq and_ or_ xor maximum minimum add sub mul
-// true_div int_div mod pow arctan2 second (Aesara's fill: the value of b broadcast like a).
-#define KILN_BINARY_MATH(X)                                                                       \
-  X(lt, kLt)                                                                                      \
-  X(gt, kGt)                                                                                      \
-  X(le, kLe)                                                                                      \
-  X(ge, kGe) X(eq, kEq) X(neq, kNeq) X(and_, kAnd) X(or_, kOr) X(xor_, kXor) X(maximum, kMaximum) \
-      X(minimum, kMinimum) X(add, kAdd) X(sub, kSub) X(mul, kMul) X(true_div, kTrueDiv)           \
-          X(int_div, kIntDiv) X(mod, kMod) X(pow, kPow) X(arctan2, kArctan2) X(second, kSecond)
-
-#define KILN_DECLARE_UNARY(name, kind) Var name(const Var& a);
-#define KILN_DECLARE_BINARY(name, kind) Var name(const Var& a, const Var& b);
-KILN_UNARY_MATH(KILN_DECLARE_UNARY)
-KILN_BINARY_MATH(KILN_DECLARE_BINARY)
-#undef KILN_DECLARE_UNARY
-#undef KILN_DECLARE_BINARY
+// The elementwise functions of aesara.tensor that are one scalar op each, named as there (abs,
+// exp, add, true_div, and_, second: Aesara's fill...), declared from the builder column of the
+// scalar-op table (core/ops/scalar_op.h): U(f) is Var f(const Var&), B(f) Var f(const Var&,
+// const Var&). KILN_BUILDER_ROW turns a row into KILN_BUILDER_<unary|binary|none>(enum, f).
+#define KILN_BUILDER_FORM_U(f) unary, f
+#define KILN_BUILDER_FORM_B(f) binary, f
+#define KILN_BUILDER_FORM_N() none, _
+#define KILN_BUILDER_ROW(e, name, arity, rule, complex_ok, algebra, builder, ...) \
+  KILN_BUILDER_ROW_(e, KILN_BUILDER_FORM_##builder)
+#define KILN_BUILDER_ROW_(e, form) KILN_BUILDER_ROW_FORM(e, form)
+#define KILN_BUILDER_ROW_FORM(e, form, f) KILN_BUILDER_##form(e, f)
+#define KILN_BUILDER_unary(e, f) Var f(const Var& a);
+#define KILN_BUILDER_binary(e, f) Var f(const Var& a, const Var& b);
+#define KILN_BUILDER_none(e, f)
+KILN_SCALAR_OPS(KILN_BUILDER_ROW)
+#undef KILN_BUILDER_unary
+#undef KILN_BUILDER_binary
 
 // Elemwise{switch}: where cond is non-zero a, else b; `where` is the same (numpy.where).
 Var switch_(const Var& cond, const Var& a, const Var& b);

@@ -7,14 +7,14 @@
 #include "absl/strings/str_cat.h"
 #include "core/graph/constructors.h"
 #include "core/graph/op_registry.h"
-#include "core/graph/status_macros.h"
+#include "core/tensor/status_macros.h"
 #include "core/ops/alloc.h"
 #include "core/ops/dimshuffle.h"
 #include "core/ops/math.h"
 #include "core/ops/shape.h"
 #include "core/ops/shape_infer.h"
-#include "core/runtime/call_limits.h"
-#include "core/runtime/dtype_dispatch.h"
+#include "core/tensor/call_limits.h"
+#include "core/tensor/dtype_dispatch.h"
 
 namespace kiln {
 namespace {

@@ -19,47 +19,35 @@ struct AxisAttrs {
   absl::Status Check() const { return axis ? CheckDimIndex("axis", *axis) : absl::OkStatus(); }
 };
 
-// The methods every op along an axis has, declared once for the four below.
-#define KILN_AXIS_OP_METHODS                                      \
-  using DeclaredOp::DeclaredOp;                                   \
-  const std::optional<int>& axis() const { return attrs().axis; } \
-  KILN_OP_METHODS
-
 // Softmax{axis=1}: exp(x) / sum(exp(x)) along the axis, computed as exp(x - max).
 class Softmax final : public DeclaredOp<Softmax, AxisAttrs> {
  public:
-  static constexpr absl::string_view kTypeName = "Softmax";
-  OpKind kind() const override { return OpKind::kSoftmax; }
-  KILN_AXIS_OP_METHODS
+  KILN_DECLARED_OP("Softmax")
+  const std::optional<int>& axis() const { return attrs().axis; }
 };
 
 // LogSoftmax{axis=1}: x - max - log(sum(exp(x - max))) along the axis.
 class LogSoftmax final : public DeclaredOp<LogSoftmax, AxisAttrs> {
  public:
-  static constexpr absl::string_view kTypeName = "LogSoftmax";
-  OpKind kind() const override { return OpKind::kLogSoftmax; }
-  KILN_AXIS_OP_METHODS
+  KILN_DECLARED_OP("LogSoftmax")
+  const std::optional<int>& axis() const { return attrs().axis; }
 };
 
 // SortOp{quicksort, axis=1}: a sorted copy along the axis (NaN last, a stable sort).
 class SortOp final : public DeclaredOp<SortOp, AxisAttrs> {
  public:
-  static constexpr absl::string_view kTypeName = "SortOp";
-  OpKind kind() const override { return OpKind::kSort; }
+  KILN_DECLARED_OP("SortOp")
   std::string Name() const override;
-  KILN_AXIS_OP_METHODS
+  const std::optional<int>& axis() const { return attrs().axis; }
 };
 
 // ArgSortOp{quicksort, axis=1}: the int64 indices that sort x along the axis.
 class ArgSortOp final : public DeclaredOp<ArgSortOp, AxisAttrs> {
  public:
-  static constexpr absl::string_view kTypeName = "ArgSortOp";
-  OpKind kind() const override { return OpKind::kArgSort; }
+  KILN_DECLARED_OP("ArgSortOp")
   std::string Name() const override;
-  KILN_AXIS_OP_METHODS
+  const std::optional<int>& axis() const { return attrs().axis; }
 };
-
-#undef KILN_AXIS_OP_METHODS
 
 // exp(x) / sum(exp(x)) along axis (-1 by default), computed as exp(x - max) for stability.
 Var softmax(const Var& x, std::optional<int> axis = -1);

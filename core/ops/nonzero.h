@@ -14,9 +14,7 @@ namespace kiln {
 // nonzero. Its values depend on a only through comparisons: no gradient flows through it.
 class Nonzero final : public DeclaredOp<Nonzero, NoAttrs> {
  public:
-  static constexpr absl::string_view kTypeName = "Nonzero";
-  using DeclaredOp::DeclaredOp;
-  KILN_OP_METHODS
+  KILN_DECLARED_OP("Nonzero")
   std::vector<std::vector<bool>> ConnectionPattern(const Apply&) const override {
     return {{false}};
   }

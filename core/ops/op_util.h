@@ -12,7 +12,7 @@
 #include "core/graph/basic.h"
 #include "core/graph/op.h"
 #include "core/graph/type.h"
-#include "core/runtime/tensor.h"
+#include "core/tensor/tensor.h"
 
 namespace kiln {
 

@@ -8,7 +8,7 @@
 
 #include "core/graph/op_decl.h"
 #include "core/graph/var.h"
-#include "core/runtime/tensor.h"
+#include "core/tensor/tensor.h"
 
 namespace kiln {
 
@@ -30,13 +30,11 @@ struct PrintAttrs {
 // ("hello world __str__ = [1. 2. 3.]"). Not constant-folded; its gradient is the output's.
 class Print final : public DeclaredOp<Print, PrintAttrs> {
  public:
-  static constexpr absl::string_view kTypeName = "Print";
-  using DeclaredOp::DeclaredOp;
+  KILN_DECLARED_OP("Print")
   // The attributes as a list.
   std::vector<std::string> attr_list() const;
   // Aesara's "Print{message='hello world', attrs=('__str__',)}".
   std::string Name() const override;
-  KILN_OP_METHODS
   std::vector<std::pair<int, int>> view_map() const override { return {{0, 0}}; }
 };
 

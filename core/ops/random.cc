@@ -8,11 +8,12 @@
 #include "core/graph/constructors.h"
 #include "core/graph/gradient_types.h"
 #include "core/graph/op_registry.h"
-#include "core/graph/status_macros.h"
+#include "core/tensor/status_macros.h"
 #include "core/ops/indexing.h"
 #include "core/ops/math.h"
 #include "core/ops/op_util.h"
 #include "core/ops/random_kernels.h"
+#include "core/ops/shape.h"
 #include "core/ops/shape_infer.h"
 
 namespace kiln {
@@ -179,7 +180,7 @@ absl::StatusOr<ApplyPtr> RandomVariable::MakeNode(std::vector<VariablePtr> input
         if (d && *d < 0) d = std::nullopt;
       }
     } else if (const Apply* owner = inputs[1]->owner();
-               owner != nullptr && owner->op().type_name() == "MakeVector") {
+               owner != nullptr && owner->op().Is<MakeVector>()) {
       for (size_t d = 0; d < shape.size(); ++d) shape[d] = ConstantInt(owner->inputs()[d]);
     }
   }

@@ -37,10 +37,8 @@ struct RandomVariableAttrs {
 // in Aesara's all_dtypes. Printed as Aesara prints it: "normal_rv{0, (0, 0), floatX, False}".
 class RandomVariable final : public DeclaredOp<RandomVariable, RandomVariableAttrs> {
  public:
-  static constexpr absl::string_view kTypeName = "RandomVariable";
-  using DeclaredOp::DeclaredOp;
+  KILN_DECLARED_OP("RandomVariable")
   std::string Name() const override;
-  KILN_OP_METHODS
   std::vector<std::vector<bool>> ConnectionPattern(const Apply& node) const override;
 };
 

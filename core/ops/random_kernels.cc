@@ -9,12 +9,12 @@
 #include <numeric>
 
 #include "absl/strings/str_cat.h"
-#include "core/graph/status_macros.h"
+#include "core/tensor/status_macros.h"
 #include "core/ops/philox.h"
 #include "core/ops/random_samplers.h"
 #include "core/ops/sleef_kernels.h"
-#include "core/runtime/call_limits.h"
-#include "core/runtime/parallel.h"
+#include "core/tensor/call_limits.h"
+#include "core/tensor/parallel.h"
 
 namespace kiln::random {
 namespace {

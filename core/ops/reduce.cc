@@ -7,7 +7,7 @@
 #include "absl/strings/str_join.h"
 #include "core/graph/constructors.h"
 #include "core/graph/op_registry.h"
-#include "core/graph/status_macros.h"
+#include "core/tensor/status_macros.h"
 #include "core/ops/dimshuffle.h"
 #include "core/ops/math.h"
 #include "core/ops/shape.h"

@@ -25,7 +25,7 @@ struct Axes {
 enum class ReduceKind { kSum, kProd, kMax, kMin, kAll, kAny };
 
 // Aesara's CAReduce family. Axes are normalized (sorted, non-negative) when the node is made.
-class CAReduce final : public Op {
+class CAReduce final : public OpOf<CAReduce> {
  public:
   // `axis` nullopt reduces every axis; `dtype`/`acc_dtype` apply to Sum and Prod, which otherwise
   // widen integers to int64/uint64 and accumulate float32 in float64, as Aesara does.
@@ -38,7 +38,6 @@ class CAReduce final : public Op {
   const std::optional<DType>& dtype() const { return dtype_; }
   const std::optional<DType>& acc_dtype() const { return acc_dtype_; }
   static constexpr absl::string_view kTypeName = "CAReduce";
-  OpKind kind() const override { return OpKind::kCAReduce; }
   // "Sum{axis=[0], acc_dtype=float64}", "Prod{mul}{acc_dtype=int64}", "Max{maximum}{0, 1}",
   // "All{0}", "Any".
   std::string Name() const override;
@@ -67,30 +66,22 @@ struct ArgmaxAttrs {
   absl::Status Check() const;
 };
 
-// The methods both ops below have, declared once.
-#define KILN_ARGMAX_OP_METHODS                                  \
-  using DeclaredOp::DeclaredOp;                                 \
-  const std::vector<int>& axis() const { return attrs().axis; } \
-  std::string Name() const override;                            \
-  KILN_OP_METHODS
-
 // MaxAndArgmax{axis=(0,)}: the maximum and the int64 index of its first occurrence, counted in
 // C order over the reduced axes.
 class MaxAndArgmax final : public DeclaredOp<MaxAndArgmax, ArgmaxAttrs> {
  public:
-  static constexpr absl::string_view kTypeName = "MaxAndArgmax";
-  OpKind kind() const override { return OpKind::kMaxAndArgmax; }
-  KILN_ARGMAX_OP_METHODS
+  KILN_DECLARED_OP("MaxAndArgmax")
+  const std::vector<int>& axis() const { return attrs().axis; }
+  std::string Name() const override;
 };
 
 // Argmax{axis=(0,)}: MaxAndArgmax's index output alone.
 class Argmax final : public DeclaredOp<Argmax, ArgmaxAttrs> {
  public:
-  static constexpr absl::string_view kTypeName = "Argmax";
-  OpKind kind() const override { return OpKind::kArgmax; }
-  KILN_ARGMAX_OP_METHODS
+  KILN_DECLARED_OP("Argmax")
+  const std::vector<int>& axis() const { return attrs().axis; }
+  std::string Name() const override;
 };
-#undef KILN_ARGMAX_OP_METHODS
 
 // mode: "add" (cumsum) or "mul" (cumprod); axis: the axis, or None for the flattened tensor.
 struct CumOpAttrs {
@@ -105,14 +96,11 @@ struct CumOpAttrs {
 // CumOp{axis, add|mul}: cumulative sum or product along an axis (nullopt flattens first).
 class CumOp final : public DeclaredOp<CumOp, CumOpAttrs> {
  public:
-  static constexpr absl::string_view kTypeName = "CumOp";
-  using DeclaredOp::DeclaredOp;
+  KILN_DECLARED_OP("CumOp")
   CumOp(std::optional<int> axis, bool product) : DeclaredOp({product ? "mul" : "add", axis}) {}
   bool product() const { return attrs().mode == "mul"; }
   const std::optional<int>& axis() const { return attrs().axis; }
-  OpKind kind() const override { return OpKind::kCumOp; }
   std::string Name() const override;  // "CumOp{None, add}", "CumOp{1, mul}"
-  KILN_OP_METHODS
 };
 
 // Reductions; keepdims re-inserts the reduced axes as broadcastable dims (a DimShuffle).

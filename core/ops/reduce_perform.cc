@@ -4,12 +4,12 @@
 #include <limits>
 
 #include "absl/strings/str_cat.h"
-#include "core/graph/status_macros.h"
+#include "core/tensor/status_macros.h"
 #include "core/ops/elemwise_loops.h"
 #include "core/ops/op_util.h"
 #include "core/ops/reduce.h"
 #include "core/ops/scalar_apply.h"
-#include "core/runtime/dtype_dispatch.h"
+#include "core/tensor/dtype_dispatch.h"
 
 namespace kiln {
 namespace {

@@ -22,11 +22,9 @@ struct RepeatAttrs {
 // vector with one count per element along the axis (or of the flattened x).
 class Repeat final : public DeclaredOp<Repeat, RepeatAttrs> {
  public:
-  static constexpr absl::string_view kTypeName = "Repeat";  // Repeat{axis=0}, Repeat{axis=None}
-  using DeclaredOp::DeclaredOp;
+  KILN_DECLARED_OP("Repeat")  // Repeat{axis=0}, Repeat{axis=None}
 
   // x's gradient sums gz over the copies of each element; repeats is disconnected.
-  KILN_OP_METHODS
   std::vector<std::vector<bool>> ConnectionPattern(const Apply& node) const override {
     return {{true}, {false}};
   }

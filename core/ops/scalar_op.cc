@@ -16,11 +16,13 @@ struct ScalarOpInfo {
   DTypeRule rule;
   bool complex_ok;
   ScalarAlgebra algebra;
+  const char* symbol;
+  bool pp_symbol;
 };
 
 constexpr ScalarOpInfo kScalarOps[] = {
-#define KILN_SCALAR_OP_INFO(e, name, arity, rule, complex_ok, algebra) \
-  {name, arity, rule, complex_ok, algebra},
+#define KILN_SCALAR_OP_INFO(e, name, arity, rule, complex_ok, algebra, builder, symbol, pp, unit) \
+  {name, arity, DTypeRule::rule, complex_ok, algebra, symbol, pp},
     KILN_SCALAR_OPS(KILN_SCALAR_OP_INFO)
 #undef KILN_SCALAR_OP_INFO
 };
@@ -49,6 +51,10 @@ absl::Status Unsupported(const ScalarOp& op, std::string_view what) {
 int NumScalarOps() { return static_cast<int>(std::size(kScalarOps)); }
 
 int ScalarOpArity(ScalarOpKind op) { return Info(op).arity; }
+
+const char* ScalarOpSymbol(ScalarOpKind op) { return Info(op).symbol; }
+
+bool PpPrintsSymbol(ScalarOpKind op) { return Info(op).pp_symbol; }
 
 const ScalarAlgebra& ScalarOpAlgebra(ScalarOpKind op) { return Info(op).algebra; }
 

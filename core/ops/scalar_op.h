@@ -9,7 +9,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "core/graph/dtype.h"
+#include "core/tensor/dtype.h"
 
 namespace kiln {
 
@@ -46,96 +46,117 @@ inline constexpr ScalarAlgebra kCommutativeAssociative{true, true};
 inline constexpr ScalarAlgebra kSumMonoid{true, true, 0.0};
 inline constexpr ScalarAlgebra kProductMonoid{true, true, 1.0};
 
-// Every scalar op, listed once. X(enum, Aesara scalar name, arity (-1: two or more), dtype rule,
-// complex inputs allowed, algebraic properties).
-#define KILN_SCALAR_OPS(X)                                                                    \
-  X(kLt, "lt", 2, DTypeRule::kBool, false, kNoAlgebra)                                        \
-  X(kGt, "gt", 2, DTypeRule::kBool, false, kNoAlgebra)                                        \
-  X(kLe, "le", 2, DTypeRule::kBool, false, kNoAlgebra)                                        \
-  X(kGe, "ge", 2, DTypeRule::kBool, false, kNoAlgebra)                                        \
-  X(kEq, "eq", 2, DTypeRule::kBool, true, kCommutative)                                       \
-  X(kNeq, "neq", 2, DTypeRule::kBool, true, kCommutative)                                     \
-  X(kAnd, "and_", 2, DTypeRule::kBitwise, false, kCommutativeAssociative)                     \
-  X(kOr, "or_", 2, DTypeRule::kBitwise, false, kCommutativeAssociative)                       \
-  X(kXor, "xor", 2, DTypeRule::kBitwise, false, kCommutativeAssociative)                      \
-  X(kInvert, "invert", 1, DTypeRule::kBitwise, false, kNoAlgebra)                             \
-  X(kIsNan, "isnan", 1, DTypeRule::kBool, true, kNoAlgebra)                                   \
-  X(kIsInf, "isinf", 1, DTypeRule::kBool, true, kNoAlgebra)                                   \
-  X(kSwitch, "switch", 3, DTypeRule::kBranches, true, kNoAlgebra)                             \
-  X(kMaximum, "maximum", 2, DTypeRule::kUpcast, false, kCommutativeAssociative)               \
-  X(kMinimum, "minimum", 2, DTypeRule::kUpcast, false, kCommutativeAssociative)               \
-  X(kAdd, "add", -1, DTypeRule::kUpcast, true, kSumMonoid)                                    \
-  X(kSub, "sub", 2, DTypeRule::kUpcastNoBool, true, kNoAlgebra)                               \
-  X(kMul, "mul", -1, DTypeRule::kUpcast, true, kProductMonoid)                                \
-  X(kTrueDiv, "true_divide", 2, DTypeRule::kTrueDiv, true, kNoAlgebra)                        \
-  X(kIntDiv, "floor_divide", 2, DTypeRule::kUpcast, false, kNoAlgebra)                        \
-  X(kMod, "mod", 2, DTypeRule::kUpcast, false, kNoAlgebra)                                    \
-  X(kPow, "pow", 2, DTypeRule::kUpcastMin8, true, kNoAlgebra)                                 \
-  X(kClip, "clip", 3, DTypeRule::kUpcast, false, kNoAlgebra)                                  \
-  X(kAbs, "abs", 1, DTypeRule::kRealPart, true, kNoAlgebra)                                   \
-  X(kSgn, "sgn", 1, DTypeRule::kSameNoBool, false, kNoAlgebra)                                \
-  X(kCeil, "ceil", 1, DTypeRule::kUpgradeToFloat, false, kNoAlgebra)                          \
-  X(kFloor, "floor", 1, DTypeRule::kUpgradeToFloat, false, kNoAlgebra)                        \
-  X(kTrunc, "trunc", 1, DTypeRule::kUpgradeToFloat, false, kNoAlgebra)                        \
-  X(kRoundHalfToEven, "round_half_to_even", 1, DTypeRule::kSameFloatOnly, false, kNoAlgebra)  \
-  X(kRoundHalfAwayFromZero, "round_half_away_from_zero", 1, DTypeRule::kSameFloatOnly, false, \
-    kNoAlgebra)                                                                               \
-  X(kNeg, "neg", 1, DTypeRule::kSameNoBool, true, kNoAlgebra)                                 \
-  X(kReciprocal, "reciprocal", 1, DTypeRule::kUpgradeToFloat, true, kNoAlgebra)               \
-  X(kLog, "log", 1, DTypeRule::kUpgradeToFloat, true, kNoAlgebra)                             \
-  X(kLog2, "log2", 1, DTypeRule::kUpgradeToFloat, false, kNoAlgebra)                          \
-  X(kLog10, "log10", 1, DTypeRule::kUpgradeToFloat, false, kNoAlgebra)                        \
-  X(kLog1p, "log1p", 1, DTypeRule::kUpgradeToFloat, false, kNoAlgebra)                        \
-  X(kExp, "exp", 1, DTypeRule::kUpgradeToFloat, true, kNoAlgebra)                             \
-  X(kExp2, "exp2", 1, DTypeRule::kUpgradeToFloat, false, kNoAlgebra)                          \
-  X(kExpm1, "expm1", 1, DTypeRule::kUpgradeToFloat, false, kNoAlgebra)                        \
-  X(kSqr, "sqr", 1, DTypeRule::kSame, true, kNoAlgebra)                                       \
-  X(kSqrt, "sqrt", 1, DTypeRule::kUpgradeToFloat, true, kNoAlgebra)                           \
-  X(kDeg2Rad, "deg2rad", 1, DTypeRule::kUpgradeToFloat, false, kNoAlgebra)                    \
-  X(kRad2Deg, "rad2deg", 1, DTypeRule::kUpgradeToFloat, false, kNoAlgebra)                    \
-  X(kCos, "cos", 1, DTypeRule::kUpgradeToFloat, false, kNoAlgebra)                            \
-  X(kArccos, "arccos", 1, DTypeRule::kUpgradeToFloat, false, kNoAlgebra)                      \
-  X(kSin, "sin", 1, DTypeRule::kUpgradeToFloat, false, kNoAlgebra)                            \
-  X(kArcsin, "arcsin", 1, DTypeRule::kUpgradeToFloat, false, kNoAlgebra)                      \
-  X(kTan, "tan", 1, DTypeRule::kUpgradeToFloat, false, kNoAlgebra)                            \
-  X(kArctan, "arctan", 1, DTypeRule::kUpgradeToFloat, false, kNoAlgebra)                      \
-  X(kArctan2, "arctan2", 2, DTypeRule::kUpgradeToFloat, false, kNoAlgebra)                    \
-  X(kCosh, "cosh", 1, DTypeRule::kUpgradeToFloat, false, kNoAlgebra)                          \
-  X(kArccosh, "arccosh", 1, DTypeRule::kUpgradeToFloat, false, kNoAlgebra)                    \
-  X(kSinh, "sinh", 1, DTypeRule::kUpgradeToFloat, false, kNoAlgebra)                          \
-  X(kArcsinh, "arcsinh", 1, DTypeRule::kUpgradeToFloat, false, kNoAlgebra)                    \
-  X(kTanh, "tanh", 1, DTypeRule::kUpgradeToFloat, false, kNoAlgebra)                          \
-  X(kArctanh, "arctanh", 1, DTypeRule::kUpgradeToFloat, false, kNoAlgebra)                    \
-  X(kErf, "erf", 1, DTypeRule::kUpgradeToFloat, false, kNoAlgebra)                            \
-  X(kErfc, "erfc", 1, DTypeRule::kUpgradeToFloat, false, kNoAlgebra)                          \
-  X(kErfcx, "erfcx", 1, DTypeRule::kUpgradeToFloat, false, kNoAlgebra)                        \
-  X(kErfinv, "erfinv", 1, DTypeRule::kUpgradeToFloat, false, kNoAlgebra)                      \
-  X(kErfcinv, "erfcinv", 1, DTypeRule::kUpgradeToFloat, false, kNoAlgebra)                    \
-  X(kGamma, "gamma", 1, DTypeRule::kUpgradeToFloat, false, kNoAlgebra)                        \
-  X(kGammaln, "gammaln", 1, DTypeRule::kUpgradeToFloat, false, kNoAlgebra)                    \
-  X(kPsi, "psi", 1, DTypeRule::kUpgradeToFloat, false, kNoAlgebra)                            \
-  X(kSigmoid, "sigmoid", 1, DTypeRule::kUpgradeToFloat, false, kNoAlgebra)                    \
-  X(kSoftplus, "softplus", 1, DTypeRule::kUpgradeToFloat, false, kNoAlgebra)                  \
-  X(kLog1mexp, "log1mexp", 1, DTypeRule::kUpgradeToFloat, false, kNoAlgebra)                  \
-  X(kJ0, "j0", 1, DTypeRule::kUpgradeToFloat, false, kNoAlgebra)                              \
-  X(kJ1, "j1", 1, DTypeRule::kUpgradeToFloat, false, kNoAlgebra)                              \
-  X(kIdentity, "identity", 1, DTypeRule::kSame, true, kNoAlgebra)                             \
-  X(kSecond, "second", 2, DTypeRule::kSecondInput, true, kNoAlgebra)                          \
-  X(kCast, "cast", 1, DTypeRule::kCast, true, kNoAlgebra)                                     \
-  X(kReal, "real", 1, DTypeRule::kRealPart, true, kNoAlgebra)                                 \
-  X(kImag, "imag", 1, DTypeRule::kRealPart, true, kNoAlgebra)                                 \
-  X(kConj, "conj", 1, DTypeRule::kSameMin8, true, kNoAlgebra)                                 \
-  X(kAngle, "angle", 1, DTypeRule::kFloat64, true, kNoAlgebra)                                \
-  X(kComposite, "composite", -2, DTypeRule::kProgram, true, kNoAlgebra)
+// Every scalar op, listed once. X(enum, Aesara scalar name, arity (-1: two or more), dtype rule
+// (DTypeRule::k...), complex inputs allowed, algebraic properties, the builder math.h declares
+// (U(name): unary, B(name): binary, N(): written by hand), the operator symbol (nullptr: none;
+// prefix when unary), whether Aesara's pp prints the op with its symbol, and the kernel unit
+// that instantiates its kernels (elemwise_kernels_<unit>.cc; special: Elemwise runs it itself).
+// clang-format off
+#define KILN_SCALAR_OPS(X) \
+  X(kLt, "lt", 2, kBool, false, kNoAlgebra, B(lt), "<", false, compare)                                      \
+  X(kGt, "gt", 2, kBool, false, kNoAlgebra, B(gt), ">", false, compare)                                      \
+  X(kLe, "le", 2, kBool, false, kNoAlgebra, B(le), "<=", false, compare)                                     \
+  X(kGe, "ge", 2, kBool, false, kNoAlgebra, B(ge), ">=", false, compare)                                     \
+  X(kEq, "eq", 2, kBool, true, kCommutative, B(eq), "==", false, compare)                                    \
+  X(kNeq, "neq", 2, kBool, true, kCommutative, B(neq), "!=", false, compare)                                 \
+  X(kAnd, "and_", 2, kBitwise, false, kCommutativeAssociative, B(and_), "&", false, compare)                 \
+  X(kOr, "or_", 2, kBitwise, false, kCommutativeAssociative, B(or_), "|", false, compare)                    \
+  X(kXor, "xor", 2, kBitwise, false, kCommutativeAssociative, B(xor_), "^", false, compare)                  \
+  X(kInvert, "invert", 1, kBitwise, false, kNoAlgebra, U(invert), "~", false, compare)                       \
+  X(kIsNan, "isnan", 1, kBool, true, kNoAlgebra, U(isnan), nullptr, false, compare)                          \
+  X(kIsInf, "isinf", 1, kBool, true, kNoAlgebra, U(isinf), nullptr, false, compare)                          \
+  X(kSwitch, "switch", 3, kBranches, true, kNoAlgebra, N(), nullptr, false, special)                         \
+  X(kMaximum, "maximum", 2, kUpcast, false, kCommutativeAssociative, B(maximum), nullptr, false, arith)      \
+  X(kMinimum, "minimum", 2, kUpcast, false, kCommutativeAssociative, B(minimum), nullptr, false, arith)      \
+  X(kAdd, "add", -1, kUpcast, true, kSumMonoid, B(add), "+", true, arith)                                    \
+  X(kSub, "sub", 2, kUpcastNoBool, true, kNoAlgebra, B(sub), "-", true, arith)                               \
+  X(kMul, "mul", -1, kUpcast, true, kProductMonoid, B(mul), "*", true, arith)                                \
+  X(kTrueDiv, "true_divide", 2, kTrueDiv, true, kNoAlgebra, B(true_div), "/", true, arith)                   \
+  X(kIntDiv, "floor_divide", 2, kUpcast, false, kNoAlgebra, B(int_div), "//", true, arith)                   \
+  X(kMod, "mod", 2, kUpcast, false, kNoAlgebra, B(mod), "%", false, arith)                                   \
+  X(kPow, "pow", 2, kUpcastMin8, true, kNoAlgebra, B(pow), "**", true, arith)                                \
+  X(kClip, "clip", 3, kUpcast, false, kNoAlgebra, N(), nullptr, false, arith)                                \
+  X(kAbs, "abs", 1, kRealPart, true, kNoAlgebra, U(abs), nullptr, false, unary)                              \
+  X(kSgn, "sgn", 1, kSameNoBool, false, kNoAlgebra, U(sgn), nullptr, false, unary)                           \
+  X(kCeil, "ceil", 1, kUpgradeToFloat, false, kNoAlgebra, U(ceil), nullptr, false, unary)                    \
+  X(kFloor, "floor", 1, kUpgradeToFloat, false, kNoAlgebra, U(floor), nullptr, false, unary)                 \
+  X(kTrunc, "trunc", 1, kUpgradeToFloat, false, kNoAlgebra, U(trunc), nullptr, false, unary)                 \
+  X(kRoundHalfToEven, "round_half_to_even", 1, kSameFloatOnly, false, kNoAlgebra, U(round_half_to_even), nullptr, false, unary) \
+  X(kRoundHalfAwayFromZero, "round_half_away_from_zero", 1, kSameFloatOnly, false, kNoAlgebra,               \
+    U(round_half_away_from_zero), nullptr, false, unary)                                                     \
+  X(kNeg, "neg", 1, kSameNoBool, true, kNoAlgebra, U(neg), "-", true, unary)                                 \
+  X(kReciprocal, "reciprocal", 1, kUpgradeToFloat, true, kNoAlgebra, U(reciprocal), nullptr, false, unary)   \
+  X(kLog, "log", 1, kUpgradeToFloat, true, kNoAlgebra, U(log), nullptr, false, transcendental)               \
+  X(kLog2, "log2", 1, kUpgradeToFloat, false, kNoAlgebra, U(log2), nullptr, false, transcendental)           \
+  X(kLog10, "log10", 1, kUpgradeToFloat, false, kNoAlgebra, U(log10), nullptr, false, transcendental)        \
+  X(kLog1p, "log1p", 1, kUpgradeToFloat, false, kNoAlgebra, U(log1p), nullptr, false, transcendental)        \
+  X(kExp, "exp", 1, kUpgradeToFloat, true, kNoAlgebra, U(exp), nullptr, false, transcendental)               \
+  X(kExp2, "exp2", 1, kUpgradeToFloat, false, kNoAlgebra, U(exp2), nullptr, false, transcendental)           \
+  X(kExpm1, "expm1", 1, kUpgradeToFloat, false, kNoAlgebra, U(expm1), nullptr, false, transcendental)        \
+  X(kSqr, "sqr", 1, kSame, true, kNoAlgebra, U(sqr), nullptr, false, unary)                                  \
+  X(kSqrt, "sqrt", 1, kUpgradeToFloat, true, kNoAlgebra, U(sqrt), nullptr, false, transcendental)            \
+  X(kDeg2Rad, "deg2rad", 1, kUpgradeToFloat, false, kNoAlgebra, U(deg2rad), nullptr, false, transcendental)  \
+  X(kRad2Deg, "rad2deg", 1, kUpgradeToFloat, false, kNoAlgebra, U(rad2deg), nullptr, false, transcendental)  \
+  X(kCos, "cos", 1, kUpgradeToFloat, false, kNoAlgebra, U(cos), nullptr, false, transcendental)              \
+  X(kArccos, "arccos", 1, kUpgradeToFloat, false, kNoAlgebra, U(arccos), nullptr, false, transcendental)     \
+  X(kSin, "sin", 1, kUpgradeToFloat, false, kNoAlgebra, U(sin), nullptr, false, transcendental)              \
+  X(kArcsin, "arcsin", 1, kUpgradeToFloat, false, kNoAlgebra, U(arcsin), nullptr, false, transcendental)     \
+  X(kTan, "tan", 1, kUpgradeToFloat, false, kNoAlgebra, U(tan), nullptr, false, transcendental)              \
+  X(kArctan, "arctan", 1, kUpgradeToFloat, false, kNoAlgebra, U(arctan), nullptr, false, transcendental)     \
+  X(kArctan2, "arctan2", 2, kUpgradeToFloat, false, kNoAlgebra, B(arctan2), nullptr, false, transcendental)  \
+  X(kCosh, "cosh", 1, kUpgradeToFloat, false, kNoAlgebra, U(cosh), nullptr, false, transcendental)           \
+  X(kArccosh, "arccosh", 1, kUpgradeToFloat, false, kNoAlgebra, U(arccosh), nullptr, false, transcendental)  \
+  X(kSinh, "sinh", 1, kUpgradeToFloat, false, kNoAlgebra, U(sinh), nullptr, false, transcendental)           \
+  X(kArcsinh, "arcsinh", 1, kUpgradeToFloat, false, kNoAlgebra, U(arcsinh), nullptr, false, transcendental)  \
+  X(kTanh, "tanh", 1, kUpgradeToFloat, false, kNoAlgebra, U(tanh), nullptr, false, transcendental)           \
+  X(kArctanh, "arctanh", 1, kUpgradeToFloat, false, kNoAlgebra, U(arctanh), nullptr, false, transcendental)  \
+  X(kErf, "erf", 1, kUpgradeToFloat, false, kNoAlgebra, U(erf), nullptr, false, transcendental)              \
+  X(kErfc, "erfc", 1, kUpgradeToFloat, false, kNoAlgebra, U(erfc), nullptr, false, transcendental)           \
+  X(kErfcx, "erfcx", 1, kUpgradeToFloat, false, kNoAlgebra, U(erfcx), nullptr, false, transcendental)        \
+  X(kErfinv, "erfinv", 1, kUpgradeToFloat, false, kNoAlgebra, U(erfinv), nullptr, false, transcendental)     \
+  X(kErfcinv, "erfcinv", 1, kUpgradeToFloat, false, kNoAlgebra, U(erfcinv), nullptr, false, transcendental)  \
+  X(kGamma, "gamma", 1, kUpgradeToFloat, false, kNoAlgebra, U(gamma), nullptr, false, transcendental)        \
+  X(kGammaln, "gammaln", 1, kUpgradeToFloat, false, kNoAlgebra, U(gammaln), nullptr, false, transcendental)  \
+  X(kPsi, "psi", 1, kUpgradeToFloat, false, kNoAlgebra, U(psi), nullptr, false, transcendental)              \
+  X(kSigmoid, "sigmoid", 1, kUpgradeToFloat, false, kNoAlgebra, U(sigmoid), nullptr, false, transcendental)  \
+  X(kSoftplus, "softplus", 1, kUpgradeToFloat, false, kNoAlgebra, U(softplus), nullptr, false, transcendental) \
+  X(kLog1mexp, "log1mexp", 1, kUpgradeToFloat, false, kNoAlgebra, U(log1mexp), nullptr, false, transcendental) \
+  X(kJ0, "j0", 1, kUpgradeToFloat, false, kNoAlgebra, U(j0), nullptr, false, transcendental)                 \
+  X(kJ1, "j1", 1, kUpgradeToFloat, false, kNoAlgebra, U(j1), nullptr, false, transcendental)                 \
+  X(kI0, "i0", 1, kUpgradeToFloat, false, kNoAlgebra, U(i0), nullptr, false, transcendental)                 \
+  X(kI1, "i1", 1, kUpgradeToFloat, false, kNoAlgebra, U(i1), nullptr, false, transcendental)                 \
+  X(kIdentity, "identity", 1, kSame, true, kNoAlgebra, U(identity), nullptr, false, unary)                   \
+  X(kSecond, "second", 2, kSecondInput, true, kNoAlgebra, B(second), nullptr, false, special)                \
+  X(kCast, "cast", 1, kCast, true, kNoAlgebra, N(), nullptr, false, special)                                 \
+  X(kReal, "real", 1, kRealPart, true, kNoAlgebra, U(real), nullptr, false, unary)                           \
+  X(kImag, "imag", 1, kRealPart, true, kNoAlgebra, U(imag), nullptr, false, unary)                           \
+  X(kConj, "conj", 1, kSameMin8, true, kNoAlgebra, U(conj), nullptr, false, unary)                           \
+  X(kAngle, "angle", 1, kFloat64, true, kNoAlgebra, U(angle), nullptr, false, unary)                         \
+  X(kComposite, "composite", -2, kProgram, true, kNoAlgebra, N(), nullptr, false, special)
+// clang-format on
 
 enum class ScalarOpKind {
-#define KILN_SCALAR_OP_ENUM(e, name, arity, rule, complex_ok, algebra) e,
+#define KILN_SCALAR_OP_ENUM(e, ...) e,
   KILN_SCALAR_OPS(KILN_SCALAR_OP_ENUM)
 #undef KILN_SCALAR_OP_ENUM
 };
 
 // Number of scalar ops.
+inline constexpr int kNumScalarOps = 0
+#define KILN_SCALAR_OP_COUNT(...) +1
+    KILN_SCALAR_OPS(KILN_SCALAR_OP_COUNT);
+#undef KILN_SCALAR_OP_COUNT
 int NumScalarOps();
+
+// The files that instantiate the scalar ops' kernels (the table's last column).
+enum class KernelUnit { arith, compare, transcendental, unary, special };
+// Each scalar op's kernel unit, indexed by ScalarOpKind.
+inline constexpr KernelUnit kScalarKernelUnits[] = {
+#define KILN_SCALAR_OP_UNIT(e, name, arity, rule, complex_ok, algebra, builder, symbol, pp, unit) \
+  KernelUnit::unit,
+    KILN_SCALAR_OPS(KILN_SCALAR_OP_UNIT)
+#undef KILN_SCALAR_OP_UNIT
+};
 
 struct ScalarProgram;
 
@@ -163,6 +184,10 @@ int ScalarOpArity(ScalarOpKind op);
 const ScalarAlgebra& ScalarOpAlgebra(ScalarOpKind op);
 // Aesara's scalar name, "mul".
 std::string ScalarOpName(ScalarOpKind op);
+// The operator symbol ("+", "<", unary "-"), or null for an op written as a call.
+const char* ScalarOpSymbol(ScalarOpKind op);
+// True when Aesara's pp prints the op with its symbol (arithmetic, not comparisons or bitwise).
+bool PpPrintsSymbol(ScalarOpKind op);
 // The scalar op of an Aesara name ("mul"), or nullopt.
 std::optional<ScalarOpKind> ParseScalarOpKind(const std::string& name);
 

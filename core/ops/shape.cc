@@ -2,11 +2,12 @@
 
 #include <algorithm>
 
+#include "absl/functional/function_ref.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/graph/constructors.h"
 #include "core/graph/op_registry.h"
-#include "core/graph/status_macros.h"
+#include "core/tensor/status_macros.h"
 #include "core/ops/dimshuffle.h"
 #include "core/ops/indexing.h"
 #include "core/ops/math.h"
@@ -102,6 +103,37 @@ absl::Status ShapeI::Perform(const Apply&, std::span<const Tensor> inputs,
 
 std::string Reshape::Name() const { return absl::StrCat("Reshape{", ndim(), "}"); }
 
+namespace {
+
+// `dims` with its -1 (one at most) resolved for `size` elements, or INVALID_ARGUMENT for another
+// negative dim or for dims that do not hold exactly `size` elements (`what`: the reshaped value,
+// for the message). With the size unknown the -1 stays.
+absl::StatusOr<std::vector<int64_t>> ResolveReshapeDims(const Reshape& op,
+                                                        std::vector<int64_t> dims,
+                                                        std::optional<int64_t> size,
+                                                        absl::FunctionRef<std::string()> what) {
+  int unknown = -1;
+  int64_t known = 1;
+  for (int d = 0; d < static_cast<int>(dims.size()); ++d) {
+    if (dims[d] == -1 && unknown < 0) {
+      unknown = d;
+    } else if (dims[d] < 0) {
+      return Invalid(op, absl::StrCat("the shape ", DimsText(dims),
+                                      " has a negative dim other than one -1"));
+    } else {
+      known *= dims[d];
+    }
+  }
+  if (!size) return dims;
+  if (unknown >= 0 ? (known == 0 || *size % known != 0) : *size != known) {
+    return Invalid(op, absl::StrCat("cannot reshape ", what(), " into shape ", DimsText(dims)));
+  }
+  if (unknown >= 0) dims[unknown] = *size / known;
+  return dims;
+}
+
+}  // namespace
+
 absl::StatusOr<ApplyPtr> Reshape::MakeNode(std::vector<VariablePtr> inputs) const {
   if (inputs.size() != 2) return Invalid(*this, "expects 2 inputs (x, shape)");
   absl::StatusOr<const TensorType*> x = TensorInput(*this, inputs, 0);
@@ -120,33 +152,17 @@ absl::StatusOr<ApplyPtr> Reshape::MakeNode(std::vector<VariablePtr> inputs) cons
                                          " entries but ", ndim(), " are needed"));
     }
     RETURN_IF_ERROR(CheckDims(*this, dims, (*x)->dtype()));
-    int unknown = -1;
-    int64_t known = 1;
-    for (int d = 0; d < ndim(); ++d) {
-      if (dims[d] == -1 && unknown < 0) {
-        unknown = d;
-      } else if (dims[d] < 0) {
-        return Invalid(*this, absl::StrCat("the shape ", DimsText(dims),
-                                           " has a negative dim other than one -1"));
-      } else {
-        out[d] = dims[d];
-        known *= dims[d];
-      }
-    }
     // With x's size known, the -1 is too.
-    int64_t size = 1;
-    bool size_known = true;
+    std::optional<int64_t> size = 1;
     for (const StaticDim& d : (*x)->shape()) {
       // Checked: a product of static dims that overflows leaves the size unknown.
-      const std::optional<int64_t> next = d ? CheckedMul(size, *d) : std::nullopt;
-      size_known &= next.has_value();
-      if (next) size = *next;
+      if (size) size = d ? CheckedMul(*size, *d) : std::nullopt;
     }
-    if (size_known && (unknown >= 0 ? (known == 0 || size % known != 0) : size != known)) {
-      return Invalid(
-          *this, absl::StrCat("cannot reshape ", (*x)->ToString(), " into shape ", DimsText(dims)));
+    ASSIGN_OR_RETURN(const std::vector<int64_t> resolved,
+                     ResolveReshapeDims(*this, dims, size, [&] { return (*x)->ToString(); }));
+    for (int d = 0; d < ndim(); ++d) {
+      if (resolved[d] >= 0) out[d] = resolved[d];
     }
-    if (size_known && unknown >= 0) out[unknown] = size / known;
   }
   return Apply::Make(self(), std::move(inputs), {TensorType::Make((*x)->dtype(), std::move(out))});
 }
@@ -160,24 +176,9 @@ absl::Status Reshape::Perform(const Apply&, std::span<const Tensor> inputs,
                                        " entries, not ", ndim()));
   }
   RETURN_IF_ERROR(CheckDims(*this, dims, x.dtype()));
-  int unknown = -1;
-  int64_t known = 1;
-  for (int d = 0; d < ndim(); ++d) {
-    if (dims[d] == -1 && unknown < 0) {
-      unknown = d;
-    } else if (dims[d] < 0) {
-      return Invalid(*this, absl::StrCat("the shape ", DimsText(dims),
-                                         " has a negative dim other than one -1"));
-    } else {
-      known *= dims[d];
-    }
-  }
-  const bool fits = unknown >= 0 ? known != 0 && x.size() % known == 0 : x.size() == known;
-  if (!fits) {
-    return Invalid(*this, absl::StrCat("cannot reshape array of size ", x.size(), " into shape ",
-                                       DimsText(dims)));
-  }
-  if (unknown >= 0) dims[unknown] = x.size() / known;
+  ASSIGN_OR_RETURN(dims, ResolveReshapeDims(*this, std::move(dims), x.size(), [&] {
+                     return absl::StrCat("array of size ", x.size());
+                   }));
   const Tensor c = x.Contiguous();
   outputs[0] = c.View(dims, ContiguousStrides(dims));
   return absl::OkStatus();

@@ -13,10 +13,7 @@ namespace kiln {
 // x.shape: an int64 vector of x's dims.
 class ShapeOp final : public DeclaredOp<ShapeOp, NoAttrs> {
  public:
-  static constexpr absl::string_view kTypeName = "Shape";
-  using DeclaredOp::DeclaredOp;
-  OpKind kind() const override { return OpKind::kShape; }
-  KILN_OP_METHODS
+  KILN_DECLARED_OP("Shape")
   std::vector<std::vector<bool>> ConnectionPattern(const Apply& node) const override;
 };
 
@@ -28,13 +25,10 @@ struct ShapeIAttrs {
 };
 class ShapeI final : public DeclaredOp<ShapeI, ShapeIAttrs> {
  public:
-  static constexpr absl::string_view kTypeName = "Shape_i";
-  using DeclaredOp::DeclaredOp;
+  KILN_DECLARED_OP("Shape_i")
   explicit ShapeI(int i) : DeclaredOp({i}) {}
   int i() const { return attrs().i; }
-  OpKind kind() const override { return OpKind::kShapeI; }
   std::string Name() const override;  // "Shape_i{0}"
-  KILN_OP_METHODS
   std::vector<std::vector<bool>> ConnectionPattern(const Apply& node) const override;
 };
 
@@ -47,13 +41,10 @@ struct ReshapeAttrs {
 };
 class Reshape final : public DeclaredOp<Reshape, ReshapeAttrs> {
  public:
-  static constexpr absl::string_view kTypeName = "Reshape";
-  using DeclaredOp::DeclaredOp;
+  KILN_DECLARED_OP("Reshape")
   explicit Reshape(int ndim) : DeclaredOp({ndim}) {}
   int ndim() const { return attrs().ndim; }
-  OpKind kind() const override { return OpKind::kReshape; }
   std::string Name() const override;  // "Reshape{2}"
-  KILN_OP_METHODS
   // The output is a view of x when x is contiguous.
   std::vector<std::pair<int, int>> view_map() const override { return {{0, 0}}; }
   std::vector<std::vector<bool>> ConnectionPattern(const Apply& node) const override;
@@ -63,10 +54,7 @@ class Reshape final : public DeclaredOp<Reshape, ReshapeAttrs> {
 // for a dim left unchecked); constant dims become static.
 class SpecifyShape final : public DeclaredOp<SpecifyShape, NoAttrs> {
  public:
-  static constexpr absl::string_view kTypeName = "SpecifyShape";
-  using DeclaredOp::DeclaredOp;
-  OpKind kind() const override { return OpKind::kSpecifyShape; }
-  KILN_OP_METHODS
+  KILN_DECLARED_OP("SpecifyShape")
   std::vector<std::vector<bool>> ConnectionPattern(const Apply& node) const override;
   std::vector<std::pair<int, int>> view_map() const override { return {{0, 0}}; }
 };
@@ -78,12 +66,9 @@ struct MakeVectorAttrs {
 };
 class MakeVector final : public DeclaredOp<MakeVector, MakeVectorAttrs> {
  public:
-  static constexpr absl::string_view kTypeName = "MakeVector";  // MakeVector{dtype='int64'}
-  using DeclaredOp::DeclaredOp;
+  KILN_DECLARED_OP("MakeVector")  // MakeVector{dtype='int64'}
   explicit MakeVector(DType dtype) : DeclaredOp({dtype}) {}
   DType dtype() const { return attrs().dtype; }
-  OpKind kind() const override { return OpKind::kMakeVector; }
-  KILN_OP_METHODS
 };
 
 // x.shape, x.shape[i] (negative i counts from the end).

@@ -3,7 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/graph/constructors.h"
 #include "core/graph/op.h"
-#include "core/graph/status_macros.h"
+#include "core/tensor/status_macros.h"
 #include "core/ops/math.h"
 #include "core/ops/shape.h"
 

@@ -3,6 +3,12 @@
 #include "core/ops/ifelse.h"
 #include "core/ops/op_util.h"
 #include "core/passes/rule_util.h"
+#include "core/ops/shape.h"
+#include "core/ops/linalg.h"
+#include "core/ops/indexing.h"
+#include "core/ops/elemwise.h"
+#include "core/ops/dimshuffle.h"
+#include "core/ops/alloc.h"
 
 namespace kiln {
 namespace {
@@ -40,25 +46,14 @@ Replacement IdenticalBranches(const FunctionGraph&, Apply& node) {
 }
 
 bool IsIfElse(const VariablePtr& v) {
-  return v->owner() != nullptr && dynamic_cast<const IfElse*>(&v->owner()->op()) != nullptr;
+  return v->owner() != nullptr && v->owner()->op().Is<IfElse>();
 }
 
 // The ops cheap enough to compute in each branch (Aesara's acceptable_ops).
 bool Liftable(const Op& op) {
-  switch (op.kind()) {
-    case OpKind::kElemwise:
-    case OpKind::kDimShuffle:
-    case OpKind::kShape:
-    case OpKind::kReshape:
-    case OpKind::kSpecifyShape:
-    case OpKind::kSubtensor:
-    case OpKind::kIncSubtensor:
-    case OpKind::kAlloc:
-    case OpKind::kDot:
-      return true;
-    default:
-      return false;
-  }
+  return op.Is<Elemwise>() || op.Is<DimShuffle>() || op.Is<ShapeOp>() || op.Is<Reshape>() ||
+         op.Is<SpecifyShape>() || op.Is<Subtensor>() || op.Is<IncSubtensor>() || op.Is<Alloc>() ||
+         op.Is<Dot>();
 }
 
 // op(ifelse(c, x, y)) -> ifelse(c, op(x), op(y)) for a cheap single-output op whose only IfElse
@@ -114,17 +109,11 @@ Replacement SameConditionInside(const FunctionGraph&, Apply& node) {
 }  // namespace
 
 std::vector<RewriteRule> BranchRules() {
-  const std::vector<OpKind> declared = {OpKind::kDeclared};
-  auto only_ifelse = [](auto rule) {
-    return [rule](const FunctionGraph& fg, Apply& node) -> Replacement {
-      if (dynamic_cast<const IfElse*>(&node.op()) == nullptr) return std::nullopt;
-      return rule(fg, node);
-    };
-  };
+  const std::vector<OpClassId> ifelse = {OpClassIdOf<IfElse>()};
   return {
-      PhaseRule("cond_remove_constant", "canonicalize", declared, only_ifelse(ConstantCondition)),
-      PhaseRule("cond_merge_identical", "canonicalize", declared, only_ifelse(IdenticalBranches)),
-      PhaseRule("cond_merge_ifs", "canonicalize", declared, only_ifelse(SameConditionInside)),
+      PhaseRule("cond_remove_constant", "canonicalize", ifelse, ConstantCondition),
+      PhaseRule("cond_merge_identical", "canonicalize", ifelse, IdenticalBranches),
+      PhaseRule("cond_merge_ifs", "canonicalize", ifelse, SameConditionInside),
       // Every kind it lifts through, Elemwise included (whose rules are indexed by scalar op).
       PhaseRule("ifelse_lift_single_if_through_acceptable_ops", "canonicalize", {},
                 LiftThroughIfElse)};

@@ -72,20 +72,6 @@ Replacement MulByZero(const FunctionGraph&, Apply& node) {
   return std::nullopt;
 }
 
-// --x -> x.
-Replacement NegNeg(const FunctionGraph&, Apply& node) {
-  VariablePtr x;
-  if (!m::Neg(m::Neg(m::Any(&x))).Match(node.output(0))) return std::nullopt;
-  return ReplaceWith(Var(x), node);
-}
-
-// x - (-y) -> x + y.
-Replacement SubNeg(const FunctionGraph&, Apply& node) {
-  VariablePtr x, y;
-  if (!m::Sub(m::Any(&x), m::Neg(m::Any(&y))).Match(node.output(0))) return std::nullopt;
-  return ReplaceWith(Var(x) + Var(y), node);
-}
-
 // The factors of a product/quotient tree of one float dtype: x*y/(z*w) -> num {x, y},
 // den {z, w}; constants and the signs of negations multiply into *coefficient. Iterative: trees
 // may be deep. Products used elsewhere too are flattened only with flatten_shared (as Aesara's
@@ -155,11 +141,11 @@ size_t ValueHash(const VariablePtr& v, int depth = 3) {
 const Variable* SumOfExpDivisor(const VariablePtr& d, std::optional<int>* axis) {
   const Variable* s = d.get();
   const DimShuffle* ds = nullptr;
-  if (s->owner() != nullptr && s->owner()->op().kind() == OpKind::kDimShuffle) {
+  if (s->owner() != nullptr && s->owner()->op().Is<DimShuffle>()) {
     ds = &static_cast<const DimShuffle&>(s->owner()->op());
     s = s->owner()->inputs()[0].get();
   }
-  if (s->owner() == nullptr || s->owner()->op().kind() != OpKind::kCAReduce) return nullptr;
+  if (s->owner() == nullptr || !s->owner()->op().Is<CAReduce>()) return nullptr;
   const auto& reduce = static_cast<const CAReduce&>(s->owner()->op());
   const Variable& e = *s->owner()->inputs()[0];
   if (reduce.reduce() != ReduceKind::kSum || ElemwiseKind(e) != K::kExp) return nullptr;
@@ -186,8 +172,8 @@ const Variable* SumOfExpDivisor(const VariablePtr& d, std::optional<int>* axis) 
 bool SimplifyQuotient(std::vector<VariablePtr>& num, std::vector<VariablePtr>& den) {
   const bool candidates = std::any_of(den.begin(), den.end(), [](const VariablePtr& d) {
     return ElemwiseKind(*d) == K::kAbs ||
-           (d->owner() != nullptr && (d->owner()->op().kind() == OpKind::kDimShuffle ||
-                                      d->owner()->op().kind() == OpKind::kCAReduce));
+           (d->owner() != nullptr && (d->owner()->op().Is<DimShuffle>() ||
+                                      d->owner()->op().Is<CAReduce>()));
   });
   if (!candidates) return false;  // no index of num to build
   absl::flat_hash_map<size_t, std::vector<size_t>> num_by_hash;
@@ -467,7 +453,7 @@ Replacement IdentityDimShuffle(const FunctionGraph&, Apply& node) {
 Replacement DimShuffleOfDimShuffle(const FunctionGraph&, Apply& node) {
   const std::vector<int>& order = static_cast<const DimShuffle&>(node.op()).new_order();
   const Apply* inner = node.inputs()[0]->owner();
-  if (inner == nullptr || inner->op().kind() != OpKind::kDimShuffle) return std::nullopt;
+  if (inner == nullptr || !inner->op().Is<DimShuffle>()) return std::nullopt;
   const auto& inner_op = static_cast<const DimShuffle&>(inner->op());
   std::vector<int> combined;
   for (int o : order) combined.push_back(o == kX ? kX : inner_op.new_order()[o]);
@@ -488,13 +474,13 @@ Replacement UselessReshape(const FunctionGraph&, Apply& node) {
 // reshape(reshape(x, s1), s2) -> reshape(x, s2)   (Aesara's local_reshape_chain)
 Replacement ReshapeChain(const FunctionGraph&, Apply& node) {
   const VariablePtr& x = node.inputs()[0];
-  if (x->owner() == nullptr || x->owner()->op().kind() != OpKind::kReshape) return std::nullopt;
+  if (x->owner() == nullptr || !x->owner()->op().Is<Reshape>()) return std::nullopt;
   return ReplaceWith(reshape(Var(x->owner()->inputs()[0]), Var(node.inputs()[1])), node);
 }
 
 // x[:, :] (every entry a full slice) -> x.
 Replacement UselessSubtensor(const FunctionGraph&, Apply& node) {
-  if (node.op().kind() != OpKind::kSubtensor) return std::nullopt;
+  if (!node.op().Is<Subtensor>()) return std::nullopt;
   const auto& op = static_cast<const Subtensor&>(node.op());
   for (const IndexEntry& e : op.idx()) {
     if (!e.is_slice || e.has_start || e.has_stop || e.has_step) return std::nullopt;
@@ -523,7 +509,7 @@ Replacement DimShuffleLift(const FunctionGraph& fg, Apply& node) {
   const auto& op = static_cast<const DimShuffle&>(node.op());
   const VariablePtr& x = node.inputs()[0];
   const Apply* inner = x->owner();
-  if (inner == nullptr || inner->op().kind() != OpKind::kElemwise || inner->num_outputs() != 1 ||
+  if (inner == nullptr || !inner->op().Is<Elemwise>() || inner->num_outputs() != 1 ||
       fg.clients(x.get()).size() != 1) {
     return std::nullopt;
   }
@@ -555,7 +541,7 @@ Replacement FillSink(const FunctionGraph& fg, Apply& node) {
   return std::nullopt;
 }
 
-RewriteRule Rule(std::string name, std::vector<OpKind> tracks,
+RewriteRule Rule(std::string name, std::vector<OpClassId> tracks,
                  std::function<Replacement(const FunctionGraph&, Apply&)> apply) {
   return PhaseRule(std::move(name), "canonicalize", std::move(tracks), std::move(apply));
 }
@@ -591,23 +577,30 @@ std::vector<RewriteRule> CanonicalizeRules() {
       Rule("local_useless_elemwise", {K::kIdentity, K::kSecond}, UselessElemwise),
       Rule("local_neutral_operand", Monoids(), DropNeutral),
       Rule("local_mul_zero", {K::kMul}, MulByZero),
-      Rule("local_neg_neg", {K::kNeg}, NegNeg),
-      Rule("local_sub_neg_to_add", {K::kSub}, SubNeg),
+      // --x -> x
+      PatternRule(
+          "local_neg_neg", "canonicalize", [](Bindings& b) { return m::Neg(m::Neg(m::Any(&b.x))); },
+          [](const Bindings& b) { return Var(b.x); }),
+      // x - (-y) -> x + y
+      PatternRule(
+          "local_sub_neg_to_add", "canonicalize",
+          [](Bindings& b) { return m::Sub(m::Any(&b.x), m::Neg(m::Any(&b.y))); },
+          [](const Bindings& b) { return Var(b.x) + Var(b.y); }),
       MulDivCanonizerRule(),
       GreedyDistributorRule(),
       Rule("local_add_canonizer", {K::kAdd, K::kSub}, AddSubCanonizer),
       Rule("local_cast_cast", {K::kCast}, CastCast),
       Rule("local_useless_switch", {K::kSwitch}, SwitchConstantCondition),
       Rule("local_exp_log", {K::kLog, K::kExp}, ExpLog),
-      Rule("local_useless_dimshuffle", {OpKind::kDimShuffle}, IdentityDimShuffle),
-      Rule("local_dimshuffle_merge", {OpKind::kDimShuffle}, DimShuffleOfDimShuffle),
-      Rule("local_dimshuffle_lift", {OpKind::kDimShuffle}, DimShuffleLift),
-      Rule("local_fill_sink", {OpKind::kElemwise}, FillSink),  // every scalar op
-      Rule("local_useless_reshape", {OpKind::kReshape}, UselessReshape),
-      Rule("local_reshape_chain", {OpKind::kReshape}, ReshapeChain),
-      Rule("local_useless_subtensor", {OpKind::kSubtensor}, UselessSubtensor),
-      Rule("local_useless_alloc", {OpKind::kAlloc}, UselessAlloc),
-      Rule("local_useless_reduce", {OpKind::kCAReduce}, UselessReduce),
+      Rule("local_useless_dimshuffle", {OpClassIdOf<DimShuffle>()}, IdentityDimShuffle),
+      Rule("local_dimshuffle_merge", {OpClassIdOf<DimShuffle>()}, DimShuffleOfDimShuffle),
+      Rule("local_dimshuffle_lift", {OpClassIdOf<DimShuffle>()}, DimShuffleLift),
+      Rule("local_fill_sink", {OpClassIdOf<Elemwise>()}, FillSink),  // every scalar op
+      Rule("local_useless_reshape", {OpClassIdOf<Reshape>()}, UselessReshape),
+      Rule("local_reshape_chain", {OpClassIdOf<Reshape>()}, ReshapeChain),
+      Rule("local_useless_subtensor", {OpClassIdOf<Subtensor>()}, UselessSubtensor),
+      Rule("local_useless_alloc", {OpClassIdOf<Alloc>()}, UselessAlloc),
+      Rule("local_useless_reduce", {OpClassIdOf<CAReduce>()}, UselessReduce),
   };
   for (std::vector<RewriteRule> more :
        {AbsSqrtRules("canonicalize"), SumProdRules("canonicalize"), ShapeLiftRules(),

@@ -5,7 +5,9 @@
 #include "core/ops/print.h"
 #include "core/passes/passes.h"
 #include "core/passes/rule_util.h"
-#include "core/runtime/call_limits.h"
+#include "core/tensor/call_limits.h"
+#include "core/ops/gradient_ops.h"
+#include "core/ops/alloc.h"
 
 namespace kiln {
 namespace {
@@ -30,9 +32,8 @@ bool PerformBounded(const Apply& node, std::span<const Tensor> inputs,
 }
 
 Replacement Fold(const FunctionGraph&, Apply& node) {
-  const OpKind kind = node.op().kind();
-  if (kind == OpKind::kAlloc || kind == OpKind::kGradientOp || node.num_inputs() == 0 ||
-      node.op().type_name() == Print::kTypeName) {
+  const Op& op = node.op();
+  if (op.Is<Alloc>() || op.Is<GradientOp>() || op.Is<Print>() || node.num_inputs() == 0) {
     return std::nullopt;
   }
   std::vector<Tensor> inputs;

@@ -16,7 +16,7 @@ constexpr size_t kMaxFusedInputs = 32;
 constexpr size_t kMaxFusedNodes = 256;
 
 bool Fusible(const Apply& node) {
-  if (node.op().kind() != OpKind::kElemwise || node.num_outputs() != 1) return false;
+  if (!node.op().Is<Elemwise>() || node.num_outputs() != 1) return false;
   const auto& op = static_cast<const Elemwise&>(node.op());
   return op.inplace_pattern().empty() && !IsComplex(node.output_ptr(0)->tensor_type()->dtype());
 }

@@ -68,11 +68,11 @@ absl::Status InplacePass(FunctionGraph& fg, RewriteContext& ctx) {
   };
   for (Apply* node : fg.Toposort()) {
     const std::vector<Var> inputs(node->inputs().begin(), node->inputs().end());
-    const OpKind kind = node->op().kind();
+    const bool gemm = node->op().Is<Gemm>();
     // Gemm{no_inplace}(z, ...) -> Gemm{inplace}(z, ...), and Gemv.
-    if ((kind == OpKind::kGemm || kind == OpKind::kGemv) && node->op().destroy_map().empty()) {
+    if ((gemm || node->op().Is<Gemv>()) && node->op().destroy_map().empty()) {
       if (!destroyable(*node, 0)) continue;
-      const OpPtr inplace = kind == OpKind::kGemm
+      const OpPtr inplace = gemm
                                 ? OpPtr(std::make_shared<Gemm>(InplaceAttrs{true}))
                                 : OpPtr(std::make_shared<Gemv>(InplaceAttrs{true}));
       const Var replaced = ApplyOp(inplace, inputs);
@@ -82,7 +82,7 @@ absl::Status InplacePass(FunctionGraph& fg, RewriteContext& ctx) {
       }
       continue;
     }
-    if (kind != OpKind::kElemwise || node->num_outputs() != 1) continue;
+    if (!node->op().Is<Elemwise>() || node->num_outputs() != 1) continue;
     const auto& op = static_cast<const Elemwise&>(node->op());
     if (!op.inplace_pattern().empty()) continue;
     // An n-ary add or mul folds its third and later operands into the output after the first

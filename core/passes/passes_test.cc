@@ -288,7 +288,7 @@ TEST(PassesTest, InplaceNeverOverwritesWhatIsStillNeeded) {
       EXPECT_NE(victim, o.fg->inputs()[1].get());
       EXPECT_FALSE(victim->is_constant());
       EXPECT_EQ(o.fg->clients(victim).size(), 1u) << node->ToString();
-      EXPECT_NE(victim->owner()->op().kind(), OpKind::kDimShuffle) << node->ToString();
+      EXPECT_FALSE(victim->owner()->op().Is<DimShuffle>()) << node->ToString();
     }
   }
   ExpectSameValues("tempting in-place", {x, y}, outs, *o.fg);
@@ -374,7 +374,7 @@ TEST(PassesTest, ReviewedCornerCases) {
   // An add that broadcasts a one-row product is not a Gemm.
   Var w = dmatrix("w");
   Optimized g = Optimize({row, w, y}, {y + dot(row, w)});
-  for (Apply* node : g.fg->Toposort()) EXPECT_NE(node->op().kind(), OpKind::kGemm);
+  for (Apply* node : g.fg->Toposort()) EXPECT_FALSE(node->op().Is<Gemm>());
   // Integer bases of float powers are squared in float.
   Var i = ivector("i");
   auto f = function({i}, {pow(i, 2.0)});

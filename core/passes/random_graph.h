@@ -8,7 +8,9 @@
 #include <utility>
 #include <vector>
 
-#include "core/kiln.h"
+#include "core/graph/constructors.h"
+#include "core/graph/var.h"
+#include "core/ops/math.h"
 
 namespace kiln {
 

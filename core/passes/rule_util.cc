@@ -5,6 +5,7 @@
 #include "core/ops/math.h"
 #include "core/ops/shape.h"
 #include "core/rewrite/pattern.h"
+#include "core/ops/elemwise.h"
 
 namespace kiln {
 
@@ -82,7 +83,7 @@ Var Negate(const Var& v) {
   return -v;
 }
 
-RewriteRule PhaseRule(std::string name, std::string phase, std::vector<OpKind> tracks,
+RewriteRule PhaseRule(std::string name, std::string phase, std::vector<OpClassId> tracks,
                       std::function<Replacement(const FunctionGraph&, Apply&)> apply) {
   return RewriteRule{std::move(name), {std::move(phase)}, std::move(tracks), std::move(apply)};
 }
@@ -91,7 +92,7 @@ RewriteRule ElemwiseRule(std::string name, std::string phase, std::vector<Scalar
                          std::function<Replacement(const FunctionGraph&, Apply&)> apply) {
   return RewriteRule{std::move(name),
                      {std::move(phase)},
-                     {OpKind::kElemwise},
+                     {OpClassIdOf<Elemwise>()},
                      std::move(apply),
                      std::move(scalar_ops)};
 }

@@ -8,6 +8,7 @@
 #include "core/graph/fgraph.h"
 #include "core/graph/var.h"
 #include "core/ops/scalar_op.h"
+#include "core/rewrite/pattern.h"
 #include "core/rewrite/rewriter.h"
 
 namespace kiln {
@@ -42,12 +43,45 @@ std::optional<FlatProduct> FlattenProduct(const VariablePtr& v, int budget);
 Var Negate(const Var& v);
 
 // A rule of the phase tagged `phase` looking at nodes of the `tracks` kinds.
-RewriteRule PhaseRule(std::string name, std::string phase, std::vector<OpKind> tracks,
+RewriteRule PhaseRule(std::string name, std::string phase, std::vector<OpClassId> tracks,
                       std::function<Replacement(const FunctionGraph&, Apply&)> apply);
 // A rule of the phase tagged `phase` looking at Elemwise nodes of the `scalar_ops` (every scalar
 // op when empty): the scalar ops of the node itself for which `apply` can fire.
 RewriteRule ElemwiseRule(std::string name, std::string phase, std::vector<ScalarOpKind> scalar_ops,
                          std::function<Replacement(const FunctionGraph&, Apply&)> apply);
+
+// What a pattern rule's pattern binds, for its replacement: variables and a node (m::Op<T>).
+struct Bindings {
+  VariablePtr x, y;
+  const Apply* node = nullptr;
+};
+
+// A rule as one row: a name, its phase, the pattern (built by `pattern` over the Bindings it fills)
+// and the replacement of the node whose output the pattern matches (`replace` of the bindings;
+// an invalid Var declines). The rule is indexed by the pattern's root, so it is offered only the
+// nodes that root can match:
+//   // --x -> x
+//   PatternRule("local_neg_neg", "canonicalize",
+//               [](Bindings& b) { return m::Neg(m::Neg(m::Any(&b.x))); },
+//               [](const Bindings& b) { return Var(b.x); }),
+// Rules that are not a pattern and a replacement stay functions (PhaseRule, ElemwiseRule).
+template <typename MakePattern, typename Replace>
+RewriteRule PatternRule(std::string name, std::string phase, MakePattern pattern,
+                        Replace replace) {
+  Bindings probe;
+  PatternRoots roots;
+  pattern(probe).AddRoots(roots);
+  if (roots.any) roots = {};  // a root that can be any variable: offered every node
+  return RewriteRule{std::move(name), {std::move(phase)}, std::move(roots.classes),
+                     [pattern, replace](const FunctionGraph&, Apply& node) -> Replacement {
+                       Bindings b;
+                       if (node.num_outputs() != 1 || !pattern(b).Match(node.output(0))) {
+                         return std::nullopt;
+                       }
+                       return ReplaceWith(replace(b), node);
+                     },
+                     std::move(roots.scalar_ops)};
+}
 
 }  // namespace kiln
 

@@ -12,7 +12,7 @@ namespace {
 // True when dim is Shape_i(v) itself: the op could not infer it, and lifting would loop.
 bool IsOwnDim(const VariablePtr& dim, const VariablePtr& v) {
   const Apply* node = dim->owner();
-  return node != nullptr && node->op().kind() == OpKind::kShapeI && node->inputs()[0] == v;
+  return node != nullptr && node->op().Is<ShapeI>() && node->inputs()[0] == v;
 }
 
 // v's dims: from its op's shape inference when v is computed, else Shape_i (or the static
@@ -48,7 +48,7 @@ bool AsksForOneComputedDim(const FunctionGraph& fg, const VariablePtr& dim) {
     // Stop at what the graph holds already, and at leaves.
     if (node == nullptr || !fg.clients(v).empty() || !seen.insert(v).second) continue;
     if (static_cast<int>(seen.size()) > kMaxWalk) return false;
-    if (node->op().kind() == OpKind::kShapeI) {
+    if (node->op().Is<ShapeI>()) {
       computed_dims += node->inputs()[0]->owner() != nullptr;
       continue;
     }
@@ -73,8 +73,8 @@ Replacement ShapeILift(const FunctionGraph& fg, Apply& node) {
 }  // namespace
 
 std::vector<RewriteRule> ShapeLiftRules() {
-  return {PhaseRule("local_shape_to_shape_i", "canonicalize", {OpKind::kShape}, ShapeToShapeI),
-          PhaseRule("local_shape_i_lift", "canonicalize", {OpKind::kShapeI}, ShapeILift)};
+  return {PhaseRule("local_shape_to_shape_i", "canonicalize", {OpClassIdOf<ShapeOp>()}, ShapeToShapeI),
+          PhaseRule("local_shape_i_lift", "canonicalize", {OpClassIdOf<ShapeI>()}, ShapeILift)};
 }
 
 }  // namespace kiln

@@ -73,7 +73,7 @@ bool FloatMatrix(const Variable& v) {
 
 // dot(matrix, matrix) -> Dot22 (float32/float64).
 Replacement DotToDot22(const FunctionGraph&, Apply& node) {
-  if (node.op().kind() != OpKind::kDot) return std::nullopt;
+  if (!node.op().Is<Dot>()) return std::nullopt;
   const VariablePtr &x = node.inputs()[0], &y = node.inputs()[1];
   if (!FloatMatrix(*x) || !FloatMatrix(*y) ||
       x->tensor_type()->dtype() != y->tensor_type()->dtype()) {
@@ -106,10 +106,10 @@ Replacement AddToGemm(const FunctionGraph& fg, Apply& node) {
       continue;
     }
     const Var one = scalar_constant(1.0, out.dtype());
-    if (p->op().kind() == OpKind::kDot22) {
+    if (p->op().Is<Dot22>()) {
       return ReplaceWith(gemm(Var(z), alpha, Var(p->inputs()[0]), Var(p->inputs()[1]), one), node);
     }
-    if (p->op().kind() == OpKind::kDot && p->inputs()[0]->tensor_type()->ndim() == 2 &&
+    if (p->op().Is<Dot>() && p->inputs()[0]->tensor_type()->ndim() == 2 &&
         p->inputs()[1]->tensor_type()->ndim() == 1 && IsFloat(out.dtype())) {
       return ReplaceWith(gemv(Var(z), alpha, Var(p->inputs()[0]), Var(p->inputs()[1]), one), node);
     }
@@ -120,7 +120,7 @@ Replacement AddToGemm(const FunctionGraph& fg, Apply& node) {
 // Shape_i(x) of a statically known dim -> constant; Shape(x) of a known shape -> constant.
 Replacement KnownShape(const FunctionGraph&, Apply& node) {
   const TensorType& t = *node.inputs()[0]->tensor_type();
-  if (node.op().kind() == OpKind::kShapeI) {
+  if (node.op().Is<ShapeI>()) {
     const StaticDim d = t.shape()[static_cast<const ShapeI&>(node.op()).i()];
     if (!d) return std::nullopt;
     return ReplaceWith(scalar_constant(*d, DType::kInt64), node);
@@ -139,11 +139,11 @@ Replacement KnownShape(const FunctionGraph&, Apply& node) {
 Replacement MaxAndArgmaxMerge(const FunctionGraph& fg, Apply& node) {
   const VariablePtr& x = node.inputs()[0];
   std::optional<std::vector<int>> axes;
-  if (node.op().kind() == OpKind::kCAReduce) {
+  if (node.op().Is<CAReduce>()) {
     const auto& op = static_cast<const CAReduce&>(node.op());
     if (op.reduce() != ReduceKind::kMax) return std::nullopt;
     axes = op.axis();
-  } else if (node.op().kind() == OpKind::kArgmax) {
+  } else if (node.op().Is<Argmax>()) {
     axes = static_cast<const Argmax&>(node.op()).axis();
   } else {
     return std::nullopt;
@@ -154,25 +154,25 @@ Replacement MaxAndArgmaxMerge(const FunctionGraph& fg, Apply& node) {
   const std::vector<int> want = axes.value_or(all);
   for (const FunctionGraph::Client& c : fg.clients(x.get())) {
     if (c.node == nullptr || c.node == &node) continue;
-    if (c.node->op().kind() == OpKind::kMaxAndArgmax && node.op().kind() == OpKind::kArgmax &&
+    if (c.node->op().Is<MaxAndArgmax>() && node.op().Is<Argmax>() &&
         static_cast<const MaxAndArgmax&>(c.node->op()).axis() == want) {
       return ReplaceWith(Var(c.node->output(1)), node);
     }
     std::optional<std::vector<int>> other;
-    if (c.node->op().kind() == OpKind::kArgmax && node.op().kind() == OpKind::kCAReduce) {
+    if (c.node->op().Is<Argmax>() && node.op().Is<CAReduce>()) {
       other = static_cast<const Argmax&>(c.node->op()).axis();
-    } else if (c.node->op().kind() == OpKind::kCAReduce && node.op().kind() == OpKind::kArgmax &&
+    } else if (c.node->op().Is<CAReduce>() && node.op().Is<Argmax>() &&
                static_cast<const CAReduce&>(c.node->op()).reduce() == ReduceKind::kMax) {
       other = static_cast<const CAReduce&>(c.node->op()).axis().value_or(all);
     }
     if (!other || *other != want) continue;
     const std::vector<Var> both = max_and_argmax(Var(x), Axes(want));
-    return ReplaceWith(both[node.op().kind() == OpKind::kArgmax ? 1 : 0], node);
+    return ReplaceWith(both[node.op().Is<Argmax>() ? 1 : 0], node);
   }
   return std::nullopt;
 }
 
-RewriteRule Rule(std::string name, std::vector<OpKind> tracks,
+RewriteRule Rule(std::string name, std::vector<OpClassId> tracks,
                  std::function<Replacement(const FunctionGraph&, Apply&)> f) {
   return PhaseRule(std::move(name), "specialize", std::move(tracks), std::move(f));
 }
@@ -183,10 +183,10 @@ std::vector<RewriteRule> SpecializeRules() {
   std::vector<RewriteRule> rules = {
       ElemwiseRule("local_pow_specialize", "specialize", {K::kPow}, PowSpecialize),
       ElemwiseRule("local_mul_specialize", "specialize", {K::kMul}, MulSpecialize),
-      Rule("local_dot_to_dot22", {OpKind::kDot}, DotToDot22),
+      Rule("local_dot_to_dot22", {OpClassIdOf<Dot>()}, DotToDot22),
       ElemwiseRule("local_add_to_gemm", "specialize", {K::kAdd}, AddToGemm),
-      Rule("local_shape_to_constant", {OpKind::kShapeI, OpKind::kShape}, KnownShape),
-      Rule("local_max_and_argmax", {OpKind::kCAReduce, OpKind::kArgmax}, MaxAndArgmaxMerge),
+      Rule("local_shape_to_constant", {OpClassIdOf<ShapeI>(), OpClassIdOf<ShapeOp>()}, KnownShape),
+      Rule("local_max_and_argmax", {OpClassIdOf<CAReduce>(), OpClassIdOf<Argmax>()}, MaxAndArgmaxMerge),
       LogDiffExpRule(),
   };
   for (std::vector<RewriteRule> more : {AbsSqrtRules("specialize"), SumProdRules("specialize")}) {

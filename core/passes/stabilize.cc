@@ -12,6 +12,7 @@
 #include "core/passes/passes.h"
 #include "core/passes/rule_util.h"
 #include "core/rewrite/pattern.h"
+#include "core/ops/dimshuffle.h"
 
 namespace kiln {
 namespace {
@@ -52,33 +53,6 @@ Replacement Log1p(const FunctionGraph&, Apply& node) {
     return ReplaceWith(softplus(Var((*rest)[0]->owner()->inputs()[0])), node);
   }
   return ReplaceWith(log1p(Sum(*rest)), node);
-}
-
-// exp(x) - 1 -> expm1(x)   (Aesara's local_expm1)
-Replacement ExpMinusOne(const FunctionGraph&, Apply& node) {
-  VariablePtr x;
-  if (!m::Sub(m::Exp(m::Any(&x)), m::Const(1)).Match(node.output(0))) return std::nullopt;
-  return ReplaceWith(expm1(Var(x)), node);
-}
-
-// 1 - exp(x), 1 + -exp(x) -> -expm1(x)   (Kiln's own)
-Replacement OneMinusExp(const FunctionGraph&, Apply& node) {
-  VariablePtr x;
-  if (!m::Sub(m::Const(1), m::Exp(m::Any(&x))).Match(node.output(0)) &&
-      !m::Add(m::Const(1), m::Neg(m::Exp(m::Any(&x)))).Match(node.output(0))) {
-    return std::nullopt;
-  }
-  return ReplaceWith(-expm1(Var(x)), node);
-}
-
-// 1 - sigmoid(x), 1 + -sigmoid(x) -> sigmoid(-x)   (Aesara's local_1msigmoid)
-Replacement OneMinusSigmoid(const FunctionGraph&, Apply& node) {
-  VariablePtr x;
-  if (!m::Sub(m::Const(1), m::Sigmoid(m::Any(&x))).Match(node.output(0)) &&
-      !m::Add(m::Const(1), m::Neg(m::Sigmoid(m::Any(&x)))).Match(node.output(0))) {
-    return std::nullopt;
-  }
-  return ReplaceWith(sigmoid(Negate(Var(x))), node);
 }
 
 // A term of a sum as a signed product: its constant coefficient and its other factors, each
@@ -168,22 +142,6 @@ const VariablePtr* LogArgument(const Apply& node) {
   return ElemwiseKind(*node.output_ptr(0)) == K::kLog ? &node.inputs()[0] : nullptr;
 }
 
-// log(sigmoid(x)) -> -softplus(-x)   (Aesara's logsigm_to_softplus)
-Replacement LogSigmoid(const FunctionGraph&, Apply& node) {
-  const VariablePtr* arg = LogArgument(node);
-  VariablePtr x;
-  if (arg == nullptr || !m::Sigmoid(m::Any(&x)).Match(*arg)) return std::nullopt;
-  return ReplaceWith(-softplus(Negate(Var(x))), node);
-}
-
-// log(-expm1(x)) -> log1mexp(x)   (Kiln's own)
-Replacement LogMinusExpm1(const FunctionGraph&, Apply& node) {
-  const VariablePtr* arg = LogArgument(node);
-  VariablePtr x;
-  if (arg == nullptr || !m::Neg(m::Expm1(m::Any(&x))).Match(*arg)) return std::nullopt;
-  return ReplaceWith(log1mexp(Var(x)), node);
-}
-
 // log(erfc(x)) -> switch(x > 0, log(erfcx(x)) - x^2, log1p(-erf(x)))   (finite far into the
 // tail, where Aesara's local_log_erfc switches to an asymptotic series)
 Replacement LogErfc(const FunctionGraph&, Apply& node) {
@@ -196,25 +154,18 @@ Replacement LogErfc(const FunctionGraph&, Apply& node) {
                      node);
 }
 
-// The node computing a log's argument when its op is of `kind`; null otherwise.
-const Apply* LogArgumentBy(const Apply& node, OpKind kind) {
+// The node computing a log's argument when its op is a T; null otherwise.
+template <typename T>
+const Apply* LogArgumentBy(const Apply& node) {
   const VariablePtr* arg = LogArgument(node);
   if (arg == nullptr || (*arg)->owner() == nullptr) return nullptr;
-  return (*arg)->owner()->op().kind() == kind ? (*arg)->owner() : nullptr;
-}
-
-// log(softmax(x)) -> log_softmax(x)   (Aesara's local_logsoftmax)
-Replacement LogOfSoftmax(const FunctionGraph&, Apply& node) {
-  const Apply* softmax = LogArgumentBy(node, OpKind::kSoftmax);
-  if (softmax == nullptr) return std::nullopt;
-  const auto& op = static_cast<const Softmax&>(softmax->op());
-  return ReplaceWith(log_softmax(Var(softmax->inputs()[0]), op.axis()), node);
+  return (*arg)->owner()->op().Is<T>() ? (*arg)->owner() : nullptr;
 }
 
 // log(sum(exp(x))) -> m + log(sum(exp(x - m))) with m = max(x) over the same axes, unless x is
 // already shifted by such a maximum   (Aesara's local_log_sum_exp)
 Replacement LogSumExp(const FunctionGraph&, Apply& node) {
-  const Apply* sum_node = LogArgumentBy(node, OpKind::kCAReduce);
+  const Apply* sum_node = LogArgumentBy<CAReduce>(node);
   if (sum_node == nullptr) return std::nullopt;
   const auto& reduce = static_cast<const CAReduce&>(sum_node->op());
   const VariablePtr& e = sum_node->inputs()[0];
@@ -223,8 +174,8 @@ Replacement LogSumExp(const FunctionGraph&, Apply& node) {
   if (ElemwiseKind(*inner) == K::kSub) {
     const Variable& shift = *inner->owner()->inputs()[1];
     const Apply* s = shift.owner();
-    if (s != nullptr && s->op().kind() == OpKind::kDimShuffle) s = s->inputs()[0]->owner();
-    if (s != nullptr && s->op().kind() == OpKind::kCAReduce) return std::nullopt;
+    if (s != nullptr && s->op().Is<DimShuffle>()) s = s->inputs()[0]->owner();
+    if (s != nullptr && s->op().Is<CAReduce>()) return std::nullopt;
   }
   // (As in Aesara, the max makes a reduction over an empty axis an error where the plain sum
   // gave -inf.)
@@ -245,15 +196,43 @@ RewriteRule Rule(std::string name, std::vector<K> scalar_ops,
 }  // namespace
 
 std::vector<RewriteRule> StabilizeRules() {
+  const std::string phase = "stabilize";
   std::vector<RewriteRule> rules = {
       Rule("local_log1p", {K::kLog, K::kLog1p}, Log1p),
-      Rule("local_expm1", {K::kSub}, ExpMinusOne),
-      Rule("local_one_minus_exp", {K::kSub, K::kAdd}, OneMinusExp),
-      Rule("local_1msigmoid", {K::kSub, K::kAdd}, OneMinusSigmoid),
-      Rule("logsigm_to_softplus", {K::kLog}, LogSigmoid),
-      Rule("local_log1mexp", {K::kLog}, LogMinusExpm1),
+      // exp(x) - 1 -> expm1(x)   (Aesara's local_expm1)
+      PatternRule(
+          "local_expm1", phase, [](Bindings& b) { return m::Sub(m::Exp(m::Any(&b.x)), m::Const(1)); },
+          [](const Bindings& b) { return expm1(Var(b.x)); }),
+      // 1 - exp(x), 1 + -exp(x) -> -expm1(x)   (Kiln's own)
+      PatternRule(
+          "local_one_minus_exp", phase,
+          [](Bindings& b) {
+            return m::AnyOf(m::Sub(m::Const(1), m::Exp(m::Any(&b.x))),
+                            m::Add(m::Const(1), m::Neg(m::Exp(m::Any(&b.x)))));
+          },
+          [](const Bindings& b) { return -expm1(Var(b.x)); }),
+      // 1 - sigmoid(x), 1 + -sigmoid(x) -> sigmoid(-x)   (Aesara's local_1msigmoid)
+      PatternRule(
+          "local_1msigmoid", phase,
+          [](Bindings& b) {
+            return m::AnyOf(m::Sub(m::Const(1), m::Sigmoid(m::Any(&b.x))),
+                            m::Add(m::Const(1), m::Neg(m::Sigmoid(m::Any(&b.x)))));
+          },
+          [](const Bindings& b) { return sigmoid(Negate(Var(b.x))); }),
+      // log(sigmoid(x)) -> -softplus(-x)   (Aesara's logsigm_to_softplus)
+      PatternRule(
+          "logsigm_to_softplus", phase, [](Bindings& b) { return m::Log(m::Sigmoid(m::Any(&b.x))); },
+          [](const Bindings& b) { return -softplus(Negate(Var(b.x))); }),
+      // log(-expm1(x)) -> log1mexp(x)   (Kiln's own)
+      PatternRule(
+          "local_log1mexp", phase, [](Bindings& b) { return m::Log(m::Neg(m::Expm1(m::Any(&b.x)))); },
+          [](const Bindings& b) { return log1mexp(Var(b.x)); }),
       Rule("local_log_erfc", {K::kLog}, LogErfc),
-      Rule("local_logsoftmax", {K::kLog}, LogOfSoftmax),
+      // log(softmax(x)) -> log_softmax(x)   (Aesara's local_logsoftmax)
+      PatternRule(
+          "local_logsoftmax", phase,
+          [](Bindings& b) { return m::Log(m::Op<Softmax>(&b.node, m::Any(&b.x))); },
+          [](const Bindings& b) { return log_softmax(Var(b.x), b.node->op().As<Softmax>()->axis()); }),
       Rule("local_log_sum_exp", {K::kLog}, LogSumExp),
       Rule("local_sigmoid_complement_factor", {K::kAdd, K::kSub}, ProductMinusSigmoidMultiple)};
   for (RewriteRule& r : SigmoidRules()) rules.push_back(std::move(r));

@@ -36,7 +36,7 @@ bool ScalarLike(const Variable& v) {
 Var AsScalar(const VariablePtr& v) {
   const Apply* ds = v->owner();
   if (v->tensor_type()->ndim() == 0) return Var(v);
-  if (ds != nullptr && ds->op().kind() == OpKind::kDimShuffle &&
+  if (ds != nullptr && ds->op().Is<DimShuffle>() &&
       ds->inputs()[0]->tensor_type()->ndim() == 0) {
     return Var(ds->inputs()[0]);
   }
@@ -108,7 +108,7 @@ Replacement SumProdOfBroadcastQuotient(const FunctionGraph&, Apply& node) {
   if (ElemwiseKind(*q) != K::kTrueDiv) return std::nullopt;
   const VariablePtr &a = q->owner()->inputs()[0], &b = q->owner()->inputs()[1];
   // a not broadcast itself: then the count of terms along the moved axes is a's.
-  if (b->owner() == nullptr || b->owner()->op().kind() != OpKind::kDimShuffle ||
+  if (b->owner() == nullptr || !b->owner()->op().Is<DimShuffle>() ||
       a->tensor_type()->shape() != q->tensor_type()->shape()) {
     return std::nullopt;
   }
@@ -138,7 +138,7 @@ Replacement SumProdOfBroadcastQuotient(const FunctionGraph&, Apply& node) {
 }  // namespace
 
 std::vector<RewriteRule> SumProdRules(const std::string& phase) {
-  const std::vector<OpKind> reduce = {OpKind::kCAReduce};
+  const std::vector<OpClassId> reduce = {OpClassIdOf<CAReduce>()};
   std::vector<RewriteRule> rules = {
       PhaseRule("local_sum_prod_div_dimshuffle", phase, reduce, SumProdOfBroadcastQuotient)};
   if (phase == "specialize") {

@@ -1,5 +1,7 @@
 #include "core/rewrite/pattern.h"
 
+#include <algorithm>
+
 #include "core/graph/op.h"
 #include "core/ops/dimshuffle.h"
 #include "core/ops/elemwise.h"
@@ -19,15 +21,23 @@ std::optional<double> ScalarConstantValue(const Variable& v) {
   }
   const Apply* node = v.owner();
   if (node == nullptr) return std::nullopt;
-  if (node->op().kind() == OpKind::kDimShuffle) return ScalarConstantValue(*node->inputs()[0]);
+  if (node->op().Is<DimShuffle>()) return ScalarConstantValue(*node->inputs()[0]);
   if (ElemwiseKind(v) == ScalarOpKind::kSecond) return ScalarConstantValue(*node->inputs()[1]);
   return std::nullopt;
 }
 
 std::optional<ScalarOpKind> ElemwiseKind(const Variable& v) {
   const Apply* node = v.owner();
-  if (node == nullptr || node->op().kind() != OpKind::kElemwise) return std::nullopt;
+  if (node == nullptr || !node->op().Is<Elemwise>()) return std::nullopt;
   return static_cast<const Elemwise&>(node->op()).scalar_op().kind;
+}
+
+void AddElemwiseRoot(ScalarOpKind kind, PatternRoots& roots) {
+  const OpClassId elemwise = OpClassIdOf<Elemwise>();
+  if (std::find(roots.classes.begin(), roots.classes.end(), elemwise) == roots.classes.end()) {
+    roots.classes.push_back(elemwise);
+  }
+  roots.scalar_ops.push_back(kind);
 }
 
 namespace m {

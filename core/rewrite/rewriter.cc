@@ -10,7 +10,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "core/graph/status_macros.h"
+#include "core/tensor/status_macros.h"
 #include "core/ops/elemwise.h"
 
 namespace kiln {
@@ -75,7 +75,7 @@ absl::Status RewriteContext::Apply(FunctionGraph& fg, const std::string& rule, k
 namespace {
 
 // The enabled rules of an equilibrium by what they track, each list in registration order: by
-// op kind, by the scalar op of an Elemwise, and those tracking nothing (offered every node).
+// op class, by the scalar op of an Elemwise, and those tracking nothing (offered every node).
 class RuleIndex {
  public:
   RuleIndex(const std::vector<RewriteRule>& rules, const RewriteContext& ctx)
@@ -83,9 +83,9 @@ class RuleIndex {
     for (const RewriteRule& r : rules) {
       if (!ctx.Enabled(r.name, r.tags)) continue;
       if (r.tracks.empty()) any_.push_back(&r);
-      for (OpKind k : r.tracks) {
-        if (k != OpKind::kElemwise) {
-          by_kind_[static_cast<int>(k)].push_back(&r);
+      for (OpClassId k : r.tracks) {
+        if (k != OpClassIdOf<Elemwise>()) {
+          by_class_[k].push_back(&r);
           continue;
         }
         for (int s = 0; s < NumScalarOps(); ++s) {
@@ -99,16 +99,16 @@ class RuleIndex {
 
   // The lists to offer `node`, most specific first.
   std::array<const std::vector<const RewriteRule*>*, 2> For(const Apply& node) const {
-    if (node.op().kind() == OpKind::kElemwise) {
+    if (node.op().Is<Elemwise>()) {
       const auto& op = static_cast<const Elemwise&>(node.op());
       return {&by_scalar_op_[static_cast<int>(op.scalar_op().kind)], &any_};
     }
-    auto it = by_kind_.find(static_cast<int>(node.op().kind()));
-    return {it == by_kind_.end() ? &none_ : &it->second, &any_};
+    auto it = by_class_.find(node.op().class_id());
+    return {it == by_class_.end() ? &none_ : &it->second, &any_};
   }
 
  private:
-  absl::flat_hash_map<int, std::vector<const RewriteRule*>> by_kind_;
+  absl::flat_hash_map<OpClassId, std::vector<const RewriteRule*>> by_class_;
   std::vector<std::vector<const RewriteRule*>> by_scalar_op_;
   std::vector<const RewriteRule*> any_, none_;
 };
@@ -131,6 +131,7 @@ absl::Status RunEquilibrium(FunctionGraph& fg, const std::vector<RewriteRule>& r
     if (node != nullptr && queued.insert(node).second) work.push_back(node);
   };
   const auto& interrupt = ctx.options().interrupt;
+  const bool profile = ctx.options().profile;
   for (uint64_t visits = 1; !work.empty(); ++visits) {
     if (interrupt && visits % 256 == 0) {
       RETURN_IF_ERROR(interrupt());
@@ -144,11 +145,11 @@ absl::Status RunEquilibrium(FunctionGraph& fg, const std::vector<RewriteRule>& r
     for (const std::vector<const RewriteRule*>* list : index.For(*node)) {
       for (const RewriteRule* r : *list) {
         if (uses[r] >= ctx.options().max_uses_per_rule) continue;
-        const double start = Now();
+        const double start = profile ? Now() : 0;
         out = r->apply(fg, *node);
         RewriteReport::RuleStats& stats = ctx.report().rules[r->name];
         ++stats.tried;
-        stats.seconds += Now() - start;
+        if (profile) stats.seconds += Now() - start;
         if (!out) continue;
         ++uses[r];
         fired = r;
@@ -194,7 +195,8 @@ absl::StatusOr<RewriteReport> RunPhases(FunctionGraph& fg, const RewriteDB& db,
                                         const RewriteOptions& options) {
   RewriteReport report;
   RewriteContext ctx(options, report);
-  const double start = Now();
+  const bool profile = options.profile;
+  const double start = profile ? Now() : 0;
   for (const Phase& phase : db.phases()) {
     // A phase runs when enabled itself or, in FAST_COMPILE, for its fast_compile rules.
     const bool whole = ctx.Enabled(phase.name, phase.tags);
@@ -204,20 +206,20 @@ absl::StatusOr<RewriteReport> RunPhases(FunctionGraph& fg, const RewriteDB& db,
     if (options.interrupt) {
       RETURN_IF_ERROR(options.interrupt());
     }
-    const double phase_start = Now();
+    const double phase_start = profile ? Now() : 0;
     if (phase.pass) {
       if (!whole) continue;
       RETURN_IF_ERROR(phase.pass(fg, ctx));
     } else
       RETURN_IF_ERROR(RunEquilibrium(fg, phase.rules, ctx));
-    report.phase_seconds[phase.name] += Now() - phase_start;
+    if (profile) report.phase_seconds[phase.name] += Now() - phase_start;
     if (options.verify) {
       if (absl::Status s = VerifyGraph(fg); !s.ok()) {
         return absl::InternalError(absl::StrCat("after phase ", phase.name, ": ", s.message()));
       }
     }
   }
-  report.seconds = Now() - start;
+  if (profile) report.seconds = Now() - start;
   return report;
 }
 

@@ -26,7 +26,7 @@ namespace kiln {
 struct RewriteRule {
   std::string name;
   std::vector<std::string> tags;
-  std::vector<OpKind> tracks;
+  std::vector<OpClassId> tracks;
   std::function<std::optional<std::vector<VariablePtr>>(const FunctionGraph&, Apply&)> apply;
   std::vector<ScalarOpKind> scalar_ops;
 };
@@ -64,6 +64,9 @@ struct RewriteOptions {
   bool verify = false;
   // Record each firing with the node's text in RewriteReport::trace (counts are always kept).
   bool trace = true;
+  // Time each rule, phase and the whole run (RewriteReport's seconds); without it the driver
+  // reads no clock.
+  bool profile = false;
   // Polled before each phase and every 256 nodes an equilibrium visits: a non-OK status (a
   // deadline, a cancelled call, a memory budget) stops the optimizer with that status.
   std::function<absl::Status()> interrupt;

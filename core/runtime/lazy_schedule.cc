@@ -5,15 +5,10 @@
 #include <tuple>
 
 #include "absl/container/flat_hash_map.h"
-#include "core/graph/check.h"
-#include "core/ops/ifelse.h"
+#include "core/graph/op.h"
+#include "core/tensor/check.h"
 
 namespace kiln {
-namespace {
-
-const IfElse* AsIfElse(const Apply& node) { return dynamic_cast<const IfElse*>(&node.op()); }
-
-}  // namespace
 
 LazySchedule ScheduleLazily(const FunctionGraph& fg) {
   const std::vector<Apply*> topo = fg.Toposort();
@@ -22,7 +17,7 @@ LazySchedule ScheduleLazily(const FunctionGraph& fg) {
   bool any_ifelse = false;
   for (int i = 0; i < n; ++i) {
     position[topo[i]] = i;
-    any_ifelse |= AsIfElse(*topo[i]) != nullptr;
+    any_ifelse |= topo[i]->op().lazy_then_inputs() >= 0;
   }
   LazySchedule s;
   s.guard.assign(n, -1);
@@ -52,8 +47,9 @@ LazySchedule ScheduleLazily(const FunctionGraph& fg) {
         if (c.node != nullptr) {
           const int user = position.at(c.node);
           need = s.guard[user];
-          if (const IfElse* op = AsIfElse(*c.node); op != nullptr && c.index > 0) {
-            need = c.index <= op->n_outs() ? then_guard[user] : else_guard[user];
+          if (const int then_inputs = c.node->op().lazy_then_inputs();
+              then_inputs >= 0 && c.index > 0) {
+            need = c.index <= then_inputs ? then_guard[user] : else_guard[user];
           }
         }
         g = first ? need : common(g, need);
@@ -61,7 +57,7 @@ LazySchedule ScheduleLazily(const FunctionGraph& fg) {
       }
     }
     s.guard[i] = g;
-    if (AsIfElse(*node) != nullptr) {
+    if (node->op().lazy_then_inputs() >= 0) {
       const int d = g < 0 ? 0 : depth[g] + 1;
       if (d >= kMaxLazyDepth) {  // eager from here on
         then_guard[i] = else_guard[i] = g;

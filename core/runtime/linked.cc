@@ -9,8 +9,7 @@
 #include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 #include "core/graph/op.h"
-#include "core/graph/status_macros.h"
-#include "core/ops/ifelse.h"
+#include "core/tensor/status_macros.h"
 
 namespace kiln {
 namespace {

@@ -13,9 +13,9 @@
 
 #include "absl/status/status.h"
 #include "core/graph/fgraph.h"
-#include "core/runtime/call_limits.h"
+#include "core/tensor/call_limits.h"
 #include "core/runtime/lazy_schedule.h"
-#include "core/runtime/tensor.h"
+#include "core/tensor/tensor.h"
 
 namespace kiln {
 

@@ -10,7 +10,7 @@
 #include "absl/synchronization/mutex.h"
 #include "core/graph/basic.h"
 #include "core/graph/var.h"
-#include "core/runtime/tensor.h"
+#include "core/tensor/tensor.h"
 
 namespace kiln {
 

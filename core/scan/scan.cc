@@ -6,7 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/graph/constructors.h"
-#include "core/graph/status_macros.h"
+#include "core/tensor/status_macros.h"
 #include "core/graph/traversal.h"
 #include "core/ops/indexing.h"
 #include "core/ops/math.h"

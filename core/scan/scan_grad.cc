@@ -5,7 +5,7 @@
 #include <algorithm>
 
 #include "core/graph/gradient_types.h"
-#include "core/graph/status_macros.h"
+#include "core/tensor/status_macros.h"
 #include "core/graph/traversal.h"
 #include "core/grad/gradient.h"
 #include "core/ops/alloc.h"
@@ -41,10 +41,10 @@ Var RowPlaceholder(const Var& x) {
 // (i, q) when g is dot(transpose(seqs[i]), q) for a matrix row seqs[i], else (-1, null).
 std::pair<int, VariablePtr> DotOfRowsTransposed(const Var& g, const std::vector<VariablePtr>& seqs) {
   const Apply* dot_node = g.ok() ? g->owner() : nullptr;
-  if (dot_node == nullptr || dot_node->op().kind() != OpKind::kDot) return {-1, nullptr};
+  if (dot_node == nullptr || !dot_node->op().Is<Dot>()) return {-1, nullptr};
   const Apply* t = dot_node->inputs()[0]->owner();
   const VariablePtr& q = dot_node->inputs()[1];
-  if (t == nullptr || t->op().kind() != OpKind::kDimShuffle || q->tensor_type()->ndim() != 2 ||
+  if (t == nullptr || !t->op().Is<DimShuffle>() || q->tensor_type()->ndim() != 2 ||
       static_cast<const DimShuffle&>(t->op()).new_order() != std::vector<int>{1, 0}) {
     return {-1, nullptr};
   }

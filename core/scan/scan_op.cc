@@ -5,7 +5,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "core/graph/op_registry.h"
-#include "core/graph/status_macros.h"
+#include "core/tensor/status_macros.h"
 #include "core/ops/op_util.h"
 #include "core/graph/constructors.h"
 #include "core/ops/math.h"

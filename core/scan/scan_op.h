@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "core/graph/inner_graph.h"
-#include "core/runtime/inner_program.h"
+#include "core/compile/inner_program.h"
 #include "core/graph/op_decl.h"
 
 namespace kiln {
@@ -60,10 +60,9 @@ struct ScanAttrs {
   int64_t StateDepth(int j) const;
 };
 
-class Scan final : public Op, public HasInnerGraph {
+class Scan final : public OpOf<Scan>, public HasInnerGraph {
  public:
   static constexpr absl::string_view kTypeName = "Scan";
-  absl::string_view type_name() const override { return kTypeName; }
 
   // The op of `attrs` (whose inner text is decoded and checked against the counts).
   static absl::StatusOr<std::shared_ptr<const Scan>> Make(ScanAttrs attrs);
@@ -73,11 +72,17 @@ class Scan final : public Op, public HasInnerGraph {
   const ScanAttrs& attrs() const { return attrs_; }
   const InnerGraph& inner() const override { return inner_; }
   int OuterInputOf(int i) const override;
+  Use inner_use() const override { return Use::kLoop; }
   // Aesara's str: "for{cpu,scan_fn}", "while{cpu,scan_fn}".
   std::string Name() const override;
   OpAttrs Attrs() const override { return EncodeAttrs(attrs_); }
 
-  KILN_OP_METHODS
+  absl::StatusOr<ApplyPtr> MakeNode(std::vector<VariablePtr> inputs) const override;
+  absl::StatusOr<std::vector<std::vector<VariablePtr>>> InferShape(
+      const Apply& node, const std::vector<std::vector<VariablePtr>>& input_shapes) const override;
+  absl::Status Perform(const Apply& node, std::span<const Tensor> inputs,
+                       std::vector<Tensor>& outputs) const override;
+  std::vector<Var> LOp(const Apply& node, const std::vector<Var>& output_grads) const override;
   std::vector<std::vector<bool>> ConnectionPattern(const Apply& node) const override;
 
   // Positions: outer inputs of the sequences, initial states and non-sequences; inner inputs of

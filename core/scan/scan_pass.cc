@@ -12,7 +12,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
-#include "core/graph/status_macros.h"
+#include "core/tensor/status_macros.h"
 #include "core/graph/traversal.h"
 #include "core/ops/alloc.h"
 #include "core/ops/linalg.h"
@@ -21,6 +21,7 @@
 #include "core/ops/shape.h"
 #include "core/passes/passes.h"
 #include "core/scan/scan.h"
+#include "core/scan/scan_op.h"
 
 namespace kiln {
 namespace {
@@ -99,7 +100,7 @@ absl::StatusOr<InnerGraph> PushOutSequenceDots(InnerGraph body, ScanAttrs& attrs
   std::vector<Var> new_outer;
   std::vector<int64_t> new_taps;
   for (Apply* n : IoToposort(body.inputs, body.outputs)) {
-    if (dynamic_cast<const Dot*>(&n->op()) == nullptr) continue;
+    if (!n->op().Is<Dot>()) continue;
     const auto seq = single_tap_seq.find(n->inputs()[0].get());
     const auto w = non_seq.find(n->inputs()[1].get());
     if (seq == single_tap_seq.end() || w == non_seq.end() || Var(n->inputs()[1]).ndim() != 2) {
@@ -195,7 +196,7 @@ absl::Status ScanPass(FunctionGraph& fg, RewriteContext& ctx) {
   // Owned while rewritten: replacing every use of a node's outputs drops it from fg.
   std::vector<ApplyPtr> scans;
   for (Apply* node : fg.Toposort()) {
-    if (dynamic_cast<const Scan*>(&node->op()) != nullptr) scans.push_back(node->shared_from_this());
+    if (node->op().Is<Scan>()) scans.push_back(node->shared_from_this());
   }
   for (const ApplyPtr& node : scans) {
     if (!fg.Contains(node.get())) continue;

@@ -215,7 +215,7 @@ TEST(ScanTest, OptimizerPushesOutInvariantsAndSavesMemory) {
   ASSERT_TRUE(f.ok()) << f.status();
   const Scan* scan_op = nullptr;
   for (Apply* n : f->fgraph().Toposort()) {
-    if (auto* s = dynamic_cast<const Scan*>(&n->op())) scan_op = s;
+    if (auto* s = n->op().As<Scan>()) scan_op = s;
   }
   ASSERT_NE(scan_op, nullptr);
   EXPECT_EQ(scan_op->attrs().state_keep_last, std::vector<int64_t>{1});
@@ -284,7 +284,7 @@ TEST(ScanTest, BatchedGradientsSummedAfterTheLoopMatchFiniteDifferences) {
     absl::StatusOr<std::vector<Var>> g = grad(BatchedElmanCost(in, 2, pushed), in);
     ASSERT_TRUE(g.ok()) << g.status();
     // Pushed out, W's gradient is the product after the loop; kept in, a loop's output.
-    EXPECT_EQ((*g)[3]->owner()->op().kind() == OpKind::kDot, pushed);
+    EXPECT_EQ((*g)[3]->owner()->op().Is<Dot>(), pushed);
     both.insert(both.end(), g->begin(), g->end());
   }
   const std::vector<Tensor> v = Eval(in, both, pt);
@@ -320,12 +320,12 @@ TEST(ScanTest, OptimizerPushesOutSequenceProductsAndDropsUnusedOutputs) {
   ASSERT_TRUE(plain.ok()) << plain.status();
   int loops = 0;
   for (Apply* n : fast->fgraph().Toposort()) {
-    const auto* loop = dynamic_cast<const Scan*>(&n->op());
+    const auto* loop = n->op().As<Scan>();
     if (loop == nullptr) continue;
     ++loops;
     int products = 0;
     for (Apply* m : IoToposort(loop->inner().inputs, loop->inner().outputs)) {
-      products += m->op().kind() == OpKind::kDot || m->op().Name().starts_with("Gemm") ||
+      products += m->op().Is<Dot>() || m->op().Name().starts_with("Gemm") ||
                   m->op().Name() == "Dot22";
     }
     EXPECT_EQ(products, 1) << loop->Name() << "\n" << loop->attrs().inner;

@@ -14,6 +14,7 @@
 #include "absl/strings/str_replace.h"
 #include "core/graph/op.h"
 #include "core/graph/traversal.h"
+#include "core/ops/elemwise.h"
 
 extern char** environ;
 
@@ -85,7 +86,7 @@ std::string ToDot(const std::vector<Var>& outputs, const DotOptions& options) {
     std::string label = absl::StrReplaceAll(node->op().Name(), {{":", "_"}});
     if (!apply_labels.insert(label).second) absl::StrAppend(&label, " id=", k);
     const std::string& aid = id_of(node, "apply");
-    const bool elemwise = node->op().kind() == OpKind::kElemwise;
+    const bool elemwise = node->op().Is<Elemwise>();
     absl::StrAppend(&dot, "  ", aid, " [label=", Quote(Cut(label)), ", shape=ellipse",
                     elemwise ? ", style=filled, fillcolor=\"#FFAABB\"" : "", "];\n");
 

@@ -9,37 +9,18 @@
 #include "absl/strings/str_join.h"
 #include "core/graph/op.h"
 #include "core/graph/op_decl.h"
-#include "core/graph/status_macros.h"
+#include "core/tensor/status_macros.h"
 #include "core/ops/dimshuffle.h"
 #include "core/ops/elemwise.h"
 #include "core/ops/indexing.h"
 #include "core/ops/op_util.h"
 #include "core/ops/reduce.h"
+#include "core/ops/shape.h"
+#include "core/ops/linalg.h"
+#include "core/ops/alloc.h"
 
 namespace kiln {
 namespace {
-
-// The operator of an Elemwise's scalar op (Aesara's OperatorPrinter table), or nullptr.
-const char* OperatorSymbol(ScalarOpKind kind) {
-  switch (kind) {
-    case ScalarOpKind::kAdd:
-      return "+";
-    case ScalarOpKind::kMul:
-      return "*";
-    case ScalarOpKind::kSub:
-      return "-";
-    case ScalarOpKind::kNeg:
-      return "-";
-    case ScalarOpKind::kTrueDiv:
-      return "/";
-    case ScalarOpKind::kIntDiv:
-      return "//";
-    case ScalarOpKind::kPow:
-      return "**";
-    default:
-      return nullptr;
-  }
-}
 
 // The tensor function Aesara's pp names an Elemwise by: "exp", "fill", "scalar_maximum".
 std::string FunctionName(const ScalarOp& op) {
@@ -198,43 +179,30 @@ class PrettyPrinter {
   Template NodeTemplate(const Apply& node) const {
     const Op& op = node.op();
     const auto& in = node.inputs();
-    switch (op.kind()) {
-      case OpKind::kElemwise:
-        return ElemwiseTemplate(static_cast<const Elemwise&>(op), node);
-      case OpKind::kDimShuffle:
-        return DimShuffleTemplate(static_cast<const DimShuffle&>(op), node);
-      case OpKind::kSubtensor: {
-        TemplateBuilder b;
-        Index(b, static_cast<const Subtensor&>(op).idx(), node, 1);
-        return b.Take();
-      }
-      case OpKind::kIncSubtensor: {
-        const auto& inc = static_cast<const IncSubtensor&>(op);
-        TemplateBuilder b;
-        b << (inc.attrs().set ? "set_subtensor(" : "inc_subtensor(");
-        Index(b, inc.idx(), node, 2);
-        b << ", " << in[1] << ")";
-        return b.Take();
-      }
-      case OpKind::kMakeVector:
-        return Joined("[", in, ", ", "]");
-      case OpKind::kCAReduce: {
-        const auto& reduce = static_cast<const CAReduce&>(op);
-        if (reduce.reduce() != ReduceKind::kSum) break;
-        TemplateBuilder b;
-        b << "sum(" << in[0]
-          << ", axis=" + op_decl::Codec<std::optional<std::vector<int>>>::Repr(reduce.axis()) + ")";
-        return b.Take();
-      }
-      case OpKind::kDot:
-        return Joined("(", in, " \\dot ", ")");
-      case OpKind::kAlloc:
-        return Call("alloc", node);
-      case OpKind::kJoin:
-        return Call("join", node);
-      default:
-        break;
+    if (const auto* ew = op.As<Elemwise>()) return ElemwiseTemplate(*ew, node);
+    if (const auto* ds = op.As<DimShuffle>()) return DimShuffleTemplate(*ds, node);
+    if (const auto* sub = op.As<Subtensor>()) {
+      TemplateBuilder b;
+      Index(b, sub->idx(), node, 1);
+      return b.Take();
     }
+    if (const auto* inc = op.As<IncSubtensor>()) {
+      TemplateBuilder b;
+      b << (inc->attrs().set ? "set_subtensor(" : "inc_subtensor(");
+      Index(b, inc->idx(), node, 2);
+      b << ", " << in[1] << ")";
+      return b.Take();
+    }
+    if (op.Is<MakeVector>()) return Joined("[", in, ", ", "]");
+    if (const auto* reduce = op.As<CAReduce>(); reduce && reduce->reduce() == ReduceKind::kSum) {
+      TemplateBuilder b;
+      b << "sum(" << in[0]
+        << ", axis=" + op_decl::Codec<std::optional<std::vector<int>>>::Repr(reduce->axis()) + ")";
+      return b.Take();
+    }
+    if (op.Is<Dot>()) return Joined("(", in, " \\dot ", ")");
+    if (op.Is<Alloc>()) return Call("alloc", node);
+    if (op.Is<Join>()) return Call("join", node);
     return Call(op.Name(), node);
   }
 
@@ -247,7 +215,8 @@ class PrettyPrinter {
       return Call(op.Name(), node);
     }
     const std::string eq = inplace ? "=" : "";
-    if (const char* symbol = OperatorSymbol(s.kind)) {
+    if (PpPrintsSymbol(s.kind)) {
+      const char* symbol = ScalarOpSymbol(s.kind);
       return node.inputs().size() == 1
                  ? Joined(absl::StrCat("(", symbol, eq), node.inputs(), "", ")")
                  : Joined("(", node.inputs(), absl::StrCat(" ", symbol, eq, " "), ")");

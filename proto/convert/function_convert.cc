@@ -3,7 +3,7 @@
 #include <limits>
 
 #include "absl/strings/str_cat.h"
-#include "core/graph/status_macros.h"
+#include "core/tensor/status_macros.h"
 #include "proto/convert/options_convert.h"
 
 namespace kiln {

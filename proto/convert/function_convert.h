@@ -4,7 +4,7 @@
 #define KILN_PROTO_CONVERT_FUNCTION_CONVERT_H_
 
 #include "absl/status/statusor.h"
-#include "core/runtime/function.h"
+#include "core/compile/function.h"
 #include "kiln/v1/graph.pb.h"
 #include "kiln/v1/stored.pb.h"
 #include "proto/convert/graph_convert.h"

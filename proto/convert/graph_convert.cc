@@ -4,7 +4,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/graph/op.h"
 #include "core/graph/op_registry.h"
-#include "core/graph/status_macros.h"
+#include "core/tensor/status_macros.h"
 #include "core/graph/traversal.h"
 #include "proto/convert/tensor_convert.h"
 

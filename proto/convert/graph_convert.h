@@ -10,7 +10,7 @@
 
 #include "absl/status/statusor.h"
 #include "core/graph/var.h"
-#include "core/runtime/tensor.h"
+#include "core/tensor/tensor.h"
 #include "kiln/v1/graph.pb.h"
 
 namespace kiln {

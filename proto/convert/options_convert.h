@@ -6,7 +6,7 @@
 #include "absl/status/statusor.h"
 #include "core/grad/gradient.h"
 #include "core/rewrite/mode.h"
-#include "core/runtime/function.h"
+#include "core/compile/function.h"
 #include "kiln/v1/options.pb.h"
 
 namespace kiln {

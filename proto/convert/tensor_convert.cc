@@ -5,7 +5,7 @@
 #include <limits>
 
 #include "absl/strings/str_cat.h"
-#include "core/graph/status_macros.h"
+#include "core/tensor/status_macros.h"
 
 namespace kiln {
 

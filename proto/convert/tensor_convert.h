@@ -7,7 +7,7 @@
 
 #include "absl/status/statusor.h"
 #include "core/graph/type.h"
-#include "core/runtime/tensor.h"
+#include "core/tensor/tensor.h"
 #include "kiln/v1/types.pb.h"
 
 namespace kiln {

@@ -16,10 +16,10 @@
 #include <utility>
 #include <vector>
 
-#include "core/graph/check.h"
-#include "core/runtime/allocator.h"
-#include "core/runtime/call_limits.h"
-#include "core/runtime/function.h"
+#include "core/tensor/check.h"
+#include "core/tensor/allocator.h"
+#include "core/tensor/call_limits.h"
+#include "core/compile/function.h"
 #include "google/protobuf/stubs/logging.h"
 #include "proto/convert/function_convert.h"
 #include "proto/convert/tensor_convert.h"

@@ -3,18 +3,13 @@
 #include <limits>
 #include <vector>
 
-#include "core/graph/op.h"
+#include "core/graph/op_registry.h"
 #include "core/ops/scalar_op.h"
 
 namespace kiln::fuzz {
 namespace {
 
-// Op kinds and scalar op names, as the wire spells them.
-constexpr const char* kOpKinds[] = {
-#define KILN_FUZZ_KIND_NAME(e, name) name,
-    KILN_OP_KINDS(KILN_FUZZ_KIND_NAME)
-#undef KILN_FUZZ_KIND_NAME
-};
+// Scalar op names, as the wire spells them.
 constexpr const char* kScalarOps[] = {
 #define KILN_FUZZ_SCALAR_NAME(e, name, ...) name,
     KILN_SCALAR_OPS(KILN_FUZZ_SCALAR_NAME)
@@ -59,9 +54,11 @@ void MutateGraph(v1::Graph& g, std::mt19937_64& rng) {
       }
       return;
     }
-    case 2:  // another op kind
-      if (node != nullptr) node->mutable_op()->set_kind(kOpKinds[pick(std::size(kOpKinds))]);
+    case 2: {  // another registered op class
+      static const std::vector<std::string> kOpClasses = RegisteredOps();
+      if (node != nullptr) node->mutable_op()->set_kind(kOpClasses[pick(static_cast<int>(kOpClasses.size()))]);
       return;
+    }
     case 3: {  // a constant's bytes: an edge value in place, or all bytes alike
       if (g.constants_size() == 0) return;
       std::string& data =

@@ -13,7 +13,7 @@
 #include <string>
 
 #include "absl/strings/str_format.h"
-#include "core/graph/check.h"
+#include "core/tensor/check.h"
 #include "kiln/v1/stored.pb.h"
 #include "proto/convert/tensor_convert.h"
 #include "server/compiled_function.h"

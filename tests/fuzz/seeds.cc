@@ -2,7 +2,7 @@
 
 #include <utility>
 
-#include "core/graph/check.h"
+#include "core/tensor/check.h"
 #include "core/builders/op_from_graph.h"
 #include "core/kiln.h"
 #include "core/ops/random.h"

@@ -15,7 +15,7 @@
 
 #include "absl/strings/match.h"
 #include "core/kiln.h"
-#include "core/runtime/call_limits.h"
+#include "core/tensor/call_limits.h"
 #include "kiln/v1/service.grpc.pb.h"
 #include "proto/convert/graph_convert.h"
 #include "proto/convert/tensor_convert.h"

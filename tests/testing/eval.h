@@ -6,7 +6,7 @@
 
 #include <vector>
 
-#include "core/runtime/function.h"
+#include "core/compile/function.h"
 
 namespace kiln::testing {
 

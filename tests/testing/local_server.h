@@ -8,7 +8,7 @@
 #include <memory>
 #include <string>
 
-#include "core/runtime/tensor.h"
+#include "core/tensor/tensor.h"
 #include "server/log.h"
 #include "server/server.h"
 

@@ -10,9 +10,9 @@
 
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
-#include "core/graph/dtype.h"
+#include "core/tensor/dtype.h"
 #include "core/graph/type.h"
-#include "core/runtime/tensor.h"
+#include "core/tensor/tensor.h"
 #include "tests/testing/golden.h"
 
 namespace kiln::testing {

@@ -28,7 +28,7 @@
 #include "core/graph/traversal.h"
 #include "core/graph/type.h"
 #include "core/ops/scalar_op.h"
-#include "core/runtime/tensor.h"
+#include "core/tensor/tensor.h"
 #include "core/scan/scan.h"
 #include "core/text/dot.h"
 #include "core/text/dprint.h"

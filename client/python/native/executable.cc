@@ -16,7 +16,7 @@
 
 #include "core/ops/print.h"
 #include "proto/convert/function_convert.h"
-#include "server/version.h"
+#include "proto/version.h"
 
 namespace py = pybind11;
 
@@ -138,12 +138,12 @@ class Executable {
  public:
   explicit Executable(const py::bytes& stored) {
     absl::StatusOr<StoredFunction> loaded =
-        LoadStoredFunction(std::string_view(stored), server::kStoredFunctionFormat);
+        LoadStoredFunction(std::string_view(stored), kStoredFunctionFormat);
     if (!loaded.ok()) ThrowCallError(loaded.status());
     id_ = loaded->stored.id();
     function_ = std::make_unique<Function>(std::move(loaded->function));
     for (Apply* node : function_->fgraph().Toposort()) {
-      has_print_ = has_print_ || dynamic_cast<const Print*>(&node->op()) != nullptr;
+      has_print_ = has_print_ || node->op().Is<Print>();
     }
   }
 

@@ -1,6 +1,6 @@
 // Aesara's 14 dtypes, their sizes and names, and NumPy's promotion rules between them.
-#ifndef KILN_CORE_GRAPH_DTYPE_H_
-#define KILN_CORE_GRAPH_DTYPE_H_
+#ifndef KILN_CORE_TENSOR_DTYPE_H_
+#define KILN_CORE_TENSOR_DTYPE_H_
 
 #include <cstdint>
 #include <optional>
@@ -60,4 +60,4 @@ DType UpgradeToFloat(DType dtype);
 
 }  // namespace kiln
 
-#endif  // KILN_CORE_GRAPH_DTYPE_H_
+#endif  // KILN_CORE_TENSOR_DTYPE_H_

@@ -1,4 +1,4 @@
-#include "core/runtime/allocator.h"
+#include "core/tensor/allocator.h"
 
 #include <sys/mman.h>
 
@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "absl/synchronization/mutex.h"
-#include "core/runtime/call_limits.h"
-#include "core/runtime/tensor.h"
+#include "core/tensor/call_limits.h"
+#include "core/tensor/tensor.h"
 
 namespace kiln {
 namespace {

@@ -1,4 +1,4 @@
-#include "core/runtime/tensor_format.h"
+#include "core/tensor/tensor_format.h"
 
 #include <algorithm>
 #include <charconv>
@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "core/runtime/dtype_dispatch.h"
-#include "core/runtime/tensor.h"
+#include "core/tensor/dtype_dispatch.h"
+#include "core/tensor/tensor.h"
 
 namespace kiln {
 namespace {

@@ -1,7 +1,7 @@
-#include "core/runtime/inner_program.h"
+#include "core/compile/inner_program.h"
 
 #include "core/graph/fgraph.h"
-#include "core/graph/status_macros.h"
+#include "core/tensor/status_macros.h"
 #include "core/passes/passes.h"
 #include "core/runtime/linked.h"
 

@@ -1,7 +1,7 @@
 // An op's inner graph (Scan's body, OpFromGraph's graph) linked once, on the op's first call,
 // and shared by every call after it.
-#ifndef KILN_CORE_RUNTIME_INNER_PROGRAM_H_
-#define KILN_CORE_RUNTIME_INNER_PROGRAM_H_
+#ifndef KILN_CORE_COMPILE_INNER_PROGRAM_H_
+#define KILN_CORE_COMPILE_INNER_PROGRAM_H_
 
 #include <memory>
 #include <mutex>
@@ -32,4 +32,4 @@ class InnerProgram {
 
 }  // namespace kiln
 
-#endif  // KILN_CORE_RUNTIME_INNER_PROGRAM_H_
+#endif  // KILN_CORE_COMPILE_INNER_PROGRAM_H_

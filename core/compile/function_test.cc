@@ -1,4 +1,4 @@
-#include "core/runtime/function.h"
+#include "core/compile/function.h"
 
 #include <gtest/gtest.h>
 

@@ -3,8 +3,8 @@
 // recycled through a bounded cache, so that a kernel writing a fresh output does not pay a page
 // fault per 4 KiB. The cache is trimmed: whatever it holds past its cap is freed, and a server
 // empties it once idle.
-#ifndef KILN_CORE_RUNTIME_ALLOCATOR_H_
-#define KILN_CORE_RUNTIME_ALLOCATOR_H_
+#ifndef KILN_CORE_TENSOR_ALLOCATOR_H_
+#define KILN_CORE_TENSOR_ALLOCATOR_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -46,4 +46,4 @@ void SetMaxBufferBytes(size_t bytes);
 
 }  // namespace kiln
 
-#endif  // KILN_CORE_RUNTIME_ALLOCATOR_H_
+#endif  // KILN_CORE_TENSOR_ALLOCATOR_H_

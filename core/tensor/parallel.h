@@ -1,6 +1,6 @@
 // Intra-op parallelism: splits a range of work across one process-wide pool of threads.
-#ifndef KILN_CORE_RUNTIME_PARALLEL_H_
-#define KILN_CORE_RUNTIME_PARALLEL_H_
+#ifndef KILN_CORE_TENSOR_PARALLEL_H_
+#define KILN_CORE_TENSOR_PARALLEL_H_
 
 #include <cstdint>
 
@@ -17,4 +17,4 @@ void ParallelFor(int64_t n, int64_t min_chunk, absl::FunctionRef<void(int64_t, i
 
 }  // namespace kiln
 
-#endif  // KILN_CORE_RUNTIME_PARALLEL_H_
+#endif  // KILN_CORE_TENSOR_PARALLEL_H_

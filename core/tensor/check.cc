@@ -1,4 +1,4 @@
-#include "core/graph/check.h"
+#include "core/tensor/check.h"
 
 #include <cstdlib>
 #include <iostream>

@@ -1,7 +1,7 @@
 // KILN_CHECK: aborts with a message when an internal invariant fails. Only for bugs: user input
 // gets an absl::Status. (Debian 12's Abseil predates absl/log.)
-#ifndef KILN_CORE_GRAPH_CHECK_H_
-#define KILN_CORE_GRAPH_CHECK_H_
+#ifndef KILN_CORE_TENSOR_CHECK_H_
+#define KILN_CORE_TENSOR_CHECK_H_
 
 #include <sstream>
 
@@ -31,4 +31,4 @@ struct Voidify {
               : ::kiln::internal::Voidify() & \
                     ::kiln::internal::CheckFailure(__FILE__, __LINE__, #condition).stream()
 
-#endif  // KILN_CORE_GRAPH_CHECK_H_
+#endif  // KILN_CORE_TENSOR_CHECK_H_

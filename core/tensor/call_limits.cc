@@ -1,4 +1,4 @@
-#include "core/runtime/call_limits.h"
+#include "core/tensor/call_limits.h"
 
 #include <algorithm>
 #include <utility>

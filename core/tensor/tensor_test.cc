@@ -1,4 +1,4 @@
-#include "core/runtime/tensor.h"
+#include "core/tensor/tensor.h"
 
 #include <gtest/gtest.h>
 

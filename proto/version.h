@@ -1,13 +1,14 @@
-// Versions of the wire protocol and of the compiler; the compiler's is part of every function id.
-#ifndef KILN_SERVER_VERSION_H_
-#define KILN_SERVER_VERSION_H_
+// Versions of the wire protocol, of the stored-function format and of the compiler (part of every
+// function id): what the server and every client agree on.
+#ifndef KILN_PROTO_VERSION_H_
+#define KILN_PROTO_VERSION_H_
 
 #include <cstdint>
 #include <string>
 
 #include "absl/strings/str_cat.h"
 
-namespace kiln::server {
+namespace kiln {
 
 // kiln.v1's handshake version: GetVersion refuses clients of another.
 inline constexpr uint32_t kProtocolVersion = 2;
@@ -22,6 +23,6 @@ inline const std::string& CompilerVersion() {
 }
 inline constexpr char kServerVersion[] = "kiln-server 0.2.0";
 
-}  // namespace kiln::server
+}  // namespace kiln
 
-#endif  // KILN_SERVER_VERSION_H_
+#endif  // KILN_PROTO_VERSION_H_

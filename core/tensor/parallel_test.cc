@@ -1,4 +1,4 @@
-#include "core/runtime/parallel.h"
+#include "core/tensor/parallel.h"
 
 #include <gtest/gtest.h>
 

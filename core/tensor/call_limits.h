@@ -1,8 +1,8 @@
 // What bounds the call running on a thread: its interrupt (a deadline, a cancellation), which long
 // kernels poll at a fixed work interval, and its memory budget, which every tensor buffer
 // allocated on the thread is charged to before it is taken.
-#ifndef KILN_CORE_RUNTIME_CALL_LIMITS_H_
-#define KILN_CORE_RUNTIME_CALL_LIMITS_H_
+#ifndef KILN_CORE_TENSOR_CALL_LIMITS_H_
+#define KILN_CORE_TENSOR_CALL_LIMITS_H_
 
 #include <atomic>
 #include <cstdint>
@@ -121,4 +121,4 @@ class InterruptPoller {
 
 }  // namespace kiln
 
-#endif  // KILN_CORE_RUNTIME_CALL_LIMITS_H_
+#endif  // KILN_CORE_TENSOR_CALL_LIMITS_H_

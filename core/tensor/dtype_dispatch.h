@@ -1,12 +1,12 @@
 // Maps a runtime DType to its C++ element type. Include only from .cc files: it pulls in Eigen.
-#ifndef KILN_CORE_RUNTIME_DTYPE_DISPATCH_H_
-#define KILN_CORE_RUNTIME_DTYPE_DISPATCH_H_
+#ifndef KILN_CORE_TENSOR_DTYPE_DISPATCH_H_
+#define KILN_CORE_TENSOR_DTYPE_DISPATCH_H_
 
 #include <Eigen/Core>
 #include <complex>
 #include <cstdint>
 
-#include "core/graph/dtype.h"
+#include "core/tensor/dtype.h"
 
 namespace kiln {
 
@@ -81,4 +81,4 @@ To ConvertElement(const From& value) {
 
 }  // namespace kiln
 
-#endif  // KILN_CORE_RUNTIME_DTYPE_DISPATCH_H_
+#endif  // KILN_CORE_TENSOR_DTYPE_DISPATCH_H_

@@ -1,6 +1,6 @@
 // NumPy-style text for tensor values, as Python's str(ndarray) prints them.
-#ifndef KILN_CORE_RUNTIME_TENSOR_FORMAT_H_
-#define KILN_CORE_RUNTIME_TENSOR_FORMAT_H_
+#ifndef KILN_CORE_TENSOR_TENSOR_FORMAT_H_
+#define KILN_CORE_TENSOR_TENSOR_FORMAT_H_
 
 #include <string>
 
@@ -17,4 +17,4 @@ std::string FormatPythonFloat(double value);
 
 }  // namespace kiln
 
-#endif  // KILN_CORE_RUNTIME_TENSOR_FORMAT_H_
+#endif  // KILN_CORE_TENSOR_TENSOR_FORMAT_H_

@@ -1,7 +1,7 @@
 // Tensor: a dtype, a shape and element strides over a shared 64-byte-aligned buffer; views share
 // it.
-#ifndef KILN_CORE_RUNTIME_TENSOR_H_
-#define KILN_CORE_RUNTIME_TENSOR_H_
+#ifndef KILN_CORE_TENSOR_TENSOR_H_
+#define KILN_CORE_TENSOR_TENSOR_H_
 
 #include <cstdint>
 #include <cstring>
@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "core/graph/dtype.h"
+#include "core/tensor/dtype.h"
 
 namespace kiln {
 
@@ -132,6 +132,9 @@ absl::Status CheckStaticShape(const std::string& what, const Shape& known);
 // "(2, 3)", as Python prints a shape tuple.
 std::string ShapeToString(const Shape& shape);
 
+// Whether a condition's value picks the then branch: nonzero (NaN counts as nonzero).
+bool IsTrue(const Tensor& cond);
+
 }  // namespace kiln
 
-#endif  // KILN_CORE_RUNTIME_TENSOR_H_
+#endif  // KILN_CORE_TENSOR_TENSOR_H_

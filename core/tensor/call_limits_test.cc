@@ -1,14 +1,14 @@
 // Call limits: memory budgets charged where tensors are taken (and given back when they go), the
 // freed-buffer cache trimmed, and kernels whose work is not bounded by their sizes stopped by the
 // call's interrupt within a bound (printed as INTERRUPT lines).
-#include "core/runtime/call_limits.h"
+#include "core/tensor/call_limits.h"
 
 #include <chrono>
 #include <cstdio>
 
 #include "core/kiln.h"
 #include "core/ops/random.h"
-#include "core/runtime/allocator.h"
+#include "core/tensor/allocator.h"
 #include "core/scan/scan.h"
 #include "gtest/gtest.h"
 

@@ -1,4 +1,4 @@
-#include "core/runtime/function.h"
+#include "core/compile/function.h"
 
 #include <algorithm>
 #include <chrono>
@@ -14,7 +14,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/synchronization/mutex.h"
 #include "core/graph/op.h"
-#include "core/graph/status_macros.h"
+#include "core/tensor/status_macros.h"
 #include "core/graph/traversal.h"
 #include "core/passes/passes.h"
 #include "core/runtime/linked.h"
@@ -198,6 +198,7 @@ absl::StatusOr<Function> Function::Make(const std::vector<Var>& inputs,
   RewriteOptions rewrite;
   rewrite.mode = options.mode;
   rewrite.trace = false;
+  rewrite.profile = options.profile;
   rewrite.interrupt = options.interrupt;
   {
     // Kernels that constant folding runs poll the compile's interrupt too.

@@ -2,8 +2,8 @@
 //
 //   RETURN_IF_ERROR(CheckShape(name, shape, dtype));
 //   ASSIGN_OR_RETURN(const TensorType* t, TensorInput(*this, inputs, 0));
-#ifndef KILN_CORE_GRAPH_STATUS_MACROS_H_
-#define KILN_CORE_GRAPH_STATUS_MACROS_H_
+#ifndef KILN_CORE_TENSOR_STATUS_MACROS_H_
+#define KILN_CORE_TENSOR_STATUS_MACROS_H_
 
 #include <utility>
 
@@ -30,4 +30,4 @@
 #define KILN_STATUS_CONCAT(a, b) KILN_STATUS_CONCAT_INNER(a, b)
 #define KILN_STATUS_CONCAT_INNER(a, b) a##b
 
-#endif  // KILN_CORE_GRAPH_STATUS_MACROS_H_
+#endif  // KILN_CORE_TENSOR_STATUS_MACROS_H_

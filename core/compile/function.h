@@ -1,8 +1,8 @@
 // function(inputs, outputs): a callable graph. The graph is optimized (FAST_RUN unless the mode
 // says otherwise) and then run node by node, fused Elemwise{Composite} nodes in blocks; values
 // are released as soon as their last reader has run.
-#ifndef KILN_CORE_RUNTIME_FUNCTION_H_
-#define KILN_CORE_RUNTIME_FUNCTION_H_
+#ifndef KILN_CORE_COMPILE_FUNCTION_H_
+#define KILN_CORE_COMPILE_FUNCTION_H_
 
 #include <functional>
 #include <memory>
@@ -15,7 +15,7 @@
 #include "core/graph/fgraph.h"
 #include "core/graph/var.h"
 #include "core/rewrite/mode.h"
-#include "core/runtime/tensor.h"
+#include "core/tensor/tensor.h"
 
 namespace kiln {
 
@@ -127,4 +127,4 @@ inline absl::StatusOr<Function> function(const std::vector<Var>& inputs,
 
 }  // namespace kiln
 
-#endif  // KILN_CORE_RUNTIME_FUNCTION_H_
+#endif  // KILN_CORE_COMPILE_FUNCTION_H_

@@ -1,4 +1,4 @@
-#include "core/runtime/tensor.h"
+#include "core/tensor/tensor.h"
 
 #include <algorithm>
 #include <charconv>
@@ -8,11 +8,11 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "core/graph/check.h"
-#include "core/graph/status_macros.h"
-#include "core/runtime/allocator.h"
-#include "core/runtime/dtype_dispatch.h"
-#include "core/runtime/tensor_format.h"
+#include "core/tensor/check.h"
+#include "core/tensor/status_macros.h"
+#include "core/tensor/allocator.h"
+#include "core/tensor/dtype_dispatch.h"
+#include "core/tensor/tensor_format.h"
 
 namespace kiln {
 namespace {
@@ -287,5 +287,7 @@ bool Tensor::BitwiseEquals(const Tensor& other) const {
 }
 
 std::string Tensor::ToString() const { return FormatTensor(*this); }
+
+bool IsTrue(const Tensor& cond) { return cond.AsType(DType::kBool).data<bool>()[0]; }
 
 }  // namespace kiln

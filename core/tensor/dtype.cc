@@ -1,4 +1,4 @@
-#include "core/graph/dtype.h"
+#include "core/tensor/dtype.h"
 
 #include <array>
 
