@@ -78,6 +78,8 @@ TEST(OpGradsTest, UnaryElemwise) {
       {"log1mexp", log1mexp, -3, -0.1},
       {"j0", j0, -8, 8},
       {"j1", j1, -8, 8},
+      {"i0", i0, -8, 8},
+      {"i1", i1, -8, 8},
   };
   for (const UnaryCase& c : cases) {
     ExpectGradOk(c.name, [&](const std::vector<Var>& in) { return c.fn(in[0]); },
@@ -86,6 +88,11 @@ TEST(OpGradsTest, UnaryElemwise) {
   // j1's gradient at 0 is its limit, 1/2.
   ExpectGradOk("j1 at 0", [](const std::vector<Var>& in) { return j1(in[0]); },
                {Values({3}, {0.0, -1e-9, 1e-9})});
+  // So is i1's, and past the series' end (|x| = 25) its asymptotic expansion takes over.
+  ExpectGradOk("i1 at 0", [](const std::vector<Var>& in) { return i1(in[0]); },
+               {Values({3}, {0.0, -1e-9, 1e-9})});
+  ExpectGradOk("i0, i1 at 25", [](const std::vector<Var>& in) { return i0(in[0]) + i1(in[0]); },
+               {Values({3}, {24.9, 25.1, -26.0})});
   // Negative abs inputs, and a strided (non-contiguous) input.
   ExpectGradOk("abs<0", [](const std::vector<Var>& in) { return abs(in[0]); },
                {Rand({5}, -2, -0.2)});

@@ -11,7 +11,7 @@
 
 #include "core/ops/scalar_op.h"
 #include "core/ops/special_math.h"
-#include "core/runtime/dtype_dispatch.h"
+#include "core/tensor/dtype_dispatch.h"
 
 namespace kiln::scalar {
 
@@ -172,6 +172,8 @@ constexpr bool Supports() {
     case K::kLog1mexp:
     case K::kJ0:
     case K::kJ1:
+    case K::kI0:
+    case K::kI1:
       return kReal<T>;
     case K::kSub:
     case K::kNeg:
@@ -369,6 +371,10 @@ auto Apply(T a, T b = T(), T c = T()) {
     return T(::j0(double(a)));
   else if constexpr (Op == K::kJ1)
     return T(::j1(double(a)));
+  else if constexpr (Op == K::kI0)  // modified Bessel functions of the first kind
+    return T(special::BesselI0(double(a)));
+  else if constexpr (Op == K::kI1)
+    return T(special::BesselI1(double(a)));
   else if constexpr (Op == K::kIdentity)
     return a;
   else if constexpr (Op == K::kReal) {

@@ -10,6 +10,7 @@ numpy_linalg.txt           dot, matmul, tensordot, outer, gemm and gemv over ran
 numpy_indexing.txt         basic indexing, set/inc_subtensor, take and inc at repeated indices
 numpy_nnet.txt             softmax, log_softmax, logsumexp, relu, crossentropies, sort, argsort
 numpy_repeat.txt           repeat with scalar and vector counts, along each axis and flattened
+numpy_fill_diagonal.txt    fill_diagonal of square, tall, wide, empty and cubic tensors
 """
 import os
 
@@ -154,7 +155,7 @@ UPGRADE = {"ceil", "floor", "trunc", "reciprocal", "log", "log2", "log10", "log1
            "expm1", "sqrt", "deg2rad", "rad2deg", "cos", "arccos", "sin", "arcsin", "tan",
            "arctan", "arctan2", "cosh", "arccosh", "sinh", "arcsinh", "tanh", "arctanh", "erf",
            "erfc", "erfcx", "erfinv", "erfcinv", "gamma", "gammaln", "psi", "sigmoid",
-           "softplus", "log1mexp", "j0", "j1"}
+           "softplus", "log1mexp", "j0", "j1", "i0", "i1"}
 
 
 def round_away(x):
@@ -178,6 +179,19 @@ def bessel_j(n, x):
                     ).reshape(x.shape)
 
 
+def bessel_i(n, x):
+    """I_n(x) from mpmath at 50 digits (SciPy's i0 and i1 overflow past x = 709.78, where I_n is
+    still finite up to 713.98)."""
+    import mpmath
+    mpmath.mp.dps = 50
+    exact = [float(mpmath.besseli(n, mpmath.mpf(float(v)))) if np.isfinite(v) else
+             (np.copysign(np.inf, v) if n % 2 else np.inf) if np.isinf(v) else np.nan
+             for v in x.ravel()]
+    # I_1 is odd: I_1(-0.0) is -0.0.
+    return np.array([np.copysign(0.0, v) if e == 0 else e for e, v in zip(exact, x.ravel())]
+                    ).reshape(x.shape)
+
+
 def log1mexp(x):
     return np.where(x < -np.log(2), np.log1p(-np.exp(x)), np.log(-np.expm1(x))).astype(x.dtype)
 
@@ -198,7 +212,8 @@ REFERENCE = {
     "arctan2": np.arctan2, "cosh": np.cosh, "arccosh": np.arccosh, "sinh": np.sinh,
     "arcsinh": np.arcsinh, "tanh": np.tanh, "arctanh": np.arctanh, "erf": sp.erf,
     "erfc": sp.erfc, "erfcx": sp.erfcx, "erfinv": sp.erfinv, "erfcinv": sp.erfcinv,
-    "j0": lambda x: bessel_j(0, x), "j1": lambda x: bessel_j(1, x), "gamma": sp.gamma, "gammaln": sp.gammaln, "psi": sp.psi, "sigmoid": sp.expit,
+    "j0": lambda x: bessel_j(0, x), "j1": lambda x: bessel_j(1, x),
+    "i0": lambda x: bessel_i(0, x), "i1": lambda x: bessel_i(1, x), "gamma": sp.gamma, "gammaln": sp.gammaln, "psi": sp.psi, "sigmoid": sp.expit,
     "softplus": lambda x: np.logaddexp(np.zeros_like(x), x), "log1mexp": log1mexp,
     "identity": np.copy, "second": lambda a, b: np.broadcast_to(b, np.broadcast(a, b).shape),
     "real": np.real, "imag": np.imag, "conj": np.conj, "angle": np.angle,
@@ -216,12 +231,16 @@ GAMMA = [0.0, -0.0, -1.0, -2.5, -0.5, 1e-8, 0.5, 1.0, 3.0, 4.5, 30.0, 171.0, 180
 # Around the points where asinh and acosh switch to log(2|x|) (1e18 in float32, 1e150 in float64).
 LARGE = [-1e300, -1e151, -1e149, -1e19, -1e17, 1e17, 3e18, 1e19, 1e30, 1e149, 1e151, 1e200, 1e308]
 SPECIAL = [-40.0, -20.0, -5.0, -1.0, -0.1, 0.0, 0.1, 1.0, 5.0, 9.99, 10.0, 20.0, 30.0, 40.0]
+# Around the switch from the series to the asymptotic expansion (|x| = 25) and where I_n
+# overflows (float32 past 91.9, float64 past 713.98).
+BESSEL_I = [-1e-300, 1e-300, -8.0, 1e-5, 1.0, 7.5, 15.0, 24.99, 25.0, -25.01, 26.5, 40.0, -91.0,
+            92.0, 150.0, 500.0, 709.0, 709.8, -713.9, 714.0]
 
 
 def arrays_for(kind, dtype):
     return {"floats": FLOATS, "int8": INT8, "uint8": UINT8, "signed": SIGNED, "bools": BOOLS,
             "complex": COMPLEX, "unit": UNIT, "positive": POSITIVE, "gamma": GAMMA,
-            "special": SPECIAL, "large": LARGE}[kind]
+            "special": SPECIAL, "large": LARGE, "bessel_i": BESSEL_I}[kind]
 
 
 def unary_cases():
@@ -257,6 +276,8 @@ def unary_cases():
     table["log1mexp"] = [("float64", "special"), ("float32", "special")]
     for op in ["j0", "j1"]:
         table[op] = fl + [("float64", "large"), ("int8", "int8")]
+    for op in ["i0", "i1"]:
+        table[op] = fl + [("float64", "bessel_i"), ("float32", "bessel_i"), ("int8", "int8")]
     for op in ["gamma", "gammaln", "psi"]:
         table[op] = [("float64", "gamma"), ("float32", "positive"), ("int32", "signed")]
     for op, combos in table.items():
@@ -575,7 +596,30 @@ def repeat():
           "repeats values (int64)|out dtype|out shape|out values", lines)
 
 
+def fill_diagonal():
+    lines = []
+    cases = [  # a dtype, a shape, val dtype, val
+        ("float64", (3, 3), "float64", -1.5), ("float64", (4, 2), "float64", 9.0),
+        ("float64", (2, 5), "int8", 7), ("float32", (3, 3), "float32", 0.25),
+        ("int32", (3, 4), "int16", -2), ("bool", (2, 2), "bool", False),
+        ("complex128", (2, 3), "complex128", 1 - 2j), ("float64", (3, 3, 3), "float64", 100.0),
+        ("int8", (2, 2, 2, 2), "int8", -7), ("float64", (1, 4), "float64", 3.0),
+        ("float64", (0, 3), "float64", 5.0), ("uint8", (5, 1), "uint8", 200),
+        ("float64", (1, 1, 1), "uint16", 9),
+    ]
+    for dt, shp, vdt, v in cases:
+        a = (np.arange(int(np.prod(shp)), dtype=np.float64).reshape(shp) + 1).astype(dt)
+        val = np.array(v, dtype=vdt)
+        out = a.copy()
+        np.fill_diagonal(out, val)  # Aesara's FillDiagonal.perform for every case here
+        lines.append("|".join([dt, shape(a), encode(a), vdt, encode(val), out.dtype.name,
+                               shape(out), encode(out)]))
+    write("numpy_fill_diagonal.txt", "a dtype|a shape|a values|val dtype|val value|out dtype|"
+          "out shape|out values (numpy.fill_diagonal on a copy of a)", lines)
+
+
 if __name__ == "__main__":
+    fill_diagonal()
     repeat()
     promotion()
     nnet()

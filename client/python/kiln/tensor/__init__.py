@@ -45,7 +45,7 @@ as_tensor = as_tensor_variable
 # functions, as in Aesara; their modules are kiln.tensor.shape and kiln.tensor.sort by import.)
 from kiln.tensor import (basic, extra_ops, math, nnet, shape, sort, special,  # noqa: E402,F401
                          subtensor, type)
-from kiln.tensor.extra_ops import cumprod, cumsum, repeat, split  # noqa: E402,F401
+from kiln.tensor.extra_ops import cumprod, cumsum, fill_diagonal, repeat, split  # noqa: E402,F401
 from kiln.tensor.shape import (expand_dims, shape_padaxis, shape_padleft,  # noqa: E402,F401
                                shape_padright, specify_shape, squeeze)
 from kiln.tensor.sort import argsort, sort  # noqa: E402,F401  (kt.sort: the function)

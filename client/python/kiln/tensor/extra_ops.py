@@ -1,10 +1,10 @@
 """kiln.tensor.extra_ops (Aesara's aesara.tensor.extra_ops): cumsum, cumprod, repeat,
-split and squeeze."""
+fill_diagonal, split and squeeze."""
 from kiln.graph import CoreOp
 from kiln.tensor.basic import as_tensor_variable, constant
 from kiln.tensor.shape import squeeze  # noqa: F401  (aesara.tensor.extra_ops.squeeze)
 
-__all__ = ["cumsum", "cumprod", "repeat", "split", "squeeze"]
+__all__ = ["cumsum", "cumprod", "repeat", "fill_diagonal", "split", "squeeze"]
 
 
 def _cum(mode, x, axis):
@@ -28,6 +28,11 @@ def repeat(x, repeats, axis=None):
     x = as_tensor_variable(x)
     attrs = [] if axis is None else [("axis", axis % x.ndim)]
     return CoreOp("Repeat", attrs)(x, as_tensor_variable(repeats))
+
+
+def fill_diagonal(a, val):
+    """numpy.fill_diagonal on a copy: a with a[i, ..., i] set to the scalar val (core casts val)."""
+    return CoreOp("FillDiagonal", [])(as_tensor_variable(a), as_tensor_variable(val))
 
 
 def split(x, splits_size, n_splits, axis=0):
