@@ -19,6 +19,7 @@
 #include "core/ops/composite.h"
 #include "core/ops/dimshuffle.h"
 #include "core/ops/elemwise.h"
+#include "core/ops/fill_diagonal.h"
 #include "core/ops/indexing.h"
 #include "core/ops/linalg.h"
 #include "core/ops/math.h"

@@ -21,7 +21,7 @@
 namespace kiln {
 
 // A number per op class, given on the class's first use: what rule indexes key on. Compare ops by
-// class with Op::As<T>() and Is<T>(op), never by their type names.
+// class with op.Is<T>() and op.As<T>(), never by their type names.
 enum class OpClassId : int {};
 // A fresh class id (for OpClassIdOf).
 OpClassId NewOpClassId();
