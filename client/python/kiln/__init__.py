@@ -12,7 +12,7 @@ the compiled functions or hands them over to run here (execute="local").
 """
 from kiln.config import config
 from kiln import tensor
-from kiln.client import KilnError
+from kiln.errors import KilnError
 from kiln.compile import (DebugMode, Function, In, Mode, NanGuardMode, OpFromGraph,  # noqa
                           Out, SharedVariable, function, shared)
 from kiln import gradient, ifelse, printing  # noqa: F401

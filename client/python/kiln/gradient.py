@@ -6,6 +6,7 @@ import warnings
 
 import numpy as np
 
+from kiln.errors import KilnError
 from kiln.graph import (CoreOp, TensorType, _core, clone_replace, compile_function_or_raise,
                         core_variable)
 from kiln.tensor.basic import as_tensor_variable, fill, zeros_like
@@ -48,9 +49,6 @@ def _differentiate(wrt, cost=None, consider_constant=(), known_grads=(),
             [(core_variable(v), core_variable(g)) for v, g in known_grads],
             disconnected_inputs, return_disconnected, null_gradients, jacobian)
     except _core.CallError as e:
-        # UPWARD (allow-listed in tests/python/test_import_layers.py): grad's errors stay the
-        # KilnError they were when the server differentiated, until KilnError moves below graph.
-        from kiln.client import KilnError
         raise KilnError(*e.args) from None
     for message in messages:
         warnings.warn(message)

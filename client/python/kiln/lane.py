@@ -15,6 +15,7 @@ import grpc
 
 from kiln import _pb
 from kiln.config import config
+from kiln.errors import KilnError
 
 _CODES = {c.value[0]: c.name for c in grpc.StatusCode}
 _HEADER = struct.Struct("<I")
@@ -214,5 +215,4 @@ def _send_parts(sock, parts):
 
 def _raise_for(resp):
     if resp.code != 0:
-        from kiln.client import KilnError
         raise KilnError.from_status(_CODES.get(resp.code, "UNKNOWN"), resp.message, resp.details)

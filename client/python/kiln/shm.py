@@ -13,7 +13,7 @@ from multiprocessing import shared_memory
 import numpy as np
 
 from kiln import _pb, wire
-from kiln.client import KilnError
+from kiln.errors import KilnError
 from kiln.config import config
 
 _ALIGN = 64                 # offsets of arguments and outputs in the region
