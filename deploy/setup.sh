@@ -16,6 +16,7 @@ PACKAGES=(
   openssl procps
   # python client and numeric reference
   python3 python3-numpy python3-scipy python3-pytest python3-grpcio python3-protobuf
+  python3-mpmath  # tests/golden/gen_numpy_cases.py: reference values SciPy lacks (j0, i0...)
   python3-pip python3-setuptools python3-dev pybind11-dev
   # pictures of graphs
   graphviz
