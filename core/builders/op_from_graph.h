@@ -47,12 +47,7 @@ class OpFromGraph final : public OpOf<OpFromGraph>, public HasInnerGraph {
   Use inner_use() const override { return Use::kCall; }
   std::string Name() const override;
   OpAttrs Attrs() const override { return EncodeAttrs(attrs_); }
-  absl::StatusOr<ApplyPtr> MakeNode(std::vector<VariablePtr> inputs) const override;
-  absl::StatusOr<std::vector<std::vector<VariablePtr>>> InferShape(
-      const Apply& node, const std::vector<std::vector<VariablePtr>>& input_shapes) const override;
-  absl::Status Perform(const Apply& node, std::span<const Tensor> inputs,
-                       std::vector<Tensor>& outputs) const override;
-  std::vector<Var> LOp(const Apply& node, const std::vector<Var>& output_grads) const override;
+  KILN_OP_METHODS
 
  private:
   explicit OpFromGraph(OpFromGraphAttrs attrs) : attrs_(std::move(attrs)) {}

@@ -131,16 +131,10 @@ std::string AttrsName(absl::string_view type_name, const A& attrs) {
   return absl::StrCat(type_name, "{", absl::StrJoin(parts, ", "), "}");
 }
 
-// The head of a declared op's class body: Aesara's class name, the constructor from the attributes
-// struct and the four methods every op defines (type, shape, kernel, gradient): MakeNode,
-// InferShape, Perform and LOp (the gradient rule, Aesara's L_op, in the *_grad.cc).
-//   class Repeat final : public DeclaredOp<Repeat, RepeatAttrs> {
-//    public:
-//     KILN_DECLARED_OP("Repeat")
-//   };
-#define KILN_DECLARED_OP(aesara_class_name)                                          \
-  static constexpr absl::string_view kTypeName = aesara_class_name;                  \
-  using DeclaredOp::DeclaredOp;                                                      \
+// The four methods every op defines (type, shape, kernel, gradient), declared in its class body:
+// MakeNode, InferShape, Perform and LOp (the gradient rule, Aesara's L_op, in the *_grad.cc).
+// Declared ops get them from KILN_DECLARED_OP; the inner-graph ops (Scan, OpFromGraph) write it.
+#define KILN_OP_METHODS                                                              \
   absl::StatusOr<ApplyPtr> MakeNode(std::vector<VariablePtr> inputs) const override; \
   absl::StatusOr<std::vector<std::vector<VariablePtr>>> InferShape(                  \
       const Apply& node, const std::vector<std::vector<VariablePtr>>& input_shapes)  \
@@ -148,6 +142,17 @@ std::string AttrsName(absl::string_view type_name, const A& attrs) {
   absl::Status Perform(const Apply& node, std::span<const Tensor> inputs,            \
                        std::vector<Tensor>& outputs) const override;                 \
   std::vector<Var> LOp(const Apply& node, const std::vector<Var>& output_grads) const override;
+
+// The head of a declared op's class body: Aesara's class name, the constructor from the attributes
+// struct and KILN_OP_METHODS.
+//   class Repeat final : public DeclaredOp<Repeat, RepeatAttrs> {
+//    public:
+//     KILN_DECLARED_OP("Repeat")
+//   };
+#define KILN_DECLARED_OP(aesara_class_name)                         \
+  static constexpr absl::string_view kTypeName = aesara_class_name; \
+  using DeclaredOp::DeclaredOp;                                     \
+  KILN_OP_METHODS
 
 // The base of a declared op: `Derived` names itself (kTypeName) and computes; `A` holds what
 // tells two of its ops apart.

@@ -377,5 +377,29 @@ TEST(RulesTest, AnElemwiseNodeIsOfferedOnlyTheRulesTrackingItsScalarOp) {
   EXPECT_GE(o.report.rules["constant_folding"].tried, 1);  // tracks every node
 }
 
+// A rule written as a pattern row is offered only the nodes its pattern's root can match (here
+// log for local_logsoftmax, IfElse for the cond_ rules), and the driver times nothing unless
+// profiling.
+TEST(RulesTest, PatternAndIfElseRulesAreOfferedOnlyTheirRootsNodes) {
+  Var x = dvector("px"), c = dscalar("pc");
+  const Var out = log(softmax(x)) + ifelse(c, exp(x), sin(x)) * tanh(x);
+  RewriteOptions options;
+  options.mode = OptimizerMode::kNone;  // these rules alone
+  options.include = {"local_logsoftmax", "cond_remove_constant", "cond_merge_identical",
+                     "cond_merge_ifs"};
+  for (const bool profile : {false, true}) {
+    options.profile = profile;
+    testing::Optimized o = testing::Optimize({x, c}, {out}, options);
+    ASSERT_NE(o.fg, nullptr);
+    EXPECT_EQ(o.report.rules["local_logsoftmax"].tried, 1);  // the one log, not exp, sin, tanh
+    EXPECT_EQ(o.report.rules["local_logsoftmax"].count, 1);
+    for (const char* rule : {"cond_remove_constant", "cond_merge_identical", "cond_merge_ifs"}) {
+      EXPECT_EQ(o.report.rules[rule].tried, 1) << rule;  // the one IfElse
+    }
+    EXPECT_EQ(o.report.seconds > 0, profile);
+    EXPECT_EQ(o.report.phase_seconds.empty(), !profile);
+  }
+}
+
 }  // namespace
 }  // namespace kiln

@@ -77,12 +77,7 @@ class Scan final : public OpOf<Scan>, public HasInnerGraph {
   std::string Name() const override;
   OpAttrs Attrs() const override { return EncodeAttrs(attrs_); }
 
-  absl::StatusOr<ApplyPtr> MakeNode(std::vector<VariablePtr> inputs) const override;
-  absl::StatusOr<std::vector<std::vector<VariablePtr>>> InferShape(
-      const Apply& node, const std::vector<std::vector<VariablePtr>>& input_shapes) const override;
-  absl::Status Perform(const Apply& node, std::span<const Tensor> inputs,
-                       std::vector<Tensor>& outputs) const override;
-  std::vector<Var> LOp(const Apply& node, const std::vector<Var>& output_grads) const override;
+  KILN_OP_METHODS
   std::vector<std::vector<bool>> ConnectionPattern(const Apply& node) const override;
 
   // Positions: outer inputs of the sequences, initial states and non-sequences; inner inputs of
