@@ -456,10 +456,14 @@ TEST(ServiceTest, ShutdownFinishesCallsInFlight) {
   for (int i = 0; i < 10; ++i) y = tanh(dot(y, m));
   auto f = c->Compile({m}, {sum(y)});
   ASSERT_TRUE(f.ok()) << f.status();
+  const Tensor zeros = Tensor::Zeros(DType::kFloat64, {256, 256});
+  // A first call opens the session and registers the shared-memory region, so the call below
+  // is the Execute alone: nothing else of it can be the call in flight that Shutdown waits for.
+  ASSERT_TRUE(c->Execute(*f, {zeros}).ok());
   absl::StatusOr<std::vector<Tensor>> out;
-  // The Compile's reply reaches the client before its handler counts it out.
+  // A reply reaches the client before its handler counts it out.
   while (server->in_flight() != 0) std::this_thread::yield();
-  std::thread call([&] { out = c->Execute(*f, {Tensor::Zeros(DType::kFloat64, {256, 256})}); });
+  std::thread call([&] { out = c->Execute(*f, {zeros}); });
   while (server->in_flight() == 0) std::this_thread::yield();
   server->Shutdown(std::chrono::seconds(30));
   call.join();
