@@ -39,6 +39,32 @@ TEST(DeclaredOpsTest, EveryRegisteredOpRoundTripsThroughItsWireAttributes) {
                                       "RandomVariable", "Scan"}));
 }
 
+// Each op's field list (what Python generates its class from) names every attribute the op
+// writes, in wire order, and the default of each field is what an op built without it writes.
+TEST(DeclaredOpsTest, EveryRegisteredOpListsItsFields) {
+  for (const std::string& name : RegisteredOps()) {
+    absl::StatusOr<std::vector<OpField>> fields = FieldsOfOp(name);
+    ASSERT_TRUE(fields.ok()) << fields.status();
+    std::vector<std::string> names;
+    for (const OpField& f : *fields) names.push_back(f.name);
+    absl::StatusOr<OpPtr> op = MakeOp(name, {});
+    if (!op.ok()) continue;
+    size_t next = 0;  // the written attributes appear in field order
+    const OpAttrs written = (*op)->Attrs();
+    for (const auto& [key, value] : written.values()) {
+      while (next < names.size() && names[next] != key) ++next;
+      ASSERT_LT(next, names.size()) << name << " writes '" << key << "', not in field order";
+      EXPECT_EQ((*fields)[next].default_value, value) << name << "." << key;
+    }
+  }
+  const std::vector<OpField> repeat = *FieldsOfOp("Repeat");
+  ASSERT_EQ(repeat.size(), 1u);
+  EXPECT_EQ(repeat[0].name, "axis");
+  EXPECT_EQ(repeat[0].default_value, std::nullopt);  // an unset optional: no axis, flattened
+  EXPECT_EQ((*FieldsOfOp("Elemwise"))[0].name, "scalar_op");
+  EXPECT_EQ(FieldsOfOp("NoSuchOp").status().message(), "unknown op 'NoSuchOp'");
+}
+
 // An op's class is its one identity: ops of one class share its id, ops of two classes never do,
 // and As<T>/Is<T> tell them apart without comparing names.
 TEST(DeclaredOpsTest, EachRegisteredClassHasItsOwnId) {

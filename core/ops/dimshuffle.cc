@@ -141,7 +141,7 @@ absl::StatusOr<std::vector<std::vector<VariablePtr>>> DimShuffle::InferShape(
 
 // --- Wire attributes ----------------------------------------------------------------------------
 
-KILN_REGISTER_OP(DimShuffle);
+KILN_REGISTER_OP_FIELDS(DimShuffle, "input_broadcastable", "new_order", "inplace");
 
 OpAttrs DimShuffle::Attrs() const {
   std::vector<int64_t> broadcastable(input_broadcastable_.begin(), input_broadcastable_.end());

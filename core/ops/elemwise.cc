@@ -204,7 +204,7 @@ absl::StatusOr<std::vector<std::vector<VariablePtr>>> Elemwise::InferShape(
 
 // --- Wire attributes ----------------------------------------------------------------------------
 
-KILN_REGISTER_OP(Elemwise);
+KILN_REGISTER_OP_FIELDS(Elemwise, "scalar_op", "cast_to", "program", "inplace_pattern");
 
 OpAttrs Elemwise::Attrs() const {
   OpAttrs a{{"scalar_op", ScalarOpName(scalar_op_.kind)}};

@@ -395,7 +395,7 @@ absl::StatusOr<std::vector<std::vector<VariablePtr>>> CumOp::InferShape(
 
 // --- Wire attributes ----------------------------------------------------------------------------
 
-KILN_REGISTER_OP(CAReduce);
+KILN_REGISTER_OP_FIELDS(CAReduce, "reduce", "axis", "dtype", "acc_dtype");
 KILN_REGISTER_OP(MaxAndArgmax);
 KILN_REGISTER_OP(Argmax);
 KILN_REGISTER_OP(CumOp);

@@ -116,15 +116,17 @@ def test_core_module_exposes_the_graph_model():
     assert [n.op.kind for n in g.nodes] == ["DimShuffle", "Elemwise"]
 
 
-def test_an_op_without_a_python_class_is_usable_through_core(server):
-    """Repeat has no class in kiln.tensor: as a CoreOp it is made, typed, named and printed by
-    core, and compiles and runs on the server."""
+def test_an_op_without_a_hand_written_class_is_usable_through_core(server):
+    """Repeat's class is generated from core's field list: its op is made, typed, named and
+    printed by core, and compiles and runs on the server."""
     import kiln
-    from kiln.graph import CoreOp
+    from kiln.ops import Repeat
     x, r = kt.dvector("x"), kt.lvector("r")
-    y = CoreOp("Repeat", [("axis", 0)])(x, r)
+    y = Repeat(axis=0)(x, r)
     assert str(y.owner.op) == "Repeat{axis=0}" and str(y.type) == "TensorType(float64, (?,))"
     assert kiln.dprint(y, file="str").splitlines()[0] == "Repeat{axis=0} [id A]"
     assert kiln.function([x, r], y)([1.0, 2.0], [2, 1]).tolist() == [1.0, 1.0, 2.0]
-    with pytest.raises(core.GraphError, match="Repeat: unknown attribute 'axes'"):
-        CoreOp("Repeat", [("axes", 0)])
+    with pytest.raises(TypeError, match="Repeat has no prop 'axes'"):
+        Repeat(axes=0)
+    with pytest.raises(core.GraphError, match="Repeat: attribute 'axis'"):
+        Repeat(axis="0")

@@ -17,7 +17,7 @@ PACKAGE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "
 # all of tensor's layer. The package's own __init__, __main__ and cli sit above every layer.
 LAYERS = {
     "kiln._core": 0, "kiln._pb": 0, "kiln.config": 0, "kiln.errors": 0, "kiln.v1": 0,
-    "kiln.graph": 1,
+    "kiln.graph": 1, "kiln.ops": 1,
     "kiln.tensor": 2, "kiln.gradient": 2, "kiln.ifelse": 2, "kiln.scan": 2, "kiln.printing": 2,
     "kiln.wire": 2,
     "kiln.compile": 3,

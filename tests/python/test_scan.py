@@ -19,7 +19,7 @@ def test_power_by_iteration(server):
     power = aesara.function(inputs=[A, k], outputs=result[-1], updates=updates)
     np.testing.assert_allclose(power(range(10), 2), np.arange(10.0) ** 2)
     np.testing.assert_allclose(power(range(10), 4), np.arange(10.0) ** 4)
-    assert str(result.owner.inputs[0].owner.op if result.owner.op.__class__.__name__ != "CoreOp"
+    assert str(result.owner.inputs[0].owner.op if result.owner.op.kind != "Scan"
                else result.owner.op) == "for{cpu,scan_fn}"
 
 

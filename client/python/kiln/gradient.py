@@ -7,7 +7,8 @@ import warnings
 import numpy as np
 
 from kiln.errors import KilnError
-from kiln.graph import (CoreOp, TensorType, _core, clone_replace, compile_function_or_raise,
+from kiln import ops
+from kiln.graph import (TensorType, _core, clone_replace, compile_function_or_raise,
                         core_variable)
 from kiln.tensor.basic import as_tensor_variable, fill, zeros_like
 from kiln.tensor.from_core import variables_of
@@ -194,8 +195,7 @@ _GRADIENT_MODES = {"consider_constant": 0, "zero_grad": 1, "undefined_grad": 2,
 
 
 def _gradient_op(mode, x, a=0.0, b=0.0):
-    return CoreOp("GradientOp", [("mode", _GRADIENT_MODES[mode]), ("a", float(a)),
-                                 ("b", float(b))])(as_tensor_variable(x))
+    return ops.GradientOp(_GRADIENT_MODES[mode], float(a), float(b))(x)
 
 
 def consider_constant(x):

@@ -228,7 +228,8 @@ class Apply:
 
 class Op:
     """An op is its kind (Aesara's class name) plus its props: equal props, equal ops.
-    Subclasses define __props__, make_node and wire_attrs; core names the op (Aesara's name)."""
+    Subclasses define __props__, make_node and wire_attrs; core names the op (Aesara's name).
+    Every op core registers has a subclass generated from core's field list: kiln.ops."""
 
     __props__ = ()
     kind = None  # the class name the server knows ("Elemwise", "DimShuffle"...)
@@ -262,26 +263,6 @@ class Op:
 
     def __repr__(self):
         return str(self)
-
-
-class CoreOp(Op):
-    """Any op core registers, by its Aesara class name and wire attributes (an op the server sent
-    that kiln.tensor has no class for: SoftmaxGrad, Gemm...)."""
-
-    __props__ = ("kind", "attrs")
-
-    def __init__(self, kind, attrs, core_op=None):
-        self.kind = kind
-        self.attrs = tuple((k, tuple(v) if isinstance(v, list) else v) for k, v in attrs)
-        if core_op is not None:  # core's op itself (of a node core made)
-            self._core_op = core_op
-        self.core_op()
-
-    def wire_attrs(self):
-        return [(k, list(v) if isinstance(v, tuple) else v) for k, v in self.attrs]
-
-    def make_node(self, *inputs):
-        return apply_typed_by_core(self, list(inputs))
 
 
 def ancestors(outputs, blockers=()):

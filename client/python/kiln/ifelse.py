@@ -2,26 +2,8 @@
 and b otherwise, and the server computes only the branch chosen."""
 import numpy as np
 
-from kiln.graph import Op, apply_typed_by_core
+from kiln.ops import IfElse
 from kiln.tensor.basic import as_tensor_variable, cast
-
-
-class IfElse(Op):
-    """The op: IfElse(n_outs)(cond, *then_values, *else_values); printed "if{}"."""
-
-    __props__ = ("n_outs",)
-    kind = "IfElse"
-
-    def __init__(self, n_outs):
-        self.n_outs = int(n_outs)
-        self.core_op()
-
-    def wire_attrs(self):
-        return [("n_outs", self.n_outs)]
-
-    def make_node(self, cond, *values):
-        return apply_typed_by_core(self, [as_tensor_variable(cond)]
-                                   + [as_tensor_variable(v) for v in values])
 
 
 def _same_dtype(a, b):

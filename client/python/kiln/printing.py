@@ -6,8 +6,8 @@ import subprocess
 import sys
 import warnings
 
-from kiln.graph import Op, _core, ancestors, apply_typed_by_core, core_variable
-from kiln.tensor.basic import as_tensor_variable
+from kiln import ops
+from kiln.graph import _core, ancestors, core_variable
 
 
 def _server_text(obj, fmt):
@@ -82,13 +82,13 @@ def _print_fn(op, xin):
         print(op.message, attr, "=", temp() if callable(temp) else temp)
 
 
-class Print(Op):
+@ops.view
+class Print(ops.Print):
     """Aesara's printing.Print: Print(message, attrs)(x) is x, and each call of a function
     computing it shows `message` and those attributes of x's value. The server computes the
     value and returns it with the call's results; global_fn(op, value) shows it here."""
 
     __props__ = ("message", "attrs", "global_fn")
-    kind = "Print"
 
     def __init__(self, message="", attrs=("__str__",), global_fn=_print_fn):
         self.message = message
@@ -96,11 +96,12 @@ class Print(Op):
         self.global_fn = global_fn
         self.core_op()
 
+    @classmethod
+    def from_attrs(cls, attrs):
+        return cls(attrs.get("message", ""), tuple(attrs.get("attrs", "__str__").split(",")))
+
     def wire_attrs(self):
         return [("message", self.message), ("attrs", ",".join(self.attrs))]
-
-    def make_node(self, xin):
-        return apply_typed_by_core(self, [as_tensor_variable(xin)])
 
     def __str__(self):
         return "%s, global_fn=%r}" % (str(self.core_op())[:-1], self.global_fn)

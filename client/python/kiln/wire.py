@@ -1,10 +1,10 @@
 """Graphs and tensors to kiln.v1 messages and back (no transport: kiln.client sends them)."""
 import numpy as np
 
-from kiln import _pb
+from kiln import _pb, ops
 from kiln.graph import TensorType, _core, core_variable
 from kiln.tensor.basic import constant
-from kiln.tensor.from_core import op_of
+from kiln.tensor import from_core  # noqa: F401  (registers kiln.tensor's op views)
 
 _DTYPE_ENUM = {name: _pb.types_pb2.DType.Value("DTYPE_" + name.upper())
                for name in ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16",
@@ -77,7 +77,7 @@ def _attr_value(a):
 
 def graph_from_proto(g, inputs):
     """The outputs of a kiln.v1.Graph as client variables over `inputs` (one per graph input),
-    each node made again by its op's class (kiln.tensor.from_core.op_of)."""
+    each node made again by its op's class (kiln.ops.from_attrs)."""
     if len(inputs) != len(g.inputs):
         raise ValueError("the graph has %d inputs, %d given" % (len(g.inputs), len(inputs)))
     constants = []
@@ -101,6 +101,6 @@ def graph_from_proto(g, inputs):
             kind, attrs = n.op.kind, [(a.name, _attr_value(a)) for a in n.op.attrs]
         else:
             kind, attrs = op_table[n.op_index]
-        op = op_of(kind, attrs)
+        op = ops.from_attrs(kind, attrs)
         node_outputs.append(op.make_node(*[value(r) for r in n.inputs]).outputs)
     return [value(r) for r in g.outputs]

@@ -322,6 +322,22 @@ PYBIND11_MODULE(_core, m) {
         "topological order: (op, inputs, outputs, output types as (dtype, shape) or None).");
   m.def("registered_ops", &RegisteredOps, "The Aesara class names of every registered op.");
   m.def(
+      "op_fields",
+      [] {
+        py::dict out;
+        for (const std::string& name : RegisteredOps()) {
+          py::list fields;
+          for (const OpField& f : ValueOrThrow(FieldsOfOp(name))) {
+            fields.append(py::make_tuple(
+                f.name, f.default_value ? AttrToPython(*f.default_value) : py::none()));
+          }
+          out[py::str(name)] = fields;
+        }
+        return out;
+      },
+      "Each registered op's fields, in wire order: {class name: [(field, default or None)]}, "
+      "what kiln.ops generates the op classes from.");
+  m.def(
       "scalar_ops",
       [] {
         py::dict ops;

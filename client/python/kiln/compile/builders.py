@@ -3,12 +3,13 @@ as the op's `inner` attribute, runs it as one node, or, with inline=True, expand
 compiling; its gradient is the inner graph's."""
 from kiln import _core
 from kiln.compile.sharedvalue import SharedVariable
-from kiln.graph import CoreOp, Variable, core_variable, graph_inputs
+from kiln import ops
+from kiln.graph import Variable, core_variable, graph_inputs
 from kiln.tensor.basic import as_tensor_variable
 from kiln.tensor.variable import TensorConstant
 
 
-class OpFromGraph(CoreOp):
+class OpFromGraph(ops.OpFromGraph):
     """OpFromGraph(inputs, outputs, inline=False, name=None): op(*inputs) computes outputs.
     Shared variables the outputs read become extra inputs the op appends itself."""
 
@@ -42,8 +43,8 @@ class OpFromGraph(CoreOp):
         self.n_explicit = len(inputs)
         inner = _core.encode_inner_graph([core_variable(v) for v in inputs + self.shared_inputs],
                                          [core_variable(o) for o in outputs])
-        super().__init__("OpFromGraph", [("inner", inner), ("inline", self.is_inline),
-                                         ("name", name or "")])
+        super().__init__(inner, self.is_inline, name or "")
+        self.name = name  # Aesara's: None when not given
 
     def __call__(self, *inputs, return_list=False):
         inputs = list(inputs)

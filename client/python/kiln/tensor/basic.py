@@ -5,7 +5,9 @@ import builtins
 import numpy as np
 
 from kiln.config import config
-from kiln.graph import Op, TensorType, apply_typed_by_core, check_dtype
+from kiln import ops
+from kiln.graph import TensorType, check_dtype
+from kiln.ops import MakeVector, Reshape, Shape, Shape_i
 from kiln.tensor.elemwise import SCALAR_OPS, DimShuffle, Elemwise
 from kiln.tensor.variable import TensorConstant, TensorVariable
 
@@ -68,6 +70,9 @@ def as_tensor_variable(x, name=None, ndim=None):
     if ndim is not None and out.ndim != ndim:
         raise ValueError("as_tensor_variable: %s has %d dims, not %d" % (out, out.ndim, ndim))
     return out
+
+
+ops.as_input = as_tensor_variable  # what kiln.ops's classes make of their inputs
 
 
 # --- constructors ------------------------------------------------------------------------------
@@ -190,53 +195,12 @@ def transpose(x, axes=None):
     return dimshuffle(x, list(axes) if axes is not None else list(range(x.ndim))[::-1])
 
 
-class Shape(Op):
-    """The shape of a tensor as an int64 vector."""
-
-    kind = "Shape"
-
-    def make_node(self, x):
-        return apply_typed_by_core(self, [as_tensor_variable(x)])
-
-
-class ShapeI(Op):
-    """Shape_i{i}: one dim of the shape, an int64 scalar."""
-
-    __props__ = ("i",)
-    kind = "Shape_i"
-
-    def __init__(self, i):
-        self.i = i
-
-    def make_node(self, x):
-        return apply_typed_by_core(self, [as_tensor_variable(x)])
-
-    def wire_attrs(self):
-        return [("i", self.i)]
-
-
 def shape(x):
     return Shape()(x)
 
 
 def shape_i(x, i):
-    return ShapeI(i)(x)
-
-
-class Reshape(Op):
-    """Reshape{ndim}: x with the shape of an int64 vector (-1 once for the rest)."""
-
-    __props__ = ("ndim",)
-    kind = "Reshape"
-
-    def __init__(self, ndim):
-        self.ndim = ndim
-
-    def make_node(self, x, shp):
-        return apply_typed_by_core(self, [as_tensor_variable(x), as_tensor_variable(shp)])
-
-    def wire_attrs(self):
-        return [("ndim", self.ndim)]
+    return Shape_i(i)(x)
 
 
 def reshape(x, newshape, ndim=None):
@@ -259,17 +223,3 @@ def flatten(x, ndim=1):
     return Reshape(ndim)(x, MakeVector("int64")(*parts))
 
 
-class MakeVector(Op):
-    """A vector of scalars, cast to dtype."""
-
-    __props__ = ("dtype",)
-    kind = "MakeVector"
-
-    def __init__(self, dtype):
-        self.dtype = dtype
-
-    def make_node(self, *scalars):
-        return apply_typed_by_core(self, [as_tensor_variable(s) for s in scalars])
-
-    def wire_attrs(self):
-        return [("dtype", self.dtype)]

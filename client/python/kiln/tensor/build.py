@@ -2,25 +2,12 @@
 full, arange, eye)."""
 import numpy as np
 
-from kiln.graph import Op, apply_typed_by_core
+from kiln.ops import Alloc, ARange, Eye, Join
 from kiln.tensor.basic import (MakeVector, as_tensor_variable, cast, constant, dimshuffle, floatx,
                                ones_like)
 from kiln.tensor.elemwise import X, upcast
 from kiln.tensor.variable import TensorVariable
 
-
-
-class Join(Op):
-    """Tensors of one rank joined along an axis (its first input)."""
-
-    __props__ = ()
-    kind = "Join"
-
-    def make_node(self, axis, *tensors):
-        return apply_typed_by_core(self, [as_tensor_variable(a) for a in (axis,) + tensors])
-
-    def wire_attrs(self):
-        return []
 
 
 def concatenate(tensors, axis=0):
@@ -92,49 +79,6 @@ ogrid = _Grid(sparse=True)
 
 
 # --- building ----------------------------------------------------------------------------------
-
-class Alloc(Op):
-    """value broadcast to the shape given by the scalar dims."""
-
-    __props__ = ()
-    kind = "Alloc"
-
-    def make_node(self, value, *dims):
-        return apply_typed_by_core(self, [as_tensor_variable(a) for a in (value,) + dims])
-
-    def wire_attrs(self):
-        return []
-
-
-class _Build(Op):
-    """ARange and Eye: tensors of a dtype made from three scalars."""
-
-    __props__ = ("dtype",)
-
-    def __init__(self, dtype):
-        self.dtype = dtype
-
-    def wire_attrs(self):
-        return [("dtype", self.dtype)]
-
-
-class ARange(_Build):
-    """start, start + step, ... up to stop (excluded)."""
-
-    kind = "ARange"
-
-    def make_node(self, start, stop, step):
-        return apply_typed_by_core(self, [as_tensor_variable(a) for a in (start, stop, step)])
-
-
-class Eye(_Build):
-    """An n x m matrix with ones on diagonal k."""
-
-    kind = "Eye"
-
-    def make_node(self, n, m, k):
-        return apply_typed_by_core(self, [as_tensor_variable(a) for a in (n, m, k)])
-
 
 def alloc(value, *shape):
     """value (a scalar or a tensor) broadcast to shape."""

@@ -3,7 +3,8 @@ Aesara's static rule, the dtype rules) are core's: apply_typed_by_core."""
 import numpy as np
 
 from kiln import _core
-from kiln.graph import Op, apply_typed_by_core, core_variable
+from kiln import ops
+from kiln.graph import apply_typed_by_core, core_variable
 
 X = "x"  # a new broadcastable dim in a DimShuffle pattern
 
@@ -19,21 +20,21 @@ def upcast(*dtypes):
     return out
 
 
-class DimShuffle(Op):
+@ops.view
+class DimShuffle(ops.DimShuffle):
     """Reorders dims, adds broadcastable ones ('x') and drops broadcastable ones."""
-
-    __props__ = ("input_broadcastable", "new_order", "inplace")
-    kind = "DimShuffle"
 
     def __init__(self, input_broadcastable, new_order, inplace=True):
         self.input_broadcastable = tuple(bool(b) for b in input_broadcastable)
         self.new_order = tuple(X if d == X else int(d) for d in new_order)
-        self.inplace = inplace
+        self.inplace = bool(inplace)
         self.core_op()  # core checks the order against the input's pattern
 
-    def make_node(self, x):
-        from kiln.tensor.basic import as_tensor_variable
-        return apply_typed_by_core(self, [as_tensor_variable(x)])
+    @classmethod
+    def from_attrs(cls, attrs):
+        return cls(attrs["input_broadcastable"],
+                   [X if d == -1 else d for d in attrs["new_order"]],
+                   bool(attrs.get("inplace", 1)))
 
     def wire_attrs(self):
         return [("input_broadcastable", [int(b) for b in self.input_broadcastable]),
@@ -41,17 +42,23 @@ class DimShuffle(Op):
                 ("inplace", int(self.inplace))]
 
 
-class Elemwise(Op):
-    """A scalar op applied elementwise with broadcasting: Elemwise{add,no_inplace}."""
-
-    __props__ = ("scalar_op", "cast_to")
-    kind = "Elemwise"
+@ops.view
+class Elemwise(ops.Elemwise):
+    """A scalar op applied elementwise with broadcasting: Elemwise{add,no_inplace}. (A fused
+    Composite, or an op the in-place pass rewrote, comes back from core as the generated
+    kiln.ops.Elemwise.)"""
 
     def __init__(self, scalar_op, cast_to=None):
         if scalar_op not in SCALAR_OPS:
             raise ValueError("unknown scalar op '%s'" % scalar_op)
-        self.scalar_op = scalar_op
-        self.cast_to = cast_to
+        super().__init__(scalar_op, cast_to if scalar_op == "cast" else None)
+
+    @classmethod
+    def from_attrs(cls, attrs):
+        if attrs.get("scalar_op") not in SCALAR_OPS or "program" in attrs \
+                or "inplace_pattern" in attrs:
+            return ops.Elemwise(**attrs)
+        return cls(attrs["scalar_op"], attrs.get("cast_to"))
 
     @property
     def name(self):
@@ -72,9 +79,3 @@ class Elemwise(Op):
                   DimShuffle(i.broadcastable, [X] * (ndim - i.ndim) + list(range(i.ndim)))(i)
                   for i in inputs]
         return apply_typed_by_core(self, padded)
-
-    def wire_attrs(self):
-        attrs = [("scalar_op", self.scalar_op)]
-        if self.scalar_op == "cast":
-            attrs.append(("cast_to", self.cast_to))
-        return attrs

@@ -1,55 +1,10 @@
 """Python variables for graphs core built in this process (grad's results, scan's loop) or sent
-as kiln.v1 graphs: each node gets the op class kiln.tensor has for its kind (a CoreOp when it
-has none), and a node core made keeps core's own node as its twin, so nothing is made twice."""
-from kiln.graph import Apply, CoreOp, TensorType, Variable, _core, core_variable
-from kiln.tensor import basic, build, indexing, nnet, reduce
-from kiln.tensor.elemwise import X, DimShuffle, Elemwise
+as kiln.v1 graphs: each node gets its op's class (kiln.ops), and a node core made keeps core's
+own node as its twin, so nothing is made twice."""
+from kiln import ops
+from kiln.graph import Apply, TensorType, Variable, _core, core_variable
+from kiln.tensor import elemwise  # noqa: F401  (registers the Elemwise and DimShuffle views)
 from kiln.tensor.variable import TensorConstant, TensorVariable
-
-# The op classes kiln.tensor writes by hand (what Aesara's API shows of them), by core's kind;
-# every other op is a CoreOp, made and typed by core all the same.
-_MAKERS = {
-    "Elemwise": lambda a: Elemwise(a["scalar_op"], a.get("cast_to")),
-    "DimShuffle": lambda a: DimShuffle(a["input_broadcastable"],
-                                       [X if d == -1 else d for d in a["new_order"]],
-                                       bool(a.get("inplace", 1))),
-    "CAReduce": lambda a: reduce.CAReduce(a["reduce"], tuple(a["axis"]) if "axis" in a else None,
-                                          a.get("acc_dtype")),
-    "Dot": lambda a: nnet.Dot(),
-    "Shape": lambda a: basic.Shape(),
-    "Shape_i": lambda a: basic.ShapeI(a["i"]),
-    "Reshape": lambda a: basic.Reshape(a["ndim"]),
-    "Subtensor": lambda a: indexing.Subtensor(a["idx_list"]),
-    "IncSubtensor": lambda a: indexing.IncSubtensor(a["idx_list"], a.get("set", 0)),
-    "Join": lambda a: build.Join(),
-    "Softmax": lambda a: nnet.Softmax(a["axis"]),
-    "Argmax": lambda a: reduce.Argmax(a["axis"]),
-    "LogSoftmax": lambda a: nnet.LogSoftmax(a["axis"]),
-    "Alloc": lambda a: build.Alloc(),
-    "ARange": lambda a: build.ARange(a["dtype"]),
-    "Eye": lambda a: build.Eye(a["dtype"]),
-    "MakeVector": lambda a: basic.MakeVector(a["dtype"]),
-}
-
-
-def op_of(kind, attrs, core_op=None):
-    """The Python op of core's op `kind` with these attributes ((name, value) pairs or a dict):
-    kiln.tensor's class for it, else a CoreOp. core_op, core's op itself, spares making it
-    again."""
-    a = dict(attrs)
-    op = None
-    maker = _MAKERS.get(kind)
-    if maker is not None and not (kind == "Elemwise" and a.get("scalar_op") == "composite"):
-        try:
-            op = maker(a)
-        except (KeyError, ValueError, TypeError):
-            op = None
-    if op is None:
-        op = CoreOp(kind, list(a.items()), core_op=core_op)
-    elif core_op is not None:
-        op._core_op = core_op
-    return op
-
 
 # Python ops of core's ops seen, by core's op (equal props, equal ops): ops are values, so
 # graphs share them. Emptied past _OPS_KEPT, so that it holds no more than a few ops' memory.
@@ -62,7 +17,7 @@ def _op_of_core(core_op):
     if op is None:
         if len(_ops) >= _OPS_KEPT:
             _ops.clear()
-        op = _ops[core_op] = op_of(core_op.type_name, core_op.attrs, core_op)
+        op = _ops[core_op] = ops.from_attrs(core_op.type_name, core_op.attrs, core_op)
     return op
 
 

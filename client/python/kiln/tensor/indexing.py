@@ -6,7 +6,8 @@ with one flat index. In reads and in set_subtensor and inc_subtensor.
 """
 import numpy as np
 
-from kiln.graph import CoreOp, Op, apply_typed_by_core
+from kiln.ops import (AdvancedIncSubtensor1, AdvancedSubtensor1, IncSubtensor, Nonzero,
+                      Subtensor)
 from kiln.tensor.basic import (as_tensor_variable, cast, constant, dimshuffle, fill,
                                reshape, shape_i, switch)
 from kiln.tensor.elemwise import X
@@ -39,22 +40,6 @@ def _index_scalar(v):
     return v if v.dtype == "int64" else cast(v, "int64")
 
 
-class Subtensor(Op):
-    """Basic indexing: integers and slices."""
-
-    __props__ = ("idx_list",)
-    kind = "Subtensor"
-
-    def __init__(self, idx_list):
-        self.idx_list = tuple(idx_list)
-
-    def make_node(self, x, *inputs):
-        return apply_typed_by_core(self, [as_tensor_variable(x)] + list(inputs))
-
-    def wire_attrs(self):
-        return [("idx_list", list(self.idx_list))]
-
-
 def _is_advanced(e):
     """Whether an index entry is an array of integers or booleans (not an int or a slice)."""
     if isinstance(e, (list, np.ndarray)):
@@ -73,7 +58,7 @@ def nonzero(a, return_matrix=False):
     """Aesara's nonzero: the coordinates of a's nonzero elements, one int64 vector per dim
     (or, with return_matrix, the (a.ndim, n) matrix of them)."""
     a = as_tensor_variable(a)
-    rows = CoreOp("Nonzero", [])(a)
+    rows = Nonzero()(a)
     return rows if return_matrix else tuple(rows[d] for d in range(a.ndim))
 
 
@@ -231,7 +216,7 @@ def _take(x, indices, axis):
     indices.shape + x.shape[axis + 1:]."""
     flat = indices if indices.ndim == 1 else reshape(indices, [-1], ndim=1)
     order, back = _moved_first(x.ndim, axis)
-    taken = CoreOp("AdvancedSubtensor1", [])(dimshuffle(x, order), flat)
+    taken = AdvancedSubtensor1()(dimshuffle(x, order), flat)
     out = dimshuffle(taken, back)
     if indices.ndim != 1:
         dims = ([shape_i(out, d) for d in range(axis)]
@@ -260,23 +245,6 @@ def subtensor(x, index):
     return out
 
 
-class IncSubtensor(Op):
-    """x with x[index] set to (or incremented by) y."""
-
-    __props__ = ("idx_list", "set")
-    kind = "IncSubtensor"
-
-    def __init__(self, idx_list, set):
-        self.idx_list, self.set = tuple(idx_list), bool(set)
-
-    def make_node(self, x, y, *inputs):
-        x, y = as_tensor_variable(x), as_tensor_variable(y)
-        return apply_typed_by_core(self, [x, y] + list(inputs))
-
-    def wire_attrs(self):
-        return [("idx_list", list(self.idx_list)), ("set", int(self.set)), ("inplace", 0)]
-
-
 def _advanced_inc(x, indices, y, axis, set):
     """x with y written to (or added at) the entries _take(x, indices, axis) reads; repeated
     indices accumulate when adding."""
@@ -290,7 +258,7 @@ def _advanced_inc(x, indices, y, axis, set):
         flat = reshape(indices, [-1], ndim=1)
         rest = [shape_i(y_first, d) for d in range(indices.ndim, y_first.ndim)]
         y_first = reshape(y_first, [shape_i(flat, 0)] + rest, ndim=1 + len(rest))
-    written = CoreOp("AdvancedIncSubtensor1", [("set", int(set))])(
+    written = AdvancedIncSubtensor1(set=int(set))(
         dimshuffle(x, order), y_first, flat)
     return dimshuffle(written, back)
 

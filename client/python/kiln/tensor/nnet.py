@@ -1,20 +1,7 @@
 """Products and nnet: Dot (dot, outer), Softmax and LogSoftmax."""
-from kiln.graph import CoreOp, Op, apply_typed_by_core
+from kiln.ops import Dot, LogSoftmax, MatMul, Softmax
 from kiln.tensor.basic import as_tensor_variable, dimshuffle
 from kiln.tensor.elemwise import X
-
-
-class Dot(Op):
-    """numpy.dot of vectors and matrices."""
-
-    __props__ = ()
-    kind = "Dot"
-
-    def make_node(self, x, y):
-        return apply_typed_by_core(self, [as_tensor_variable(x), as_tensor_variable(y)])
-
-    def wire_attrs(self):
-        return []
 
 
 def dot(x, y):
@@ -30,7 +17,7 @@ def dot(x, y):
 
 def matmul(x, y):
     """numpy.matmul: batch dims broadcast; a vector gains and loses a dim as in NumPy."""
-    return CoreOp("MatMul", [])(as_tensor_variable(x), as_tensor_variable(y))
+    return MatMul()(x, y)
 
 
 def tensordot(a, b, axes=2):
@@ -69,41 +56,9 @@ def outer(x, y):
 
 # --- nnet --------------------------------------------------------------------------------------
 
-class LogSoftmax(Op):
-    """LogSoftmax{axis}: log(softmax(x)) computed stably."""
-
-    __props__ = ("axis",)
-    kind = "LogSoftmax"
-
-    def __init__(self, axis):
-        self.axis = axis
-
-    def make_node(self, x):
-        return apply_typed_by_core(self, [as_tensor_variable(x)])
-
-    def wire_attrs(self):
-        return [("axis", self.axis)]
-
-
 def log_softmax(x, axis=-1):
     x = as_tensor_variable(x)
     return LogSoftmax(axis % x.ndim)(x)
-
-
-class Softmax(Op):
-    """Softmax{axis}: exp(x) / sum(exp(x)) along an axis, stably."""
-
-    __props__ = ("axis",)
-    kind = "Softmax"
-
-    def __init__(self, axis):
-        self.axis = axis
-
-    def make_node(self, x):
-        return apply_typed_by_core(self, [as_tensor_variable(x)])
-
-    def wire_attrs(self):
-        return [("axis", self.axis)]
 
 
 def softmax(x, axis=-1):

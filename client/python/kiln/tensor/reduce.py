@@ -2,7 +2,7 @@
 accumulator dtypes (an attribute of the op; output types are core's)."""
 import numpy as np
 
-from kiln.graph import Op, apply_typed_by_core
+from kiln.ops import Argmax, CAReduce
 from kiln.tensor.basic import ELEMWISE, as_tensor_variable, cast, dimshuffle, shape_i
 from kiln.tensor.elemwise import X, upcast
 
@@ -41,27 +41,6 @@ def _normalize_axes(name, axis, ndim):
     return tuple(sorted(out))
 
 
-class CAReduce(Op):
-    """Sum, Prod, Max, Min, All, Any over some axes (all when axis is None)."""
-
-    __props__ = ("reduce", "axis", "acc_dtype")
-    kind = "CAReduce"
-
-    def __init__(self, reduce, axis=None, acc_dtype=None):
-        self.reduce, self.axis, self.acc_dtype = reduce, axis, acc_dtype
-
-    def make_node(self, x):
-        return apply_typed_by_core(self, [as_tensor_variable(x)])
-
-    def wire_attrs(self):
-        attrs = [("reduce", self.reduce)]
-        if self.axis is not None:
-            attrs.append(("axis", list(self.axis)))
-        if self.acc_dtype is not None:
-            attrs.append(("acc_dtype", self.acc_dtype))
-        return attrs
-
-
 def _keepdims(x, r, axes):
     order, nxt = [], 0
     for d in range(x.ndim):
@@ -79,7 +58,7 @@ def _reduce(kind, x, axis, keepdims):
     acc = None
     if kind in ("sum", "prod"):
         acc = _sum_acc_dtype(upcast(x.dtype, _sum_output_dtype(x.dtype)))
-    r = CAReduce(kind, axes, acc)(x)
+    r = CAReduce(kind, axes, acc_dtype=acc)(x)
     return _keepdims(x, r, axes if axes is not None else range(x.ndim)) if keepdims else r
 
 
@@ -111,22 +90,6 @@ def mean(x, axis=None, keepdims=False):
         s = cast(s, count)
     s.name = "mean"
     return s
-
-
-class Argmax(Op):
-    """The index of the maximum along axes, int64."""
-
-    __props__ = ("axis",)
-    kind = "Argmax"
-
-    def __init__(self, axis):
-        self.axis = tuple(axis)
-
-    def make_node(self, x):
-        return apply_typed_by_core(self, [as_tensor_variable(x)])
-
-    def wire_attrs(self):
-        return [("axis", list(self.axis))]
 
 
 def argmax(x, axis=None, keepdims=False):

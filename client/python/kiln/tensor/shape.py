@@ -1,6 +1,6 @@
 """kiln.tensor.shape (Aesara's aesara.tensor.shape): specify_shape, the padding of dims
 (shape_padleft, shape_padright, shape_padaxis), squeeze and expand_dims."""
-from kiln.graph import CoreOp
+from kiln.ops import SpecifyShape
 from kiln.tensor.basic import as_tensor_variable, constant, dimshuffle, reshape, shape, shape_i
 from kiln.tensor.elemwise import X
 
@@ -18,7 +18,7 @@ def specify_shape(x, shape):
         raise ValueError("specify_shape: %s has %d dims but the shape %s has %d"
                          % (x, x.ndim, tuple(shape), len(shape)))
     dims = [constant(-1 if d is None else d) if not hasattr(d, "type") else d for d in shape]
-    return CoreOp("SpecifyShape", [])(x, *dims)
+    return SpecifyShape()(x, *dims)
 
 
 def shape_padleft(t, n_ones=1):

@@ -1,5 +1,5 @@
 """kiln.tensor.sort (Aesara's aesara.tensor.sort): sort and argsort along an axis."""
-from kiln.graph import CoreOp
+from kiln import ops
 from kiln.tensor.basic import as_tensor_variable, flatten
 
 __all__ = ["sort", "argsort"]
@@ -9,7 +9,7 @@ def _along(kind, a, axis):
     a = as_tensor_variable(a)
     if axis is None:
         a, axis = flatten(a), 0
-    return CoreOp(kind, [("axis", axis % a.ndim)])(a)
+    return ops.op_class(kind)(axis % a.ndim)(a)
 
 
 def sort(a, axis=-1, kind="quicksort", order=None):

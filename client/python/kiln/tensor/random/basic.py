@@ -2,7 +2,7 @@
 and the others, each a RandomVariable op that core types, names and samples."""
 import numpy as np
 
-from kiln.graph import CoreOp
+from kiln import ops
 from kiln.tensor.basic import as_tensor_variable, cast, constant, floatx
 from kiln.tensor.build import stack
 from kiln.tensor.random.var import RandomGeneratorSharedVariable, fresh_seed, state_for
@@ -30,17 +30,29 @@ def normalize_size(size):
     return cast(as_tensor_variable(size, ndim=1), "int64")
 
 
-class RandomVariable(CoreOp):
-    """Aesara's RandomVariable: (rng, size, dtype, *params) -> (next rng, draw); called, the draw."""
+@ops.view
+class RandomVariable(ops.RandomVariable):
+    """Aesara's RandomVariable: (rng, size, dtype, *params) -> (next rng, draw); called, the draw.
+    (One the in-place pass rewrote comes back from core as the generated
+    kiln.ops.RandomVariable.)"""
 
     is_random_variable = True
 
     def __init__(self, name, ndim_supp, ndims_params, dtype):
-        super().__init__("RandomVariable", [("name", name), ("ndim_supp", ndim_supp),
-                                            ("ndims_params", list(ndims_params)),
-                                            ("dtype", dtype), ("inplace", False)])
-        self.name, self.ndim_supp, self.ndims_params, self.dtype = (name, ndim_supp,
-                                                                      tuple(ndims_params), dtype)
+        super().__init__(name, ndim_supp, tuple(ndims_params), dtype, False)
+
+    @classmethod
+    def from_attrs(cls, attrs):
+        if attrs.get("inplace"):
+            return ops.RandomVariable(**attrs)
+        return cls(attrs["name"], attrs["ndim_supp"], attrs["ndims_params"], attrs["dtype"])
+
+    def __reduce__(self):
+        """One of this module's distributions (normal, uniform...) pickles as its name, so it
+        comes back with its parameter names and defaults."""
+        if globals().get(self.name) is self:
+            return self.name
+        return super().__reduce__()
 
     def __call__(self, *params, size=None, name=None, rng=None, dtype=None, **kwargs):
         params = [as_tensor_variable(p) for p in params]
