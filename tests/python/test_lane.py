@@ -71,7 +71,7 @@ def test_lane_and_grpc_give_the_same_bits(server, shm):
         try:
             client = Client(server)
             X, Y, _, w, b, train, _ = logistic_regression(0.01)
-            train._client = client
+            train._runner.client = client
             assert client._lane.usable == (lane == "auto")
             outs = [train(X, Y) for _ in range(3)]
             results.append((outs, w.get_value(), b.get_value()))
@@ -243,7 +243,7 @@ def test_large_arguments_and_outputs_in_messages_over_the_lane(server):
         without_grpc_execute(client)
         x = at.dvector("x")
         f = kiln.function([x], [x * 2, x.sum()])
-        f._client = client
+        f._runner.client = client
         a = np.random.default_rng(2).standard_normal(300_000)
         doubled, total = f(a)
         assert_bitwise(doubled, a * 2)

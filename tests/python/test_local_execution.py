@@ -35,7 +35,7 @@ def assert_bitwise(a, b):
 def test_tiny_function_equals_the_servers(server):
     a = at.dvector("a")
     on_server, local = both([a], a + a ** 10)
-    assert local.execute == "local" and local._local is not None
+    assert local.execute == "local" and local._runner.executable is not None
     x = np.array([1.0, 2.0, 3.0])
     assert_bitwise(on_server(x), local(x))
     assert local.function_id == on_server.function_id  # one compiled function for both
@@ -159,18 +159,18 @@ def test_plain_arrays_take_the_native_fast_path(server):
     a = at.dvector("a")
     local = kiln.function([a], a + a ** 10, mode=LOCAL)
     x = np.array([1.0, 2.0, 3.0])
-    assert_bitwise(local._fast((x,)), local(x))
+    assert_bitwise(local._runner.fast((x,)), local(x))
     for other in (x.astype(np.float32), x.reshape(3, 1), np.ma.masked_array(x), [1.0, 2.0]):
-        assert local._fast((other,)) is NotImplemented
-    assert local._fast((x, x)) is NotImplemented
+        assert local._runner.fast((other,)) is NotImplemented
+    assert local._runner.fast((x, x)) is NotImplemented
     assert_bitwise(local(x.astype(np.float32)), local(x))
     pair = kiln.function([a], [a, a * 2], mode=LOCAL)
-    assert isinstance(pair._fast((x,)), list)
+    assert isinstance(pair._runner.fast((x,)), list)
     # A function that holds shared values, updates them or prints runs through Python.
     s = kiln.shared(np.zeros(3), name="s_fast")
-    assert kiln.function([a], a + s, mode=LOCAL)._fast is None
-    assert kiln.function([a], a, updates=[(s, s + a)], mode=LOCAL)._fast is None
-    assert kiln.function([a], kiln.printing.Print("a")(a), mode=LOCAL)._fast is None
+    assert kiln.function([a], a + s, mode=LOCAL)._runner.fast is None
+    assert kiln.function([a], a, updates=[(s, s + a)], mode=LOCAL)._runner.fast is None
+    assert kiln.function([a], kiln.printing.Print("a")(a), mode=LOCAL)._runner.fast is None
 
 
 def test_errors_carry_the_servers_codes(server):
@@ -185,7 +185,7 @@ def test_errors_carry_the_servers_codes(server):
     with pytest.raises(TypeError):  # the client's own check, as on the server path
         local(np.ones((2, 2), dtype=np.complex128))
     with pytest.raises(_core.CallError) as raw:  # the native module's own, by code
-        local._local([bad])
+        local._runner.executable([bad])
     assert raw.value.args[0] == "INVALID_ARGUMENT" and "Dot" in raw.value.args[1]
 
 
@@ -194,7 +194,7 @@ def test_native_executable_checks_what_it_loads(server):
         _core.Executable(b"\x08\x07garbage")
     assert corrupt.value.args[0] == "DATA_LOSS"
     a = at.dvector("a")
-    exe = kiln.function([a], a * 2, mode=LOCAL)._local
+    exe = kiln.function([a], a * 2, mode=LOCAL)._runner.executable
     assert (exe.n_inputs, exe.n_outputs) == (1, 1)
     with pytest.raises(_core.CallError) as wrong_count:
         exe([])

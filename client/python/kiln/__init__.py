@@ -15,7 +15,7 @@ from kiln import tensor
 from kiln.errors import KilnError
 from kiln.compile import (DebugMode, Function, In, Mode, NanGuardMode, OpFromGraph,  # noqa
                           Out, SharedVariable, function, shared)
-from kiln import gradient, ifelse, printing  # noqa: F401
+from kiln import gradient, ifelse, printing, runners  # noqa: F401  (runners: where calls run)
 from kiln.gradient import grad
 from kiln.printing import debugprint, dprint, pp, pprint
 from kiln.client import get_client as _get_client

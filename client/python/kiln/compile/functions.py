@@ -5,15 +5,19 @@ import sys
 import numpy as np
 
 from kiln import _pb, printing, wire
-from kiln.client import KilnError, get_client, route_of
 from kiln.config import config
 from kiln.compile.io import Container, In, Out, as_in
 from kiln.compile.mode import execute_of, mode_options
 from kiln.compile.sharedvalue import SharedVariable
-from kiln.shm import Resident
+from kiln.errors import KilnError
 from kiln.graph import Variable, _core, clone_replace, graph_inputs
 from kiln.tensor.basic import as_tensor_variable
 from kiln.tensor.variable import TensorConstant
+
+
+# kiln.runners.make_runner, set when kiln.runners loads (kiln's __init__ loads it): where a
+# Function's calls run, from above this layer.
+make_runner = None
 
 
 class Function:
@@ -26,8 +30,8 @@ class Function:
 
     _printers = {}  # {(message, attrs): Print op} of its graph (printing.printers)
 
-    def __init__(self, inputs, outputs, single, request, shared_vars, client, allow_downcast,
-                 states=(), name=None, execute="server"):
+    def __init__(self, inputs, outputs, single, request, shared_vars, allow_downcast,
+                 states=(), name=None, execute="server", client=None):
         self.inputs = inputs
         self.name = name
         # Aesara's fn.profile: the server's profile of this function (profile=True), else None.
@@ -36,7 +40,6 @@ class Function:
         self._single = single
         self._request = request
         self._shared = shared_vars
-        self._client = client
         self._allow_downcast = allow_downcast
         self._states = list(states)  # input indices whose update is an extra output, in order
         self._containers = [None if i.value is None and i.update is None
@@ -52,44 +55,12 @@ class Function:
         self.value = _ByInput(self, lambda c: c.value)
         self.container = _ByInput(self, lambda c: c)
         self.execute = execute
-        self._local = None  # the _core.Executable of a local function
-        self._fast = None  # its call_plain, when calls with plain arrays need nothing else here
-        self._output_bytes = 0  # the outputs' bytes at the last call: room kept in the region
         # The shared variables the updates replace, in the order of their values' outputs.
         self._updated = [shared_vars[u.input - len(inputs)] for u in request.updates]
-        # Every call of this function goes to one replica behind a front (its session's, or
-        # its graph's), which compiled it: it runs even while the replicas share no cache.
-        self._route = (client.session() if shared_vars and execute == "server"
-                       else route_of("Compile", request))
-        self._compile()
-
-    def _compile(self):
-        if self.execute == "server":
-            self._upload_shared()
-        self._request.return_stored = self.execute == "local"
-        resp = self._client.call("Compile", self._request, route=self._route)
-        self.function_id = resp.function_id
-        self.source = resp.source
-        self.signature = resp.signature
-        if self.execute == "local":
-            try:
-                self._local = _core.Executable(resp.stored)
-                self._has_print = self._local.has_print
-            except _core.CallError as e:
-                raise KilnError(*e.args) from None
-            if self._all_plain and not self._shared and not self._has_print and not self._updated:
-                self._local.set_plain([(dtype.num, ndim) for dtype, ndim in self._plain],
-                                      self._single)
-                self._fast = self._local.call_plain
-        else:
-            self._local = self._fast = None
-
-    def _upload_shared(self):
-        """Gives the session the shared variables' values it does not hold (a local function
-        may have changed them here)."""
-        for s in self._shared:
-            if s._uploaded is not self._client:
-                s._upload(self._client)
+        # Where calls run (kiln.runners: each an Execute, or in this process); compiles now.
+        if make_runner is None:
+            raise RuntimeError("kiln.runners is not loaded: import kiln")
+        self._runner = make_runner(self, execute, client)
 
     def _find(self, key):
         """The index of the input `key` names (its variable, In or name), or TypeError."""
@@ -132,9 +103,10 @@ class Function:
         self._containers[self._find(key)].set(value)
 
     def __call__(self, *args, **kwargs):
-        if self._fast is not None and not kwargs:
+        fast = self._runner.fast
+        if fast is not None and not kwargs:
             try:
-                out = self._fast(args)
+                out = fast(args)
             except _core.CallError as e:
                 raise KilnError(*e.args) from None
             if out is not NotImplemented:
@@ -146,7 +118,7 @@ class Function:
                     break
             else:
                 args = list(args)
-                out = self._run_local(args) if self._local else self._run_on_server(args)
+                out = self._runner.run(args)
                 return out[0] if self._single else out
         if len(args) > len(self.inputs):
             raise TypeError("Function takes %d inputs, got %d" % (len(self.inputs), len(args)))
@@ -160,8 +132,8 @@ class Function:
             values[k], given[k] = value, True
         args = []
         for k, inp in enumerate(self.inputs):
-            if given[k] and isinstance(values[k], Resident):
-                data = _check_resident(values[k], inp, self._client, self._local)
+            if given[k] and self._runner.is_resident(values[k]):
+                data = self._runner.resident(values[k], inp)
             elif given[k]:
                 data = inp.variable.type.filter(values[k], self._allow_downcast,
                                                 name=str(inp.name or inp.variable))
@@ -170,86 +142,12 @@ class Function:
             else:
                 raise TypeError("Missing required input: %s" % (inp.name or inp.variable))
             args.append(data)
-        out = self._run_local(args) if self._local else self._run_on_server(args)
+        out = self._runner.run(args)
         n = len(out) - len(self._states)
         for k, value in zip(self._states, out[n:]):
             self._containers[k].set(value)
         out = out[:n]
         return out[0] if self._single else out
-
-    def _run_on_server(self, args):
-        """The outputs (and states' next values) of one Execute: through the client's shared-
-        memory region when the server is on this host (kiln.config.shm), else in messages."""
-        req = _pb.service_pb2.ExecuteRequest()
-        if self._shared:
-            req.session = self._client.session()
-            self._upload_shared()
-        channel = self._client.channel().borrow()
-        try:
-            if channel is not None:
-                if not channel.fill(req, args, self._output_bytes):
-                    channel.release()
-                    channel = None
-                else:
-                    req.session = self._client.session()
-            if channel is None:
-                _args_to_messages(req, args)
-            resp = self._execute(req, args, channel)
-            if resp.printed or resp.printed_dropped:
-                printing.show_printed([(p.message, p.attrs, wire.tensor_from_proto(p.value))
-                                       for p in resp.printed], resp.printed_dropped,
-                                      self._printers)
-            if req.HasField("output_region"):
-                out = channel.outputs(resp)
-            else:
-                out = [wire.tensor_from_proto(t) for t in resp.outputs]
-        finally:
-            if channel is not None:
-                channel.release()
-        self._output_bytes = sum(o.nbytes + 64 for o in out)
-        return out
-
-    def _execute(self, req, args, channel):
-        """Execute's response; compiles the function again if the server lost it, and sends
-        the arguments in messages if it lost the region (the next call registers a new one)."""
-        for attempt in range(3):
-            req.function_id = self.function_id
-            shm = req.HasField("output_region")
-            try:
-                # A region lives on the replica of the session's calls.
-                return self._client.call("Execute", req,
-                                         route=req.session if shm else self._route)
-            except KilnError as e:
-                if attempt == 2:
-                    raise
-                if e.reason == "FUNCTION_NOT_FOUND":  # evicted or restarted: send the graph again
-                    self._compile()
-                elif not (shm and e.reason == "REGION_UNKNOWN"):
-                    raise
-                if shm:  # this call goes in messages to the function's replica
-                    channel.forget()
-                    _args_to_messages(req, args)
-
-    def _run_local(self, args):
-        """The outputs (and states' next values) of one call in this process; the updates'
-        values replace the shared variables' here."""
-        if self._shared:
-            for s in self._shared:
-                s._hold_here()
-            args += [s._value for s in self._shared]
-        try:
-            out = self._local(args)
-        except _core.CallError as e:
-            raise KilnError(*e.args) from None
-        if self._has_print:
-            out, printed = out
-            printing.show_printed(printed, 0, self._printers)
-        if self._updated:
-            n = len(out) - len(self._updated)
-            for s, value in zip(self._updated, out[n:]):
-                s._value = value
-            del out[n:]
-        return out
 
     def print_compiled(self, fmt="DPRINT"):
         """The server's text of this function's optimized graph: "DPRINT" (debugprint's, each
@@ -257,7 +155,7 @@ class Function:
         it for kiln.dprint(f) and pydotprint(f)."""
         req = _pb.service_pb2.PrintRequest(
             function_id=self.function_id, format=_pb.service_pb2.PrintRequest.Format.Value(fmt))
-        return self._client.call("Print", req).text
+        return self._runner.call("Print", req).text
 
     def copy(self, share_memory=False, swap=None, delete_updates=False, name=None,
              profile=None):
@@ -290,9 +188,9 @@ class Function:
         ins = [In(i.variable, name=i.name, value=None if c is None else c.value,
                   update=None if delete_updates else i.update)
                for i, c in zip(self.inputs, self._containers)]
-        copied = Function(ins, self.outputs, self._single, request, shared, self._client,
+        copied = Function(ins, self.outputs, self._single, request, shared,
                           self._allow_downcast, states, self.name if name is None else name,
-                          self.execute)
+                          self.execute, self._runner.client)
         copied._printers = self._printers
         if share_memory:
             copied._containers = self._containers
@@ -326,39 +224,9 @@ class Function:
         ins = [In(v, name=name, value=value,
                   update=next(state_outputs) if has_update else None)
                for v, (name, _, value, has_update) in zip(variables, state["inputs"])]
-        self.__init__(ins, outputs[:n], state["single"], request, state["shared"], get_client(),
+        self.__init__(ins, outputs[:n], state["single"], request, state["shared"],
                       state["allow_downcast"], state["states"], state.get("name"),
                       state.get("execute", "server"))
-
-
-def _check_resident(value, inp, client, local):
-    """A resident tensor given for `inp`, checked against its type; TypeError when it does
-    not fit, lives on another server, or the function runs locally."""
-    name = inp.name or inp.variable
-    if local:
-        raise TypeError("%s: a resident tensor lives on the server; this function runs "
-                        "locally (execute='local')" % name)
-    if value.client is not client:
-        raise TypeError("%s: the resident tensor lives on %s, the function on %s"
-                        % (name, value.client.address, client.address))
-    t = inp.variable.type
-    if value.dtype != t.dtype or value.ndim != t.ndim or any(
-            d is not None and d != s for d, s in zip(t.shape, value.shape)):
-        raise TypeError("%s: resident tensor of dtype %s and shape %s does not fit %s"
-                        % (name, value.dtype, value.shape, t))
-    return value
-
-
-def _args_to_messages(req, args):
-    """Puts the arguments in req.args (a resident tensor by its handle), dropping any region
-    references."""
-    del req.args[:], req.arg_refs[:]
-    req.ClearField("output_region")
-    for k, data in enumerate(args):
-        if isinstance(data, Resident):
-            req.arg_refs.add(index=k, handle=data.handle)
-        else:
-            wire.tensor_to_proto(data, req.args.add())
 
 
 class ProfileStats:
@@ -371,7 +239,7 @@ class ProfileStats:
     def summary_text(self):
         req = _pb.service_pb2.PrintRequest(function_id=self._fn.function_id,
                                            format=_pb.service_pb2.PrintRequest.PROFILE)
-        text = self._fn._client.call("Print", req, route=self._fn._route).text
+        text = self._fn._runner.call("Print", req, route=self._fn._runner.route).text
         head, _, rest = text.partition("\n==================\n")
         return "%s\n==================\n  Message: %s\n%s" % (head, self._fn.name, rest)
 
@@ -480,7 +348,7 @@ def function(inputs, outputs=None, mode=None, updates=None, givens=None,
         up.input = all_ins.index(s)
         up.value.CopyFrom(req.graph.outputs[len(outs) + k])
     del req.graph.outputs[len(outs):]
-    f = Function(ins, outs[:n_user], single, req, shared_vars, get_client(),
-                 allow_input_downcast, [k for k, _ in states], name, execute)
+    f = Function(ins, outs[:n_user], single, req, shared_vars, allow_input_downcast,
+                 [k for k, _ in states], name, execute)
     f._printers = printing.printers(outs + [u for _, u in updates])
     return f

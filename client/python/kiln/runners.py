@@ -1,0 +1,192 @@
+"""Where a compiled function's calls run: ServerRunner (each call an Execute, through this host's
+shared-memory region when it can) or LocalRunner (the compiled function fetched once and run in
+this process by kiln._core). Both compile through the server's Compile. kiln.compile's Function
+holds one and knows only its interface (compile, run, fast, resident, call); this module sits
+above compile, beside the client it uses, and gives compile its maker when it loads."""
+from kiln import _core, _pb, printing, wire
+from kiln.client import get_client, route_of
+from kiln.compile import functions
+from kiln.errors import KilnError
+from kiln.shm import Resident
+
+
+class _Runner:
+    """What both runners share: the function, the client it compiles with, its route."""
+
+    fast = None  # a call of plain arrays that needs nothing else here, when there is one
+
+    def __init__(self, fn, client):
+        self.fn = fn
+        self.client = client
+        # Every call of this function goes to one replica behind a front (its session's, or
+        # its graph's), which compiled it: it runs even while the replicas share no cache.
+        self.route = route_of("Compile", fn._request)
+
+    @staticmethod
+    def is_resident(value):
+        """Whether a call's value is a tensor resident on the server (kiln.resident)."""
+        return isinstance(value, Resident)
+
+    def call(self, method, request, route=None):
+        """One RPC of this function's client (Print's text, the profile)."""
+        return self.client.call(method, request, route=route)
+
+    def _compile_response(self, return_stored):
+        fn = self.fn
+        fn._request.return_stored = return_stored
+        resp = self.client.call("Compile", fn._request, route=self.route)
+        fn.function_id, fn.source, fn.signature = resp.function_id, resp.source, resp.signature
+        return resp
+
+
+class ServerRunner(_Runner):
+    """Each call is an Execute on the server; the shared variables live in the session."""
+
+    def __init__(self, fn, client):
+        super().__init__(fn, client)
+        if fn._shared:
+            self.route = client.session()
+        self.output_bytes = 0  # the outputs' bytes at the last call: room kept in the region
+
+    def compile(self):
+        self._upload_shared()
+        self._compile_response(False)
+
+    def _upload_shared(self):
+        """Gives the session the shared variables' values it does not hold (a local function
+        may have changed them here)."""
+        for s in self.fn._shared:
+            if s._uploaded is not self.client:
+                s._upload(self.client)
+
+    def resident(self, value, inp):
+        """A Resident given for `inp`, checked against its type; TypeError when it does not
+        fit or lives on another server."""
+        name = inp.name or inp.variable
+        if value.client is not self.client:
+            raise TypeError("%s: the resident tensor lives on %s, the function on %s"
+                            % (name, value.client.address, self.client.address))
+        t = inp.variable.type
+        if value.dtype != t.dtype or value.ndim != t.ndim or any(
+                d is not None and d != s for d, s in zip(t.shape, value.shape)):
+            raise TypeError("%s: resident tensor of dtype %s and shape %s does not fit %s"
+                            % (name, value.dtype, value.shape, t))
+        return value
+
+    def run(self, args):
+        """The outputs (and states' next values) of one Execute: through the client's shared-
+        memory region when the server is on this host (kiln.config.shm), else in messages."""
+        req = _pb.service_pb2.ExecuteRequest()
+        if self.fn._shared:
+            req.session = self.client.session()
+            self._upload_shared()
+        channel = self.client.channel().borrow()
+        try:
+            if channel is not None:
+                if not channel.fill(req, args, self.output_bytes):
+                    channel.release()
+                    channel = None
+                else:
+                    req.session = self.client.session()
+            if channel is None:
+                _args_to_messages(req, args)
+            resp = self._execute(req, args, channel)
+            if resp.printed or resp.printed_dropped:
+                printing.show_printed([(p.message, p.attrs, wire.tensor_from_proto(p.value))
+                                       for p in resp.printed], resp.printed_dropped,
+                                      self.fn._printers)
+            if req.HasField("output_region"):
+                out = channel.outputs(resp)
+            else:
+                out = [wire.tensor_from_proto(t) for t in resp.outputs]
+        finally:
+            if channel is not None:
+                channel.release()
+        self.output_bytes = sum(o.nbytes + 64 for o in out)
+        return out
+
+    def _execute(self, req, args, channel):
+        """Execute's response; compiles the function again if the server lost it, and sends
+        the arguments in messages if it lost the region (the next call registers a new one)."""
+        for attempt in range(3):
+            req.function_id = self.fn.function_id
+            shm = req.HasField("output_region")
+            try:
+                # A region lives on the replica of the session's calls.
+                return self.client.call("Execute", req, route=req.session if shm else self.route)
+            except KilnError as e:
+                if attempt == 2:
+                    raise
+                if e.reason == "FUNCTION_NOT_FOUND":  # evicted or restarted: send the graph again
+                    self.compile()
+                elif not (shm and e.reason == "REGION_UNKNOWN"):
+                    raise
+                if shm:  # this call goes in messages to the function's replica
+                    channel.forget()
+                    _args_to_messages(req, args)
+
+
+class LocalRunner(_Runner):
+    """The compiled function fetched once (Compile's stored form) and run in this process; the
+    shared variables' values are held here."""
+
+    def compile(self):
+        fn = self.fn
+        try:
+            self.executable = _core.Executable(self._compile_response(True).stored)
+        except _core.CallError as e:
+            raise KilnError(*e.args) from None
+        self.has_print = self.executable.has_print
+        if fn._all_plain and not fn._shared and not self.has_print and not fn._updated:
+            self.executable.set_plain([(dtype.num, ndim) for dtype, ndim in fn._plain],
+                                      fn._single)
+            self.fast = self.executable.call_plain
+
+    def resident(self, value, inp):
+        raise TypeError("%s: a resident tensor lives on the server; this function runs "
+                        "locally (execute='local')" % (inp.name or inp.variable))
+
+    def run(self, args):
+        """The outputs (and states' next values) of one call in this process; the updates'
+        values replace the shared variables' here."""
+        fn = self.fn
+        if fn._shared:
+            for s in fn._shared:
+                s._hold_here()
+            args += [s._value for s in fn._shared]
+        try:
+            out = self.executable(args)
+        except _core.CallError as e:
+            raise KilnError(*e.args) from None
+        if self.has_print:
+            out, printed = out
+            printing.show_printed(printed, 0, fn._printers)
+        if fn._updated:
+            n = len(out) - len(fn._updated)
+            for s, value in zip(fn._updated, out[n:]):
+                s._value = value
+            del out[n:]
+        return out
+
+
+def _args_to_messages(req, args):
+    """Puts the arguments in req.args (a resident tensor by its handle), dropping any region
+    references."""
+    del req.args[:], req.arg_refs[:]
+    req.ClearField("output_region")
+    for k, data in enumerate(args):
+        if isinstance(data, Resident):
+            req.arg_refs.add(index=k, handle=data.handle)
+        else:
+            wire.tensor_to_proto(data, req.args.add())
+
+
+def make_runner(fn, execute, client=None):
+    """fn's runner: "server" or "local", compiling through `client` (the configured server's
+    client when None)."""
+    runner = (LocalRunner if execute == "local" else ServerRunner)(fn, client or get_client())
+    runner.compile()
+    return runner
+
+
+functions.make_runner = make_runner
