@@ -168,7 +168,7 @@ absl::StatusOr<std::shared_ptr<const OpFromGraph>> op_from_graph(const std::vect
 namespace {
 
 // inline_ofg_expansion: OpFromGraph{inline=True}(x...) -> its inner graph on x..., before merge.
-absl::Status InlinePass(FunctionGraph& fg, RewriteContext&) {
+absl::StatusOr<bool> InlinePass(FunctionGraph& fg, RewriteContext&) {
   std::vector<ApplyPtr> nodes;  // owned: replacing a node's last use drops it from fg
   for (Apply* node : fg.Toposort()) {
     const auto* op = node->op().As<OpFromGraph>();
@@ -182,7 +182,7 @@ absl::Status InlinePass(FunctionGraph& fg, RewriteContext&) {
       RETURN_IF_ERROR(fg.Replace(node->output_ptr(o), outs[o], "inline_ofg_expansion"));
     }
   }
-  return absl::OkStatus();
+  return !nodes.empty();
 }
 
 [[maybe_unused]] const bool kRegistered = RegisterExtraPhase(

@@ -5,6 +5,7 @@
 #include "core/ops/composite.h"
 #include "core/ops/elemwise.h"
 #include "core/passes/passes.h"
+#include "core/tensor/status_macros.h"
 
 namespace kiln {
 namespace {
@@ -26,8 +27,9 @@ bool Fusible(const Apply& node) {
 // a + a**10 (add(a, pow(a, 10)) -> Elemwise{Composite{(i0 + (i0 ** 10.0))}}(a): starting from
 // each Elemwise, absorb every Elemwise producer whose result is used only inside the group, up to
 // kMaxFusedNodes nodes; the producers left out start groups of their own.
-absl::Status FusionPass(FunctionGraph& fg, RewriteContext& ctx) {
+absl::StatusOr<bool> FusionPass(FunctionGraph& fg, RewriteContext& ctx) {
   std::vector<Apply*> order = fg.Toposort();
+  bool changed = false;
   absl::flat_hash_set<const Apply*> done;
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     Apply* root = *it;
@@ -71,11 +73,10 @@ absl::Status FusionPass(FunctionGraph& fg, RewriteContext& ctx) {
     if (!program.ok()) continue;  // something the program cannot express: leave the chain
     std::vector<Var> fused = apply_composite(*program, in_vars);
     if (fused.size() != 1 || !fused[0].ok()) continue;
-    if (absl::Status s = ctx.Apply(fg, "elemwise_fusion", *root, {fused[0].ptr()}); !s.ok()) {
-      return s;
-    }
+    RETURN_IF_ERROR(ctx.Apply(fg, "elemwise_fusion", *root, {fused[0].ptr()}));
+    changed = true;
   }
-  return absl::OkStatus();
+  return changed;
 }
 
 }  // namespace kiln

@@ -8,6 +8,7 @@
 #include "core/ops/elemwise.h"
 #include "core/ops/linalg.h"
 #include "core/passes/passes.h"
+#include "core/tensor/status_macros.h"
 
 namespace kiln {
 namespace {
@@ -53,7 +54,8 @@ bool Protected(const FunctionGraph& fg, const std::unordered_set<const Variable*
 // Elemwise{add,no_inplace}(t, u) -> Elemwise{Add}[(0, 0)](t, u) when t is an intermediate of
 // the output's type used by this node alone (and not a graph output); Gemm and Gemv likewise
 // into their z / y.
-absl::Status InplacePass(FunctionGraph& fg, RewriteContext& ctx) {
+absl::StatusOr<bool> InplacePass(FunctionGraph& fg, RewriteContext& ctx) {
+  bool changed = false;
   std::unordered_set<const Variable*> io;
   std::unordered_map<const Variable*, bool> known;  // Protected's memo
   for (const VariablePtr& o : fg.outputs()) io.insert(o.get());
@@ -77,9 +79,8 @@ absl::Status InplacePass(FunctionGraph& fg, RewriteContext& ctx) {
                                 : OpPtr(std::make_shared<Gemv>(InplaceAttrs{true}));
       const Var replaced = ApplyOp(inplace, inputs);
       if (!replaced.ok()) continue;
-      if (absl::Status s = ctx.Apply(fg, "inplace_gemm", *node, {replaced.ptr()}); !s.ok()) {
-        return s;
-      }
+      RETURN_IF_ERROR(ctx.Apply(fg, "inplace_gemm", *node, {replaced.ptr()}));
+      changed = true;
       continue;
     }
     if (!node->op().Is<Elemwise>() || node->num_outputs() != 1) continue;
@@ -94,13 +95,12 @@ absl::Status InplacePass(FunctionGraph& fg, RewriteContext& ctx) {
       if (!destroyable(*node, i)) continue;
       const Var replaced = ApplyOp(Elemwise::Make(op.scalar_op(), {{0, i}}), inputs);
       if (!replaced.ok()) break;
-      if (absl::Status s = ctx.Apply(fg, "inplace_elemwise", *node, {replaced.ptr()}); !s.ok()) {
-        return s;
-      }
+      RETURN_IF_ERROR(ctx.Apply(fg, "inplace_elemwise", *node, {replaced.ptr()}));
+      changed = true;
       break;
     }
   }
-  return absl::OkStatus();
+  return changed;
 }
 
 }  // namespace kiln

@@ -21,8 +21,9 @@ std::string ConstantKey(const Constant& c) {
 }  // namespace
 
 // f(a, b) and f(a, b) -> one f(a, b); TensorConstant{2.0} twice -> one constant.
-absl::Status MergePass(FunctionGraph& fg, RewriteContext& ctx) {
+absl::StatusOr<bool> MergePass(FunctionGraph& fg, RewriteContext& ctx) {
   std::vector<Apply*> order = fg.Toposort();
+  bool changed = false;
   // Constants first: every use of an equal constant goes to the first one seen.
   absl::flat_hash_map<std::string, VariablePtr> constants;
   for (Apply* node : order) {
@@ -32,6 +33,7 @@ absl::Status MergePass(FunctionGraph& fg, RewriteContext& ctx) {
       auto [it, inserted] = constants.emplace(ConstantKey(static_cast<const Constant&>(*in)), in);
       if (!inserted && it->second != in) {
         RETURN_IF_ERROR(fg.Replace(in.get(), it->second, "merge"));
+        changed = true;
         if (ctx.options().trace) ctx.report().trace.push_back({"merge", in->ToString()});
         ++ctx.report().rules["merge"].count;
       }
@@ -54,8 +56,9 @@ absl::Status MergePass(FunctionGraph& fg, RewriteContext& ctx) {
     auto [it, inserted] = seen.emplace(key, node);
     if (inserted) continue;
     RETURN_IF_ERROR(ctx.Apply(fg, "merge", *node, it->second->outputs()));
+    changed = true;
   }
-  return absl::OkStatus();
+  return changed;
 }
 
 }  // namespace kiln

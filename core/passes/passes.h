@@ -19,9 +19,10 @@ bool RegisterExtraPhase(Phase phase);
 absl::StatusOr<RewriteReport> optimize(FunctionGraph& fg, const RewriteOptions& options = {});
 
 // The phases, for tests and for building other databases.
-absl::Status MergePass(FunctionGraph& fg, RewriteContext& ctx);
-absl::Status FusionPass(FunctionGraph& fg, RewriteContext& ctx);
-absl::Status InplacePass(FunctionGraph& fg, RewriteContext& ctx);
+// The whole-graph phases: each says whether it changed fg.
+absl::StatusOr<bool> MergePass(FunctionGraph& fg, RewriteContext& ctx);
+absl::StatusOr<bool> FusionPass(FunctionGraph& fg, RewriteContext& ctx);
+absl::StatusOr<bool> InplacePass(FunctionGraph& fg, RewriteContext& ctx);
 RewriteRule ConstantFoldingRule();
 std::vector<RewriteRule> CanonicalizeRules();
 // The mul/div canonizer (canonicalize, and stabilize again after the sigmoid rules).

@@ -9,6 +9,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "core/kiln.h"
 #include "gtest/gtest.h"
 #include "tests/testing/golden.h"
@@ -326,6 +327,24 @@ TEST(PassesTest, ModesIncludeExcludeAndProfile) {
   EXPECT_NE(profile.find("local_log1p"), std::string::npos);
   EXPECT_EQ(DebugPrint(std::vector<Var>(all.fg->outputs().begin(), all.fg->outputs().end())),
             "Elemwise{Composite{(softplus(i0) + 6.0)}} [id A]\n |x [id B]\n");
+}
+
+// Every phase says whether it changed the graph: the report lists those that did, and a second
+// optimize of an optimized graph changes nothing.
+TEST(PassesTest, PhasesSayWhetherTheyChangedTheGraph) {
+  Var x = dmatrix("x"), y = dmatrix("y");
+  Optimized first = Optimize({x, y}, {exp(x * y / y) + exp(x * y / y) * 2.0});
+  EXPECT_EQ(first.report.changed_phases,
+            (std::vector<std::string>{"merge1", "canonicalize", "elemwise_fusion", "inplace"}));
+  const std::vector<Var> inputs(first.fg->inputs().begin(), first.fg->inputs().end());
+  const std::vector<Var> optimized(first.fg->outputs().begin(), first.fg->outputs().end());
+  RewriteOptions verify;
+  verify.verify = true;
+  Optimized again = Optimize(inputs, optimized, verify);
+  EXPECT_TRUE(again.report.changed_phases.empty())
+      << absl::StrJoin(again.report.changed_phases, ", ");
+  // Nothing to merge, fold, fuse or canonicalize, and exp may not overwrite its input.
+  EXPECT_TRUE(Optimize({x}, {exp(x)}).report.changed_phases.empty());
 }
 
 TEST(PassesTest, VerifierCatchesABrokenGraph) {

@@ -115,8 +115,8 @@ class RuleIndex {
 
 }  // namespace
 
-absl::Status RunEquilibrium(FunctionGraph& fg, const std::vector<RewriteRule>& rules,
-                            RewriteContext& ctx) {
+absl::StatusOr<bool> RunEquilibrium(FunctionGraph& fg, const std::vector<RewriteRule>& rules,
+                                    RewriteContext& ctx) {
   const RuleIndex index(rules, ctx);
   absl::flat_hash_map<const RewriteRule*, int> uses;
   // A worklist in topological order: every node once, then whatever a firing may have made
@@ -132,6 +132,7 @@ absl::Status RunEquilibrium(FunctionGraph& fg, const std::vector<RewriteRule>& r
   };
   const auto& interrupt = ctx.options().interrupt;
   const bool profile = ctx.options().profile;
+  bool fired_any = false;
   for (uint64_t visits = 1; !work.empty(); ++visits) {
     if (interrupt && visits % 256 == 0) {
       RETURN_IF_ERROR(interrupt());
@@ -179,6 +180,7 @@ absl::Status RunEquilibrium(FunctionGraph& fg, const std::vector<RewriteRule>& r
     std::vector<Apply*> producers;
     for (const VariablePtr& in : node->inputs()) producers.push_back(in->owner());
     RETURN_IF_ERROR(ctx.Apply(fg, fired->name, *node, *out));
+    fired_any = true;
     for (Apply* n : made) enqueue(n);
     for (Apply* n : producers) {
       if (n != nullptr && fg.Contains(n)) enqueue(n);
@@ -188,7 +190,7 @@ absl::Status RunEquilibrium(FunctionGraph& fg, const std::vector<RewriteRule>& r
       for (const FunctionGraph::Client& c : fg.clients(v.get())) enqueue(c.node);
     }
   }
-  return absl::OkStatus();
+  return fired_any;
 }
 
 absl::StatusOr<RewriteReport> RunPhases(FunctionGraph& fg, const RewriteDB& db,
@@ -206,13 +208,13 @@ absl::StatusOr<RewriteReport> RunPhases(FunctionGraph& fg, const RewriteDB& db,
     if (options.interrupt) {
       RETURN_IF_ERROR(options.interrupt());
     }
+    if (phase.pass && !whole) continue;
     const double phase_start = profile ? Now() : 0;
-    if (phase.pass) {
-      if (!whole) continue;
-      RETURN_IF_ERROR(phase.pass(fg, ctx));
-    } else
-      RETURN_IF_ERROR(RunEquilibrium(fg, phase.rules, ctx));
+    ASSIGN_OR_RETURN(const bool changed, phase.pass ? phase.pass(fg, ctx)
+                                                    : RunEquilibrium(fg, phase.rules, ctx));
     if (profile) report.phase_seconds[phase.name] += Now() - phase_start;
+    if (!changed) continue;
+    report.changed_phases.push_back(phase.name);
     if (options.verify) {
       if (absl::Status s = VerifyGraph(fg); !s.ok()) {
         return absl::InternalError(absl::StrCat("after phase ", phase.name, ": ", s.message()));

@@ -33,13 +33,17 @@ struct RewriteRule {
 
 class RewriteContext;
 
+// A whole-graph pass (merge, fusion, in-place...): whether it changed fg, or the error that
+// stopped it. Passes are named by their Phase, as XLA's HloPass::Run is by its name().
+using GraphPass = std::function<absl::StatusOr<bool>(FunctionGraph&, RewriteContext&)>;
+
 // A phase: an equilibrium of node rewriters run to a fixpoint, or a whole-graph pass.
 struct Phase {
   std::string name;
   double position = 0;
   std::vector<std::string> tags;
-  std::vector<RewriteRule> rules;                                     // equilibrium phases
-  std::function<absl::Status(FunctionGraph&, RewriteContext&)> pass;  // whole-graph phases
+  std::vector<RewriteRule> rules;  // equilibrium phases
+  GraphPass pass;                  // whole-graph phases
 };
 
 // The phases in position order.
@@ -85,6 +89,9 @@ struct RewriteReport {
   std::vector<Firing> trace;
   std::map<std::string, RuleStats> rules;
   std::map<std::string, double> phase_seconds;
+  // The phases that changed the graph, in the order they ran (the verifier checks only after
+  // these).
+  std::vector<std::string> changed_phases;
   double seconds = 0;
   // The profile as a table (phase times, then rules by time).
   std::string ToString() const;
@@ -111,8 +118,8 @@ class RewriteContext {
 absl::StatusOr<RewriteReport> RunPhases(FunctionGraph& fg, const RewriteDB& db,
                                         const RewriteOptions& options = {});
 
-// Runs node rules over fg to a fixpoint (in-to-out order each sweep).
-absl::Status RunEquilibrium(FunctionGraph& fg, const std::vector<RewriteRule>& rules,
+// Runs node rules over fg to a fixpoint (in-to-out order each sweep); whether any fired.
+absl::StatusOr<bool> RunEquilibrium(FunctionGraph& fg, const std::vector<RewriteRule>& rules,
                             RewriteContext& ctx);
 
 // The verifier: fg's integrity plus every node's output types re-inferred from its inputs.

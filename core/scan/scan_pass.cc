@@ -192,9 +192,10 @@ bool OnlyLastUsed(const FunctionGraph& fg, const Variable* v) {
   return true;
 }
 
-absl::Status ScanPass(FunctionGraph& fg, RewriteContext& ctx) {
+absl::StatusOr<bool> ScanPass(FunctionGraph& fg, RewriteContext& ctx) {
   // Owned while rewritten: replacing every use of a node's outputs drops it from fg.
   std::vector<ApplyPtr> scans;
+  bool changed = false;
   for (Apply* node : fg.Toposort()) {
     if (node->op().Is<Scan>()) scans.push_back(node->shared_from_this());
   }
@@ -235,6 +236,7 @@ absl::Status ScanPass(FunctionGraph& fg, RewriteContext& ctx) {
     ASSIGN_OR_RETURN(std::vector<Var> outs,
                      ApplyScan(attrs, inner->inputs(), inner_outputs, outer));
     if (outs[0]->owner()->op() == *op) continue;  // nothing changed
+    changed = true;
     for (int o = 0; o < node->num_outputs(); ++o) {
       Variable* old = node->output_ptr(o);
       if (new_index[o] < 0) continue;
@@ -250,7 +252,7 @@ absl::Status ScanPass(FunctionGraph& fg, RewriteContext& ctx) {
       }
     }
   }
-  return absl::OkStatus();
+  return changed;
 }
 
 [[maybe_unused]] const bool kRegistered =
