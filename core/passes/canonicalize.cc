@@ -416,18 +416,6 @@ Replacement SwitchConstantCondition(const FunctionGraph&, Apply& node) {
   return ReplaceWith(Var(node.inputs()[*c != 0 ? 1 : 2]), node);
 }
 
-// log(exp(x)) -> x; exp(log(x)) -> switch(x >= 0, x, nan).
-Replacement ExpLog(const FunctionGraph&, Apply& node) {
-  VariablePtr x;
-  if (m::Log(m::Exp(m::Any(&x))).Match(node.output(0))) return ReplaceWith(Var(x), node);
-  if (m::Exp(m::Log(m::Any(&x))).Match(node.output(0)) && IsFloat(x->tensor_type()->dtype())) {
-    const DType d = x->tensor_type()->dtype();
-    return ReplaceWith(
-        switch_(Var(x) >= scalar_constant(0.0, d), Var(x), scalar_constant(std::nan(""), d)), node);
-  }
-  return std::nullopt;
-}
-
 // identity(x) -> x; second(x, y) -> y when y already has the result's type.
 Replacement UselessElemwise(const FunctionGraph&, Apply& node) {
   const std::optional<K> kind = ElemwiseKind(*node.output_ptr(0));
@@ -591,7 +579,19 @@ std::vector<RewriteRule> CanonicalizeRules() {
       Rule("local_add_canonizer", {K::kAdd, K::kSub}, AddSubCanonizer),
       Rule("local_cast_cast", {K::kCast}, CastCast),
       Rule("local_useless_switch", {K::kSwitch}, SwitchConstantCondition),
-      Rule("local_exp_log", {K::kLog, K::kExp}, ExpLog),
+      // log(exp(x)) -> x
+      PatternRule(
+          "local_exp_log", "canonicalize", [](Bindings& b) { return m::Log(m::Exp(m::Any(&b.x))); },
+          [](const Bindings& b) { return Var(b.x); }),
+      // exp(log(x)) -> switch(x >= 0, x, nan), for floats
+      PatternRule(
+          "local_exp_log", "canonicalize", [](Bindings& b) { return m::Exp(m::Log(m::Any(&b.x))); },
+          [](const Bindings& b) {
+            const DType d = b.x->tensor_type()->dtype();
+            if (!IsFloat(d)) return Var();
+            return switch_(Var(b.x) >= scalar_constant(0.0, d), Var(b.x),
+                           scalar_constant(std::nan(""), d));
+          }),
       Rule("local_useless_dimshuffle", {OpClassIdOf<DimShuffle>()}, IdentityDimShuffle),
       Rule("local_dimshuffle_merge", {OpClassIdOf<DimShuffle>()}, DimShuffleOfDimShuffle),
       Rule("local_dimshuffle_lift", {OpClassIdOf<DimShuffle>()}, DimShuffleLift),
