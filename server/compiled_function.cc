@@ -1,111 +1,24 @@
 #include "server/compiled_function.h"
 
-#include <google/protobuf/arena.h>
-
 #include <chrono>
 #include <cstring>
 #include <limits>
 #include <random>
-#include <set>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
-#include "core/graph/canonical.h"
 #include "core/tensor/status_macros.h"
 #include "core/ops/print.h"
 #include "kiln/v1/stored.pb.h"
 #include "proto/convert/function_convert.h"
-#include "proto/convert/options_convert.h"
 #include "proto/convert/tensor_convert.h"
 #include "server/graph_requests.h"
 #include "server/log.h"
 #include "proto/version.h"
 
 namespace kiln::server {
-
-absl::StatusOr<CompileJob> PrepareCompile(const v1::CompileRequest& request,
-                                          const GraphLimits& limits) {
-  CompileJob job;
-  ASSIGN_OR_RETURN(job.mode, FromProto(request.mode()));
-  ASSIGN_OR_RETURN(job.on_unused_input, OnUnusedInputFromProto(request.on_unused_input()));
-  ASSIGN_OR_RETURN(job.check, CheckFromProto(request.check()));
-  job.profile = request.profile();
-
-  const v1::Graph& g = request.graph();
-  std::set<std::string> shared_names;
-  std::vector<std::string> shared_salt;
-  for (int i = 0; i < g.inputs_size(); ++i) {
-    const std::string& name = g.inputs(i).shared();
-    if (name.empty()) continue;
-    if (!shared_names.insert(name).second) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("input ", i, ": shared variable '", name, "' is bound twice"));
-    }
-    shared_salt.push_back(absl::StrCat(i, ":", name));
-  }
-  // The updates' new values become extra outputs, so that conversion checks them too.
-  // (The copy lives on an arena of its own: a large graph is copied and dropped cheaply.)
-  google::protobuf::Arena arena;
-  v1::Graph& with_updates = *google::protobuf::Arena::CreateMessage<v1::Graph>(&arena);
-  if (request.updates_size() > 0) with_updates = g;
-  std::set<uint32_t> updated;
-  std::vector<std::string> update_salt;
-  for (int u = 0; u < request.updates_size(); ++u) {
-    const v1::Update& update = request.updates(u);
-    if (update.input() >= static_cast<uint32_t>(g.inputs_size()) ||
-        g.inputs(update.input()).shared().empty()) {
-      return absl::InvalidArgumentError(absl::StrCat("update ", u, ": input ", update.input(),
-                                                     " is not a shared input of the graph"));
-    }
-    if (!updated.insert(update.input()).second) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("update ", u, ": input ", update.input(), " is updated twice"));
-    }
-    *with_updates.add_outputs() = update.value();
-    update_salt.push_back(absl::StrCat(update.input()));
-  }
-  absl::StatusOr<ProtoGraph> graph =
-      GraphFromProto(request.updates_size() > 0 ? with_updates : g, limits);
-  if (!graph.ok()) return graph.status();
-  for (int u = 0; u < request.updates_size(); ++u) {
-    const Var& target = graph->inputs[request.updates(u).input()];
-    const Var& value = graph->outputs[g.outputs_size() + u];
-    if (value.dtype() != target.dtype() || value.ndim() != target.ndim()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "update ", u, ": the new value of shared variable '",
-          g.inputs(request.updates(u).input()).shared(), "' has type ", value.type().ToString(),
-          " but the variable has type ", target.type().ToString()));
-    }
-  }
-  const std::string salt = absl::StrCat(
-      CompilerVersion(), "|mode=", OptimizerModeName(job.mode), "|outputs=", g.outputs_size(),
-      "|unused=", job.on_unused_input == OnUnusedInput::kRaise ? "raise" : "other",
-      "|shared=", absl::StrJoin(shared_salt, ","), "|updates=", absl::StrJoin(update_salt, ","),
-      "|check=", static_cast<int>(job.check), "|profile=", job.profile);
-  absl::StatusOr<CanonicalGraph> canonical = Canonicalize(graph->inputs, graph->outputs, salt);
-  if (!canonical.ok()) return canonical.status();
-  job.id = canonical->id;
-  job.canonical_form = absl::StrCat(canonical->form, "\n", salt);
-
-  v1::FunctionSignature& sig = job.signature;
-  for (int i = 0; i < g.inputs_size(); ++i) {
-    v1::Input* in = sig.add_inputs();
-    in->set_name(g.inputs(i).name());
-    in->set_shared(g.inputs(i).shared());
-    *in->mutable_type() = ToProto(*graph->inputs[i]->tensor_type());
-  }
-  for (int o = 0; o < g.outputs_size(); ++o) {
-    *sig.add_output_types() = ToProto(*graph->outputs[o]->tensor_type());
-  }
-  for (const v1::Update& update : request.updates()) sig.add_update_inputs(update.input());
-  sig.set_mode(ToProto(job.mode));
-  sig.set_check(ToProto(job.check));
-  sig.set_profile(job.profile);
-  job.graph = *std::move(graph);
-  return job;
-}
 
 int64_t CompiledFunction::bytes() const {
   return static_cast<int64_t>(stored.size() + canonical_form.size() + id.size()) + 4096;

@@ -1,6 +1,6 @@
-// A compiled function as the server keeps it: the request's graph validated and canonicalized
-// (its id), then optimized and linked; its signature says which inputs are bound to a session's
-// shared variables and which of them its updates replace.
+// A compiled function as the server keeps it: a compile job (compile_job.h) optimized and
+// linked; its signature says which inputs are bound to a session's shared variables and which of
+// them its updates replace.
 #ifndef KILN_SERVER_COMPILED_FUNCTION_H_
 #define KILN_SERVER_COMPILED_FUNCTION_H_
 
@@ -13,34 +13,10 @@
 #include "core/compile/function.h"
 #include "kiln/v1/service.pb.h"
 #include "proto/convert/graph_convert.h"
+#include "server/compile_job.h"
 #include "server/sessions.h"
 
 namespace kiln::server {
-
-// A validated compile request and its identity, before any optimization.
-struct CompileJob {
-  std::string id;              // hex SHA-256 of the canonical form and the salt
-  std::string canonical_form;  // compared on every cache hit: a collision is never served
-  ProtoGraph graph;            // outputs: the graph's, then the updates' new values
-  v1::FunctionSignature signature;
-  OptimizerMode mode = OptimizerMode::kFastRun;
-  OnUnusedInput on_unused_input = OnUnusedInput::kRaise;
-  CheckMode check = CheckMode::kNone;
-  bool profile = false;
-  // Polled while optimizing: the caller's deadline and cancellation, the request's budget.
-  std::function<absl::Status()> interrupt;
-};
-
-// True when the job's function holds what its stored form cannot carry (DebugMode's unoptimized
-// reference, a profile's counters): it stays in this replica's memory.
-inline bool LocalOnly(const CompileJob& job) {
-  return job.check == CheckMode::kDebug || job.profile;
-}
-
-// Validates the request (graph, mode, updates) and computes its id; INVALID_ARGUMENT naming the
-// defect otherwise.
-absl::StatusOr<CompileJob> PrepareCompile(const v1::CompileRequest& request,
-                                          const GraphLimits& limits);
 
 struct CompiledFunction {
   std::string id, canonical_form;

@@ -1,5 +1,6 @@
 #include "server/function_cache.h"
 
+#include <chrono>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
@@ -7,6 +8,7 @@
 #include "core/graph/canonical.h"
 #include "proto/convert/error_reason.h"
 #include "server/log.h"
+#include "server/stored_tiers.h"
 
 namespace kiln::server {
 
@@ -23,43 +25,15 @@ const char* CacheSourceName(CacheSource source) {
   }
 }
 
-FunctionCache::FunctionCache(int64_t memory_bytes, std::optional<DiskCache> disk,
-                             std::shared_ptr<SharedTier> shared)
-    : memory_bytes_(memory_bytes), disk_(std::move(disk)), shared_(std::move(shared)) {}
-
-std::shared_ptr<const CompiledFunction> FunctionCache::LookupLocked(const std::string& id) {
-  auto it = entries_.find(id);
-  if (it == entries_.end()) return nullptr;
-  lru_.splice(lru_.begin(), lru_, it->second.lru);
-  return it->second.function;
-}
-
-void FunctionCache::InsertLocked(std::shared_ptr<const CompiledFunction> f) {
-  const std::string id = f->id;
-  if (entries_.count(id)) return;
-  lru_.push_front(id);
-  stats_.bytes += f->bytes();
-  entries_[id] = Entry{std::move(f), lru_.begin()};
-  // Evict from the least recently used end; the newest entry stays even when over budget.
-  while (stats_.bytes > static_cast<uint64_t>(memory_bytes_) && lru_.size() > 1) {
-    auto victim = entries_.find(lru_.back());
-    stats_.bytes -= victim->second.function->bytes();
-    entries_.erase(victim);
-    lru_.pop_back();
-    ++stats_.evictions;
-  }
-  stats_.entries = entries_.size();
-}
-
 namespace {
 
-// The function an entry of a lower tier holds; null when absent or unusable.
-std::shared_ptr<const CompiledFunction> Decoded(const std::string& id,
-                                                const absl::StatusOr<std::string>& bytes) {
-  if (!bytes.ok()) return nullptr;
-  absl::StatusOr<std::shared_ptr<const CompiledFunction>> f = DecodeCompiled(*bytes);
-  if (!f.ok() || (*f)->id != id) return nullptr;
-  return *std::move(f);
+// The tiers below memory of a server: the shared tier, then the disk.
+std::vector<std::unique_ptr<FunctionTier>> LowerTiers(std::optional<DiskCache> disk,
+                                                      std::shared_ptr<SharedTier> shared) {
+  std::vector<std::unique_ptr<FunctionTier>> tiers;
+  if (shared != nullptr) tiers.push_back(std::make_unique<SharedFunctionTier>(std::move(shared)));
+  if (disk) tiers.push_back(std::make_unique<DiskTier>(*std::move(disk)));
+  return tiers;
 }
 
 // How long a replica waiting for another's compile sleeps between looks at the shared tier.
@@ -67,49 +41,88 @@ constexpr auto kLeasePoll = std::chrono::milliseconds(20);
 
 }  // namespace
 
-std::shared_ptr<const CompiledFunction> FunctionCache::LoadFromDisk(const std::string& id) {
-  return disk_ ? Decoded(id, disk_->Load(id)) : nullptr;
+FunctionCache::FunctionCache(int64_t memory_bytes, std::optional<DiskCache> disk,
+                             std::shared_ptr<SharedTier> shared)
+    : FunctionCache(memory_bytes, LowerTiers(std::move(disk), std::move(shared))) {}
+
+FunctionCache::FunctionCache(int64_t memory_bytes,
+                             std::vector<std::unique_ptr<FunctionTier>> lower) {
+  auto memory = std::make_unique<MemoryTier>(memory_bytes);
+  memory_ = memory.get();
+  tiers_.push_back(std::move(memory));
+  for (std::unique_ptr<FunctionTier>& tier : lower) {
+    if (lease_ == nullptr && tier->lease() != nullptr) {
+      lease_ = tier->lease();
+      lease_tier_ = tiers_.size();
+    }
+    tiers_.push_back(std::move(tier));
+  }
+  hits_.assign(tiers_.size(), 0);
+  store_errors_.assign(tiers_.size(), 0);
 }
 
-std::shared_ptr<const CompiledFunction> FunctionCache::LoadShared(const std::string& id) {
-  if (shared_ == nullptr) return nullptr;
-  std::shared_ptr<const CompiledFunction> f = Decoded(id, shared_->Load(id));
-  if (f != nullptr) shared_->Touch(id);
-  return f;
+FunctionCache::Found FunctionCache::FindIn(size_t t, const std::string& id,
+                                           const std::string* form) {
+  std::shared_ptr<const CompiledFunction> f = tiers_[t]->Find(id);
+  if (f == nullptr || (form != nullptr && f->canonical_form != *form)) return {};
+  {
+    absl::MutexLock lock(&mutex_);
+    ++hits_[t];
+  }
+  StoreIn(0, t, f);
+  return {std::move(f), tiers_[t]->source()};
+}
+
+FunctionCache::Found FunctionCache::FindFrom(size_t first, const std::string& id,
+                                             const std::string* form) {
+  for (size_t t = first; t < tiers_.size(); ++t) {
+    if (Found found = FindIn(t, id, form); found.function != nullptr) return found;
+  }
+  return {};
+}
+
+void FunctionCache::StoreIn(size_t first, size_t end,
+                            const std::shared_ptr<const CompiledFunction>& f) {
+  for (size_t t = end; t-- > first;) {
+    absl::Status stored = tiers_[t]->Store(f);
+    if (stored.ok()) continue;
+    {
+      absl::MutexLock lock(&mutex_);
+      ++store_errors_[t];
+    }
+    Log(LogLevel::kWarning, "a cache tier cannot store a function; the tiers above it keep it",
+        {{"tier", CacheSourceName(tiers_[t]->source())},
+         {"function_id", f->id},
+         {"error", std::string(stored.message())}});
+  }
 }
 
 FunctionCache::Result FunctionCache::CompileAndStore(const CompileJob& job) {
   Result result = Compile(job);
-  if (!result.ok()) return result;
-  if (disk_) StoreOnDisk(**result);
-  if (shared_ != nullptr) {
-    if (absl::Status s = shared_->Store(job.id, (*result)->stored); s.ok()) {
-      shared_->Touch(job.id);
-    } else {
-      Log(LogLevel::kWarning, "the shared tier cannot store a function",
-          {{"function_id", job.id}, {"error", std::string(s.message())}});
-    }
-  }
+  if (result.ok()) StoreIn(0, tiers_.size(), *result);
   return result;
 }
 
 std::pair<FunctionCache::Result, CacheSource> FunctionCache::LoadOrCompile(const CompileJob& job) {
-  auto matches = [&](const std::shared_ptr<const CompiledFunction>& f) {
-    return f != nullptr && f->canonical_form == job.canonical_form;
-  };
-  if (LocalOnly(job)) return {Compile(job), CacheSource::kCompiled};
-  if (auto f = LoadShared(job.id); matches(f)) return {f, CacheSource::kShared};
-  if (auto f = LoadFromDisk(job.id); matches(f)) {
-    if (shared_ != nullptr) shared_->Store(job.id, f->stored).IgnoreError();
-    return {f, CacheSource::kDisk};
+  if (LocalOnly(job)) {  // kept in this replica's memory alone
+    Result result = Compile(job);
+    if (result.ok()) StoreIn(0, 1, *result);
+    return {std::move(result), CacheSource::kCompiled};
   }
-  if (shared_ == nullptr) return {CompileAndStore(job), CacheSource::kCompiled};
+  if (Found hit = FindFrom(1, job.id, &job.canonical_form); hit.function != nullptr) {
+    return {std::move(hit.function), hit.source};
+  }
+  if (lease_ == nullptr) return {CompileAndStore(job), CacheSource::kCompiled};
+  return CompileLeased(job);
+}
+
+std::pair<FunctionCache::Result, CacheSource> FunctionCache::CompileLeased(const CompileJob& job) {
   bool waited = false;
   for (;;) {
-    absl::StatusOr<bool> leased = shared_->TryLease(job.id);
+    absl::StatusOr<bool> leased = lease_->TryLease(job.id);
     if (!leased.ok() || *leased) {  // the lease is ours, or Redis is down: compile here
       Result result = CompileAndStore(job);
-      if (leased.ok()) shared_->Release(job.id);
+      if (leased.ok()) lease_->Release(job.id);
       return {std::move(result), CacheSource::kCompiled};
     }
     // Another replica compiles: its result comes, or its lease lapses when it dies.
@@ -126,27 +139,18 @@ std::pair<FunctionCache::Result, CacheSource> FunctionCache::LoadOrCompile(const
       }
     }
     std::this_thread::sleep_for(kLeasePoll);
-    if (auto f = LoadShared(job.id); matches(f)) return {f, CacheSource::kShared};
+    if (Found hit = FindIn(lease_tier_, job.id, &job.canonical_form); hit.function != nullptr) {
+      return {std::move(hit.function), hit.source};
+    }
   }
-}
-
-void FunctionCache::StoreOnDisk(const CompiledFunction& f) {
-  absl::Status stored = disk_->Store(f.id, f.stored);
-  if (stored.ok()) return;
-  {
-    absl::MutexLock lock(&mutex_);
-    ++stats_.disk_write_errors;
-  }
-  Log(LogLevel::kWarning, "the disk tier cannot store a function; it stays in memory",
-      {{"function_id", f.id}, {"error", std::string(stored.message())}});
 }
 
 void FunctionCache::GetOrCompile(const CompileJob& job, Done done) {
   std::shared_ptr<const CompiledFunction> hit;
   {
     absl::MutexLock lock(&mutex_);
-    if (auto f = LookupLocked(job.id); f && f->canonical_form == job.canonical_form) {
-      ++stats_.memory_hits;
+    if (auto f = memory_->Find(job.id); f && f->canonical_form == job.canonical_form) {
+      ++hits_[0];
       hit = std::move(f);
     } else if (auto it = inflight_.find(job.id); it != inflight_.end()) {
       it->second.emplace_back(&job, std::move(done));  // called when that compile ends
@@ -157,28 +161,29 @@ void FunctionCache::GetOrCompile(const CompileJob& job, Done done) {
     }
   }
   if (hit != nullptr) return done(std::move(hit), CacheSource::kMemory);
-  // This caller compiles (or loads) for everyone who asks for the id meanwhile.
+  // This caller compiles (or loads) for everyone who asks for the id meanwhile; the function
+  // is in memory before they are answered.
   auto [result, found] = LoadOrCompile(job);
   std::vector<std::pair<const CompileJob*, Done>> waiters;
   {
     absl::MutexLock lock(&mutex_);
-    if (found == CacheSource::kDisk) {
-      ++stats_.disk_hits;
-    } else if (found == CacheSource::kShared) {
-      ++stats_.shared_hits;
-    } else {
+    if (found == CacheSource::kCompiled) {
       ++stats_.misses;
       if (result.ok()) ++stats_.compiles;
     }
-    if (result.ok()) InsertLocked(*result);
     waiters = std::move(inflight_[job.id]);
     inflight_.erase(job.id);
     stats_.waiting -= waiters.size();
     for (const auto& [waiter, unused] : waiters) {
-      if (result.ok() && (*result)->canonical_form == waiter->canonical_form) ++stats_.memory_hits;
+      if (result.ok() && (*result)->canonical_form == waiter->canonical_form) ++hits_[0];
     }
   }
   done(result, found);
+  AnswerWaiters(result, std::move(waiters));
+}
+
+void FunctionCache::AnswerWaiters(const Result& result,
+                                  std::vector<std::pair<const CompileJob*, Done>> waiters) {
   for (auto& [waiter, waiter_done] : waiters) {
     if (!result.ok() &&
         (absl::IsCancelled(result.status()) || absl::IsDeadlineExceeded(result.status()))) {
@@ -206,8 +211,8 @@ std::shared_ptr<const CompiledFunction> FunctionCache::FindByRequest(
   absl::MutexLock lock(&mutex_);
   auto it = requests_.find(key);
   if (it == requests_.end() || it->second.first != request_bytes) return nullptr;
-  std::shared_ptr<const CompiledFunction> f = LookupLocked(it->second.second);
-  if (f != nullptr) ++stats_.memory_hits;
+  std::shared_ptr<const CompiledFunction> f = memory_->Find(it->second.second);
+  if (f != nullptr) ++hits_[0];
   return f;
 }
 
@@ -224,22 +229,7 @@ void FunctionCache::RememberRequest(const std::string& request_bytes, const std:
 }
 
 absl::StatusOr<std::shared_ptr<const CompiledFunction>> FunctionCache::Find(const std::string& id) {
-  {
-    absl::MutexLock lock(&mutex_);
-    if (auto f = LookupLocked(id)) return f;
-  }
-  if (auto f = LoadShared(id)) {
-    absl::MutexLock lock(&mutex_);
-    ++stats_.shared_hits;
-    InsertLocked(f);
-    return f;
-  }
-  if (auto f = LoadFromDisk(id)) {
-    absl::MutexLock lock(&mutex_);
-    ++stats_.disk_hits;
-    InsertLocked(f);
-    return f;
-  }
+  if (Found found = FindFrom(0, id, nullptr); found.function != nullptr) return found.function;
   return NotFound(id);
 }
 
@@ -251,15 +241,24 @@ absl::Status FunctionCache::NotFound(const std::string& id) {
 }
 
 std::shared_ptr<const CompiledFunction> FunctionCache::Peek(const std::string& id) const {
-  absl::MutexLock lock(&mutex_);
-  auto it = entries_.find(id);
-  return it == entries_.end() ? nullptr : it->second.function;
+  return memory_->Peek(id);
 }
 
 CacheStats FunctionCache::stats() const {
   absl::MutexLock lock(&mutex_);
   CacheStats stats = stats_;
-  stats.shared_up = shared_ == nullptr || shared_->up();
+  for (size_t t = 0; t < tiers_.size(); ++t) {
+    const CacheSource source = tiers_[t]->source();
+    if (source == CacheSource::kMemory) stats.memory_hits += hits_[t];
+    if (source == CacheSource::kShared) stats.shared_hits += hits_[t];
+    if (source == CacheSource::kDisk) stats.disk_hits += hits_[t];
+    if (source == CacheSource::kDisk) stats.disk_write_errors += store_errors_[t];
+  }
+  const MemoryTier::Usage usage = memory_->usage();
+  stats.entries = usage.entries;
+  stats.bytes = usage.bytes;
+  stats.evictions = usage.evictions;
+  stats.shared_up = lease_ == nullptr || lease_->up();
   return stats;
 }
 

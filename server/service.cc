@@ -7,9 +7,7 @@
 
 #include "absl/cleanup/cleanup.h"
 #include "absl/strings/ascii.h"
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "core/graph/canonical.h"
 #include "core/tensor/status_macros.h"
 #include "proto/convert/error_reason.h"
 #include "proto/convert/tensor_convert.h"
@@ -209,20 +207,12 @@ absl::Status FillCompileResponse(const CompiledFunction& f, CacheSource source,
   return absl::OkStatus();
 }
 
-// With per-tenant caches, a tenant's job gets an id and a canonical form of its own, so that no
-// other tenant's compile or lookup ever meets it.
-void ScopeToTenant(const std::string& tenant, CompileJob& job) {
-  const std::string prefix = absl::StrCat("tenant ", tenant, "\n");
-  job.id = Sha256Hex(absl::StrCat(prefix, job.id));
-  job.canonical_form.insert(0, prefix);
-}
-
 absl::StatusOr<std::shared_ptr<const CompiledFunction>> KilnService::FindFor(
     const Tenant& tenant, const std::string& id, std::shared_ptr<const CompiledFunction> found) {
   absl::StatusOr<std::shared_ptr<const CompiledFunction>> f =
       found != nullptr ? std::move(found) : cache_.Find(id);
   if (f.ok() && TenantScoped((*f)->signature.profile()) &&
-      !absl::StartsWith((*f)->canonical_form, absl::StrCat("tenant ", tenant.name, "\n"))) {
+      !ScopedTo((*f)->canonical_form, tenant.name)) {
     return cache_.NotFound(id);  // another tenant's: as if it did not exist
   }
   return f;
@@ -236,54 +226,59 @@ KilnService::Reactor* KilnService::Compile(Ctx* ctx, const v1::CompileRequest* r
                      });
 }
 
+// Compile's phases: the quota, the request memo, then on the pool the job (decode, validate,
+// canonical form in the tenant's scope), the cache (its tiers, else a compile stored in them),
+// and the response.
 void KilnService::StartCompile(Ctx* ctx, const v1::CompileRequest& req, v1::CompileResponse* resp,
                                std::shared_ptr<const Tenant> tenant, CallDone done) {
   const auto start = std::chrono::steady_clock::now();
   if (absl::Status s = quotas_.TakeCompile(*tenant); !s.ok()) return done(s);
-  // The same request bytes as an earlier compile (of this tenant, with per-tenant caches):
-  // answered here, a hash away.
-  std::string bytes = req.SerializeAsString();
-  if (TenantScoped(req.profile())) bytes.insert(0, absl::StrCat("tenant ", tenant->name, "\n"));
-  if (std::shared_ptr<const CompiledFunction> f = cache_.FindByRequest(bytes)) {
+  const TenantScope scope = ScopeOf(*tenant, req.profile());
+  // The same request bytes as an earlier compile in the same scope: answered here.
+  std::string request_key = RequestKey(req, scope);
+  if (std::shared_ptr<const CompiledFunction> f = cache_.FindByRequest(request_key)) {
     absl::Status s = FillCompileResponse(*f, CacheSource::kMemory, req, resp);
     metrics_.ObserveCompile(SecondsSince(start), CacheSource::kMemory);
     return done(s);
   }
-  // Else on the pool: validate, canonicalize, then the cache. A call that finds the graph
-  // compiling for another caller returns its thread to the pool and finishes when that ends.
-  pool_.Schedule([this, ctx, &req, resp, start, tenant, done = std::move(done),
-                  bytes = std::move(bytes)]() mutable {
+  // A call that finds the graph compiling for another caller returns its thread to the pool
+  // and finishes when that compile ends.
+  pool_.Schedule([this, ctx, &req, resp, start, scope, done = std::move(done),
+                  request_key = std::move(request_key)]() mutable {
     std::shared_ptr<RequestBudget> budget = NewBudget("Compile");
     BudgetScope counting(*budget);
     auto job = std::make_shared<absl::StatusOr<CompileJob>>();
     auto prepare = [&]() -> absl::Status {
-      RETURN_IF_ERROR(CheckNodes(req.graph(), limits_));
-      *job = PrepareCompile(req, GraphLimitsOf(limits_));
+      *job = PrepareCompile(req, GraphLimitsOf(limits_), scope);
       if (!job->ok()) return job->status();
       (*job)->interrupt = Interrupt(ctx, budget);
-      if (TenantScoped((*job)->profile)) ScopeToTenant(tenant->name, **job);
       return absl::OkStatus();
     };
     if (absl::Status s = Guarded("Compile", prepare); !s.ok()) return done(s);
-    auto respond_when_ready = [this, &req, resp, start, job, done, bytes = std::move(bytes)](
-                                  FunctionCache::Result f, CacheSource source) {
-      auto respond = [&]() -> absl::Status {
+    auto respond = [this, &req, resp, start, job, done,
+                    request_key = std::move(request_key)](FunctionCache::Result f,
+                                                          CacheSource source) {
+      auto answer = [&]() -> absl::Status {
         if (!f.ok()) return f.status();
-        cache_.RememberRequest(bytes, (*f)->id);
+        cache_.RememberRequest(request_key, (*f)->id);
         RETURN_IF_ERROR(FillCompileResponse(**f, source, req, resp));
-        metrics_.ObserveCompile(SecondsSince(start), source);
-        if (source == CacheSource::kCompiled) {
-          Log(LogLevel::kInfo, "compiled",
-              {{"function_id", (*f)->id},
-               {"nodes", absl::StrCat((*f)->function.fgraph().num_nodes())},
-               {"ms", absl::StrCat(SecondsSince(start) * 1e3)}});
-        }
+        LogCompile(**f, source, start);
         return absl::OkStatus();
       };
-      done(Guarded("Compile", respond));
+      done(Guarded("Compile", answer));
     };
-    cache_.GetOrCompile(**job, std::move(respond_when_ready));
+    cache_.GetOrCompile(**job, std::move(respond));
   });
+}
+
+void KilnService::LogCompile(const CompiledFunction& f, CacheSource source,
+                             std::chrono::steady_clock::time_point start) {
+  metrics_.ObserveCompile(SecondsSince(start), source);
+  if (source != CacheSource::kCompiled) return;
+  Log(LogLevel::kInfo, "compiled",
+      {{"function_id", f.id},
+       {"nodes", absl::StrCat(f.function.fgraph().num_nodes())},
+       {"ms", absl::StrCat(SecondsSince(start) * 1e3)}});
 }
 
 absl::StatusOr<std::vector<Tensor>> KilnService::RunExecution(

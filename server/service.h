@@ -5,9 +5,11 @@
 #define KILN_SERVER_SERVICE_H_
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <new>
+#include <optional>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -147,15 +149,23 @@ class KilnService final : public v1::Kiln::CallbackService, public Calls {
   template <typename Fn>
   Reactor* HandleAsync(const char* method, Ctx* ctx, Fn fn);
   // Compile's work: the tenant's quota, the request cache (answered inline, a hash away), then on
-  // the pool validation, canonicalization and the function cache, which may answer later.
+  // the pool the job (decoded, validated, identified in its scope) and the function cache, which
+  // may answer later.
   void StartCompile(Ctx* ctx, const v1::CompileRequest& req, v1::CompileResponse* resp,
                     std::shared_ptr<const Tenant> tenant, CallDone done);
+  // Records a compile's latency by source, and logs one that compiled.
+  void LogCompile(const CompiledFunction& f, CacheSource source,
+                  std::chrono::steady_clock::time_point start);
   // Counts, logs and finishes a call begun with BeginCall.
   void Finish(const char* method, Reactor* reactor, const absl::Status& status,
               const std::string& tenant);
   // True when a function is one tenant's alone: every function with --cache_scope=tenant, and a
   // profiled one always, since its profile counts that tenant's calls.
   bool TenantScoped(bool profile) const { return limits_.tenant_cache || profile; }
+  // The scope of a compile of `tenant`'s: that tenant when TenantScoped, else none.
+  TenantScope ScopeOf(const Tenant& tenant, bool profile) const {
+    return TenantScoped(profile) ? TenantScope(tenant.name) : std::nullopt;
+  }
   // True for a call worth no thread hop (see service.cc).
   bool RunsInline(const std::shared_ptr<const CompiledFunction>& f,
                   const v1::ExecuteRequest& req) const;
