@@ -30,6 +30,8 @@ absl::StatusOr<std::shared_ptr<const CompiledFunction>> CompileOrThrow(const Com
   FunctionOptions options;
   options.mode = job.mode;
   options.on_unused_input = job.on_unused_input;
+  options.updated_inputs.assign(job.signature.update_inputs().begin(),
+                                job.signature.update_inputs().end());
   options.check = job.check;
   options.profile = job.profile;
   options.interrupt = job.interrupt;

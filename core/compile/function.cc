@@ -177,15 +177,25 @@ absl::StatusOr<Function> Function::Make(const std::vector<Var>& inputs,
       used.insert(in.get());
     }
   }
+  // An input an update writes is used, even if nothing reads it (an accumulator such as
+  // adadelta's running averages that the outputs never read), as in Aesara.
+  absl::flat_hash_set<const Variable*> updated;
+  for (const auto& [target, value] : updates) updated.insert(target.ptr().get());
+  for (int i : options.updated_inputs) {
+    if (i >= 0 && i < num_user_inputs) updated.insert(ins[i].get());
+  }
   for (int i = 0; i < num_user_inputs; ++i) {
-    if (used.count((ins)[i].get()) || options.on_unused_input == OnUnusedInput::kIgnore) continue;
+    if (used.count(ins[i].get()) || updated.count(ins[i].get()) ||
+        options.on_unused_input == OnUnusedInput::kIgnore) {
+      continue;
+    }
     const std::string message = absl::StrCat(
         "function was asked to create a function computing outputs given certain inputs, but "
         "the provided input variable at index ",
         i, " is not part of the computational graph needed to compute the outputs: ",
-        (ins)[i]->ToString(),
-        ".\nTo make this error into a warning, pass on_unused_input = kWarn; to disable it "
-        "completely, kIgnore.");
+        ins[i]->ToString(),
+        ".\nTo make this error into a warning, you can pass the parameter on_unused_input='warn' "
+        "to aesara.function. To disable it completely, use on_unused_input='ignore'.");
     if (options.on_unused_input == OnUnusedInput::kRaise) {
       return absl::InvalidArgumentError(absl::StrCat("UnusedInputError: ", message));
     }

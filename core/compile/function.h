@@ -40,6 +40,9 @@ struct FunctionOptions {
   // (variable, replacement) pairs substituted into the outputs and updates before compiling.
   std::vector<std::pair<Var, Var>> givens;
   OnUnusedInput on_unused_input = OnUnusedInput::kRaise;
+  // Inputs (by position) whose new values the caller takes from the outputs and writes back
+  // itself (the server's session updates): used even if nothing reads them, as in Aesara.
+  std::vector<int> updated_inputs;
   // Accept argument values of any dtype, cast to the input's even when that loses precision.
   bool allow_input_downcast = false;
   CheckMode check = CheckMode::kNone;

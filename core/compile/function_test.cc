@@ -185,6 +185,14 @@ TEST(FunctionTest, SharedVariablesAndUpdates) {
   EXPECT_FALSE(set_value(w, *Tensor::Of<double>(DType::kFloat64, {}, {1})).ok());
   EXPECT_EQ(function({x}, {x}, {.updates = {{x, x * 2.0}}}).status().message(),
             "update of x: only shared variables can be updated");
+  // A shared variable that only an update writes (nothing reads it): accepted, as in Aesara.
+  Var last = shared(Doubles({0, 0}), "last");
+  auto keep = function({x}, {sum(x)}, {.updates = {{last, x * 2.0}}});
+  ASSERT_TRUE(keep.ok()) << keep.status();
+  EXPECT_EQ((*(*keep)({Doubles({1, 2})}))[0].ToString(), "3.0");
+  EXPECT_EQ(get_value(last)->ToString(), "[2. 4.]");
+  auto listed = function({x, last}, {sum(x)}, {.updates = {{last, x * 3.0}}});
+  ASSERT_TRUE(listed.ok()) << listed.status();
 }
 
 TEST(FunctionTest, UpdatesAreNeverSeenHalfDone) {
@@ -265,7 +273,8 @@ TEST(FunctionTest, GivensUnusedInputsDowncastAndOutputSubsets) {
             "UnusedInputError: function was asked to create a function computing outputs given "
             "certain inputs, but the provided input variable at index 1 is not part of the "
             "computational graph needed to compute the outputs: z.\nTo make this error into a "
-            "warning, pass on_unused_input = kWarn; to disable it completely, kIgnore.");
+            "warning, you can pass the parameter on_unused_input='warn' to aesara.function. To "
+            "disable it completely, use on_unused_input='ignore'.");
   EXPECT_TRUE(function({x, z}, {x * 2.0}, {.on_unused_input = OnUnusedInput::kIgnore}).ok());
   // Downcasting float64 into a float32 input needs allow_input_downcast.
   Var v = fvector("v");
