@@ -1,11 +1,19 @@
 // ExecuteStream: Execute for tensors larger than one message. The client sends the request, then
 // each argument in chunks (the first chunk of a tensor carries its dtype and shape), and closes
 // its side; the server runs the function on its pool and streams back what its Print ops showed
-// (one message each), then the outputs in chunks.
+// (one message each), then the outputs in chunks. A thin adapter over the calls layer (calls.h):
+// what is gRPC's or the stream's stays here, the rest is the layer's.
+#include "server/execute_stream.h"
+
+#include <algorithm>
+#include <memory>
+#include <utility>
+#include <vector>
+
 #include "absl/strings/str_cat.h"
 #include "core/tensor/status_macros.h"
 #include "proto/convert/tensor_convert.h"
-#include "server/service.h"
+#include "server/grpc_context.h"
 
 namespace kiln::server {
 namespace {
@@ -15,11 +23,11 @@ constexpr size_t kChunkBytes = size_t{1} << 20;
 class ExecuteStreamReactor final
     : public grpc::ServerBidiReactor<v1::ExecuteStreamRequest, v1::TensorChunk> {
  public:
-  ExecuteStreamReactor(KilnService& service, grpc::CallbackServerContext* ctx)
-      : service_(service), ctx_(ctx) {
-    service_.BeginCall();
+  ExecuteStreamReactor(Calls& calls, grpc::CallbackServerContext* ctx) : calls_(calls), ctx_(ctx) {
+    calls_.BeginCall();
     // Before any byte of the arguments: a caller without a valid token sends none.
-    absl::StatusOr<std::shared_ptr<const Tenant>> tenant = service_.Authenticate(*ctx);
+    absl::StatusOr<std::shared_ptr<const Tenant>> tenant =
+        calls_.Authenticate(AuthorizationOf(*ctx));
     if (!tenant.ok()) {
       Fail(tenant.status());
       return;
@@ -31,7 +39,7 @@ class ExecuteStreamReactor final
   void OnReadDone(bool ok) override {
     if (!ok) {  // the client has sent everything, or went away
       if (ctx_->IsCancelled()) return Fail(absl::CancelledError("ExecuteStream: cancelled"));
-      service_.pool().Schedule([this] { Run(); });
+      calls_.Schedule([this] { Run(); });
       return;
     }
     // On gRPC's thread: nothing may escape into it (an argument's bytes may not fit in memory).
@@ -56,20 +64,21 @@ class ExecuteStreamReactor final
   }
 
   void OnDone() override {
-    service_.EndCall();
+    calls_.EndCall();
     delete this;
   }
 
  private:
   // Accumulates one message: the request first, then chunks in order. Each argument is checked
   // as its first chunk arrives: against the function's argument count when the function is in
-  // memory, and its declared size against the tensor and call limits, before its bytes are kept.
+  // memory (and the tenant's to see), and its declared size against the tensor and call limits,
+  // before its bytes are kept.
   absl::Status Take(const v1::ExecuteStreamRequest& msg) {
     if (msg.has_request()) {
       if (has_request_) return absl::InvalidArgumentError("ExecuteStream: a second request");
       request_ = msg.request();
       has_request_ = true;
-      if (auto f = service_.cache().Peek(request_.function_id())) {
+      if (auto f = calls_.Peek(*tenant_, request_.function_id())) {
         expected_args_ = 0;
         for (const v1::Input& in : f->signature.inputs()) expected_args_ += in.shared().empty();
       }
@@ -103,7 +112,7 @@ class ExecuteStreamReactor final
   // Opens argument args_.size() from its first chunk, refusing one the function does not take
   // or whose declared size passes the limits.
   absl::Status StartArgument(const v1::TensorChunk& c) {
-    const ServiceLimits& limits = service_.limits();
+    const ServiceLimits& limits = calls_.limits();
     if (expected_args_ >= 0 && static_cast<int64_t>(c.index()) >= expected_args_) {
       return absl::InvalidArgumentError(
           absl::StrCat("ExecuteStream: function ", request_.function_id(), " takes ",
@@ -138,14 +147,8 @@ class ExecuteStreamReactor final
 
   // The call under its budget, then its answer outside it.
   void Run() {
-    absl::Status s;
-    try {
-      s = Prepare();
-    } catch (const std::bad_alloc& e) {
-      s = absl::ResourceExhaustedError(absl::StrCat("ExecuteStream: ", e.what()));
-    } catch (const std::exception& e) {
-      s = absl::InternalError(absl::StrCat("ExecuteStream: ", e.what()));
-    }
+    auto prepare = [this] { return Prepare(); };
+    const absl::Status s = Guarded("ExecuteStream", prepare);
     if (!s.ok()) return Fail(s);
     try {
       WriteNext();
@@ -159,27 +162,26 @@ class ExecuteStreamReactor final
   absl::Status Prepare() {
     if (!has_request_) return absl::InvalidArgumentError("ExecuteStream: no request");
     if (ctx_->IsCancelled()) return absl::CancelledError("ExecuteStream: cancelled");
-    std::shared_ptr<RequestBudget> budget = service_.NewBudget("ExecuteStream");
+    std::shared_ptr<RequestBudget> budget = calls_.NewBudget("ExecuteStream");
     BudgetScope counting(*budget);
     std::vector<Tensor> args;
     for (size_t i = 0; i < args_.size(); ++i) {
-      absl::StatusOr<Tensor> t = FromProto(args_[i], service_.limits().max_tensor_bytes);
+      absl::StatusOr<Tensor> t = FromProto(args_[i], calls_.limits().max_tensor_bytes);
       if (!t.ok()) {
         return absl::InvalidArgumentError(absl::StrCat("argument ", i, ": ", t.status().message()));
       }
       args.push_back(*std::move(t));
     }
     args_.clear();
-    PrintCapture printed(service_.limits().max_printed_bytes);
-    absl::StatusOr<std::vector<Tensor>> out =
-        service_.RunExecution(*tenant_, request_.function_id(), request_.session(), std::move(args),
-                              BudgetedInterrupt(CallInterrupt(ctx_), budget), CallIdOf(*ctx_));
-    if (!out.ok()) return out.status();
-    for (const PrintedValue& p : printed.values()) {
-      PrintedToProto(p, printed_.emplace_back().mutable_printed());
+    ASSIGN_OR_RETURN(
+        Execution run,
+        calls_.RunExecution(*tenant_, request_.function_id(), request_.session(), std::move(args),
+                            CallInterrupt(ctx_), budget, CallIdOf(*ctx_), /*found=*/nullptr));
+    for (v1::PrintedValue& p : run.printed) {
+      *printed_.emplace_back().mutable_printed() = std::move(p);
     }
-    if (printed.dropped() > 0) printed_.emplace_back().set_printed_dropped(printed.dropped());
-    for (Tensor& t : *out) outputs_.push_back(t.Contiguous());
+    if (run.printed_dropped > 0) printed_.emplace_back().set_printed_dropped(run.printed_dropped);
+    for (Tensor& t : run.outputs) outputs_.push_back(t.Contiguous());
     return absl::OkStatus();
   }
 
@@ -212,17 +214,17 @@ class ExecuteStreamReactor final
       next_offset_ = 0;
       sent_header_ = false;
     }
-    service_.metrics().CountRequest("ExecuteStream", absl::StatusCode::kOk, tenant_->name);
+    calls_.Record("ExecuteStream", absl::OkStatus(), tenant_->name);
     Finish(grpc::Status::OK);  // may delete this (OnDone): nothing after it
   }
 
   void Fail(const absl::Status& s) {
     MemoryBudgetScope outside_the_budget(nullptr);  // as WriteNext
-    service_.metrics().CountRequest("ExecuteStream", s.code(), tenant_ ? tenant_->name : "");
+    calls_.Record("ExecuteStream", s, tenant_ ? tenant_->name : "");
     Finish(ToGrpc(s));  // may delete this (OnDone): nothing after it
   }
 
-  KilnService& service_;
+  Calls& calls_;
   grpc::CallbackServerContext* ctx_;
   std::shared_ptr<const Tenant> tenant_;
   v1::ExecuteStreamRequest in_;
@@ -242,9 +244,9 @@ class ExecuteStreamReactor final
 
 }  // namespace
 
-grpc::ServerBidiReactor<v1::ExecuteStreamRequest, v1::TensorChunk>* KilnService::ExecuteStream(
-    Ctx* ctx) {
-  return new ExecuteStreamReactor(*this, ctx);
+grpc::ServerBidiReactor<v1::ExecuteStreamRequest, v1::TensorChunk>* NewExecuteStream(
+    Calls& calls, grpc::CallbackServerContext* ctx) {
+  return new ExecuteStreamReactor(calls, ctx);
 }
 
 }  // namespace kiln::server

@@ -6,12 +6,13 @@
 #include <chrono>
 
 #include "absl/cleanup/cleanup.h"
-#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "core/ops/print.h"
 #include "core/tensor/status_macros.h"
 #include "proto/convert/error_reason.h"
 #include "proto/convert/tensor_convert.h"
 #include "server/call_data.h"
+#include "server/execute_stream.h"
 #include "server/graph_requests.h"
 #include "server/local_lane.h"
 #include "server/log.h"
@@ -23,20 +24,6 @@ namespace {
 double SecondsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
-
-}  // namespace
-
-std::function<absl::Status()> CallInterrupt(grpc::CallbackServerContext* ctx) {
-  return [ctx] {
-    if (ctx->IsCancelled()) return absl::CancelledError("the call was cancelled");
-    if (ctx->deadline() < std::chrono::system_clock::now()) {
-      return absl::DeadlineExceededError("the call's deadline passed");
-    }
-    return absl::OkStatus();
-  };
-}
-
-namespace {
 
 std::function<absl::Status()> Interrupt(grpc::CallbackServerContext* ctx,
                                         std::shared_ptr<const RequestBudget> budget) {
@@ -59,27 +46,14 @@ absl::Status CheckNodes(const v1::Graph& graph, const ServiceLimits& limits) {
   return absl::OkStatus();
 }
 
+// A printed value as the wire carries it.
+void PrintedToProto(const PrintedValue& printed, v1::PrintedValue* out) {
+  out->set_message(printed.message);
+  for (const std::string& a : printed.attrs) out->add_attrs(a);
+  *out->mutable_value() = ToProto(printed.value);
+}
+
 }  // namespace
-
-// The call id a client sets in `kiln-call-id` metadata, the same on every retry of one call, so
-// that a retried update is applied once (none when it is not 1 to 64 letters, digits, - or _),
-// and whether this is a retry: gRPC marks one with `grpc-previous-rpc-attempts`.
-CallId CallIdOf(const grpc::CallbackServerContext& ctx) {
-  const auto& metadata = ctx.client_metadata();
-  auto it = metadata.find("kiln-call-id");
-  if (it == metadata.end() || it->second.empty() || it->second.size() > 64) return {};
-  for (char c : it->second) {
-    if (!absl::ascii_isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_') return {};
-  }
-  return {std::string(it->second.data(), it->second.size()),
-          metadata.find("grpc-previous-rpc-attempts") != metadata.end()};
-}
-
-grpc::Status ToGrpc(const absl::Status& status) {
-  if (status.ok()) return grpc::Status::OK;
-  return grpc::Status(static_cast<grpc::StatusCode>(status.code()), std::string(status.message()),
-                      StatusDetails(status));
-}
 
 KilnService::KilnService(FunctionCache& cache, SessionStore& sessions, RegionRegistry& regions,
                          Metrics& metrics, ThreadPool& pool, const Authenticator& auth,
@@ -121,19 +95,11 @@ void KilnService::Record(const char* method, const absl::Status& status,
   }
 }
 
-absl::StatusOr<std::shared_ptr<const Tenant>> KilnService::Authenticate(const Ctx& ctx) const {
-  const auto& metadata = ctx.client_metadata();
-  auto it = metadata.find("authorization");
-  absl::string_view value;
-  if (it != metadata.end()) value = absl::string_view(it->second.data(), it->second.size());
-  return auth_.Authenticate(it != metadata.end() ? &value : nullptr);
-}
-
 template <typename Fn>
 KilnService::Reactor* KilnService::HandleAsync(const char* method, Ctx* ctx, Fn fn) {
   Reactor* reactor = ctx->DefaultReactor();
   BeginCall();
-  absl::StatusOr<std::shared_ptr<const Tenant>> tenant = Authenticate(*ctx);
+  absl::StatusOr<std::shared_ptr<const Tenant>> tenant = Authenticate(AuthorizationOf(*ctx));
   if (!tenant.ok()) {
     Finish(method, reactor, tenant.status(), "");
     return reactor;
@@ -207,15 +173,24 @@ absl::Status FillCompileResponse(const CompiledFunction& f, CacheSource source,
   return absl::OkStatus();
 }
 
+bool KilnService::Sees(const Tenant& tenant, const CompiledFunction& f) const {
+  return !TenantScoped(f.signature.profile()) || ScopedTo(f.canonical_form, tenant.name);
+}
+
 absl::StatusOr<std::shared_ptr<const CompiledFunction>> KilnService::FindFor(
     const Tenant& tenant, const std::string& id, std::shared_ptr<const CompiledFunction> found) {
   absl::StatusOr<std::shared_ptr<const CompiledFunction>> f =
       found != nullptr ? std::move(found) : cache_.Find(id);
-  if (f.ok() && TenantScoped((*f)->signature.profile()) &&
-      !ScopedTo((*f)->canonical_form, tenant.name)) {
+  if (f.ok() && !Sees(tenant, **f)) {
     return cache_.NotFound(id);  // another tenant's: as if it did not exist
   }
   return f;
+}
+
+std::shared_ptr<const CompiledFunction> KilnService::Peek(const Tenant& tenant,
+                                                          const std::string& id) {
+  std::shared_ptr<const CompiledFunction> f = cache_.Peek(id);
+  return f != nullptr && Sees(tenant, *f) ? f : nullptr;
 }
 
 KilnService::Reactor* KilnService::Compile(Ctx* ctx, const v1::CompileRequest* req,
@@ -281,11 +256,13 @@ void KilnService::LogCompile(const CompiledFunction& f, CacheSource source,
        {"ms", absl::StrCat(SecondsSince(start) * 1e3)}});
 }
 
-absl::StatusOr<std::vector<Tensor>> KilnService::RunExecution(
+absl::StatusOr<Execution> KilnService::RunExecution(
     const Tenant& tenant, const std::string& function_id, const std::string& session,
-    std::vector<Tensor> args, std::function<absl::Status()> interrupt, const CallId& call_id,
+    std::vector<Tensor> args, std::function<absl::Status()> interrupt,
+    std::shared_ptr<const RequestBudget> budget, const CallId& call_id,
     std::shared_ptr<const CompiledFunction> found) {
   const auto start = std::chrono::steady_clock::now();
+  PrintCapture printed(limits_.max_printed_bytes);
   absl::StatusOr<std::shared_ptr<const CompiledFunction>> f =
       FindFor(tenant, function_id, std::move(found));
   if (!f.ok()) return f.status();
@@ -308,15 +285,14 @@ absl::StatusOr<std::vector<Tensor>> KilnService::RunExecution(
                                                      " executions; retry later"));
   }
   absl::StatusOr<std::vector<Tensor>> out =
-      server::Execute(**f, std::move(args), s.get(), std::move(interrupt), call_id);
+      server::Execute(**f, std::move(args), s.get(),
+                      BudgetedInterrupt(std::move(interrupt), std::move(budget)), call_id);
   metrics_.ObserveExecute(SecondsSince(start));
-  return out;
-}
-
-void PrintedToProto(const PrintedValue& printed, v1::PrintedValue* out) {
-  out->set_message(printed.message);
-  for (const std::string& a : printed.attrs) out->add_attrs(a);
-  *out->mutable_value() = ToProto(printed.value);
+  if (!out.ok()) return out.status();
+  Execution run{*std::move(out), {}, printed.dropped()};
+  run.printed.reserve(printed.values().size());
+  for (const PrintedValue& p : printed.values()) PrintedToProto(p, &run.printed.emplace_back());
+  return run;
 }
 
 // True for a call worth no thread hop: small arguments (in messages and regions), and a
@@ -358,16 +334,19 @@ absl::Status KilnService::ExecuteCall(const Tenant& tenant, const v1::ExecuteReq
   int64_t bytes_in = 0, bytes_out = 0;
   ASSIGN_OR_RETURN(std::vector<Tensor> args, GatherArguments(req, stores, &bytes_in));
   ASSIGN_OR_RETURN(const OutputSlice out_slice, FindOutputSlice(req, stores));
-  PrintCapture printed(limits_.max_printed_bytes);
-  absl::StatusOr<std::vector<Tensor>> out =
-      RunExecution(tenant, req.function_id(), req.session(), std::move(args),
-                   BudgetedInterrupt(std::move(interrupt), budget), call_id, std::move(found));
-  if (!out.ok()) return out.status();
-  for (const PrintedValue& p : printed.values()) PrintedToProto(p, resp->add_printed());
-  resp->set_printed_dropped(printed.dropped());
-  RETURN_IF_ERROR(PutOutputs(*out, out_slice, limits_.max_message_bytes, resp, &bytes_out));
+  ASSIGN_OR_RETURN(Execution run,
+                   RunExecution(tenant, req.function_id(), req.session(), std::move(args),
+                                std::move(interrupt), budget, call_id, std::move(found)));
+  for (v1::PrintedValue& p : run.printed) *resp->add_printed() = std::move(p);
+  resp->set_printed_dropped(run.printed_dropped);
+  RETURN_IF_ERROR(PutOutputs(run.outputs, out_slice, limits_.max_message_bytes, resp, &bytes_out));
   metrics_.AddBytes(bytes_in, bytes_out);
   return absl::OkStatus();
+}
+
+grpc::ServerBidiReactor<v1::ExecuteStreamRequest, v1::TensorChunk>* KilnService::ExecuteStream(
+    Ctx* ctx) {
+  return NewExecuteStream(*this, ctx);
 }
 
 KilnService::Reactor* KilnService::Grad(Ctx* ctx, const v1::GradRequest* req,

@@ -13,12 +13,12 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
-#include "core/ops/print.h"
 #include "kiln/v1/service.grpc.pb.h"
 #include "server/arena_allocator.h"
 #include "server/auth.h"
 #include "server/calls.h"
 #include "server/function_cache.h"
+#include "server/grpc_context.h"
 #include "server/metrics.h"
 #include "server/quotas.h"
 #include "server/request_budget.h"
@@ -27,27 +27,6 @@
 #include "server/thread_pool.h"
 
 namespace kiln::server {
-
-// Per-request limits; exceeding one is RESOURCE_EXHAUSTED.
-struct ServiceLimits {
-  int64_t max_nodes = 100000;
-  int64_t max_tensor_bytes = int64_t{1} << 30;
-  int max_concurrent_executions = 64;
-  // Bytes of values that Print ops may show in one call; the rest are left out and counted.
-  int64_t max_printed_bytes = int64_t{16} << 20;
-  BudgetLimits budget;  // per call: Compile, Execute, Grad, Optimize and Print
-  // Tensor bytes all calls may hold together (their budgets' parent); 0: no limit.
-  int64_t max_server_bytes = 0;
-  // The largest message an answer may take (--max_message_bytes); 0: no limit.
-  int64_t max_message_bytes = 0;
-  // Function ids and cache hits per tenant (--cache_scope=tenant) rather than shared by all.
-  bool tenant_cache = false;
-  // Calls whose function averages under this run on gRPC's thread, not the pool; 0: never.
-  double inline_max_call_seconds = 100e-6;
-};
-
-// A printed value as the wire carries it.
-void PrintedToProto(const PrintedValue& printed, v1::PrintedValue* out);
 
 class LocalLane;
 
@@ -90,21 +69,19 @@ class KilnService final : public v1::Kiln::CallbackService, public Calls {
   Reactor* DeleteTensor(Ctx* ctx, const v1::DeleteTensorRequest* req,
                         v1::DeleteTensorResponse* resp) override;
 
-  // Runs an execution of `function_id` (`found`, when the caller already has it) with the
-  // arguments, for every Execute: limits, session binding, the run with `interrupt` polled
-  // between nodes, metrics.
-  absl::StatusOr<std::vector<Tensor>> RunExecution(
-      const Tenant& tenant, const std::string& function_id, const std::string& session,
-      std::vector<Tensor> args, std::function<absl::Status()> interrupt, const CallId& call_id,
-      std::shared_ptr<const CompiledFunction> found = nullptr);
+  // An execution of `function_id` on decoded arguments, for every Execute (calls.h).
+  absl::StatusOr<Execution> RunExecution(const Tenant& tenant, const std::string& function_id,
+                                         const std::string& session, std::vector<Tensor> args,
+                                         std::function<absl::Status()> interrupt,
+                                         std::shared_ptr<const RequestBudget> budget,
+                                         const CallId& call_id,
+                                         std::shared_ptr<const CompiledFunction> found) override;
   // Execute's work on any transport: the arguments (in messages, regions or by handle), the
   // run, then the outputs and printed values into `resp`.
   absl::Status ExecuteCall(const Tenant& tenant, const v1::ExecuteRequest& req,
                            v1::ExecuteResponse* resp, std::function<absl::Status()> interrupt,
                            const CallId& call_id,
                            std::shared_ptr<const CompiledFunction> found = nullptr) override;
-  // The tenant of the call's `authorization` metadata; UNAUTHENTICATED without a valid token.
-  absl::StatusOr<std::shared_ptr<const Tenant>> Authenticate(const Ctx& ctx) const;
   // The tenant of an `authorization` value ("Bearer <token>"; empty: none given).
   absl::StatusOr<std::shared_ptr<const Tenant>> Authenticate(
       absl::string_view authorization) const override {
@@ -119,15 +96,19 @@ class KilnService final : public v1::Kiln::CallbackService, public Calls {
   void set_lane(const LocalLane* lane) { lane_ = lane; }
   // Calls started and not yet finished.
   int in_flight() const { return in_flight_.load(); }
-  // Counts a call in (Begin) and out (End); Handle and ExecuteStream do it for every call.
+  // Counts a call in; Handle, ExecuteStream and the lane do it for every call.
   void BeginCall() override { in_flight_.fetch_add(1); }
+  // Counts a call out.
   void EndCall() override { in_flight_.fetch_sub(1); }
-  Metrics& metrics() { return metrics_; }
-  ThreadPool& pool() { return pool_; }
-  const ServiceLimits& limits() const { return limits_; }
-  FunctionCache& cache() { return cache_; }
+  // This server's per-request limits.
+  const ServiceLimits& limits() const override { return limits_; }
+  // The function of `id` in memory, if `tenant` may see it.
+  std::shared_ptr<const CompiledFunction> Peek(const Tenant& tenant,
+                                               const std::string& id) override;
+  // Runs `work` on the pool.
+  void Schedule(std::function<void()> work) override { pool_.Schedule(std::move(work)); }
   // A new call's budget: --max_call_bytes and --max_request_seconds, under the server's budget.
-  std::shared_ptr<RequestBudget> NewBudget(const char* method) const {
+  std::shared_ptr<RequestBudget> NewBudget(const char* method) const override {
     return std::make_shared<RequestBudget>(method, limits_.budget, server_budget_);
   }
 
@@ -169,6 +150,8 @@ class KilnService final : public v1::Kiln::CallbackService, public Calls {
   // True for a call worth no thread hop (see service.cc).
   bool RunsInline(const std::shared_ptr<const CompiledFunction>& f,
                   const v1::ExecuteRequest& req) const;
+  // True when `tenant` may see `f`: a tenant-scoped function only its own tenant.
+  bool Sees(const Tenant& tenant, const CompiledFunction& f) const;
   // The function of `id` if the tenant may see it: a tenant-scoped function only by its tenant.
   absl::StatusOr<std::shared_ptr<const CompiledFunction>> FindFor(
       const Tenant& tenant, const std::string& id,
@@ -188,14 +171,6 @@ class KilnService final : public v1::Kiln::CallbackService, public Calls {
   std::atomic<int> executions_{0};
   std::atomic<int> in_flight_{0};
 };
-
-// What a gRPC call's execution polls between nodes: its deadline and cancellation.
-std::function<absl::Status()> CallInterrupt(grpc::CallbackServerContext* ctx);
-// The call id a client sets in `kiln-call-id` metadata (see service.cc).
-CallId CallIdOf(const grpc::CallbackServerContext& ctx);
-
-// The gRPC status of an absl::Status: same code and message, and its reason as binary details.
-grpc::Status ToGrpc(const absl::Status& status);
 
 }  // namespace kiln::server
 
