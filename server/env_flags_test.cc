@@ -60,27 +60,27 @@ TEST(EnvFlagsTest, UnsetOrEmptyIsTheFallback) {
   EXPECT_EQ(FlagFromEnv<std::string>("t_x", EmptyAllowed{"auto"}), "");
 }
 
-TEST(EnvFlagsTest, EachTypeReadsItsVariableAsItAlwaysHas) {
+TEST(EnvFlagsTest, EachTypeReadsItsVariable) {
   {
     ScopedEnv v("KILN_T_X", "5000000000");
     EXPECT_EQ(FlagFromEnv<int64_t>("t_x", int64_t{0}), int64_t{5000000000});
-    EXPECT_TRUE(FlagFromEnv<bool>("t_x", false));
+  }
+  for (const char* yes : {"1", "true", "YES", "on", "On"}) {
+    ScopedEnv v("KILN_T_X", yes);
+    EXPECT_TRUE(FlagFromEnv<bool>("t_x", false)) << yes;
+  }
+  for (const char* no : {"0", "false", "no", "off", "OFF"}) {
+    ScopedEnv v("KILN_T_X", no);
+    EXPECT_FALSE(FlagFromEnv<bool>("t_x", true)) << no;
   }
   {
-    ScopedEnv v("KILN_T_X", "0");
-    EXPECT_FALSE(FlagFromEnv<bool>("t_x", true));
-  }
-  {
-    ScopedEnv v("KILN_T_X", "yes");  // not an integer: 0, so false (as strtoll always read it)
-    EXPECT_FALSE(FlagFromEnv<bool>("t_x", true));
-    EXPECT_EQ(FlagFromEnv<int>("t_x", 50051), 0);
-    // An unreadable duration is the fallback.
-    EXPECT_EQ(FlagFromEnv<absl::Duration>("t_x", absl::Seconds(3)), absl::Seconds(3));
+    ScopedEnv v("KILN_T_X", "auto");  // the clients' KILN_SHM=auto: the server's default
+    EXPECT_TRUE(FlagFromEnv<bool>("t_x", true));
+    EXPECT_FALSE(FlagFromEnv<bool>("t_x", false));
   }
   {
     ScopedEnv v("KILN_T_X", "1.5");
     EXPECT_EQ(FlagFromEnv<double>("t_x", 0.0), 1.5);
-    EXPECT_EQ(FlagFromEnv<absl::Duration>("t_x", absl::ZeroDuration()), absl::ZeroDuration());
   }
   {
     ScopedEnv v("KILN_T_X", "30m");
@@ -91,6 +91,21 @@ TEST(EnvFlagsTest, EachTypeReadsItsVariableAsItAlwaysHas) {
     EXPECT_EQ(FlagFromEnv<std::vector<std::string>>("t_x", {}),
               (std::vector<std::string>{"a", "b"}));
   }
+}
+
+// A value that does not read as its type stops the server with a message naming the variable,
+// instead of becoming 0 or false (KILN_SHM=on once read as --shm=false).
+TEST(EnvFlagsTest, AnUnreadableValueStopsTheServer) {
+  ScopedEnv v("KILN_T_X", "maybe");
+  EXPECT_EXIT(FlagFromEnv<bool>("t_x", true), ::testing::ExitedWithCode(2),
+              "kiln-server: KILN_T_X=maybe is not a bool \\(1/0, true/false, yes/no, on/off, auto\\)");
+  EXPECT_EXIT(FlagFromEnv<int>("t_x", 50051), ::testing::ExitedWithCode(2),
+              "KILN_T_X=maybe is not an integer");
+  EXPECT_EXIT(FlagFromEnv<double>("t_x", 0.5), ::testing::ExitedWithCode(2),
+              "KILN_T_X=maybe is not a number");
+  ScopedEnv unitless("KILN_T_X", "1.5");
+  EXPECT_EXIT(FlagFromEnv<absl::Duration>("t_x", absl::Seconds(3)), ::testing::ExitedWithCode(2),
+              "KILN_T_X=1.5 is not a duration");
 }
 
 }  // namespace
