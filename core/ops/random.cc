@@ -1,6 +1,7 @@
 #include "core/ops/random.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
@@ -73,15 +74,31 @@ absl::StatusOr<StaticShape> BroadcastBatch(const RandomVariable& op,
   return batch;
 }
 
-// The static shape of one draw: the last ndim_supp dims of the first parameter (permutation:
-// all of x's, or (n,) for a constant n).
+// The static shape of one draw: the last ndim_supp dims of the parameter that gives it (the
+// first; multinomial's p), all of x's for permutation, or (n,) for a constant n.
 StaticShape SuppShape(const RandomVariableAttrs& a, const std::vector<VariablePtr>& in) {
   if (a.ndim_supp == 0) return {};
-  const VariablePtr& x = in[kFirstParam];
+  const VariablePtr& x = in[kFirstParam + DistOf(a).supp_param];
   const StaticShape& s = x->tensor_type()->shape();
   if (s.empty()) return {ConstantInt(x)};
   if (a.name == "permutation") return s;  // x's rows, shuffled
   return StaticShape(s.end() - a.ndim_supp, s.end());
+}
+
+// A float parameter sampled as an integer (binomial's n) must be finite and within int64, as
+// NumPy's cast to int64 needs.
+absl::Status CheckIntegral(const RandomVariable& op, const random::Distribution& dist, size_t k,
+                           const Tensor& t) {
+  const Tensor v = t.AsType(DType::kFloat64);
+  for (int64_t i = 0; i < v.size(); ++i) {
+    const double x = v.data<double>()[i];
+    if (!(std::fabs(x) < 0x1p63)) {
+      return absl::InvalidArgumentError(absl::StrCat(op.Name(), ": parameter ", dist.params[k],
+                                                     " must be an integer, got ", x,
+                                                     " at index ", i));
+    }
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -147,8 +164,10 @@ absl::StatusOr<ApplyPtr> RandomVariable::MakeNode(std::vector<VariablePtr> input
                                          " dims is needed"));
     }
   }
-  const bool integer_params = a.name == "integers" || a.name == "binomial";
-  for (size_t k = 0; integer_params && k < (a.name == "binomial" ? 1u : 2u); ++k) {
+  // integers' and randint's bounds must be integers (binomial's n may be a float, as NumPy
+  // truncates it).
+  const bool integer_bounds = a.name == "integers" || a.name == "randint";
+  for (size_t k = 0; integer_bounds && k < 2; ++k) {
     const TensorType* p = inputs[kFirstParam + k]->tensor_type();
     if (!IsInteger(p->dtype())) {
       return Invalid(*this, absl::StrCat("input ", kFirstParam + k, " has type ", p->ToString(),
@@ -170,7 +189,8 @@ absl::StatusOr<ApplyPtr> RandomVariable::MakeNode(std::vector<VariablePtr> input
   if (a.name != "permutation" && a.name != "choice") {
     ASSIGN_OR_RETURN(shape, BroadcastBatch(*this, inputs, a.ndims_params));
   }
-  if (size->shape()[0] != 0 || a.name == "choice") {  // the size's entries, where constant
+  // The size's entries, where constant (permutation has no size: Aesara ignores it).
+  if (a.name != "permutation" && (size->shape()[0] != 0 || a.name == "choice")) {
     shape.assign(size->shape()[0].value_or(0), std::nullopt);
     if (inputs[1]->is_constant()) {
       const Tensor t = static_cast<const Constant&>(*inputs[1]).data().AsType(DType::kInt64);
@@ -201,8 +221,10 @@ absl::StatusOr<std::vector<std::vector<VariablePtr>>> RandomVariable::InferShape
   std::vector<VariablePtr> dims;
   const StaticShape& out = node.outputs()[1]->tensor_type()->shape();
   const StaticDim n_size = size->tensor_type()->shape()[0];
-  if (!n_size) return absl::UnimplementedError(Name() + ": a size of unknown length");
-  if (*n_size > 0 || a.name == "choice") {
+  if (!n_size && a.name != "permutation") {
+    return absl::UnimplementedError(Name() + ": a size of unknown length");
+  }
+  if (a.name != "permutation" && (*n_size > 0 || a.name == "choice")) {
     for (int i = 0; i < *n_size; ++i) {
       dims.push_back(out[i] ? ConstDim(*out[i]) : subtensor(Var(size), {Index(i)}).ptr());
     }
@@ -219,7 +241,7 @@ absl::StatusOr<std::vector<std::vector<VariablePtr>>> RandomVariable::InferShape
     }
   }
   if (a.name != "choice" && a.ndim_supp > 0) {
-    const std::vector<VariablePtr>& x = in[kFirstParam];
+    const std::vector<VariablePtr>& x = in[kFirstParam + DistOf(a).supp_param];
     if (x.empty()) {
       dims.push_back(cast(Var(node.inputs()[kFirstParam]), DType::kInt64).ptr());  // n values
     } else {
@@ -300,7 +322,8 @@ absl::Status RandomVariable::Perform(const Apply& node, std::span<const Tensor> 
     Shape supp_out;
     for (size_t k = 0; k < params.size(); ++k) {
       const Tensor& t = in[kFirstParam + k];
-      const bool integer = IsInteger(t.dtype()) && (a.name == "integers" || a.name == "binomial");
+      const bool integer = dist.IsIntegerParam(k);
+      if (integer && !IsInteger(t.dtype())) RETURN_IF_ERROR(CheckIntegral(*this, dist, k, t));
       Shape supp(t.shape().end() - a.ndims_params[k], t.shape().end());
       Shape full = batch;
       full.insert(full.end(), supp.begin(), supp.end());
@@ -317,7 +340,7 @@ absl::Status RandomVariable::Perform(const Apply& node, std::span<const Tensor> 
         params[k].batch_strides.push_back(view->strides()[d] / std::max<int64_t>(supp_size, 1));
       }
       params[k].supp_shape = supp;
-      if (k == 0) supp_out = supp;
+      if (k == static_cast<size_t>(dist.supp_param)) supp_out = supp;
     }
     if (a.name == "multivariate_normal" &&
         params[1].supp_shape != Shape{supp_out[0], supp_out[0]}) {

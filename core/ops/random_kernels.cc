@@ -19,15 +19,53 @@
 namespace kiln::random {
 namespace {
 
+// Aesara 2.9.4's RandomVariable instances (aesara.tensor.random.basic): each op's name,
+// ndim_supp, ndims_params and dtype as its class declares them, and its parameters' names.
+// (random is uniform, negative_binomial is nbinom: Python's instances of the same ops.)
 const std::vector<Distribution>& Table() {
+  constexpr uint32_t kFirst = 1, kFirstTwo = 3, kAll3 = 7;
   static const std::vector<Distribution> table = {
-      {"uniform", 0, {0, 0}, "floatX"}, {"normal", 0, {0, 0}, "floatX"},
-      {"integers", 0, {0, 0}, "int64"}, {"binomial", 0, {0, 0}, "int64"},
-      {"bernoulli", 0, {0}, "int64"},   {"categorical", 0, {1}, "int64"},
-      {"poisson", 0, {0}, "int64"},     {"gamma", 0, {0, 0}, "floatX"},
-      {"beta", 0, {0, 0}, "floatX"},    {"exponential", 0, {0}, "floatX"},
-      {"dirichlet", 1, {1}, "floatX"},  {"multivariate_normal", 1, {1, 2}, "floatX"},
-      {"permutation", 1, {1}, "None"},  {"choice", 0, {1, 1, 0}, "None"},
+      {"uniform", 0, {0, 0}, "floatX", {"low", "high"}},
+      {"normal", 0, {0, 0}, "floatX", {"loc", "scale"}},
+      {"integers", 0, {0, 0}, "int64", {"low", "high"}, kFirstTwo},
+      {"binomial", 0, {0, 0}, "int64", {"n", "p"}, kFirst},
+      {"bernoulli", 0, {0}, "int64", {"p"}},
+      {"categorical", 0, {1}, "int64", {"p"}},
+      {"poisson", 0, {0}, "int64", {"lam"}},
+      {"gamma", 0, {0, 0}, "floatX", {"shape", "scale"}},
+      {"beta", 0, {0, 0}, "floatX", {"alpha", "beta"}},
+      {"exponential", 0, {0}, "floatX", {"scale"}},
+      {"dirichlet", 1, {1}, "floatX", {"alphas"}},
+      {"multivariate_normal", 1, {1, 2}, "floatX", {"mean", "cov"}},
+      {"permutation", 1, {1}, "None", {"x"}},
+      {"choice", 0, {1, 1, 0}, "None", {"a", "p", "replace"}},
+      {"beta_binomial", 0, {0, 0, 0}, "int64", {"n", "a", "b"}, kFirst},
+      {"cauchy", 0, {0, 0}, "floatX", {"loc", "scale"}},
+      {"chisquare", 0, {0}, "floatX", {"df"}},
+      {"f", 0, {0, 0}, "floatX", {"dfn", "dfd"}},
+      {"gengamma", 0, {0, 0, 0}, "floatX", {"alpha", "p", "lambd"}},
+      {"geometric", 0, {0}, "int64", {"p"}},
+      {"gumbel", 0, {0, 0}, "floatX", {"loc", "scale"}},
+      {"halfcauchy", 0, {0, 0}, "floatX", {"loc", "scale"}},
+      {"halfnormal", 0, {0, 0}, "floatX", {"loc", "scale"}},
+      {"hypergeometric", 0, {0, 0, 0}, "int64", {"ngood", "nbad", "nsample"}, kAll3},
+      {"invgamma", 0, {0, 0}, "floatX", {"shape", "scale"}},
+      {"laplace", 0, {0, 0}, "floatX", {"loc", "scale"}},
+      {"logistic", 0, {0, 0}, "floatX", {"loc", "scale"}},
+      {"lognormal", 0, {0, 0}, "floatX", {"mean", "sigma"}},
+      {"multinomial", 1, {0, 1}, "int64", {"n", "p"}, kFirst, 1},
+      {"nbinom", 0, {0, 0}, "int64", {"n", "p"}},
+      {"pareto", 0, {0, 0}, "floatX", {"b", "scale"}},
+      {"power", 0, {0}, "floatX", {"a"}},
+      {"randint", 0, {0, 0}, "int64", {"low", "high"}, kFirstTwo},
+      {"rayleigh", 0, {0}, "floatX", {"scale"}},
+      {"t", 0, {0, 0, 0}, "floatX", {"df", "loc", "scale"}},
+      {"triangular", 0, {0, 0, 0}, "floatX", {"left", "mode", "right"}},
+      {"truncexpon", 0, {0, 0, 0}, "floatX", {"b", "loc", "scale"}},
+      {"vonmises", 0, {0, 0}, "floatX", {"mu", "kappa"}},
+      {"wald", 0, {0, 0}, "floatX", {"mean", "scale"}},
+      {"weibull", 0, {0}, "floatX", {"shape"}},
+      {"zipf", 0, {0}, "int64", {"a"}},
   };
   return table;
 }
@@ -69,46 +107,93 @@ int64_t SuppSize(const Param& p) { return ShapeSize(p.supp_shape); }
 const double* F(const Param& p) { return p.values.data<double>(); }
 const int64_t* I(const Param& p) { return p.values.data<int64_t>(); }
 
-// An error unless pred holds for every value of parameter `which`.
-template <typename T, typename Pred>
-absl::Status CheckAll(const Param& p, absl::string_view dist, absl::string_view which,
-                      absl::string_view rule, Pred pred) {
-  const T* v = p.values.data<T>();
-  for (int64_t i = 0, n = p.values.size(); i < n; ++i) {
-    if (!pred(v[i])) {
-      return absl::InvalidArgumentError(absl::StrCat(dist, "_rv: parameter ", which, " must be ",
-                                                     rule, ", got ", v[i], " at index ", i));
+// An error unless pred holds for every value of parameter k (float64 or int64 values).
+absl::Status CheckAll(const Distribution& dist, std::span<const Param> p, size_t k,
+                      absl::string_view rule, bool (*pred)(double)) {
+  const Tensor& t = p[k].values;
+  for (int64_t i = 0, n = t.size(); i < n; ++i) {
+    const bool integer = t.dtype() == DType::kInt64;
+    const double x = integer ? static_cast<double>(t.data<int64_t>()[i]) : t.data<double>()[i];
+    if (!pred(x)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          dist.name, "_rv: parameter ", dist.params[k], " must be ", rule, ", got ",
+          integer ? absl::StrCat(t.data<int64_t>()[i]) : absl::StrCat(x), " at index ", i));
     }
   }
   return absl::OkStatus();
 }
 
+bool NonNegative(double x) { return x >= 0; }
+bool Positive(double x) { return x > 0; }
+bool Probability(double x) { return x >= 0 && x <= 1; }
+
+// What each parameter must be (NumPy's and SciPy's rules): {distribution, parameter, rule, test}.
+struct Rule {
+  const char* dist;
+  size_t param;
+  const char* text;
+  bool (*pred)(double);
+};
+constexpr Rule kRules[] = {
+    {"normal", 1, ">= 0", NonNegative},
+    {"exponential", 0, ">= 0", NonNegative},
+    {"bernoulli", 0, "in [0, 1]", Probability},
+    {"poisson", 0, "in [0, 1e10]", [](double x) { return x >= 0 && x <= 1e10; }},
+    {"gamma", 0, ">= 0", NonNegative},
+    {"gamma", 1, ">= 0", NonNegative},
+    {"beta", 0, "> 0", Positive},
+    {"beta", 1, "> 0", Positive},
+    {"binomial", 0, ">= 0", NonNegative},
+    {"binomial", 1, "in [0, 1]", Probability},
+    {"dirichlet", 0, "> 0", Positive},
+    {"categorical", 0, "in [0, 1]", Probability},
+    {"beta_binomial", 0, ">= 0", NonNegative},
+    {"beta_binomial", 1, "> 0", Positive},
+    {"beta_binomial", 2, "> 0", Positive},
+    {"cauchy", 1, ">= 0", NonNegative},
+    {"chisquare", 0, "> 0", Positive},
+    {"f", 0, "> 0", Positive},
+    {"f", 1, "> 0", Positive},
+    {"gengamma", 0, "> 0", Positive},
+    {"gengamma", 1, "> 0", Positive},
+    {"gengamma", 2, "> 0", Positive},
+    {"geometric", 0, "in (0, 1]", [](double x) { return x > 0 && x <= 1; }},
+    {"gumbel", 1, ">= 0", NonNegative},
+    {"halfcauchy", 1, ">= 0", NonNegative},
+    {"halfnormal", 1, ">= 0", NonNegative},
+    {"hypergeometric", 0, ">= 0", NonNegative},
+    {"hypergeometric", 1, ">= 0", NonNegative},
+    {"hypergeometric", 2, ">= 0", NonNegative},
+    {"invgamma", 0, "> 0", Positive},
+    {"invgamma", 1, "> 0", Positive},
+    {"laplace", 1, ">= 0", NonNegative},
+    {"logistic", 1, ">= 0", NonNegative},
+    {"lognormal", 1, ">= 0", NonNegative},
+    {"multinomial", 0, ">= 0", NonNegative},
+    {"multinomial", 1, "in [0, 1]", Probability},
+    {"nbinom", 0, "> 0", Positive},
+    {"nbinom", 1, "in (0, 1]", [](double x) { return x > 0 && x <= 1; }},
+    {"pareto", 0, "> 0", Positive},
+    {"pareto", 1, "> 0", Positive},
+    {"power", 0, "> 0", Positive},
+    {"rayleigh", 0, ">= 0", NonNegative},
+    {"t", 0, "> 0", Positive},
+    {"t", 2, ">= 0", NonNegative},
+    {"truncexpon", 0, "> 0", Positive},
+    {"truncexpon", 2, "> 0", Positive},
+    {"vonmises", 1, ">= 0", NonNegative},
+    {"wald", 0, "> 0", Positive},
+    {"wald", 1, "> 0", Positive},
+    {"weibull", 0, ">= 0", NonNegative},
+    {"zipf", 0, "> 1", [](double x) { return x > 1; }},
+};
+
 absl::Status CheckParams(const Distribution& dist, std::span<const Param> p) {
-  const std::string name = dist.name;
-  auto non_negative = [](double x) { return x >= 0; };
-  auto positive = [](double x) { return x > 0; };
-  auto probability = [](double x) { return x >= 0 && x <= 1; };
-  if (name == "normal") return CheckAll<double>(p[1], name, "scale", ">= 0", non_negative);
-  if (name == "exponential") return CheckAll<double>(p[0], name, "scale", ">= 0", non_negative);
-  if (name == "bernoulli") return CheckAll<double>(p[0], name, "p", "in [0, 1]", probability);
-  if (name == "poisson") {
-    return CheckAll<double>(p[0], name, "lam", "in [0, 1e10]",
-                            [](double x) { return x >= 0 && x <= 1e10; });
+  for (const Rule& r : kRules) {
+    if (absl::string_view(r.dist) == dist.name) {
+      RETURN_IF_ERROR(CheckAll(dist, p, r.param, r.text, r.pred));
+    }
   }
-  if (name == "gamma") {
-    RETURN_IF_ERROR(CheckAll<double>(p[0], name, "shape", ">= 0", non_negative));
-    return CheckAll<double>(p[1], name, "scale", ">= 0", non_negative);
-  }
-  if (name == "beta") {
-    RETURN_IF_ERROR(CheckAll<double>(p[0], name, "alpha", "> 0", positive));
-    return CheckAll<double>(p[1], name, "beta", "> 0", positive);
-  }
-  if (name == "binomial") {
-    RETURN_IF_ERROR(CheckAll<int64_t>(p[0], name, "n", ">= 0", [](int64_t x) { return x >= 0; }));
-    return CheckAll<double>(p[1], name, "p", "in [0, 1]", probability);
-  }
-  if (name == "dirichlet") return CheckAll<double>(p[0], name, "alphas", "> 0", positive);
-  if (name == "categorical") return CheckAll<double>(p[0], name, "p", "in [0, 1]", probability);
   return absl::OkStatus();
 }
 
@@ -228,62 +313,173 @@ absl::Status Sample(const Distribution& dist, uint64_t key, uint64_t counter, co
     Pairs(name == "normal", key, counter, batch, p, out.data<double>(), n);
     return absl::OkStatus();
   }
+  // Parameter k at the walker's element, as a double or as an int64.
   auto f = [&](size_t k, const BatchWalker& w) { return F(p[k])[w.offset(k)]; };
+  auto i = [&](size_t k, const BatchWalker& w) { return I(p[k])[w.offset(k)]; };
+  // A float (real) or an integer distribution, one draw per element.
+  auto real = [&](auto draw) { PerElement(key, counter, batch, p, out.data<double>(), n, draw); };
+  auto count = [&](auto draw) { PerElement(key, counter, batch, p, out.data<int64_t>(), n, draw); };
+  // Parameters that must hold together (low < high...) broadcast, so are checked per element.
+  std::atomic<bool> bad = false;
+  using S = philox::Stream;
+  using W = BatchWalker;
   if (name == "exponential") {
-    PerElement(key, counter, batch, p, out.data<double>(), n,
-               [&](philox::Stream& s, auto& w) { return -std::log(s.OpenUniform()) * f(0, w); });
+    real([&](S& s, const W& w) { return StandardExponential(s) * f(0, w); });
   } else if (name == "gamma") {
-    PerElement(key, counter, batch, p, out.data<double>(), n,
-               [&](philox::Stream& s, auto& w) { return StandardGamma(s, f(0, w)) * f(1, w); });
+    real([&](S& s, const W& w) { return StandardGamma(s, f(0, w)) * f(1, w); });
   } else if (name == "beta") {
-    PerElement(key, counter, batch, p, out.data<double>(), n,
-               [&](philox::Stream& s, auto& w) { return Beta(s, f(0, w), f(1, w)); });
+    real([&](S& s, const W& w) { return Beta(s, f(0, w), f(1, w)); });
   } else if (name == "poisson") {
-    PerElement(key, counter, batch, p, out.data<int64_t>(), n,
-               [&](philox::Stream& s, auto& w) { return Poisson(s, f(0, w)); });
+    count([&](S& s, const W& w) { return Poisson(s, f(0, w)); });
   } else if (name == "bernoulli") {
-    PerElement(key, counter, batch, p, out.data<int64_t>(), n,
-               [&](philox::Stream& s, auto& w) { return int64_t{s.Uniform() < f(0, w)}; });
+    count([&](S& s, const W& w) { return int64_t{s.Uniform() < f(0, w)}; });
   } else if (name == "binomial") {
-    PerElement(key, counter, batch, p, out.data<int64_t>(), n, [&](philox::Stream& s, auto& w) {
-      return Binomial(s, I(p[0])[w.offset(0)], f(1, w));
-    });
-  } else if (name == "integers") {
-    std::atomic<bool> empty_range = false;  // low and high broadcast, so checked per element
-    PerElement(key, counter, batch, p, out.data<int64_t>(), n, [&](philox::Stream& s, auto& w) {
-      const int64_t low = I(p[0])[w.offset(0)], high = I(p[1])[w.offset(1)];
+    count([&](S& s, const W& w) { return Binomial(s, i(0, w), f(1, w)); });
+  } else if (name == "integers" || name == "randint") {
+    count([&](S& s, const W& w) {
+      const int64_t low = i(0, w), high = i(1, w);
       if (low >= high) {
-        empty_range = true;
+        bad = true;
         return low;
       }
       return Integer(s, low, high);
     });
-    if (empty_range) return absl::InvalidArgumentError("integers_rv: low >= high");
+    if (bad) return absl::InvalidArgumentError(absl::StrCat(name, "_rv: low >= high"));
   } else if (name == "categorical") {
     const int64_t k = SuppSize(p[0]);
-    PerElement(key, counter, batch, p, out.data<int64_t>(), n, [&](philox::Stream& s, auto& w) {
+    count([&](S& s, const W& w) {
       const double* probs = F(p[0]) + w.offset(0) * k;
       double u = s.Uniform() * std::accumulate(probs, probs + k, 0.0);
       int64_t j = 0;
       while (j + 1 < k && (u -= probs[j]) >= 0) ++j;
       return j;
     });
+  } else if (name == "beta_binomial") {
+    count([&](S& s, const W& w) { return Binomial(s, i(0, w), Beta(s, f(1, w), f(2, w))); });
+  } else if (name == "cauchy") {
+    real([&](S& s, const W& w) { return f(0, w) + f(1, w) * StandardCauchy(s); });
+  } else if (name == "halfcauchy") {
+    real([&](S& s, const W& w) { return f(0, w) + f(1, w) * std::fabs(StandardCauchy(s)); });
+  } else if (name == "halfnormal") {
+    real([&](S& s, const W& w) { return f(0, w) + f(1, w) * std::fabs(s.Normal()); });
+  } else if (name == "lognormal") {
+    real([&](S& s, const W& w) { return std::exp(f(0, w) + f(1, w) * s.Normal()); });
+  } else if (name == "chisquare") {
+    real([&](S& s, const W& w) { return ChiSquare(s, f(0, w)); });
+  } else if (name == "f") {
+    real([&](S& s, const W& w) {
+      return ChiSquare(s, f(0, w)) / f(0, w) / (ChiSquare(s, f(1, w)) / f(1, w));
+    });
+  } else if (name == "t") {  // loc + scale * N / sqrt(chi2(df) / df)
+    real([&](S& s, const W& w) {
+      const double z = s.Normal();
+      return f(1, w) + f(2, w) * z / std::sqrt(ChiSquare(s, f(0, w)) / f(0, w));
+    });
+  } else if (name == "gengamma") {  // lambd * Gamma(alpha / p)^(1 / p)
+    real([&](S& s, const W& w) {
+      return f(2, w) * std::pow(StandardGamma(s, f(0, w) / f(1, w)), 1 / f(1, w));
+    });
+  } else if (name == "invgamma") {
+    real([&](S& s, const W& w) { return f(1, w) / StandardGamma(s, f(0, w)); });
+  } else if (name == "gumbel") {
+    real([&](S& s, const W& w) { return f(0, w) - f(1, w) * std::log(PositiveExponential(s)); });
+  } else if (name == "laplace") {
+    real([&](S& s, const W& w) {
+      const double e = StandardExponential(s);
+      return f(0, w) + f(1, w) * (s.Next() & 1 ? e : -e);
+    });
+  } else if (name == "logistic") {  // log(u / (1 - u)) = log(expm1(E)) for E = -log(1 - u)
+    real([&](S& s, const W& w) {
+      return f(0, w) + f(1, w) * std::log(std::expm1(PositiveExponential(s)));
+    });
+  } else if (name == "pareto") {  // SciPy's: scale * U^(-1 / b), on [scale, inf)
+    real([&](S& s, const W& w) { return f(1, w) * std::exp(StandardExponential(s) / f(0, w)); });
+  } else if (name == "power") {  // (1 - exp(-E))^(1 / a), on [0, 1]
+    real([&](S& s, const W& w) {
+      return std::pow(-std::expm1(-StandardExponential(s)), 1 / f(0, w));
+    });
+  } else if (name == "rayleigh") {
+    real([&](S& s, const W& w) { return f(0, w) * std::sqrt(2 * StandardExponential(s)); });
+  } else if (name == "weibull") {
+    real([&](S& s, const W& w) {
+      return f(0, w) == 0 ? 0.0 : std::pow(StandardExponential(s), 1 / f(0, w));
+    });
+  } else if (name == "truncexpon") {  // SciPy's: loc + scale * X, X on [0, b] by inversion
+    real([&](S& s, const W& w) {
+      return f(1, w) + f(2, w) * -std::log1p(s.Uniform() * std::expm1(-f(0, w)));
+    });
+  } else if (name == "triangular") {
+    real([&](S& s, const W& w) {
+      const double left = f(0, w), mode = f(1, w), right = f(2, w);
+      if (!(left <= mode && mode <= right && left < right)) {
+        bad = true;
+        return 0.0;
+      }
+      return Triangular(s, left, mode, right);
+    });
+    if (bad) {
+      return absl::InvalidArgumentError(
+          "triangular_rv: parameters must be left <= mode <= right and left < right");
+    }
+  } else if (name == "vonmises") {
+    real([&](S& s, const W& w) { return VonMises(s, f(0, w), f(1, w)); });
+  } else if (name == "wald") {
+    real([&](S& s, const W& w) { return Wald(s, f(0, w), f(1, w)); });
+  } else if (name == "geometric") {
+    count([&](S& s, const W& w) { return Geometric(s, f(0, w)); });
+  } else if (name == "nbinom") {
+    count([&](S& s, const W& w) { return NegativeBinomial(s, f(0, w), f(1, w)); });
+  } else if (name == "zipf") {
+    count([&](S& s, const W& w) { return Zipf(s, f(0, w)); });
+  } else if (name == "hypergeometric") {
+    count([&](S& s, const W& w) {
+      const int64_t good = i(0, w), bad_ = i(1, w), sample = i(2, w);
+      if (sample > good + bad_ || good + bad_ >= 1000000000) {
+        bad = true;
+        return int64_t{0};
+      }
+      return Hypergeometric(s, good, bad_, sample);
+    });
+    if (bad) {
+      return absl::InvalidArgumentError(
+          "hypergeometric_rv: parameters must be nsample <= ngood + nbad < 1e9");
+    }
   } else if (name == "dirichlet") {
     const int64_t k = SuppSize(p[0]);
     PerVector(key, counter, batch, p, out.data<double>(), n, k,
-              [&](philox::Stream& s, auto& w, double* o) {
+              [&](S& s, const W& w, double* o) {
                 double total = 0;
                 for (int64_t j = 0; j < k; ++j)
                   total += o[j] = StandardGamma(s, F(p[0])[w.offset(0) * k + j]);
                 for (int64_t j = 0; j < k; ++j) o[j] /= total;
               });
+  } else if (name == "multinomial") {  // a binomial per category of the draws left
+    const int64_t k = SuppSize(p[1]);
+    PerVector(key, counter, batch, p, out.data<int64_t>(), n, k,
+              [&](S& s, const W& w, int64_t* o) {
+                const double* probs = F(p[1]) + w.offset(1) * k;
+                int64_t left = i(0, w);
+                double mass = 1;
+                for (int64_t j = 0; j + 1 < k; ++j) {
+                  if (probs[j] > mass + 1e-12) bad = true;
+                  o[j] = left > 0 && mass > 0
+                             ? Binomial(s, left, std::clamp(probs[j] / mass, 0.0, 1.0))
+                             : 0;
+                  left -= o[j];
+                  mass -= probs[j];
+                }
+                if (k > 0) o[k - 1] = left;
+              });
+    if (bad) {
+      return absl::InvalidArgumentError("multinomial_rv: sum(p[:-1]) must be <= 1");
+    }
   } else if (name == "multivariate_normal") {
     const int64_t k = SuppSize(p[0]);
     const bool one_cov = std::all_of(p[1].batch_strides.begin(), p[1].batch_strides.end(),
                                      [](int64_t s) { return s == 0; });
     const Eigen::MatrixXd shared = one_cov ? CovFactor(F(p[1]), k) : Eigen::MatrixXd();
     PerVector(key, counter, batch, p, out.data<double>(), n, k,
-              [&](philox::Stream& s, auto& w, double* o) {
+              [&](S& s, const W& w, double* o) {
                 const Eigen::MatrixXd a =
                     one_cov ? shared : CovFactor(F(p[1]) + w.offset(1) * k * k, k);
                 Eigen::VectorXd z(k);

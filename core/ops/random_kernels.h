@@ -21,6 +21,10 @@ struct Distribution {
   int ndim_supp;                  // dims of one draw (1 for dirichlet)
   std::vector<int> ndims_params;  // dims of one draw's value of each parameter
   const char* dtype;              // "floatX", "int64" or "None" (the first parameter's dtype)
+  std::vector<const char*> params;  // Aesara's parameter names, for errors: {"loc", "scale"}
+  uint32_t integer_params = 0;  // bit k: parameter k is sampled as int64 (binomial's n)
+  int supp_param = 0;           // the parameter whose last dims give a draw's (multinomial: p)
+  bool IsIntegerParam(size_t k) const { return (integer_params >> k) & 1; }
 };
 
 // The distribution named `name`, or nullptr.
@@ -31,7 +35,7 @@ std::span<const Distribution> Distributions();
 // One parameter of a call, broadcast to the batch: its float64 values (contiguous) and, per
 // batch dim, its stride in one-draw units (0 where it is broadcast).
 struct Param {
-  Tensor values;  // float64; int64 for the integer parameters of integers and binomial
+  Tensor values;  // float64; int64 for the distribution's integer parameters (IsIntegerParam)
   std::vector<int64_t> batch_strides;
   Shape supp_shape;  // its last ndims_params dims
 };

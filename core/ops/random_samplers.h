@@ -1,6 +1,8 @@
 // One draw of each scalar distribution from a Philox stream (the algorithms NumPy's Generator
 // uses where they are short: Marsaglia-Tsang gamma, PTRS Poisson, inversion and Devroye's
-// beta splitting for binomials, Lemire's bounded integers). Internal to random_kernels.cc.
+// beta splitting for binomials, Lemire's bounded integers, Best-Fisher von Mises, Devroye's
+// Zipf, Michael-Schucany-Haas Wald; inversion from the mode for hypergeometrics). The others are
+// transforms of these, in random_kernels.cc, which alone includes this file.
 #ifndef KILN_CORE_OPS_RANDOM_SAMPLERS_H_
 #define KILN_CORE_OPS_RANDOM_SAMPLERS_H_
 
@@ -110,6 +112,123 @@ inline int64_t Integer(philox::Stream& s, int64_t low, int64_t high) {
     }
   }
   return static_cast<int64_t>(static_cast<uint64_t>(low) + static_cast<uint64_t>(m >> 64));
+}
+
+
+// Exponential(1): -log of a uniform on (0, 1].
+inline double StandardExponential(philox::Stream& s) { return -std::log(s.OpenUniform()); }
+
+// An exponential that is never 0 (for the logs of gumbel and logistic).
+inline double PositiveExponential(philox::Stream& s) {
+  for (;;) {
+    const double e = StandardExponential(s);
+    if (e > 0) return e;
+  }
+}
+
+// Chi-square(df) = 2 Gamma(df / 2).
+inline double ChiSquare(philox::Stream& s, double df) { return 2 * StandardGamma(s, df / 2); }
+
+// Standard Cauchy: the tangent of a uniform angle in (-pi/2, pi/2).
+inline double StandardCauchy(philox::Stream& s) { return std::tan(M_PI * (s.OpenUniform() - 0.5)); }
+
+// Geometric(p) on {1, 2, ...}: the ceiling of an exponential over -log(1 - p).
+inline int64_t Geometric(philox::Stream& s, double p) {
+  if (p >= 1) return 1;
+  const double x = std::ceil(StandardExponential(s) / -std::log1p(-p));
+  return x < 1 ? 1 : (x >= 0x1p63 ? INT64_MAX : static_cast<int64_t>(x));
+}
+
+// Hypergeometric(ngood, nbad, nsample): inversion outward from the mode, O(standard deviation)
+// steps, the mode's probability from lgamma and its neighbours' by the pmf's ratio.
+inline int64_t Hypergeometric(philox::Stream& s, int64_t good, int64_t bad, int64_t sample) {
+  const int64_t lo = std::max<int64_t>(0, sample - bad), hi = std::min(sample, good);
+  if (lo == hi) return lo;
+  const double g = good, b = bad, n = sample, total = g + b;
+  auto log_choose = [](double a, double k) {
+    return std::lgamma(a + 1) - std::lgamma(k + 1) - std::lgamma(a - k + 1);
+  };
+  const int64_t mode = std::clamp<int64_t>(
+      static_cast<int64_t>(std::floor((n + 1) * (g + 1) / (total + 2))), lo, hi);
+  const double pmode =
+      std::exp(log_choose(g, mode) + log_choose(b, n - mode) - log_choose(total, n));
+  // p(k + 1) / p(k) and p(k - 1) / p(k).
+  auto up = [&](double k) { return (g - k) * (n - k) / ((k + 1) * (b - n + k + 1)); };
+  auto down = [&](double k) { return k * (b - n + k) / ((g - k + 1) * (n - k + 1)); };
+  for (;;) {
+    double u = s.Uniform() - pmode;
+    if (u < 0) return mode;
+    int64_t below = mode, above = mode;
+    double pbelow = pmode, pabove = pmode;
+    while (below > lo || above < hi) {
+      if (above < hi) {
+        pabove *= up(static_cast<double>(above++));
+        if ((u -= pabove) < 0) return above;
+      }
+      if (below > lo) {
+        pbelow *= down(static_cast<double>(below--));
+        if ((u -= pbelow) < 0) return below;
+      }
+    }
+    // Rounding left a sliver of mass unassigned: draw again.
+  }
+}
+
+// Von Mises(mu, kappa) on [-pi, pi] (Best and Fisher 1979; a wrapped normal for huge kappa).
+inline double VonMises(philox::Stream& s, double mu, double kappa) {
+  auto wrap = [](double x) { return std::remainder(x, 2 * M_PI); };
+  if (kappa < 1e-8) return M_PI * (2 * s.Uniform() - 1);
+  if (kappa > 1e6) return wrap(mu + s.Normal() / std::sqrt(kappa));
+  double r;
+  if (kappa < 1e-5) {
+    r = 1 / kappa + kappa;
+  } else {
+    const double t = 1 + std::sqrt(1 + 4 * kappa * kappa), rho = (t - std::sqrt(2 * t)) / (2 * kappa);
+    r = (1 + rho * rho) / (2 * rho);
+  }
+  double w;
+  for (;;) {
+    const double z = std::cos(M_PI * s.Uniform());
+    w = (1 + r * z) / (r + z);
+    const double y = kappa * (r - w), v = s.OpenUniform();
+    if (y * (2 - y) - v >= 0 || std::log(y / v) + 1 - y >= 0) break;
+  }
+  const double angle = s.Uniform() < 0.5 ? -std::acos(std::clamp(w, -1.0, 1.0))
+                                         : std::acos(std::clamp(w, -1.0, 1.0));
+  return wrap(angle + mu);
+}
+
+// Wald (inverse Gaussian) with mean m and scale (shape) l (Michael, Schucany and Haas 1976).
+inline double Wald(philox::Stream& s, double m, double l) {
+  const double n = s.Normal(), y = m * n * n;
+  const double x = m + m / (2 * l) * (y - std::sqrt(4 * l * y + y * y));
+  return s.Uniform() <= m / (m + x) ? x : m * m / x;
+}
+
+// Zipf(a), a > 1, on {1, 2, ...} (Devroye 1986, the rejection NumPy uses).
+inline int64_t Zipf(philox::Stream& s, double a) {
+  const double am1 = a - 1, b = std::pow(2.0, am1);
+  for (;;) {
+    const double u = s.OpenUniform(), v = s.Uniform();
+    const double x = std::floor(std::pow(u, -1 / am1));
+    if (!(x >= 1) || x >= 0x1p63) continue;
+    const double t = std::pow(1 + 1 / x, am1);
+    if (v * x * (t - 1) / (b - 1) <= t / b) return static_cast<int64_t>(x);
+  }
+}
+
+// Triangular(left, mode, right), left < right, by inversion.
+inline double Triangular(philox::Stream& s, double left, double mode, double right) {
+  const double base = right - left, left_base = mode - left, right_base = right - mode;
+  const double u = s.Uniform();
+  return u <= left_base / base ? left + std::sqrt(u * left_base * base)
+                               : right - std::sqrt((1 - u) * right_base * base);
+}
+
+// Negative binomial(n, p): failures before the n-th success, a Poisson of a Gamma.
+inline int64_t NegativeBinomial(philox::Stream& s, double n, double p) {
+  if (p >= 1) return 0;
+  return Poisson(s, std::min(StandardGamma(s, n) * (1 - p) / p, 1e18));  // int64 counts
 }
 
 }  // namespace kiln::random

@@ -4,7 +4,6 @@ import copy
 
 import numpy as np
 
-from kiln import _core
 from kiln.tensor.sharedvar import SharedVariable
 
 _MASK = (1 << 64) - 1
@@ -34,14 +33,33 @@ class RandomGeneratorSharedVariable(SharedVariable):
 
     def __init__(self, state, name=None):
         super().__init__(np.asarray(state, dtype=np.uint64), name=name, shape=(2,))
-        if name is None:  # dprint labels an unnamed variable with this text, as Aesara
-            self._core = _core.tensor("uint64", [2], str(self))
+
+    def _twin_name(self):
+        """dprint labels an unnamed generator with its str, as Aesara."""
+        return self.name or str(self)
 
     def __str__(self):
         return self.name or "RandomGeneratorSharedVariable(<Generator(Philox) at 0x%X>)" % id(self)
 
 
+class RandomStateSharedVariable(RandomGeneratorSharedVariable):
+    """Aesara's RandomStateSharedVariable (a NumPy RandomState's): the same Philox state in core,
+    flagged so that randint takes it and integers refuses it, as Aesara's types do."""
+
+    is_random_state = True
+
+    def __str__(self):
+        return self.name or "RandomStateSharedVariable(<RandomState(MT19937) at 0x%X>)" % id(self)
+
+
+RandomGeneratorSharedVariable.is_random_state = False
+
+
 def shared_generator(value, name=None):
-    """aesara.shared(numpy Generator): a state seeded from a copy of it (it is not advanced)."""
+    """aesara.shared(numpy Generator or RandomState): a state seeded from a copy of it (it is not
+    advanced); a RandomState's becomes a RandomStateSharedVariable."""
+    if isinstance(value, np.random.RandomState):
+        seed = int(copy.deepcopy(value).randint(0, 1 << 63, dtype=np.int64))
+        return RandomStateSharedVariable(state_for(seed), name=name)
     seed = int(copy.deepcopy(value).integers(0, 1 << 63))
     return RandomGeneratorSharedVariable(state_for(seed), name=name)
