@@ -60,3 +60,50 @@ def test_an_unpickled_function_finds_itself_in_the_servers_cache_from_another_pr
         assert source == "memory"
         assert (first, second, s) == (4.0, 7.5, 3.5)  # each child has its own session
 
+
+
+class Model:
+    """A user's model: inputs, shared weights, an output expression, its gradient and a
+    compiled function, pickled together (identities kept within one pickle)."""
+
+    def __init__(self):
+        self.x = kt.dmatrix("x")
+        self.W = kiln.shared(np.linspace(-1.0, 1.0, 6).reshape(3, 2), name="W")
+        self.b = kiln.shared(np.zeros(2), name="b")
+        self.y = kt.nnet.sigmoid(kt.dot(self.x, self.W) + self.b)
+        self.y.name = "y"
+        self.cost = (self.y ** 2).mean()
+        self.gW = kiln.grad(self.cost, self.W)
+        self.predict = kiln.function([self.x], self.y)
+
+
+X = np.arange(6.0).reshape(2, 3) / 6.0
+
+
+def _check_unpickled_model(blob):
+    """Unpickles a Model (here or in a fresh process) and reports what it computes and prints."""
+    m = pickle.loads(blob)
+    assert m.predict._shared[0] is m.W  # one object for the function and the graph
+    assert m.gW.owner is not None and m.W in kiln.graph.graph_inputs([m.gW])
+    x_of_graph = [v for v in kiln.graph.graph_inputs([m.cost]) if v.name == "x"]
+    assert x_of_graph == [m.x]
+    f = kiln.function([m.x], [m.y, m.cost, m.gW])
+    return ([a.tolist() for a in f(X)], m.predict(X).tolist(),
+            kiln.dprint([m.y, m.cost, m.gW], file="str"))
+
+
+def test_a_model_of_graphs_shared_variables_and_a_function_round_trips(server):
+    m = Model()
+    want = kiln.function([m.x], [m.y, m.cost, m.gW])(X)
+    want = [a.tolist() for a in want]
+    text = kiln.dprint([m.y, m.cost, m.gW], file="str")
+    blob = pickle.dumps(m)
+    assert _check_unpickled_model(blob) == (want, m.predict(X).tolist(), text)
+    ctx = multiprocessing.get_context("spawn")
+    os.environ["KILN_SERVER"] = server  # the children's kiln.config.server
+    try:
+        with ctx.Pool(1) as pool:
+            (got,) = pool.map(_check_unpickled_model, [blob])
+    finally:
+        del os.environ["KILN_SERVER"]
+    assert got == (want, m.predict(X).tolist(), text)

@@ -33,3 +33,10 @@ def resident(value, server=None):
 __all__ = ["resident", "config", "tensor", "function", "shared", "grad", "In", "Out", "Function",
            "SharedVariable", "KilnError", "gradient", "printing", "dprint", "debugprint", "pp",
            "pprint", "scan", "map", "reduce", "foldl", "foldr", "OpFromGraph"]
+
+# Aesara's other top-level names, and its module tree (aesara.graph, aesara.scalar...).
+from kiln import graph, scalar  # noqa: E402,F401
+from kiln.gradient import Lop, Rop  # noqa: E402,F401
+from kiln.graph import Variable, clone_replace  # noqa: E402,F401
+from kiln.scan.basic import OrderedUpdates  # noqa: E402,F401
+from kiln.tensor.basic import get_scalar_constant_value  # noqa: E402,F401

@@ -39,5 +39,26 @@ class _Config:
         self.tls_cert = os.environ.get("KILN_TLS_CERT") or None
         self.tls_key = os.environ.get("KILN_TLS_KEY") or None
 
+    # Aesara's config.compute_test_value: test values are never computed ("off", Aesara 2.9's
+    # default); a variable's tag.test_value is only kept (and checked against its type).
+    @property
+    def compute_test_value(self):
+        return "off"
+
+    @compute_test_value.setter
+    def compute_test_value(self, value):
+        if value == "off":
+            return
+        if value in _TEST_VALUE_MODES:
+            raise NotImplementedError(
+                "Kiln does not support test values: config.compute_test_value can only be "
+                "'off' (Aesara's default), not %r; evaluate a graph with eval() or a compiled "
+                "function instead" % (value,))
+        raise ValueError("Invalid value (%r) for configuration variable 'compute_test_value'. "
+                         "Valid options are %s" % (value, _TEST_VALUE_MODES))
+
+
+# Aesara's values of compute_test_value ("off" is the only one Kiln takes).
+_TEST_VALUE_MODES = ("off", "ignore", "warn", "raise", "pdb")
 
 config = _Config()

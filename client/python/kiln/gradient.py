@@ -8,6 +8,7 @@ import numpy as np
 
 from kiln.errors import KilnError
 from kiln import ops
+from kiln.graph.utils import CoreError, register_core_error, typed_core_error
 from kiln.graph import (TensorType, _core, clone_replace, compile_function_or_raise,
                         core_variable)
 from kiln.tensor.basic import as_tensor_variable, fill, zeros_like
@@ -50,7 +51,7 @@ def _differentiate(wrt, cost=None, consider_constant=(), known_grads=(),
             [(core_variable(v), core_variable(g)) for v, g in known_grads],
             disconnected_inputs, return_disconnected, null_gradients, jacobian)
     except _core.CallError as e:
-        raise KilnError(*e.args) from None
+        raise typed_core_error(*e.args) from None
     for message in messages:
         warnings.warn(message)
     roots = ([cost] if cost is not None else []) + wrt + consider_constant
@@ -226,3 +227,28 @@ def grad_clip(x, lower_bound, upper_bound):
 def grad_scale(x, multiplier):
     """x, whose gradient is multiplied by `multiplier`."""
     return _gradient_op("grad_scale", x, multiplier)
+
+
+# --- Aesara's exceptions of aesara.gradient -----------------------------------------------------
+# Core raises them in this process (kiln._core.grad), its messages starting as Aesara's; they
+# are also KilnErrors with core's status code (INVALID_ARGUMENT).
+
+@register_core_error("DisconnectedInputError: ")
+class DisconnectedInputError(CoreError, ValueError):
+    """grad was asked for the gradient with respect to a variable the cost does not depend
+    on, with disconnected_inputs="raise" (the default)."""
+
+
+@register_core_error("`grad` encountered a NaN.")
+class NullTypeGradError(CoreError, TypeError):
+    """A gradient on the path is undefined (NullType), with null_gradients="raise"."""
+
+
+def grad_not_implemented(op, x_pos, x, comment=""):
+    """Aesara's marker for an op input with no gradient, used in Python ops' grad methods;
+    Kiln's gradients are core's rules: the ops of kiln.ops have theirs."""
+    raise NotImplementedError("grad_not_implemented: Kiln's gradients are core's rules "
+                              "(core/ops); a Python op's grad method does not run in Kiln")
+
+
+grad_undefined = grad_not_implemented

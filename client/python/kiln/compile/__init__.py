@@ -11,3 +11,10 @@ _graph.compile_function = function  # for Variable.eval and verify_grad, in the 
 
 __all__ = ["Function", "function", "In", "Out", "SharedVariable", "shared", "Mode", "FAST_RUN",
            "FAST_COMPILE", "DebugMode", "NanGuardMode", "get_mode", "OpFromGraph"]
+
+# Aesara's module tree under aesara.compile. Importing kiln.compile.function makes the
+# package's `function` that module for a moment: the import below binds it to the function
+# again, as aesara.compile.function is.
+from kiln.compile.function import UnusedInputError, function  # noqa: E402,F811
+from kiln.compile.io import SymbolicInput, SymbolicOutput  # noqa: E402,F401
+from kiln.compile.mode import get_default_mode, optdb  # noqa: E402,F401

@@ -5,6 +5,7 @@ from kiln import _core
 from kiln.compile.sharedvalue import SharedVariable
 from kiln import ops
 from kiln.graph import Variable, core_variable, graph_inputs
+from kiln.graph.utils import MissingInputError
 from kiln.tensor.basic import as_tensor_variable
 from kiln.tensor.variable import TensorConstant
 
@@ -36,7 +37,7 @@ class OpFromGraph(ops.OpFromGraph):
             if id(v) in listed or isinstance(v, TensorConstant):
                 continue
             if not isinstance(v, SharedVariable):
-                raise ValueError("MissingInputError: OpFromGraph is missing an input: %s" % v)
+                raise MissingInputError("OpFromGraph is missing an input: %s" % v, variable=v)
             listed.add(id(v))
             self.shared_inputs.append(v)
         self.is_inline, self.name = bool(inline), name

@@ -10,7 +10,8 @@ from kiln.compile.io import Container, In, Out, as_in
 from kiln.compile.mode import execute_of, mode_options
 from kiln.compile.sharedvalue import SharedVariable
 from kiln.errors import KilnError
-from kiln.graph import Variable, _core, clone_replace, graph_inputs
+from kiln.graph import Variable, _core, ancestors, clone_replace, graph_inputs
+from kiln.graph.utils import MissingInputError
 from kiln.tensor.basic import as_tensor_variable
 from kiln.tensor.variable import TensorConstant
 
@@ -229,6 +230,34 @@ class Function:
                       state.get("execute", "server"))
 
 
+class UnusedInputError(KilnError):
+    """Aesara's aesara.compile.function.types.UnusedInputError: an input of function() that
+    no output or update needs, with on_unused_input="raise" (the default). Also a KilnError
+    with the code the server answers (INVALID_ARGUMENT)."""
+
+    def __init__(self, message, code="INVALID_ARGUMENT", reason=None, metadata=None):
+        super().__init__(code, message, reason, metadata)
+
+    def __str__(self):
+        return self.message
+
+
+def check_inputs_used(inputs, outputs, updated):
+    """UnusedInputError for the first of the inputs that neither the outputs (update values
+    included) read nor an update writes, as the server checks it (core/compile/function.cc),
+    with Aesara's message; raised before anything is sent."""
+    used = {id(v) for v in ancestors(outputs)} | {id(v) for v in updated}
+    for k, v in enumerate(inputs):
+        if id(v) not in used:
+            raise UnusedInputError(
+                "function was asked to create a function computing outputs given certain "
+                "inputs, but the provided input variable at index %d is not part of the "
+                "computational graph needed to compute the outputs: %s.\nTo make this error "
+                "into a warning, you can pass the parameter on_unused_input='warn' to "
+                "aesara.function. To disable it completely, use on_unused_input='ignore'."
+                % (k, v))
+
+
 class ProfileStats:
     """Aesara's ProfileStats of one function, kept by the server: calls, time in calls and in
     thunks, compile time, peak memory and the ops by time, on the replica that runs it."""
@@ -326,10 +355,13 @@ def function(inputs, outputs=None, mode=None, updates=None, givens=None,
             seen.add(id(v))
             shared_vars.append(v)
         elif v.owner is None and not isinstance(v, TensorConstant) and id(v) not in seen:
-            raise ValueError("MissingInputError: Input %d (%s) of the graph (indices start from "
-                             "0), used to compute %s, was not provided and not given a value. "
-                             "Use the Aesara flag exception_verbosity='high', for more "
-                             "information on this error." % (k, v, outs[0] if outs else v))
+            raise MissingInputError(
+                "Input %d (%s) of the graph (indices start from 0), used to compute %s, was "
+                "not provided and not given a value. Use the Aesara flag "
+                "exception_verbosity='high', for more information on this error."
+                % (k, v, outs[0] if outs else v), variable=v)
+    if on_unused_input in (None, "raise"):
+        check_inputs_used(graph_ins, outs + [u for _, u in updates], [s for s, _ in updates])
     all_ins = graph_ins + shared_vars
     optimizer, check = mode_options(mode)
     execute = execute_of(mode)

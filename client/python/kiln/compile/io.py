@@ -53,3 +53,8 @@ class Container:
         """Stores value filtered to the variable's type (safe casts only)."""
         self.value = self.variable.type.filter(value, allow_downcast=False,
                                                name=str(self.variable))
+
+
+# Aesara's base classes of In and Out.
+SymbolicInput = In
+SymbolicOutput = Out

@@ -93,3 +93,36 @@ def execute_of(mode):
     if execute not in ("server", "local"):
         raise ValueError("kiln.config.execute %r: expected 'server' or 'local'" % (execute,))
     return execute
+
+
+# --- Aesara's other names at this path -----------------------------------------------------------
+# Kiln links every function the same way on the server and runs core's rewrite phases, so
+# Aesara's linkers and rewrite databases are stand-ins that say so when used.
+from kiln.graph.standin import LINKERS, REWRITES, unsupported, unsupported_class  # noqa: E402
+
+
+def get_default_mode():
+    """The mode of config.mode (FAST_RUN unless set)."""
+    return get_mode(getattr(config, "mode", None))
+
+
+# Aesara's rewrite queries of its modes, by name: which of core's phases run is the mode's
+# optimizer (these are informational).
+OPT_NONE = "NONE"
+OPT_FAST_RUN = "FAST_RUN"
+OPT_FAST_COMPILE = "FAST_COMPILE"
+OPT_MERGE = OPT_STABILIZE = OPT_O2 = OPT_O3 = OPT_FAST_RUN_STABLE = OPT_UNSAFE = OPT_FAST_RUN
+
+optdb = unsupported("optdb", REWRITES)
+register_optimizer = unsupported("register_optimizer", REWRITES)
+register_linker = unsupported("register_linker", LINKERS)
+register_mode = unsupported("register_mode", "Kiln's modes are Mode(optimizer=..., "
+                                             "execute=...), NanGuardMode and DebugMode")
+for _name in ("Linker", "PerformLinker", "CLinker", "OpWiseCLinker", "VMLinker", "JAXLinker",
+              "NumbaLinker"):
+    globals()[_name] = unsupported_class(_name, LINKERS)
+for _name in ("GraphRewriter", "RewriteDatabase", "RewriteDatabaseQuery", "EquilibriumDB",
+              "SequenceDB", "LocalGroupDB", "TopoDB", "MergeOptimizer", "AddDestroyHandler",
+              "AddFeatureOptimizer", "PrintCurrentFunctionGraph"):
+    globals()[_name] = unsupported_class(_name, REWRITES)
+del _name

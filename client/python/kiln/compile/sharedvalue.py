@@ -10,8 +10,8 @@ from kiln.tensor.sharedvar import SharedVariable, _restore_shared  # noqa: F401
 
 def shared(value, name=None, strict=False, allow_downcast=None, shape=None, **kwargs):
     """Aesara's shared(value, name): a variable of value's dtype and rank, every dim of unknown
-    size, whose value functions read and update (a NumPy Generator: a random generator's state,
-    seeded from it)."""
-    if isinstance(value, np.random.Generator):
+    size, whose value functions read and update (a NumPy Generator or RandomState: a random
+    generator's state, seeded from it)."""
+    if isinstance(value, (np.random.Generator, np.random.RandomState)):
         return shared_generator(value, name=name)
     return SharedVariable(value, name=name, strict=strict, shape=shape)

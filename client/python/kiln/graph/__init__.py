@@ -1,7 +1,17 @@
 """Aesara's graph model: Type, Variable, Constant, Apply and Op, built locally so that
 `y.owner.op`, `y.type` and `dprint(y)` look as in Aesara before anything is sent to the server.
 Every node is also made by core itself (kiln._core, the native module): its output types are
-core's, so Python and C++ share one set of type rules and one set of errors."""
+core's, so Python and C++ share one set of type rules and one set of errors.
+
+Variables and nodes pickle as Aesara's do (their core twins are dropped and remade lazily from
+the ops and the inputs' twins); pickling never recurses as deep as the graph: the first variable
+or node of a graph pickled carries its ancestors in topological order before itself."""
+import copy as _copy
+import copyreg
+import itertools
+import threading
+import weakref
+
 import numpy as np
 
 from kiln import _pb  # noqa: F401  (puts the generated stubs and kiln._core on kiln's path)
@@ -128,15 +138,82 @@ class TensorType:
         return data
 
 
+# The ancestors of the graphs being pickled by this thread, {id(node): node}: a variable or node
+# of one of them pickles without its ancestors, which come before it in the pickle. (Weak: a
+# pickle that fails midway leaves its graph's nodes here, but keeps none of them alive.)
+_pickling = threading.local()
+
+
+def _in_flight():
+    flight = getattr(_pickling, "nodes", None)
+    if flight is None:
+        flight = _pickling.nodes = weakref.WeakValueDictionary()
+    return flight
+
+
+class _Landed:
+    """The end of a pickled graph's ancestors: what pickles it takes them off the graphs being
+    pickled (it unpickles as None)."""
+
+    def __init__(self, nodes):
+        self.nodes = nodes
+
+    def __reduce__(self):
+        flight = _in_flight()
+        for node in self.nodes:
+            if flight.get(id(node)) is node:
+                del flight[id(node)]
+        self.nodes = ()
+        return (_nothing, ())
+
+
+def _nothing():
+    return None
+
+
+def _prelude(node):
+    """The nodes of node's graph (node last), inputs before what is computed from them, to be
+    pickled before it so that pickle never recurses along the graph; None when node's graph is
+    already being pickled."""
+    flight = _in_flight()
+    if node is None or flight.get(id(node)) is node:
+        return None
+    nodes = io_toposort(node.outputs)
+    for n in nodes:
+        flight[id(n)] = n
+    return nodes + [_Landed(nodes)]
+
+
+def _graph_output(prelude, owner, index):
+    """An unpickled computed variable: its owner's output (the owner came with the prelude)."""
+    return owner.outputs[index]
+
+
+def _graph_node(prelude, node):
+    """An unpickled node (it came with the prelude)."""
+    return node
+
+
 class Variable:
     """A value in a graph: its type, the Apply node computing it (None for inputs and
-    constants), its index among that node's outputs, and an optional name."""
+    constants), its index among that node's outputs, and an optional name. As Aesara's: a
+    `tag` (a scratchpad), an `auto_name` ("auto_<n>", in the order variables are made),
+    `clone()`, `eval()`, and pickling (a computed variable pickles with its graph)."""
+
+    __count__ = itertools.count(0)
 
     def __init__(self, type, owner=None, index=None, name=None):
         self.type = type
+        if owner is not None and not isinstance(owner, Apply):
+            raise TypeError("owner must be an Apply instance")
         self.owner = owner
+        if index is not None and not isinstance(index, int):
+            raise TypeError("index must be an int")
         self.index = index
+        if name is not None and not isinstance(name, str):
+            raise TypeError("name must be a string")
         self._name = name
+        self.auto_name = "auto_%d" % next(Variable.__count__)
 
     @property
     def name(self):
@@ -148,6 +225,27 @@ class Variable:
         twin = self.__dict__.get("_core")
         if twin is not None:
             twin.name = name or ""
+
+    @property
+    def tag(self):
+        """Aesara's tag: a scratchpad for anything, made when first read; its `test_value` is
+        checked against the type when set."""
+        tag = self.__dict__.get("_tag")
+        if tag is None:
+            filter = getattr(self.type, "filter", None)
+            tag = self._tag = (Scratchpad() if filter is None
+                               else ValidatingScratchpad("test_value", filter))
+        return tag
+
+    @tag.setter
+    def tag(self, tag):
+        self._tag = tag
+
+    def get_test_value(self):
+        """The tag's test value, or Aesara's TestValueError when it has none."""
+        if not hasattr(self.tag, "test_value"):
+            raise TestValueError("%s has no test value " % (self,))
+        return self.tag.test_value
 
     @classmethod
     def filter_into(cls, type, other, allow_convert=True):
@@ -165,6 +263,64 @@ class Variable:
 
     __repr__ = __str__
 
+    def clone(self, **kwargs):
+        """Aesara's clone: a new variable of the same type with no owner, named as this one
+        (or `name=`), with a copy of its tag."""
+        name = kwargs.pop("name", self.name)
+        cp = self.__class__(type=self.type, owner=None, index=None, name=name, **kwargs)
+        if "_tag" in self.__dict__:
+            cp.tag = _copy.copy(self.tag)
+        return cp
+
+    def eval(self, inputs_to_values=None):
+        """Aesara's eval: this variable's value given values of the inputs it depends on
+        ({variable: value}), compiled once per set of inputs and cached on the variable
+        (`_fn_cache`, keyed by the inputs)."""
+        function = compile_function_or_raise()
+        if inputs_to_values is None:
+            inputs_to_values = {}
+        cache = self.__dict__.get("_fn_cache")
+        if cache is None:
+            cache = self._fn_cache = {}
+        inputs = tuple(sorted(inputs_to_values.keys(), key=id))
+        if inputs not in cache:
+            cache[inputs] = function(list(inputs), self)
+        return cache[inputs](*[inputs_to_values[i] for i in inputs])
+
+    # (Earlier Kiln's name of the eval cache.)
+    _eval_functions = property(lambda self: self.__dict__.setdefault("_fn_cache", {}))
+
+    def get_parents(self):
+        return [self.owner] if self.owner is not None else []
+
+    def __copy__(self):
+        """copy.copy: another variable with the same type, owner, index, name, auto_name and
+        tag (shared), as Aesara's. A copy of an input is another input (with a twin of its
+        own); a copy of a computed variable is computed by the same node."""
+        cp = self.__class__.__new__(self.__class__)
+        cp.__dict__.update(self.__dict__)
+        cp.__dict__.pop("_core", None)
+        cp.__dict__.pop("_fn_cache", None)
+        return cp
+
+    def __getstate__(self):
+        """What pickle keeps: everything but the twin in core (remade when first needed) and
+        the functions eval compiled."""
+        d = self.__dict__.copy()
+        d.pop("_core", None)
+        d.pop("_fn_cache", None)
+        return d
+
+    def __reduce_ex__(self, protocol):
+        if self.__class__.__reduce__ is not object.__reduce__:
+            return self.__reduce__()  # a class's own (shared variables)
+        prelude = _prelude(self.owner)
+        if prelude is not None:
+            # The first variable of its graph pickled: the graph's nodes first (this variable
+            # among their outputs), then itself as its owner's output.
+            return (_graph_output, (prelude, self.owner, self.index))
+        return (copyreg.__newobj__, (self.__class__,), self.__getstate__())
+
 
 TensorType.variable_type = Variable
 
@@ -176,20 +332,68 @@ class Constant(Variable):
         super().__init__(type, name=name)
         self.data = data
 
+    def clone(self, **kwargs):
+        """Aesara's: a constant is its own clone."""
+        return self
+
+    def get_test_value(self):
+        return self.data
+
+    @property
+    def value(self):
+        return self.data
+
 
 def core_variable(v):
-    """v's twin in core: made once for an input or a constant; an output's comes with its node."""
-    twin = getattr(v, "_core", None)
+    """v's twin in core: made once for an input or a constant; an output's comes with its node,
+    and is remade with it (and with the nodes above it that lack theirs, as after unpickling)
+    when it has none."""
+    twin = v.__dict__.get("_core")
     if twin is None:
         if v.owner is not None:
-            raise AssertionError("%s was computed outside core" % (v,))
+            real = v.owner.outputs[v.index]
+            if real is not v:  # a copy.copy of the node's output: computed by the same node
+                return core_variable(real)
+            _remake_twins(v.owner)
+            return v._core
         if isinstance(v, Constant):
             twin = _core.constant(v.type.dtype, list(v.data.shape), v.data.tobytes(order="C"),
                                   v.name or "")
         else:
-            twin = _core.tensor(v.type.dtype, list(v.type.shape), v.name or "")
+            twin = _core.tensor(v.type.dtype, list(v.type.shape), v._twin_name())
         v._core = twin  # v.name keeps it named
     return twin
+
+
+Variable._twin_name = lambda self: self.name or ""  # an input's name in core (a hook)
+
+
+def _remake_twins(node):
+    """Makes again in core the twins of node's outputs and of the nodes above it whose outputs
+    have none (a graph unpickled): each node from its op and its inputs' twins, inputs first,
+    by a walk that does not recurse (graphs may be 100k nodes deep)."""
+    order, seen = [], {id(node)}
+    stack = [(node, False)]
+    while stack:
+        n, expanded = stack.pop()
+        if expanded:
+            order.append(n)
+            continue
+        stack.append((n, True))
+        for i in reversed(n.inputs):
+            o = i.owner
+            if o is not None and id(o) not in seen and "_core" not in i.__dict__ \
+                    and o.outputs[i.index] is i:
+                seen.add(id(o))
+                stack.append((o, False))
+    for n in order:
+        twin = _core.make_node(n.op.kind, dict(n.op.wire_attrs()),
+                               [core_variable(i) for i in n.inputs])
+        for out, out_twin in zip(n.outputs, twin.outputs):
+            if "_core" not in out.__dict__:
+                if out.name:
+                    out_twin.name = out.name
+                out._core = out_twin
 
 
 def apply_typed_by_core(op, inputs):
@@ -205,7 +409,7 @@ def apply_typed_by_core(op, inputs):
 
 
 class Apply:
-    """op applied to inputs, giving outputs."""
+    """op applied to inputs, giving outputs; a `tag` scratchpad as Aesara's."""
 
     def __init__(self, op, inputs, output_types):
         self.op = op
@@ -220,10 +424,36 @@ class Apply:
     def out(self):
         return self.outputs[0]
 
+    @property
+    def tag(self):
+        tag = self.__dict__.get("_tag")
+        if tag is None:
+            tag = self._tag = Scratchpad()
+        return tag
+
+    @tag.setter
+    def tag(self, tag):
+        self._tag = tag
+
+    def get_parents(self):
+        return list(self.inputs)
+
     def __str__(self):
         return "%s(%s)" % (self.op, ", ".join(map(str, self.inputs)))
 
     __repr__ = __str__
+
+    def __copy__(self):
+        """copy.copy: another node with the same op, inputs and outputs (lists shared)."""
+        cp = self.__class__.__new__(self.__class__)
+        cp.__dict__.update(self.__dict__)
+        return cp
+
+    def __reduce_ex__(self, protocol):
+        prelude = _prelude(self)
+        if prelude is not None:  # the first node of its graph pickled: the graph first
+            return (_graph_node, (prelude, self))
+        return (copyreg.__newobj__, (self.__class__,), self.__dict__.copy())
 
 
 class Op:
@@ -238,10 +468,10 @@ class Op:
         return tuple(getattr(self, p) for p in self.__props__)
 
     def __eq__(self, other):
-        return type(self) is type(other) and self._props() == other._props()
+        return self.__class__ is other.__class__ and self._props() == other._props()
 
     def __hash__(self):
-        return hash((type(self).__name__, self._props()))
+        return hash((self.__class__.__name__, self._props()))
 
     def core_op(self):
         """This op made by core (kiln._core): what checks its attributes and names it."""
@@ -317,3 +547,18 @@ def clone_replace(outputs, replace):
             new.name = old.name
             memo[id(old)] = new
     return [memo.get(id(o), o) for o in outputs]
+
+
+# Aesara's module tree under aesara.graph (graph.basic, graph.fg, graph.op, graph.type,
+# graph.utils, graph.rewriting) and the names aesara.graph exports from it.
+from kiln.graph import basic, fg, op, rewriting, type, utils  # noqa: E402,F401,A004
+from kiln.graph.basic import clone  # noqa: E402,F401
+from kiln.graph.fg import FunctionGraph  # noqa: E402,F401
+from kiln.graph.rewriting import (RewriteDatabaseQuery, graph_rewriter,  # noqa: E402,F401
+                                  node_rewriter, rewrite_graph)
+from kiln.graph.type import Type  # noqa: E402,F401
+
+
+# Aesara's tag classes and TestValueError, from kiln.graph.utils (imported last: it may import
+# this module).
+from kiln.graph.utils import Scratchpad, TestValueError, ValidatingScratchpad  # noqa: E402

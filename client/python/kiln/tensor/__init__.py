@@ -55,3 +55,24 @@ from kiln.gradient import grad  # noqa: E402,F401  (aesara.tensor.grad, as the t
 from kiln.tensor.special import logsumexp  # noqa: E402,F401
 
 from kiln.tensor import random  # noqa: E402 (aesara.tensor.random: RandomStream and the distributions)
+
+# Aesara's module tree under aesara.tensor, and the names aesara.tensor exports from it.
+from kiln.tensor import blas, elemwise, exceptions, nlinalg, slinalg, xlogx  # noqa: E402,F401
+# kiln.tensor.var, loaded now: loading it later would make kt.var that module, not the function
+# (rebound below).
+__import__("kiln.tensor.var")
+from kiln.graph import Constant, Op, Variable  # noqa: E402,F401
+from kiln.tensor.arrays import (diag, flatnonzero, horizontal_stack,  # noqa: E402,F401
+                                identity_like, nonzero_values, roll, tri, tril, triu,
+                                vertical_stack)
+from kiln.tensor.basic import (extract_constant, full_like,  # noqa: E402,F401
+                               get_scalar_constant_value, get_vector_length, moveaxis, second,
+                               swapaxes, tensor_copy)
+from kiln.tensor.blas import batched_dot  # noqa: E402,F401
+from kiln.tensor.extra_ops import diff, compress, ravel_multi_index  # noqa: E402,F401
+from kiln.tensor.math import (allclose, bitwise_and, bitwise_not, bitwise_or,  # noqa: E402,F401
+                              bitwise_xor, ceil_intdiv, conjugate, dense_dot, digamma, divmod,
+                              expit, iround, isclose, largest, log1pexp, logaddexp,
+                              max_and_argmax, ptp, smallest, square)
+from kiln.tensor.reduce import var  # noqa: E402,F401,F811  (kt.var: the function, as Aesara's)
+from kiln.gradient import consider_constant, hessian, jacobian  # noqa: E402,F401

@@ -223,3 +223,166 @@ def flatten(x, ndim=1):
     return Reshape(ndim)(x, MakeVector("int64")(*parts))
 
 
+
+
+# --- what is known before running: Aesara's get_scalar_constant_value, get_vector_length -----
+
+from kiln.graph import Constant  # noqa: E402
+from kiln.tensor.exceptions import NotScalarConstantError  # noqa: E402
+
+# Elemwise scalar ops get_scalar_constant_value folds, as NumPy computes them.
+_FOLD = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "true_divide": np.true_divide,
+         "floor_divide": np.floor_divide, "neg": np.negative, "maximum": np.maximum,
+         "minimum": np.minimum, "pow": np.power, "mod": np.mod, "identity": lambda a: a,
+         "abs": np.abs, "sqr": np.square, "sqrt": np.sqrt, "exp": np.exp, "log": np.log,
+         "eq": np.equal, "neq": np.not_equal, "lt": np.less, "gt": np.greater,
+         "le": np.less_equal, "ge": np.greater_equal, "second": lambda a, b: b}
+
+
+def _unique(data):
+    """The value all of data's entries share, or NotScalarConstantError."""
+    data = np.asarray(data)
+    if data.size == 0:
+        raise NotScalarConstantError()
+    flat = data.reshape(-1)
+    if data.size > 1 and not (flat == flat[0]).all():
+        raise NotScalarConstantError()
+    return np.asarray(flat[0])
+
+
+def get_scalar_constant_value(orig_v, elemwise=True, only_process_constants=False,
+                              max_recur=10):
+    """The scalar value of orig_v as a 0-d NumPy array when it is known before running: a
+    number, an array or a constant whose entries are all equal; with only_process_constants
+    False, also through DimShuffle, SpecifyShape, casts and the Elemwise arithmetic of such
+    values (elemwise), and a static dim of a shape (x.shape[0], Shape_i). Else
+    NotScalarConstantError."""
+    v = orig_v
+    while True:
+        if v is None:
+            raise NotScalarConstantError()
+        if isinstance(v, (np.integer, int, float, np.floating, np.bool_, bool)):
+            return np.asarray(v)
+        if isinstance(v, np.ndarray):
+            return _unique(v)
+        if isinstance(v, Constant):
+            return _unique(v.data)
+        if only_process_constants or getattr(v, "owner", None) is None or max_recur <= 0:
+            raise NotScalarConstantError()
+        max_recur -= 1
+        node = v.owner
+        kind = node.op.kind
+        if kind in ("DimShuffle", "SpecifyShape"):
+            v = node.inputs[0]
+            continue
+        if kind == "Shape_i":
+            dim = node.inputs[0].type.shape[node.op.i]
+            if dim is None:
+                raise NotScalarConstantError()
+            return np.asarray(dim, dtype="int64")
+        if kind == "Subtensor" and tuple(node.op.idx_list) == (0,) \
+                and node.inputs[0].owner is not None \
+                and node.inputs[0].owner.op.kind == "Shape":
+            shape = node.inputs[0].owner.inputs[0].type.shape
+            k = int(get_scalar_constant_value(node.inputs[1], elemwise, False, max_recur))
+            if -len(shape) <= k < len(shape) and shape[k] is not None:
+                return np.asarray(shape[k], dtype="int64")
+            raise NotScalarConstantError()
+        if kind == "Elemwise" and elemwise:
+            op = node.op
+            if op.scalar_op == "cast":
+                value = get_scalar_constant_value(node.inputs[0], elemwise, False, max_recur)
+                return np.asarray(value, dtype=op.cast_to)
+            fn = _FOLD.get(op.scalar_op)
+            if fn is not None:
+                args = [get_scalar_constant_value(i, elemwise, False, max_recur)
+                        for i in node.inputs]
+                with np.errstate(all="ignore"):
+                    return np.asarray(fn(*args), dtype=v.dtype)
+        raise NotScalarConstantError()
+
+
+def extract_constant(x, elemwise=True, only_process_constants=False):
+    """x's constant scalar value as a constant (get_scalar_constant_value), or x itself."""
+    try:
+        value = get_scalar_constant_value(x, elemwise, only_process_constants)
+    except NotScalarConstantError:
+        return x
+    return constant(value) if isinstance(x, (TensorVariable, TensorConstant)) else value
+
+
+def get_vector_length(v):
+    """The length of the vector v when it is known before running (its static shape, a
+    MakeVector's inputs, a Shape's rank, a constant's size); ValueError otherwise."""
+    v = as_tensor_variable(v)
+    if v.ndim != 1:
+        raise TypeError("argument must be symbolic vector, got '%s'" % (v,))
+    if v.type.shape[0] is not None:
+        return v.type.shape[0]
+    if v.owner is not None and v.owner.op.kind == "MakeVector":
+        return len(v.owner.inputs)
+    if v.owner is not None and v.owner.op.kind == "Shape":
+        return v.owner.inputs[0].ndim
+    if v.owner is not None and v.owner.op.kind in ("DimShuffle", "SpecifyShape", "Elemwise") \
+            and len(v.owner.inputs) >= 1 and v.owner.inputs[0].ndim == 1 \
+            and v.owner.op.kind != "Elemwise":
+        return get_vector_length(v.owner.inputs[0])
+    raise ValueError("Length of %s cannot be determined" % (v,))
+
+
+def make_vector(*values, dtype=None):
+    """MakeVector: a vector of the scalars (of their upcast dtype, or dtype)."""
+    from kiln.tensor.elemwise import upcast
+    values = [as_tensor_variable(x) for x in values]
+    dtype = dtype or (upcast(*[x.dtype for x in values]) if values else "int64")
+    return MakeVector(dtype)(*[cast(x, dtype) for x in values])
+
+
+second = ELEMWISE["second"]
+tensor_copy = ELEMWISE["identity"]
+where = switch
+as_tensor = as_tensor_variable
+
+
+def full_like(a, fill_value, dtype=None):
+    """fill_value broadcast to a's shape, of dtype (a's by default)."""
+    a = as_tensor_variable(a)
+    return fill(a, cast(as_tensor_variable(fill_value), dtype or a.dtype))
+
+
+def swapaxes(y, axis1, axis2):
+    """y with two axes exchanged."""
+    y = as_tensor_variable(y)
+    order = list(range(y.ndim))
+    order[axis1], order[axis2] = order[axis2], order[axis1]
+    return dimshuffle(y, order)
+
+
+def moveaxis(a, source, destination):
+    """numpy.moveaxis: the axes of source moved to destination, the others in order."""
+    a = as_tensor_variable(a)
+    src = [s % a.ndim for s in ([source] if isinstance(source, int) else source)]
+    dst = [d % a.ndim for d in ([destination] if isinstance(destination, int)
+                                else destination)]
+    if len(src) != len(dst):
+        raise ValueError("`source` and `destination` arguments must have the same number of "
+                         "elements")
+    order = [n for n in range(a.ndim) if n not in src]
+    for d, s in sorted(zip(dst, src)):
+        order.insert(d, s)
+    return dimshuffle(a, order)
+
+
+# Aesara's aesara.tensor.basic also holds the building functions and the op classes; they
+# are written in kiln.tensor.build, .indexing and .shape, and kiln.ops (imported last: those
+# modules import this one).
+from kiln.ops import (ARange, Alloc, Eye, Join, Nonzero, Split)  # noqa: E402,F401
+from kiln.tensor.build import (alloc, arange, concatenate, eye, full, join,  # noqa: E402,F401
+                               mgrid, ogrid, ones, stack, stacklists, zeros)
+from kiln.tensor.indexing import nonzero  # noqa: E402,F401
+from kiln.tensor.arrays import (diag, flatnonzero, horizontal_stack,  # noqa: E402,F401
+                                    identity_like, nonzero_values, roll, tri, tril, triu,
+                                    vertical_stack)
+from kiln.tensor.shape import (expand_dims, shape_padaxis, shape_padleft,  # noqa: E402,F401
+                               shape_padright)
+from kiln.tensor.extra_ops import split  # noqa: E402,F401

@@ -49,6 +49,8 @@ class Elemwise(ops.Elemwise):
     kiln.ops.Elemwise.)"""
 
     def __init__(self, scalar_op, cast_to=None):
+        if isinstance(scalar_op, str):  # kiln.scalar's ops are their names (str subclasses)
+            scalar_op = str(scalar_op)
         if scalar_op not in SCALAR_OPS:
             raise ValueError("unknown scalar op '%s'" % scalar_op)
         super().__init__(scalar_op, cast_to if scalar_op == "cast" else None)
@@ -79,3 +81,9 @@ class Elemwise(ops.Elemwise):
                   DimShuffle(i.broadcastable, [X] * (ndim - i.ndim) + list(range(i.ndim)))(i)
                   for i in inputs]
         return apply_typed_by_core(self, padded)
+
+
+# Aesara's other names at this path (kiln.tensor.basic imports this module, so only what sits
+# below it comes here).
+from kiln.graph import Apply, TensorType  # noqa: E402,F401
+from kiln.ops import CAReduce  # noqa: E402,F401

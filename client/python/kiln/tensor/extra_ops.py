@@ -40,3 +40,55 @@ def split(x, splits_size, n_splits, axis=0):
     out = Split(int(n_splits))(
         x, constant(axis % x.ndim, dtype="int64"), sizes)
     return out if isinstance(out, list) else [out]
+
+
+# Aesara's names for the same ops, and functions Aesara builds from others.
+from kiln.ops import CumOp, FillDiagonal, Repeat  # noqa: E402,F401,F811
+from kiln.tensor.basic import get_vector_length  # noqa: E402,F401
+from kiln.tensor.exceptions import NotScalarConstantError  # noqa: E402,F401
+from kiln.tensor.subtensor import set_subtensor  # noqa: E402,F401
+
+__all__ += ["diff", "to_one_hot", "compress", "ravel_multi_index", "CumOp", "Repeat",
+            "FillDiagonal"]
+
+
+def diff(x, n=1, axis=-1):
+    """numpy.diff: the n-th differences along the axis."""
+    x = as_tensor_variable(x)
+    axis %= x.ndim
+    before = (slice(None),) * axis
+    for _ in range(n):
+        x = x[before + (slice(1, None),)] - x[before + (slice(None, -1),)]
+    return x
+
+
+def to_one_hot(y, nb_class, dtype=None):
+    """A matrix with a row per entry of the integer vector y, 1 in column y[i], else 0."""
+    from kiln.tensor.basic import ELEMWISE, cast, floatx
+    from kiln.tensor.build import arange
+    y = as_tensor_variable(y)
+    return cast(ELEMWISE["eq"](y.dimshuffle(0, "x"), arange(nb_class).dimshuffle("x", 0)),
+                dtype or floatx())
+
+
+def compress(condition, x, axis=None):
+    """numpy.compress: the entries (or slices along axis) of x where condition is true."""
+    from kiln.tensor.basic import flatten
+    from kiln.tensor.indexing import nonzero
+    x = as_tensor_variable(x)
+    indices = nonzero(flatten(as_tensor_variable(condition)))[0]
+    if axis is None:
+        return flatten(x)[indices]
+    return x[(slice(None),) * (axis % x.ndim) + (indices,)]
+
+
+def ravel_multi_index(multi_index, dims, mode="raise", order="C"):
+    """numpy.ravel_multi_index for C order: the flat indices of the index arrays in an array
+    of shape dims (in range: mode="raise" is not checked)."""
+    if order != "C" or mode != "raise":
+        raise NotImplementedError("ravel_multi_index: only order='C' is available in Kiln")
+    flat, stride = 0, 1
+    for idx, dim in zip(reversed(list(multi_index)), reversed(list(dims))):
+        flat = flat + as_tensor_variable(idx) * stride
+        stride = stride * dim
+    return flat

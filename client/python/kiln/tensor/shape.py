@@ -68,3 +68,19 @@ def squeeze(x, axis=None):
                 raise ValueError("squeeze: dim %d of %s is not known to have length 1"
                                  % (ax, x.type))
     return dimshuffle(x, [d for d in range(x.ndim) if d not in axes])
+
+
+# Aesara's other names at this path: the shape ops (core's, kiln.ops) and the variables' classes.
+from kiln.graph import Apply, Variable  # noqa: E402,F401
+from kiln.ops import Reshape, Shape, Shape_i, SpecifyShape  # noqa: E402,F401
+from kiln.tensor.basic import TensorType, get_vector_length  # noqa: E402,F401
+from kiln.tensor.exceptions import NotScalarConstantError  # noqa: E402,F401
+from kiln.tensor.variable import TensorConstant, TensorVariable  # noqa: E402,F401
+
+__all__ += ["Reshape", "Shape", "Shape_i", "SpecifyShape", "shape_tuple"]
+
+
+def shape_tuple(x):
+    """x's shape as a tuple of scalars: a static dim as an int, another as x.shape[i]."""
+    x = as_tensor_variable(x)
+    return tuple(s if s is not None else shape_i(x, i) for i, s in enumerate(x.type.shape))

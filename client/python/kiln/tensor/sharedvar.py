@@ -2,6 +2,7 @@
 process's session on the server, or in this process while local functions use them; a
 function's updates replace them where they live. The session's client is handed to them by the
 function that uploads them (they import nothing above this layer); kiln.shared makes them."""
+import copy
 import weakref
 
 import numpy as np
@@ -9,6 +10,13 @@ import numpy as np
 from kiln import _pb, wire
 from kiln.graph import TensorType
 from kiln.tensor.variable import TensorVariable
+
+
+class _Storage:
+    """A shared variable's value: here (`value`), or in the session of `uploaded` (the client
+    holding it). Aesara's container: a variable's clones share it."""
+
+    __slots__ = ("value", "uploaded")
 
 
 class SharedVariable(TensorVariable):
@@ -20,6 +28,7 @@ class SharedVariable(TensorVariable):
     def __init__(self, value, name=None, strict=False, shape=None, key=None):
         data = np.array(value)
         super().__init__(TensorType(data.dtype.name, shape or (None,) * data.ndim), name=name)
+        self._storage = _Storage()
         self._value = data
         self._uploaded = None  # the client holding the value, once a function used it
         # A session name is part of the function id: "w_1" for the first, as in every process,
@@ -32,11 +41,31 @@ class SharedVariable(TensorVariable):
         SharedVariable._live[key] = self
         self.default_update = None  # the value functions give it when no update is given
 
+    _value = property(lambda self: self._storage.value,
+                      lambda self, value: setattr(self._storage, "value", value))
+    _uploaded = property(lambda self: self._storage.uploaded,
+                         lambda self, client: setattr(self._storage, "uploaded", client))
+
+    def clone(self, **kwargs):
+        """Aesara's clone of a shared variable: another variable (named as this one, or
+        `name=`) holding the same value: setting or updating either changes both."""
+        cp = self.__class__.__new__(self.__class__)
+        TensorVariable.__init__(cp, self.type, name=kwargs.get("name", self.name))
+        cp._storage, cp._key, cp.default_update = self._storage, self._key, None
+        if "_tag" in self.__dict__:
+            cp.tag = copy.copy(self.tag)
+        return cp
+
     def __reduce__(self):
-        """Pickles the value, name, static shape and session name: unpickled in another process
-        it keeps its session name (so functions over it keep their id), in this one it gets a
-        new one (a copy, not an alias)."""
-        return (_restore_shared, (self.get_value(), self.name, self.type.shape, self._key))
+        """Pickles the class, value, name, static shape and session name, then the rest of the
+        variable (its tag, auto_name and default_update): unpickled in another process it keeps
+        its session name (so functions over it keep their id), in this one it gets a new one (a
+        copy, not an alias)."""
+        state = self.__getstate__()
+        for made in ("type", "owner", "index", "_name", "_storage", "_key"):
+            state.pop(made, None)
+        return (_restore_shared, (self.get_value(), self.name, self.type.shape, self._key,
+                                  type(self)), state)
 
     def session_name(self):
         """The variable's name in the session: unique per shared variable."""
@@ -69,5 +98,8 @@ class SharedVariable(TensorVariable):
         self._uploaded = client
 
 
-def _restore_shared(value, name, shape, key):
-    return SharedVariable(value, name=name, shape=shape, key=key)
+def _restore_shared(value, name, shape, key, cls=None):
+    """An unpickled shared variable (of class cls, SharedVariable by default)."""
+    v = SharedVariable.__new__(cls or SharedVariable)
+    SharedVariable.__init__(v, value, name=name, shape=shape, key=key)
+    return v

@@ -20,3 +20,8 @@ def sort(a, axis=-1, kind="quicksort", order=None):
 def argsort(a, axis=-1, kind="quicksort", order=None):
     """numpy.argsort along the axis (of the flattened a when axis is None): int64 indices."""
     return _along("ArgSortOp", a, axis)
+
+
+# Aesara's op classes at this path (core's, kiln.ops).
+from kiln.graph import Apply, Constant, Op, TensorType  # noqa: E402,F401
+from kiln.ops import ArgSortOp, SortOp  # noqa: E402,F401

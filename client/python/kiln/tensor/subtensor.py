@@ -13,3 +13,46 @@ def take(a, indices, axis=None):
     if axis is None:
         a, axis = flatten(a), 0
     return subtensor(a, (slice(None),) * (axis % a.ndim) + (indices,))
+
+
+# Aesara's op classes and functions at this path: the ops are core's (kiln.ops), the
+# functions write through kiln.tensor.indexing.
+from kiln.ops import (AdvancedIncSubtensor1, AdvancedSubtensor1, IncSubtensor,  # noqa: E402
+                      Subtensor)
+from kiln.tensor.exceptions import AdvancedIndexingError, NotScalarConstantError  # noqa: E402,F401
+from kiln.tensor.basic import get_scalar_constant_value  # noqa: E402,F401
+
+__all__ += ["Subtensor", "IncSubtensor", "AdvancedSubtensor1", "AdvancedIncSubtensor1",
+            "advanced_subtensor1", "advanced_inc_subtensor1", "advanced_set_subtensor1",
+            "advanced_subtensor", "advanced_inc_subtensor", "advanced_set_subtensor",
+            "AdvancedIndexingError", "get_scalar_constant_value"]
+
+
+def advanced_subtensor1(x, ilist):
+    """x[ilist] for an integer vector ilist: x's rows at those indices."""
+    return AdvancedSubtensor1()(x, ilist)
+
+
+def advanced_inc_subtensor1(x, y, ilist):
+    """x with y added at the rows ilist (repeated indices accumulate)."""
+    return AdvancedIncSubtensor1(set=0)(x, y, ilist)
+
+
+def advanced_set_subtensor1(x, y, ilist):
+    """x with y written at the rows ilist."""
+    return AdvancedIncSubtensor1(set=1)(x, y, ilist)
+
+
+def advanced_subtensor(x, *args):
+    """x[args] with advanced (integer array or boolean) indices, as NumPy reads them."""
+    return subtensor(x, tuple(args))
+
+
+def advanced_inc_subtensor(x, y, *args):
+    """x with y added at x[args] (advanced indices)."""
+    return inc_subtensor(subtensor(x, tuple(args)), y)
+
+
+def advanced_set_subtensor(x, y, *args):
+    """x with y written at x[args] (advanced indices)."""
+    return set_subtensor(subtensor(x, tuple(args)), y)

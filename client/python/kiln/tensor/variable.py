@@ -1,4 +1,6 @@
 """TensorVariable and TensorConstant: Aesara's operators, properties and methods on variables."""
+import numpy as np
+
 from kiln import graph
 from kiln.graph import Constant, TensorType, Variable
 
@@ -39,15 +41,37 @@ class _TensorMethods:
     def __and__(self, o): return self._k().and_(self, o)
     def __or__(self, o): return self._k().or_(self, o)
     def __xor__(self, o): return self._k().xor(self, o)
-    def __lt__(self, o): return self._k().lt(self, o)
-    def __le__(self, o): return self._k().le(self, o)
-    def __gt__(self, o): return self._k().gt(self, o)
-    def __ge__(self, o): return self._k().ge(self, o)
+    # As Aesara's: every variable is true (`if not W:` works) but a comparison's result, which
+    # raises, so that `a < b < c` (`(a < b) and (b < c)`) fails instead of being wrong.
+    _is_nonzero = True
+
+    def __lt__(self, o):
+        rval = self._k().lt(self, o)
+        rval._is_nonzero = False
+        return rval
+
+    def __le__(self, o):
+        rval = self._k().le(self, o)
+        rval._is_nonzero = False
+        return rval
+
+    def __gt__(self, o):
+        rval = self._k().gt(self, o)
+        rval._is_nonzero = False
+        return rval
+
+    def __ge__(self, o):
+        rval = self._k().ge(self, o)
+        rval._is_nonzero = False
+        return rval
+
     # As in Aesara, == and != compare variables, not values: use kt.eq and kt.neq.
     __eq__ = object.__eq__
     __hash__ = object.__hash__
 
     def __bool__(self):
+        if self._is_nonzero:
+            return True
         raise TypeError("Variables do not support boolean operations.")
 
     def __getitem__(self, index): return self._k().indexing.subtensor(self, index)
@@ -78,6 +102,13 @@ class _TensorMethods:
     def exp(self): return self._k().exp(self)
     def log(self): return self._k().log(self)
 
+    def copy(self, name=None):
+        """Aesara's copy: a symbolic copy (Elemwise{identity}) named `name`; the tag is not
+        copied."""
+        copied = self._k().identity(self)
+        copied.name = name
+        return copied
+
     @classmethod
     def filter_into(cls, type, other, allow_convert=True):
         """other as a variable of `type` (TensorType.filter_variable): a value as a constant,
@@ -92,24 +123,28 @@ class _TensorMethods:
             return specify_shape(other, type.shape)
         raise type.cannot_convert(other)
 
-    def eval(self, inputs_to_values=None):
-        """Aesara's eval: this variable's value given values of the inputs it depends on
-        ({variable: value}), compiled once per set of inputs and cached on the variable."""
-        function = graph.compile_function_or_raise()
-        values = inputs_to_values or {}
-        inputs = tuple(sorted(values, key=id))
-        cache = self.__dict__.setdefault("_eval_functions", {})
-        if inputs not in cache:
-            cache[inputs] = function(list(inputs), self)
-        return cache[inputs](*[values[i] for i in inputs])
-
-
 class TensorVariable(_TensorMethods, Variable):
     """A tensor-typed variable."""
 
 
 class TensorConstant(_TensorMethods, Constant):
     """A tensor constant."""
+
+    def __str__(self):
+        """Aesara's: "TensorConstant{2.0}", or with a name "two{2.0}"."""
+        if self.name is None:
+            return str(graph.core_variable(self))
+        data = np.asarray(self.data)
+        flat = data.ravel()
+        if data.ndim > 0 and flat.shape[0] and (flat == flat[0]).all():
+            val = "%s of %s" % (data.shape, flat[0])
+        else:
+            val = "%s" % (data,)
+        if len(val) > 20:
+            val = val[:10] + ".." + val[-10:]
+        return "%s{%s}" % (self.name, val)
+
+    __repr__ = __str__
 
 
 # As Aesara's aesara.tensor.var: a TensorType's variables are TensorVariables.

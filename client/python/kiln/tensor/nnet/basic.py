@@ -75,3 +75,83 @@ def relu(x, alpha=0):
         return 0.5 * (x + ELEMWISE["abs"](x))
     f1, f2 = 0.5 * (1 + alpha), 0.5 * (1 - alpha)
     return f1 * x + f2 * ELEMWISE["abs"](x)
+
+
+# --- Aesara's nnet functions, built from Kiln's ops as Aesara builds them ----------------------
+
+def _el(name):
+    from kiln.tensor.basic import ELEMWISE
+    return ELEMWISE[name]
+
+
+def sigmoid(x):
+    """Elemwise{sigmoid}."""
+    return _el("sigmoid")(x)
+
+
+def softplus(x):
+    """Elemwise{softplus}: log(1 + exp(x))."""
+    return _el("softplus")(x)
+
+
+def softsign(x):
+    """x / (1 + |x|)."""
+    x = as_tensor_variable(x)
+    return x / (1 + _el("abs")(x))
+
+
+def hard_sigmoid(x):
+    """A piecewise-linear sigmoid: clip(0.2 x + 0.5, 0, 1)."""
+    from kiln.tensor.basic import clip
+    x = as_tensor_variable(x)
+    return clip(x * 0.2 + 0.5, 0, 1)
+
+
+def elu(x, alpha=1):
+    """x where positive, alpha (exp(x) - 1) elsewhere."""
+    from kiln.tensor.basic import switch
+    x = as_tensor_variable(x)
+    return switch(x > 0, x, alpha * _el("expm1")(x))
+
+
+def selu(x):
+    """The scaled exponential linear unit (Klambauer et al.)."""
+    alpha = 1.6732632423543772848170429916717
+    scale = 1.0507009873554804934193349852946
+    return scale * elu(x, alpha)
+
+
+def binary_crossentropy(output, target):
+    """-(target log(output) + (1 - target) log(1 - output)), elementwise."""
+    output, target = as_tensor_variable(output), as_tensor_variable(target)
+    log = _el("log")
+    return -(target * log(output) + (1.0 - target) * log(1.0 - output))
+
+
+def sigmoid_binary_crossentropy(output, target):
+    """binary_crossentropy(sigmoid(output), target), computed stably from the logits."""
+    output, target = as_tensor_variable(output), as_tensor_variable(target)
+    return target * softplus(-output) + (1.0 - target) * softplus(output)
+
+
+def crossentropy_categorical_1hot(coding_dist, true_one_of_n):
+    """-log(coding_dist[i, true_one_of_n[i]]) for each row i."""
+    from kiln.tensor.build import arange
+    coding_dist = as_tensor_variable(coding_dist)
+    return -_el("log")(coding_dist[arange(coding_dist.shape[0]), true_one_of_n])
+
+
+def categorical_crossentropy(coding_dist, true_dist):
+    """The cross-entropy of each row of coding_dist against true_dist: a distribution per row
+    (-sum(true_dist log(coding_dist), axis=-1)) or a vector of class indices."""
+    from kiln.tensor.reduce import sum as ksum
+    coding_dist, true_dist = as_tensor_variable(coding_dist), as_tensor_variable(true_dist)
+    if true_dist.ndim == coding_dist.ndim:
+        return -ksum(true_dist * _el("log")(coding_dist), axis=coding_dist.ndim - 1)
+    if true_dist.ndim == coding_dist.ndim - 1:
+        return crossentropy_categorical_1hot(coding_dist, true_dist)
+    raise TypeError("rank mismatch between coding and true distributions")
+
+
+logsoftmax = log_softmax
+softmax_legacy = softmax
