@@ -34,6 +34,19 @@ def test_a_shared_variable_becomes_an_input(server):
     np.testing.assert_allclose(out, 12 + 2 * s.get_value())
 
 
+def test_a_pickled_op_and_its_graph_come_back_callable(server):
+    import pickle
+    x, y, z = at.scalars("xyz")
+    s = kiln.shared(np.float64(0.5), name="s")
+    op = OpFromGraph([x, y, z], [x + y * z + s], name="affine")
+    e = op(x, y, z)
+    op2, e2, s2 = pickle.loads(pickle.dumps((op, e, s)))
+    assert op2 == op and str(op2) == "affine{inline=False}" and op2.shared_inputs == [s2]
+    a, b, c = e2.owner.inputs[:3]
+    assert kiln.function([a, b, c], e2)(1.0, 2.0, 3.0) == 7.5
+    assert kiln.function([x, y, z], op2(x, y, z))(1.0, 2.0, 3.0) == 7.5
+
+
 def test_inline_expands_and_several_outputs(server):
     a, b = at.dmatrices("a", "b")
     op = OpFromGraph([a, b], [a + b, at.dot(a, b)], inline=True, name="myop")

@@ -47,6 +47,12 @@ class OpFromGraph(ops.OpFromGraph):
         super().__init__(inner, self.is_inline, name or "")
         self.name = name  # Aesara's: None when not given
 
+    def __reduce__(self):
+        """Pickled as its wire attributes (the inner graph) with the shared variables it appends
+        and its count of explicit inputs, so it comes back callable as it was."""
+        return (_unpickled, (dict(self.wire_attrs()), self.shared_inputs, self.n_explicit,
+                             self.name))
+
     def __call__(self, *inputs, return_list=False):
         inputs = list(inputs)
         if len(inputs) == self.n_explicit:
@@ -55,3 +61,12 @@ class OpFromGraph(ops.OpFromGraph):
             raise ValueError("Expected at least %d input(s)" % self.n_explicit)
         outs = self.make_node(*[as_tensor_variable(v) for v in inputs]).outputs
         return outs if return_list or len(outs) > 1 else outs[0]
+
+
+def _unpickled(attrs, shared_inputs, n_explicit, name):
+    """An OpFromGraph from its pickle: its inner graph checked by core again."""
+    op = OpFromGraph.__new__(OpFromGraph)
+    ops.OpFromGraph.__init__(op, **attrs)
+    op.shared_inputs, op.n_explicit = list(shared_inputs), n_explicit
+    op.is_inline, op.name = bool(op.inline), name
+    return op
