@@ -183,3 +183,20 @@ def test_an_updated_input_without_a_value_is_required(server):
         f([1.0])
     np.testing.assert_array_equal(f([1.0], [3.0]), [6.0])
     np.testing.assert_array_equal(f([1.0]), [8.0])  # now it has the updated value, 4
+
+
+def test_output_subset_trust_input_free_and_get_shared(server):
+    x = kt.dvector("x")
+    w = kiln.shared(np.ones(3), name="w")
+    f = kiln.function([x], [x * 2, x.sum(), (x * w).sum()], updates=[(w, w + 1)])
+    assert f.trust_input is False
+    f.trust_input = True  # read, not relied on: the values are still checked
+    doubled, dot = f(np.arange(3.0), output_subset=[0, 2])
+    np.testing.assert_array_equal(doubled, [0.0, 2.0, 4.0])
+    assert dot == 3.0 and w.get_value().tolist() == [2.0, 2.0, 2.0]  # the update ran
+    assert f(np.arange(3.0), output_subset=[1]) == [3.0]
+    assert f.get_shared() == [w]
+    f.free()
+    f.sync_shared()
+    single = kiln.function([x], x.sum())
+    assert single(np.ones(2), output_subset=[0]) == [2.0]

@@ -103,7 +103,15 @@ class Function:
     def __setitem__(self, key, value):
         self._containers[self._find(key)].set(value)
 
-    def __call__(self, *args, **kwargs):
+    # Aesara's Function.trust_input: a promise that the arguments already have the inputs'
+    # types. Kiln still checks them here (the server checks them again), so it only reads it.
+    trust_input = False
+
+    def __call__(self, *args, output_subset=None, **kwargs):
+        if output_subset is not None:  # Aesara's: these outputs, by index; updates all run
+            out = self(*args, **kwargs)
+            outs = [out] if self._single else out
+            return [outs[i] for i in output_subset]
         fast = self._runner.fast
         if fast is not None and not kwargs:
             try:
@@ -157,6 +165,17 @@ class Function:
         req = _pb.service_pb2.PrintRequest(
             function_id=self.function_id, format=_pb.service_pb2.PrintRequest.Format.Value(fmt))
         return self._runner.call("Print", req).text
+
+    def free(self):
+        """Aesara's Function.free (clears the intermediate storage kept with allow_gc=False):
+        nothing to do, Kiln keeps no intermediate values between calls."""
+
+    def get_shared(self):
+        """The shared variables this function reads or updates."""
+        return list(self._shared)
+
+    def sync_shared(self):
+        """Aesara's no-op (once for its old GPU backend)."""
 
     def copy(self, share_memory=False, swap=None, delete_updates=False, name=None,
              profile=None):
