@@ -15,6 +15,7 @@ import weakref
 import numpy as np
 
 from kiln import _pb  # noqa: F401  (puts the generated stubs and kiln._core on kiln's path)
+from kiln.config import config
 
 try:
     from kiln import _core
@@ -114,27 +115,51 @@ class TensorType:
         """A new variable of this type, as Aesara's type(name)."""
         return self.variable_type(self, name=name)
 
-    def filter(self, value, allow_downcast=False, name=None):
-        """The value as a NumPy array of this type; TypeError as Aesara's filter."""
-        data = np.asarray(value)
-        if data.dtype.name != self.dtype:
-            target = np.dtype(self.dtype)
-            exact = np.can_cast(data.dtype, target, casting="safe")
-            if isinstance(value, (int, float)) and not isinstance(value, bool):
-                exact = exact or np.asarray(value, dtype=target) == value
-            if not (exact or allow_downcast):
+    def filter(self, value, allow_downcast=None, name=None):
+        """The value as a NumPy array of this type, by Aesara's rules and in its words (each
+        message after `name: `): an array must hold in this dtype without loss unless
+        allow_downcast; a Python float goes to floatX when allow_downcast is None; anything
+        else is converted when the conversion is exact."""
+        prefix = "%s: " % name if name else ""
+        if isinstance(value, Variable):
+            raise TypeError(prefix + "Expected an array-like object, but found a Variable: maybe "
+                            "you are trying to call a function on a (possibly shared) variable "
+                            "instead of a numeric array?")
+        target = np.dtype(self.dtype)
+        if isinstance(value, np.ndarray) and value.dtype == target:
+            data = value
+        elif allow_downcast:
+            data = np.asarray(value, dtype=target)
+        elif isinstance(value, np.ndarray):
+            if np.promote_types(self.dtype, value.dtype) != target:
                 raise TypeError(
-                    "%s: the value has dtype %s, which cannot be converted to %s without loss "
-                    "of precision (pass allow_input_downcast=True to accept it)"
-                    % (name or str(self), data.dtype.name, self.dtype))
-            data = data.astype(target)
+                    prefix + "%s cannot store a value of dtype %s without risking loss of "
+                    "precision. If you do not mind this loss, you can: 1) explicitly cast your "
+                    "data to %s, or 2) set \"allow_input_downcast=True\" when calling "
+                    "\"function\". Value: \"%r\"" % (self, value.dtype, self.dtype, value))
+            data = value.astype(target)
+        elif (allow_downcast is None and isinstance(value, (float, np.floating))
+              and self.dtype == config.floatX):
+            data = np.asarray(value, dtype=target)
+        else:
+            original = np.asarray(value)
+            data = np.asarray(value, dtype=target)
+            same = original == data
+            if original.dtype.kind in "fc" and data.dtype.kind in "fc":
+                same = same | (np.isnan(original) & np.isnan(data))
+            if not np.all(same):
+                raise TypeError(
+                    prefix + "%s cannot store accurately value %s, it would be represented as "
+                    "%s. If you do not mind this precision loss, you can: 1) explicitly convert "
+                    "your data to a numpy array of dtype %s, or 2) set "
+                    "\"allow_input_downcast=True\" when calling \"function\"."
+                    % (self, value, data, self.dtype))
         if data.ndim != self.ndim:
-            raise TypeError("%s: wrong number of dimensions: expected %d, got %d with shape %s"
-                            % (name or str(self), self.ndim, data.ndim, data.shape))
-        for d, (want, got) in enumerate(zip(self.shape, data.shape)):
-            if want is not None and want != got:
-                raise TypeError("%s: dim %d has size %d, expected %d"
-                                % (name or str(self), d, got, want))
+            raise TypeError(prefix + "Wrong number of dimensions: expected %d, got %d with "
+                            "shape %s." % (self.ndim, data.ndim, data.shape))
+        if not all(want is None or want == got for want, got in zip(self.shape, data.shape)):
+            raise TypeError(prefix + "The type's shape (%s) is not compatible with the data's "
+                            "(%s)" % (tuple(self.shape), data.shape))
         return data
 
 
