@@ -211,3 +211,20 @@ def test_output_subset_trust_input_free_and_get_shared(server):
     f.sync_shared()
     single = kiln.function([x], x.sum())
     assert single(np.ones(2), output_subset=[0]) == [2.0]
+
+
+def test_a_dict_of_outputs_returns_a_dict(server):
+    """Aesara's output_keys: outputs given by name come back by name (sorted keys), through
+    output_subset, copy and pickle too."""
+    import pickle
+    x = kt.dvector("x")
+    f = kiln.function([x], {"total": x.sum(), "doubled": x * 2})
+    assert f.output_keys == ["doubled", "total"]
+    out = f(np.arange(3.0))
+    assert sorted(out) == ["doubled", "total"] and out["total"] == 3.0
+    np.testing.assert_array_equal(out["doubled"], [0.0, 2.0, 4.0])
+    assert f(np.arange(3.0), output_subset=[1]) == {"total": 3.0}
+    assert f.copy()(np.ones(2))["total"] == 2.0
+    assert pickle.loads(pickle.dumps(f))(np.ones(4))["total"] == 4.0
+    with pytest.raises(TypeError, match="keys of a dict of outputs must be strings"):
+        kiln.function([x], {1: x})

@@ -106,12 +106,23 @@ class Function:
     # Aesara's Function.trust_input: a promise that the arguments already have the inputs'
     # types. Kiln still checks them here (the server checks them again), so it only reads it.
     trust_input = False
+    # The outputs' names when function() was given a dict of outputs (sorted, as Aesara): calls
+    # return a dict.
+    output_keys = None
 
     def __call__(self, *args, output_subset=None, **kwargs):
-        if output_subset is not None:  # Aesara's: these outputs, by index; updates all run
-            out = self(*args, **kwargs)
-            outs = [out] if self._single else out
-            return [outs[i] for i in output_subset]
+        if output_subset is None and self.output_keys is None:
+            return self._call(args, kwargs)
+        # Aesara's output_subset: these outputs, by index (every update still runs).
+        out = self._call(args, kwargs)
+        outs = [out] if self._single else out
+        chosen = range(len(outs)) if output_subset is None else output_subset
+        if self.output_keys is None:
+            return [outs[i] for i in chosen]
+        return {self.output_keys[i]: outs[i] for i in chosen}
+
+    def _call(self, args, kwargs):
+        """The outputs of one call: one array for a single output, else a list."""
         fast = self._runner.fast
         if fast is not None and not kwargs:
             try:
@@ -212,6 +223,7 @@ class Function:
                           self._allow_downcast, states, self.name if name is None else name,
                           self.execute, self._runner.client)
         copied._printers = self._printers
+        copied.output_keys = self.output_keys
         if share_memory:
             copied._containers = self._containers
         return copied
@@ -228,7 +240,7 @@ class Function:
                 "n_outputs": len(self.outputs), "single": self._single, "states": self._states,
                 "shared": self._shared, "shared_keys": [s.session_name() for s in self._shared],
                 "allow_downcast": self._allow_downcast, "name": self.name,
-                "execute": self.execute}
+                "execute": self.execute, "output_keys": self.output_keys}
 
     def __setstate__(self, state):
         request = _pb.service_pb2.CompileRequest.FromString(state["request"])
@@ -247,6 +259,7 @@ class Function:
         self.__init__(ins, outputs[:n], state["single"], request, state["shared"],
                       state["allow_downcast"], state["states"], state.get("name"),
                       state.get("execute", "server"))
+        self.output_keys = state.get("output_keys")
 
 
 class UnusedInputError(KilnError):
@@ -333,6 +346,14 @@ def function(inputs, outputs=None, mode=None, updates=None, givens=None,
              allow_input_downcast=None, profile=None, on_unused_input=None):
     """Aesara's function: compiles outputs as a function of inputs on the server."""
     ins = [as_in(i) for i in inputs]
+    output_keys = None
+    if isinstance(outputs, dict):  # Aesara's: the outputs by name, sorted
+        for key in outputs:
+            if not isinstance(key, str):
+                raise TypeError("function: the keys of a dict of outputs must be strings, got "
+                                "%r" % (key,))
+        output_keys = sorted(outputs)
+        outputs = [outputs[k] for k in output_keys]
     single = outputs is not None and not isinstance(outputs, (list, tuple))
     outs = [] if outputs is None else [outputs] if single else list(outputs)
     outs = [o.variable if isinstance(o, Out) else as_tensor_variable(o) for o in outs]
@@ -402,4 +423,5 @@ def function(inputs, outputs=None, mode=None, updates=None, givens=None,
     f = Function(ins, outs[:n_user], single, req, shared_vars, allow_input_downcast,
                  [k for k, _ in states], name, execute)
     f._printers = printing.printers(outs + [u for _, u in updates])
+    f.output_keys = output_keys
     return f
