@@ -148,6 +148,21 @@ absl::StatusOr<std::vector<std::vector<VariablePtr>>> IRFFTOp::InferShape(
   return std::vector<std::vector<VariablePtr>>{out};
 }
 
+namespace {
+
+// A complex128 work tensor of `shape` (charged to the call's budget), or the op's error when
+// its size is past the limits.
+absl::StatusOr<Tensor> WorkTensor(const Op& op, const std::vector<int64_t>& shape) {
+  RETURN_IF_ERROR(CheckOutputShape(op, Shape(shape.begin(), shape.end()), DType::kComplex128));
+  return Tensor::Zeros(DType::kComplex128, Shape(shape.begin(), shape.end()));
+}
+
+std::span<fft::Complex> ComplexSpan(Tensor& t) {
+  return {static_cast<fft::Complex*>(t.raw_data()), static_cast<size_t>(t.size())};
+}
+
+}  // namespace
+
 absl::Status RFFTOp::Perform(const Apply&, std::span<const Tensor> inputs,
                              std::vector<Tensor>& outputs) const {
   const Tensor a = inputs[0].AsType(DType::kFloat64);  // contiguous
@@ -156,22 +171,25 @@ absl::Status RFFTOp::Perform(const Apply&, std::span<const Tensor> inputs,
   const std::vector<int64_t> in_dims(a.shape().begin() + 1, a.shape().end());
   Shape out_shape = {a.shape()[0]};
   out_shape.insert(out_shape.end(), s.begin(), s.end());
-  out_shape.back() = s.back() / 2 + 1;
+  const int64_t n = s.back(), half = n / 2 + 1;
+  out_shape.back() = half;
   out_shape.push_back(2);
   RETURN_IF_ERROR(CheckOutputShape(*this, out_shape, inputs[0].dtype()));
-  int64_t signal = 1, in_size = 1;
-  for (int64_t n : s) signal *= n;
-  for (int64_t n : in_dims) in_size *= n;
+  ASSIGN_OR_RETURN(Tensor work, WorkTensor(*this, s));  // bounds every product of s below
+  std::span<fft::Complex> x = ComplexSpan(work);
+  int64_t in_size = 1;
+  for (int64_t d : in_dims) in_size *= d;
   Tensor out = Tensor::Zeros(DType::kFloat64, out_shape);
   double* dst = out.data<double>();
-  std::vector<double> x(static_cast<size_t>(signal));
   for (int64_t b = 0; b < a.shape()[0]; ++b) {
     const double* src = a.data<double>() + b * in_size;
     CutOrPad(in_dims, s, [&](int64_t i, int64_t from) { x[i] = from < 0 ? 0.0 : src[from]; });
-    const std::vector<fft::Complex> y = fft::RealForward(x, s);
-    for (const fft::Complex& c : y) {
-      *dst++ = c.real();
-      *dst++ = c.imag();
+    RETURN_IF_ERROR(fft::RealForward(x, s));
+    for (size_t line = 0; line < x.size() / n; ++line) {
+      for (int64_t j = 0; j < half; ++j) {
+        *dst++ = x[line * n + j].real();
+        *dst++ = x[line * n + j].imag();
+      }
     }
   }
   outputs[0] = out.AsType(inputs[0].dtype());
@@ -192,20 +210,20 @@ absl::Status IRFFTOp::Perform(const Apply&, std::span<const Tensor> inputs,
   half.back() = s.back() / 2 + 1;
   Shape out_shape = {a.shape()[0]};
   out_shape.insert(out_shape.end(), s.begin(), s.end());
-  RETURN_IF_ERROR(CheckOutputShape(*this, out_shape, inputs[0].dtype()));
-  int64_t spectrum = 1, in_size = 2, signal = 1;
-  for (int64_t n : half) spectrum *= n;
-  for (int64_t n : in_dims) in_size *= n;
-  for (int64_t n : s) signal *= n;
+  RETURN_IF_ERROR(CheckOutputShape(*this, out_shape, inputs[0].dtype()));  // bounds prod(s)
+  ASSIGN_OR_RETURN(Tensor work, WorkTensor(*this, half));
+  std::span<fft::Complex> x = ComplexSpan(work);
+  int64_t in_size = 2, signal = 1;
+  for (int64_t d : in_dims) in_size *= d;
+  for (int64_t d : s) signal *= d;
   Tensor out = Tensor::Zeros(DType::kFloat64, out_shape);
-  std::vector<fft::Complex> x(static_cast<size_t>(spectrum));
   for (int64_t b = 0; b < a.shape()[0]; ++b) {
     const double* src = a.data<double>() + b * in_size;
     CutOrPad(in_dims, half, [&](int64_t i, int64_t from) {
       x[i] = from < 0 ? fft::Complex() : fft::Complex(src[2 * from], src[2 * from + 1]);
     });
-    const std::vector<double> y = fft::RealInverse(x, s);
-    std::copy(y.begin(), y.end(), out.data<double>() + b * signal);
+    RETURN_IF_ERROR(fft::RealInverse(
+        x, s, std::span<double>(out.data<double>() + b * signal, static_cast<size_t>(signal))));
   }
   outputs[0] = out.AsType(inputs[0].dtype());
   return absl::OkStatus();

@@ -4,6 +4,9 @@
 #include <cmath>
 #include <numbers>
 
+#include "core/tensor/call_limits.h"
+#include "core/tensor/status_macros.h"
+
 namespace kiln::fft {
 namespace {
 
@@ -59,9 +62,11 @@ void Bluestein(std::span<Complex> x, bool inverse) {
   for (size_t k = 0; k < n; ++k) x[k] = a[k] * scale * chirp[k];
 }
 
-// Applies `fn` to every line of `data` (C order, `shape`) along `axis`.
+// Applies `fn` to every line of `data` (C order, `shape`) along `axis`, polling the call's
+// interrupt as the work (about n log n per line) goes.
 template <typename Fn>
-void ForEachLine(std::span<Complex> data, std::span<const int64_t> shape, size_t axis, Fn fn) {
+absl::Status ForEachLine(std::span<Complex> data, std::span<const int64_t> shape, size_t axis,
+                         InterruptPoller& poller, Fn fn) {
   int64_t inner = 1;
   for (size_t d = axis + 1; d < shape.size(); ++d) inner *= shape[d];
   const int64_t len = shape[axis];
@@ -73,8 +78,10 @@ void ForEachLine(std::span<Complex> data, std::span<const int64_t> shape, size_t
       for (int64_t k = 0; k < len; ++k) line[k] = base[k * inner];
       fn(std::span<Complex>(line));
       for (int64_t k = 0; k < len; ++k) base[k * inner] = line[k];
+      RETURN_IF_ERROR(poller.Tick(len * std::bit_width(static_cast<uint64_t>(len))));
     }
   }
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -88,45 +95,40 @@ void Transform(std::span<Complex> x, bool inverse) {
   }
 }
 
-std::vector<Complex> RealForward(std::span<const double> in, std::span<const int64_t> shape) {
-  const size_t k = shape.size();
-  std::vector<Complex> full(in.begin(), in.end());
-  for (size_t axis = 0; axis < k; ++axis) {
-    ForEachLine(full, shape, axis, [](std::span<Complex> line) { Transform(line, false); });
+absl::Status RealForward(std::span<Complex> work, std::span<const int64_t> shape) {
+  InterruptPoller poller;
+  for (size_t axis = 0; axis < shape.size(); ++axis) {
+    RETURN_IF_ERROR(ForEachLine(work, shape, axis, poller,
+                                [](std::span<Complex> line) { Transform(line, false); }));
   }
-  // Keep the first n / 2 + 1 entries of the last dim (the rest are their conjugates).
-  const int64_t n = shape[k - 1], half = n / 2 + 1;
-  const int64_t lines = n == 0 ? 0 : static_cast<int64_t>(full.size()) / n;
-  std::vector<Complex> out(static_cast<size_t>(lines * half));
-  for (int64_t l = 0; l < lines; ++l) {
-    for (int64_t j = 0; j < half; ++j) out[l * half + j] = full[l * n + j];
-  }
-  return out;
+  return absl::OkStatus();
 }
 
-std::vector<double> RealInverse(std::span<const Complex> in, std::span<const int64_t> shape) {
+absl::Status RealInverse(std::span<Complex> half, std::span<const int64_t> shape,
+                         std::span<double> out) {
   const size_t k = shape.size();
-  const int64_t n = shape[k - 1], half = n / 2 + 1;
+  const int64_t n = shape[k - 1], h = n / 2 + 1;
   std::vector<int64_t> half_shape(shape.begin(), shape.end());
-  half_shape[k - 1] = half;
-  std::vector<Complex> data(in.begin(), in.end());
+  half_shape[k - 1] = h;
+  InterruptPoller poller;
   for (size_t axis = 0; axis + 1 < k; ++axis) {
-    ForEachLine(data, half_shape, axis, [](std::span<Complex> line) { Transform(line, true); });
+    RETURN_IF_ERROR(ForEachLine(half, half_shape, axis, poller,
+                                [](std::span<Complex> line) { Transform(line, true); }));
   }
   // The last dim: the Hermitian spectrum of a real signal from its first half, inverted.
-  const int64_t lines = static_cast<int64_t>(data.size()) / half;
-  std::vector<double> out(static_cast<size_t>(lines * n));
+  const int64_t lines = static_cast<int64_t>(half.size()) / h;
   std::vector<Complex> line(static_cast<size_t>(n));
   for (int64_t l = 0; l < lines; ++l) {
-    const Complex* h = data.data() + l * half;
-    line[0] = h[0].real();
-    for (int64_t j = 1; j < half; ++j) line[j] = h[j];
-    if (n % 2 == 0) line[n / 2] = h[n / 2].real();
-    for (int64_t j = 1; j < (n + 1) / 2; ++j) line[n - j] = std::conj(h[j]);
+    const Complex* from = half.data() + l * h;
+    line[0] = from[0].real();
+    for (int64_t j = 1; j < h; ++j) line[j] = from[j];
+    if (n % 2 == 0) line[n / 2] = from[n / 2].real();
+    for (int64_t j = 1; j < (n + 1) / 2; ++j) line[n - j] = std::conj(from[j]);
     Transform(line, true);
     for (int64_t j = 0; j < n; ++j) out[l * n + j] = line[j].real();
+    RETURN_IF_ERROR(poller.Tick(n * std::bit_width(static_cast<uint64_t>(n))));
   }
-  return out;
+  return absl::OkStatus();
 }
 
 }  // namespace kiln::fft

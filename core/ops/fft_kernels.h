@@ -8,6 +8,8 @@
 #include <span>
 #include <vector>
 
+#include "absl/status/status.h"
+
 namespace kiln::fft {
 
 using Complex = std::complex<double>;
@@ -16,15 +18,19 @@ using Complex = std::complex<double>;
 // the inverse's 1/n: O(n log n) for every n.
 void Transform(std::span<Complex> x, bool inverse);
 
-// numpy.fft.rfftn over the dims of `shape` of the real values `in` (C order), without
-// normalization: the result has shape (shape[0], ..., shape[k-1] / 2 + 1).
-std::vector<Complex> RealForward(std::span<const double> in, std::span<const int64_t> shape);
+// numpy.fft.rfftn over the dims of `shape` of the signal in `work` (C order, real parts set,
+// every entry of `shape`), without normalization: the transform is left in `work`, whose last
+// dim's first shape[k-1] / 2 + 1 entries are the result (the rest are their conjugates). The
+// caller owns `work` (a tensor of the call's budget); the interrupt is polled between lines.
+absl::Status RealForward(std::span<Complex> work, std::span<const int64_t> shape);
 
-// numpy.fft.irfftn times the number of output values: `in` has shape (shape[0], ...,
-// shape[k-1] / 2 + 1) and the real result `shape`. The imaginary parts of the entries a real
-// signal's transform has real (the zero and, for an even length, the last frequency of the last
-// dim) are ignored, as numpy does.
-std::vector<double> RealInverse(std::span<const Complex> in, std::span<const int64_t> shape);
+// numpy.fft.irfftn times the number of output values: `half` (shape (shape[0], ...,
+// shape[k-1] / 2 + 1)) is transformed in place, then its last dim is inverted into `out` (the
+// real result, `shape`). The imaginary parts of the entries a real signal's transform has real
+// (the zero and, for an even length, the last frequency of the last dim) are ignored, as numpy
+// does.
+absl::Status RealInverse(std::span<Complex> half, std::span<const int64_t> shape,
+                         std::span<double> out);
 
 }  // namespace kiln::fft
 

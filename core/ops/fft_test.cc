@@ -153,6 +153,16 @@ TEST(FftTest, ShapesNamesAndErrors) {
                 .status()
                 .message(),
             "RFFTOp: input 1 (s) has the length 0, not >= 1");
+  // An attacker's lengths: past the size limits, an error before any buffer is taken; within
+  // them but past memory, the allocator's bad_alloc (the server answers RESOURCE_EXHAUSTED).
+  const Tensor small = Tensor::Zeros(DType::kFloat64, {1, 4});
+  absl::StatusOr<std::vector<Tensor>> huge =
+      (*g)({small, *Tensor::Of<int64_t>(DType::kInt64, {1}, {int64_t{1} << 62})});
+  ASSERT_FALSE(huge.ok());
+  EXPECT_NE(huge.status().message().find("RFFTOp"), std::string::npos) << huge.status();
+  EXPECT_THROW(
+      (void)(*g)({small, *Tensor::Of<int64_t>(DType::kInt64, {1}, {int64_t{1} << 40})}),
+      std::bad_alloc);
 }
 
 TEST(FftTest, GradientsMatchFiniteDifferences) {
