@@ -112,6 +112,14 @@ class Function:
 
     def __call__(self, *args, output_subset=None, **kwargs):
         if output_subset is None and self.output_keys is None:
+            fast = self._runner.fast  # plain arrays in, run here: no frame more than needed
+            if fast is not None and not kwargs:
+                try:
+                    out = fast(args)
+                except _core.CallError as e:
+                    raise KilnError(*e.args) from None
+                if out is not NotImplemented:
+                    return out
             return self._call(args, kwargs)
         # Aesara's output_subset: these outputs, by index (every update still runs).
         out = self._call(args, kwargs)
@@ -123,14 +131,6 @@ class Function:
 
     def _call(self, args, kwargs):
         """The outputs of one call: one array for a single output, else a list."""
-        fast = self._runner.fast
-        if fast is not None and not kwargs:
-            try:
-                out = fast(args)
-            except _core.CallError as e:
-                raise KilnError(*e.args) from None
-            if out is not NotImplemented:
-                return out
         if self._all_plain and len(args) == len(self.inputs) and not kwargs:
             # Every input given as an array of its dtype and rank: no filtering needed.
             for value, (dtype, ndim) in zip(args, self._plain):
