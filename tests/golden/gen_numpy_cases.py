@@ -11,6 +11,7 @@ numpy_indexing.txt         basic indexing, set/inc_subtensor, take and inc at re
 numpy_nnet.txt             softmax, log_softmax, logsumexp, relu, crossentropies, sort, argsort
 numpy_repeat.txt           repeat with scalar and vector counts, along each axis and flattened
 numpy_fill_diagonal.txt    fill_diagonal of square, tall, wide, empty and cubic tensors
+numpy_sparse.txt           CSR products, sums, elementwise products and dense forms (SciPy)
 """
 import os
 
@@ -618,7 +619,40 @@ def fill_diagonal():
           "out shape|out values (numpy.fill_diagonal on a copy of a)", lines)
 
 
+def sparse():
+    import scipy.sparse as sps
+    rng = np.random.default_rng(35)
+    lines = []
+
+    def csr(m):
+        m = sps.csr_matrix(m)
+        m.sort_indices()
+        return [encode(m.data), encode(m.indices.astype(np.int64)), encode(m.indptr.astype(np.int64))]
+
+    # m, k, n, density: square, wide, tall, an empty matrix, a row and a column with no entry.
+    for m, k, n, density in [(4, 5, 3, 0.4), (1, 7, 2, 0.5), (6, 2, 4, 0.6), (3, 3, 3, 0.0),
+                             (5, 4, 1, 0.3), (8, 6, 5, 0.2)]:
+        a = sps.random(m, k, density=density, format="csr", random_state=rng)
+        a.data[a.indptr[0]:a.indptr[1]] = 0  # a row with no entry
+        a.eliminate_zeros()
+        b = rng.standard_normal((k, n))
+        c = sps.random(k, n, density=0.5, format="csr", random_state=rng)
+        d = sps.random(m, k, density=0.5, format="csr", random_state=rng)
+        x, y = rng.standard_normal((m, 3)), rng.standard_normal((k, 3))
+        rows = np.repeat(np.arange(m), np.diff(a.indptr))
+        sampled = (x @ y.T)[rows, a.indices]
+        lines.append("|".join(
+            [f"{m}x{k}x{n}"] + csr(a) + [encode(b)] + csr(c) + csr(d) + [encode(x), encode(y)]
+            + [encode(a @ b)] + csr(a @ c) + csr(a + d) + csr(a.multiply(d)) + [encode(sampled),
+                                                                                 encode(a.toarray())]))
+    write("numpy_sparse.txt", "m x k x n|A (m, k) data|indices|indptr|B (k, n) dense|C (k, n) "
+          "data|indices|indptr|D (m, k) data|indices|indptr|X (m, 3)|Y (k, 3)|A @ B|A @ C data|"
+          "indices|indptr|A + D data|indices|indptr|A * D data|indices|indptr|(X @ Y.T) at A's "
+          "entries|A dense (scipy.sparse, indices sorted)", lines)
+
+
 if __name__ == "__main__":
+    sparse()
     fill_diagonal()
     repeat()
     promotion()

@@ -78,6 +78,16 @@ SAMPLES = {
     "Split": ({"n_splits": 2}, lambda: [kt.dvector(), kt.constant(0, dtype="int64"),
                                         kt.lvector()]),
     "Subtensor": lambda: _indexing_node(lambda x: x[1:, 0]),
+    "SparseDot": ({}, lambda: [kt.dvector(), kt.lvector(), kt.lvector(), kt.lscalar(), kt.dmatrix()]),
+    "SampledDot": ({}, lambda: [kt.lvector(), kt.lvector(), kt.dmatrix(), kt.dmatrix()]),
+    "SparseToDense": ({}, lambda: [kt.dvector(), kt.lvector(), kt.lvector(), kt.lvector()]),
+    "SparseGather": ({}, lambda: [kt.dmatrix(), kt.lvector(), kt.lvector()]),
+    "ExpandIndptr": ({}, lambda: [kt.lvector()]),
+    "CompressIndptr": ({}, lambda: [kt.lvector(), kt.lscalar()]),
+    "SparseUnion": ({}, lambda: [kt.lvector(), kt.lvector(), kt.lvector(), kt.lvector()]),
+    "SparseIntersection": ({}, lambda: [kt.lvector(), kt.lvector(), kt.lvector(), kt.lvector()]),
+    "SparseProductPairs": ({}, lambda: [kt.lvector(), kt.lvector(), kt.lvector(), kt.lvector(),
+                                       kt.lscalar()]),
 }
 
 
