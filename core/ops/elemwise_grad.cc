@@ -152,6 +152,12 @@ std::vector<Var> ScalarRule(const Elemwise& op, const Apply& node, const std::ve
       return {-gz * j1(x)};
     case K::kJ1:  // j1' = j0 - j1 / x, whose limit at 0 is 1/2
       return {gz * switch_(eq(x, c(0)), c(0.5), j0(x) - j1(x) / x)};
+    case K::kXlogX:  // Aesara's: 1 + log(x), -inf at 0
+      return {gz * (c(1) + log(x))};
+    case K::kXlogY0: {  // Aesara's: log(y) and x / y
+      const Var& y = in[1];
+      return {gz * log(y), gz * x / y};
+    }
     case K::kI0:  // i0' = i1
       return {gz * i1(x)};
     case K::kI1:  // i1' = (i0 + iv(2, x)) / 2 (Aesara's) = i0 - i1 / x, whose limit at 0 is 1/2

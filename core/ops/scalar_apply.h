@@ -174,6 +174,8 @@ constexpr bool Supports() {
     case K::kJ1:
     case K::kI0:
     case K::kI1:
+    case K::kXlogX:
+    case K::kXlogY0:
       return kReal<T>;
     case K::kSub:
     case K::kNeg:
@@ -375,6 +377,10 @@ auto Apply(T a, T b = T(), T c = T()) {
     return T(special::BesselI0(double(a)));
   else if constexpr (Op == K::kI1)
     return T(special::BesselI1(double(a)));
+  else if constexpr (Op == K::kXlogX)  // aesara.tensor.xlogx: 0 at 0
+    return a == T(0) ? T(0) : T(a * std::log(a));
+  else if constexpr (Op == K::kXlogY0)
+    return a == T(0) ? T(0) : T(a * std::log(b));
   else if constexpr (Op == K::kIdentity)
     return a;
   else if constexpr (Op == K::kReal) {

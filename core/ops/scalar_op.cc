@@ -89,6 +89,9 @@ std::string ScalarOp::ElemwiseName() const {
     case ScalarOpKind::kMaximum:
     case ScalarOpKind::kMinimum:
       return absl::StrCat("Elemwise{scalar_", Name(), ",no_inplace}");
+    case ScalarOpKind::kXlogX:  // aesara.tensor.xlogx's Elemwise, named
+    case ScalarOpKind::kXlogY0:
+      return Name();
     default:
       return absl::StrCat("Elemwise{", Name(), ",no_inplace}");
   }

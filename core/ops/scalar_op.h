@@ -125,6 +125,8 @@ inline constexpr ScalarAlgebra kProductMonoid{true, true, 1.0};
   X(kJ1, "j1", 1, kUpgradeToFloat, false, kNoAlgebra, U(j1), nullptr, false, transcendental)                 \
   X(kI0, "i0", 1, kUpgradeToFloat, false, kNoAlgebra, U(i0), nullptr, false, transcendental)                 \
   X(kI1, "i1", 1, kUpgradeToFloat, false, kNoAlgebra, U(i1), nullptr, false, transcendental)                 \
+  X(kXlogX, "xlogx", 1, kUpgradeToFloat, false, kNoAlgebra, U(xlogx), nullptr, false, transcendental)        \
+  X(kXlogY0, "xlogy0", 2, kUpgradeToFloat, false, kNoAlgebra, B(xlogy0), nullptr, false, transcendental)     \
   X(kIdentity, "identity", 1, kSame, true, kNoAlgebra, U(identity), nullptr, false, unary)                   \
   X(kSecond, "second", 2, kSecondInput, true, kNoAlgebra, B(second), nullptr, false, special)                \
   X(kCast, "cast", 1, kCast, true, kNoAlgebra, N(), nullptr, false, special)                                 \

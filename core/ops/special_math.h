@@ -159,10 +159,15 @@ inline long double BesselIOfAbs(int n, long double x) {
   return std::exp(x) / std::sqrt(2 * std::numbers::pi_v<long double> * x) * sum;
 }
 
+// Past this |x|, scipy.special.i0 and i1 (Cephes: e^x times a series) overflow to inf, although
+// I_n is finite up to 713.98: Kiln gives Aesara's (SciPy's) numbers there.
+inline constexpr double kBesselIOverflow = 709.782712893384;  // log(DBL_MAX)
+
 // The modified Bessel function of the first kind of order 0 (scipy.special.i0): even, 1 at 0,
-// +inf past |x| = 713.98.
+// +inf past |x| = kBesselIOverflow.
 inline double BesselI0(double x) {
   if (std::isnan(x)) return x;
+  if (std::fabs(x) > kBesselIOverflow) return std::numeric_limits<double>::infinity();
   return static_cast<double>(BesselIOfAbs(0, std::fabs(x)));
 }
 
@@ -170,6 +175,7 @@ inline double BesselI0(double x) {
 // i1(-0.0) is -0.0.
 inline double BesselI1(double x) {
   if (std::isnan(x)) return x;
+  if (std::fabs(x) > kBesselIOverflow) return std::copysign(std::numeric_limits<double>::infinity(), x);
   return std::copysign(static_cast<double>(BesselIOfAbs(1, std::fabs(x))), x);
 }
 

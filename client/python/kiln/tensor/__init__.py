@@ -2,9 +2,9 @@
 here, by core, with Aesara's types and names; optimization and compilation happen on the
 server."""
 from kiln.graph import TensorType
-from kiln.tensor.basic import (CONSTRUCTORS, ELEMWISE, add, as_tensor_variable, cast, clip,
-                               constant, dimshuffle, fill, flatten, mul, ones_like, reshape, shape,
-                               shape_i, switch, tensor, transpose, zeros_like)
+from kiln.tensor.basic import (CONSTRUCTORS, ELEMWISE, MATH_ELEMWISE, add, as_tensor_variable,
+                               cast, clip, constant, dimshuffle, fill, flatten, mul, ones_like,
+                               reshape, shape, shape_i, switch, tensor, transpose, zeros_like)
 from kiln.tensor.build import (alloc, arange, concatenate, eye, full, join, mgrid, ogrid, ones,
                                stack, stacklists, zeros)
 from kiln.tensor.indexing import inc_subtensor, nonzero, set_subtensor
@@ -15,7 +15,7 @@ from kiln.tensor.variable import TensorConstant, TensorVariable
 
 globals().update(CONSTRUCTORS)
 globals().update(PLURALS)
-globals().update(ELEMWISE)
+globals().update(MATH_ELEMWISE)
 
 # Aesara's other spellings of some of the same functions.
 abs_ = ELEMWISE["abs"]

@@ -135,6 +135,8 @@ UNARY = [name for name, arity in SCALAR_OPS.items() if arity == 1 and name != "c
 BINARY = [name for name, arity in SCALAR_OPS.items() if arity == 2]
 ELEMWISE = {name: _unary(name) for name in UNARY}
 ELEMWISE.update({name: _binary(name) for name in BINARY})
+# The ones aesara.tensor.math (so aesara.tensor) exports: all but those of their own modules.
+MATH_ELEMWISE = {name: fn for name, fn in ELEMWISE.items() if name not in ("xlogx", "xlogy0")}
 
 
 def add(*xs):

@@ -1,13 +1,13 @@
 """kiln.tensor.math: Aesara's aesara.tensor.math names: the elementwise functions of core's
 scalar ops, the reductions and the products, and the functions Aesara builds from them."""
 from kiln.ops import Argmax, CAReduce, Dot, MatMul, MaxAndArgmax  # noqa: F401
-from kiln.tensor.basic import ELEMWISE, add, as_tensor_variable, cast, clip, mul  # noqa: F401
+from kiln.tensor.basic import ELEMWISE, MATH_ELEMWISE, add, as_tensor_variable, cast, clip, mul  # noqa: F401
 from kiln.tensor.elemwise import Elemwise  # noqa: F401
 from kiln.tensor.nnet.basic import dot, matmul, outer, tensordot  # noqa: F401
 from kiln.tensor.reduce import (all, any, argmax, argmin, max, mean, min, prod, std,  # noqa
                                 sum, var)
 
-globals().update(ELEMWISE)
+globals().update(MATH_ELEMWISE)
 from kiln.tensor.special import logsumexp  # noqa: E402,F401
 from kiln.tensor import round  # noqa: E402,F401
 

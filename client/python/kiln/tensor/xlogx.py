@@ -1,16 +1,10 @@
-"""kiln.tensor.xlogx (Aesara's aesara.tensor.xlogx): x log(x) and x log(y), 0 where x is 0."""
-from kiln.tensor.basic import ELEMWISE, as_tensor_variable, switch
+"""kiln.tensor.xlogx (Aesara's aesara.tensor.xlogx): x log(x) and x log(y), 0 where x is 0, as
+core's scalar ops with Aesara's gradients (1 + log(x), so -inf at 0; log(y) and x / y)."""
+from kiln.tensor.basic import ELEMWISE
 
 __all__ = ["xlogx", "xlogy0"]
 
-
-def xlogx(x):
-    """x log(x), 0 where x is 0."""
-    x = as_tensor_variable(x)
-    return switch(ELEMWISE["eq"](x, 0), 0 * x, x * ELEMWISE["log"](x))
-
-
-def xlogy0(x, y):
-    """x log(y), 0 where x is 0."""
-    x, y = as_tensor_variable(x), as_tensor_variable(y)
-    return switch(ELEMWISE["eq"](x, 0), 0 * (x * y), x * ELEMWISE["log"](y))
+xlogx = ELEMWISE["xlogx"]
+xlogx.__doc__ = "x log(x), 0 where x is 0 (an Elemwise named xlogx, as Aesara's)."
+xlogy0 = ELEMWISE["xlogy0"]
+xlogy0.__doc__ = "x log(y), 0 where x is 0 (an Elemwise named xlogy0, as Aesara's)."
