@@ -434,7 +434,8 @@ absl::Status Sample(const Distribution& dist, uint64_t key, uint64_t counter, co
   } else if (name == "hypergeometric") {
     count([&](S& s, const W& w) {
       const int64_t good = i(0, w), bad_ = i(1, w), sample = i(2, w);
-      if (sample > good + bad_ || good + bad_ >= 1000000000) {
+      // (good and bad are >= 0: compared so that no sum overflows.)
+      if (good >= 1000000000 || bad_ >= 1000000000 - good || sample > good + bad_) {
         bad = true;
         return int64_t{0};
       }

@@ -1,7 +1,8 @@
 // One draw of each scalar distribution from a Philox stream (the algorithms NumPy's Generator
 // uses where they are short: Marsaglia-Tsang gamma, PTRS Poisson, inversion and Devroye's
 // beta splitting for binomials, Lemire's bounded integers, Best-Fisher von Mises, Devroye's
-// Zipf, Michael-Schucany-Haas Wald; inversion from the mode for hypergeometrics). The others are
+// Zipf, Michael-Schucany-Haas Wald; inversion from the mode or Stadlober's ratio of uniforms for
+// hypergeometrics). The others are
 // transforms of these, in random_kernels.cc, which alone includes this file.
 #ifndef KILN_CORE_OPS_RANDOM_SAMPLERS_H_
 #define KILN_CORE_OPS_RANDOM_SAMPLERS_H_
@@ -139,10 +140,51 @@ inline int64_t Geometric(philox::Stream& s, double p) {
   return x < 1 ? 1 : (x >= 0x1p63 ? INT64_MAX : static_cast<int64_t>(x));
 }
 
+// Hypergeometric by Stadlober's ratio of uniforms (HRUA, as NumPy's for large samples): a
+// constant expected number of tries whatever the counts, each with four lgammas.
+inline int64_t HypergeometricRatioOfUniforms(philox::Stream& s, int64_t good, int64_t bad,
+                                             int64_t sample) {
+  const int64_t total = good + bad, n = std::min(sample, total - sample);
+  const int64_t small = std::min(good, bad), large = std::max(good, bad);
+  const double p = static_cast<double>(small) / total, q = static_cast<double>(large) / total;
+  const double a = n * p + 0.5;
+  const double var = static_cast<double>(total - n) * n * p * q / static_cast<double>(total - 1);
+  const double c = std::sqrt(var + 0.5), h = 1.7155277699214135 * c + 0.8989161620588988;
+  auto log_weight = [&](int64_t k) {  // log of k! (small - k)! (n - k)! (large - n + k)!
+    return std::lgamma(k + 1.0) + std::lgamma(small - k + 1.0) + std::lgamma(n - k + 1.0) +
+           std::lgamma(large - n + k + 1.0);
+  };
+  const int64_t mode = static_cast<int64_t>(
+      std::floor((static_cast<double>(n) + 1) * (small + 1) / (static_cast<double>(total) + 2)));
+  const double g = log_weight(mode);
+  const double bound = std::min(std::min<double>(n, small) + 1, std::floor(a + 16 * c));
+  int64_t k;
+  for (;;) {
+    const double u = s.Uniform(), v = s.Uniform();
+    const double x = a + h * (v - 0.5) / u;
+    if (x < 0 || x >= bound) continue;  // outside the hat
+    k = static_cast<int64_t>(std::floor(x));
+    const double t = g - log_weight(k);
+    if (u * (4 - u) - 3 <= t) break;  // surely under the density
+    if (u * (u - t) >= 1) continue;   // surely over it
+    if (2 * std::log(u) <= t) break;
+  }
+  if (good > bad) k = n - k;       // k counted the smaller kind
+  if (n < sample) k = good - k;    // n counted the complement of the sample
+  return k;
+}
+
 // Hypergeometric(ngood, nbad, nsample): inversion outward from the mode, O(standard deviation)
-// steps, the mode's probability from lgamma and its neighbours' by the pmf's ratio.
+// steps, the mode's probability from lgamma and its neighbours' by the pmf's ratio; by the ratio
+// of uniforms when the standard deviation passes 64, so that no draw takes more than a few steps.
 inline int64_t Hypergeometric(philox::Stream& s, int64_t good, int64_t bad, int64_t sample) {
   const int64_t lo = std::max<int64_t>(0, sample - bad), hi = std::min(sample, good);
+  if (lo == hi) return lo;
+  {
+    const double total = static_cast<double>(good) + static_cast<double>(bad);
+    const double var = sample * (good / total) * (bad / total) * (total - sample) / (total - 1);
+    if (var > 64.0 * 64.0) return HypergeometricRatioOfUniforms(s, good, bad, sample);
+  }
   if (lo == hi) return lo;
   const double g = good, b = bad, n = sample, total = g + b;
   auto log_choose = [](double a, double k) {

@@ -136,6 +136,11 @@ TEST(RandomTest, EveryScalarDistributionHasItsMoments) {
       {"halfnormal", {1, 2}, 1 + 2 * std::sqrt(2 / M_PI), 4 * (1 - 2 / M_PI)},
       {"hypergeometric", {10, 5, 7}, 7 * 10.0 / 15, 7 * (10.0 / 15) * (5.0 / 15) * (8.0 / 14)},
       {"hypergeometric", {500, 700, 300}, 125, 300 * (5.0 / 12) * (7.0 / 12) * (900.0 / 1199)},
+      // Standard deviations of 90 and 7000: the ratio-of-uniforms sampler.
+      {"hypergeometric", {100000, 300000, 50000}, 12500,
+       50000 * 0.25 * 0.75 * (350000.0 / 399999)},
+      {"hypergeometric", {400000000, 500000000, 300000000}, 300000000 * 4.0 / 9,
+       300000000 * (4.0 / 9) * (5.0 / 9) * (600000000.0 / 899999999)},
       {"invgamma", {6, 2}, 0.4, 4.0 / (25 * 4)},
       {"laplace", {1, 2}, 1, 8},
       {"logistic", {1, 2}, 1, 4 * M_PI * M_PI / 3},
