@@ -192,6 +192,34 @@ def test_scalar_ops_are_aesaras_names_for_elemwise():
     x = aes.float64("x")
     assert x.type == at.dscalar
     assert str(aes.mul(x, 2.0).owner.op) == "Elemwise{mul,no_inplace}"
+    # Aesara's printed scalar types.
+    assert (str(aes.float64), repr(aes.int32), str(x.type)) == ("float64", "ScalarType(int32)",
+                                                                 "float64")
+
+
+def test_composite_is_aesaras(server):
+    """aesara.scalar.Composite: its printed program, its values, several outputs, pickling, and
+    Aesara's refusal to differentiate it."""
+    import pickle
+    import kiln
+    import kiln.scalar as aes
+    import kiln.tensor as at
+    x, y = aes.float64("x"), aes.float64("y")
+    c = aes.Composite([x, y], [x * y + aes.exp(x)])
+    assert str(c) == "Composite{((i0 * i1) + exp(i0))}" and (c.nin, c.nout) == (2, 1)
+    assert kiln.function([x, y], c(x, y))(1.0, 2.0) == pytest.approx(2 + np.e)
+    v = at.dvector("v")  # applied elementwise to tensors
+    np.testing.assert_allclose(kiln.function([v, y], c(v, y))(np.array([1.0, 2.0]), 2.0),
+                               [2 + np.e, 4 + np.exp(2)])
+    two = aes.Composite([x, y], [x + y, x * y])
+    assert str(two) == "Composite{(i0 + i1), (i0 * i1)}"
+    assert [float(o) for o in kiln.function([x, y], two(x, y))(3.0, 4.0)] == [7.0, 12.0]
+    assert pickle.loads(pickle.dumps(c)) == c
+    with pytest.raises(kiln.gradient.NullTypeGradError, match="grad is not implemented for "
+                       "Composite"):
+        kiln.grad(c(x, y), x)
+    with pytest.raises(Exception, match="Sum"):  # only elementwise graphs make a Composite
+        aes.Composite([v], [at.sum(v)])
 
 
 def test_loading_every_module_keeps_the_functions_named_as_modules():

@@ -27,6 +27,7 @@
 #include "core/graph/op_registry.h"
 #include "core/graph/traversal.h"
 #include "core/graph/type.h"
+#include "core/ops/composite.h"
 #include "core/ops/scalar_op.h"
 #include "core/tensor/tensor.h"
 #include "core/scan/scan.h"
@@ -349,6 +350,18 @@ PYBIND11_MODULE(_core, m) {
         return ops;
       },
       "Elemwise's scalar ops: name -> arity (-1: two or more).");
+  m.def(
+      "scalar_program",
+      [](const std::vector<VariablePtr>& inputs, const std::vector<VariablePtr>& outputs) {
+        auto program = ValueOrThrow(ScalarProgram::FromGraph(
+            std::vector<Var>(inputs.begin(), inputs.end()),
+            std::vector<Var>(outputs.begin(), outputs.end())));
+        return py::make_tuple(EncodeScalarProgram(*program), program->ToString());
+      },
+      py::arg("inputs"), py::arg("outputs"),
+      "Aesara's Composite of an elementwise graph: (the program as Elemwise's `program` "
+      "attribute, its text \"(i0 + exp(i1))\"); errors name the first node that is not "
+      "elementwise.");
   m.def(
       "dprint",
       [](const std::vector<VariablePtr>& outputs, bool print_type, const std::string& ids,

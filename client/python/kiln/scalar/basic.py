@@ -5,16 +5,25 @@ Kiln has no separate scalar graph: a scalar is a 0-d tensor, so kiln.scalar.floa
 type of 0-d float64 tensors, and applying a scalar op (kiln.scalar.add(x, y)) builds the
 Elemwise of it. A scalar op is its name (a str), so Elemwise(kiln.scalar.add) is
 Elemwise{add}, as in Aesara."""
-from kiln.graph import TensorType
+from kiln import _core, ops
+from kiln.graph import TensorType, core_variable
 from kiln.tensor.basic import as_tensor_variable, cast, constant  # noqa: F401
 from kiln.tensor.elemwise import SCALAR_OPS, Elemwise, upcast  # noqa: F401
 
 
 class ScalarType(TensorType):
-    """Aesara's ScalarType(dtype): in Kiln, the type of 0-d tensors of dtype."""
+    """Aesara's ScalarType(dtype): in Kiln, the type of 0-d tensors of dtype. It prints as
+    Aesara's (str "float64", repr "ScalarType(float64)"); what ops compute from its variables
+    are 0-d tensors, and print as TensorType(float64, ())."""
 
     def __init__(self, dtype):
         super().__init__(dtype, ())
+
+    def __str__(self):
+        return self.dtype
+
+    def __repr__(self):
+        return "ScalarType(%s)" % self.dtype
 
 
 def get_scalar_type(dtype):
@@ -106,6 +115,31 @@ abs_ = OPS["abs"]
 divide = true_div = OPS["true_divide"]
 int_div = floor_div = OPS["floor_divide"]
 
-__all__ = (["ScalarType", "ScalarOp", "UnaryScalarOp", "BinaryScalarOp", "LogicalComparison",
+
+
+class Composite(ScalarOp):
+    """Aesara's Composite(inputs, outputs): an elementwise graph of `inputs` as one scalar op,
+    printed Composite{((i0 * i1) + exp(i0))}. Applying it builds one Elemwise{Composite{...}}
+    node (what fusion makes), one output per output of the graph."""
+
+    def __new__(cls, inputs, outputs):
+        program, text = _core.scalar_program([core_variable(i) for i in inputs],
+                                             [core_variable(o) for o in outputs])
+        op = str.__new__(cls, "Composite{%s}" % text)
+        op.name = str(op)
+        op.inputs, op.outputs = list(inputs), list(outputs)
+        op.nin, op.nout = len(op.inputs), len(op.outputs)
+        op.program = program
+        return op
+
+    def __call__(self, *inputs):
+        out = ops.Elemwise(scalar_op="composite", program=self.program)(*inputs)
+        return out[0] if isinstance(out, list) and self.nout == 1 else out
+
+    def __reduce__(self):
+        return (Composite, (self.inputs, self.outputs))
+
+
+__all__ = (["ScalarType", "ScalarOp", "Composite", "UnaryScalarOp", "BinaryScalarOp", "LogicalComparison",
             "get_scalar_type", "as_scalar", "constant", "cast", "upcast", "square"]
            + _DTYPES + sorted(cls.__name__ for cls in CLASSES.values()) + sorted(OPS))
