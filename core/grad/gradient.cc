@@ -234,8 +234,14 @@ absl::Status GradBuilder::ComputeTerms(Apply* node) {
   if (std::find(input_connected.begin(), input_connected.end(), true) == input_connected.end()) {
     for (int i = 0; i < n_in; ++i) input_grads.push_back(disconnected_type());
   } else if (std::find(only_null.begin(), only_null.end(), false) == only_null.end()) {
+    // Only NullType gradients reach the inputs: each gets the first one it is connected to, so
+    // that the error says why (Aesara's null_type() here has lost the reason).
     for (int i = 0; i < n_in; ++i) {
-      input_grads.push_back(input_connected[i] ? null_type("") : disconnected_type());
+      Var g = disconnected_type();
+      for (int o = n_out - 1; o >= 0; --o) {
+        if (pattern[i][o] && output_connected[o]) g = output_grads[o];
+      }
+      input_grads.push_back(g);
     }
   } else {
     // Output gradients in their output's float dtype (integer outputs keep theirs).

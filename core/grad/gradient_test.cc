@@ -136,6 +136,15 @@ TEST(GradTest, NullGradients) {
             std::string::npos);
 }
 
+// A NullType gradient keeps its reason through nodes all of whose output gradients are NullType.
+TEST(GradTest, NullGradientsKeepTheirReasonDownTheGraph) {
+  const Var z = zvector("z");
+  EXPECT_EQ(grad(sum(real(z * constant(2.0))), z).status().message(),
+            "`grad` encountered a NaN. This variable is Null because the grad method for input 0 "
+            "(Elemwise{mul,no_inplace}.0) of the Elemwise{real,no_inplace} op is not implemented. "
+            "Gradients of complex values are not implemented.");
+}
+
 TEST(GradTest, IntegerInputsGetFloatZeros) {
   Var i = ivector("i");
   Var x = dvector("x");
