@@ -12,15 +12,16 @@ PACKAGE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "
 
 # Each module's layer, by the longest matching name. _core's layer holds what sits beside the
 # native module: the generated kiln.v1 stubs (_pb), kiln.config and the errors (kiln.errors).
-# kiln.scalar (Aesara's scalar ops, applied as Elemwise), kiln.gradient, kiln.ifelse, kiln.scan
-# and kiln.printing build graphs as kiln.tensor does
+# kiln.scalar (Aesara's scalar ops, applied as Elemwise), kiln.sparse (sparse matrices as four
+# tensors), kiln.gradient, kiln.ifelse, kiln.scan and kiln.printing build graphs as kiln.tensor
+# does
 # (kiln.tensor re-exports grad, as Aesara's does), and kiln.wire writes graphs and tensors as kiln.v1 messages, sending nothing:
 # all of tensor's layer. The package's own __init__, __main__ and cli sit above every layer.
 LAYERS = {
     "kiln._core": 0, "kiln._pb": 0, "kiln.config": 0, "kiln.errors": 0, "kiln.v1": 0,
     "kiln.graph": 1, "kiln.ops": 1,
     "kiln.tensor": 2, "kiln.scalar": 2, "kiln.gradient": 2, "kiln.ifelse": 2, "kiln.scan": 2,
-    "kiln.printing": 2,
+    "kiln.printing": 2, "kiln.sparse": 2,
     "kiln.wire": 2,
     "kiln.compile": 3,
     "kiln.client": 4, "kiln.lane": 4, "kiln.shm": 4, "kiln.runners": 4,

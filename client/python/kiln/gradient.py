@@ -14,6 +14,7 @@ from kiln.graph import (TensorType, _core, clone_replace, compile_function_or_ra
 from kiln.tensor.basic import as_tensor_variable, fill, zeros_like
 from kiln.tensor.from_core import variables_of
 from kiln.tensor.reduce import sum as ksum
+from kiln.tensor.variable import SparseOperand
 
 
 class GradientError(Exception):
@@ -58,21 +59,34 @@ def _differentiate(wrt, cost=None, consider_constant=(), known_grads=(),
     return variables_of(twins, roots + [v for pair in known_grads for v in pair])
 
 
+def _data_of(v):
+    """The tensor grad differentiates for v: a sparse variable's data, a tensor itself."""
+    return v.parts.data if isinstance(v, SparseOperand) else v
+
+
 def grad(cost, wrt, consider_constant=None, disconnected_inputs="raise", known_grads=None,
          return_disconnected="zero", null_gradients="raise", add_names=True):
     """Aesara's grad: the gradient of the scalar cost with respect to wrt (a variable, or a
     list or tuple of them: then a list or tuple of gradients), summed over every path.
     return_disconnected ("zero", "None" or "Disconnected") is what a variable the cost does not
     depend on gets when disconnected_inputs lets it through; null_gradients="return" returns
-    an undefined (NullType) gradient instead of raising."""
+    an undefined (NullType) gradient instead of raising. The gradient with respect to a sparse
+    variable (kiln.sparse) is the sparse matrix of its structure whose entries are the
+    gradients of its stored entries (Aesara's structured gradient)."""
     single = not isinstance(wrt, (list, tuple))
     wrt_list = [wrt] if single else list(wrt)
+    if isinstance(cost, SparseOperand):
+        raise TypeError("Cost must be a scalar.")
     if cost is not None:
         cost = as_tensor_variable(cost)
     known = list(known_grads.items()) if isinstance(known_grads, dict) else list(known_grads or [])
-    out = _differentiate(wrt_list, cost, list(consider_constant or []),
-                         [(v, as_tensor_variable(g)) for v, g in known], disconnected_inputs,
-                         return_disconnected, null_gradients)
+    # A sparse variable is differentiated through its data (the structured gradient).
+    out = _differentiate([_data_of(w) for w in wrt_list], cost,
+                         [_data_of(v) for v in consider_constant or []],
+                         [(_data_of(v), as_tensor_variable(_data_of(g))) for v, g in known],
+                         disconnected_inputs, return_disconnected, null_gradients)
+    out = [w.with_data(g) if isinstance(w, SparseOperand) and g is not None else g
+           for w, g in zip(wrt_list, out)]
     if add_names and cost is not None and cost.name:
         for w, g in zip(wrt_list, out):
             if g is not None and w.name and g.name is None:

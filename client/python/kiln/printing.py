@@ -8,6 +8,7 @@ import warnings
 
 from kiln import ops
 from kiln.graph import _core, ancestors, core_variable
+from kiln.tensor.variable import SparseOperand
 
 
 def _server_text(obj, fmt):
@@ -21,7 +22,8 @@ def debugprint(obj, file=None, depth=-1, print_type=False, ids="CHAR", stop_on_n
                done=None, max_nesting=100):
     """Prints the graph of a variable, a list of variables or a compiled function (its
     optimized graph, as the server prints it) to `file` (sys.stdout by default) and returns
-    the file, or returns the text with file='str'. A subtree nested deeper
+    the file, or returns the text with file='str'. A sparse variable (kiln.sparse) prints as the
+    graphs of its four tensors (data, indices, indptr, shape). A subtree nested deeper
     than max_nesting levels ends its line with " ..." and is printed as a block of its own
     below, so that the text stays linear in the graph's size (-1: never cut)."""
     text = _server_text(obj, "DPRINT")
@@ -35,8 +37,13 @@ def debugprint(obj, file=None, depth=-1, print_type=False, ids="CHAR", stop_on_n
     return file
 
 
+def _tensors(outputs):
+    """The outputs with each sparse variable (kiln.sparse) as its four tensors."""
+    return [t for o in outputs for t in (o.parts if isinstance(o, SparseOperand) else [o])]
+
+
 def _debugprint(outputs, depth, print_type, ids, stop_on_name, max_nesting):
-    return _core.dprint([core_variable(o) for o in outputs], print_type, ids, depth,
+    return _core.dprint([core_variable(o) for o in _tensors(outputs)], print_type, ids, depth,
                         stop_on_name, max_nesting)
 
 
@@ -52,7 +59,7 @@ def pydotprint(fct, outfile=None, format="png", compact=True, var_with_name_simp
     dot = _server_text(fct, "DOT")
     if dot is None:
         outs = list(fct) if isinstance(fct, (list, tuple)) else [fct]
-        dot = _core.dot([core_variable(o) for o in outs], bool(compact),
+        dot = _core.dot([core_variable(o) for o in _tensors(outs)], bool(compact),
                         bool(var_with_name_simple))
     outfile = outfile or "kiln.%s" % format
     if format == "dot":
@@ -68,7 +75,10 @@ def pydotprint(fct, outfile=None, format="png", compact=True, var_with_name_simp
 def pp(var):
     """Aesara's pretty printer: the expression computing var on one line, "((x * y) + 1.0)".
     A graph whose text outgrows 1 MiB (shared subexpressions are written out at each use)
-    raises kiln.graph.GraphError."""
+    raises kiln.graph.GraphError. A sparse variable (kiln.sparse) prints as the constructor of
+    its four tensors: "CSM{format='csr'}(x.data, x.indices, x.indptr, x.shape)"."""
+    if isinstance(var, SparseOperand):
+        return "CSM{format=%r}(%s)" % (var.format, ", ".join(map(pp, var.parts)))
     return _core.pp(core_variable(var))
 
 

@@ -13,7 +13,8 @@ from kiln.errors import KilnError
 from kiln.graph import Variable, _core, ancestors, clone_replace, graph_inputs
 from kiln.graph.utils import MissingInputError
 from kiln.tensor.basic import as_tensor_variable
-from kiln.tensor.variable import TensorConstant
+from kiln.sparse.type import is_scipy_sparse
+from kiln.tensor.variable import SparseOperand, TensorConstant
 
 
 # kiln.runners.make_runner, set when kiln.runners loads (kiln's __init__ loads it): where a
@@ -274,6 +275,17 @@ class UnusedInputError(KilnError):
         return self.message
 
 
+def unused_input_error(k, v):
+    """The UnusedInputError of input k, v, in Aesara's words."""
+    return UnusedInputError(
+        "function was asked to create a function computing outputs given certain "
+        "inputs, but the provided input variable at index %d is not part of the "
+        "computational graph needed to compute the outputs: %s.\nTo make this error "
+        "into a warning, you can pass the parameter on_unused_input='warn' to "
+        "aesara.function. To disable it completely, use on_unused_input='ignore'."
+        % (k, v))
+
+
 def check_inputs_used(inputs, outputs, updated):
     """UnusedInputError for the first of the inputs that neither the outputs (update values
     included) read nor an update writes, as the server checks it (core/compile/function.cc),
@@ -281,13 +293,7 @@ def check_inputs_used(inputs, outputs, updated):
     used = {id(v) for v in ancestors(outputs)} | {id(v) for v in updated}
     for k, v in enumerate(inputs):
         if id(v) not in used:
-            raise UnusedInputError(
-                "function was asked to create a function computing outputs given certain "
-                "inputs, but the provided input variable at index %d is not part of the "
-                "computational graph needed to compute the outputs: %s.\nTo make this error "
-                "into a warning, you can pass the parameter on_unused_input='warn' to "
-                "aesara.function. To disable it completely, use on_unused_input='ignore'."
-                % (k, v))
+            raise unused_input_error(k, v)
 
 
 class ProfileStats:
@@ -341,11 +347,35 @@ def default_updates(roots, updates, no_default_updates):
     return found
 
 
+def _has_sparse(ins, outputs, updates, givens):
+    """Whether a sparse value (a kiln.sparse variable or a SciPy matrix) is among function()'s
+    arguments."""
+    if outputs is None:
+        outs = []
+    elif isinstance(outputs, dict):
+        outs = list(outputs.values())
+    else:
+        outs = list(outputs) if isinstance(outputs, (list, tuple)) else [outputs]
+    values = [i.variable for i in ins] + [i.update for i in ins] + [
+        o.variable if isinstance(o, Out) else o for o in outs]
+    for pairs in (updates, givens):
+        values += [v for pair in (pairs.items() if isinstance(pairs, dict) else pairs or [])
+                   for v in pair]
+    return any(isinstance(v, SparseOperand) or is_scipy_sparse(v) for v in values)
+
+
 def function(inputs, outputs=None, mode=None, updates=None, givens=None,
              no_default_updates=False, accept_inplace=False, name=None, rebuild_strict=True,
              allow_input_downcast=None, profile=None, on_unused_input=None):
     """Aesara's function: compiles outputs as a function of inputs on the server."""
     ins = [as_in(i) for i in inputs]
+    if _has_sparse(ins, outputs, updates, givens):  # over their parts: kiln.compile.sparse
+        from kiln.compile.sparse import sparse_function
+        return sparse_function(
+            ins, outputs, mode=mode, updates=updates, givens=givens,
+            no_default_updates=no_default_updates, accept_inplace=accept_inplace, name=name,
+            rebuild_strict=rebuild_strict, allow_input_downcast=allow_input_downcast,
+            profile=profile, on_unused_input=on_unused_input)
     output_keys = None
     if isinstance(outputs, dict):  # Aesara's: the outputs by name, sorted
         for key in outputs:

@@ -9,7 +9,7 @@ from kiln import ops
 from kiln.graph import TensorType, check_dtype
 from kiln.ops import MakeVector, Reshape, Shape, Shape_i
 from kiln.tensor.elemwise import SCALAR_OPS, DimShuffle, Elemwise
-from kiln.tensor.variable import TensorConstant, TensorVariable
+from kiln.tensor.variable import SparseOperand, TensorConstant, TensorVariable
 
 
 def floatx():
@@ -65,6 +65,9 @@ def as_tensor_variable(x, name=None, ndim=None):
             isinstance(e, (TensorVariable, TensorConstant)) for e in x):
         from kiln.tensor.build import stack  # a list of variables: their stack
         out = stack(list(x))
+    elif isinstance(x, SparseOperand):
+        raise TypeError("%s is sparse, not a tensor: use kiln.sparse's functions on it, or its "
+                        "dense matrix x.toarray()" % (x,))
     else:
         out = constant(x, name=name)
     if ndim is not None and out.ndim != ndim:

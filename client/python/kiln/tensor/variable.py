@@ -5,6 +5,16 @@ from kiln import graph
 from kiln.graph import Constant, TensorType, Variable
 
 
+class SparseOperand:
+    """What kiln.sparse's variables derive from (declared here, below them): a tensor's operators
+    return NotImplemented for one, so that Python calls the sparse operand's reflected operator
+    (d * s is s.__rmul__(d), as in Aesara); as_tensor_variable refuses one; kiln.grad and
+    kiln.dprint reach its components through `parts` (data, indices, indptr, shape), and grad
+    returns `with_data(g)`: the matrix of its structure whose entries are g."""
+
+    parts = ()
+
+
 class _TensorMethods:
     """What Aesara's _tensor_py_operators gives a tensor variable."""
 
@@ -21,11 +31,15 @@ class _TensorMethods:
         import kiln.tensor as kt
         return kt
 
-    def __add__(self, o): return self._k().add(self, o)
+    # (The operators a sparse operand implements reflected defer to it.)
+    def __add__(self, o):
+        return NotImplemented if isinstance(o, SparseOperand) else self._k().add(self, o)
     def __radd__(self, o): return self._k().add(o, self)
-    def __sub__(self, o): return self._k().sub(self, o)
+    def __sub__(self, o):
+        return NotImplemented if isinstance(o, SparseOperand) else self._k().sub(self, o)
     def __rsub__(self, o): return self._k().sub(o, self)
-    def __mul__(self, o): return self._k().mul(self, o)
+    def __mul__(self, o):
+        return NotImplemented if isinstance(o, SparseOperand) else self._k().mul(self, o)
     def __rmul__(self, o): return self._k().mul(o, self)
     def __truediv__(self, o): return self._k().true_divide(self, o)
     def __rtruediv__(self, o): return self._k().true_divide(o, self)
@@ -46,21 +60,29 @@ class _TensorMethods:
     _is_nonzero = True
 
     def __lt__(self, o):
+        if isinstance(o, SparseOperand):
+            return NotImplemented
         rval = self._k().lt(self, o)
         rval._is_nonzero = False
         return rval
 
     def __le__(self, o):
+        if isinstance(o, SparseOperand):
+            return NotImplemented
         rval = self._k().le(self, o)
         rval._is_nonzero = False
         return rval
 
     def __gt__(self, o):
+        if isinstance(o, SparseOperand):
+            return NotImplemented
         rval = self._k().gt(self, o)
         rval._is_nonzero = False
         return rval
 
     def __ge__(self, o):
+        if isinstance(o, SparseOperand):
+            return NotImplemented
         rval = self._k().ge(self, o)
         rval._is_nonzero = False
         return rval
@@ -97,7 +119,10 @@ class _TensorMethods:
     def min(self, axis=None, keepdims=False): return self._k().min(self, axis, keepdims=keepdims)
     def argmax(self, axis=None, keepdims=False): return self._k().argmax(self, axis, keepdims)
     def dot(self, other): return self._k().dot(self, other)
-    def __matmul__(self, other): return self._k().dot(self, other)
+    def __matmul__(self, other):
+        if isinstance(other, SparseOperand):
+            return NotImplemented
+        return self._k().dot(self, other)
     def __rmatmul__(self, other): return self._k().dot(other, self)
     def exp(self): return self._k().exp(self)
     def log(self): return self._k().log(self)
