@@ -228,3 +228,20 @@ def test_a_dict_of_outputs_returns_a_dict(server):
     assert pickle.loads(pickle.dumps(f))(np.ones(4))["total"] == 4.0
     with pytest.raises(TypeError, match="keys of a dict of outputs must be strings"):
         kiln.function([x], {1: x})
+
+
+def test_accept_inplace_guards_against_inplace_ops(server):
+    """Aesara's accept_inplace: a graph holding an op that overwrites an input (here a
+    Gemm{inplace} built by hand) is refused unless accepted, and then computes as Aesara's."""
+    z, x, y = kt.dmatrix("z"), kt.dmatrix("x"), kt.dmatrix("y")
+    a, b = kt.dscalar("a"), kt.dscalar("b")
+    gemm = kiln.ops.Gemm(inplace=1)
+    assert gemm.destroy_map == {0: [0]} and kiln.ops.Gemm().destroy_map == {}
+    out = gemm(z, a, x, y, b)
+    with pytest.raises(TypeError, match=r"Graph must not contain inplace operations: "
+                       r"Gemm\{inplace\}\(z, a, x, y, b\)"):
+        kiln.function([z, a, x, y, b], out)
+    f = kiln.function([z, a, x, y, b], out, accept_inplace=True)
+    zv, xv, yv = np.ones((2, 2)), np.arange(4.0).reshape(2, 2), np.eye(2)
+    np.testing.assert_allclose(f(zv, 2.0, xv, yv, 0.5), 0.5 * zv + 2.0 * xv @ yv)
+    np.testing.assert_array_equal(zv, np.ones((2, 2)))  # the caller's array is never written

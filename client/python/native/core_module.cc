@@ -256,6 +256,15 @@ PYBIND11_MODULE(_core, m) {
                                }
                                return out;
                              })
+      .def_property_readonly("destroy_map",
+                             [](const Op& op) {
+                               py::dict out;
+                               for (const auto& [o, i] : op.destroy_map()) {
+                                 if (!out.contains(py::int_(o))) out[py::int_(o)] = py::list();
+                                 out[py::int_(o)].cast<py::list>().append(i);
+                               }
+                               return out;
+                             })
       .def("__str__", &Op::Name)
       .def("__eq__", [](const Op& a, const Op& b) { return a == b; })
       .def("__hash__", &Op::Hash);

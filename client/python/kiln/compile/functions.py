@@ -10,7 +10,7 @@ from kiln.compile.io import Container, In, Out, as_in
 from kiln.compile.mode import execute_of, mode_options
 from kiln.compile.sharedvalue import SharedVariable
 from kiln.errors import KilnError
-from kiln.graph import Variable, _core, ancestors, clone_replace, graph_inputs
+from kiln.graph import Variable, _core, ancestors, clone_replace, graph_inputs, io_toposort
 from kiln.graph.utils import MissingInputError
 from kiln.tensor.basic import as_tensor_variable
 from kiln.sparse.type import is_scipy_sparse
@@ -367,7 +367,12 @@ def _has_sparse(ins, outputs, updates, givens):
 def function(inputs, outputs=None, mode=None, updates=None, givens=None,
              no_default_updates=False, accept_inplace=False, name=None, rebuild_strict=True,
              allow_input_downcast=None, profile=None, on_unused_input=None):
-    """Aesara's function: compiles outputs as a function of inputs on the server."""
+    """Aesara's function: compiles outputs as a function of inputs on the server.
+    accept_inplace=False refuses a graph holding an op that overwrites one of its inputs (an
+    in-place op the user built), as Aesara. rebuild_strict has nothing to do: givens are
+    replaced by rebuilding each node through core, which infers its types anew (Aesara's
+    rebuild_strict=False), and a replacement whose type cannot stand for the original is
+    refused either way."""
     ins = [as_in(i) for i in inputs]
     if _has_sparse(ins, outputs, updates, givens):  # over their parts: kiln.compile.sparse
         from kiln.compile.sparse import sparse_function
@@ -430,6 +435,10 @@ def function(inputs, outputs=None, mode=None, updates=None, givens=None,
                 "not provided and not given a value. Use the Aesara flag "
                 "exception_verbosity='high', for more information on this error."
                 % (k, v, outs[0] if outs else v), variable=v)
+    if not accept_inplace:
+        for node in io_toposort(outs + [u for _, u in updates]):
+            if node.op.destroy_map:
+                raise TypeError("Graph must not contain inplace operations: %s" % node)
     if on_unused_input in (None, "raise"):
         check_inputs_used(graph_ins, outs + [u for _, u in updates], [s for s, _ in updates])
     all_ins = graph_ins + shared_vars

@@ -505,6 +505,12 @@ class Op:
             made = self._core_op = _core.make_op(self.kind, dict(self.wire_attrs()))
         return made
 
+    @property
+    def destroy_map(self):
+        """Aesara's destroy_map, {output: [input]}: the inputs whose buffer an output overwrites
+        (core's)."""
+        return self.core_op().destroy_map
+
     def __str__(self):
         return str(self.core_op())
 
