@@ -77,9 +77,8 @@ absl::Status ExpectTwoStructures(const Op& op, const std::vector<VariablePtr>& i
 
 // `v` cast to the dtype of `like` (a gradient back to its input's dtype).
 Var CastLike(const Var& v, const VariablePtr& like) {
-  return v.ok() && v.dtype() != like->tensor_type()->dtype()
-             ? cast(v, like->tensor_type()->dtype())
-             : v;
+  return v.ok() && v.dtype() != like->tensor_type()->dtype() ? cast(v, like->tensor_type()->dtype())
+                                                             : v;
 }
 
 std::vector<Var> AllDisconnected(const Apply& node) {
@@ -283,8 +282,8 @@ absl::StatusOr<ApplyPtr> SparseUnion::MakeNode(std::vector<VariablePtr> in) cons
   RETURN_IF_ERROR(ExpectTwoStructures(*this, in, 4, "indices_a, indptr_a, indices_b, indptr_b"));
   const TypePtr index = Vector(DType::kInt64);
   return Apply::Make(self(), std::move(in),
-                     {index, Vector(DType::kInt64, Length(in[1])), Vector(DType::kInt64, Length(in[0])),
-                      Vector(DType::kInt64, Length(in[2]))});
+                     {index, Vector(DType::kInt64, Length(in[1])),
+                      Vector(DType::kInt64, Length(in[0])), Vector(DType::kInt64, Length(in[2]))});
 }
 
 absl::StatusOr<Shapes> SparseUnion::InferShape(const Apply& node, const Shapes& in) const {

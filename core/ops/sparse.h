@@ -119,8 +119,7 @@ std::vector<Var> sparse_intersection(const Var& indices_a, const Var& indptr_a,
                                      const Var& indices_b, const Var& indptr_b);
 // {indices, indptr, pair_a, pair_b, pair_out}.
 std::vector<Var> sparse_product_pairs(const Var& indices_a, const Var& indptr_a,
-                                      const Var& indices_b, const Var& indptr_b,
-                                      const Var& n_cols);
+                                      const Var& indices_b, const Var& indptr_b, const Var& n_cols);
 
 }  // namespace kiln
 

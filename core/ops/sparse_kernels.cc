@@ -39,14 +39,16 @@ class Ints {
   int64_t size_;
 };
 
-std::string InputName(int i, const char* name) { return absl::StrCat("input ", i, " (", name, ")"); }
+std::string InputName(int i, const char* name) {
+  return absl::StrCat("input ", i, " (", name, ")");
+}
 
 // Input i has as many entries as the data it indexes.
 absl::Status CheckLength(const Op& op, const Ints& v, int i, const char* name, int64_t n,
                          const char* of) {
   if (v.size() == n) return absl::OkStatus();
-  return Invalid(op, absl::StrCat(InputName(i, name), " has ", v.size(), " entries but ", of,
-                                  " has ", n));
+  return Invalid(
+      op, absl::StrCat(InputName(i, name), " has ", v.size(), " entries but ", of, " has ", n));
 }
 
 // Every entry of input i in [0, bound).
@@ -72,9 +74,8 @@ absl::Status CheckIndptr(const Op& op, const Ints& indptr, int i, int64_t nnz) {
     }
   }
   if (indptr[indptr.size() - 1] != nnz) {
-    return Invalid(op, absl::StrCat(InputName(i, "indptr"), " ends at ",
-                                    indptr[indptr.size() - 1], " but there are ", nnz,
-                                    " indices"));
+    return Invalid(op, absl::StrCat(InputName(i, "indptr"), " ends at ", indptr[indptr.size() - 1],
+                                    " but there are ", nnz, " indices"));
   }
   return absl::OkStatus();
 }
@@ -86,8 +87,9 @@ absl::Status CheckSortedStructure(const Op& op, const Ints& indices, const Ints&
   for (int64_t r = 0; r + 1 < indptr.size(); ++r) {
     for (int64_t k = indptr[r] + 1; k < indptr[r + 1]; ++k) {
       if (indices[k] <= indices[k - 1]) {
-        return Invalid(op, absl::StrCat(InputName(i, "indices"), " are not sorted and unique in "
-                                        "row ", r, " (entry ", k, ")"));
+        return Invalid(
+            op, absl::StrCat(InputName(i, "indices"), " are not sorted and unique in row ", r,
+                             " (entry ", k, ")"));
       }
     }
   }
@@ -143,7 +145,8 @@ struct Pieces {
     const int64_t rows = indptr.size() - 1;
     for (int64_t r = 0, work = 0; r < rows; ++r) {
       int64_t cost;  // saturated: a piece ends at the first row past kPieceWork anyway
-      if (__builtin_mul_overflow(indptr[r + 1] - indptr[r] + 1, width + 1, &cost)) cost = kPieceWork;
+      if (__builtin_mul_overflow(indptr[r + 1] - indptr[r] + 1, width + 1, &cost))
+        cost = kPieceWork;
       work += std::min(cost, kPieceWork);
       if (work >= kPieceWork || r + 1 == rows) bounds.push_back(r + 1), work = 0;
     }
@@ -178,7 +181,8 @@ absl::StatusOr<bool> CheckCoordinates(const Op& op, const Ints& rows, int rows_i
   const auto* c = reinterpret_cast<const uint64_t*>(cols.begin());
   bool out_of_range = false, unsorted = false;
   for (int64_t k = 0; k < rows.size(); ++k) {
-    out_of_range |= (r[k] >= static_cast<uint64_t>(n_rows)) | (c[k] >= static_cast<uint64_t>(n_cols));
+    out_of_range |=
+        (r[k] >= static_cast<uint64_t>(n_rows)) | (c[k] >= static_cast<uint64_t>(n_cols));
   }
   for (int64_t k = 1; k < rows.size(); ++k) unsorted |= rows[k] < rows[k - 1];
   const bool sorted = !unsorted, in_range = !out_of_range;
@@ -239,7 +243,8 @@ absl::Status SparseDot::Perform(const Apply& node, std::span<const Tensor> in,
     const int64_t *r = rows.begin(), *c = cols.begin();
     if (attrs().compressed) {  // pieces of whole rows
       status = ForEachPiece(Pieces(rows, width), true, [&](int64_t first, int64_t last) {
-        for (int64_t i = first; i < last; ++i) AddRow(dst + i * width, d, c, src, width, r[i], r[i + 1]);
+        for (int64_t i = first; i < last; ++i)
+          AddRow(dst + i * width, d, c, src, width, r[i], r[i + 1]);
       });
       return;
     }
@@ -270,8 +275,8 @@ absl::Status SampledDot::Perform(const Apply& node, std::span<const Tensor> in,
                                        " but input 3 (y) has ", ShapeToString(y.shape()),
                                        ": x and y need as many columns"));
   }
-  RETURN_IF_ERROR(CheckCoordinates(*this, rows, 0, x.shape()[0], "the rows of input 2 (x)", cols,
-                                   1, y.shape()[0], "the rows of input 3 (y)")
+  RETURN_IF_ERROR(CheckCoordinates(*this, rows, 0, x.shape()[0], "the rows of input 2 (x)", cols, 1,
+                                   y.shape()[0], "the rows of input 3 (y)")
                       .status());
   RETURN_IF_ERROR(CheckOutputShape(*this, {nnz}, dtype));
   Tensor result = Tensor::Empty(dtype, {nnz});
@@ -392,8 +397,11 @@ struct TwoStructures {
     RETURN_IF_ERROR(CheckSortedStructure(op, ia, pa, 0));
     RETURN_IF_ERROR(CheckSortedStructure(op, ib, pb, 2));
     if (pa.size() != pb.size()) {
-      return Invalid(op, absl::StrCat("input 1 (indptr_a) has ", pa.size(), " entries but input 3 "
-                                      "(indptr_b) has ", pb.size(), ": the matrices need as many "
+      return Invalid(op, absl::StrCat("input 1 (indptr_a) has ", pa.size(),
+                                      " entries but input 3 "
+                                      "(indptr_b) has ",
+                                      pb.size(),
+                                      ": the matrices need as many "
                                       "rows"));
     }
     return absl::OkStatus();
@@ -427,8 +435,8 @@ absl::Status SparseUnion::Perform(const Apply&, std::span<const Tensor> in,
   RETURN_IF_ERROR(s.Check(*this));
   int64_t nnz = 0;
   for (int64_t r = 0; r < s.rows(); ++r) {
-    MergeRow(s, r, [&](int64_t) { ++nnz; }, [&](int64_t) { ++nnz; },
-             [&](int64_t, int64_t) { ++nnz; });
+    MergeRow(
+        s, r, [&](int64_t) { ++nnz; }, [&](int64_t) { ++nnz; }, [&](int64_t, int64_t) { ++nnz; });
   }
   ASSIGN_OR_RETURN(Tensor indices, NewInts(*this, nnz));
   ASSIGN_OR_RETURN(Tensor indptr, NewInts(*this, s.rows() + 1));
@@ -536,9 +544,8 @@ absl::Status SparseProductPairs::Perform(const Apply&, std::span<const Tensor> i
     }));
     std::sort(idx + start, idx + n);
     for (int64_t e = start; e < n; ++e) slot[idx[e]] = e;
-    RETURN_IF_ERROR(for_pairs(r, [&](int64_t k, int64_t l) {
-      from_a[p] = k, from_b[p] = l, to[p++] = slot[ib[l]];
-    }));
+    RETURN_IF_ERROR(for_pairs(
+        r, [&](int64_t k, int64_t l) { from_a[p] = k, from_b[p] = l, to[p++] = slot[ib[l]]; }));
     ptr[r + 1] = n;
   }
   out = {std::move(indices), std::move(indptr), std::move(pair_a), std::move(pair_b),

@@ -6,8 +6,8 @@
 #include <chrono>
 
 #include "absl/strings/str_join.h"
-#include "core/graph/op_registry.h"
 #include "core/grad/verify_grad.h"
+#include "core/graph/op_registry.h"
 #include "core/kiln.h"
 #include "core/ops/op_util.h"
 #include "tests/testing/numpy_cases.h"
@@ -34,7 +34,7 @@ Tensor IntsOf(std::vector<int64_t> v) {
 
 // Runs outputs as a function of inputs on the values.
 std::vector<Tensor> Evaluate(const std::vector<Var>& inputs, const std::vector<Var>& outputs,
-                        const std::vector<Tensor>& values) {
+                             const std::vector<Tensor>& values) {
   auto f = function(inputs, outputs);
   EXPECT_TRUE(f.ok()) << f.status();
   if (!f.ok()) return {};
@@ -81,10 +81,10 @@ TEST(SparseTest, MatchesSciPy) {
     const Csr a, cm, d;
     const Var b = dmatrix("b"), x = dmatrix("x"), y = dmatrix("y"), dense = dmatrix("dense");
     const Var rows = a.rows();
-    const std::vector<Var> product = sparse_product_pairs(a.indices, a.indptr, cm.indices,
-                                                          cm.indptr, constant(n));
-    const Var product_data = Scatter(product[0], product[4],
-                                     take(a.data, product[2]) * take(cm.data, product[3]));
+    const std::vector<Var> product =
+        sparse_product_pairs(a.indices, a.indptr, cm.indices, cm.indptr, constant(n));
+    const Var product_data =
+        Scatter(product[0], product[4], take(a.data, product[2]) * take(cm.data, product[3]));
     const std::vector<Var> sum = sparse_union(a.indices, a.indptr, d.indices, d.indptr);
     const Var sum_data = inc_subtensor(take(Scatter(sum[0], sum[2], a.data), sum[3]), d.data);
     const std::vector<Var> meet = sparse_intersection(a.indices, a.indptr, d.indices, d.indptr);
@@ -92,21 +92,27 @@ TEST(SparseTest, MatchesSciPy) {
     const std::vector<Var> outs = {
         sparse_dot(a.data, rows, a.indices, constant(m), b),
         sparse_dot(a.data, a.indptr, a.indices, constant(m), b, /*compressed=*/true),
-        product_data, product[0], product[1],
-        sum_data, sum[0], sum[1],
-        meet_data, meet[0], meet[1],
+        product_data,
+        product[0],
+        product[1],
+        sum_data,
+        sum[0],
+        sum[1],
+        meet_data,
+        meet[0],
+        meet[1],
         sampled_dot(rows, a.indices, x, y),
         sparse_to_dense(a.data, rows, a.indices, make_vector({constant(m), constant(k)})),
         sparse_gather(dense, rows, a.indices),
         compress_indptr(rows, constant(m))};
     const Tensor dense_a = Floats(c[24], {m, k});
-    const std::vector<Tensor> r = Evaluate(
-        {a.data, a.indices, a.indptr, b, cm.data, cm.indices, cm.indptr, d.data, d.indices,
-         d.indptr, x, y, dense},
-        outs,
-        {FloatVector(c[1]), Ints(c[2]), Ints(c[3]), Floats(c[4], {k, n}), FloatVector(c[5]),
-         Ints(c[6]), Ints(c[7]), FloatVector(c[8]), Ints(c[9]), Ints(c[10]),
-         Floats(c[11], {m, 3}), Floats(c[12], {k, 3}), dense_a});
+    const std::vector<Tensor> r =
+        Evaluate({a.data, a.indices, a.indptr, b, cm.data, cm.indices, cm.indptr, d.data, d.indices,
+                  d.indptr, x, y, dense},
+                 outs,
+                 {FloatVector(c[1]), Ints(c[2]), Ints(c[3]), Floats(c[4], {k, n}),
+                  FloatVector(c[5]), Ints(c[6]), Ints(c[7]), FloatVector(c[8]), Ints(c[9]),
+                  Ints(c[10]), Floats(c[11], {m, 3}), Floats(c[12], {k, 3}), dense_a});
     ASSERT_EQ(r.size(), outs.size());
     for (int form = 0; form < 2; ++form) {  // from row coordinates and from the indptr
       EXPECT_EQ(r[form].shape(), (Shape{m, n}));
@@ -137,9 +143,8 @@ TEST(SparseTest, ShapesAreInferredWithoutRunningTheKernels) {
   absl::StatusOr<std::vector<VariablePtr>> dense_dims = infer_shape(dense);
   ASSERT_TRUE(dense_dims.ok()) << dense_dims.status();
   const std::vector<Tensor> r =
-      Evaluate({b},
-          {(*dims)[0], (*dims)[1], (*dense_dims)[0], (*dense_dims)[1]},
-          {Floats("1,2,3,4,5,6", {3, 2})});
+      Evaluate({b}, {(*dims)[0], (*dims)[1], (*dense_dims)[0], (*dense_dims)[1]},
+               {Floats("1,2,3,4,5,6", {3, 2})});
   ASSERT_EQ(r.size(), 4u);
   EXPECT_EQ(ScalarInt(r[0]), 4);
   EXPECT_EQ(ScalarInt(r[1]), 2);
@@ -155,31 +160,37 @@ TEST(SparseTest, GradientsMatchFiniteDifferences) {
   const Tensor data = Floats("0.5,-1.25,2.0,0.75,1.5", {5});
   const Tensor b = Floats("1,2,-3,0.5,0.25,-1,2,1.5,-0.5", {3, 3});
   const Tensor x = Floats("1,-2,0.5,3,0.25,-1,2,1,0.5,-0.75,1.5,2", {4, 3});
-  absl::Status s = verify_grad([&](const std::vector<Var>& v) {
-    return sparse_dot(v[0], rows, cols, constant(int64_t{4}), v[1]);
-  }, {data, b});
+  absl::Status s = verify_grad(
+      [&](const std::vector<Var>& v) {
+        return sparse_dot(v[0], rows, cols, constant(int64_t{4}), v[1]);
+      },
+      {data, b});
   EXPECT_TRUE(s.ok()) << s;
   const Var indptr = constant(IntsOf({0, 2, 2, 3, 5}));
-  s = verify_grad([&](const std::vector<Var>& v) {
-    return sparse_dot(v[0], indptr, cols, constant(int64_t{4}), v[1], /*compressed=*/true);
-  }, {data, b});
+  s = verify_grad(
+      [&](const std::vector<Var>& v) {
+        return sparse_dot(v[0], indptr, cols, constant(int64_t{4}), v[1], /*compressed=*/true);
+      },
+      {data, b});
   EXPECT_TRUE(s.ok()) << s;
-  s = verify_grad([&](const std::vector<Var>& v) {
-    return sampled_dot(rows, cols, v[0], v[1]);
-  }, {x, b});
+  s = verify_grad([&](const std::vector<Var>& v) { return sampled_dot(rows, cols, v[0], v[1]); },
+                  {x, b});
   EXPECT_TRUE(s.ok()) << s;
-  s = verify_grad([&](const std::vector<Var>& v) {
-    return sparse_to_dense(v[0], rows, cols, make_vector({constant(4), constant(3)}));
-  }, {data});
+  s = verify_grad(
+      [&](const std::vector<Var>& v) {
+        return sparse_to_dense(v[0], rows, cols, make_vector({constant(4), constant(3)}));
+      },
+      {data});
   EXPECT_TRUE(s.ok()) << s;
-  s = verify_grad([&](const std::vector<Var>& v) { return sparse_gather(v[0], rows, cols); },
-                  {x});
+  s = verify_grad([&](const std::vector<Var>& v) { return sparse_gather(v[0], rows, cols); }, {x});
   EXPECT_TRUE(s.ok()) << s;
   // Second order: the gradient of a sum of squares of the product, through SampledDot's LOp.
-  s = verify_grad([&](const std::vector<Var>& v) {
-    const Var p = sparse_dot(v[0], rows, cols, constant(int64_t{4}), v[1]);
-    return grad(sum(p * p), v[0]);
-  }, {data, b});
+  s = verify_grad(
+      [&](const std::vector<Var>& v) {
+        const Var p = sparse_dot(v[0], rows, cols, constant(int64_t{4}), v[1]);
+        return grad(sum(p * p), v[0]);
+      },
+      {data, b});
   EXPECT_TRUE(s.ok()) << s;
 }
 
@@ -190,9 +201,9 @@ TEST(SparseTest, NamesTypesAndWireAttributes) {
   EXPECT_EQ(out->type()->ToString(), "TensorType(float64, (?, ?))");
   EXPECT_EQ(sampled_dot(a.rows(), a.indices, fmatrix(), fmatrix())->type()->ToString(),
             "TensorType(float32, (?,))");
-  for (const char* name : {"SparseDot", "SampledDot", "SparseToDense", "SparseGather",
-                           "ExpandIndptr", "CompressIndptr", "SparseUnion", "SparseIntersection",
-                           "SparseProductPairs"}) {
+  for (const char* name :
+       {"SparseDot", "SampledDot", "SparseToDense", "SparseGather", "ExpandIndptr",
+        "CompressIndptr", "SparseUnion", "SparseIntersection", "SparseProductPairs"}) {
     absl::StatusOr<OpPtr> op = MakeOp(name, {});
     ASSERT_TRUE(op.ok()) << op.status();
     if (std::string(name) == "SparseDot") continue;
@@ -211,13 +222,16 @@ TEST(SparseTest, NamesTypesAndWireAttributes) {
 TEST(SparseTest, WrongInputKindsAreRefusedByName) {
   const Csr a;
   EXPECT_EQ(sparse_dot(lvector("d"), a.rows(), a.indices, lscalar(), dmatrix()).status().message(),
-            "SparseDot{compressed=False}: input 0 (data) has type TensorType(int64, (?,)) but a float32 or float64 "
+            "SparseDot{compressed=False}: input 0 (data) has type TensorType(int64, (?,)) but a "
+            "float32 or float64 "
             "vector is needed");
   EXPECT_EQ(sparse_dot(a.data, dvector(), a.indices, lscalar(), dmatrix()).status().message(),
-            "SparseDot{compressed=False}: input 1 has type TensorType(float64, (?,)) but an integer vector is "
+            "SparseDot{compressed=False}: input 1 has type TensorType(float64, (?,)) but an "
+            "integer vector is "
             "needed");
   EXPECT_EQ(sparse_dot(a.data, a.rows(), a.indices, lscalar(), dvector()).status().message(),
-            "SparseDot{compressed=False}: input 4 (b) has type TensorType(float64, (?,)) but a float32 or float64 "
+            "SparseDot{compressed=False}: input 4 (b) has type TensorType(float64, (?,)) but a "
+            "float32 or float64 "
             "matrix is needed");
   EXPECT_EQ(sampled_dot(a.rows(), a.indices, tensor(DType::kFloat64, {2, 3}),
                         tensor(DType::kFloat64, {2, 4}))
@@ -226,11 +240,10 @@ TEST(SparseTest, WrongInputKindsAreRefusedByName) {
             "SampledDot: input 2 (x) has type TensorType(float64, (2, 3)) but input 3 (y) has "
             "TensorType(float64, (2, 4)): x and y need as many columns");
   EXPECT_EQ(sparse_to_dense(a.data, a.rows(), a.indices, lvector()).status().ok(), true);
-  EXPECT_EQ(sparse_to_dense(a.data, a.rows(), a.indices, constant(IntsOf({1, 2, 3})))
-                .status()
-                .message(),
-            "SparseToDense: input 3 (shape) has type TensorType(int64, (3,)) but a shape of 2 "
-            "dims is needed");
+  EXPECT_EQ(
+      sparse_to_dense(a.data, a.rows(), a.indices, constant(IntsOf({1, 2, 3}))).status().message(),
+      "SparseToDense: input 3 (shape) has type TensorType(int64, (3,)) but a shape of 2 "
+      "dims is needed");
 }
 
 // A client's malformed matrix is an INVALID_ARGUMENT naming the op and the bad entry, never a
@@ -246,13 +259,16 @@ TEST(SparseTest, MalformedStructuresAreRefused) {
         .ToString();
   };
   EXPECT_EQ(dot_error({0, 2}, {0, 1}),
-            "INVALID_ARGUMENT: SparseDot{compressed=False}: input 1 (rows) has 2 at entry 1, outside [0, 2) "
+            "INVALID_ARGUMENT: SparseDot{compressed=False}: input 1 (rows) has 2 at entry 1, "
+            "outside [0, 2) "
             "(n_rows)");
   EXPECT_EQ(dot_error({0, 1}, {-1, 1}),
-            "INVALID_ARGUMENT: SparseDot{compressed=False}: input 2 (cols) has -1 at entry 0, outside [0, 2) (the "
+            "INVALID_ARGUMENT: SparseDot{compressed=False}: input 2 (cols) has -1 at entry 0, "
+            "outside [0, 2) (the "
             "rows of input 4 (b))");
   EXPECT_EQ(dot_error({0}, {0, 1}),
-            "INVALID_ARGUMENT: SparseDot{compressed=False}: input 1 (rows) has 1 entries but input 0 (data) has 2");
+            "INVALID_ARGUMENT: SparseDot{compressed=False}: input 1 (rows) has 1 entries but input "
+            "0 (data) has 2");
 
   const Var indptr = lvector("indptr");
   const Var csr_product = sparse_dot(data, indptr, cols, constant(int64_t{2}), b, true);
@@ -274,7 +290,8 @@ TEST(SparseTest, MalformedStructuresAreRefused) {
   auto expand_error = [&](std::vector<int64_t> p) {
     return RunStatus({indptr}, {expanded}, {IntsOf(std::move(p))}).ToString();
   };
-  EXPECT_EQ(expand_error({1, 2}), "INVALID_ARGUMENT: ExpandIndptr: input 0 (indptr) must start at 0");
+  EXPECT_EQ(expand_error({1, 2}),
+            "INVALID_ARGUMENT: ExpandIndptr: input 0 (indptr) must start at 0");
   EXPECT_EQ(expand_error({0, 3, 2}),
             "INVALID_ARGUMENT: ExpandIndptr: input 0 (indptr) decreases at entry 2");
   EXPECT_EQ(expand_error({}), "INVALID_ARGUMENT: ExpandIndptr: input 0 (indptr) must start at 0");
@@ -302,8 +319,8 @@ TEST(SparseTest, MalformedStructuresAreRefused) {
 
   const Var n = lscalar("n");
   const Var compressed = compress_indptr(rows, n);
-  EXPECT_EQ(RunStatus({rows, n}, {compressed}, {IntsOf({1, 0}), *Tensor::Of<int64_t>(
-                                                                     DType::kInt64, {}, {3})})
+  EXPECT_EQ(RunStatus({rows, n}, {compressed},
+                      {IntsOf({1, 0}), *Tensor::Of<int64_t>(DType::kInt64, {}, {3})})
                 .ToString(),
             "INVALID_ARGUMENT: CompressIndptr: input 0 (rows) is not sorted");
 }
@@ -318,10 +335,9 @@ TEST(SparseTest, AHugeProductIsRefusedBeforeItsWork) {
   const Var n_cols = lscalar("n_cols");
   const std::vector<Var> pairs = sparse_product_pairs(ia, pa, ib, pb, n_cols);
   const auto start = std::chrono::steady_clock::now();
-  const absl::Status s =
-      RunStatus({ia, pa, ib, pb, n_cols}, {pairs[2]},
-                {IntsOf(a_idx), IntsOf({0, k}), IntsOf(b_idx), IntsOf({0, k}),
-                 *Tensor::Of<int64_t>(DType::kInt64, {}, {k})});
+  const absl::Status s = RunStatus({ia, pa, ib, pb, n_cols}, {pairs[2]},
+                                   {IntsOf(a_idx), IntsOf({0, k}), IntsOf(b_idx), IntsOf({0, k}),
+                                    *Tensor::Of<int64_t>(DType::kInt64, {}, {k})});
   EXPECT_FALSE(s.ok());
   EXPECT_NE(s.message().find("SparseProductPairs"), std::string::npos) << s;
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(30));

@@ -175,7 +175,9 @@ inline double BesselI0(double x) {
 // i1(-0.0) is -0.0.
 inline double BesselI1(double x) {
   if (std::isnan(x)) return x;
-  if (std::fabs(x) > kBesselIOverflow) return std::copysign(std::numeric_limits<double>::infinity(), x);
+  if (std::fabs(x) > kBesselIOverflow) {
+    return std::copysign(std::numeric_limits<double>::infinity(), x);
+  }
   return std::copysign(static_cast<double>(BesselIOfAbs(1, std::fabs(x))), x);
 }
 
