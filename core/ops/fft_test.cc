@@ -12,6 +12,7 @@
 #include "core/kiln.h"
 #include "core/ops/fft_kernels.h"
 #include "core/ops/op_util.h"
+#include "core/tensor/call_limits.h"
 
 namespace kiln {
 namespace {
@@ -154,15 +155,17 @@ TEST(FftTest, ShapesNamesAndErrors) {
                 .message(),
             "RFFTOp: input 1 (s) has the length 0, not >= 1");
   // An attacker's lengths: past the size limits, an error before any buffer is taken; within
-  // them but past memory, the allocator's bad_alloc (the server answers RESOURCE_EXHAUSTED).
+  // them but past the call's memory budget, the budget's bad_alloc before the buffer is taken
+  // (the server answers RESOURCE_EXHAUSTED; a sanitizer build would abort on asking malloc).
   const Tensor small = Tensor::Zeros(DType::kFloat64, {1, 4});
   absl::StatusOr<std::vector<Tensor>> huge =
       (*g)({small, *Tensor::Of<int64_t>(DType::kInt64, {1}, {int64_t{1} << 62})});
   ASSERT_FALSE(huge.ok());
   EXPECT_NE(huge.status().message().find("RFFTOp"), std::string::npos) << huge.status();
+  MemoryBudgetScope budget(std::make_shared<MemoryBudget>("the test's budget", int64_t{1} << 30));
   EXPECT_THROW(
       (void)(*g)({small, *Tensor::Of<int64_t>(DType::kInt64, {1}, {int64_t{1} << 40})}),
-      std::bad_alloc);
+      BudgetExceeded);
 }
 
 TEST(FftTest, GradientsMatchFiniteDifferences) {
