@@ -57,7 +57,8 @@ from kiln.tensor.special import logsumexp  # noqa: E402,F401
 from kiln.tensor import random  # noqa: E402 (aesara.tensor.random: RandomStream and the distributions)
 
 # Aesara's module tree under aesara.tensor, and the names aesara.tensor exports from it.
-from kiln.tensor import blas, elemwise, exceptions, nlinalg, slinalg, xlogx  # noqa: E402,F401
+from kiln.tensor import (blas, elemwise, exceptions, nlinalg, signal,  # noqa: E402,F401
+                         slinalg, xlogx)
 # kiln.tensor.var, loaded now: loading it later would make kt.var that module, not the function
 # (rebound below).
 __import__("kiln.tensor.var")
