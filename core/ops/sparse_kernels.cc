@@ -223,7 +223,10 @@ absl::Status SparseDot::Perform(const Apply& node, std::span<const Tensor> in,
   bool sorted = true;
   if (attrs().compressed) {
     RETURN_IF_ERROR(CheckIndptr(*this, rows, 1, nnz));
-    RETURN_IF_ERROR(CheckLength(*this, rows, 1, "indptr", n_rows + 1, "n_rows + 1"));
+    if (rows.size() - 1 != n_rows) {  // (not n_rows + 1, which an attacker's n_rows overflows)
+      return Invalid(*this, absl::StrCat("input 1 (indptr) has ", rows.size(),
+                                         " entries but input 3 (n_rows) is ", n_rows));
+    }
     RETURN_IF_ERROR(CheckInRange(*this, cols, 2, "cols", b.shape()[0], "the rows of input 4 (b)"));
   } else {
     RETURN_IF_ERROR(CheckLength(*this, rows, 1, "rows", nnz, "input 0 (data)"));

@@ -280,7 +280,16 @@ TEST(SparseTest, MalformedStructuresAreRefused) {
   EXPECT_EQ(csr_error({0, 1, 2}, {0, 1}), "OK");
   EXPECT_EQ(csr_error({0, 2}, {0, 1}),
             "INVALID_ARGUMENT: SparseDot{compressed=True}: input 1 (indptr) has 2 entries but "
-            "n_rows + 1 has 3");
+            "input 3 (n_rows) is 2");
+  // An n_rows whose successor overflows int64 is refused like any other mismatch.
+  const Var huge_rows = lscalar("huge_rows");
+  EXPECT_EQ(RunStatus({data, indptr, cols, b, huge_rows},
+                      {sparse_dot(data, indptr, cols, huge_rows, b, /*compressed=*/true)},
+                      {Floats("1,2", {2}), IntsOf({0, 1, 2}), IntsOf({0, 1}), b_value,
+                       *Tensor::Of<int64_t>(DType::kInt64, {}, {INT64_MAX})})
+                .ToString(),
+            "INVALID_ARGUMENT: SparseDot{compressed=True}: input 1 (indptr) has 3 entries but "
+            "input 3 (n_rows) is 9223372036854775807");
   EXPECT_EQ(csr_error({0, 2, 1}, {0, 1}),
             "INVALID_ARGUMENT: SparseDot{compressed=True}: input 1 (indptr) decreases at entry 2");
   EXPECT_EQ(csr_error({0, 1, 2}, {0, 2}),
