@@ -59,33 +59,19 @@ class _TensorMethods:
     # raises, so that `a < b < c` (`(a < b) and (b < c)`) fails instead of being wrong.
     _is_nonzero = True
 
-    def __lt__(self, o):
+    def _compare(self, name, o):
+        """The comparison `name` of self and o, a result that refuses truthiness (NotImplemented
+        for a sparse o, whose reflected comparison runs instead)."""
         if isinstance(o, SparseOperand):
             return NotImplemented
-        rval = self._k().lt(self, o)
+        rval = getattr(self._k(), name)(self, o)
         rval._is_nonzero = False
         return rval
 
-    def __le__(self, o):
-        if isinstance(o, SparseOperand):
-            return NotImplemented
-        rval = self._k().le(self, o)
-        rval._is_nonzero = False
-        return rval
-
-    def __gt__(self, o):
-        if isinstance(o, SparseOperand):
-            return NotImplemented
-        rval = self._k().gt(self, o)
-        rval._is_nonzero = False
-        return rval
-
-    def __ge__(self, o):
-        if isinstance(o, SparseOperand):
-            return NotImplemented
-        rval = self._k().ge(self, o)
-        rval._is_nonzero = False
-        return rval
+    def __lt__(self, o): return self._compare("lt", o)
+    def __le__(self, o): return self._compare("le", o)
+    def __gt__(self, o): return self._compare("gt", o)
+    def __ge__(self, o): return self._compare("ge", o)
 
     # As in Aesara, == and != compare variables, not values: use kt.eq and kt.neq.
     __eq__ = object.__eq__
