@@ -327,6 +327,17 @@ PYBIND11_MODULE(_core, m) {
         py::arg("jacobian") = false,
         "aesara.gradient.grad in this process (jacobian: the Jacobian of a vector cost, one "
         "backward pass batched over its rows): (gradients, warnings).");
+  m.def(
+      "inplace_node",
+      [](const std::vector<VariablePtr>& outputs) -> std::optional<std::string> {
+        for (const Apply* node : ToposortUntil(outputs, [](const Variable*) { return false; })) {
+          if (!node->op().destroy_map().empty()) return node->ToString();
+        }
+        return std::nullopt;
+      },
+      py::arg("outputs"),
+      "The first node above the outputs whose op overwrites an input (its str, as Aesara "
+      "prints a node), or None: function()'s accept_inplace check, in one walk in C++.");
   m.def("new_nodes", &NewNodes, py::arg("outputs"), py::arg("known"),
         "The nodes computing outputs that are not behind the `known` variables, in a "
         "topological order: (op, inputs, outputs, output types as (dtype, shape) or None).");

@@ -10,7 +10,7 @@ from kiln.compile.io import Container, In, Out, as_in
 from kiln.compile.mode import execute_of, mode_options
 from kiln.compile.sharedvalue import SharedVariable
 from kiln.errors import KilnError
-from kiln.graph import Variable, _core, ancestors, clone_replace, graph_inputs, io_toposort
+from kiln.graph import Variable, _core, ancestors, clone_replace, core_variable, graph_inputs
 from kiln.graph.utils import MissingInputError
 from kiln.tensor.basic import as_tensor_variable
 from kiln.sparse.type import is_scipy_sparse
@@ -436,9 +436,9 @@ def function(inputs, outputs=None, mode=None, updates=None, givens=None,
                 "exception_verbosity='high', for more information on this error."
                 % (k, v, outs[0] if outs else v), variable=v)
     if not accept_inplace:
-        for node in io_toposort(outs + [u for _, u in updates]):
-            if node.op.destroy_map:
-                raise TypeError("Graph must not contain inplace operations: %s" % node)
+        inplace = _core.inplace_node([core_variable(v) for v in outs + [u for _, u in updates]])
+        if inplace is not None:
+            raise TypeError("Graph must not contain inplace operations: %s" % inplace)
     if on_unused_input in (None, "raise"):
         check_inputs_used(graph_ins, outs + [u for _, u in updates], [s for s, _ in updates])
     all_ins = graph_ins + shared_vars
