@@ -373,9 +373,9 @@ PYBIND11_MODULE(_core, m) {
   m.def(
       "scalar_program",
       [](const std::vector<VariablePtr>& inputs, const std::vector<VariablePtr>& outputs) {
-        auto program = ValueOrThrow(ScalarProgram::FromGraph(
-            std::vector<Var>(inputs.begin(), inputs.end()),
-            std::vector<Var>(outputs.begin(), outputs.end())));
+        auto program = ValueOrThrow(
+            ScalarProgram::FromGraph(std::vector<Var>(inputs.begin(), inputs.end()),
+                                     std::vector<Var>(outputs.begin(), outputs.end())));
         return py::make_tuple(EncodeScalarProgram(*program), program->ToString());
       },
       py::arg("inputs"), py::arg("outputs"),
