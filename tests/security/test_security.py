@@ -69,16 +69,16 @@ class Server:
 
     def __init__(self, *flags, host="127.0.0.1"):
         self.log = tempfile.NamedTemporaryFile(prefix="kiln-server-", suffix=".log", delete=False)
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            self.metrics_port = s.getsockname()[1]
+        # Port 0 for both: a port picked here and released could be taken before the server binds it.
         self.proc = subprocess.Popen(
-            [SERVER, "--host", host, "--port", "0", "--metrics_port", str(self.metrics_port),
+            [SERVER, "--host", host, "--port", "0", "--metrics_port", "0",
              "--cache_dir=", *flags], stderr=self.log, stdout=subprocess.DEVNULL)
         for _ in range(300):
-            m = re.search(r'"msg":"serving","address":"[^"]*:(\d+)"', self.text())
+            text = self.text()
+            m = re.search(r'"msg":"serving","address":"[^"]*:(\d+)"', text)
             if m:
                 self.address = "127.0.0.1:" + m.group(1)
+                self.metrics_port = int(re.search(r'"metrics_port":"(\d+)"', text).group(1))
                 return
             assert self.proc.poll() is None, self.text()
             time.sleep(0.02)
