@@ -11,6 +11,7 @@
 #include "core/graph/op_registry.h"
 #include "core/tensor/status_macros.h"
 #include "core/graph/traversal.h"
+#include "core/ops/advanced_indexing.h"
 #include "core/ops/alloc.h"
 #include "core/ops/dimshuffle.h"
 #include "core/ops/ifelse.h"
@@ -170,6 +171,9 @@ class Batcher {
       return One(stack(in, 1));
     }
     if (type == "Subtensor" || type == "IncSubtensor") return Indexing(node, in, batched);
+    if (type == "AdvancedSubtensor" || type == "AdvancedIncSubtensor") {
+      return AdvancedIndexing(node, std::move(in), batched);
+    }
     if (type == "AdvancedSubtensor1") {
       RETURN_IF_ERROR(OnlyBatched(node, batched, {0}, "the indices"));
       ASSIGN_OR_RETURN(std::vector<Var> rows, Outputs(node.op_ptr(), {SwapFirstTwo(in[0]), in[1]}));
@@ -335,6 +339,32 @@ class Batcher {
     std::vector<int> order(rank - x.ndim(), kX);
     for (int d : Iota(0, x.ndim())) order.push_back(d);
     return dimshuffle(x, order);
+  }
+
+  // AdvancedSubtensor and AdvancedIncSubtensor with the batch dim moved last: dims after the
+  // index list are taken whole after the indexed ones, whatever the arrays' placement, so the
+  // same op keeps it last (y's batch dim last too, or a broadcastable one), then moved back.
+  absl::StatusOr<std::vector<Rows>> AdvancedIndexing(const Apply& node, std::vector<Var> in,
+                                                     const std::vector<bool>& batched) const {
+    const bool inc = node.op().Is<AdvancedIncSubtensor>();
+    RETURN_IF_ERROR(OnlyBatched(node, batched, {0, inc ? 1u : 0u}, "the indices"));
+    auto batch_last = [](const Var& v) {
+      std::vector<int> order = Iota(1, v.ndim() - 1);
+      order.push_back(0);
+      return dimshuffle(v, order);
+    };
+    in[0] = batch_last(batched[0] ? in[0] : Repeat(in[0]));
+    if (inc && batched[1]) {
+      in[1] = batch_last(in[1]);
+    } else if (inc) {
+      std::vector<int> order = Iota(0, in[1].ndim());
+      order.push_back(kX);
+      in[1] = dimshuffle(in[1], order);
+    }
+    ASSIGN_OR_RETURN(std::vector<Var> out, Outputs(node.op_ptr(), in));
+    std::vector<int> back = {out[0].ndim() - 1};
+    for (int d : Iota(0, out[0].ndim() - 1)) back.push_back(d);
+    return One(dimshuffle(out[0], back));
   }
 
   // Subtensor and IncSubtensor with a full slice over the batch dim in front of the index list.

@@ -6,6 +6,7 @@
 #include "absl/strings/str_join.h"
 #include "core/graph/constructors.h"
 #include "core/graph/op_registry.h"
+#include "core/ops/advanced_indexing.h"
 #include "core/tensor/status_macros.h"
 #include "core/ops/elemwise_loops.h"
 #include "core/ops/math.h"
@@ -428,6 +429,9 @@ Var IncOrSet(const Var& indexed, const Var& y, bool set) {
         IncSubtensorAttrs{static_cast<const Subtensor&>(node->op()).idx(), set});
   } else if (node != nullptr && node->op().Is<AdvancedSubtensor1>()) {
     op = std::make_shared<AdvancedIncSubtensor1>(AdvancedIncSubtensor1Attrs{set});
+  } else if (node != nullptr && node->op().Is<AdvancedSubtensor>()) {
+    op = std::make_shared<AdvancedIncSubtensor>(AdvancedIncSubtensorAttrs{
+        .idx_list = node->op().As<AdvancedSubtensor>()->idx(), .set_instead_of_inc = set});
   } else {
     return Var(absl::InvalidArgumentError(
         absl::StrCat(set ? "set_subtensor" : "inc_subtensor", ": ", indexed->ToString(),

@@ -11,6 +11,7 @@
 #include "core/ops/alloc.h"
 #include "core/ops/dimshuffle.h"
 #include "core/ops/math.h"
+#include "core/ops/nnet_xent.h"
 #include "core/ops/shape.h"
 #include "core/ops/shape_infer.h"
 #include "core/tensor/call_limits.h"
@@ -267,10 +268,8 @@ Var categorical_crossentropy(const Var& coding_dist, const Var& true_dist) {
         "; it must be a distribution like coding_dist or an integer vector of labels for a "
         "matrix coding_dist")));
   }
-  // -log(p[i, t[i]]): the one-hot mask of the labels selects each row's term.
-  Var classes = arange(shape_i(coding_dist, 1));
-  Var one_hot = eq(dimshuffle(true_dist, {0, kX}), dimshuffle(classes, {kX, 0}));
-  return -sum(switch_(one_hot, log(coding_dist), zeros_like(coding_dist)), 1);
+  // -log(p[i, t[i]]): Aesara's CrossentropyCategorical1Hot.
+  return crossentropy_categorical_1hot(coding_dist, true_dist);
 }
 
 // Softmax keeps the shape; sorting keeps it along an axis and flattens without one.

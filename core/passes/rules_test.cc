@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "core/kiln.h"
+#include "core/ops/advanced_indexing.h"
+#include "core/ops/nnet_xent.h"
 #include "core/passes/passes.h"
 #include "gtest/gtest.h"
 #include "tests/testing/rewrite_check.h"
@@ -42,6 +44,13 @@ const std::map<std::string, std::function<Example()>>& Examples() {
        [] {
          Var x = dmatrix("px"), y = dmatrix("py");
          return Example{{x, y}, {abs(x) * abs(y)}};
+       }},
+      {"local_AdvancedIncSubtensor_to_AdvancedIncSubtensor1",
+       [] {
+         Var x = dmatrix("px"), y = dvector("py");
+         Var i = constant(*Tensor::FromValues<int64_t>(DType::kInt64, {3},
+                                                       std::vector<int64_t>{0, -1, 0}));
+         return Example{{x, y}, {advanced_inc_subtensor(x, y, {AdvIndex::FullSlice(), i})}};
        }},
       {"local_add_canonizer",
        [] {
@@ -143,6 +152,47 @@ const std::map<std::string, std::function<Example()>>& Examples() {
          Var x = dmatrix("px");
          return Example{{x}, {log(sum(exp(x), 1))}};
        }},
+      // (nnet_rules.cc: the labels a constant, valid for the 3 x 3 inputs.)
+      {"crossentropy_to_crossentropy_with_softmax",
+       [] {
+         Var x = dmatrix("px");
+         Var y = constant(*Tensor::Of<int64_t>(DType::kInt64, {3}, {0, 2, 1}));
+         return Example{{x}, {crossentropy_categorical_1hot(softmax(x), y)}};
+       }},
+      {"graph_merge_softmax_with_crossentropy_softmax",
+       [] {
+         Var x = dmatrix("px"), b = dvector("pb");
+         Var y = constant(*Tensor::Of<int64_t>(DType::kInt64, {3}, {0, 2, 1}));
+         return Example{{x, b},
+                        {softmax_with_bias(x, b),
+                         crossentropy_softmax_argmax_1hot_with_bias(x, b, y)[0]}};
+       }},
+      {"local_argmax_pushdown",
+       [] {
+         Var x = dmatrix("px");
+         return Example{{x}, {cast(argmax(softmax(x), 1), DType::kFloat64)}};
+       }},
+      {"local_useless_crossentropy_softmax_1hot_with_bias_dx_alloc",
+       [] {
+         Var x = dmatrix("px"), b = dvector("pb"), g = dvector("pg");
+         Var y = constant(*Tensor::Of<int64_t>(DType::kInt64, {3}, {0, 2, 1}));
+         std::vector<Var> xent = crossentropy_softmax_argmax_1hot_with_bias(x, b, y);
+         Var dy = second(xent[0], dimshuffle(sum(g), {kX}));
+         return Example{{x, b, g}, {crossentropy_softmax_1hot_with_bias_dx(dy, xent[1], y)}};
+       }},
+      {"local_softmax_grad_to_crossentropy_with_softmax_grad",
+       [] {
+         Var x = dmatrix("px"), g = dvector("pg");
+         Var y = constant(*Tensor::Of<int64_t>(DType::kInt64, {3}, {0, 2, 1}));
+         Var sm = softmax(x);
+         Var dsm = crossentropy_categorical_1hot_grad(g, sm, y);
+         return Example{{x, g}, {(dsm - sum(dsm * sm, Axes(1), true)) * sm}};
+       }},
+      {"local_softmax_with_bias",
+       [] {
+         Var x = dmatrix("px"), b = dvector("pb");
+         return Example{{x, b}, {softmax(x + b)}};
+       }},
       {"local_logsoftmax",
        [] {
          Var x = dmatrix("px");
@@ -192,6 +242,13 @@ const std::map<std::string, std::function<Example()>>& Examples() {
        [] {
          Var s = dscalar("ps");
          return Example{{s}, {reciprocal(1.0 + exp(s))}};
+       }},
+      {"local_replace_AdvancedSubtensor",
+       [] {
+         Var x = dtensor3("px");
+         Var i = constant(*Tensor::FromValues<int64_t>(DType::kInt64, {2, 2},
+                                                       std::vector<int64_t>{1, 0, -1, 1}));
+         return Example{{x}, {advanced_subtensor(x, {AdvIndex::FullSlice(), i})}};
        }},
       {"local_reshape_chain",
        [] {

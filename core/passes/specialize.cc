@@ -8,6 +8,8 @@
 #include "core/ops/math.h"
 #include "core/ops/reduce.h"
 #include "core/ops/shape.h"
+#include "core/passes/advanced_indexing_rules.h"
+#include "core/passes/nnet_rules.h"
 #include "core/passes/passes.h"
 #include "core/passes/rule_util.h"
 #include "core/rewrite/pattern.h"
@@ -189,9 +191,11 @@ std::vector<RewriteRule> SpecializeRules() {
       Rule("local_max_and_argmax", {OpClassIdOf<CAReduce>(), OpClassIdOf<Argmax>()}, MaxAndArgmaxMerge),
       LogDiffExpRule(),
   };
-  for (std::vector<RewriteRule> more : {AbsSqrtRules("specialize"), SumProdRules("specialize")}) {
+  for (std::vector<RewriteRule> more :
+       {AbsSqrtRules("specialize"), SumProdRules("specialize"), AdvancedIndexingRules()}) {
     for (RewriteRule& r : more) rules.push_back(std::move(r));
   }
+  for (RewriteRule& r : NnetRules()) rules.push_back(std::move(r));
   return rules;
 }
 

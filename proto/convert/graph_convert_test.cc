@@ -57,7 +57,7 @@ TEST(GraphConvertTest, TrainingGraphRoundTripsWithEqualValues) {
   ASSERT_TRUE(a.ok() && b.ok());
   for (size_t o = 0; o < a->size(); ++o) EXPECT_TRUE((*a)[o].BitwiseEquals((*b)[o]));
   // A leaf that is not an input is MissingInputError.
-  EXPECT_EQ(GraphToProto({X}, {cost}).status().message(),
+  EXPECT_EQ(GraphToProto({X, W}, {cost}).status().message(),
             "MissingInputError: t is needed but is not among the inputs");
 }
 

@@ -8,9 +8,12 @@ numpy_scalar_ops.txt       every scalar op on edge cases of each dtype it takes 
 numpy_reduce.txt           reductions over axes, with keepdims, empty and non-contiguous inputs
 numpy_linalg.txt           dot, matmul, tensordot, outer, gemm and gemv over ranks and dtypes
 numpy_indexing.txt         basic indexing, set/inc_subtensor, take and inc at repeated indices
+numpy_advanced_indexing.txt  integer arrays, masks, slices and new axes; set and inc (add.at)
 numpy_nnet.txt             softmax, log_softmax, logsumexp, relu, crossentropies, sort, argsort
 numpy_repeat.txt           repeat with scalar and vector counts, along each axis and flattened
 numpy_fill_diagonal.txt    fill_diagonal of square, tall, wide, empty and cubic tensors
+numpy_array_funcs.txt      unique, searchsorted, (un)ravel_index, diagonals, tri, broadcast_to,
+                           choose and topk (tests/golden/gen_numpy_cases.py's array_funcs)
 numpy_sparse.txt           CSR products, sums, elementwise products and dense forms (SciPy)
 """
 import os
@@ -543,6 +546,70 @@ def indexing():
           "y values|out dtype|out shape|out values", lines)
 
 
+def adv_spec_index(spec):
+    """'[0,2];:;M[1,0,1];N;...;-1' -> ([0, 2], slice(None), mask, None, Ellipsis, -1): an advanced
+    index, entries split by ';' (an integer array as a nested list, a boolean mask as M and a
+    nested list of 0/1, N for numpy.newaxis)."""
+    out = []
+    for part in spec.split(";"):
+        if part == "N":
+            out.append(None)
+        elif part == "...":
+            out.append(Ellipsis)
+        elif part.startswith("M"):
+            out.append(np.array(eval(part[1:]), dtype=bool))
+        elif part.startswith("["):
+            out.append(np.array(eval(part), dtype=np.int64).reshape(np.shape(eval(part))))
+        else:
+            out.extend(parse_index(part))
+    return tuple(out)
+
+
+def advanced_indexing():
+    """AdvancedSubtensor and AdvancedIncSubtensor (Aesara 2.9.4 runs NumPy's x[idx],
+    x[idx] = y, numpy.add.at and x[idx] += y for ignore_duplicates)."""
+    x = np.arange(60, dtype=np.float64).reshape(3, 4, 5) / 4.0
+    m = np.arange(12, dtype=np.int32).reshape(3, 4) - 5
+    reads = [(x, s) for s in [
+        "[0,2,-1]", "[[0,1],[2,-1]]", ":;[1,3]", "[0,2];[1,3]", "[0,2];:;[1,4]", "1;:;[0,4,2]",
+        ":;[[0],[2]];[1,3,4]", "[[0],[2]];1:3;[1,3,4]", "N;[0,2]", "[1,2];N;[0,1]", "...;[4,0]",
+        "[2,0];...", "::-1;[3,-4]", "M[1,0,1]", "M[[1,0,1,1],[0,0,1,0],[1,1,1,1]]",
+        "M[1,0,1];1:", ":;M[0,1,1,0]", "[0,0,2];[1,1,3]", "-1;[0];:", "[]", ":;-1;[[4],[0]]",
+        "M[0,0,0]", "[1];N;::2;[-5,4]"]]
+    reads += [(m, s) for s in ["[1,0];[2,2]", "M[[1,0,0,1],[0,1,1,0],[1,1,1,1]]", "::2;[-1,0,-4]"]]
+    lines = []
+    for arr, spec in reads:
+        r = arr[adv_spec_index(spec)]
+        lines.append("|".join(["sub", spec, arr.dtype.name, shape(arr), values(arr), "", "", "",
+                               r.dtype.name, shape(r), values(r)]))
+    rng = np.random.default_rng(36)
+    writes = [("[0,0,2]", (3, 4, 5)), ("[0,2,0];[1,1,1]", (3, 5)), ("[1,1];:;[0,0]", (2, 4)),
+              ("M[1,0,1]", ()), ("...;[4,4]", (2,)), ("[[0],[2]];[1,1,3]", (2, 3, 5)),
+              ("N;[2,2];-1", (1, 2, 5)), (":;M[1,0,0,1];::-2", (2, 1))]
+    for spec, yshape in writes:
+        idx = adv_spec_index(spec)
+        y = np.round(rng.normal(size=yshape), 3)
+        for op in ["set", "inc", "inc_nodup"]:
+            r = x.copy()
+            if op == "set":
+                r[idx] = y
+            elif op == "inc":
+                np.add.at(r, idx, y)
+            else:
+                r[idx] += y
+            lines.append("|".join([op, spec, x.dtype.name, shape(x), values(x), y.dtype.name,
+                                   shape(y), values(y), r.dtype.name, shape(r), values(r)]))
+    r = m.copy()
+    np.add.at(r, adv_spec_index("[1,1,2];[0,0,3]"), np.int32(7))
+    lines.append("|".join(["inc", "[1,1,2];[0,0,3]", m.dtype.name, shape(m), values(m), "int32",
+                           "-", "7", r.dtype.name, shape(r), values(r)]))
+    write("numpy_advanced_indexing.txt",
+          "op (sub, set, inc: numpy.add.at, inc_nodup: x[idx] += y)|index (entries split by ';': "
+          "an integer, a:b:c, [nested integer list], M[nested 0/1 list] a boolean mask, N newaxis, "
+          "...)|x dtype|x shape|x values|y dtype|y shape|y values|out dtype|out shape|out values",
+          lines)
+
+
 def nnet():
     x = np.array([[1.0, 2.0, 3.0, -1.0], [1000.0, -1000.0, 0.5, 999.0], [-1000.0, -1001.0, -999.0,
                                                                          -1000.0]])
@@ -625,6 +692,161 @@ def fill_diagonal():
           "out shape|out values (numpy.fill_diagonal on a copy of a)", lines)
 
 
+def array_funcs():
+    """numpy_array_funcs.txt: the array ops of aesara.tensor.extra_ops, basic and sort (their
+    perform is the NumPy function named; FillDiagonalOffset's and TopKOp's are written out as
+    Aesara writes them, TopKOp's partition order as ascending order)."""
+    rng = np.random.default_rng(36)
+    lines = []
+
+    def case(fn, param, ins, outs):
+        fields = [fn, str(param), str(len(ins))]
+        for a in ins:
+            a = np.asarray(a)
+            fields += [a.dtype.name, shape(a), encode(a)]
+        fields.append(str(len(outs)))
+        for a in outs:
+            a = np.asarray(a)
+            fields += [a.dtype.name, shape(a), encode(a)]
+        lines.append("|".join(fields))
+
+    i64 = lambda v: np.array(v, dtype=np.int64)  # noqa: E731
+    # searchsorted: sides, ties, NaN, a sorter, an empty x, a scalar v, mixed dtypes.
+    x = np.array([1.0, 2.0, 2.0, 3.0, np.nan])
+    for side in ["left", "right"]:
+        for v in [np.array([2.0, -5.0, 10.0, np.nan, 2.5]), np.array(2.0),
+                  np.array([[0.0, 3.0], [3.0, 1.0]])]:
+            case("searchsorted", side, [x, v], [np.searchsorted(x, v, side=side)])
+        u = np.array([5, 1, 4, 1, 3], dtype=np.int32)
+        s = np.argsort(u, kind="stable")
+        v = np.array([1, 2, 5, 6, 0], dtype=np.int32)
+        case("searchsorted", side, [u, v, s], [np.searchsorted(u, v, side=side, sorter=s)])
+        case("searchsorted", side, [np.zeros(0), np.array([1.0])],
+             [np.searchsorted(np.zeros(0), [1.0], side=side)])
+        case("searchsorted", side, [np.array([1, 3], dtype=np.int8), np.array([2.5, 3.0])],
+             [np.searchsorted(np.array([1, 3], dtype=np.int8), [2.5, 3.0], side=side)])
+    # unique: every flag combination, axes, NaN (collapsed), ties, empty, bool, a scalar.
+    m = np.array([[3.0, 1.0, 3.0], [1.0, np.nan, np.nan], [3.0, 1.0, 3.0], [0.0, 2.0, 2.0]])
+    ints = rng.integers(0, 4, size=(4, 3, 2)).astype(np.int16)
+    for arr in [m, ints, np.zeros(0), np.array([True, False, True]), np.array(7.5),
+                np.array([[1, 2], [1, 2], [0, 5]], dtype=np.uint8)]:
+        for flags in [(0, 0, 0), (1, 1, 1), (1, 0, 1), (0, 1, 0)]:
+            for axis in [None] + list(range(-arr.ndim, arr.ndim)):
+                if axis is not None and (np.isnan(arr).any() if arr.dtype.kind == "f" else False):
+                    continue  # NaN rows: NumPy's structured comparison, not modelled
+                if axis is not None and arr.size == 0:
+                    continue
+                out = np.unique(arr, return_index=bool(flags[0]), return_inverse=bool(flags[1]),
+                                return_counts=bool(flags[2]), axis=axis)
+                out = list(out) if any(flags) else [out]
+                if flags[1] and axis is None:
+                    k = 1 + flags[0]
+                    out[k] = out[k].reshape(-1)
+                case("unique", ",".join(map(str, flags)) + "," + str(axis), [arr],
+                     [o.astype(np.int64) if i else o for i, o in enumerate(out)])
+    # unravel_index and ravel_multi_index: orders, modes, shapes, a zero dim.
+    for order in ["C", "F"]:
+        idx = i64([[0, 5, 23], [7, 11, 1]])
+        case("unravel_index", order, [idx, i64([2, 3, 4])],
+             list(np.unravel_index(idx, (2, 3, 4), order=order)))
+        case("unravel_index", order, [np.array(5, dtype=np.int32), i64([6])],
+             list(np.unravel_index(5, (6,), order=order)))
+        case("unravel_index", order, [i64([]), i64([0, 3])],
+             list(np.unravel_index(i64([]), (0, 3), order=order)))
+        for mode in ["raise", "wrap", "clip"]:
+            a, b = i64([[0, 1, 1], [1, 0, 1]]), i64([[2, 0, 1], [1, 2, 2]])
+            if mode != "raise":
+                a, b = i64([[3, -1, 1], [1, 0, -4]]), i64([[2, 7, -1], [1, 2, 5]])
+            case("ravel_multi_index", mode + "," + order, [a, b, i64([2, 3])],
+                 [np.ravel_multi_index((a, b), (2, 3), mode=mode, order=order)])
+        a, b = np.array([0, 1, 2], dtype=np.int8), i64(1)
+        case("ravel_multi_index", "raise," + order, [a, b, i64([3, 4])],
+             [np.ravel_multi_index((a, b), (3, 4), order=order)])
+    # ExtractDiag and AllocDiag: offsets, axes, tall/wide/batched.
+    t = np.arange(24, dtype=np.float64).reshape(2, 3, 4)
+    for arr, params in [(t[0], [(0, 0, 1), (1, 0, 1), (-1, 0, 1), (3, 0, 1), (5, 0, 1),
+                                (-3, 0, 1), (0, 1, 0), (2, 1, 0)]),
+                        (t, [(0, 0, 1), (1, 1, 2), (-1, 0, 2), (0, 2, 0), (1, -1, -2)]),
+                        (np.arange(6, dtype=np.int32).reshape(3, 2), [(0, 0, 1), (-1, 0, 1)])]:
+        for off, a1, a2 in params:
+            case("extract_diag", f"{off},{a1},{a2}", [arr],
+                 [np.diagonal(arr, off, a1, a2).copy()])
+    for d, params in [(np.array([1.0, 2.0, 3.0]), [(0, 0, 1), (2, 0, 1), (-1, 0, 1)]),
+                      (np.arange(6, dtype=np.int64).reshape(2, 3), [(0, 0, 1), (1, 1, 2),
+                                                                     (-2, 0, 2), (0, 2, 1)]),
+                      (np.zeros(0), [(1, 0, 1)])]:
+        for off, a1, a2 in params:
+            # Aesara's AllocDiag.perform: the diagonal laid in the last two dims, then moved.
+            n = d.shape[-1] + abs(off)
+            res = np.zeros(d.shape[:-1] + (n, n), dtype=d.dtype)
+            i = np.arange(d.shape[-1])
+            res[..., i + max(0, -off), i + max(0, off)] = d
+            lo, hi = min(a1, a2), max(a1, a2)
+            axes = list(range(d.ndim - 1))
+            last = d.ndim - 2
+            axes = axes[:lo] + [last + 1] + axes[lo:]
+            axes = axes[:hi] + [last + 2] + axes[hi:]
+            case("alloc_diag", f"{off},{a1},{a2}", [d], [res.transpose(axes)])
+            assert np.array_equal(np.diagonal(res.transpose(axes), off, lo, hi), d)
+    # FillDiagonalOffset: Aesara's unwrapped diagonal of square, tall and wide matrices.
+    for shp, off in [((3, 3), 0), ((3, 3), 1), ((3, 3), -2), ((5, 3), 1), ((5, 3), -3),
+                     ((2, 5), 3), ((2, 5), -1), ((3, 3), 4), ((4, 4), -7), ((0, 2), 0)]:
+        a = np.arange(int(np.prod(shp)), dtype=np.float64).reshape(shp) + 1
+        out = a.copy()
+        h, w = shp
+        start = off if off >= 0 else -off * w
+        count = min(min(w, h), w - off) if off >= 0 else min(min(w, h), h + off)
+        if count > 0:
+            out.flat[start:start + (w + 1) * count:w + 1] = -1.5
+        case("fill_diagonal_offset", "", [a, np.array(-1.5), i64(off)], [out])
+    a = np.arange(6, dtype=np.int32).reshape(2, 3)
+    out = a.copy()
+    out.flat[1:1 + 4 * 2:4] = 9
+    case("fill_diagonal_offset", "", [a, np.array(9, dtype=np.int8), np.array(1, np.int8)], [out])
+    # Tri.
+    for n, mm, k, dt in [(3, 3, 0, "float64"), (3, 5, 1, "int8"), (4, 2, -1, "float32"),
+                         (0, 3, 0, "float64"), (2, 2, -5, "bool"), (2, 3, 9, "int64")]:
+        case("tri", dt, [i64(n), i64(mm), i64(k)], [np.tri(n, mm, k, dtype=dt)])
+    # BroadcastTo.
+    for arr, shp in [(np.array([1.0, 2.0, 3.0]), (2, 3)), (np.array(4, dtype=np.int16), (2, 2)),
+                     (np.arange(2.0).reshape(2, 1), (3, 2, 4)), (np.array([5.0]), (0,)),
+                     (np.array([[1.0, 2.0]]), (1, 2))]:
+        case("broadcast_to", "", [arr] + [i64(s) for s in shp], [np.broadcast_to(arr, shp)])
+    # Choose.
+    choices = np.arange(12, dtype=np.float64).reshape(3, 4) * 10
+    for mode, a in [("raise", i64([0, 2, 1, 0])), ("wrap", i64([4, -1, 7, 2])),
+                    ("clip", i64([5, -3, 1, 2])), ("raise", i64([[0], [2]])),
+                    ("raise", np.array(1, np.int8))]:
+        case("choose", mode, [a, choices], [np.choose(a, choices, mode=mode)])
+    case("choose", "raise", [i64([1, 0]), np.array([[1, 2], [3, 4]], dtype=np.int32)],
+         [np.choose(i64([1, 0]), np.array([[1, 2], [3, 4]], dtype=np.int32))])
+    # TopKOp: kth = n keeps x, |kth| = 1 is argmax/argmin, else ascending order of the kept.
+    def topk(x, k, axis):
+        n = x.shape[axis]
+        if abs(k) == n:
+            idx = np.broadcast_to(np.arange(n).reshape((n,) + (1,) * (x.ndim - 1 - axis % x.ndim)),
+                                  x.shape).copy()
+        elif k == 1:
+            idx = np.expand_dims(np.argmax(x, axis=axis), axis)
+        elif k == -1:
+            idx = np.expand_dims(np.argmin(x, axis=axis), axis)
+        else:
+            order = np.argsort(x, axis=axis, kind="stable")
+            sl = [slice(None)] * x.ndim
+            sl[axis] = slice(-k, None) if k > 0 else slice(None, -k)
+            idx = order[tuple(sl)]
+        return np.take_along_axis(x, idx, axis), idx.astype(np.int64)
+    y = rng.standard_normal((3, 5))
+    y[1, 2] = y[1, 4] = 0.5  # a tie
+    z = np.array([[2.0, np.nan, 1.0, 3.0], [4.0, 4.0, 0.0, -1.0]])
+    for arr, axis, k in [(y, -1, 2), (y, -1, -3), (y, 0, 1), (y, 0, -1), (y, 1, 5), (y, 0, -3),
+                         (z, 1, 2), (z, 1, 1), (z, 1, -1), (z, 1, -2), (z, 0, 2),
+                         (np.array([3, 1, 2, 3], dtype=np.int8), 0, 3)]:
+        case("topk", axis, [arr, i64(k)], list(topk(arr, k, axis)))
+    write("numpy_array_funcs.txt", "fn|param|inputs (count, then dtype|shape|values each)|"
+          "outputs (the same)", lines)
+
+
 def sparse():
     import scipy.sparse as sps
     rng = np.random.default_rng(35)
@@ -658,12 +880,14 @@ def sparse():
 
 
 if __name__ == "__main__":
+    array_funcs()
     sparse()
     fill_diagonal()
     repeat()
     promotion()
     nnet()
     indexing()
+    advanced_indexing()
     linalg()
     reductions()
     formats()

@@ -238,12 +238,11 @@ def test_loading_every_module_keeps_the_functions_named_as_modules():
 
 def test_signal_modules_import_and_say_what_is_missing():
     """import aesara.tensor.signal.pool (and conv) loads, as programs written for Aesara do at
-    their top; calling pool_2d says that Kiln has no pooling yet."""
+    their top; pool_2d builds core's Pool (tests/python/test_pool.py) and conv2d a
+    convolution."""
     import kiln.tensor as at
     from kiln.tensor.signal import conv, pool
-    assert at.signal.pool is pool and issubclass(pool.MaxPoolGrad, object)
-    with pytest.raises(NotImplementedError, match="pool_2d is not available in Kiln: Kiln does "
-                       "not have pooling yet"):
-        pool.pool_2d(at.dtensor4(), ws=(2, 2), ignore_border=True)
-    with pytest.raises(NotImplementedError, match="conv2d is not available in Kiln"):
-        conv.conv2d(at.dmatrix(), at.dmatrix())
+    assert at.signal.pool is pool and issubclass(pool.MaxPoolGrad, pool.PoolGrad)
+    assert str(pool.pool_2d(at.dtensor4(), ws=(2, 2), ignore_border=True).owner.op) == \
+        "Pool{ignore_border=True, mode='max', ndim=2}"
+    assert conv.conv2d(at.dmatrix(), at.dmatrix()).ndim == 2  # signal.conv is computed now

@@ -14,6 +14,13 @@ with open(GOLDEN) as f:
     AESARA = json.load(f)
 
 
+def test_lenet_trains_as_under_aesara(server):
+    got = model_programs.lenet(kiln)
+    want = AESARA["lenet"]
+    np.testing.assert_allclose(got["losses"], want["losses"], rtol=1e-10)
+    assert got["predictions"] == want["predictions"]
+
+
 def test_denoising_autoencoder_without_corruption_trains_as_under_aesara(server):
     got = model_programs.denoising_autoencoder(kiln, corruption_level=0.0)
     want = AESARA["dae_uncorrupted"]

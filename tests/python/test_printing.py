@@ -53,17 +53,12 @@ PP_DIFFERENCES = {
     "a[-1:, 1]": "a[-1:, 1]",
     "at.inc_subtensor(a[1:, ::2], 1.0)": "inc_subtensor(a[1:, ::2], 1.0)",
     # Kiln builds some graphs with other ops than Aesara 2.9.4 builds before its rewrites: max
-    # and argmax as Max and Argmax (not MaxAndArgmax), shapes by Shape_i, an integer-vector
-    # index as AdvancedSubtensor1 (the op Aesara rewrites AdvancedSubtensor into), and a set
-    # value broadcast to the indexed shape by fill.
+    # and argmax as Max and Argmax (not MaxAndArgmax), shapes by Shape_i; an integer among
+    # advanced indices is an int64 constant (Aesara's TensorFromScalar of a ScalarConstant).
     "at.max(a)": "Max{maximum}(a)",
     "at.argmax(a, axis=0)": "Argmax{axis=(0,)}(a)",
     "at.mean(a)": "((sum(a, axis=None) / float64(Shape_i{0}(a))) / float64(Shape_i{1}(a)))",
-    "b[i]": "AdvancedSubtensor1(b, i)",
-    "a[i]": "AdvancedSubtensor1(a, i)",
-    "a[i, 0]": "AdvancedSubtensor1(a[:, 0], i)",
-    "at.set_subtensor(b[i], 0.0)":
-        "AdvancedIncSubtensor1{no_inplace,set}(b, fill(AdvancedSubtensor1(b, i), 0.0), i)",
+    "a[i, 0]": "AdvancedSubtensor(a, i, 0)",
 }
 
 

@@ -77,3 +77,16 @@ from kiln.tensor.math import (allclose, bitwise_and, bitwise_not, bitwise_or,  #
                               max_and_argmax, ptp, smallest, square)
 from kiln.tensor.reduce import var  # noqa: E402,F401,F811  (kt.var: the function, as Aesara's)
 from kiln.gradient import consider_constant, hessian, jacobian  # noqa: E402,F401
+# NumPy's array functions Aesara 2.9.4 exports here (kiln.tensor.array_funcs), topk (sort) and
+# pad (PyTensor's: Aesara 2.9.4 has none).
+from kiln.tensor.array_funcs import (atleast_1d, atleast_2d, atleast_3d,  # noqa: E402,F401
+                                     bincount, broadcast_arrays, broadcast_shape, broadcast_to,
+                                     choose, diagonal, fill_diagonal_offset, geomspace,
+                                     linspace, logspace, searchsorted, take_along_axis, tile,
+                                     unique, unravel_index, atleast_Nd, extract_diag,
+                                     tril_indices, tril_indices_from, triu_indices,
+                                     triu_indices_from)
+from kiln.tensor.extra_ops import ravel_multi_index  # noqa: E402,F401,F811
+from kiln.tensor.sort import argtopk, topk, topk_and_argtopk  # noqa: E402,F401
+from kiln.tensor import pad as _pad_module  # noqa: E402,F401
+pad = _pad_module.pad

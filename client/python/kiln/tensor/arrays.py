@@ -1,11 +1,12 @@
-"""Aesara's array functions that Kiln builds from its other ops, as Aesara builds several of
-them: tri, tril, triu (a comparison of two aranges), diag, identity_like, roll (two slices
-joined), horizontal_stack, vertical_stack, flatnonzero and nonzero_values (through Nonzero).
-They live at Aesara's paths, kiln.tensor.basic and kiln.tensor."""
-from kiln.tensor.basic import (ELEMWISE, as_tensor_variable, cast, dimshuffle, flatten,
-                               floatx)
-from kiln.tensor.build import arange, concatenate, eye
-from kiln.tensor.elemwise import X
+"""Aesara's array functions of aesara.tensor.basic, built as Aesara builds them: tri (Tri),
+tril and triu (a product with tri), diag (AllocDiag or ExtractDiag), identity_like, roll (two
+slices joined), horizontal_stack, vertical_stack, flatnonzero and nonzero_values (through
+Nonzero). They live at Aesara's paths, kiln.tensor.basic and kiln.tensor."""
+import numpy as np
+
+from kiln.ops import AllocDiag, ExtractDiag, Tri
+from kiln.tensor.basic import as_tensor_variable, constant, flatten, floatx
+from kiln.tensor.build import concatenate, eye
 from kiln.tensor.indexing import nonzero
 
 __all__ = ["tri", "tril", "triu", "diag", "identity_like", "roll", "horizontal_stack",
@@ -13,12 +14,10 @@ __all__ = ["tri", "tril", "triu", "diag", "identity_like", "roll", "horizontal_s
 
 
 def tri(N, M=None, k=0, dtype=None):
-    """An N x M array with ones at and below the k-th diagonal, zeros elsewhere."""
+    """An N x M array with ones at and below the k-th diagonal, zeros elsewhere (Tri)."""
     if M is None:
         M = N
-    rows = dimshuffle(arange(N), [0, X])
-    cols = dimshuffle(arange(M), [X, 0])
-    return cast(ELEMWISE["ge"](rows + k, cols), dtype or floatx())
+    return Tri(np.dtype(dtype or floatx()).name)(N, M, k)
 
 
 def tril(m, k=0):
@@ -30,32 +29,19 @@ def tril(m, k=0):
 def triu(m, k=0):
     """m with the entries below the k-th diagonal zeroed (of its last two dims)."""
     m = as_tensor_variable(m)
-    return m * (1 - tri(m.shape[-2], m.shape[-1], k=k - 1, dtype=m.dtype))
+    return m * (constant(1, dtype=m.dtype) - tri(m.shape[-2], m.shape[-1], k=k - 1,
+                                                 dtype=m.dtype))
 
 
 def diag(v, k=0):
-    """numpy.diag: a vector's square matrix with it on the k-th diagonal, or a matrix's k-th
-    diagonal."""
+    """numpy.diag: a vector's square matrix with it on the k-th diagonal (AllocDiag), or the
+    k-th diagonal of two dims or more (ExtractDiag)."""
     v = as_tensor_variable(v)
     if v.ndim == 1:
-        if k == 0:
-            return eye(v.shape[0], v.shape[0], 0, dtype=v.dtype) * dimshuffle(v, [X, 0])
-        return _diag_offset(v, k)
-    if v.ndim == 2:
-        i = arange(ELEMWISE["maximum"](0, ELEMWISE["minimum"](
-            v.shape[0] + min(k, 0), v.shape[1] - max(k, 0))))
-        return v[i - min(k, 0), i + max(k, 0)]
-    raise ValueError("Input must be 1- or 2-d.")
-
-
-def _diag_offset(v, k):
-    """The square matrix with v on the k-th (nonzero) diagonal."""
-    from kiln.tensor.build import zeros
-    from kiln.tensor.indexing import set_subtensor
-    n = v.shape[0] + abs(k)
-    i = arange(v.shape[0])
-    out = zeros((n, n), dtype=v.dtype)
-    return set_subtensor(out[i - min(k, 0), i + max(k, 0)], v)
+        return AllocDiag(k, 0, 1)(v)
+    if v.ndim >= 2:
+        return ExtractDiag(k, 0, 1, False)(v)
+    raise ValueError("Number of dimensions of `v` must be greater than one.")
 
 
 def identity_like(x, dtype=None):

@@ -391,3 +391,8 @@ from kiln.tensor.arrays import (diag, flatnonzero, horizontal_stack,  # noqa: E4
 from kiln.tensor.shape import (expand_dims, shape_padaxis, shape_padleft,  # noqa: E402,F401
                                shape_padright)
 from kiln.tensor.extra_ops import split  # noqa: E402,F401
+from kiln.tensor.array_funcs import (atleast_1d, atleast_2d, atleast_3d,  # noqa: E402,F401
+                                     atleast_Nd, choose, diagonal, extract_diag,
+                                     take_along_axis, tile, tril_indices, tril_indices_from,
+                                     triu_indices, triu_indices_from)
+from kiln.ops import AllocDiag, Choose, ExtractDiag, Tri  # noqa: E402,F401

@@ -1,5 +1,6 @@
 """kiln.tensor.extra_ops (Aesara's aesara.tensor.extra_ops): cumsum, cumprod, repeat,
-fill_diagonal, split and squeeze."""
+fill_diagonal, split and squeeze, and NumPy's array functions Aesara has here (searchsorted,
+bincount, unique, (un)ravel_index, broadcast_to, linspace... from kiln.tensor.array_funcs)."""
 from kiln.ops import CumOp, FillDiagonal, Repeat, Split
 from kiln.tensor.basic import as_tensor_variable, constant
 from kiln.tensor.shape import squeeze  # noqa: F401  (aesara.tensor.extra_ops.squeeze)
@@ -82,13 +83,18 @@ def compress(condition, x, axis=None):
     return x[(slice(None),) * (axis % x.ndim) + (indices,)]
 
 
-def ravel_multi_index(multi_index, dims, mode="raise", order="C"):
-    """numpy.ravel_multi_index for C order: the flat indices of the index arrays in an array
-    of shape dims (in range: mode="raise" is not checked)."""
-    if order != "C" or mode != "raise":
-        raise NotImplementedError("ravel_multi_index: only order='C' is available in Kiln")
-    flat, stride = 0, 1
-    for idx, dim in zip(reversed(list(multi_index)), reversed(list(dims))):
-        flat = flat + as_tensor_variable(idx) * stride
-        stride = stride * dim
-    return flat
+# NumPy's array functions Aesara has here (kiln.tensor.array_funcs), and their op classes.
+from kiln.tensor.array_funcs import (bincount, broadcast_arrays,  # noqa: E402,F401
+                                     broadcast_shape, broadcast_to, fill_diagonal_offset,
+                                     geomspace, linspace, logspace, ravel_multi_index,
+                                     searchsorted, unique, unravel_index)
+from kiln.ops import (BroadcastTo, FillDiagonalOffset, RavelMultiIndex,  # noqa: E402,F401
+                      SearchsortedOp, Unique, UnravelIndex)
+
+fill_diagonal_ = FillDiagonal()  # Aesara's op instances
+fill_diagonal_offset_ = FillDiagonalOffset()
+
+__all__ += ["searchsorted", "bincount", "fill_diagonal_offset", "unique", "unravel_index",
+            "broadcast_shape", "broadcast_to", "geomspace", "logspace", "linspace",
+            "broadcast_arrays", "SearchsortedOp", "Unique", "UnravelIndex", "RavelMultiIndex",
+            "FillDiagonalOffset", "BroadcastTo"]

@@ -17,12 +17,13 @@ def take(a, indices, axis=None):
 
 # Aesara's op classes and functions at this path: the ops are core's (kiln.ops), the
 # functions write through kiln.tensor.indexing.
-from kiln.ops import (AdvancedIncSubtensor1, AdvancedSubtensor1, IncSubtensor,  # noqa: E402
-                      Subtensor)
+from kiln.ops import (AdvancedIncSubtensor, AdvancedIncSubtensor1,  # noqa: E402
+                      AdvancedSubtensor, AdvancedSubtensor1, IncSubtensor, Subtensor)
 from kiln.tensor.exceptions import AdvancedIndexingError, NotScalarConstantError  # noqa: E402,F401
 from kiln.tensor.basic import get_scalar_constant_value  # noqa: E402,F401
 
 __all__ += ["Subtensor", "IncSubtensor", "AdvancedSubtensor1", "AdvancedIncSubtensor1",
+            "AdvancedSubtensor", "AdvancedIncSubtensor",
             "advanced_subtensor1", "advanced_inc_subtensor1", "advanced_set_subtensor1",
             "advanced_subtensor", "advanced_inc_subtensor", "advanced_set_subtensor",
             "AdvancedIndexingError", "get_scalar_constant_value"]
@@ -44,15 +45,16 @@ def advanced_set_subtensor1(x, y, ilist):
 
 
 def advanced_subtensor(x, *args):
-    """x[args] with advanced (integer array or boolean) indices, as NumPy reads them."""
+    """x[args] with advanced (integer array or boolean) indices, as NumPy reads them
+    (AdvancedSubtensor)."""
     return subtensor(x, tuple(args))
 
 
 def advanced_inc_subtensor(x, y, *args):
-    """x with y added at x[args] (advanced indices)."""
+    """x with y added at x[args], repeated indices accumulating (AdvancedIncSubtensor)."""
     return inc_subtensor(subtensor(x, tuple(args)), y)
 
 
 def advanced_set_subtensor(x, y, *args):
-    """x with y written at x[args] (advanced indices)."""
+    """x with y written at x[args] (AdvancedIncSubtensor{set_instead_of_inc=True})."""
     return set_subtensor(subtensor(x, tuple(args)), y)

@@ -113,6 +113,36 @@ class _TensorMethods:
     def exp(self): return self._k().exp(self)
     def log(self): return self._k().log(self)
 
+    # Aesara's array-function methods (aesara.tensor.var._tensor_py_operators).
+    def any(self, axis=None, keepdims=False): return self._k().any(self, axis, keepdims=keepdims)
+    def all(self, axis=None, keepdims=False): return self._k().all(self, axis, keepdims=keepdims)
+    def argmin(self, axis=None, keepdims=False): return self._k().argmin(self, axis, keepdims)
+    def ravel(self): return self._k().flatten(self)
+    def diagonal(self, offset=0, axis1=0, axis2=1):
+        return self._k().diagonal(self, offset, axis1, axis2)
+    def take(self, indices, axis=None, mode="raise"):
+        return self._k().subtensor.take(self, indices, axis)
+    def nonzero(self, return_matrix=False):
+        return self._k().indexing.nonzero(self, return_matrix=return_matrix)
+    def nonzero_values(self): return self._k().nonzero_values(self)
+    def sort(self, axis=-1, kind="quicksort", order=None):
+        return self._k().sort(self, axis, kind, order)
+    def argsort(self, axis=-1, kind="quicksort", order=None):
+        return self._k().argsort(self, axis, kind, order)
+    def clip(self, a_min, a_max): return self._k().clip(self, a_min, a_max)
+    def repeat(self, repeats, axis=None): return self._k().repeat(self, repeats, axis)
+    def round(self, mode=None): return self._k().round(self, mode)
+    def trace(self): return self._k().nlinalg.trace(self)
+    def cumsum(self, axis=None): return self._k().cumsum(self, axis)
+    def cumprod(self, axis=None): return self._k().cumprod(self, axis)
+    def searchsorted(self, v, side="left", sorter=None):
+        return self._k().searchsorted(self, v, side, sorter)
+    def ptp(self, axis=None): return self._k().ptp(self, axis)
+    def swapaxes(self, axis1, axis2): return self._k().swapaxes(self, axis1, axis2)
+    def choose(self, choices, mode="raise"): return self._k().choose(self, choices, mode)
+    def squeeze(self): return self._k().squeeze(self)
+    def compress(self, a, axis=None): return self._k().compress(self, a, axis=axis)
+
     def copy(self, name=None):
         """Aesara's copy: a symbolic copy (Elemwise{identity}) named `name`; the tag is not
         copied."""

@@ -1,0 +1,344 @@
+// The kernels of AdvancedSubtensor and AdvancedIncSubtensor. An index list becomes a plan: the
+// offset of x[idx]'s first element, and a loop over x[idx] whose dims are the slices' and new
+// axes' (a stride each) and one dim for the arrays' broadcast elements (a table of offsets into
+// x, built once). Reads gather along the plan; writes scatter along it in order, so a repeated
+// index accumulates (inc) or takes the last value (set).
+#include <algorithm>
+#include <limits>
+#include <optional>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "core/ops/advanced_indexing.h"
+#include "core/ops/op_util.h"
+#include "core/tensor/dtype_dispatch.h"
+#include "core/tensor/status_macros.h"
+
+namespace kiln {
+namespace {
+
+// One dim of the loop over x[idx]: its size and stride in x, or the table's dim.
+struct LoopDim {
+  int64_t size = 0;
+  int64_t stride = 0;
+  bool table = false;
+};
+
+struct Plan {
+  Shape shape;                // x[idx]'s shape
+  std::vector<LoopDim> dims;  // the loop over it (the arrays' dims merged into the table dim)
+  Tensor table;               // int64 x offsets of the arrays' broadcast elements, C order
+  int64_t base = 0;           // x offset of the first element the slices select
+  Shape shape_of_arrays;      // the arrays' broadcast shape
+};
+
+// An integer index array along one axis of x, its values made non-negative.
+struct IndexArray {
+  Tensor values;  // int64, contiguous
+  int axis = 0;
+};
+
+std::string ShapeText(const Shape& s) {
+  return absl::StrCat("(", absl::StrJoin(s, ","), s.size() == 1 ? ",)" : ")");
+}
+
+// The int64 values of an integer array indexing an axis of size `len`, negative ones counted
+// from the end, or NumPy's IndexError text for the first one out of range.
+absl::StatusOr<Tensor> Normalized(const Op& op, const Tensor& raw, int64_t len, int axis) {
+  auto out_of_range = [&](const std::string& value) {
+    return Invalid(
+        op, absl::StrCat("index ", value, " is out of bounds for axis ", axis, " with size ", len));
+  };
+  if (raw.dtype() == DType::kUInt64) {
+    const Tensor c = raw.Contiguous();
+    for (int64_t i = 0; i < c.size(); ++i) {
+      if (c.data<uint64_t>()[i] >= static_cast<uint64_t>(len)) {
+        return out_of_range(absl::StrCat(c.data<uint64_t>()[i]));
+      }
+    }
+  }
+  Tensor v = raw.AsType(DType::kInt64);  // a copy: written below
+  int64_t* p = v.data<int64_t>();
+  for (int64_t i = 0; i < v.size(); ++i) {
+    if (p[i] < -len || p[i] >= len) return out_of_range(absl::StrCat(p[i]));
+    if (p[i] < 0) p[i] += len;
+  }
+  return v;
+}
+
+// The coordinates of a boolean mask's True elements over x's dims from `axis` on, one int64
+// vector per mask dim (numpy.nonzero), after checking the mask's shape against those dims.
+absl::StatusOr<std::vector<IndexArray>> MaskIndices(const Op& op, const Tensor& mask,
+                                                    const Shape& x_shape, int axis) {
+  if (mask.ndim() == 0 || axis + mask.ndim() > static_cast<int>(x_shape.size())) {
+    return Invalid(op, absl::StrCat("a boolean index of shape ", ShapeText(mask.shape()),
+                                    " does not fit x of shape ", ShapeText(x_shape),
+                                    " from dimension ", axis));
+  }
+  for (int j = 0; j < mask.ndim(); ++j) {
+    if (mask.shape()[j] != x_shape[axis + j]) {
+      return Invalid(op, absl::StrCat("boolean index did not match indexed array along "
+                                      "dimension ",
+                                      axis + j, "; dimension is ", x_shape[axis + j],
+                                      " but corresponding boolean dimension is ", mask.shape()[j]));
+    }
+  }
+  const Tensor m = mask.Contiguous();
+  const bool* p = m.data<bool>();
+  const int64_t count = std::count(p, p + m.size(), true);
+  std::vector<IndexArray> out;
+  for (int j = 0; j < m.ndim(); ++j) {
+    out.push_back({Tensor::Empty(DType::kInt64, {count}), axis + j});
+  }
+  const std::vector<int64_t> strides = ContiguousStrides(m.shape());
+  int64_t n = 0;
+  for (int64_t i = 0; i < m.size(); ++i) {
+    if (!p[i]) continue;
+    for (int j = 0; j < m.ndim(); ++j) {
+      out[j].values.data<int64_t>()[n] = i / strides[j] % m.shape()[j];
+    }
+    ++n;
+  }
+  return out;
+}
+
+// The arrays' common shape (NumPy's broadcasting), or NumPy's IndexError text.
+absl::StatusOr<Shape> BroadcastShape(const Op& op, const std::vector<IndexArray>& arrays) {
+  size_t ndim = 0;
+  for (const IndexArray& a : arrays) ndim = std::max<size_t>(ndim, a.values.ndim());
+  Shape shape(ndim, 1);
+  for (const IndexArray& a : arrays) {
+    const Shape& s = a.values.shape();
+    for (size_t j = 0; j < s.size(); ++j) {
+      int64_t& d = shape[ndim - s.size() + j];
+      if (s[j] == d || s[j] == 1) continue;
+      if (d != 1) {
+        std::vector<std::string> shapes;
+        for (const IndexArray& b : arrays) shapes.push_back(ShapeText(b.values.shape()));
+        return Invalid(op, absl::StrCat("shape mismatch: indexing arrays could not be broadcast "
+                                        "together with shapes ",
+                                        absl::StrJoin(shapes, " ")));
+      }
+      d = s[j];
+    }
+  }
+  return shape;
+}
+
+// The offsets into x (strides `x_strides`) of the arrays' elements broadcast to `shape` (a
+// tensor, so that the process's buffer limit bounds it).
+Tensor OffsetTable(const std::vector<IndexArray>& arrays, const Shape& shape,
+                   const std::vector<int64_t>& x_strides) {
+  const int64_t size = ShapeSize(shape);
+  const int nd = static_cast<int>(shape.size());
+  std::vector<std::vector<int64_t>> strides;  // each array's strides over `shape` (0: broadcast)
+  for (const IndexArray& a : arrays) {
+    const Shape& s = a.values.shape();
+    const std::vector<int64_t> own = ContiguousStrides(s);
+    std::vector<int64_t> st(nd, 0);
+    for (size_t j = 0; j < s.size(); ++j) {
+      if (s[j] != 1) st[nd - s.size() + j] = own[j];
+    }
+    strides.push_back(std::move(st));
+  }
+  Tensor out = Tensor::Empty(DType::kInt64, {size});
+  int64_t* table = out.data<int64_t>();
+  std::vector<int64_t> at(nd, 0);
+  for (int64_t flat = 0; flat < size; ++flat) {
+    int64_t off = 0;
+    for (size_t k = 0; k < arrays.size(); ++k) {
+      int64_t e = 0;
+      for (int d = 0; d < nd; ++d) e += at[d] * strides[k][d];
+      off += arrays[k].values.data<int64_t>()[e] * x_strides[arrays[k].axis];
+    }
+    table[flat] = off;
+    for (int d = nd - 1; d >= 0 && ++at[d] == shape[d]; --d) at[d] = 0;
+  }
+  return out;
+}
+
+// The plan of x[idx] for x of shape `x_shape`, strides `x_strides` and dtype `dtype`, given the
+// index inputs; x[idx]'s shape is checked (CheckShape) before the table is built.
+absl::StatusOr<Plan> MakePlan(const Op& op, DType dtype, const Shape& x_shape,
+                              const std::vector<int64_t>& x_strides,
+                              const std::vector<AdvIndexEntry>& idx,
+                              std::span<const Tensor> inputs) {
+  Plan plan;
+  std::vector<IndexArray> arrays;
+  std::vector<LoopDim> basic;
+  int adv_at = -1, last = -1, axis = 0;
+  bool adjacent = true;
+  size_t next = 0;
+  const int ndim = static_cast<int>(x_shape.size());
+  auto too_many = [&] {
+    return Invalid(op, absl::StrCat("too many indices for an array of shape ", ShapeText(x_shape)));
+  };
+  for (size_t k = 0; k < idx.size(); ++k) {
+    const AdvIndexEntry& e = idx[k];
+    if (e.kind == AdvIndexEntry::kNewAxis) {
+      basic.push_back({1, 0, false});
+      continue;
+    }
+    if (axis >= ndim) return too_many();
+    if (e.kind == AdvIndexEntry::kSlice) {
+      const int64_t len = x_shape[axis], stride = x_strides[axis];
+      const int64_t start = e.has_start ? ScalarInt(inputs[next++]) : 0;
+      const int64_t stop = e.has_stop ? ScalarInt(inputs[next++]) : 0;
+      const int64_t step = e.has_step ? ScalarInt(inputs[next++]) : 1;
+      if (step == 0) return Invalid(op, "slice step cannot be zero");
+      if (step == std::numeric_limits<int64_t>::min()) {
+        return Invalid(op, "slice step is out of range");
+      }
+      // A bound clipped into range as NumPy does; `absent` when the slice leaves it out.
+      auto clip = [&](bool present, int64_t b, int64_t absent) {
+        if (!present) return absent;
+        if (b < 0) {
+          b = b < -len ? (step < 0 ? -1 : 0) : b + len;
+        } else if (b >= len) {
+          b = step < 0 ? len - 1 : len;
+        }
+        return b;
+      };
+      const int64_t lo = clip(e.has_start, start, step < 0 ? len - 1 : 0);
+      const int64_t hi = clip(e.has_stop, stop, step < 0 ? -1 : len);
+      int64_t n = 0;
+      if (step > 0 && lo < hi) n = (hi - lo - 1) / step + 1;
+      if (step < 0 && hi < lo) n = (lo - hi - 1) / (-step) + 1;
+      basic.push_back({n, n > 1 ? stride * step : stride, false});
+      if (n > 0) plan.base += lo * stride;
+      ++axis;
+      continue;
+    }
+    const Tensor& t = inputs[next++];
+    if (t.dtype() == DType::kBool) {
+      ASSIGN_OR_RETURN(std::vector<IndexArray> coords, MaskIndices(op, t, x_shape, axis));
+      for (IndexArray& c : coords) arrays.push_back(std::move(c));
+      axis += t.ndim();
+    } else {
+      ASSIGN_OR_RETURN(Tensor v, Normalized(op, t, x_shape[axis], axis));
+      arrays.push_back({std::move(v), axis});
+      ++axis;
+    }
+    if (adv_at < 0) {
+      adv_at = static_cast<int>(basic.size());
+    } else if (last != static_cast<int>(k) - 1) {
+      adjacent = false;
+    }
+    last = static_cast<int>(k);
+  }
+  for (int d = axis; d < ndim; ++d) basic.push_back({x_shape[d], x_strides[d], false});
+  for (const LoopDim& d : basic) plan.shape.push_back(d.size);
+  plan.dims = basic;
+  if (!arrays.empty()) {
+    ASSIGN_OR_RETURN(Shape b, BroadcastShape(op, arrays));
+    // The table has one int64 per broadcast element: bounded before it is allocated (arrays of
+    // shapes (10^6, 1) and (1, 10^6) would ask for 10^12).
+    RETURN_IF_ERROR(CheckShape(absl::StrCat(op.Name(), ": the index arrays' broadcast shape"), b,
+                               DType::kInt64));
+    const size_t at = adjacent ? adv_at : 0;
+    plan.shape.insert(plan.shape.begin() + at, b.begin(), b.end());
+    plan.dims.insert(plan.dims.begin() + at, {ShapeSize(b), 0, true});
+    plan.shape_of_arrays = b;
+  }
+  RETURN_IF_ERROR(CheckOutputShape(op, plan.shape, dtype));
+  if (!arrays.empty() && ShapeSize(plan.shape) > 0) {
+    plan.table = OffsetTable(arrays, plan.shape_of_arrays, x_strides);
+  }
+  return plan;
+}
+
+// Calls f(flat index in x[idx], offset in x) for every element of x[idx], in C order.
+template <typename F>
+void ForEach(const Plan& p, F&& f) {
+  for (const LoopDim& d : p.dims) {
+    if (d.size == 0) return;
+  }
+  const int n = static_cast<int>(p.dims.size());
+  if (n == 0) {
+    f(int64_t{0}, p.base);
+    return;
+  }
+  const int64_t* table = p.table.ndim() ? p.table.data<int64_t>() : nullptr;
+  auto offset = [&](const LoopDim& d, int64_t i) { return d.table ? table[i] : i * d.stride; };
+  std::vector<int64_t> at(n - 1, 0);
+  const LoopDim& inner = p.dims[n - 1];
+  int64_t flat = 0;
+  while (true) {
+    int64_t row = p.base;
+    for (int d = 0; d < n - 1; ++d) row += offset(p.dims[d], at[d]);
+    for (int64_t i = 0; i < inner.size; ++i) f(flat++, row + offset(inner, i));
+    int d = n - 2;
+    while (d >= 0 && ++at[d] == p.dims[d].size) at[d--] = 0;
+    if (d < 0) return;
+  }
+}
+
+// a + b in T (bool: or; integers wrap as NumPy's).
+template <typename T>
+T Add(T a, T b) {
+  if constexpr (std::is_same_v<T, bool>) {
+    return a || b;
+  } else if constexpr (std::is_same_v<T, Eigen::half>) {
+    return T(static_cast<float>(a) + static_cast<float>(b));
+  } else if constexpr (std::is_integral_v<T>) {
+    return static_cast<T>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
+  } else {
+    return a + b;
+  }
+}
+
+}  // namespace
+
+absl::Status AdvancedSubtensor::Perform(const Apply&, std::span<const Tensor> inputs,
+                                        std::vector<Tensor>& outputs) const {
+  const Tensor& x = inputs[0];
+  ASSIGN_OR_RETURN(Plan p,
+                   MakePlan(*this, x.dtype(), x.shape(), x.strides(), idx(), inputs.subspan(1)));
+  Tensor out = Tensor::Empty(x.dtype(), p.shape);
+  DispatchDType(x.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    T* o = out.data<T>();
+    const T* s = x.data<T>();
+    ForEach(p, [&](int64_t flat, int64_t off) { o[flat] = s[off]; });
+  });
+  outputs[0] = std::move(out);
+  return absl::OkStatus();
+}
+
+absl::Status AdvancedIncSubtensor::Perform(const Apply&, std::span<const Tensor> inputs,
+                                           std::vector<Tensor>& outputs) const {
+  const Tensor& x = inputs[0];
+  Tensor out = x.AsType(x.dtype());  // a contiguous copy: x is never written
+  ASSIGN_OR_RETURN(
+      Plan p, MakePlan(*this, x.dtype(), out.shape(), out.strides(), idx(), inputs.subspan(2)));
+  const Tensor& y = inputs[1];
+  std::optional<Tensor> yb = y.BroadcastTo(p.shape);
+  if (!yb) {
+    return Invalid(*this,
+                   absl::StrCat("shape mismatch: value array of shape ", ShapeText(y.shape()),
+                                " could not be broadcast to "
+                                "indexing result of shape ",
+                                ShapeText(p.shape)));
+  }
+  const Tensor values = yb->AsType(x.dtype());  // contiguous, in x[idx]'s C order
+  const bool set = attrs().set_instead_of_inc, once = attrs().ignore_duplicates;
+  const Tensor original = once && !set ? x.Contiguous() : Tensor();
+  DispatchDType(x.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    T* o = out.data<T>();
+    const T* v = values.data<T>();
+    if (set) {
+      ForEach(p, [&](int64_t flat, int64_t off) { o[off] = v[flat]; });
+    } else if (once) {  // x[idx] += y: each place gets x's value plus its last y
+      const T* xs = original.data<T>();
+      ForEach(p, [&](int64_t flat, int64_t off) { o[off] = Add(xs[off], v[flat]); });
+    } else {  // numpy.add.at
+      ForEach(p, [&](int64_t flat, int64_t off) { o[off] = Add(o[off], v[flat]); });
+    }
+  });
+  outputs[0] = std::move(out);
+  return absl::OkStatus();
+}
+
+}  // namespace kiln
