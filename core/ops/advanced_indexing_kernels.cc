@@ -4,7 +4,6 @@
 // x, built once). Reads gather along the plan; writes scatter along it in order, so a repeated
 // index accumulates (inc) or takes the last value (set).
 #include <algorithm>
-#include <limits>
 #include <optional>
 #include <vector>
 
@@ -12,6 +11,7 @@
 #include "absl/strings/str_join.h"
 #include "core/ops/advanced_indexing.h"
 #include "core/ops/op_util.h"
+#include "core/ops/slice_bounds.h"
 #include "core/tensor/dtype_dispatch.h"
 #include "core/tensor/status_macros.h"
 
@@ -183,30 +183,13 @@ absl::StatusOr<Plan> MakePlan(const Op& op, DType dtype, const Shape& x_shape,
     if (axis >= ndim) return too_many();
     if (e.kind == AdvIndexEntry::kSlice) {
       const int64_t len = x_shape[axis], stride = x_strides[axis];
-      const int64_t start = e.has_start ? ScalarInt(inputs[next++]) : 0;
-      const int64_t stop = e.has_stop ? ScalarInt(inputs[next++]) : 0;
+      std::optional<int64_t> start, stop;
+      if (e.has_start) start = ScalarInt(inputs[next++]);
+      if (e.has_stop) stop = ScalarInt(inputs[next++]);
       const int64_t step = e.has_step ? ScalarInt(inputs[next++]) : 1;
-      if (step == 0) return Invalid(op, "slice step cannot be zero");
-      if (step == std::numeric_limits<int64_t>::min()) {
-        return Invalid(op, "slice step is out of range");
-      }
-      // A bound clipped into range as NumPy does; `absent` when the slice leaves it out.
-      auto clip = [&](bool present, int64_t b, int64_t absent) {
-        if (!present) return absent;
-        if (b < 0) {
-          b = b < -len ? (step < 0 ? -1 : 0) : b + len;
-        } else if (b >= len) {
-          b = step < 0 ? len - 1 : len;
-        }
-        return b;
-      };
-      const int64_t lo = clip(e.has_start, start, step < 0 ? len - 1 : 0);
-      const int64_t hi = clip(e.has_stop, stop, step < 0 ? -1 : len);
-      int64_t n = 0;
-      if (step > 0 && lo < hi) n = (hi - lo - 1) / step + 1;
-      if (step < 0 && hi < lo) n = (lo - hi - 1) / (-step) + 1;
-      basic.push_back({n, n > 1 ? stride * step : stride, false});
-      if (n > 0) plan.base += lo * stride;
+      ASSIGN_OR_RETURN(const SliceSpan span, ClipSlice(op, len, start, stop, step));
+      basic.push_back({span.count, span.count > 1 ? stride * step : stride, false});
+      if (span.count > 0) plan.base += span.first * stride;
       ++axis;
       continue;
     }

@@ -1,6 +1,5 @@
 #include "core/ops/indexing.h"
 
-#include <limits>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -12,6 +11,7 @@
 #include "core/ops/math.h"
 #include "core/ops/op_util.h"
 #include "core/ops/shape_infer.h"
+#include "core/ops/slice_bounds.h"
 #include "core/tensor/dtype_dispatch.h"
 
 namespace kiln {
@@ -46,31 +46,15 @@ absl::StatusOr<Tensor> IndexView(const Op& op, const Tensor& x, const std::vecto
       offset += i * stride;
       continue;
     }
-    const int64_t start = e.has_start ? ScalarInt(scalars[next++]) : 0;
-    const int64_t stop = e.has_stop ? ScalarInt(scalars[next++]) : 0;
+    std::optional<int64_t> start, stop;
+    if (e.has_start) start = ScalarInt(scalars[next++]);
+    if (e.has_stop) stop = ScalarInt(scalars[next++]);
     const int64_t step = e.has_step ? ScalarInt(scalars[next++]) : 1;
-    if (step == 0) return Invalid(op, "slice step cannot be zero");
-    if (step == std::numeric_limits<int64_t>::min())
-      return Invalid(op, "slice step is out of range");
-    // A bound clipped into range as NumPy does; `absent` when the slice leaves it out.
-    auto clip = [&](bool present, int64_t b, int64_t absent) {
-      if (!present) return absent;
-      if (b < 0) {
-        b += len;
-        if (b < 0) b = step < 0 ? -1 : 0;
-      } else if (b >= len) {
-        b = step < 0 ? len - 1 : len;
-      }
-      return b;
-    };
-    const int64_t lo = clip(e.has_start, start, step < 0 ? len - 1 : 0);
-    const int64_t hi = clip(e.has_stop, stop, step < 0 ? -1 : len);
-    int64_t n = 0;
-    if (step > 0 && lo < hi) n = (hi - lo - 1) / step + 1;
-    if (step < 0 && hi < lo) n = (lo - hi - 1) / (-step) + 1;
-    shape.push_back(n);
-    strides.push_back(n > 1 ? stride * step : stride);  // |step| may exceed len (not overflow)
-    if (n > 0) offset += lo * stride;
+    ASSIGN_OR_RETURN(const SliceSpan span, ClipSlice(op, len, start, stop, step));
+    shape.push_back(span.count);
+    // |step| may exceed len (not overflow)
+    strides.push_back(span.count > 1 ? stride * step : stride);
+    if (span.count > 0) offset += span.first * stride;
   }
   for (int d = static_cast<int>(idx.size()); d < x.ndim(); ++d) {
     shape.push_back(x.shape()[d]);
