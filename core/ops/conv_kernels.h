@@ -1,5 +1,6 @@
-// The kernels of the abstract convolution ops (conv.h): im2col (and col2im) with OpenBLAS GEMM,
-// for float32 and float64, over 3 spatial axes (a 2-d convolution has a leading axis of 1).
+// The kernels of the abstract convolution ops (conv.h), for float32 and float64, over 3 spatial
+// axes (a 2-d convolution has a leading axis of 1): panels that read the image directly (AVX2),
+// or tiles of im2col (and col2im) with OpenBLAS GEMM (conv_kernels.cc says which runs when).
 #ifndef KILN_CORE_OPS_CONV_KERNELS_H_
 #define KILN_CORE_OPS_CONV_KERNELS_H_
 
@@ -35,9 +36,12 @@ absl::Status ConvGradInputsKernel(const ConvGeometry& g, const Tensor& kern, con
 absl::Status ConvGradWeightsKernel(const ConvGeometry& g, const Tensor& img, const Tensor& top,
                                    Tensor& kern_grad);
 
-// For benchmarks and tests: the columns of the im2col buffer per chunk are capped at this many
-// bytes (a batch is processed in chunks of images); 0 restores the default (64 MiB).
+// For benchmarks and tests: the columns of an im2col tile are capped at this many bytes (1: a
+// tile per output position); 0 restores the default (256 KiB).
 void SetConvColumnBytesForTesting(int64_t bytes);
+// For benchmarks and tests: false keeps the kernels to the im2col tiles; true (the default) lets
+// the panels run where they apply.
+void SetConvPanelsForTesting(bool enabled);
 
 }  // namespace kiln
 

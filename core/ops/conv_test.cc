@@ -64,10 +64,11 @@ constexpr char kDefault2d[] =
 
 // Every case of the golden file: y = conv(x, w), and grad(sum(y * G)) wrt x and w (the
 // gradInputs and gradWeights ops); the inferred shapes match the values'. Then the same cases
-// again with the im2col buffer capped so that every image is its own chunk.
+// again by im2col tiles only (no panels), of one output position each.
 TEST(ConvTest, MatchesAesara) {
   for (int64_t cap : {int64_t{0}, int64_t{1}}) {
     SetConvColumnBytesForTesting(cap);
+    SetConvPanelsForTesting(cap == 0);
     for (const auto& c : testing::ReadCases("tests/golden/aesara_conv.txt")) {
       ASSERT_EQ(c.size(), 17u);
       SCOPED_TRACE(c[0]);
@@ -112,6 +113,7 @@ TEST(ConvTest, MatchesAesara) {
     }
   }
   SetConvColumnBytesForTesting(0);
+  SetConvPanelsForTesting(true);
 }
 
 TEST(ConvTest, NamesTypesAndWireAttributes) {
@@ -424,7 +426,8 @@ TEST(ConvTest, RandomGeometriesMatchADirectLoop) {
   };
   for (int trial = 0; trial < 60; ++trial) {
     SCOPED_TRACE(trial);
-    SetConvColumnBytesForTesting(trial % 2);  // odd trials: a chunk per image
+    SetConvColumnBytesForTesting(trial % 2);  // odd trials: a tile per output position
+    SetConvPanelsForTesting(trial % 3 != 0);   // every third trial: tiles only
     const int dim = next(2, 3);
     const int groups = next(1, 3);
     ConvOptions o;
@@ -499,6 +502,7 @@ TEST(ConvTest, RandomGeometriesMatchADirectLoop) {
     ExpectClose((*got)[1], want_dw, tol, "dw");
   }
   SetConvColumnBytesForTesting(0);
+  SetConvPanelsForTesting(true);
 }
 
 // Empty batches and channels: empty outputs, or zeros where nothing is summed (as NumPy's
