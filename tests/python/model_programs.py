@@ -23,7 +23,8 @@ def lenet(lib, steps=6, batch=32, seed=0):
     at, nnet, pool = _modules(lib)
     rng = np.random.default_rng(seed)
     images = rng.standard_normal((batch, 1, 16, 16))
-    labels = (images[:, 0, :8, :].sum(axis=(1, 2)) > 0).astype("int32") * 5 + rng.integers(0, 5, batch).astype("int32")
+    upper_half_bright = images[:, 0, :8, :].sum(axis=(1, 2)) > 0
+    labels = upper_half_bright.astype("int32") * 5 + rng.integers(0, 5, batch).astype("int32")
 
     def shared(shape, scale, name):
         return lib.shared(rng.standard_normal(shape) * scale, name=name)
