@@ -48,11 +48,9 @@ absl::Status ExpectCount(const Op& op, const std::vector<VariablePtr>& in, size_
   return Invalid(op, absl::StrCat("expects ", n, " inputs (", names, ")"));
 }
 
-// A tensor's elements as doubles, C order (the kernels compute in double precision).
-std::vector<double> Doubles(const Tensor& t) {
-  const Tensor d = t.AsType(DType::kFloat64).Contiguous();
-  return std::vector<double>(d.data<double>(), d.data<double>() + d.size());
-}
+// A contiguous float64 copy of a tensor, from the call's budget (the kernels compute in double
+// precision).
+Tensor Doubles(const Tensor& t) { return t.AsType(DType::kFloat64); }
 
 // The labels, as int64, each checked to be a column of a matrix with `cols` columns.
 absl::StatusOr<std::vector<int64_t>> Labels(const Op& op, const Tensor& t, int64_t cols) {
@@ -67,11 +65,15 @@ absl::StatusOr<std::vector<int64_t>> Labels(const Op& op, const Tensor& t, int64
   return v;
 }
 
-// A tensor of `dtype` and `shape` from computed doubles.
-absl::StatusOr<Tensor> FromDoubles(const Op& op, DType dtype, Shape shape,
-                                   const std::vector<double>& values) {
+// A float64 tensor of `shape` for a kernel to fill, its size checked as an output of `dtype`.
+absl::StatusOr<Tensor> DoublesOf(const Op& op, DType dtype, const Shape& shape) {
   RETURN_IF_ERROR(CheckOutputShape(op, shape, dtype));
-  return Tensor::FromValues<double>(dtype, std::move(shape), std::span<const double>(values));
+  return Tensor::Empty(DType::kFloat64, shape);
+}
+
+// The computed doubles as the output's dtype.
+Tensor AsOutput(Tensor values, DType dtype) {
+  return dtype == DType::kFloat64 ? values : values.AsType(dtype);
 }
 
 // The row-wise softmax of x + b (rows x cols, b one entry per column) into sm, as Aesara's
@@ -81,15 +83,13 @@ struct RowStats {
   int64_t argmax;
   double max, log_sum;
 };
-absl::StatusOr<std::vector<RowStats>> SoftmaxRows(const std::vector<double>& x,
-                                                  const std::vector<double>& b, int64_t rows,
-                                                  int64_t cols, std::vector<double>& sm) {
+absl::StatusOr<std::vector<RowStats>> SoftmaxRows(const double* x, const double* b, int64_t rows,
+                                                  int64_t cols, double* sm) {
   std::vector<RowStats> stats(rows);
-  sm.resize(x.size());
   InterruptPoller poller;
   for (int64_t i = 0; i < rows; ++i) {
-    const double* xi = x.data() + i * cols;
-    double* si = sm.data() + i * cols;
+    const double* xi = x + i * cols;
+    double* si = sm + i * cols;
     int64_t am = 0;
     for (int64_t j = 0; j < cols; ++j) {
       si[j] = xi[j] + b[j];
@@ -151,10 +151,11 @@ absl::Status SoftmaxWithBias::Perform(const Apply& node, std::span<const Tensor>
                                       std::vector<Tensor>& outputs) const {
   const Tensor& x = inputs[0];
   RETURN_IF_ERROR(CheckBias(*this, x, inputs[1]));
-  std::vector<double> sm;
-  RETURN_IF_ERROR(
-      SoftmaxRows(Doubles(x), Doubles(inputs[1]), x.shape()[0], x.shape()[1], sm).status());
-  ASSIGN_OR_RETURN(outputs[0], FromDoubles(*this, x.dtype(), x.shape(), sm));
+  ASSIGN_OR_RETURN(Tensor sm, DoublesOf(*this, x.dtype(), x.shape()));
+  RETURN_IF_ERROR(SoftmaxRows(Doubles(x).data<double>(), Doubles(inputs[1]).data<double>(),
+                              x.shape()[0], x.shape()[1], sm.data<double>())
+                      .status());
+  outputs[0] = AsOutput(std::move(sm), x.dtype());
   return absl::OkStatus();
 }
 
@@ -201,23 +202,22 @@ absl::Status CrossentropySoftmaxArgmax1HotWithBias::Perform(const Apply& node,
                             ShapeToString(inputs[2].shape()), " and x ", ShapeToString(x.shape())));
   }
   ASSIGN_OR_RETURN(const std::vector<int64_t> y, Labels(*this, inputs[2], cols));
-  const std::vector<double> xv = Doubles(x);
-  std::vector<double> sm;
+  const DType nll_dtype = node.output(0)->tensor_type()->dtype();
+  const Tensor x64 = Doubles(x), b64 = Doubles(inputs[1]);
+  const double *xv = x64.data<double>(), *b = b64.data<double>();
+  ASSIGN_OR_RETURN(Tensor sm, DoublesOf(*this, x.dtype(), x.shape()));
   ASSIGN_OR_RETURN(const std::vector<RowStats> stats,
-                   SoftmaxRows(xv, Doubles(inputs[1]), rows, cols, sm));
-  const std::vector<double> b = Doubles(inputs[1]);
-  std::vector<double> nll(rows);
-  std::vector<int64_t> am(rows);
+                   SoftmaxRows(xv, b, rows, cols, sm.data<double>()));
+  ASSIGN_OR_RETURN(Tensor nll, DoublesOf(*this, nll_dtype, {rows}));
+  Tensor am = Tensor::Empty(DType::kInt64, {rows});
   for (int64_t i = 0; i < rows; ++i) {
     // -log(exp(row[y] - m) / sum) = -row[y] + m + log(sum)
-    nll[i] = -(xv[i * cols + y[i]] + b[y[i]]) + stats[i].max + stats[i].log_sum;
-    am[i] = stats[i].argmax;
+    nll.data<double>()[i] = -(xv[i * cols + y[i]] + b[y[i]]) + stats[i].max + stats[i].log_sum;
+    am.data<int64_t>()[i] = stats[i].argmax;
   }
-  ASSIGN_OR_RETURN(outputs[0],
-                   FromDoubles(*this, node.output(0)->tensor_type()->dtype(), {rows}, nll));
-  ASSIGN_OR_RETURN(outputs[1], FromDoubles(*this, x.dtype(), x.shape(), sm));
-  ASSIGN_OR_RETURN(outputs[2], Tensor::FromValues<int64_t>(inputs[2].dtype(), {rows},
-                                                           std::span<const int64_t>(am)));
+  outputs[0] = AsOutput(std::move(nll), nll_dtype);
+  outputs[1] = AsOutput(std::move(sm), x.dtype());
+  outputs[2] = inputs[2].dtype() == DType::kInt64 ? std::move(am) : am.AsType(inputs[2].dtype());
   return absl::OkStatus();
 }
 
@@ -276,8 +276,9 @@ absl::Status CrossentropySoftmax1HotWithBiasDx::Perform(const Apply&,
                                                         std::vector<Tensor>& outputs) const {
   const Tensor& sm = inputs[1];
   const int64_t rows = sm.shape()[0], cols = sm.shape()[1];
-  const std::vector<double> dy = Doubles(inputs[0]);
-  if (dy.size() != 1 && static_cast<int64_t>(dy.size()) != rows) {
+  const Tensor dy64 = Doubles(inputs[0]);
+  const double* dy = dy64.data<double>();
+  if (dy64.size() != 1 && dy64.size() != rows) {
     return Invalid(*this, absl::StrCat("dy has shape ", ShapeToString(inputs[0].shape()),
                                        " but sm has ", rows, " rows"));
   }
@@ -286,13 +287,14 @@ absl::Status CrossentropySoftmax1HotWithBiasDx::Perform(const Apply&,
                                        " but sm has ", rows, " rows"));
   }
   ASSIGN_OR_RETURN(const std::vector<int64_t> y, Labels(*this, inputs[2], cols));
-  std::vector<double> dx = Doubles(sm);
+  Tensor dx64 = Doubles(sm);  // a copy, scaled in place below
+  double* dx = dx64.data<double>();
   for (int64_t i = 0; i < rows; ++i) {
-    const double dyi = dy[dy.size() == 1 ? 0 : i];
+    const double dyi = dy[dy64.size() == 1 ? 0 : i];
     for (int64_t j = 0; j < cols; ++j) dx[i * cols + j] *= dyi;
     dx[i * cols + y[i]] -= dyi;
   }
-  ASSIGN_OR_RETURN(outputs[0], FromDoubles(*this, sm.dtype(), sm.shape(), dx));
+  outputs[0] = AsOutput(std::move(dx64), sm.dtype());
   return absl::OkStatus();
 }
 
@@ -340,10 +342,11 @@ absl::Status CrossentropyCategorical1Hot::Perform(const Apply&, std::span<const 
                                        " but coding_dist has ", rows, " rows"));
   }
   ASSIGN_OR_RETURN(const std::vector<int64_t> y, Labels(*this, inputs[1], cols));
-  const std::vector<double> c = Doubles(coding);
-  std::vector<double> out(rows);
-  for (int64_t i = 0; i < rows; ++i) out[i] = -std::log(c[i * cols + y[i]]);
-  ASSIGN_OR_RETURN(outputs[0], FromDoubles(*this, coding.dtype(), {rows}, out));
+  const Tensor c64 = Doubles(coding);
+  const double* c = c64.data<double>();
+  ASSIGN_OR_RETURN(Tensor out, DoublesOf(*this, coding.dtype(), {rows}));
+  for (int64_t i = 0; i < rows; ++i) out.data<double>()[i] = -std::log(c[i * cols + y[i]]);
+  outputs[0] = AsOutput(std::move(out), coding.dtype());
   return absl::OkStatus();
 }
 
@@ -386,11 +389,11 @@ absl::Status CrossentropyCategorical1HotGrad::Perform(const Apply&, std::span<co
                                        ": one label and one row per entry of g_y are needed"));
   }
   ASSIGN_OR_RETURN(const std::vector<int64_t> y, Labels(*this, inputs[2], cols));
-  const std::vector<double> g = Doubles(inputs[0]);
-  const std::vector<double> c = Doubles(coding);
-  std::vector<double> out(c.size(), 0.0);
-  for (int64_t i = 0; i < n; ++i) out[i * cols + y[i]] = -g[i] / c[i * cols + y[i]];
-  ASSIGN_OR_RETURN(outputs[0], FromDoubles(*this, coding.dtype(), coding.shape(), out));
+  const Tensor g64 = Doubles(inputs[0]), c64 = Doubles(coding);
+  const double *g = g64.data<double>(), *c = c64.data<double>();
+  Tensor out = Tensor::Zeros(DType::kFloat64, coding.shape());  // coding's shape: bounded
+  for (int64_t i = 0; i < n; ++i) out.data<double>()[i * cols + y[i]] = -g[i] / c[i * cols + y[i]];
+  outputs[0] = AsOutput(std::move(out), coding.dtype());
   return absl::OkStatus();
 }
 
