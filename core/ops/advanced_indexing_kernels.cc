@@ -2,7 +2,8 @@
 // offset of x[idx]'s first element, and a loop over x[idx] whose dims are the slices' and new
 // axes' (a stride each) and one dim for the arrays' broadcast elements (a table of offsets into
 // x, built once). Reads gather along the plan; writes scatter along it in order, so a repeated
-// index accumulates (inc) or takes the last value (set).
+// index accumulates (inc) or takes the last value (set). One integer vector followed by full
+// slices is numpy.take along axis 0 and goes to the take kernels (indexing_kernels.h).
 #include <algorithm>
 #include <optional>
 #include <vector>
@@ -10,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/ops/advanced_indexing.h"
+#include "core/ops/indexing_kernels.h"
 #include "core/ops/op_util.h"
 #include "core/ops/slice_bounds.h"
 #include "core/tensor/dtype_dispatch.h"
@@ -52,15 +54,15 @@ absl::StatusOr<Tensor> Normalized(const Op& op, const Tensor& raw, int64_t len, 
   };
   if (raw.dtype() == DType::kUInt64) {
     const Tensor c = raw.Contiguous();
-    for (int64_t i = 0; i < c.size(); ++i) {
-      if (c.data<uint64_t>()[i] >= static_cast<uint64_t>(len)) {
-        return out_of_range(absl::StrCat(c.data<uint64_t>()[i]));
-      }
+    const uint64_t* u = c.data<uint64_t>();
+    for (int64_t i = 0, n = c.size(); i < n; ++i) {
+      if (u[i] >= static_cast<uint64_t>(len)) return out_of_range(absl::StrCat(u[i]));
     }
   }
   Tensor v = raw.AsType(DType::kInt64);  // a copy: written below
   int64_t* p = v.data<int64_t>();
-  for (int64_t i = 0; i < v.size(); ++i) {
+  const int64_t n = v.size();  // hoisted: the writes through p could alias the shape
+  for (int64_t i = 0; i < n; ++i) {
     if (p[i] < -len || p[i] >= len) return out_of_range(absl::StrCat(p[i]));
     if (p[i] < 0) p[i] += len;
   }
@@ -93,7 +95,7 @@ absl::StatusOr<std::vector<IndexArray>> MaskIndices(const Op& op, const Tensor& 
   }
   const std::vector<int64_t> strides = ContiguousStrides(m.shape());
   int64_t n = 0;
-  for (int64_t i = 0; i < m.size(); ++i) {
+  for (int64_t i = 0, size = m.size(); i < size; ++i) {
     if (!p[i]) continue;
     for (int j = 0; j < m.ndim(); ++j) {
       out[j].values.data<int64_t>()[n] = i / strides[j] % m.shape()[j];
@@ -127,33 +129,38 @@ absl::StatusOr<Shape> BroadcastShape(const Op& op, const std::vector<IndexArray>
 }
 
 // The offsets into x (strides `x_strides`) of the arrays' elements broadcast to `shape` (a
-// tensor, so that the process's buffer limit bounds it).
+// tensor, so that the process's buffer limit bounds it), summed one array at a time: a flat
+// multiply-add over an array of the full shape, rows of the broadcast shape otherwise.
 Tensor OffsetTable(const std::vector<IndexArray>& arrays, const Shape& shape,
                    const std::vector<int64_t>& x_strides) {
   const int64_t size = ShapeSize(shape);
   const int nd = static_cast<int>(shape.size());
-  std::vector<std::vector<int64_t>> strides;  // each array's strides over `shape` (0: broadcast)
+  Tensor out = Tensor::Zeros(DType::kInt64, {size});
+  if (size == 0) return out;
+  int64_t* table = out.data<int64_t>();
+  std::vector<int64_t> st(nd), at;
   for (const IndexArray& a : arrays) {
+    const int64_t* v = a.values.data<int64_t>();
+    const int64_t xs = x_strides[a.axis];
     const Shape& s = a.values.shape();
+    if (ShapeSize(s) == size) {  // the full shape (its dims equal the broadcast ones)
+      for (int64_t f = 0; f < size; ++f) table[f] += v[f] * xs;
+      continue;
+    }
+    // The array's strides over `shape` (0 where it broadcasts).
     const std::vector<int64_t> own = ContiguousStrides(s);
-    std::vector<int64_t> st(nd, 0);
+    std::fill(st.begin(), st.end(), 0);
     for (size_t j = 0; j < s.size(); ++j) {
       if (s[j] != 1) st[nd - s.size() + j] = own[j];
     }
-    strides.push_back(std::move(st));
-  }
-  Tensor out = Tensor::Empty(DType::kInt64, {size});
-  int64_t* table = out.data<int64_t>();
-  std::vector<int64_t> at(nd, 0);
-  for (int64_t flat = 0; flat < size; ++flat) {
-    int64_t off = 0;
-    for (size_t k = 0; k < arrays.size(); ++k) {
+    const int64_t n = shape[nd - 1], inner = st[nd - 1];
+    at.assign(nd, 0);
+    for (int64_t f = 0; f < size; f += n) {
       int64_t e = 0;
-      for (int d = 0; d < nd; ++d) e += at[d] * strides[k][d];
-      off += arrays[k].values.data<int64_t>()[e] * x_strides[arrays[k].axis];
+      for (int d = 0; d < nd - 1; ++d) e += at[d] * st[d];
+      for (int64_t j = 0; j < n; ++j) table[f + j] += v[e + j * inner] * xs;
+      for (int d = nd - 2; d >= 0 && ++at[d] == shape[d]; --d) at[d] = 0;
     }
-    table[flat] = off;
-    for (int d = nd - 1; d >= 0 && ++at[d] == shape[d]; --d) at[d] = 0;
   }
   return out;
 }
@@ -250,7 +257,11 @@ void ForEach(const Plan& p, F&& f) {
   while (true) {
     int64_t row = p.base;
     for (int d = 0; d < n - 1; ++d) row += offset(p.dims[d], at[d]);
-    for (int64_t i = 0; i < inner.size; ++i) f(flat++, row + offset(inner, i));
+    if (inner.table) {
+      for (int64_t i = 0; i < inner.size; ++i) f(flat++, row + table[i]);
+    } else {
+      for (int64_t i = 0; i < inner.size; ++i) f(flat++, row + i * inner.stride);
+    }
     int d = n - 2;
     while (d >= 0 && ++at[d] == p.dims[d].size) at[d--] = 0;
     if (d < 0) return;
@@ -271,11 +282,30 @@ T Add(T a, T b) {
   }
 }
 
+// The index vector when the list is one integer vector followed by full slices only: x[idx]
+// along axis 0, numpy.take, which the take kernels (indexing_kernels.h) serve; else null.
+const Tensor* TakeLike(const std::vector<AdvIndexEntry>& idx, std::span<const Tensor> index_inputs,
+                       int ndim) {
+  if (idx.empty() || idx[0].kind != AdvIndexEntry::kTensor || static_cast<int>(idx.size()) > ndim) {
+    return nullptr;
+  }
+  for (size_t k = 1; k < idx.size(); ++k) {
+    const AdvIndexEntry& e = idx[k];
+    if (e.kind != AdvIndexEntry::kSlice || e.has_start || e.has_stop || e.has_step) return nullptr;
+  }
+  const Tensor& v = index_inputs[0];
+  return v.ndim() == 1 && IsInteger(v.dtype()) ? &v : nullptr;
+}
+
 }  // namespace
 
 absl::Status AdvancedSubtensor::Perform(const Apply&, std::span<const Tensor> inputs,
                                         std::vector<Tensor>& outputs) const {
   const Tensor& x = inputs[0];
+  if (const Tensor* rows = TakeLike(idx(), inputs.subspan(1), x.ndim())) {
+    ASSIGN_OR_RETURN(outputs[0], TakeRows(*this, x, *rows));
+    return absl::OkStatus();
+  }
   ASSIGN_OR_RETURN(Plan p,
                    MakePlan(*this, x.dtype(), x.shape(), x.strides(), idx(), inputs.subspan(1)));
   Tensor out = Tensor::Empty(x.dtype(), p.shape);
@@ -292,7 +322,30 @@ absl::Status AdvancedSubtensor::Perform(const Apply&, std::span<const Tensor> in
 absl::Status AdvancedIncSubtensor::Perform(const Apply&, std::span<const Tensor> inputs,
                                            std::vector<Tensor>& outputs) const {
   const Tensor& x = inputs[0];
-  Tensor out = x.AsType(x.dtype());  // a contiguous copy: x is never written
+  const bool set = attrs().set_instead_of_inc, once = attrs().ignore_duplicates;
+  const Tensor* rows = TakeLike(idx(), inputs.subspan(2), x.ndim());
+  if (rows != nullptr && (set || !once)) {  // numpy.add.at or a set along axis 0
+    Shape target = x.shape();
+    target[0] = rows->shape()[0];
+    const Tensor& y = inputs[1];
+    const Tensor yc = y.dtype() == x.dtype() ? y : y.AsType(x.dtype());  // converted once
+    std::optional<Tensor> yb = yc.BroadcastTo(target);
+    if (!yb) {
+      return Invalid(
+          *this,
+          absl::StrCat("shape mismatch: value array of shape ", ShapeText(y.shape()),
+                       " could not be broadcast to indexing result of shape ", ShapeText(target)));
+    }
+    Tensor out = attrs().inplace && x.is_contiguous() ? x : x.AsType(x.dtype());
+    RETURN_IF_ERROR(ScatterRows(*this, out, *yb, *rows, set));
+    outputs[0] = std::move(out);
+    return absl::OkStatus();
+  }
+  // In place when x is contiguous (the runtime has made sure nothing else reads it), except
+  // x[idx] += y, which reads x's values after writing; else a contiguous copy. Every error comes
+  // before the first write.
+  const bool in_place = attrs().inplace && x.is_contiguous() && (set || !once);
+  Tensor out = in_place ? x : x.AsType(x.dtype());
   ASSIGN_OR_RETURN(
       Plan p, MakePlan(*this, x.dtype(), out.shape(), out.strides(), idx(), inputs.subspan(2)));
   const Tensor& y = inputs[1];
@@ -305,7 +358,6 @@ absl::Status AdvancedIncSubtensor::Perform(const Apply&, std::span<const Tensor>
                                 ShapeText(p.shape)));
   }
   const Tensor values = yb->AsType(x.dtype());  // contiguous, in x[idx]'s C order
-  const bool set = attrs().set_instead_of_inc, once = attrs().ignore_duplicates;
   const Tensor original = once && !set ? x.Contiguous() : Tensor();
   DispatchDType(x.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;

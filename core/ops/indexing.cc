@@ -8,6 +8,7 @@
 #include "core/ops/advanced_indexing.h"
 #include "core/tensor/status_macros.h"
 #include "core/ops/elemwise_loops.h"
+#include "core/ops/indexing_kernels.h"
 #include "core/ops/math.h"
 #include "core/ops/op_util.h"
 #include "core/ops/shape_infer.h"
@@ -151,31 +152,6 @@ absl::Status CheckIncrement(const Op& op, const std::vector<const TensorType*>& 
   return absl::OkStatus();
 }
 
-// The rows of x that an integer vector selects (negative ones from the end), or the error for
-// one out of bounds.
-absl::StatusOr<std::vector<int64_t>> Rows(const Op& op, const Tensor& x, const Tensor& raw_idx) {
-  const int64_t len = x.shape()[0];
-  if (raw_idx.dtype() == DType::kUInt64) {
-    const Tensor c = raw_idx.Contiguous();
-    for (int64_t i = 0; i < c.size(); ++i) {
-      if (c.data<uint64_t>()[i] > static_cast<uint64_t>(len)) {
-        return Invalid(op, absl::StrCat("index ", c.data<uint64_t>()[i],
-                                        " is out of bounds for axis 0 with size ", len));
-      }
-    }
-  }
-  const Tensor idx = raw_idx.AsType(DType::kInt64);
-  std::vector<int64_t> rows(idx.size());
-  for (int64_t i = 0; i < idx.size(); ++i) {
-    const int64_t r = idx.data<int64_t>()[i];
-    if (r < -len || r >= len) {
-      return Invalid(op, absl::StrCat("index ", r, " is out of bounds for axis 0 with size ", len));
-    }
-    rows[i] = r < 0 ? r + len : r;
-  }
-  return rows;
-}
-
 std::string InplaceFlag(bool inplace) { return inplace ? "inplace" : "no_inplace"; }
 
 }  // namespace
@@ -270,23 +246,7 @@ absl::StatusOr<ApplyPtr> AdvancedSubtensor1::MakeNode(std::vector<VariablePtr> i
 
 absl::Status AdvancedSubtensor1::Perform(const Apply&, std::span<const Tensor> inputs,
                                          std::vector<Tensor>& outputs) const {
-  const Tensor& x = inputs[0];
-  ASSIGN_OR_RETURN(std::vector<int64_t> rows, Rows(*this, x, inputs[1]));
-  const int64_t n = static_cast<int64_t>(rows.size());
-  const Shape row_shape(x.shape().begin() + 1, x.shape().end());
-  const std::vector<int64_t> row_strides(x.strides().begin() + 1, x.strides().end());
-  Shape shape = {n};
-  shape.insert(shape.end(), row_shape.begin(), row_shape.end());
-  RETURN_IF_ERROR(CheckShape(Name(), shape, x.dtype()));
-  Tensor out = Tensor::Empty(x.dtype(), shape);
-  const std::vector<int64_t> out_strides = ContiguousStrides(row_shape);
-  const int64_t row_size = ShapeSize(row_shape);
-  for (int64_t i = 0; i < n; ++i) {
-    Tensor dst = out.View(row_shape, out_strides, i * row_size);
-    RETURN_IF_ERROR(
-        Assign(*this, dst, x.View(row_shape, row_strides, rows[i] * x.strides()[0]), true));
-  }
-  outputs[0] = std::move(out);
+  ASSIGN_OR_RETURN(outputs[0], TakeRows(*this, inputs[0], inputs[1]));
   return absl::OkStatus();
 }
 
@@ -313,28 +273,27 @@ absl::StatusOr<ApplyPtr> AdvancedIncSubtensor1::MakeNode(std::vector<VariablePtr
 }
 
 // y broadcasts to (len(indices),) + x.shape[1:]; each of its rows goes to its index, in order.
+// In place when x is contiguous (the runtime has made sure nothing else reads it), else on a
+// contiguous copy.
 absl::Status AdvancedIncSubtensor1::Perform(const Apply&, std::span<const Tensor> inputs,
                                             std::vector<Tensor>& outputs) const {
   const Tensor& x = inputs[0];
   const Tensor& y = inputs[1];
-  ASSIGN_OR_RETURN(std::vector<int64_t> rows, Rows(*this, x, inputs[2]));
-  const Shape row_shape(x.shape().begin() + 1, x.shape().end());
-  Tensor out = x.AsType(x.dtype());
-  Shape target = {static_cast<int64_t>(rows.size())};
-  target.insert(target.end(), row_shape.begin(), row_shape.end());
-  std::optional<Tensor> broadcast = y.BroadcastTo(target);
-  if (!broadcast) {
-    return Invalid(*this,
-                   absl::StrCat("y of shape ", ShapeToString(y.shape()),
-                                " does not broadcast to x[idx] of shape ", ShapeToString(target)));
+  Shape target = x.shape();
+  target[0] = inputs[2].ndim() == 1 ? inputs[2].shape()[0] : 0;
+  // Converted once (y's own elements, before broadcasting), not per row.
+  const Tensor yc = y.dtype() == x.dtype() ? y : y.AsType(x.dtype());
+  std::optional<Tensor> broadcast;  // y itself when it has the shape already (no new view)
+  if (yc.shape() != target) {
+    broadcast = yc.BroadcastTo(target);
+    if (!broadcast) {
+      return Invalid(
+          *this, absl::StrCat("y of shape ", ShapeToString(y.shape()),
+                              " does not broadcast to x[idx] of shape ", ShapeToString(target)));
+    }
   }
-  const Tensor& yb = *broadcast;
-  const std::vector<int64_t> src_strides(yb.strides().begin() + 1, yb.strides().end());
-  for (size_t i = 0; i < rows.size(); ++i) {
-    Tensor dst = out.View(row_shape, ContiguousStrides(row_shape), rows[i] * out.strides()[0]);
-    Tensor src = yb.View(row_shape, src_strides, static_cast<int64_t>(i) * yb.strides()[0]);
-    RETURN_IF_ERROR(Assign(*this, dst, src, attrs().set));
-  }
+  Tensor out = attrs().inplace && x.is_contiguous() ? x : x.AsType(x.dtype());
+  RETURN_IF_ERROR(ScatterRows(*this, out, broadcast ? *broadcast : yc, inputs[2], attrs().set));
   outputs[0] = std::move(out);
   return absl::OkStatus();
 }

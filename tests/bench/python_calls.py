@@ -104,7 +104,7 @@ def tiny_cases(echo_address):
 
 def over_grpc(f, *args):
     """f(*args) with its client's same-host lane turned off for the call."""
-    lane = f._client._lane
+    lane = f._runner.client._lane
     usable, lane.usable = lane.usable, False
     try:
         return f(*args)
@@ -151,7 +151,7 @@ def logreg_cases():
         ref, ref_name = numpy_logreg_step(w0), "numpy"
     local = logreg(kiln.Mode(execute="local"), w0)
     server = logreg(kiln.Mode(execute="server"), w0)
-    channel = server._client.channel()
+    channel = server._runner.client.channel()
     Xr, Yr = kiln.resident(X), kiln.resident(Y)
 
     def on_server(shm, *args):
