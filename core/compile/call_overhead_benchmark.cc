@@ -4,6 +4,9 @@
 // the same run, interleaved, five rounds. Prints
 //   BENCH call_overhead_1node ns=<median of the rounds> floor_ns=<...> ratio=<...> range=<min-max>
 //   BENCH call_mul_4000 ...
+//   BENCH call_100_nodes_scalar / call_100_nodes_vec1000: a chain of 100 elementwise nodes
+//     (alternately + 0.5 and * 0.999, unoptimized so that none fuse) on a float64 scalar and on
+//     1,000 float64, against the same arithmetic written out: the executor's cost per node.
 // The linked executor (issue 17) is measured against this line before and after.
 #include <algorithm>
 #include <chrono>
@@ -19,27 +22,29 @@ constexpr int kCalls = 200000;
 constexpr int kRounds = 5;
 
 template <typename Fn>
-double NsPerCall(Fn fn) {
+double NsPerCall(Fn fn, int calls) {
   const auto start = std::chrono::steady_clock::now();
-  for (int i = 0; i < kCalls; ++i) fn();
+  for (int i = 0; i < calls; ++i) fn();
   return std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - start)
              .count() /
-         kCalls;
+         calls;
 }
 
-// Median and range of `call` and `floor` timed in turn for kRounds rounds, as a BENCH line.
+// Median and range of `call` and `floor` timed in turn for kRounds rounds of `n` calls each, as
+// a BENCH line.
 template <typename Call, typename Floor>
-void Report(const char* name, Call call, Floor floor) {
+void Report(const char* name, Call call, Floor floor, int n = kCalls) {
   std::vector<double> calls, floors;
   for (int round = 0; round < kRounds; ++round) {
-    calls.push_back(NsPerCall(call));
-    floors.push_back(NsPerCall(floor));
+    calls.push_back(NsPerCall(call, n));
+    floors.push_back(NsPerCall(floor, n));
   }
   std::sort(calls.begin(), calls.end());
   std::sort(floors.begin(), floors.end());
   const double c = calls[kRounds / 2], f = floors[kRounds / 2];
   std::printf("BENCH %s ns=%.0f floor_ns=%.0f ratio=%.1f range=%.0f-%.0f\n", name, c, f, c / f,
               calls.front(), calls.back());
+  std::fflush(stdout);
 }
 
 }  // namespace
@@ -86,6 +91,45 @@ int main() {
         for (int64_t i = 0; i < kSmall; ++i) o[i] = p[i] * p[i];
         sink += o[kSmall - 1];
       });
+  // The executor's cost per node: 100 nodes, each a separate step.
+  constexpr int kNodes = 100;
+  for (const int64_t n : {int64_t{0}, int64_t{1000}}) {
+    Var in = n == 0 ? dscalar("s") : dvector("v");
+    Var y = in;
+    const Var half = scalar_constant(0.5, DType::kFloat64), rate = scalar_constant(0.999, DType::kFloat64);
+    for (int i = 0; i < kNodes; ++i) y = i % 2 == 0 ? y + half : y * rate;
+    FunctionOptions unoptimized;
+    unoptimized.mode = OptimizerMode::kNone;
+    auto chain = function({in}, {y}, unoptimized);
+    if (!chain.ok()) {
+      std::fprintf(stderr, "%s\n", chain.status().ToString().c_str());
+      return 1;
+    }
+    const Shape shape = n == 0 ? Shape{} : Shape{n};
+    const std::vector<Tensor> arg = {
+        *Tensor::FromValues<double>(DType::kFloat64, shape, std::vector<double>(n == 0 ? 1 : n, 1.5))};
+    const int64_t count = n == 0 ? 1 : n;
+    Report(
+        n == 0 ? "call_100_nodes_scalar" : "call_100_nodes_vec1000",
+        [&] {
+          auto out = (*chain)(arg);
+          sink += out->front().data<double>()[0];
+        },
+        [&] {
+          // What a node must do at least: a new buffer and its loop.
+          const double* p = arg[0].data<double>();
+          Tensor prev = arg[0];
+          for (int i = 0; i < kNodes; ++i) {
+            Tensor out = Tensor::Empty(DType::kFloat64, shape);
+            const double* q = i == 0 ? p : prev.data<double>();
+            double* o = out.data<double>();
+            for (int64_t j = 0; j < count; ++j) o[j] = i % 2 == 0 ? q[j] + 0.5 : q[j] * 0.999;
+            prev = std::move(out);
+          }
+          sink += prev.data<double>()[0];
+        },
+        kCalls / kNodes);
+  }
   if (sink < 0) std::printf("unreachable\n");  // keeps the calls from being optimized away
   return 0;
 }

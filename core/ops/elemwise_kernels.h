@@ -3,6 +3,7 @@
 #ifndef KILN_CORE_OPS_ELEMWISE_KERNELS_H_
 #define KILN_CORE_OPS_ELEMWISE_KERNELS_H_
 
+#include <span>
 #include <string>
 #include <vector>
 
@@ -15,7 +16,7 @@ namespace kiln {
 // Applies op K elementwise to inputs already converted to `compute`, broadcast to `shape`;
 // `name` prefixes errors (integer division by zero, negative integer powers).
 template <ScalarOpKind K>
-absl::Status RunScalarKind(const std::string& name, DType compute, const std::vector<Tensor>& in,
+absl::Status RunScalarKind(const std::string& name, DType compute, std::span<const Tensor> in,
                            const Shape& shape, Tensor& out);
 
 }  // namespace kiln

@@ -3,6 +3,7 @@
 #ifndef KILN_CORE_OPS_ELEMWISE_KERNELS_IMPL_H_
 #define KILN_CORE_OPS_ELEMWISE_KERNELS_IMPL_H_
 
+#include <algorithm>
 #include <array>
 #include <type_traits>
 
@@ -51,7 +52,7 @@ constexpr DType DTypeOf() {
 // Integer division and modulo by zero, and integers to negative powers, are errors (NumPy warns
 // and returns garbage; Aesara raises).
 template <ScalarOpKind K, typename T>
-absl::Status CheckDomain(const std::string& name, const std::vector<Tensor>& in) {
+absl::Status CheckDomain(const std::string& name, std::span<const Tensor> in) {
   if constexpr (scalar::kInt<T> || scalar::kBool<T>) {
     if (K != ScalarOpKind::kIntDiv && K != ScalarOpKind::kMod && K != ScalarOpKind::kPow) {
       return absl::OkStatus();
@@ -74,9 +75,25 @@ absl::Status CheckDomain(const std::string& name, const std::vector<Tensor>& in)
   return absl::OkStatus();
 }
 
+// Whether every input is contiguous in `shape` (flat stride 1) or a single element (stride 0),
+// with those strides in `strides`: then one flat loop serves, with no per-operand walk.
+inline bool FlatStrides(std::span<const Tensor> in, const Shape& shape,
+                        std::array<int64_t, 3>& strides) {
+  for (size_t k = 0; k < in.size(); ++k) {
+    if (in[k].size() == 1) {
+      strides[k] = 0;
+    } else if (in[k].shape() == shape && in[k].is_contiguous()) {
+      strides[k] = 1;
+    } else {
+      return false;
+    }
+  }
+  return true;
+}
+
 // Runs op K over inputs already converted to T; the result is in out.
 template <ScalarOpKind K, typename T>
-absl::Status RunOp(const std::string& name, const std::vector<Tensor>& in, const Shape& shape,
+absl::Status RunOp(const std::string& name, std::span<const Tensor> in, const Shape& shape,
                    Tensor& out) {
   if (absl::Status s = CheckDomain<K, T>(name, in); !s.ok()) return s;
   using R = decltype(scalar::Apply<K, T>(T(), T(), T()));
@@ -86,6 +103,33 @@ absl::Status RunOp(const std::string& name, const std::vector<Tensor>& in, const
     out = Tensor::Empty(DTypeOf<R>(), shape);
   }
   R* o = out.data<R>();
+  // Contiguous operands of the output's shape, or single elements: flat loops, no walk.
+  constexpr bool kSleefKind = (std::is_same_v<T, double> || std::is_same_v<T, float>)&&std::
+                                  is_same_v<R, T> &&
+                              (sleef::Provides(K) || sleef::ProvidesBinary(K));
+  if constexpr (!kSleefKind) {
+    std::array<int64_t, 3> st;
+    if (in.size() <= 2 && FlatStrides(in, shape, st)) {
+      const T* x = in[0].data<T>();
+      const T* y = in.size() == 2 ? in[1].data<T>() : nullptr;
+      ParallelFor(ShapeSize(shape), loops::kParallelGrain, [&](int64_t begin, int64_t end) {
+        if (y == nullptr && st[0] == 1) {
+          for (int64_t i = begin; i < end; ++i) o[i] = scalar::Apply<K, T>(x[i]);
+        } else if (y == nullptr) {
+          std::fill(o + begin, o + end, scalar::Apply<K, T>(x[0]));
+        } else if (st[0] == 1 && st[1] == 1) {
+          for (int64_t i = begin; i < end; ++i) o[i] = scalar::Apply<K, T>(x[i], y[i]);
+        } else if (st[0] == 1) {
+          const T c = y[0];
+          for (int64_t i = begin; i < end; ++i) o[i] = scalar::Apply<K, T>(x[i], c);
+        } else {
+          const T c = x[0];
+          for (int64_t i = begin; i < end; ++i) o[i] = scalar::Apply<K, T>(c, y[i * st[1]]);
+        }
+      });
+      return absl::OkStatus();
+    }
+  }
   auto a = MakeOperand<T>(in[0], shape);
   if constexpr ((std::is_same_v<T, double> || std::is_same_v<T, float>)&&std::is_same_v<R, T> &&
                 sleef::Provides(K)) {
@@ -129,7 +173,7 @@ absl::Status RunOp(const std::string& name, const std::vector<Tensor>& in, const
 }  // namespace elemwise_internal
 
 template <ScalarOpKind K>
-absl::Status RunScalarKind(const std::string& name, DType compute, const std::vector<Tensor>& in,
+absl::Status RunScalarKind(const std::string& name, DType compute, std::span<const Tensor> in,
                            const Shape& shape, Tensor& out) {
   return DispatchDType(compute, [&](auto type_tag) -> absl::Status {
     using T = typename decltype(type_tag)::type;

@@ -1,5 +1,6 @@
 // Elemwise's kernels: each scalar op over broadcast, possibly strided inputs, vectorizable
 // contiguous loops, split across cores for large tensors.
+#include <algorithm>
 #include <type_traits>
 
 #include "absl/strings/str_cat.h"
@@ -117,8 +118,16 @@ absl::Status ComputeScalarOp(const ScalarOp& op, const std::string& name, DType 
       break;
   }
   const DType compute = ComputeDType(op, inputs, out_dtype);
-  std::vector<Tensor> cast;
-  for (const Tensor& in : inputs) cast.push_back(in.dtype() == compute ? in : in.AsType(compute));
+  // The inputs in the compute dtype: themselves when they are already (no copy per call).
+  std::vector<Tensor> converted;
+  std::span<const Tensor> cast = inputs;
+  if (std::any_of(inputs.begin(), inputs.end(),
+                  [&](const Tensor& in) { return in.dtype() != compute; })) {
+    for (const Tensor& in : inputs) {
+      converted.push_back(in.dtype() == compute ? in : in.AsType(compute));
+    }
+    cast = converted;
+  }
   absl::Status status = DispatchScalarOp(op.kind, [&](auto op_tag) {
     constexpr ScalarOpKind K = decltype(op_tag)::value;
     if constexpr (K == ScalarOpKind::kSwitch || K == ScalarOpKind::kSecond ||
@@ -162,7 +171,7 @@ absl::Status RunProgram(const ScalarProgram& program, const std::string& name, c
 absl::Status Elemwise::Perform(const Apply& node, std::span<const Tensor> inputs,
                                std::vector<Tensor>& outputs) const {
   const size_t ndim = node.output_ptr(0)->tensor_type()->ndim();
-  absl::StatusOr<Shape> shape = BroadcastShapes(Name(), inputs, ndim);
+  absl::StatusOr<Shape> shape = BroadcastShapes(name_, inputs, ndim);
   if (!shape.ok()) return shape.status();
   // Aesara's rule, which the optimizer's rewrites rely on: only dims of static size 1 broadcast.
   for (size_t i = 0; i < inputs.size(); ++i) {
@@ -195,10 +204,10 @@ absl::Status Elemwise::Perform(const Apply& node, std::span<const Tensor> inputs
   }
   if (scalar_op_.kind == ScalarOpKind::kComposite) {
     if (RunFusedBlocks(*scalar_op_.program, *shape, inputs, outputs)) return absl::OkStatus();
-    return RunProgram(*scalar_op_.program, Name(), *shape, inputs, outputs);
+    return RunProgram(*scalar_op_.program, name_, *shape, inputs, outputs);
   }
   const DType out_dtype = node.output_ptr(0)->tensor_type()->dtype();
-  return ComputeScalarOp(scalar_op_, Name(), out_dtype, *shape, inputs, outputs[0]);
+  return ComputeScalarOp(scalar_op_, name_, out_dtype, *shape, inputs, outputs[0]);
 }
 
 }  // namespace kiln

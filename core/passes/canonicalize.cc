@@ -264,7 +264,9 @@ Replacement MulDivCanonizer(const FunctionGraph& fg, Apply& node) {
   }
   den = std::move(den_kept);
   const bool simplified = SimplifyQuotient(num, den);
-  if (!cancelled && !simplified && n_constants < 2) return std::nullopt;
+  // x / 1 and x * 1 (after broadcasting): the one constant is dropped.
+  const bool unit_constant = n_constants == 1 && coefficient == 1 && !num.empty();
+  if (!cancelled && !simplified && n_constants < 2 && !unit_constant) return std::nullopt;
   std::vector<Var> top;
   if (coefficient != 1 || num.empty()) top.push_back(scalar_constant(coefficient, dtype));
   top.insert(top.end(), num.begin(), num.end());
@@ -604,7 +606,7 @@ std::vector<RewriteRule> CanonicalizeRules() {
   };
   for (std::vector<RewriteRule> more :
        {AbsSqrtRules("canonicalize"), SumProdRules("canonicalize"), ShapeLiftRules(),
-        BranchRules()}) {
+        BranchRules(), ReshapeReduceRules()}) {
     for (RewriteRule& r : more) rules.push_back(std::move(r));
   }
   return rules;

@@ -42,6 +42,9 @@ std::vector<RewriteRule> SpecializeRules();
 std::vector<RewriteRule> AbsSqrtRules(const std::string& phase);
 // Scalar factors and broadcast divisors taken out of sums and products (the phase's share).
 std::vector<RewriteRule> SumProdRules(const std::string& phase);
+// Reductions of reductions merged, reshapes of constant slices removed or made indexes
+// (canonicalize).
+std::vector<RewriteRule> ReshapeReduceRules();
 
 }  // namespace kiln
 

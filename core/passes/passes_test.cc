@@ -31,6 +31,7 @@ std::vector<Case> Cases() {
   Var a = dvector("a"), x = dmatrix("x"), y = dmatrix("y"), z = dmatrix("z");
   Var px = dmatrix("px"), v = dvector("v"), s = dscalar("s");
   Var fx = fmatrix("fx");
+  Var t = tensor(DType::kFloat64, {7}, "t");
   return {
       {"seed a + a**10", {a}, {a + pow(a, 10)}},
       {"x * y / y", {x, y}, {x * y / y}},
@@ -100,6 +101,13 @@ std::vector<Case> Cases() {
       {"shape of a known dim", {}, {}},
       {"max and argmax", {x}, {max(x, 1), cast(argmax(x, 1), DType::kFloat64)}},
       {"in-place chain", {x, y}, {exp(x) * y + sin(x) * 2.0}},
+      {"exp(x) / 1", {x}, {exp(x) / 1.0}},
+      {"sum of sum", {x}, {sum(sum(x * 2.0, 1))}},
+      {"slices of a parameter vector",
+       {t},
+       {reshape(subtensor(t, {Slice{1, 5, std::nullopt}}), std::vector<int64_t>{4}) * 2.0,
+        reshape(subtensor(t, {Slice{-1, std::nullopt, std::nullopt}}), std::vector<int64_t>{}) *
+            3.0}},
   };
 }
 

@@ -306,6 +306,23 @@ const std::map<std::string, std::function<Example()>>& Examples() {
          Var x = dmatrix("px");
          return Example{{x}, {sqrt(sqr(x))}};
        }},
+      {"local_op_of_op",
+       [] {
+         Var x = tensor(DType::kFloat64, {std::nullopt, std::nullopt, std::nullopt}, "px");
+         return Example{{x}, {sum(sum(x, 1), 1)}};
+       }},
+      {"local_reshape_unit_slice_to_index",
+       [] {
+         Var t = tensor(DType::kFloat64, {7}, "pt");
+         return Example{{t}, {reshape(subtensor(t, {Slice{3, 4, std::nullopt}}),
+                                      std::vector<int64_t>{})}};
+       }},
+      {"local_useless_reshape_of_slice",
+       [] {
+         Var t = tensor(DType::kFloat64, {7}, "pt");
+         return Example{{t}, {reshape(subtensor(t, {Slice{-5, 6, std::nullopt}}),
+                                      std::vector<int64_t>{4})}};
+       }},
       {"local_sub_neg_to_add",
        [] {
          Var x = dmatrix("px"), y = dmatrix("py");

@@ -101,10 +101,16 @@ std::shared_ptr<const LinkedProgram> LinkedProgram::Link(const FunctionGraph& fg
           is_constant[victim] || victim < p->num_inputs_ || last_use[victim] != static_cast<int>(n);
       (always ? step.copy_before : step.check_before).push_back(i);
     }
-    for (int s : step.inputs) {
+    for (size_t i = 0; i < step.inputs.size(); ++i) {
+      const int s = step.inputs[i];
       if (s < p->num_inputs_ || is_constant[s] || last_use[s] != static_cast<int>(n)) continue;
       if (std::find(step.release.begin(), step.release.end(), s) == step.release.end()) {
         step.release.push_back(s);
+      }
+      const bool destroyed = std::find(step.check_before.begin(), step.check_before.end(),
+                                       static_cast<int>(i)) != step.check_before.end();
+      if (!destroyed && std::count(step.inputs.begin(), step.inputs.end(), s) == 1) {
+        step.take.push_back(static_cast<int>(i));
       }
     }
   }
@@ -183,8 +189,16 @@ absl::Status LinkedProgram::Run(std::vector<Tensor>& slots, CallContext& ctx) co
       continue;
     }
     RETURN_IF_ERROR(PollInterrupt());
-    in.clear();
-    for (int s : step.inputs) in.push_back(slots[s]);
+    in.resize(step.inputs.size());
+    for (size_t i = 0, t = 0; i < in.size(); ++i) {
+      Tensor& value = slots[step.inputs[i]];
+      if (t < step.take.size() && step.take[t] == static_cast<int>(i)) {
+        in[i] = std::move(value);
+        ++t;
+      } else {
+        in[i] = value;
+      }
+    }
     // An input the node overwrites must not share its buffer with a constant or another live
     // value (a view the graph does not declare); if it does, the node gets a copy.
     for (int i : step.copy_before) in[i] = in[i].AsType(in[i].dtype());
@@ -224,6 +238,7 @@ absl::Status LinkedProgram::Run(std::vector<Tensor>& slots, CallContext& ctx) co
       if (scans_live_) hold(step.outputs[i]);
     }
     ctx.peak_bytes = std::max(ctx.peak_bytes, live_bytes);
+    for (int i : step.take) slots[step.inputs[i]] = std::move(in[i]);
     release(step);
   }
   return absl::OkStatus();

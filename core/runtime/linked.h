@@ -28,6 +28,9 @@ struct Step {
   // graph input, a constant or read again later, and checked for undeclared sharing otherwise.
   std::vector<int> copy_before, check_before;
   std::vector<int> release;  // slots read for the last time here
+  // Input positions whose slot is read for the last time here, once: moved to the kernel and
+  // back, not copied.
+  std::vector<int> take;
   // The IfElse branch this node's values are for (LinkedProgram::guards()); -1: always runs.
   int guard = -1;
 };

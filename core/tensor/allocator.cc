@@ -108,8 +108,70 @@ BufferCache& Cache() {
 
 std::atomic<size_t> max_buffer_bytes{0};
 
+// Freed small buffers (up to kSmallBuffer bytes, by size class of kTensorAlignment bytes), kept
+// by the thread that freed them for its next small tensors: a graph of many small nodes takes
+// and frees one per node per call. At most kSmallCacheBytes per thread; none under a sanitizer,
+// which must see every free.
+#if defined(__SANITIZE_ADDRESS__)
+#define KILN_SMALL_BUFFER_CACHE 0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(memory_sanitizer)
+#define KILN_SMALL_BUFFER_CACHE 0
+#endif
+#endif
+#ifndef KILN_SMALL_BUFFER_CACHE
+#define KILN_SMALL_BUFFER_CACHE 1
+#endif
+constexpr size_t kSmallBuffer = 16384;
+constexpr size_t kSmallCacheBytes = size_t{1} << 20;
+constexpr int kSmallPerClass = 32;
+
+class SmallBuffers {
+ public:
+  ~SmallBuffers() {
+    for (auto& c : classes_) {
+      for (int i = 0; i < c.count; ++i) std::free(c.blocks[i]);
+    }
+    dead_ = true;
+  }
+  static void* Take(size_t size) {
+    if (dead_) return nullptr;
+    Class& c = Mine().classes_[size / kTensorAlignment - 1];
+    if (c.count == 0) return nullptr;
+    Mine().bytes_ -= size;
+    return c.blocks[--c.count];
+  }
+  // False when the buffer is not kept (the caller frees it).
+  static bool Put(void* p, size_t size) {
+    if (dead_) return false;
+    SmallBuffers& mine = Mine();
+    Class& c = mine.classes_[size / kTensorAlignment - 1];
+    if (c.count == kSmallPerClass || mine.bytes_ + size > kSmallCacheBytes) return false;
+    c.blocks[c.count++] = p;
+    mine.bytes_ += size;
+    return true;
+  }
+
+ private:
+  struct Class {
+    void* blocks[kSmallPerClass];
+    int count = 0;
+  };
+  static SmallBuffers& Mine() {
+    thread_local SmallBuffers buffers;
+    return buffers;
+  }
+  Class classes_[kSmallBuffer / kTensorAlignment];
+  size_t bytes_ = 0;
+  static thread_local bool dead_;  // this thread's cache is gone (thread or process exit)
+};
+thread_local bool SmallBuffers::dead_ = false;
+
 // Memory of `size` bytes: aligned heap for small buffers, huge pages (cached) for large ones.
 void* TakeMemory(size_t size) {
+  if (KILN_SMALL_BUFFER_CACHE && size <= kSmallBuffer) {
+    if (void* p = SmallBuffers::Take(size)) return p;
+  }
   if (size < kLargeBuffer) return std::aligned_alloc(kTensorAlignment, size);
   if (void* p = Cache().Take(size)) return p;
   void* p = std::aligned_alloc(kHugePage, size);
@@ -118,6 +180,7 @@ void* TakeMemory(size_t size) {
 }
 
 void GiveBackMemory(void* p, size_t size) {
+  if (KILN_SMALL_BUFFER_CACHE && size <= kSmallBuffer && SmallBuffers::Put(p, size)) return;
   if (size < kLargeBuffer || !Cache().Put(p, size)) std::free(p);
 }
 

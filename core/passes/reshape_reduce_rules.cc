@@ -1,0 +1,142 @@
+// canonicalize: the rules that shrink the graphs models build from one parameter vector (issue
+// 40): reductions of reductions merged, reshapes that change nothing removed, and a one-element
+// slice reshaped to a scalar made an index. Each rule reads `before -> after`.
+#include <algorithm>
+#include <vector>
+
+#include "core/graph/constructors.h"
+#include "core/ops/indexing.h"
+#include "core/ops/reduce.h"
+#include "core/ops/shape.h"
+#include "core/passes/passes.h"
+#include "core/passes/rule_util.h"
+#include "core/rewrite/pattern.h"
+
+namespace kiln {
+namespace {
+
+// The axes a reduction reduces, of an input of n dims, in increasing order.
+std::vector<int> AxesOf(const CAReduce& op, int n) {
+  std::vector<int> axes;
+  if (!op.axis()) {
+    for (int i = 0; i < n; ++i) axes.push_back(i);
+    return axes;
+  }
+  for (int a : *op.axis()) axes.push_back(a < 0 ? a + n : a);
+  std::sort(axes.begin(), axes.end());
+  return axes;
+}
+
+// sum(sum(x, inner), outer) -> sum(x, inner and outer's axes of x), and the same for prod, when
+// the inner reduction has no other reader and both accumulate alike (Aesara's local_op_of_op).
+Replacement ReduceOfReduce(const FunctionGraph& fg, Apply& node) {
+  const auto& outer = static_cast<const CAReduce&>(node.op());
+  const Apply* inner_node = node.inputs()[0]->owner();
+  if (inner_node == nullptr || !inner_node->op().Is<CAReduce>() ||
+      fg.clients(node.inputs()[0].get()).size() != 1) {
+    return std::nullopt;
+  }
+  const auto& inner = static_cast<const CAReduce&>(inner_node->op());
+  if ((outer.reduce() != ReduceKind::kSum && outer.reduce() != ReduceKind::kProd) ||
+      inner.reduce() != outer.reduce() || inner.dtype() != outer.dtype() ||
+      inner.acc_dtype() != outer.acc_dtype()) {
+    return std::nullopt;
+  }
+  const VariablePtr& x = inner_node->inputs()[0];
+  const int n = x->tensor_type()->ndim();
+  const std::vector<int> inner_axes = AxesOf(inner, n);
+  std::vector<int> kept;  // x's dims the inner reduction keeps, which the outer one numbers
+  for (int d = 0; d < n; ++d) {
+    if (!std::binary_search(inner_axes.begin(), inner_axes.end(), d)) kept.push_back(d);
+  }
+  std::vector<int> axes = inner_axes;
+  for (int a : AxesOf(outer, static_cast<int>(kept.size()))) axes.push_back(kept[a]);
+  std::sort(axes.begin(), axes.end());
+  std::optional<std::vector<int>> axis;
+  if (static_cast<int>(axes.size()) != n) axis = axes;
+  return ReplaceWith(
+      ApplyOp(OpPtr(std::make_shared<CAReduce>(outer.reduce(), std::move(axis), outer.dtype(),
+                                               outer.acc_dtype())),
+              {Var(x)}),
+      node);
+}
+
+// The value of v when it is a constant integer vector.
+std::optional<std::vector<int64_t>> ConstantInts(const Variable& v) {
+  if (!v.is_constant()) return std::nullopt;
+  const Tensor& t = static_cast<const Constant&>(v).data();
+  if (t.ndim() != 1 || !IsInteger(t.dtype())) return std::nullopt;
+  std::vector<int64_t> values;
+  for (int64_t i = 0; i < t.size(); ++i) values.push_back(static_cast<int64_t>(t.ElementAsDouble(i)));
+  return values;
+}
+
+// v's length when v is a one-dimensional slice with constant bounds of a vector of static
+// length, as x[a:b]: the pair (x, first index) and the length; else nullopt.
+struct ConstantSlice {
+  VariablePtr base;
+  int64_t start = 0, length = 0;
+};
+std::optional<ConstantSlice> SliceOfStaticVector(const VariablePtr& v) {
+  const Apply* node = v->owner();
+  if (node == nullptr || !node->op().Is<Subtensor>()) return std::nullopt;
+  const auto& op = static_cast<const Subtensor&>(node->op());
+  const VariablePtr& x = node->inputs()[0];
+  if (op.idx().size() != 1 || !op.idx()[0].is_slice || op.idx()[0].has_step ||
+      x->tensor_type()->ndim() != 1 || !x->tensor_type()->shape()[0].has_value()) {
+    return std::nullopt;
+  }
+  const int64_t n = *x->tensor_type()->shape()[0];
+  const IndexEntry& e = op.idx()[0];
+  int64_t bounds[2] = {0, n};
+  size_t next = 1;
+  for (int k = 0; k < 2; ++k) {
+    if (!(k == 0 ? e.has_start : e.has_stop)) continue;
+    const std::optional<double> b = ScalarConstantValue(*node->inputs()[next++]);
+    if (!b) return std::nullopt;
+    // Python's slice bounds: negative counts from the end; then clipped to [0, n].
+    int64_t value = static_cast<int64_t>(*b);
+    if (value < 0) value += n;
+    bounds[k] = std::clamp<int64_t>(value, 0, n);
+  }
+  return ConstantSlice{x, bounds[0], std::max<int64_t>(0, bounds[1] - bounds[0])};
+}
+
+// reshape(x[a:b], (b - a,)) -> x[a:b] of static length b - a, x of static length: the reshape
+// changes nothing (Aesara's local_useless_reshape, with the length the slice's shape inference
+// gives, which its type does not carry: the new slice node's type does).
+Replacement ReshapeOfSliceToItsLength(const FunctionGraph& fg, Apply& node) {
+  if (static_cast<const Reshape&>(node.op()).ndim() != 1) return std::nullopt;
+  const VariablePtr& sliced = node.inputs()[0];
+  const std::optional<ConstantSlice> slice = SliceOfStaticVector(sliced);
+  const std::optional<std::vector<int64_t>> shape = ConstantInts(*node.inputs()[1]);
+  if (!slice || !shape || shape->size() != 1 ||
+      ((*shape)[0] != slice->length && (*shape)[0] != -1) || fg.clients(sliced.get()).size() != 1) {
+    return std::nullopt;
+  }
+  const Apply& s = *sliced->owner();
+  const ApplyPtr typed = Apply::Make(s.op_ptr(), s.inputs(), {node.output_ptr(0)->type()});
+  return ReplaceWith(Var(typed->output(0)), node);
+}
+
+// reshape(x[a:a+1], ()) -> x[a], x of static length (PyTensor reaches it through
+// local_reshape_to_dimshuffle and the subtensor merge).
+Replacement ReshapeOfUnitSliceToIndex(const FunctionGraph&, Apply& node) {
+  if (static_cast<const Reshape&>(node.op()).ndim() != 0) return std::nullopt;
+  const std::optional<ConstantSlice> slice = SliceOfStaticVector(node.inputs()[0]);
+  if (!slice || slice->length != 1) return std::nullopt;
+  return ReplaceWith(subtensor(Var(slice->base), {Index(slice->start)}), node);
+}
+
+}  // namespace
+
+std::vector<RewriteRule> ReshapeReduceRules() {
+  const std::vector<OpClassId> reshape = {OpClassIdOf<Reshape>()};
+  return {PhaseRule("local_op_of_op", "canonicalize", {OpClassIdOf<CAReduce>()}, ReduceOfReduce),
+          PhaseRule("local_useless_reshape_of_slice", "canonicalize", reshape,
+                    ReshapeOfSliceToItsLength),
+          PhaseRule("local_reshape_unit_slice_to_index", "canonicalize", reshape,
+                    ReshapeOfUnitSliceToIndex)};
+}
+
+}  // namespace kiln
