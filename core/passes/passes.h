@@ -42,8 +42,8 @@ std::vector<RewriteRule> SpecializeRules();
 std::vector<RewriteRule> AbsSqrtRules(const std::string& phase);
 // Scalar factors and broadcast divisors taken out of sums and products (the phase's share).
 std::vector<RewriteRule> SumProdRules(const std::string& phase);
-// Reductions of reductions merged, reshapes of constant slices removed or made indexes
-// (canonicalize).
+// Reductions of reductions merged, reshapes of constant slices removed or made indexes, indexes
+// of MakeVector and of fills taken (canonicalize).
 std::vector<RewriteRule> ReshapeReduceRules();
 
 }  // namespace kiln

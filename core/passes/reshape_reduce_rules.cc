@@ -1,11 +1,15 @@
 // canonicalize: the rules that shrink the graphs models build from one parameter vector (issue
-// 40): reductions of reductions merged, reshapes that change nothing removed, and a one-element
-// slice reshaped to a scalar made an index. Each rule reads `before -> after`.
+// 40): reductions of reductions merged, reshapes that change nothing removed, a one-element slice
+// reshaped to a scalar made an index, and indexes of MakeVector and of fills taken. Each rule
+// reads `before -> after`.
 #include <algorithm>
 #include <vector>
 
 #include "core/graph/constructors.h"
+#include "core/ops/dimshuffle.h"
+#include "core/ops/elemwise.h"
 #include "core/ops/indexing.h"
+#include "core/ops/math.h"
 #include "core/ops/reduce.h"
 #include "core/ops/shape.h"
 #include "core/passes/passes.h"
@@ -128,6 +132,46 @@ Replacement ReshapeOfUnitSliceToIndex(const FunctionGraph&, Apply& node) {
   return ReplaceWith(subtensor(Var(slice->base), {Index(slice->start)}), node);
 }
 
+// MakeVector(a0, ..., an)[i] -> ai, i a constant in range (Aesara's local_subtensor_make_vector).
+Replacement IndexOfMakeVector(const FunctionGraph&, Apply& node) {
+  const auto& op = static_cast<const Subtensor&>(node.op());
+  const Apply* mv = node.inputs()[0]->owner();
+  if (op.idx().size() != 1 || op.idx()[0].is_slice || mv == nullptr || !mv->op().Is<MakeVector>()) {
+    return std::nullopt;
+  }
+  const std::optional<double> i = ScalarConstantValue(*node.inputs()[1]);
+  const int64_t n = mv->num_inputs();
+  if (!i || *i < -n || *i >= n) return std::nullopt;
+  const int64_t k = static_cast<int64_t>(*i);
+  return ReplaceWith(Var(mv->inputs()[k < 0 ? k + n : k]), node);
+}
+
+// fill(x, c)[i, j, ...] -> fill(x[i, j, ...], c) for a constant-like c that broadcasts as a
+// scalar and integer indices only (a 0-d result); the fill of two 0-d values is then c (the
+// gradient of a sum of terms indexes the ones it fills).
+Replacement IndexOfFill(const FunctionGraph&, Apply& node) {
+  const auto& op = static_cast<const Subtensor&>(node.op());
+  const VariablePtr& filled = node.inputs()[0];
+  if (node.output_ptr(0)->tensor_type()->ndim() != 0 ||
+      ElemwiseKind(*filled) != ScalarOpKind::kSecond) {
+    return std::nullopt;
+  }
+  for (const IndexEntry& e : op.idx()) {
+    if (e.is_slice) return std::nullopt;
+  }
+  const VariablePtr &x = filled->owner()->inputs()[0], &c = filled->owner()->inputs()[1];
+  const std::vector<StaticDim>& dims = c->tensor_type()->shape();
+  if (!std::all_of(dims.begin(), dims.end(), [](const StaticDim& d) { return d == StaticDim(1); }) ||
+      x->tensor_type()->shape() != filled->tensor_type()->shape()) {
+    return std::nullopt;
+  }
+  std::vector<VariablePtr> inputs = node.inputs();
+  inputs[0] = x;
+  absl::StatusOr<ApplyPtr> indexed = node.op().MakeNode(std::move(inputs));
+  if (!indexed.ok()) return std::nullopt;
+  return ReplaceWith(second(Var((*indexed)->output(0)), dimshuffle(Var(c), {})), node);
+}
+
 }  // namespace
 
 std::vector<RewriteRule> ReshapeReduceRules() {
@@ -136,7 +180,11 @@ std::vector<RewriteRule> ReshapeReduceRules() {
           PhaseRule("local_useless_reshape_of_slice", "canonicalize", reshape,
                     ReshapeOfSliceToItsLength),
           PhaseRule("local_reshape_unit_slice_to_index", "canonicalize", reshape,
-                    ReshapeOfUnitSliceToIndex)};
+                    ReshapeOfUnitSliceToIndex),
+          PhaseRule("local_subtensor_make_vector", "canonicalize", {OpClassIdOf<Subtensor>()},
+                    IndexOfMakeVector),
+          PhaseRule("local_subtensor_of_fill", "canonicalize", {OpClassIdOf<Subtensor>()},
+                    IndexOfFill)};
 }
 
 }  // namespace kiln

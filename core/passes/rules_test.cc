@@ -323,6 +323,16 @@ const std::map<std::string, std::function<Example()>>& Examples() {
          return Example{{t}, {reshape(subtensor(t, {Slice{-5, 6, std::nullopt}}),
                                       std::vector<int64_t>{4})}};
        }},
+      {"local_subtensor_make_vector",
+       [] {
+         Var a = dscalar("pa"), b = dscalar("pb");
+         return Example{{a, b}, {subtensor(make_vector({a, b}, DType::kFloat64), {Index(-1)}) * 2.0}};
+       }},
+      {"local_subtensor_of_fill",
+       [] {
+         Var v = dvector("pv");
+         return Example{{v}, {subtensor(second(v, constant(3.0)), {Index(1)}) + v}};
+       }},
       {"local_sub_neg_to_add",
        [] {
          Var x = dmatrix("px"), y = dmatrix("py");
