@@ -98,7 +98,8 @@ KILN_FLAG(absl::Duration, local_timeout, absl::Minutes(5),
           "arrive");
 KILN_FLAG(absl::Duration, local_spin, absl::Microseconds(50),
           "after answering, a lane connection's thread waits this long awake for the next call (a "
-          "client calling in a loop then pays no wake-up); 0: sleeps at once");
+          "client calling in a loop then pays no wake-up; after a wait that misses, skipped for "
+          "the next 1 to 64 calls); 0: sleeps at once");
 KILN_FLAG(absl::Duration, inline_max_call, absl::Microseconds(100),
           "an Execute of at most 64 KiB whose function averages under this runs on the gRPC thread "
           "that received it, sparing a hand-off to the pool; 0: never");

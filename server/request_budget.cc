@@ -1,6 +1,7 @@
 #include "server/request_budget.h"
 
 #include <malloc.h>
+#include <time.h>
 
 #include <algorithm>
 #include <atomic>
@@ -46,11 +47,23 @@ RequestBudget::RequestBudget(std::string method, const BudgetLimits& limits,
 
 std::function<absl::Status()> BudgetedInterrupt(std::function<absl::Status()> call,
                                                 std::shared_ptr<const RequestBudget> budget) {
-  // A poll comes every few microseconds, so the clocks are read on every 32nd only (they were
-  // an eighth of a large compile's time).
-  auto polls = std::make_shared<std::atomic<uint32_t>>(0);
+  // A poll can come every few microseconds, so the checks (their clocks were an eighth of a
+  // large compile's time) run on every 32nd poll only, and on any poll in a new tick of the
+  // coarse clock (a few ns to read): a call whose polls are few and far apart, such as a
+  // program of a dozen long steps, still sees its deadline within a step and a tick.
+  struct Polls {
+    std::atomic<uint32_t> count{0};
+    std::atomic<int64_t> tick{0};
+  };
+  auto polls = std::make_shared<Polls>();
   return [call = std::move(call), budget = std::move(budget), polls] {
-    if (polls->fetch_add(1, std::memory_order_relaxed) % 32 != 0) return absl::OkStatus();
+    timespec now{};
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &now);
+    const int64_t tick = int64_t{now.tv_sec} * 1000000000 + now.tv_nsec;
+    const bool new_tick = polls->tick.exchange(tick, std::memory_order_relaxed) != tick;
+    if (polls->count.fetch_add(1, std::memory_order_relaxed) % 32 != 0 && !new_tick) {
+      return absl::OkStatus();
+    }
     if (call) {
       if (absl::Status s = call(); !s.ok()) return s;
     }

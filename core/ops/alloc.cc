@@ -145,10 +145,38 @@ absl::Status ARange::Perform(const Apply&, std::span<const Tensor> inputs,
   return absl::OkStatus();
 }
 
-// max(0, ceil((stop - start) / step)).
+namespace {
+
+// True when v is a constant holding exactly `value`.
+bool IsConstantScalar(const VariablePtr& v, double value) {
+  if (!v->is_constant()) return false;
+  const Tensor& t = static_cast<const Constant&>(*v).data();
+  return t.size() == 1 && t.ElementAsDouble(0) == value;
+}
+
+// True when v is a dim of some tensor (Shape_i, or an entry of Shape): never negative.
+bool IsShapeEntry(const VariablePtr& v) {
+  const Apply* node = v->owner();
+  if (node == nullptr) return false;
+  if (node->op().Is<ShapeI>()) return true;
+  const Apply* shape = node->op().Is<Subtensor>() ? node->inputs()[0]->owner() : nullptr;
+  return shape != nullptr && shape->op().Is<ShapeOp>();
+}
+
+}  // namespace
+
+// arange(0, n, 1) of an integer n: n (when a dim) or max(n, 0) (Aesara's cast(n), which is
+// negative for a negative n); otherwise max(0, ceil((stop - start) / step)).
 absl::StatusOr<std::vector<ShapeVars>> ARange::InferShape(const Apply& node,
                                                           const std::vector<ShapeVars>&) const {
   const std::vector<VariablePtr>& x = node.inputs();
+  const DType stop_dtype = x[1]->tensor_type()->dtype();
+  if (IsConstantScalar(x[0], 0) && IsConstantScalar(x[2], 1) && IsInteger(stop_dtype) &&
+      stop_dtype != DType::kUInt64) {
+    const Var n = cast(Var(x[1]), DType::kInt64);
+    return std::vector<ShapeVars>{
+        {IsShapeEntry(x[1]) ? n.ptr() : maximum(n, constant(int64_t{0})).ptr()}};
+  }
   // Subtracted as float64, as Perform does: stop - start in int64 wraps for (-2^63, 2^63 - 1).
   const Var start = cast(Var(x[0]), DType::kFloat64), stop = cast(Var(x[1]), DType::kFloat64);
   Var n = ceil((stop - start) / cast(Var(x[2]), DType::kFloat64));

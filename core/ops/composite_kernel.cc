@@ -24,6 +24,12 @@ constexpr int64_t kBlock = 512;
 template <typename T>
 using Small = absl::InlinedVector<T, 32>;
 
+// Comparisons: computed as T's 0 and 1 in the blocks (switch reads them so), converted to bool
+// when they are outputs.
+bool Comparison(K k) {
+  return k == K::kLt || k == K::kGt || k == K::kLe || k == K::kGe || k == K::kEq || k == K::kNeq;
+}
+
 bool SimpleOp(K k) {
   switch (k) {
     case K::kAdd:
@@ -39,9 +45,10 @@ bool SimpleOp(K k) {
     case K::kReciprocal:
     case K::kIdentity:
     case K::kSecond:
+    case K::kSwitch:
       return true;
     default:
-      return false;
+      return Comparison(k);
   }
 }
 
@@ -96,6 +103,21 @@ template <typename T>
     case K::kSecond:
       std::memcpy(o, a[1], n * sizeof(T));
       return;
+    case K::kSwitch:
+      for (int64_t i = 0; i < n; ++i) o[i] = a[0][i] != T(0) ? a[1][i] : a[2][i];
+      return;
+    case K::kLt:
+      return Binary<K::kLt, T>(a[0], a[1], o, n);
+    case K::kGt:
+      return Binary<K::kGt, T>(a[0], a[1], o, n);
+    case K::kLe:
+      return Binary<K::kLe, T>(a[0], a[1], o, n);
+    case K::kGe:
+      return Binary<K::kGe, T>(a[0], a[1], o, n);
+    case K::kEq:
+      return Binary<K::kEq, T>(a[0], a[1], o, n);
+    case K::kNeq:
+      return Binary<K::kNeq, T>(a[0], a[1], o, n);
     case K::kPow:
       sleef::Map2(k, a[0], a[1], 1, o, n);
       return;
@@ -161,11 +183,26 @@ bool Run(const ScalarProgram& program, const Shape& shape, std::span<const Tenso
   for (int c = 0; c < n_const; ++c) {
     splat[n_in + c] = static_cast<T>(program.constants[c].ElementAsDouble(0));
   }
+  // Every instruction computes in T (a comparison's bool as T's 0 or 1), and reads only T
+  // registers: a bool in arithmetic (through a cast) takes the instruction-by-instruction path.
   for (const ScalarProgram::Instr& instr : program.instrs) {
     const K k = instr.op.kind;
     const bool supported = SimpleOp(k) || (k == K::kPow && sleef::ProvidesBinary(k)) ||
                            (instr.args.size() == 1 && sleef::Provides(k));
-    if (!supported || instr.dtype != kT) return false;
+    const bool dtype_ok = instr.dtype == kT || (instr.dtype == DType::kBool && Comparison(k));
+    if (!supported || !dtype_ok) return false;
+    for (size_t j = 0; j < instr.args.size(); ++j) {
+      const int r = instr.args[j] - n_in - n_const;
+      const bool condition = k == K::kSwitch && j == 0;
+      if (r >= 0 && program.instrs[r].dtype != kT && !condition) return false;
+    }
+  }
+  // Each output's dtype: T, or bool for a comparison's result.
+  Small<DType> out_dtype(program.outputs.size(), kT);
+  for (size_t k = 0; k < program.outputs.size(); ++k) {
+    const int i = program.outputs[k] - n_in - n_const;
+    if (i >= 0) out_dtype[k] = program.instrs[i].dtype;
+    else if (program.outputs[k] < n_in && inputs[program.outputs[k]].dtype() != kT) return false;
   }
   // The instruction registers read for the last time by each instruction, as (instruction,
   // register) pairs in instruction order: their block buffers are free once it has run.
@@ -185,8 +222,9 @@ bool Run(const ScalarProgram& program, const Shape& shape, std::span<const Tenso
     // An output already holding a buffer of the right kind (an in-place input) is reused: each
     // block reads its inputs before it writes the same block of the output.
     Tensor& o = outputs[k];
-    if (o.raw_data() == nullptr || o.dtype() != kT || o.shape() != shape || !o.is_contiguous()) {
-      o = Tensor::Empty(kT, shape);
+    if (o.raw_data() == nullptr || o.dtype() != out_dtype[k] || o.shape() != shape ||
+        !o.is_contiguous()) {
+      o = Tensor::Empty(out_dtype[k], shape);
     }
   }
   // The instructions whose result is an output write straight into it (-1: into a block buffer),
@@ -197,6 +235,7 @@ bool Run(const ScalarProgram& program, const Shape& shape, std::span<const Tenso
   bool any_overlap = false;
   for (size_t k = 0; k < program.outputs.size(); ++k) {
     const int i = program.outputs[k] - n_in - n_const;
+    if (out_dtype[k] != kT) continue;  // converted from its block, never written in place
     const T* o = outputs[k].data<T>();
     const bool overlaps = std::any_of(data.begin(), data.end(), [&](const T* in) {
       return in != nullptr && in < o + n && o < in + n;
@@ -269,6 +308,11 @@ bool Run(const ScalarProgram& program, const Shape& shape, std::span<const Tenso
         source[snapshot_outputs[s]] = copy;
       }
       for (size_t k = 0; k < program.outputs.size(); ++k) {
+        if (out_dtype[k] == DType::kBool) {
+          bool* dst = outputs[k].data<bool>() + b;
+          for (int64_t j = 0; j < m; ++j) dst[j] = source[k][j] != T(0);
+          continue;
+        }
         T* dst = outputs[k].data<T>() + b;
         if (dst != source[k]) std::memcpy(dst, source[k], m * sizeof(T));
       }
@@ -281,8 +325,11 @@ bool Run(const ScalarProgram& program, const Shape& shape, std::span<const Tenso
 
 bool RunFusedBlocks(const ScalarProgram& program, const Shape& shape,
                     std::span<const Tensor> inputs, std::vector<Tensor>& outputs) {
-  if (program.instrs.empty()) return false;
-  const DType d = program.instrs[0].dtype;
+  // The compute type: the first instruction's that is not a comparison's bool.
+  const auto first = std::find_if(program.instrs.begin(), program.instrs.end(),
+                                  [](const ScalarProgram::Instr& i) { return i.dtype != DType::kBool; });
+  if (first == program.instrs.end()) return false;
+  const DType d = first->dtype;
   if (d == DType::kFloat64) return Run<double>(program, shape, inputs, outputs);
   if (d == DType::kFloat32) return Run<float>(program, shape, inputs, outputs);
   return false;

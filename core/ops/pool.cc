@@ -2,6 +2,8 @@
 // pool_grad.cc, their loops in pool_kernels.cc.
 #include "core/ops/pool.h"
 
+#include <cstring>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/graph/constructors.h"
@@ -19,6 +21,7 @@ KILN_REGISTER_OP(Pool);
 KILN_REGISTER_OP(MaxPoolGrad);
 KILN_REGISTER_OP(AveragePoolGrad);
 KILN_REGISTER_OP(DownsampleFactorMaxGradGrad);
+KILN_REGISTER_OP(MaxPoolRop);
 
 absl::Status CheckPoolAttrs(const std::string& mode, int ndim, unsigned allowed) {
   const std::pair<const char*, unsigned> modes[] = {{"max", kPoolMax},
@@ -215,6 +218,30 @@ absl::Status ShapeMismatch(const Op& op, int index, const char* name, const Tens
                               " but pooling x gives ", ShapeToString(want)));
 }
 
+// Aesara's Pool.out_shape on symbolic dims: per pooled dim of padded length v,
+// max((v - ws) // stride + 1, 0) when ignoring the border, else
+// switch(stride >= ws, (v - 1) // stride + 1, max(0, (v - 1 - ws) // stride + 1) + 1); x's
+// dims `x`, ws, stride and pad node's inputs from `first`.
+absl::StatusOr<std::vector<ShapeVars>> PooledShape(const Apply& node, const ShapeVars& x,
+                                                   int first, int nd, bool ignore_border) {
+  const int total = static_cast<int>(x.size());
+  ShapeVars out(x.begin(), x.end() - nd);
+  const Var one = constant(int64_t{1}), zero = constant(int64_t{0}), two = constant(int64_t{2});
+  for (int i = 0; i < nd; ++i) {
+    auto entry = [&](int k) {
+      return cast(subtensor(Var(node.inputs()[first + k]), {Index(i)}), DType::kInt64);
+    };
+    const Var w = entry(0), s = entry(1), p = entry(2);
+    const Var v = Var(x[total - nd + i]) + p * two;
+    Var dim = ignore_border ? maximum(int_div(v - w, s) + one, zero)
+                            : switch_(ge(s, w), int_div(v - one, s) + one,
+                                      maximum(zero, int_div(v - one - w, s) + one) + one);
+    if (!dim.ok()) return dim.status();
+    out.push_back(dim.ptr());
+  }
+  return std::vector<ShapeVars>{out};
+}
+
 }  // namespace
 
 // ---- Pool ----
@@ -227,27 +254,9 @@ absl::StatusOr<ApplyPtr> Pool::MakeNode(std::vector<VariablePtr> inputs) const {
   return Apply::Make(self(), std::move(inputs), {std::move(out)});
 }
 
-// Aesara's Pool.out_shape on symbolic dims: per pooled dim of padded length v,
-// max((v - ws) // stride + 1, 0) when ignoring the border, else
-// switch(stride >= ws, (v - 1) // stride + 1, max(0, (v - 1 - ws) // stride + 1) + 1).
 absl::StatusOr<std::vector<std::vector<VariablePtr>>> Pool::InferShape(
     const Apply& node, const std::vector<std::vector<VariablePtr>>& in) const {
-  const int nd = attrs().ndim, total = static_cast<int>(in[0].size());
-  ShapeVars out(in[0].begin(), in[0].end() - nd);
-  const Var one = constant(int64_t{1}), zero = constant(int64_t{0}), two = constant(int64_t{2});
-  for (int i = 0; i < nd; ++i) {
-    auto entry = [&](int k) {
-      return cast(subtensor(Var(node.inputs()[1 + k]), {Index(i)}), DType::kInt64);
-    };
-    const Var w = entry(0), s = entry(1), p = entry(2);
-    const Var v = Var(in[0][total - nd + i]) + p * two;
-    Var dim = attrs().ignore_border ? maximum(int_div(v - w, s) + one, zero)
-                                    : switch_(ge(s, w), int_div(v - one, s) + one,
-                                              maximum(zero, int_div(v - one - w, s) + one) + one);
-    if (!dim.ok()) return dim.status();
-    out.push_back(dim.ptr());
-  }
-  return std::vector<ShapeVars>{out};
+  return PooledShape(node, in[0], 1, attrs().ndim, attrs().ignore_border);
 }
 
 absl::Status Pool::Perform(const Apply&, std::span<const Tensor> inputs,
@@ -430,6 +439,61 @@ Var max_pool_2d_same_size(const Var& input, const std::vector<int64_t>& patch_si
   return ApplyOp(
       OpPtr(std::make_shared<MaxPoolGrad>(attrs)),
       {input, out, out, IntVector(patch_size), IntVector(patch_size), IntVector({0, 0})});
+}
+
+// ---- MaxPoolRop ----
+
+absl::StatusOr<ApplyPtr> MaxPoolRop::MakeNode(std::vector<VariablePtr> inputs) const {
+  if (absl::Status s = attrs().Check(); !s.ok()) return Invalid(*this, std::string(s.message()));
+  ASSIGN_OR_RETURN(inputs, CheckInputs(*this, std::move(inputs), 2, attrs().ndim,
+                                       attrs().ignore_border, "x, eval_point, ws, stride, pad"));
+  // Aesara's type: x's broadcastable leading dims, eval_point's dtype.
+  const TensorType& x = *inputs[0]->tensor_type();
+  const DType dtype = inputs[1]->tensor_type()->dtype();
+  const TypePtr pooled = PooledType(x, attrs().ndim);
+  TypePtr out = TensorType::Make(dtype, static_cast<const TensorType&>(*pooled).shape());
+  return Apply::Make(self(), std::move(inputs), {std::move(out)});
+}
+
+absl::StatusOr<std::vector<std::vector<VariablePtr>>> MaxPoolRop::InferShape(
+    const Apply& node, const std::vector<std::vector<VariablePtr>>& in) const {
+  return PooledShape(node, in[0], 2, attrs().ndim, attrs().ignore_border);
+}
+
+absl::Status MaxPoolRop::Perform(const Apply&, std::span<const Tensor> inputs,
+                                 std::vector<Tensor>& outputs) const {
+  const Tensor& x = inputs[0];
+  const Tensor& ex = inputs[1];
+  ASSIGN_OR_RETURN(Geometry g, ReadGeometry(*this, attrs().ndim, attrs().ignore_border, x,
+                                            inputs.subspan(2, 3)));
+  if (ex.shape() != x.shape()) return ShapeMismatch(*this, 1, "eval_point", ex, x.shape());
+  RETURN_IF_ERROR(CheckOutputShape(*this, g.out_shape, ex.dtype()));
+  Tensor out = Tensor::Empty(ex.dtype(), g.out_shape);
+  if (out.size() > 0) {
+    for (const pooling::Dim& d : g.dims) {
+      if (pooling::HasEmptyWindow(d)) {
+        return Invalid(*this, absl::StrCat("x has shape ", ShapeToString(x.shape()),
+                                           ": a window holds no element to take the max of"));
+      }
+    }
+    Tensor argmax = Tensor::Empty(DType::kInt64, {out.size()});
+    RETURN_IF_ERROR(
+        pooling::WindowArgmax(g.batch, g.dims, Prepared(x, ComputeType(x.dtype())), argmax));
+    // Each output takes eval_point's element at its window's argmax, in the same image.
+    int64_t image = 1, out_image = 1;
+    for (const pooling::Dim& d : g.dims) image *= d.n, out_image *= d.out;
+    const Tensor e = ex.Contiguous();
+    const size_t size = DTypeSize(e.dtype());
+    const char* src = static_cast<const char*>(e.raw_data());
+    char* dst = static_cast<char*>(out.raw_data());
+    const int64_t* at = argmax.data<int64_t>();
+    for (int64_t k = 0; k < out.size(); ++k) {
+      const int64_t b = k / out_image;
+      std::memcpy(dst + k * size, src + (b * image + at[k]) * size, size);
+    }
+  }
+  outputs[0] = std::move(out);
+  return absl::OkStatus();
 }
 
 }  // namespace kiln

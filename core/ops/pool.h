@@ -88,6 +88,17 @@ class DownsampleFactorMaxGradGrad final
   }
 };
 
+// MaxPoolRop{ignore_border, mode='max', ndim}(x, eval_point, ws, stride, pad): the R-operator
+// of max pooling: per window, eval_point at the window's first maximum of x (C order, NaN
+// first, padding skipped), in eval_point's dtype and the pooled shape.
+class MaxPoolRop final : public DeclaredOp<MaxPoolRop, MaxPoolGradAttrs> {
+ public:
+  KILN_DECLARED_OP("MaxPoolRop")
+  std::vector<std::vector<bool>> ConnectionPattern(const Apply&) const override {
+    return {{true}, {true}, {false}, {false}, {false}};
+  }
+};
+
 // aesara.tensor.signal.pool.pool_2d / pool_3d: Pool{ignore_border, mode, 2 or 3} on input's
 // last 2 (3) dims; stride defaults to ws. ws, stride and pad become int64 constants, as there.
 Var pool_2d(const Var& input, const std::vector<int64_t>& ws, bool ignore_border,

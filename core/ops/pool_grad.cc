@@ -59,4 +59,10 @@ std::vector<Var> DownsampleFactorMaxGradGrad::LOp(const Apply& node,
   return Disconnected({zeros_like(x), zeros_like(maxout), gz});
 }
 
+// Aesara's MaxPoolRop defines no gradient.
+std::vector<Var> MaxPoolRop::LOp(const Apply& node, const std::vector<Var>&) const {
+  return Disconnected({grad_not_implemented(Name(), 0, node.inputs()[0]),
+                       grad_not_implemented(Name(), 1, node.inputs()[1])});
+}
+
 }  // namespace kiln

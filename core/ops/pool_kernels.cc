@@ -411,6 +411,40 @@ absl::Status MaxGradGradOf(int64_t batch, const Geometry& g, const T* x, const T
   });
 }
 
+// True for a NaN (never for integers).
+template <typename T>
+inline bool IsNaN(T v) {
+  if constexpr (std::is_floating_point_v<T>) return v != v;
+  return false;
+}
+
+template <typename T>
+absl::Status WindowArgmaxOf(int64_t batch, const Geometry& g, const T* x, int64_t* argmax) {
+  const Windows& d = g.dims.back();
+  return RunUnits(
+      batch, g.unit_cost * static_cast<double>(g.outer_out), [&](int64_t begin, int64_t end) {
+        for (int64_t b = begin; b < end; ++b) {
+          const T* image = x + b * g.image;
+          for (int64_t o = 0; o < g.outer_out; ++o) {
+            int64_t* out = argmax + b * g.out_image + o * g.out_last;
+            for (int64_t j = 0; j < d.out; ++j) {
+              int64_t best_at = -1;
+              T best{};
+              ForEachRow(g, o, false, nullptr, [&](int64_t offset) {
+                for (int64_t i = d.lo[j]; i < d.hi[j]; ++i) {
+                  const T v = image[offset + i];
+                  if (best_at < 0 || (!IsNaN(best) && (IsNaN(v) || v > best))) {
+                    best = v, best_at = offset + i;
+                  }
+                }
+              });
+              out[j] = best_at;
+            }
+          }
+        }
+      });
+}
+
 // Calls f(T{}) for the element type of the kernels' dtypes.
 template <typename F>
 absl::Status WithType(DType dtype, F f) {
@@ -464,6 +498,15 @@ absl::Status MaxGradGrad(int64_t batch, const std::vector<Dim>& dims, const Tens
   return WithType(x.dtype(), [&](auto tag) {
     using T = decltype(tag);
     return MaxGradGradOf<T>(batch, g, x.data<T>(), maxout.data<T>(), ggx.data<T>(), ggz.data<T>());
+  });
+}
+
+absl::Status WindowArgmax(int64_t batch, const std::vector<Dim>& dims, const Tensor& x,
+                          Tensor& argmax) {
+  const Geometry g = MakeGeometry(dims);
+  return WithType(x.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    return WindowArgmaxOf<T>(batch, g, x.data<T>(), argmax.data<int64_t>());
   });
 }
 

@@ -43,6 +43,12 @@ absl::Status AverageGrad(Mode mode, int64_t batch, const std::vector<Dim>& dims,
 absl::Status MaxGradGrad(int64_t batch, const std::vector<Dim>& dims, const Tensor& x,
                          const Tensor& maxout, const Tensor& ggx, Tensor& ggz);
 
+// argmax (batch * the pooled output's size) = per window, the offset in its image of x's first
+// maximum in C order (a NaN counting as the maximum), the padding skipped; every window must
+// hold an element.
+absl::Status WindowArgmax(int64_t batch, const std::vector<Dim>& dims, const Tensor& x,
+                          Tensor& argmax);
+
 }  // namespace kiln::pooling
 
 #endif  // KILN_CORE_OPS_POOL_KERNELS_H_

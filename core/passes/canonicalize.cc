@@ -373,7 +373,10 @@ Replacement AddSubCanonizer(const FunctionGraph& fg, Apply& node) {
     }
   }
   minus = std::move(minus_kept);
-  if (!cancelled && n_constants < 2) return std::nullopt;
+  // x - 0 and x + 0 (after broadcasting): the one constant is dropped.
+  const bool zero_constant =
+      n_constants == 1 && constant_sum == 0 && !(plus.empty() && minus.empty());
+  if (!cancelled && n_constants < 2 && !zero_constant) return std::nullopt;
   std::vector<Var> pos(plus.begin(), plus.end());
   if (constant_sum != 0 || (plus.empty() && minus.empty())) {
     pos.push_back(scalar_constant(constant_sum, dtype));

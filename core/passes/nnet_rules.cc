@@ -40,35 +40,9 @@ bool SameType(const VariablePtr& a, const VariablePtr& b) {
 // v1 + ...) where the v are row vectors (a broadcast vector's DimShuffle is cut out).
 Replacement SoftmaxWithBiasRule(const FunctionGraph&, Apply& node) {
   if (!IsRowSoftmax(node)) return std::nullopt;
-  const VariablePtr& x = node.inputs()[0];
-  if (x->owner() == nullptr || ScalarKindOf(*x->owner()) != K::kAdd) return std::nullopt;
-  std::vector<Var> vectors, non_vectors;
-  for (const VariablePtr& in : x->owner()->inputs()) {
-    const TensorType* t = in->tensor_type();
-    if (t->broadcastable() != std::vector<bool>{true, false}) {
-      non_vectors.push_back(Var(in));
-      continue;
-    }
-    const Apply* owner = in->owner();
-    if (owner != nullptr && owner->op().Is<DimShuffle>() &&
-        owner->inputs()[0]->tensor_type()->broadcastable() == std::vector<bool>{false}) {
-      vectors.push_back(Var(owner->inputs()[0]));
-    } else {
-      vectors.push_back(dimshuffle(Var(in), {1}));
-    }
-  }
-  if (vectors.empty()) return std::nullopt;
-  if (non_vectors.empty()) {  // all vectors: one of them broadcast as the matrix
-    non_vectors.push_back(dimshuffle(vectors.back(), {kX, 0}));
-    vectors.pop_back();
-    if (vectors.empty()) return std::nullopt;
-  }
-  auto total = [](const std::vector<Var>& terms) {
-    Var r = terms[0];
-    for (size_t i = 1; i < terms.size(); ++i) r = add(r, terms[i]);
-    return r;
-  };
-  const Var sm = softmax_with_bias(total(non_vectors), total(vectors));
+  const std::optional<std::pair<Var, Var>> split = SplitSoftmaxBias(node.inputs()[0]);
+  if (!split) return std::nullopt;
+  const Var sm = softmax_with_bias(split->first, split->second);
   if (!sm.ok() || !SameType(sm.ptr(), node.output(0))) return std::nullopt;
   return std::vector<VariablePtr>{sm.ptr()};
 }
@@ -227,8 +201,42 @@ Replacement ArgmaxPushdownRule(const FunctionGraph& fg, Apply& node) {
 
 }  // namespace
 
+std::optional<std::pair<Var, Var>> SplitSoftmaxBias(const VariablePtr& x) {
+  if (x->owner() == nullptr || ScalarKindOf(*x->owner()) != K::kAdd) return std::nullopt;
+  if (x->tensor_type() == nullptr || x->tensor_type()->ndim() != 2) return std::nullopt;
+  std::vector<Var> vectors, non_vectors;
+  for (const VariablePtr& in : x->owner()->inputs()) {
+    const TensorType* t = in->tensor_type();
+    if (t->broadcastable() != std::vector<bool>{true, false}) {
+      non_vectors.push_back(Var(in));
+      continue;
+    }
+    const Apply* owner = in->owner();
+    if (owner != nullptr && owner->op().Is<DimShuffle>() &&
+        owner->inputs()[0]->tensor_type()->broadcastable() == std::vector<bool>{false}) {
+      vectors.push_back(Var(owner->inputs()[0]));
+    } else {
+      vectors.push_back(dimshuffle(Var(in), {1}));
+    }
+  }
+  if (vectors.empty()) return std::nullopt;
+  if (non_vectors.empty()) {  // all vectors: one of them broadcast as the matrix
+    non_vectors.push_back(dimshuffle(vectors.back(), {kX, 0}));
+    vectors.pop_back();
+    if (vectors.empty()) return std::nullopt;
+  }
+  auto total = [](const std::vector<Var>& terms) {
+    Var r = terms[0];
+    for (size_t i = 1; i < terms.size(); ++i) r = add(r, terms[i]);
+    return r;
+  };
+  Var m = total(non_vectors), b = total(vectors);
+  if (!m.ok() || !b.ok()) return std::nullopt;
+  return std::pair<Var, Var>{std::move(m), std::move(b)};
+}
+
 std::vector<RewriteRule> NnetRules() {
-  return {
+  std::vector<RewriteRule> rules = {
       // softmax(x + b) -> SoftmaxWithBias(x, b)   (Aesara's local_softmax_with_bias)
       PhaseRule("local_softmax_with_bias", "specialize", {OpClassIdOf<Softmax>()},
                 SoftmaxWithBiasRule),
@@ -249,6 +257,8 @@ std::vector<RewriteRule> NnetRules() {
       PhaseRule("local_argmax_pushdown", "specialize",
                 {OpClassIdOf<Argmax>(), OpClassIdOf<MaxAndArgmax>()}, ArgmaxPushdownRule),
   };
+  for (RewriteRule& r : NnetAdvancedIndexingRules()) rules.push_back(std::move(r));
+  return rules;
 }
 
 }  // namespace kiln

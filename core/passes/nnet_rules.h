@@ -4,8 +4,11 @@
 #ifndef KILN_CORE_PASSES_NNET_RULES_H_
 #define KILN_CORE_PASSES_NNET_RULES_H_
 
+#include <optional>
+#include <utility>
 #include <vector>
 
+#include "core/graph/var.h"
 #include "core/rewrite/rewriter.h"
 
 namespace kiln {
@@ -13,9 +16,18 @@ namespace kiln {
 // local_softmax_with_bias, crossentropy_to_crossentropy_with_softmax,
 // graph_merge_softmax_with_crossentropy_softmax,
 // local_softmax_grad_to_crossentropy_with_softmax_grad,
-// local_useless_crossentropy_softmax_1hot_with_bias_dx_alloc and local_argmax_pushdown
-// ("specialize").
+// local_useless_crossentropy_softmax_1hot_with_bias_dx_alloc, local_argmax_pushdown, and the
+// NnetAdvancedIndexingRules below ("specialize").
 std::vector<RewriteRule> NnetRules();
+
+// local_advanced_indexing_crossentropy_onehot and local_advanced_indexing_crossentropy_onehot_grad
+// (core/passes/nnet_xent_rules.cc): -log(softmax(x))[arange(y.shape[0]), y] and its gradient.
+std::vector<RewriteRule> NnetAdvancedIndexingRules();
+
+// The (x, b) of a row softmax's input z = x + b, b a row vector broadcast over the rows (vector
+// terms added into b, the others into x), as local_softmax_with_bias splits it; nullopt when z
+// is not a matrix sum with a vector term.
+std::optional<std::pair<Var, Var>> SplitSoftmaxBias(const VariablePtr& z);
 
 }  // namespace kiln
 

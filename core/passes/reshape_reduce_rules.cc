@@ -1,5 +1,5 @@
 // canonicalize: the rules that shrink the graphs models build from one parameter vector (issue
-// 40): reductions of reductions merged, reshapes that change nothing removed, a one-element slice
+// 40): reductions of reductions and of fills merged, reshapes that change nothing removed, a one-element slice
 // reshaped to a scalar made an index, and indexes of MakeVector and of fills taken. Each rule
 // reads `before -> after`.
 #include <algorithm>
@@ -63,6 +63,28 @@ Replacement ReduceOfReduce(const FunctionGraph& fg, Apply& node) {
                                                outer.acc_dtype())),
               {Var(x)}),
       node);
+}
+
+// sum(fill(x, c)) -> c * size(x), for a constant-like c that broadcasts as a scalar and a sum
+// to a scalar (Aesara's local_opt_alloc, on the fill the gradient of a sum seeds): the count
+// folds to a constant when x's shape is known.
+Replacement SumOfFill(const FunctionGraph&, Apply& node) {
+  const auto& op = static_cast<const CAReduce&>(node.op());
+  const VariablePtr& filled = node.inputs()[0];
+  if (op.reduce() != ReduceKind::kSum || node.output_ptr(0)->tensor_type()->ndim() != 0 ||
+      ElemwiseKind(*filled) != ScalarOpKind::kSecond) {
+    return std::nullopt;
+  }
+  const VariablePtr &x = filled->owner()->inputs()[0], &c = filled->owner()->inputs()[1];
+  const std::vector<StaticDim>& dims = c->tensor_type()->shape();
+  if (!ScalarConstantValue(*c) ||
+      !std::all_of(dims.begin(), dims.end(), [](const StaticDim& d) { return d == StaticDim(1); })) {
+    return std::nullopt;
+  }
+  const DType out = node.output_ptr(0)->tensor_type()->dtype();
+  Var count = scalar_constant(int64_t{1}, DType::kInt64);
+  for (int d = 0; d < x->tensor_type()->ndim(); ++d) count = count * shape_i(Var(x), d);
+  return ReplaceWith(cast(dimshuffle(Var(c), {}), out) * cast(count, out), node);
 }
 
 // The value of v when it is a constant integer vector.
@@ -132,6 +154,22 @@ Replacement ReshapeOfUnitSliceToIndex(const FunctionGraph&, Apply& node) {
   return ReplaceWith(subtensor(Var(slice->base), {Index(slice->start)}), node);
 }
 
+// reshape(x, (-1,)) -> x for a vector x (flatten of a vector); reshape(s, (-1,)) and
+// reshape(s, (1,)) -> s[None] for a scalar s, a view instead of a copy (Aesara's
+// local_useless_reshape and PyTensor's local_reshape_to_dimshuffle).
+Replacement FlattenOfVectorOrScalar(const FunctionGraph&, Apply& node) {
+  if (static_cast<const Reshape&>(node.op()).ndim() != 1) return std::nullopt;
+  const VariablePtr& x = node.inputs()[0];
+  const std::optional<std::vector<int64_t>> shape = ConstantInts(*node.inputs()[1]);
+  if (!shape || shape->size() != 1) return std::nullopt;
+  const int ndim = x->tensor_type()->ndim();
+  if (ndim == 1 && (*shape)[0] == -1) return ReplaceWith(Var(x), node);
+  if (ndim == 0 && ((*shape)[0] == -1 || (*shape)[0] == 1)) {
+    return ReplaceWith(dimshuffle(Var(x), {kX}), node);
+  }
+  return std::nullopt;
+}
+
 // MakeVector(a0, ..., an)[i] -> ai, i a constant in range (Aesara's local_subtensor_make_vector).
 Replacement IndexOfMakeVector(const FunctionGraph&, Apply& node) {
   const auto& op = static_cast<const Subtensor&>(node.op());
@@ -177,10 +215,12 @@ Replacement IndexOfFill(const FunctionGraph&, Apply& node) {
 std::vector<RewriteRule> ReshapeReduceRules() {
   const std::vector<OpClassId> reshape = {OpClassIdOf<Reshape>()};
   return {PhaseRule("local_op_of_op", "canonicalize", {OpClassIdOf<CAReduce>()}, ReduceOfReduce),
+          PhaseRule("local_sum_of_fill", "canonicalize", {OpClassIdOf<CAReduce>()}, SumOfFill),
           PhaseRule("local_useless_reshape_of_slice", "canonicalize", reshape,
                     ReshapeOfSliceToItsLength),
           PhaseRule("local_reshape_unit_slice_to_index", "canonicalize", reshape,
                     ReshapeOfUnitSliceToIndex),
+          PhaseRule("local_useless_flatten", "canonicalize", reshape, FlattenOfVectorOrScalar),
           PhaseRule("local_subtensor_make_vector", "canonicalize", {OpClassIdOf<Subtensor>()},
                     IndexOfMakeVector),
           PhaseRule("local_subtensor_of_fill", "canonicalize", {OpClassIdOf<Subtensor>()},

@@ -172,6 +172,29 @@ const std::map<std::string, std::function<Example()>>& Examples() {
          Var x = dmatrix("px");
          return Example{{x}, {cast(argmax(softmax(x), 1), DType::kFloat64)}};
        }},
+      {"local_advanced_indexing_crossentropy_onehot",
+       [] {
+         Var x = dmatrix("px");
+         Var y = constant(*Tensor::Of<int64_t>(DType::kInt64, {3}, {0, 2, 1}));
+         return Example{{x}, {advanced_subtensor(log(softmax(x)), {arange(shape_i(y, 0)), y})}};
+       }},
+      {"local_advanced_indexing_crossentropy_onehot_grad",
+       [] {
+         Var x = dmatrix("px"), g = dvector("pg");
+         Var y = constant(*Tensor::Of<int64_t>(DType::kInt64, {3}, {0, 2, 1}));
+         Var t = advanced_inc_subtensor(zeros_like(x), g, {arange(shape_i(y, 0)), y});
+         return Example{{x, g}, {t - sum(t, Axes(1), true) * softmax(x)}};
+       }},
+      {"local_useless_maximum",
+       [] {
+         Var x = dmatrix("px");
+         return Example{{x}, {maximum(exp(x), exp(x))}};
+       }},
+      {"local_neg_div_neg",
+       [] {
+         Var x = dmatrix("px"), y = dmatrix("py");
+         return Example{{x, y}, {-((-x) / y)}};
+       }},
       {"local_useless_crossentropy_softmax_1hot_with_bias_dx_alloc",
        [] {
          Var x = dmatrix("px"), b = dvector("pb"), g = dvector("pg");
@@ -317,11 +340,22 @@ const std::map<std::string, std::function<Example()>>& Examples() {
          return Example{{t}, {reshape(subtensor(t, {Slice{3, 4, std::nullopt}}),
                                       std::vector<int64_t>{})}};
        }},
+      {"local_useless_flatten",
+       [] {
+         Var v = dvector("pv"), s = dscalar("ps");
+         return Example{{v, s},
+                        {reshape(v, std::vector<int64_t>{-1}) + reshape(s, std::vector<int64_t>{-1})}};
+       }},
       {"local_useless_reshape_of_slice",
        [] {
          Var t = tensor(DType::kFloat64, {7}, "pt");
          return Example{{t}, {reshape(subtensor(t, {Slice{-5, 6, std::nullopt}}),
                                       std::vector<int64_t>{4})}};
+       }},
+      {"local_sum_of_fill",
+       [] {
+         Var x = dmatrix("px");
+         return Example{{x}, {sum(second(x, constant(2.0)))}};
        }},
       {"local_subtensor_make_vector",
        [] {

@@ -1,4 +1,5 @@
 // specialize: general ops replaced by faster special cases. Each rule reads `before -> after`.
+#include <algorithm>
 #include <cmath>
 
 #include "core/graph/constructors.h"
@@ -50,22 +51,68 @@ Replacement PowSpecialize(const FunctionGraph&, Apply& node) {
   return ReplaceWith(p < 0 ? reciprocal(positive) : positive, node);
 }
 
-// -1 * x -> -x; 1 * x * y -> x * y (Aesara's local_mul_specialize, for constants +-1).
+// -1 * x -> -x; 1 * x * y -> x * y; (-x) * y -> -(x * y) (Aesara's local_mul_specialize, for
+// constants +-1 and negated factors; the negation then meets the others: -(-(x)) -> x).
 Replacement MulSpecialize(const FunctionGraph&, Apply& node) {
   if (ElemwiseKind(*node.output_ptr(0)) != K::kMul) return std::nullopt;
-  bool negate = false;
+  bool negate = false, changed = false;
   std::vector<Var> rest;
-  for (const VariablePtr& in : node.inputs()) {
+  for (VariablePtr in : node.inputs()) {
     const std::optional<double> c = in->is_constant() ? ScalarConstantValue(*in) : std::nullopt;
     if (c == 1.0 || c == -1.0) {
       negate ^= *c < 0;
-    } else {
-      rest.emplace_back(in);
+      changed = true;
+      continue;
     }
+    // Only float factors: an integer -x may wrap where the product's negation would not.
+    while (ElemwiseKind(*in) == K::kNeg && IsFloat(in->tensor_type()->dtype()) &&
+           in->tensor_type()->dtype() == node.output_ptr(0)->tensor_type()->dtype()) {
+      negate ^= true;
+      changed = true;
+      in = in->owner()->inputs()[0];
+    }
+    rest.emplace_back(in);
   }
-  if (rest.empty() || rest.size() == node.inputs().size()) return std::nullopt;
+  if (rest.empty() || !changed) return std::nullopt;
   const Var product = rest.size() == 1 ? rest[0] : ApplyOp(Elemwise::Make(K::kMul), rest);
   return ReplaceWith(negate ? -product : product, node);
+}
+
+// -(-a / b) -> a / b; -(c / b) -> (-c) / b for a constant c of one value (folded), when the
+// quotient has no other use (Aesara's local_neg_div_neg).
+Replacement NegDivNeg(const FunctionGraph& fg, Apply& node) {
+  if (ElemwiseKind(*node.output_ptr(0)) != K::kNeg) return std::nullopt;
+  const VariablePtr& frac = node.inputs()[0];
+  if (ElemwiseKind(*frac) != K::kTrueDiv || fg.clients(frac.get()).size() != 1) return std::nullopt;
+  const VariablePtr& num = frac->owner()->inputs()[0];
+  const Var denom(frac->owner()->inputs()[1]);
+  if (ElemwiseKind(*num) == K::kNeg) {
+    return ReplaceWith(true_div(Var(num->owner()->inputs()[0]), denom), node);
+  }
+  const std::vector<bool>& bc = num->tensor_type()->broadcastable();
+  if (num->is_constant() && std::all_of(bc.begin(), bc.end(), [](bool b) { return b; })) {
+    return ReplaceWith(true_div(-Var(num), denom), node);
+  }
+  return std::nullopt;
+}
+
+// True when a and b compute the same: one variable, or one op applied to the same inputs.
+bool SameComputation(const VariablePtr& a, const VariablePtr& b) {
+  if (a == b) return true;
+  const Apply *p = a->owner(), *q = b->owner();
+  return p != nullptr && q != nullptr && a->index() == b->index() && p->inputs() == q->inputs() &&
+         p->op().Key() == q->op().Key();
+}
+
+// maximum(a, a) -> a, minimum(a, a) -> a (Kiln's own: the count of x[arange(len(y)), y] is the
+// maximum of two copies of len(y)).
+Replacement UselessMaximum(const FunctionGraph&, Apply& node) {
+  const std::optional<K> kind = ElemwiseKind(*node.output_ptr(0));
+  if ((kind != K::kMaximum && kind != K::kMinimum) || node.num_inputs() != 2 ||
+      !SameComputation(node.inputs()[0], node.inputs()[1])) {
+    return std::nullopt;
+  }
+  return ReplaceWith(Var(node.inputs()[0]), node);
 }
 
 bool FloatMatrix(const Variable& v) {
@@ -185,6 +232,14 @@ std::vector<RewriteRule> SpecializeRules() {
   std::vector<RewriteRule> rules = {
       ElemwiseRule("local_pow_specialize", "specialize", {K::kPow}, PowSpecialize),
       ElemwiseRule("local_mul_specialize", "specialize", {K::kMul}, MulSpecialize),
+      // --x -> x (Aesara's local_mul_specialize drops paired negations)
+      PatternRule(
+          "local_neg_neg", "specialize", [](Bindings& b) { return m::Neg(m::Neg(m::Any(&b.x))); },
+          [](const Bindings& b) { return Var(b.x); }),
+      ElemwiseRule("local_neg_div_neg", "specialize", {K::kNeg}, NegDivNeg),
+      // maximum(a, a) -> a
+      ElemwiseRule("local_useless_maximum", "specialize", {K::kMaximum, K::kMinimum},
+                   UselessMaximum),
       Rule("local_dot_to_dot22", {OpClassIdOf<Dot>()}, DotToDot22),
       ElemwiseRule("local_add_to_gemm", "specialize", {K::kAdd}, AddToGemm),
       Rule("local_shape_to_constant", {OpClassIdOf<ShapeI>(), OpClassIdOf<ShapeOp>()}, KnownShape),

@@ -359,6 +359,24 @@ def rewrite_cases():
         ("mean of it with its gradients", [cost] + aesara.grad(cost, [x, b])),
         ("argmax(softmax(x + b), 1)", [at.argmax(nnet.softmax(x + b), axis=1)]),
     ]
+    # The tutorials' negative log-likelihood written with advanced indexing
+    # (local_advanced_indexing_crossentropy_onehot and _grad), as TutorialCosts in
+    # core/passes/nnet_rules_test.cc builds it, each with its gradients.
+    rows = at.arange(y.shape[0])
+    tutorial = [
+        ("-mean(log(softmax(x + b))[arange, y])", -at.mean(at.log(nnet.softmax(x + b))[rows, y])),
+        ("-mean(log(softmax(x + b)[arange, y]))", -at.mean(at.log(nnet.softmax(x + b)[rows, y]))),
+        ("-sum(log(softmax(x))[arange, y])", -at.sum(at.log(nnet.softmax(x))[rows, y])),
+        ("-mean(log(softmax_with_bias(x, b))[arange, y])",
+         -at.mean(at.log(nnet.softmax_with_bias(x, b))[rows, y])),
+        ("-mean(log_softmax(x + b)[arange, y])",  # Aesara leaves this one unfused
+         -at.mean(at.special.log_softmax(x + b, axis=1)[rows, y])),
+        ("-sum(log(softmax(x + b)[arange, y]) * w)",
+         -at.sum(at.log(nnet.softmax(x + b)[rows, y]) * at.cast(y + 1, "float64"))),
+    ]
+    for name, c in tutorial:
+        wrt = [x, b] if "b" in name else [x]
+        cases.append((name + " with its gradients", [c] + aesara.grad(c, wrt)))
     text = io.StringIO()
     text.write("# Aesara %s, FAST_RUN, aesara.dprint(f) of each function\n" % aesara.__version__)
     for name, outs in cases:

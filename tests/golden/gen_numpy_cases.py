@@ -12,6 +12,7 @@ numpy_advanced_indexing.txt  integer arrays, masks, slices and new axes; set and
 numpy_nnet.txt             softmax, log_softmax, logsumexp, relu, crossentropies, sort, argsort
 numpy_repeat.txt           repeat with scalar and vector counts, along each axis and flattened
 numpy_fill_diagonal.txt    fill_diagonal of square, tall, wide, empty and cubic tensors
+numpy_bartlett.txt         numpy.bartlett(M) for M of several integer dtypes, negative to 33
 numpy_array_funcs.txt      unique, searchsorted, (un)ravel_index, diagonals, tri, broadcast_to,
                            choose and topk (tests/golden/gen_numpy_cases.py's array_funcs)
 numpy_sparse.txt           CSR products, sums, elementwise products and dense forms (SciPy)
@@ -670,6 +671,16 @@ def repeat():
           "repeats values (int64)|out dtype|out shape|out values", lines)
 
 
+def bartlett():
+    """numpy_bartlett.txt: numpy.bartlett(M), which Aesara's Bartlett.perform calls."""
+    lines = []
+    for dt, m in [("int64", -3), ("int64", 0), ("int64", 1), ("int64", 2), ("int32", 3),
+                  ("int8", 5), ("uint8", 8), ("int16", 12), ("uint64", 33)]:
+        out = np.bartlett(np.array(m, dtype=dt))
+        lines.append("|".join([dt, str(m), out.dtype.name, shape(out), encode(out)]))
+    write("numpy_bartlett.txt", "M dtype|M|out dtype|out shape|out values", lines)
+
+
 def fill_diagonal():
     lines = []
     cases = [  # a dtype, a shape, val dtype, val
@@ -883,6 +894,7 @@ if __name__ == "__main__":
     array_funcs()
     sparse()
     fill_diagonal()
+    bartlett()
     repeat()
     promotion()
     nnet()

@@ -311,3 +311,186 @@ def test_a_connection_the_server_closed_while_idle_is_made_again(server):
                 assert stats(client).lane_connections == 0  # closed by the server
         finally:
             kiln.config.server = server
+
+
+def _fast_answers(runner):
+    """Records, per call of runner.fast, whether it answered (rather than NotImplemented), or
+    "raised"."""
+    answered = []
+    real = runner.fast
+
+    def recorded(args):
+        try:
+            out = real(args)
+        except Exception:
+            answered.append("raised")
+            raise
+        answered.append(out is not NotImplemented)
+        return out
+    runner.fast = recorded
+    return answered
+
+
+def test_plain_calls_take_the_fast_path_with_the_same_bits(server):
+    """Arrays that fit the inputs as they are go over the lane with the request written by the
+    runner (ServerRunner.fast): the same bits as the general path and gRPC; anything else
+    (another dtype, a list, a wrong shape, a keyword) takes the general path, with its
+    conversions and its errors."""
+    theta = at.TensorType("float64", shape=(4,))("theta")
+    m = at.dmatrix("m")
+    k = at.lscalar("k")
+    outs = [(theta ** 2).sum() * k, at.dot(m, theta) + k, m > 0, k * 2, m[:0]]
+    fast = kiln.function([theta, m, k], outs)
+    general = kiln.function([theta, m, k], outs)
+    general._runner.fast = None
+    assert fast._runner.fast is not None
+    fast._runner.client = Client(server)  # a client of its own, without gRPC's Execute
+    without_grpc_execute(fast._runner.client)
+    answered = _fast_answers(fast._runner)
+    rng = np.random.default_rng(5)
+    t, mat, kk = rng.standard_normal(4), rng.standard_normal((3, 4)), np.array(3, dtype="int64")
+    want = general(t, mat, kk)
+    assert_bitwise(fast(t, mat, kk), want)
+    # Another shape of the dynamic input (a new kept head), a non-contiguous view, Fortran order.
+    big = rng.standard_normal((6, 8))
+    for x in (rng.standard_normal((5, 4)), big[::2, ::2], np.asfortranarray(mat)):
+        assert_bitwise(fast(t, x, kk), general(t, x, kk))
+    assert answered == [True] * 4
+    # Not as they are: the general path converts or refuses.
+    assert_bitwise(fast(t.tolist(), mat, kk), want)
+    assert_bitwise(fast(t, mat, kk.astype("int32")), want)
+    assert_bitwise(fast(t, mat.astype("float32"), kk), general(t, mat.astype("float32"), kk))
+    with pytest.raises(TypeError, match="not compatible"):
+        fast(np.zeros(5), mat, kk)
+    with pytest.raises(TypeError, match="Wrong number of dimensions"):
+        fast(t, np.zeros(4), kk)
+    with pytest.raises(TypeError, match="without risking loss"):
+        fast(t.astype("complex128"), mat, kk)
+    assert answered == [True] * 4 + [False] * 6
+    assert_bitwise(fast(t, mat, k=kk), want)  # a keyword: no fast path tried
+    assert len(answered) == 10
+    # The server's errors are raised as they are; the connection stays.
+    with pytest.raises(KilnError) as e:
+        fast(t, np.zeros((2, 5)), kk)
+    assert e.value.code == "INVALID_ARGUMENT"
+    assert fast._runner.client._lane._local.sock is not None
+    # The lane turned off (as the benchmark's over_grpc does): gRPC, the same bits.
+    g = kiln.function([theta, m, k], outs)
+    lane = g._runner.client._lane
+    lane.usable = False
+    try:
+        assert_bitwise(g(t, mat, kk), want)
+    finally:
+        lane.usable = True
+
+
+def test_fast_path_leaves_regions_shared_variables_and_lost_functions_to_the_general_path(
+        server):
+    """A call that moves kiln.config.shm_min_bytes goes through the region; a function with a
+    shared variable or a kept value has no fast path; a function the server lost
+    (FUNCTION_NOT_FOUND) is compiled again by the general path."""
+    x = at.dvector("x")
+    f = kiln.function([x], x * 2)
+    answered = _fast_answers(f._runner)
+    a = np.arange(10_000.0)  # 80 kB: the region
+    assert_bitwise(f(a), a * 2)
+    assert answered == [False]
+    s = kiln.shared(np.ones(3), name="s")
+    assert kiln.function([x], x + s)._runner.fast is None
+    assert kiln.function([kiln.In(x, value=np.ones(2))], x * 2)._runner.fast is None
+    g = kiln.function([x], x - 1)
+    answered = _fast_answers(g._runner)
+    real_id = g.function_id
+    g.function_id = "0" * 64  # an id the server never compiled
+    assert_bitwise(g(np.ones(3)), np.zeros(3))
+    assert g.function_id == real_id and answered == [False]
+    assert_bitwise(g(np.ones(3)), np.zeros(3))
+    assert answered == [False, True]
+
+
+def test_fast_path_calls_keep_their_deadline(server):
+    """kiln.config.timeout reaches the server on a fast-path call as on the general path: a call
+    past it ends with DEADLINE_EXCEEDED from the server (a program of a dozen long steps polls
+    its deadline between them), and the next call (no timeout) runs."""
+    x = at.dvector("x")
+    y = at.outer(x, x)
+    for _ in range(6):
+        y = at.tanh(at.dot(y, y) * 1e-3)
+    f = kiln.function([x], y.sum())
+    answered = _fast_answers(f._runner)
+    a = np.full(600, 0.5)
+    kiln.config.timeout = 1e-3
+    try:
+        with pytest.raises(KilnError) as e:
+            f(a)
+        assert e.value.code == "DEADLINE_EXCEEDED", e.value
+    finally:
+        kiln.config.timeout = None
+    assert np.isfinite(f(a)) and answered == ["raised", True]
+
+
+def test_a_spin_that_misses_backs_off(server):
+    """kiln.config.lane_spin: a call slower than the spin makes the next calls sleep at once
+    (1, then 2, 4 ... 64 of them); the answers are the same either way."""
+    m = at.dmatrix("m")
+    y = m
+    for _ in range(4):
+        y = at.tanh(at.dot(y, m))
+    f = kiln.function([m], y)
+    a = np.full((300, 300), 1e-3)
+    want = f(a)
+    kiln.config.lane_spin = 1e-6
+    try:
+        local = f._runner.client._lane._local
+        local.backoff = local.skip = 0
+        assert_bitwise(f(a), want)
+        assert (local.backoff, local.skip) == (1, 1)
+        assert_bitwise(f(a), want)  # slept at once
+        assert (local.backoff, local.skip) == (1, 0)
+        assert_bitwise(f(a), want)  # spun, missed again
+        assert (local.backoff, local.skip) == (2, 2)
+    finally:
+        kiln.config.lane_spin = 0
+
+
+def _frame(msg):
+    data = msg.SerializeToString()
+    return len(data).to_bytes(4, "little") + data
+
+
+def _read_frame(sock):
+    n = int.from_bytes(sock.recv(4, socket.MSG_WAITALL), "little")
+    resp = _pb.service_pb2.LaneResponse()
+    resp.ParseFromString(sock.recv(n, socket.MSG_WAITALL) if n else b"")
+    return resp
+
+
+def test_frames_sent_together_or_byte_by_byte_are_each_answered(server):
+    """The server reads a connection through a buffer: a hello and two Executes in one write are
+    three answers, in order; a frame trickled a byte at a time is one."""
+    from kiln import wire
+    client = Client(server)
+    x = at.dvector("x")
+    f = kiln.function([x], x + 5)
+    sock = socket.socket(socket.AF_UNIX)
+    sock.settimeout(30)
+    sock.connect(client._lane._path)
+    hello = _pb.service_pb2.LaneRequest()
+    hello.hello.authorization = ""
+    calls = []
+    for v in (1.0, 2.0, 3.0):
+        req = _pb.service_pb2.LaneRequest()
+        req.execute.function_id = f.function_id
+        wire.tensor_to_proto(np.full(2, v), req.execute.args.add())
+        calls.append(_frame(req))
+    sock.sendall(_frame(hello) + calls[0] + calls[1])
+    assert _read_frame(sock).instance == client._lane._instance
+    for v in (1.0, 2.0):
+        resp = _read_frame(sock)
+        assert resp.code == 0
+        np.testing.assert_array_equal(wire.tensor_from_proto(resp.execute.outputs[0]), [v + 5] * 2)
+    for byte in calls[2]:
+        sock.sendall(bytes([byte]))
+    resp = _read_frame(sock)
+    np.testing.assert_array_equal(wire.tensor_from_proto(resp.execute.outputs[0]), [8.0, 8.0])
+    sock.close()

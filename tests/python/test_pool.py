@@ -109,8 +109,8 @@ def test_ops_have_aesaras_constructors_props_and_pickle():
     with pytest.raises(ValueError, match="Pool mode parameter only support 'max', 'sum', "
                        "'average_inc_pad' and 'average_exc_pad'. Got median"):
         Pool(mode="median")
-    with pytest.raises(NotImplementedError, match="MaxPoolRop is not available in Kiln"):
-        pool.MaxPoolRop()
+    assert str(pool.MaxPoolRop(True)) == "MaxPoolRop{ignore_border=True, mode='max', ndim=2}"
+    assert pool.MaxPoolRop.__props__ == ("ignore_border", "mode", "ndim")
 
 
 def test_signatures_warnings_and_errors_are_aesaras():
@@ -229,3 +229,31 @@ def test_gradients_match_finite_differences(server, mode):
             rng=rng)
     kiln.gradient.verify_grad(lambda a: pool_3d(a, (2, 2, 3), False, (1, 2, 2), mode=mode),
                               [x], rng=rng)
+
+
+def _golden_rop_cases():
+    """tests/golden/aesara_max_pool_rop.txt's MaxPoolRop lines (gen_max_pool_rop_cases.py)."""
+    path = os.path.join(os.path.dirname(__file__), "..", "golden", "aesara_max_pool_rop.txt")
+    with open(path) as f:
+        rows = [line.rstrip("\n").split("|") for line in f if not line.startswith("#")]
+    return [r for r in rows if r[0] == "MaxPoolRop"]
+
+
+def _rop_array(dtype, shape, text):
+    dims = tuple(int(d) for d in shape.split("x")) if shape != "-" else ()
+    values = [float(v) for v in text.split(",")] if text else []
+    return np.array(values, dtype=np.float64).astype(dtype).reshape(dims)
+
+
+@pytest.mark.parametrize("case", _golden_rop_cases(), ids=lambda c: "|".join(c[1:9]))
+def test_max_pool_rop_matches_aesara(server, case):
+    nd, ib = int(case[1]), case[2] == "1"
+    ws, st, pad = ([int(v) for v in case[k].split(",")] for k in (4, 5, 6))
+    xv = _rop_array(case[7], case[8], case[9])
+    ev = _rop_array(case[7], case[10], case[11])
+    x = at.tensor(case[7], shape=(None,) * xv.ndim, name="x")
+    e = at.tensor(case[7], shape=(None,) * xv.ndim, name="e")
+    out = pool.MaxPoolRop(ib, ndim=nd)(x, e, ws, st, pad)
+    got = kiln.function([x, e], out)(xv, ev)
+    np.testing.assert_array_equal(got, _rop_array(case[7], case[12], case[13]))
+

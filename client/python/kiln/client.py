@@ -102,8 +102,13 @@ class Client:
 
     def _execute_on_lane(self, request, timeout):
         """Execute over the same-host lane (kiln.lane); None when this thread cannot use it."""
+        return self.lane_call(request.SerializeToString(), timeout)
+
+    def lane_call(self, body, timeout):
+        """Execute's response to a serialized ExecuteRequest over the same-host lane; None when
+        this thread cannot use it (the caller then sends it over gRPC)."""
         try:
-            return self._lane.execute(request, timeout)
+            return self._lane.call(body, timeout)
         except LaneError as e:
             raise KilnError("UNAVAILABLE", str(e)) from None
 

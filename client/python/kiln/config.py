@@ -28,6 +28,11 @@ class _Config:
         # server's own, "on" always (an error when it cannot), "off" never: gRPC only
         # (environment KILN_LANE).
         self.lane = os.environ.get("KILN_LANE", "auto")
+        # Seconds a lane call polls for its answer before its thread sleeps until the answer
+        # comes: a call answered sooner pays no wake-up of this thread, at the price of its
+        # core while it waits (kiln.lane; environment KILN_LANE_SPIN; 0, the default: sleep at
+        # once; worth it where the server's thread and this one each have a core of their own).
+        self.lane_spin = float(os.environ.get("KILN_LANE_SPIN", 0))
         # Seconds a call may take before it is DEADLINE_EXCEEDED; None waits.
         self.timeout = None
         # The bearer token the server's --auth_tokens knows (environment KILN_TOKEN).

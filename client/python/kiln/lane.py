@@ -3,8 +3,15 @@
 two small socket writes instead of an HTTP/2 exchange. Before sending its token, the client
 checks that the socket's other end is the server's own process (SO_PEERCRED against
 GetVersion.local_pid), and the hello's answer against GetVersion.instance. Each thread has its
-own connection; anything that stops the lane from being used sends calls over gRPC instead."""
+own connection; anything that stops the lane from being used sends calls over gRPC instead.
+While a call runs, the client polls for its answer for up to kiln.config.lane_spin seconds
+before it sleeps: a call that answers within that time costs no wake-up of this thread. A spin
+that misses (no answer in time, or this thread preempted meanwhile) is not tried for the next
+1, 2, 4 ... 64 calls (every call again after one that hits): slow calls, and a server sharing
+this thread's core on a busy machine (where the spin would only keep it from running), cost
+little spinning."""
 import os
+import resource
 import select
 import socket
 import struct
@@ -21,6 +28,21 @@ _CODES = {c.value[0]: c.name for c in grpc.StatusCode}
 _HEADER = struct.Struct("<I")
 _UCRED = struct.Struct("3i")  # pid, uid, gid
 _IDLE_LOOK = 1.0  # a connection idle longer is checked for a close by the server before use
+_EXECUTE_TAG = b"\x12"  # LaneRequest.execute (field 2, length-delimited)
+_TIMEOUT_TAG = b"\x18"  # LaneRequest.timeout_ms (field 3, varint)
+_MOST_SKIPPED = 64  # calls that sleep at once after spins (kiln.config.lane_spin) that missed
+
+# Bumped in a forked child: a connection made before the fork is its parent's (os.getpid() is
+# a system call, too dear to make on every call).
+_forks = 0
+
+
+def _after_fork():
+    global _forks
+    _forks += 1
+
+
+os.register_at_fork(after_in_child=_after_fork)
 
 
 class LaneError(Exception):
@@ -63,12 +85,15 @@ class Lane:
         """Execute's response over the lane; None when this thread cannot use it (then the call
         goes over gRPC). KilnError for the server's errors; LaneError when the connection broke
         after the call was sent."""
+        return self.call(request.SerializeToString(), timeout)
+
+    def call(self, body, timeout=None):
+        """execute() of an ExecuteRequest already serialized (`body`, bytes)."""
         sock = self._socket()
         if sock is None:
             return None
-        body = request.SerializeToString()
-        head = b"\x12" + _varint(len(body))  # LaneRequest.execute, then the request's bytes
-        tail = b"" if timeout is None else b"\x18" + _varint(max(1, int(timeout * 1000)))
+        head = _EXECUTE_TAG + _varint(len(body))
+        tail = b"" if timeout is None else _TIMEOUT_TAG + _varint(max(1, int(timeout * 1000)))
         parts = [_HEADER.pack(len(head) + len(body) + len(tail)), head, body, tail]
         try:
             wait = None if timeout is None else timeout + 5
@@ -81,34 +106,47 @@ class Lane:
         except OSError:  # the server is gone (a restart): nothing ran, gRPC takes this call
             self._drop()
             return None
+        local = self._local
         try:
+            if config.lane_spin > 0:
+                if local.skip:
+                    local.skip -= 1
+                elif _await_answer(local.poll, config.lane_spin):
+                    local.backoff = 0
+                else:  # no answer in time: the next 1, 2, 4 ... 64 calls sleep at once
+                    local.backoff = min(2 * local.backoff or 1, _MOST_SKIPPED)
+                    local.skip = local.backoff
             resp = self._read(sock)
         except (OSError, EOFError) as e:
             self._drop()
             raise LaneError("the lane to %s broke during a call: %s" % (self._path, e)) from None
         finally:
-            self._local.used = time.monotonic()
-        _raise_for(resp)
+            local.used = time.monotonic()
+        if resp.code != 0:
+            _raise_for(resp)
         return resp.execute
 
     def _socket(self):
         """This thread's connection, made (and checked) on first use; None when unusable."""
         local = self._local
-        if getattr(local, "pid", None) != os.getpid():  # a new thread, or a forked child
-            local.sock, local.pid, local.failed = None, os.getpid(), False
+        if getattr(local, "forks", None) != _forks:  # a new thread, or a forked child
+            local.sock, local.forks, local.failed = None, _forks, False
         if local.failed:
             return None
         if local.sock is not None and time.monotonic() - local.used > _IDLE_LOOK:
             # Readable while idle means the server closed it (its --local_timeout): a new one.
-            # (poll, not select: a descriptor past 1024 is fine.)
-            idle = select.poll()
-            idle.register(local.sock, select.POLLIN)
-            if idle.poll(0):
+            if local.poll.poll(0):
                 self._drop()
         if local.sock is None:
             local.sock = self._connect_again_if_restarted()
             local.failed = local.sock is None
             local.used = time.monotonic()
+            if local.sock is not None:
+                # Readable: an answer, or a close. (poll, not select: a descriptor past 1024
+                # is fine.)
+                local.poll = select.poll()
+                local.poll.register(local.sock, select.POLLIN)
+                local.skip = local.backoff = 0
         return local.sock
 
     def _connect_again_if_restarted(self):
@@ -211,6 +249,20 @@ def _send_parts(sock, parts):
             views.pop(0)
         if views and sent:
             views[0] = views[0][sent:]
+
+
+def _await_answer(poll, seconds):
+    """Polls (without sleeping) until the connection is readable or `seconds` have passed:
+    whether it is, and this thread kept its core meanwhile (preempted, it was keeping another
+    thread from running: maybe the server's, on a busy machine)."""
+    if poll.poll(0):
+        return True
+    preempted = resource.getrusage(resource.RUSAGE_THREAD).ru_nivcsw
+    until = time.perf_counter() + seconds
+    while time.perf_counter() < until:
+        if poll.poll(0):
+            return resource.getrusage(resource.RUSAGE_THREAD).ru_nivcsw == preempted
+    return False
 
 
 def _raise_for(resp):

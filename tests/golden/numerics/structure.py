@@ -160,39 +160,67 @@ def _split(inner):
     return out
 
 
+def _composite_outputs(inner):
+    """The output expressions of a Composite's text, its named shared parts ("t9=...; a, b")
+    written back in place."""
+    depth, split = 0, None
+    for i, ch in enumerate(inner):
+        depth += ch in "({"
+        depth -= ch in ")}"
+        if ch == ";" and depth == 0:
+            split = i
+    if split is None:
+        return _split(inner)
+    outputs = _split(inner[split + 1:])
+    for definition in _split(inner[:split]):
+        name, expr = definition.split("=", 1)
+        outputs = [re.sub(r"\b%s\b" % re.escape(name.strip()), "(%s)" % expr, o) for o in outputs]
+    return outputs
+
+
+_OUTPUT = re.compile(r"^(Elemwise\{Composite\{.*\}\}(?:\[[^\]]*\])?)\.(\d+)$")
+
+
 def structure(dprint_text):
     """The normal form of every output of a debugprint, one per line."""
-    nodes, roots, stack = {}, [], []  # id -> (label, children ids)
+    # id -> (label, children); a child or root is (id, output index) (a Composite of several
+    # outputs prints as "Elemwise{Composite{a, b}}.1", its inputs under the first one printed).
+    nodes, roots, stack = {}, [], []
     for line in dprint_text.splitlines():
         m = _LINE.match(line)
         if not m:
             continue
         depth, label, ident = len(m.group(1)) // 2, m.group(2), m.group(3)
+        out = _OUTPUT.match(label)
+        index = int(out.group(2)) if out else 0
+        if out:
+            label = out.group(1)
         if ident not in nodes:
             nodes[ident] = (label, [])
         del stack[depth:]
         if depth == 0:
-            roots.append(ident)
+            roots.append((ident, index))
         else:
-            nodes[stack[-1]][1].append(ident)
+            nodes[stack[-1]][1].append((ident, index))
         stack.append(ident)
     memo = {}
 
-    def norm(ident):
-        if ident in memo:
-            return memo[ident]
+    def norm(ref):
+        if ref in memo:
+            return memo[ref]
+        ident, index = ref
         label, children = nodes[ident]
         args = [norm(c) for c in children]
         if label.startswith("TensorConstant") or label.startswith("ScalarConstant"):
             r = "c"
         elif label.startswith("Elemwise{Composite{"):
             inner = label[len("Elemwise{Composite{"):label.rindex("}}")]
-            r = _Parser(inner, args).expr()
+            r = _Parser(_composite_outputs(inner)[index], args).expr()
         elif not children:
             r = label.split(" ")[0]
         else:
             r = _node(_name(label), args)
-        memo[ident] = r
+        memo[ref] = r
         return r
 
     return "\n".join(norm(r) for r in roots)

@@ -87,6 +87,7 @@ from kiln.tensor.array_funcs import (atleast_1d, atleast_2d, atleast_3d,  # noqa
                                      tril_indices, tril_indices_from, triu_indices,
                                      triu_indices_from)
 from kiln.tensor.extra_ops import ravel_multi_index  # noqa: E402,F401,F811
+from kiln.tensor.extra_ops import bartlett  # noqa: E402,F401
 from kiln.tensor.sort import argtopk, topk, topk_and_argtopk  # noqa: E402,F401
 from kiln.tensor import pad as _pad_module  # noqa: E402,F401
 pad = _pad_module.pad

@@ -47,9 +47,10 @@ def bincount(x, weights=None, minlength=None, assert_nonneg=False):
     x = as_tensor_variable(x)
     if x.ndim != 1:
         raise TypeError("Inputs must be of dimension 1.")
-    if assert_nonneg:
-        raise NotImplementedError("bincount: assert_nonneg needs Aesara's Assert op, which "
-                                  "Kiln does not have")
+    if assert_nonneg:  # Aesara's check, which fails the call with its message
+        from kiln.ops import Assert
+        from kiln.tensor.reduce import all as at_all
+        x = Assert("Input to bincount has negative values!")(x, at_all(ELEMWISE["ge"](x, 0)))
     max_value = cast(x.max() + 1, "int64")
     if minlength is not None:
         max_value = ELEMWISE["maximum"](max_value, minlength)

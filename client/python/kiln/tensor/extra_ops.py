@@ -91,10 +91,38 @@ from kiln.tensor.array_funcs import (bincount, broadcast_arrays,  # noqa: E402,F
 from kiln.ops import (BroadcastTo, FillDiagonalOffset, RavelMultiIndex,  # noqa: E402,F401
                       SearchsortedOp, Unique, UnravelIndex)
 
+from kiln.ops import Bartlett, CpuContiguous  # noqa: E402
+from kiln.tensor.array_funcs import broadcast_shape as _broadcast_shape  # noqa: E402
+
 fill_diagonal_ = FillDiagonal()  # Aesara's op instances
 fill_diagonal_offset_ = FillDiagonalOffset()
+broadcast_to_ = BroadcastTo()
+bartlett_ = Bartlett()
+cpu_contiguous = CpuContiguous()
+
+
+def bartlett(M):
+    """numpy.bartlett(M): the float64 triangular window of max(M, 0) points (M an integer
+    scalar)."""
+    return bartlett_(M)
+
+
+def broadcast_shape_iter(arrays, arrays_are_shapes=False):
+    """broadcast_shape of the arrays (or shapes) an iterable gives."""
+    return _broadcast_shape(*list(arrays), arrays_are_shapes=arrays_are_shapes)
+
+
+def CumsumOp(axis=None):  # noqa: N802  (Aesara's deprecated class, which makes a CumOp)
+    """Aesara's CumsumOp(axis): CumOp(axis, mode='add')."""
+    return CumOp(axis=axis, mode="add")
+
+
+def CumprodOp(axis=None):  # noqa: N802
+    """Aesara's CumprodOp(axis): CumOp(axis, mode='mul')."""
+    return CumOp(axis=axis, mode="mul")
 
 __all__ += ["searchsorted", "bincount", "fill_diagonal_offset", "unique", "unravel_index",
             "broadcast_shape", "broadcast_to", "geomspace", "logspace", "linspace",
             "broadcast_arrays", "SearchsortedOp", "Unique", "UnravelIndex", "RavelMultiIndex",
-            "FillDiagonalOffset", "BroadcastTo"]
+            "FillDiagonalOffset", "BroadcastTo", "bartlett", "Bartlett", "CpuContiguous",
+            "cpu_contiguous", "broadcast_shape_iter"]

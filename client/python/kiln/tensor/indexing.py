@@ -88,7 +88,7 @@ def _expand(x, index):
     if sum(e is Ellipsis for e in entries) > 1:
         raise IndexError("an index can only have a single ellipsis ('...')")
     for e in entries:
-        if isinstance(e, list) and _includes_python_bool(e):
+        if isinstance(e, (bool, np.bool_)) or (isinstance(e, list) and _includes_python_bool(e)):
             raise TypeError("TensorType does not support Python bools for indexing, such as "
                             "tensor[[True, False]]. To use a boolean mask, convert the mask to "
                             "a NumPy array first, e.g., tensor[numpy.array([True, False])].")
@@ -101,6 +101,42 @@ def _expand(x, index):
             entries[k:k + 1] = [slice(None)] * (x.ndim - consumed)
             break
     return entries
+
+
+def _is_zero_d_bool(e):
+    """Whether an index entry is a 0-d boolean array (constant or symbolic)."""
+    if isinstance(e, np.ndarray):
+        return e.dtype == bool and e.ndim == 0
+    return hasattr(e, "type") and e.dtype == "bool" and e.ndim == 0
+
+
+def _zero_d_bools(x, entries):
+    """NumPy's reading of 0-d boolean indices: each adds an axis where it stands, of length 1
+    for True and 0 for False, that broadcasts with the other array indices. Built as x with a
+    new axis there (DimShuffle) indexed by the integer array arange(b) on it: (that x, the
+    entries with each 0-d boolean replaced, the new axes' positions), or None when there is
+    none."""
+    if not any(_is_zero_d_bool(e) for e in entries):
+        return None
+    from kiln.tensor.build import arange
+    order, new_axes, out, dim = [], [], [], 0
+    for e in entries:
+        if _is_zero_d_bool(e):
+            new_axes.append(len(order))
+            order.append(X)
+            if isinstance(e, np.ndarray):
+                out.append(constant(np.arange(int(e), dtype="int64")))
+            else:
+                out.append(arange(cast(e, "int64")))
+            continue
+        out.append(e)
+        if e is None:
+            continue
+        for _ in range(_mask_ndim(e) if _is_mask(e) else 1):
+            order.append(dim)
+            dim += 1
+    order += list(range(dim, x.ndim))
+    return dimshuffle(x, order), out, new_axes
 
 
 def _index_tensor(e, x, axis):
@@ -179,6 +215,13 @@ def subtensor(x, index):
     """x[index] as NumPy reads it: integers, slices, None, ... and advanced indices."""
     x = as_tensor_variable(x)
     entries = _expand(x, index)
+    widened = _zero_d_bools(x, entries)
+    if widened is not None:
+        wide, wide_entries, new_axes = widened
+        codes, inputs = _advanced(wide, wide_entries)
+        out = AdvancedSubtensor(codes)(wide, *inputs)
+        out._kiln_zero_d_bools = (x, new_axes)  # how set_subtensor and inc_subtensor write
+        return out
     if any(_is_advanced(e) for e in entries):
         codes, inputs = _advanced(x, entries)
         return AdvancedSubtensor(codes)(x, *inputs)
@@ -200,6 +243,13 @@ def _inc(view, y, set, ignore_duplicates=False):
         raise TypeError("Trying to increment a %d-dimensional subtensor with a %d-dimensional "
                         "value." % (view.ndim, y.ndim))
     node = getattr(view, "owner", None)
+    widened = getattr(view, "_kiln_zero_d_bools", None)
+    if widened is not None:  # written into x with the added axes, which are then dropped
+        x, new_axes = widened
+        op = AdvancedIncSubtensor(idx_list=node.op.idx_list, set_instead_of_inc=int(set),
+                                  ignore_duplicates=int(ignore_duplicates))
+        wide = op(node.inputs[0], y, *node.inputs[1:])
+        return dimshuffle(wide, [d for d in range(wide.ndim) if d not in new_axes])
     if node is not None and isinstance(node.op, AdvancedSubtensor):
         op = AdvancedIncSubtensor(idx_list=node.op.idx_list, set_instead_of_inc=int(set),
                                   ignore_duplicates=int(ignore_duplicates))

@@ -259,14 +259,26 @@ class DownsampleFactorMaxGradGrad(_PoolOp, ops.DownsampleFactorMaxGradGrad):
         return self._node(tensors, ws, stride, pad, check_pad=True)
 
 
-class MaxPoolRop:
-    """Aesara's MaxPoolRop (an op computing max pooling's R-operator): Kiln does not have the op;
-    constructing one raises NotImplementedError saying so. kiln.gradient.Rop of a pooling
-    works (Kiln derives it from the gradients)."""
+@ops.view
+class MaxPoolRop(_PoolOp, ops.MaxPoolRop):
+    """MaxPoolRop(ignore_border, mode='max', ndim)(x, eval_point, ws, stride=None, pad=None):
+    max pooling's R-operator: per window, eval_point at x's first maximum (C order), in
+    eval_point's dtype. (kiln.gradient.Rop of a pooling computes the same product from the
+    gradients, summing over tied maxima where this takes the first.)"""
 
-    __props__ = ("ignore_border", "mode", "ndim")
+    _mode = "max"
 
     def __init__(self, ignore_border=False, mode="max", ndim=2, openmp=None):
-        raise NotImplementedError("MaxPoolRop is not available in Kiln: Kiln has no such op; "
-                                  "kiln.gradient.Rop(pool_2d(x, ...), x, v) computes the same "
-                                  "product from the gradients")
+        assert mode == "max"
+        ops.MaxPoolRop.__init__(self, ignore_border=bool(ignore_border), mode=mode, ndim=ndim)
+
+    @classmethod
+    def _from(cls, ignore_border, mode, ndim):
+        return cls(ignore_border, mode, ndim)
+
+    def make_node(self, x, eval_point, ws, stride=None, pad=None):
+        x = as_tensor_variable(x)
+        if x.type.ndim < self.ndim:
+            raise TypeError()
+        tensors = [x, as_tensor_variable(eval_point)]
+        return self._node(tensors, ws, stride, pad, check_pad=True)
