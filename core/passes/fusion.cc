@@ -76,6 +76,11 @@ FusionGroup GrowGroup(const FunctionGraph& fg, const std::vector<Apply*>& roots,
       if (!inline_constant && seen_inputs.insert(in.get()).second) g.inputs.push_back(in);
     }
   }
+  // A value taken as an input before its producer was absorbed by another path is computed
+  // inside (as an input too, a fused node sharing it would read its own output).
+  std::erase_if(g.inputs, [&](const VariablePtr& v) {
+    return v->owner() != nullptr && g.members.count(v->owner());
+  });
   // Every member but the root whose value is read outside (the other roots, the absorbed).
   absorbed.insert(absorbed.begin(), roots.begin() + 1, roots.end());
   for (const Apply* member : absorbed) {
