@@ -50,7 +50,7 @@ TEST(AssertTest, ChecksEveryCondition) {
   const Tensor xv = *Tensor::Of<double>(DType::kFloat64, {2}, {1.5, -2});
   auto scalar = [](double v) { return *Tensor::Of<double>(DType::kFloat64, {}, {v}); };
   auto flag = [](int8_t v) {
-    return Tensor::Of<double>(DType::kFloat64, {}, {double{v}})->AsType(DType::kInt8);
+    return Tensor::Of<double>(DType::kFloat64, {}, {static_cast<double>(v)})->AsType(DType::kInt8);
   };
   auto ok = (*f)({xv, scalar(2), flag(1)});
   ASSERT_TRUE(ok.ok()) << ok.status();

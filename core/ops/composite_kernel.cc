@@ -326,8 +326,9 @@ bool Run(const ScalarProgram& program, const Shape& shape, std::span<const Tenso
 bool RunFusedBlocks(const ScalarProgram& program, const Shape& shape,
                     std::span<const Tensor> inputs, std::vector<Tensor>& outputs) {
   // The compute type: the first instruction's that is not a comparison's bool.
-  const auto first = std::find_if(program.instrs.begin(), program.instrs.end(),
-                                  [](const ScalarProgram::Instr& i) { return i.dtype != DType::kBool; });
+  const auto first =
+      std::find_if(program.instrs.begin(), program.instrs.end(),
+                   [](const ScalarProgram::Instr& i) { return i.dtype != DType::kBool; });
   if (first == program.instrs.end()) return false;
   const DType d = first->dtype;
   if (d == DType::kFloat64) return Run<double>(program, shape, inputs, outputs);

@@ -32,9 +32,7 @@ Var Combine(K kind, const std::vector<Var>& inputs) {
 
 // A constant (or a DimShuffle of one) that broadcasts like a scalar: every static dim is 1.
 std::optional<double> ScalarLikeConstant(const Variable& v) {
-  for (const StaticDim& d : v.tensor_type()->shape()) {
-    if (d != StaticDim(1)) return std::nullopt;
-  }
+  if (!BroadcastsAsScalar(v)) return std::nullopt;
   return ScalarConstantValue(v);
 }
 

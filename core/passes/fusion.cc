@@ -99,7 +99,7 @@ FusionGroup GrowGroup(const FunctionGraph& fg, const std::vector<Apply*>& roots,
 // nodes. (The walk cannot stop at the nodes placed after the root in the pass's order: the
 // groups fused before have moved values across that order.)
 bool FeedsItself(const FunctionGraph& fg, const FusionGroup& g) {
-  constexpr int kBudget = 1024;
+  constexpr int kBudget = 256;
   std::vector<const Apply*> stack;
   absl::flat_hash_set<const Apply*> seen;
   for (const VariablePtr& v : g.shared_outputs) {

@@ -1,7 +1,7 @@
 // canonicalize: the rules that shrink the graphs models build from one parameter vector (issue
-// 40): reductions of reductions and of fills merged, reshapes that change nothing removed, a one-element slice
-// reshaped to a scalar made an index, and indexes of MakeVector and of fills taken. Each rule
-// reads `before -> after`.
+// 40): reductions of reductions and of fills merged, reshapes that change nothing removed, a
+// one-element slice reshaped to a scalar made an index, and indexes of MakeVector and of fills
+// taken. Each rule reads `before -> after`.
 #include <algorithm>
 #include <vector>
 
@@ -76,11 +76,7 @@ Replacement SumOfFill(const FunctionGraph&, Apply& node) {
     return std::nullopt;
   }
   const VariablePtr &x = filled->owner()->inputs()[0], &c = filled->owner()->inputs()[1];
-  const std::vector<StaticDim>& dims = c->tensor_type()->shape();
-  if (!ScalarConstantValue(*c) ||
-      !std::all_of(dims.begin(), dims.end(), [](const StaticDim& d) { return d == StaticDim(1); })) {
-    return std::nullopt;
-  }
+  if (!BroadcastsAsScalar(*c) || !ScalarConstantValue(*c)) return std::nullopt;
   const DType out = node.output_ptr(0)->tensor_type()->dtype();
   Var count = scalar_constant(int64_t{1}, DType::kInt64);
   for (int d = 0; d < x->tensor_type()->ndim(); ++d) count = count * shape_i(Var(x), d);
@@ -93,7 +89,9 @@ std::optional<std::vector<int64_t>> ConstantInts(const Variable& v) {
   const Tensor& t = static_cast<const Constant&>(v).data();
   if (t.ndim() != 1 || !IsInteger(t.dtype())) return std::nullopt;
   std::vector<int64_t> values;
-  for (int64_t i = 0; i < t.size(); ++i) values.push_back(static_cast<int64_t>(t.ElementAsDouble(i)));
+  for (int64_t i = 0; i < t.size(); ++i) {
+    values.push_back(static_cast<int64_t>(t.ElementAsDouble(i)));
+  }
   return values;
 }
 
@@ -198,9 +196,7 @@ Replacement IndexOfFill(const FunctionGraph&, Apply& node) {
     if (e.is_slice) return std::nullopt;
   }
   const VariablePtr &x = filled->owner()->inputs()[0], &c = filled->owner()->inputs()[1];
-  const std::vector<StaticDim>& dims = c->tensor_type()->shape();
-  if (!std::all_of(dims.begin(), dims.end(), [](const StaticDim& d) { return d == StaticDim(1); }) ||
-      x->tensor_type()->shape() != filled->tensor_type()->shape()) {
+  if (!BroadcastsAsScalar(*c) || x->tensor_type()->shape() != filled->tensor_type()->shape()) {
     return std::nullopt;
   }
   std::vector<VariablePtr> inputs = node.inputs();

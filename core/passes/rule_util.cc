@@ -97,4 +97,10 @@ RewriteRule ElemwiseRule(std::string name, std::string phase, std::vector<Scalar
                      std::move(scalar_ops)};
 }
 
+bool BroadcastsAsScalar(const Variable& v) {
+  const std::vector<StaticDim>& dims = v.tensor_type()->shape();
+  return std::all_of(dims.begin(), dims.end(),
+                     [](const StaticDim& d) { return d == StaticDim(1); });
+}
+
 }  // namespace kiln

@@ -42,6 +42,9 @@ std::optional<FlatProduct> FlattenProduct(const VariablePtr& v, int budget);
 // -v, without a double negation: u for v = neg(u).
 Var Negate(const Var& v);
 
+// True when every static dim of v is 1: v broadcasts as a scalar.
+bool BroadcastsAsScalar(const Variable& v);
+
 // A rule of the phase tagged `phase` looking at nodes of the `tracks` kinds.
 RewriteRule PhaseRule(std::string name, std::string phase, std::vector<OpClassId> tracks,
                       std::function<Replacement(const FunctionGraph&, Apply&)> apply);

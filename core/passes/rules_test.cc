@@ -343,8 +343,8 @@ const std::map<std::string, std::function<Example()>>& Examples() {
       {"local_useless_flatten",
        [] {
          Var v = dvector("pv"), s = dscalar("ps");
-         return Example{{v, s},
-                        {reshape(v, std::vector<int64_t>{-1}) + reshape(s, std::vector<int64_t>{-1})}};
+         const std::vector<int64_t> flat = {-1};
+         return Example{{v, s}, {reshape(v, flat) + reshape(s, flat)}};
        }},
       {"local_useless_reshape_of_slice",
        [] {
@@ -360,7 +360,8 @@ const std::map<std::string, std::function<Example()>>& Examples() {
       {"local_subtensor_make_vector",
        [] {
          Var a = dscalar("pa"), b = dscalar("pb");
-         return Example{{a, b}, {subtensor(make_vector({a, b}, DType::kFloat64), {Index(-1)}) * 2.0}};
+         const Var ab = make_vector({a, b}, DType::kFloat64);
+         return Example{{a, b}, {subtensor(ab, {Index(-1)}) * 2.0}};
        }},
       {"local_subtensor_of_fill",
        [] {

@@ -25,13 +25,6 @@ Var Reduce(const CAReduce& op, const Var& x, std::optional<std::vector<int>> axi
       {x});
 }
 
-bool ScalarLike(const Variable& v) {
-  for (const StaticDim& d : v.tensor_type()->shape()) {
-    if (d != StaticDim(1)) return false;
-  }
-  return true;
-}
-
 // v as a 0-d variable (v has only broadcast dims).
 Var AsScalar(const VariablePtr& v) {
   const Apply* ds = v->owner();
@@ -78,7 +71,7 @@ Replacement SumProdOfScaled(const FunctionGraph&, Apply& node) {
   if (kind != K::kMul) return std::nullopt;
   std::vector<Var> scalars, rest;
   for (const VariablePtr& f : in->owner()->inputs()) {
-    if (ScalarLike(*f) && f->tensor_type()->dtype() == in->tensor_type()->dtype()) {
+    if (BroadcastsAsScalar(*f) && f->tensor_type()->dtype() == in->tensor_type()->dtype()) {
       scalars.push_back(AsScalar(f));
     } else {
       rest.emplace_back(f);
