@@ -12,6 +12,7 @@
 #include "absl/strings/str_join.h"
 #include "core/ops/advanced_indexing.h"
 #include "core/ops/indexing_kernels.h"
+#include "core/ops/add_as_numpy.h"
 #include "core/ops/op_util.h"
 #include "core/ops/slice_bounds.h"
 #include "core/tensor/dtype_dispatch.h"
@@ -268,20 +269,6 @@ void ForEach(const Plan& p, F&& f) {
   }
 }
 
-// a + b in T (bool: or; integers wrap as NumPy's).
-template <typename T>
-T Add(T a, T b) {
-  if constexpr (std::is_same_v<T, bool>) {
-    return a || b;
-  } else if constexpr (std::is_same_v<T, Eigen::half>) {
-    return T(static_cast<float>(a) + static_cast<float>(b));
-  } else if constexpr (std::is_integral_v<T>) {
-    return static_cast<T>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
-  } else {
-    return a + b;
-  }
-}
-
 // The index vector when the list is one integer vector followed by full slices only: x[idx]
 // along axis 0, numpy.take, which the take kernels (indexing_kernels.h) serve; else null.
 const Tensor* TakeLike(const std::vector<AdvIndexEntry>& idx, std::span<const Tensor> index_inputs,
@@ -367,9 +354,9 @@ absl::Status AdvancedIncSubtensor::Perform(const Apply&, std::span<const Tensor>
       ForEach(p, [&](int64_t flat, int64_t off) { o[off] = v[flat]; });
     } else if (once) {  // x[idx] += y: each place gets x's value plus its last y
       const T* xs = original.data<T>();
-      ForEach(p, [&](int64_t flat, int64_t off) { o[off] = Add(xs[off], v[flat]); });
+      ForEach(p, [&](int64_t flat, int64_t off) { o[off] = AddAsNumpy(xs[off], v[flat]); });
     } else {  // numpy.add.at
-      ForEach(p, [&](int64_t flat, int64_t off) { o[off] = Add(o[off], v[flat]); });
+      ForEach(p, [&](int64_t flat, int64_t off) { o[off] = AddAsNumpy(o[off], v[flat]); });
     }
   });
   outputs[0] = std::move(out);

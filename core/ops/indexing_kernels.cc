@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "core/ops/add_as_numpy.h"
 #include "core/ops/op_util.h"
 #include "core/tensor/dtype_dispatch.h"
 #include "core/tensor/parallel.h"
@@ -216,20 +217,6 @@ void GatherElements(E* o, const E* x, int64_t xs, const I* p, int64_t ps, int64_
   }
 }
 
-// a + b in T (bool: or; integers wrap as NumPy's; float16 through float).
-template <typename T>
-inline T Add(T a, T b) {
-  if constexpr (std::is_same_v<T, bool>) {
-    return a || b;
-  } else if constexpr (std::is_same_v<T, Eigen::half>) {
-    return T(static_cast<float>(a) + static_cast<float>(b));
-  } else if constexpr (std::is_integral_v<T>) {
-    return static_cast<T>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
-  } else {
-    return a + b;
-  }
-}
-
 // numpy.add.at on one-element rows: out[idx[i]] += y[i * ys] in order, a run of one index
 // summed in a register (the same additions in the same order) and stored once. (Prefetching
 // the destination as the gather does measured no faster: the misses overlap already.)
@@ -237,7 +224,7 @@ template <typename T, typename I>
 void AddElements(T* o, const T* y, int64_t ys, const I* p, int64_t ps, int64_t n, int64_t len) {
   if (n == 0) return;
   int64_t prev = Wrap(p[0], len);
-  T acc = Add(o[prev], y[0]);
+  T acc = AddAsNumpy(o[prev], y[0]);
   for (int64_t i = 1; i < n; ++i) {
     const int64_t r = Wrap(p[i * ps], len);
     const T v = y[i * ys];
@@ -246,7 +233,7 @@ void AddElements(T* o, const T* y, int64_t ys, const I* p, int64_t ps, int64_t n
       prev = r;
       acc = o[r];
     }
-    acc = Add(acc, v);
+    acc = AddAsNumpy(acc, v);
   }
   o[prev] = acc;
 }
@@ -272,19 +259,20 @@ void ScatterTyped(T* o, int64_t row, const T* y, int64_t ys0, const RowLayout& y
       if (set) {
         std::memcpy(dst, src, row * sizeof(T));
       } else {
-        for (int64_t k = 0; k < row; ++k) dst[k] = Add(dst[k], src[k]);
+        for (int64_t k = 0; k < row; ++k) dst[k] = AddAsNumpy(dst[k], src[k]);
       }
     } else if (yl.broadcast()) {
       const T c = src[0];
       if (set) {
         std::fill(dst, dst + row, c);
       } else {
-        for (int64_t k = 0; k < row; ++k) dst[k] = Add(dst[k], c);
+        for (int64_t k = 0; k < row; ++k) dst[k] = AddAsNumpy(dst[k], c);
       }
     } else if (set) {
       WalkRow(yl, 0, at, [&](int64_t k, int64_t off) { dst[k] = src[off]; });
     } else {
-      WalkRow(yl, 0, at, [&](int64_t k, int64_t off) { dst[k] = Add(dst[k], src[off]); });
+      WalkRow(yl, 0, at,
+              [&](int64_t k, int64_t off) { dst[k] = AddAsNumpy(dst[k], src[off]); });
     }
   }
 }
