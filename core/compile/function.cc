@@ -319,6 +319,7 @@ absl::StatusOr<std::vector<Tensor>> Function::Run(
       const Tensor& value = slots[output_slots[o]];
       results.push_back(value.AsType(value.dtype()));
     }
+    program_->RecycleSlots(std::move(slots));
     return results;
   }
   std::vector<Tensor> results;
@@ -331,6 +332,7 @@ absl::StatusOr<std::vector<Tensor>> Function::Run(
     for (const Tensor& previous : results) shared |= previous.SharesBufferWith(value);
     results.push_back(shared ? value.AsType(value.dtype()) : std::move(value));
   }
+  program_->RecycleSlots(std::move(slots));
   const std::vector<VariablePtr>& outs = fgraph_->outputs();
   if (state_->reference != nullptr) {
     ASSIGN_OR_RETURN(std::vector<Tensor> expected, (*state_->reference)(debug_args));

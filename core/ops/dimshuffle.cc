@@ -99,6 +99,8 @@ absl::Status DimShuffle::Perform(const Apply& node, std::span<const Tensor> inpu
   const Tensor& in = inputs[0];
   Shape shape;
   std::vector<int64_t> strides;
+  shape.reserve(new_order_.size());
+  strides.reserve(new_order_.size());
   for (int d : new_order_) {
     shape.push_back(d == kX ? 1 : in.shape()[d]);
     strides.push_back(d == kX ? 0 : in.strides()[d]);

@@ -32,6 +32,8 @@ absl::StatusOr<Tensor> IndexView(const Op& op, const Tensor& x, const std::vecto
                                  std::span<const Tensor> scalars) {
   Shape shape;
   std::vector<int64_t> strides;
+  shape.reserve(x.ndim());
+  strides.reserve(x.ndim());
   int64_t offset = 0;
   size_t next = 0;
   for (size_t d = 0; d < idx.size(); ++d) {
@@ -61,7 +63,7 @@ absl::StatusOr<Tensor> IndexView(const Op& op, const Tensor& x, const std::vecto
     shape.push_back(x.shape()[d]);
     strides.push_back(x.strides()[d]);
   }
-  return x.View(shape, strides, offset);
+  return x.View(std::move(shape), std::move(strides), offset);
 }
 
 // out[i] (+)= y[i] over the view, y broadcast to it (right-aligned).

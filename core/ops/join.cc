@@ -109,7 +109,11 @@ absl::Status Join::Perform(const Apply& node, std::span<const Tensor> inputs,
   int64_t offset = 0;
   char* dst = static_cast<char*>(out.raw_data());
   for (size_t i = 1; i < inputs.size(); ++i) {
-    const Tensor piece = inputs[i].AsType(out.dtype());
+    // The piece itself when it is contiguous in the output's dtype, else a converted copy.
+    Tensor converted;
+    const bool as_is = inputs[i].dtype() == out.dtype() && inputs[i].is_contiguous();
+    if (!as_is) converted = inputs[i].AsType(out.dtype());
+    const Tensor& piece = as_is ? inputs[i] : converted;
     const int64_t chunk = piece.shape()[axis] * inner * size;
     const char* src = static_cast<const char*>(piece.raw_data());
     for (int64_t o = 0; o < outer; ++o) {

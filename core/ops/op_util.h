@@ -57,7 +57,10 @@ inline absl::Status CheckKnownDims(const Op& op, const StaticShape& shape) {
 }
 
 // The first element of an integer (or any) tensor as int64.
-inline int64_t ScalarInt(const Tensor& t) { return t.AsType(DType::kInt64).data<int64_t>()[0]; }
+inline int64_t ScalarInt(const Tensor& t) {
+  return t.dtype() == DType::kInt64 ? t.data<int64_t>()[0]
+                                    : t.AsType(DType::kInt64).data<int64_t>()[0];
+}
 
 // The value of a constant integer scalar, or nullopt for a symbolic one.
 inline std::optional<int64_t> ConstantInt(const VariablePtr& v) {

@@ -39,6 +39,9 @@ absl::Status CheckInteger(const Op& op, const std::vector<VariablePtr>& in, size
 }
 
 std::vector<int64_t> AsInt64s(const Tensor& t) {
+  if (t.dtype() == DType::kInt64 && t.is_contiguous()) {
+    return std::vector<int64_t>(t.data<int64_t>(), t.data<int64_t>() + t.size());
+  }
   const Tensor c = t.AsType(DType::kInt64);
   return std::vector<int64_t>(c.data<int64_t>(), c.data<int64_t>() + c.size());
 }
@@ -53,6 +56,13 @@ std::string DimsText(const std::vector<int64_t>& dims) {
 
 // A reshape target whose product could overflow is an error; a -1 counts as 1 here.
 absl::Status CheckDims(const Op& op, const std::vector<int64_t>& dims, DType dtype) {
+  int64_t bytes = DTypeSize(dtype);
+  bool small = true;  // every dim positive (or -1) and the product within the limit
+  for (int64_t d : dims) {
+    small = small && (d > 0 || d == -1) &&
+            !__builtin_mul_overflow(bytes, d == -1 ? 1 : d, &bytes) && bytes <= kMaxTensorBytes;
+  }
+  if (small) return absl::OkStatus();  // (the op's name is built only for the message)
   Shape shape;
   for (int64_t d : dims) shape.push_back(d == -1 ? 1 : std::max<int64_t>(d, 0));
   return CheckShape(op.Name(), shape, dtype);
@@ -179,8 +189,9 @@ absl::Status Reshape::Perform(const Apply&, std::span<const Tensor> inputs,
   ASSIGN_OR_RETURN(dims, ResolveReshapeDims(*this, std::move(dims), x.size(), [&] {
                      return absl::StrCat("array of size ", x.size());
                    }));
-  const Tensor c = x.Contiguous();
-  outputs[0] = c.View(dims, ContiguousStrides(dims));
+  std::vector<int64_t> strides = ContiguousStrides(dims);
+  outputs[0] = x.is_contiguous() ? x.View(std::move(dims), std::move(strides))
+                                 : x.Contiguous().View(std::move(dims), std::move(strides));
   return absl::OkStatus();
 }
 
@@ -213,7 +224,7 @@ absl::StatusOr<ApplyPtr> SpecifyShape::MakeNode(std::vector<VariablePtr> inputs)
 absl::Status SpecifyShape::Perform(const Apply&, std::span<const Tensor> inputs,
                                    std::vector<Tensor>& outputs) const {
   for (size_t i = 1; i < inputs.size(); ++i) {
-    const int64_t dim = AsInt64s(inputs[i])[0];
+    const int64_t dim = ScalarInt(inputs[i]);
     if (dim >= 0 && inputs[0].shape()[i - 1] != dim) {
       return Invalid(*this, absl::StrCat("dim ", i - 1, " of input has shape ",
                                          inputs[0].shape()[i - 1], ", expected ", dim, "."));

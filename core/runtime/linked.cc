@@ -103,16 +103,33 @@ std::shared_ptr<const LinkedProgram> LinkedProgram::Link(const FunctionGraph& fg
     }
     for (size_t i = 0; i < step.inputs.size(); ++i) {
       const int s = step.inputs[i];
+      const bool copied = std::find(step.copy_before.begin(), step.copy_before.end(),
+                                    static_cast<int>(i)) != step.copy_before.end();
+      if (!copied) {
+        const auto lent = std::find_if(step.lend.begin(), step.lend.end(),
+                                       [&](int j) { return step.inputs[j] == s; });
+        if (lent == step.lend.end()) {
+          step.lend.push_back(static_cast<int>(i));
+        } else {
+          step.alias.push_back({static_cast<int>(i), *lent});
+        }
+      }
       if (s < p->num_inputs_ || is_constant[s] || last_use[s] != static_cast<int>(n)) continue;
       if (std::find(step.release.begin(), step.release.end(), s) == step.release.end()) {
         step.release.push_back(s);
       }
-      const bool destroyed = std::find(step.check_before.begin(), step.check_before.end(),
-                                       static_cast<int>(i)) != step.check_before.end();
-      if (!destroyed && std::count(step.inputs.begin(), step.inputs.end(), s) == 1) {
-        step.take.push_back(static_cast<int>(i));
+    }
+  }
+  // A copied input whose slot is also lent reads the lent value.
+  for (Step& step : p->steps_) {
+    for (int i : step.copy_before) {
+      for (int j : step.lend) {
+        if (step.inputs[j] == step.inputs[i]) step.alias.push_back({i, j});
       }
     }
+  }
+  for (int s = 0; s < p->num_slots_; ++s) {
+    if (!is_constant[s]) p->value_slots_.push_back(s);
   }
   if (options.nan_guard) p->observers_.push_back(std::make_unique<NanGuard>());
   if (options.profile) p->observers_.push_back(std::make_unique<Profiler>());
@@ -122,9 +139,24 @@ std::shared_ptr<const LinkedProgram> LinkedProgram::Link(const FunctionGraph& fg
 }
 
 std::vector<Tensor> LinkedProgram::NewSlots() const {
+  {
+    absl::MutexLock lock(&spare_mu_);
+    if (!spare_slots_.empty()) {
+      std::vector<Tensor> slots = std::move(spare_slots_.back());
+      spare_slots_.pop_back();
+      return slots;
+    }
+  }
   std::vector<Tensor> slots(num_slots_);
   for (const auto& [s, value] : constant_slots_) slots[s] = value;
   return slots;
+}
+
+void LinkedProgram::RecycleSlots(std::vector<Tensor> slots) const {
+  constexpr size_t kSpareSets = 4;  // enough for the threads that call one function at once
+  for (int s : value_slots_) slots[s] = Tensor();
+  absl::MutexLock lock(&spare_mu_);
+  if (spare_slots_.size() < kSpareSets) spare_slots_.push_back(std::move(slots));
 }
 
 absl::Status LinkedProgram::Run(std::vector<Tensor>& slots, CallContext& ctx) const {
@@ -192,13 +224,13 @@ absl::Status LinkedProgram::Run(std::vector<Tensor>& slots, CallContext& ctx) co
     in.resize(step.inputs.size());
     for (size_t i = 0, t = 0; i < in.size(); ++i) {
       Tensor& value = slots[step.inputs[i]];
-      if (t < step.take.size() && step.take[t] == static_cast<int>(i)) {
+      if (t < step.lend.size() && step.lend[t] == static_cast<int>(i)) {
         in[i] = std::move(value);
         ++t;
-      } else {
-        in[i] = value;
       }
     }
+    for (int i : step.copy_before) in[i] = slots[step.inputs[i]];  // (unless lent: below)
+    for (const auto& [i, j] : step.alias) in[i] = in[j];
     // An input the node overwrites must not share its buffer with a constant or another live
     // value (a view the graph does not declare); if it does, the node gets a copy.
     for (int i : step.copy_before) in[i] = in[i].AsType(in[i].dtype());
@@ -238,7 +270,9 @@ absl::Status LinkedProgram::Run(std::vector<Tensor>& slots, CallContext& ctx) co
       if (scans_live_) hold(step.outputs[i]);
     }
     ctx.peak_bytes = std::max(ctx.peak_bytes, live_bytes);
-    for (int i : step.take) slots[step.inputs[i]] = std::move(in[i]);
+    for (int i : step.lend) slots[step.inputs[i]] = std::move(in[i]);
+    for (const auto& [i, j] : step.alias) in[i] = Tensor();
+    for (int i : step.copy_before) in[i] = Tensor();
     release(step);
   }
   return absl::OkStatus();

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
 #include "core/graph/fgraph.h"
 #include "core/tensor/call_limits.h"
 #include "core/runtime/lazy_schedule.h"
@@ -28,9 +29,11 @@ struct Step {
   // graph input, a constant or read again later, and checked for undeclared sharing otherwise.
   std::vector<int> copy_before, check_before;
   std::vector<int> release;  // slots read for the last time here
-  // Input positions whose slot is read for the last time here, once: moved to the kernel and
-  // back, not copied.
-  std::vector<int> take;
+  // Input positions lent to the kernel: moved out of their slot and back after it, not copied
+  // (every input but a second reading of one slot and one copied before it is overwritten).
+  std::vector<int> lend;
+  // (i, j): input i reads the value lent at position j (one slot read twice).
+  std::vector<std::pair<int, int>> alias;
   // The IfElse branch this node's values are for (LinkedProgram::guards()); -1: always runs.
   int guard = -1;
 };
@@ -68,7 +71,11 @@ class LinkedProgram {
                                                    const LinkOptions& options);
 
   // Slots for one call: the constants in place, the rest empty; the caller fills the inputs'.
+  // A set given back by RecycleSlots is reused (no allocation per call).
   std::vector<Tensor> NewSlots() const;
+  // Takes back the slots of a call that succeeded (a failed call may have left its constants
+  // lent): every value but the constants is dropped, and the set kept for the next NewSlots.
+  void RecycleSlots(std::vector<Tensor> slots) const;
   // Runs the steps (those `ctx.needed` marks) on `slots`; afterwards the outputs' slots hold
   // their values.
   absl::Status Run(std::vector<Tensor>& slots, CallContext& ctx) const;
@@ -93,6 +100,9 @@ class LinkedProgram {
   bool timed_ = false;
   bool scans_live_ = false;  // some step checks its in-place input against the live values
   std::vector<std::unique_ptr<StepObserver>> observers_;
+  std::vector<int> value_slots_;  // the slots that are not constants
+  mutable absl::Mutex spare_mu_;
+  mutable std::vector<std::vector<Tensor>> spare_slots_ ABSL_GUARDED_BY(spare_mu_);
 };
 
 }  // namespace kiln

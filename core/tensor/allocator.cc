@@ -126,46 +126,59 @@ constexpr size_t kSmallBuffer = 16384;
 constexpr size_t kSmallCacheBytes = size_t{1} << 20;
 constexpr int kSmallPerClass = 32;
 
-class SmallBuffers {
- public:
-  ~SmallBuffers() {
-    for (auto& c : classes_) {
-      for (int i = 0; i < c.count; ++i) std::free(c.blocks[i]);
-    }
-    dead_ = true;
+// This thread's cache: zero-initialised plain data (one thread-local lookup per use, no guard),
+// emptied at thread exit by a SmallBuffersCleaner registered on the first Put.
+struct SmallBuffers {
+  struct Class {
+    void* blocks[kSmallPerClass];
+    int count;
+  };
+  Class classes[kSmallBuffer / kTensorAlignment];
+  size_t bytes;
+  bool registered;  // the cleaner is registered
+  bool dead;        // the cleaner has run: nothing more is kept (thread or process exit)
+
+  static SmallBuffers& Mine() {
+    thread_local SmallBuffers buffers;  // (constant-initialised: no guard on each access)
+    return buffers;
   }
   static void* Take(size_t size) {
-    if (dead_) return nullptr;
-    Class& c = Mine().classes_[size / kTensorAlignment - 1];
+    SmallBuffers& mine = Mine();
+    Class& c = mine.classes[size / kTensorAlignment - 1];
     if (c.count == 0) return nullptr;
-    Mine().bytes_ -= size;
+    mine.bytes -= size;
     return c.blocks[--c.count];
   }
   // False when the buffer is not kept (the caller frees it).
-  static bool Put(void* p, size_t size) {
-    if (dead_) return false;
-    SmallBuffers& mine = Mine();
-    Class& c = mine.classes_[size / kTensorAlignment - 1];
-    if (c.count == kSmallPerClass || mine.bytes_ + size > kSmallCacheBytes) return false;
-    c.blocks[c.count++] = p;
-    mine.bytes_ += size;
-    return true;
-  }
-
- private:
-  struct Class {
-    void* blocks[kSmallPerClass];
-    int count = 0;
-  };
-  static SmallBuffers& Mine() {
-    thread_local SmallBuffers buffers;
-    return buffers;
-  }
-  Class classes_[kSmallBuffer / kTensorAlignment];
-  size_t bytes_ = 0;
-  static thread_local bool dead_;  // this thread's cache is gone (thread or process exit)
+  static bool Put(void* p, size_t size);
 };
-thread_local bool SmallBuffers::dead_ = false;
+
+// Frees what this thread's cache holds when the thread ends.
+struct SmallBuffersCleaner {
+  ~SmallBuffersCleaner() {
+    SmallBuffers& mine = SmallBuffers::Mine();
+    for (auto& c : mine.classes) {
+      for (int i = 0; i < c.count; ++i) std::free(c.blocks[i]);
+      c.count = 0;
+    }
+    mine.bytes = 0;
+    mine.dead = true;
+  }
+};
+
+bool SmallBuffers::Put(void* p, size_t size) {
+  SmallBuffers& mine = Mine();
+  if (!mine.registered) {
+    thread_local SmallBuffersCleaner cleaner;
+    mine.registered = true;
+  }
+  if (mine.dead) return false;
+  Class& c = mine.classes[size / kTensorAlignment - 1];
+  if (c.count == kSmallPerClass || mine.bytes + size > kSmallCacheBytes) return false;
+  c.blocks[c.count++] = p;
+  mine.bytes += size;
+  return true;
+}
 
 // Memory of `size` bytes: aligned heap for small buffers, huge pages (cached) for large ones.
 void* TakeMemory(size_t size) {
@@ -183,6 +196,29 @@ void GiveBackMemory(void* p, size_t size) {
   if (KILN_SMALL_BUFFER_CACHE && size <= kSmallBuffer && SmallBuffers::Put(p, size)) return;
   if (size < kLargeBuffer || !Cache().Put(p, size)) std::free(p);
 }
+
+// Allocates the shared_ptr control block of each buffer from the same small blocks (one 64-byte
+// class), so that a tensor costs one cached block and not a malloc besides its buffer.
+template <typename T>
+struct BlockAllocator {
+  using value_type = T;
+  BlockAllocator() = default;
+  template <typename U>
+  BlockAllocator(const BlockAllocator<U>&) {}  // NOLINT: rebinding, as allocators do
+  static size_t Bytes(size_t n) {
+    return (n * sizeof(T) + kTensorAlignment - 1) / kTensorAlignment * kTensorAlignment;
+  }
+  T* allocate(size_t n) {
+    void* p = TakeMemory(Bytes(n));
+    if (p == nullptr) throw std::bad_alloc();
+    return static_cast<T*>(p);
+  }
+  void deallocate(T* p, size_t n) { GiveBackMemory(p, Bytes(n)); }
+  template <typename U>
+  bool operator==(const BlockAllocator<U>&) const {
+    return true;
+  }
+};
 
 }  // namespace
 
@@ -218,10 +254,13 @@ std::shared_ptr<void> AllocateBuffer(size_t bytes) {
     if (budget != nullptr) budget->Release(static_cast<int64_t>(size));
     throw std::bad_alloc();
   }
-  return std::shared_ptr<void>(p, [size, budget = std::move(budget)](void* q) {
-    GiveBackMemory(q, size);
-    if (budget != nullptr) budget->Release(static_cast<int64_t>(size));
-  });
+  return std::shared_ptr<void>(
+      p,
+      [size, budget = std::move(budget)](void* q) {
+        GiveBackMemory(q, size);
+        if (budget != nullptr) budget->Release(static_cast<int64_t>(size));
+      },
+      BlockAllocator<char>());
 }
 
 int64_t CachedBufferBytes() { return Cache().bytes(); }

@@ -63,10 +63,10 @@ int64_t ShapeSize(const Shape& shape) {
 
 namespace {
 
-// CheckShape's rule for elements of `element_bytes`; `limit_text` ends the message of a shape
-// over the limit.
+// CheckShape's rule for elements of `element_bytes`; the message of a shape over the limit ends
+// with " <limit_verb> <kMaxTensorBytes> <limit_unit>".
 absl::Status CheckBounded(const std::string& what, const Shape& shape, int64_t element_bytes,
-                          const std::string& limit_text) {
+                          const char* limit_verb, const char* limit_unit) {
   int64_t bytes = element_bytes;
   // Known before the loop: (2^46, 0) is as empty as (0, 2^46), whatever the order of its dims.
   const bool zero = std::find(shape.begin(), shape.end(), 0) != shape.end();
@@ -77,7 +77,8 @@ absl::Status CheckBounded(const std::string& what, const Shape& shape, int64_t e
     }
     if (!zero && (d > kMaxTensorBytes || bytes > kMaxTensorBytes / d)) {
       return absl::InvalidArgumentError(
-          absl::StrCat(what, ": shape ", ShapeToString(shape), limit_text));
+          absl::StrCat(what, ": shape ", ShapeToString(shape), " ", limit_verb, " ",
+                       kMaxTensorBytes, " ", limit_unit));
     }
     if (!zero) bytes *= d;
   }
@@ -101,8 +102,7 @@ absl::Status CheckBounded(const std::string& what, const Shape& shape, int64_t e
 }  // namespace
 
 absl::Status CheckShape(const std::string& what, const Shape& shape, DType dtype) {
-  return CheckBounded(what, shape, DTypeSize(dtype),
-                      absl::StrCat(" needs more than ", kMaxTensorBytes, " bytes"));
+  return CheckBounded(what, shape, DTypeSize(dtype), "needs more than", "bytes");
 }
 
 absl::Status CheckBoolBytes(const std::string& what, std::string_view bytes) {
@@ -116,8 +116,7 @@ absl::Status CheckBoolBytes(const std::string& what, std::string_view bytes) {
 }
 
 absl::Status CheckStaticShape(const std::string& what, const Shape& known) {
-  return CheckBounded(what, known, 1,
-                      absl::StrCat(" has more than ", kMaxTensorBytes, " elements"));
+  return CheckBounded(what, known, 1, "has more than", "elements");
 }
 
 absl::StatusOr<Tensor> Tensor::FromBytes(DType dtype, Shape shape, std::string_view bytes,
@@ -147,7 +146,7 @@ std::optional<Tensor> Tensor::BroadcastTo(const Shape& shape) const {
       return std::nullopt;
     }
   }
-  return View(shape, strides);
+  return View(shape, std::move(strides));
 }
 
 std::string ShapeToString(const Shape& shape) {
@@ -168,7 +167,7 @@ Tensor Tensor::Empty(DType dtype, Shape shape) {
   t.dtype_ = dtype;
   t.strides_ = ContiguousStrides(shape);
   t.shape_ = std::move(shape);
-  t.buffer_bytes_ = t.nbytes();
+  t.buffer_bytes_ = size * DTypeSize(dtype);
   t.buffer_ = AllocateBuffer(static_cast<size_t>(t.buffer_bytes_));
   return t;
 }
@@ -229,10 +228,13 @@ Tensor Tensor::Wrap(DType dtype, Shape shape, std::vector<int64_t> strides, void
 
 Tensor Tensor::View(Shape shape, std::vector<int64_t> strides, int64_t offset) const {
   KILN_CHECK(shape.size() == strides.size());
-  Tensor t = *this;
+  Tensor t;  // (not a copy of *this: its shape and strides would be allocated to be replaced)
+  t.dtype_ = dtype_;
   t.shape_ = std::move(shape);
   t.strides_ = std::move(strides);
   t.offset_ = offset_ + offset;
+  t.buffer_bytes_ = buffer_bytes_;
+  t.buffer_ = buffer_;
   return t;
 }
 
