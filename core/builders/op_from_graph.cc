@@ -3,10 +3,12 @@
 #include "absl/strings/str_cat.h"
 #include "core/grad/gradient.h"
 #include "core/graph/fgraph.h"
+#include "core/graph/constructors.h"
 #include "core/graph/gradient_types.h"
 #include "core/graph/op_registry.h"
 #include "core/tensor/status_macros.h"
 #include "core/graph/traversal.h"
+#include "core/ops/alloc.h"
 #include "core/ops/op_util.h"
 #include "core/ops/shape_infer.h"
 #include "core/passes/passes.h"
@@ -28,13 +30,24 @@ bool Fits(const TensorType& given, const TensorType& wanted) {
   return true;
 }
 
-// The inner outputs with the inner inputs replaced by the node's inputs.
+// The inner outputs with the inner inputs replaced by the node's inputs, which MakeNode checked
+// to fit them (a node input may know more of its shape than the inner input: the copied nodes
+// keep their outputs' types, which still hold).
 absl::StatusOr<std::vector<VariablePtr>> OnNodeInputs(const InnerGraph& g,
                                                       const std::vector<VariablePtr>& inputs,
                                                       std::span<const VariablePtr> outputs) {
-  std::vector<std::pair<VariablePtr, VariablePtr>> replace;
-  for (size_t i = 0; i < g.inputs.size(); ++i) replace.push_back({g.inputs[i], inputs[i]});
-  return CloneReplace(outputs, replace);
+  CloneMap memo;
+  for (size_t i = 0; i < g.inputs.size(); ++i) {
+    const TensorType* given = inputs[i]->tensor_type();
+    const TensorType* wanted = g.inputs[i]->tensor_type();
+    if (given == nullptr || wanted == nullptr || !Fits(*given, *wanted)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("OpFromGraph: input ", i, " has type ", inputs[i]->type()->ToString(),
+                       " but the inner graph takes ", g.inputs[i]->type()->ToString()));
+    }
+    memo[g.inputs[i].get()] = inputs[i];
+  }
+  return Clone({}, outputs, /*copy_inputs=*/false, &memo);
 }
 
 }  // namespace
@@ -44,6 +57,20 @@ absl::StatusOr<std::shared_ptr<const OpFromGraph>> OpFromGraph::Make(OpFromGraph
   ASSIGN_OR_RETURN(op->inner_, DecodeInnerGraph(op->attrs_.inner));
   for (const VariablePtr& v : op->inner_.outputs) {
     if (v->tensor_type() == nullptr) return Invalid(*op, "an inner output is not a tensor");
+  }
+  if (!op->attrs_.grad.empty()) {
+    const std::string name = op->attrs_.name.empty() ? "" : absl::StrCat(op->attrs_.name, "_grad");
+    ASSIGN_OR_RETURN(op->grad_op_,
+                     Make(OpFromGraphAttrs{op->attrs_.grad, op->attrs_.inline_, name, ""}));
+    const size_t n_in = op->inner_.inputs.size(), n_out = op->inner_.outputs.size();
+    const InnerGraph& g = op->grad_op_->inner();
+    if (g.inputs.size() != n_in + 2 * n_out || g.outputs.size() != n_in) {
+      return Invalid(*op,
+                     absl::StrCat("the gradient override takes ", g.inputs.size(), " input(s) to ",
+                                  g.outputs.size(), " output(s); ", n_in + 2 * n_out,
+                                  " inputs (inputs, outputs, output gradients) to ", n_in,
+                                  " gradients are needed"));
+    }
   }
   return std::shared_ptr<const OpFromGraph>(std::move(op));
 }
@@ -119,6 +146,22 @@ absl::Status OpFromGraph::Perform(const Apply&, std::span<const Tensor> inputs,
 }
 
 std::vector<Var> OpFromGraph::LOp(const Apply& node, const std::vector<Var>& output_grads) const {
+  if (grad_op_ != nullptr) {  // the override, on (inputs, outputs, output grads or zeros)
+    std::vector<VariablePtr> args = node.inputs();
+    const std::vector<VariablePtr> outputs = node.outputs();
+    args.insert(args.end(), outputs.begin(), outputs.end());
+    for (size_t o = 0; o < outputs.size(); ++o) {
+      const Var g =
+          IsDisconnected(*output_grads[o]) ? zeros_like(Var(outputs[o])) : output_grads[o];
+      if (!g.ok()) return std::vector<Var>(node.inputs().size(), g);
+      args.push_back(g.ptr());
+    }
+    absl::StatusOr<ApplyPtr> applied = grad_op_->MakeNode(std::move(args));
+    if (!applied.ok()) return std::vector<Var>(node.inputs().size(), Var(applied.status()));
+    std::vector<Var> grads;
+    for (const VariablePtr& g : (*applied)->outputs()) grads.push_back(Var(g));
+    return grads;
+  }
   absl::StatusOr<std::vector<VariablePtr>> outs =
       OnNodeInputs(inner_, node.inputs(), inner_.outputs);
   if (!outs.ok()) return std::vector<Var>(node.inputs().size(), Var(outs.status()));
@@ -162,7 +205,33 @@ absl::StatusOr<std::shared_ptr<const OpFromGraph>> op_from_graph(const std::vect
     out.push_back(v.ptr());
   }
   ASSIGN_OR_RETURN(std::string text, EncodeInnerGraph(in, out));
-  return OpFromGraph::Make(OpFromGraphAttrs{std::move(text), inline_, std::move(name)});
+  return OpFromGraph::Make(OpFromGraphAttrs{std::move(text), inline_, std::move(name), ""});
+}
+
+absl::StatusOr<std::shared_ptr<const OpFromGraph>> op_from_graph_with_grad(
+    const std::vector<Var>& inputs, const std::vector<Var>& outputs,
+    const std::vector<Var>& output_grads, const std::vector<Var>& grads, bool inline_,
+    std::string name) {
+  ASSIGN_OR_RETURN(std::shared_ptr<const OpFromGraph> plain,
+                   op_from_graph(inputs, outputs, inline_, name));
+  std::vector<VariablePtr> in, out;
+  for (const Var& v : inputs) in.push_back(v.ptr());
+  for (const VariablePtr& v : plain->inner().outputs) {  // the outputs' slots, unread by grads
+    const TensorType& type = *v->tensor_type();
+    in.push_back(tensor(type.dtype(), type.shape()).ptr());
+  }
+  for (const Var& v : output_grads) {
+    RETURN_IF_ERROR(v.status());
+    in.push_back(v.ptr());
+  }
+  for (const Var& v : grads) {
+    RETURN_IF_ERROR(v.status());
+    out.push_back(v.ptr());
+  }
+  ASSIGN_OR_RETURN(std::string text, EncodeInnerGraph(in, out));
+  OpFromGraphAttrs attrs = plain->attrs();
+  attrs.grad = std::move(text);
+  return OpFromGraph::Make(std::move(attrs));
 }
 
 namespace {

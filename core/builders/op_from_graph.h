@@ -15,21 +15,26 @@
 
 namespace kiln {
 
-// The props of OpFromGraph: the inner graph's text, whether it is inlined, and a name.
+// The props of OpFromGraph: the inner graph's text, whether it is inlined, a name, and the
+// text of a gradient graph overriding the inner graph's own (Aesara's grad_overrides).
 struct OpFromGraphAttrs {
   std::string inner;
   bool inline_ = false;
   std::string name;  // printed instead of "OpFromGraph" when set
+  // Empty, or a graph from (inputs..., outputs..., output grads...) to one gradient per input.
+  std::string grad;
   static constexpr auto Fields() {
     return std::tuple{AttrField{"inner", &OpFromGraphAttrs::inner},
                       AttrField{"inline", &OpFromGraphAttrs::inline_},
-                      AttrField{"name", &OpFromGraphAttrs::name}};
+                      AttrField{"name", &OpFromGraphAttrs::name},
+                      AttrField{"grad", &OpFromGraphAttrs::grad}};
   }
 };
 
 // OpFromGraph(inputs...) -> the inner graph's outputs on them. Each input must have the type of
 // its inner input (or a more precise one). Printed "OpFromGraph{inline=False}", or
-// "<name>{inline=False}".
+// "<name>{inline=False}". With a gradient override, the gradient is an OpFromGraph of it
+// named "<name>_grad" (as Aesara's) on the inputs, the outputs and the output gradients.
 class OpFromGraph final : public OpOf<OpFromGraph>, public HasInnerGraph {
  public:
   static constexpr absl::string_view kTypeName = "OpFromGraph";
@@ -53,6 +58,8 @@ class OpFromGraph final : public OpOf<OpFromGraph>, public HasInnerGraph {
   explicit OpFromGraph(OpFromGraphAttrs attrs) : attrs_(std::move(attrs)) {}
   OpFromGraphAttrs attrs_;
   InnerGraph inner_;
+  // The gradient override's op, or null.
+  std::shared_ptr<const OpFromGraph> grad_op_;
   InnerProgram program_;  // the graph, optimized and linked on the first call
 };
 
@@ -66,6 +73,14 @@ absl::StatusOr<std::shared_ptr<const OpFromGraph>> op_from_graph(const std::vect
                                                                  const std::vector<Var>& outputs,
                                                                  bool inline_ = false,
                                                                  std::string name = "");
+
+// op_from_graph(inputs, outputs, inline_, name) whose gradient is `grads` (one per input), a
+// graph of `inputs` and `output_grads` (one variable per output, of its type): Aesara's
+// grad_overrides.
+absl::StatusOr<std::shared_ptr<const OpFromGraph>> op_from_graph_with_grad(
+    const std::vector<Var>& inputs, const std::vector<Var>& outputs,
+    const std::vector<Var>& output_grads, const std::vector<Var>& grads, bool inline_ = false,
+    std::string name = "");
 
 }  // namespace kiln
 

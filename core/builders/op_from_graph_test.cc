@@ -130,6 +130,76 @@ TEST(OpFromGraphTest, WireFormShapesAndErrors) {
   EXPECT_FALSE(op_from_graph({a}, {a + b}).ok());  // b is neither an input nor a constant
 }
 
+// Inputs that know their shape (an inner input of shape (?,) given one of (3,)): the node, its
+// gradient (own and overridden), shape and inlined form take them.
+TEST(OpFromGraphTest, InputsOfMorePreciseTypes) {
+  const Var x = dvector("x"), gx = dvector("gx");
+  const Var a = tensor(DType::kFloat64, {3}, "a");
+  const Tensor av = *Tensor::Of<double>(DType::kFloat64, {3}, {1, 2, 3});
+  for (bool inline_ : {false, true}) {
+    const OpPtr own = *op_from_graph({x}, {x * x}, inline_);
+    const OpPtr overridden = *op_from_graph_with_grad({x}, {x * x}, {gx}, {gx * 10.0}, inline_);
+    const Var y = Call(own, {a})[0], z = Call(overridden, {a})[0];
+    absl::StatusOr<std::vector<Var>> g = grad(sum(y) + sum(z), std::vector<Var>{a});
+    ASSERT_TRUE(g.ok()) << g.status();
+    absl::StatusOr<ShapeVars> shape = infer_shape(y);
+    ASSERT_TRUE(shape.ok()) << shape.status();
+    const std::vector<Tensor> v = Eval({a}, {y + z, (*g)[0], Var((*shape)[0])}, {av});
+    ASSERT_EQ(v.size(), 3u);
+    EXPECT_EQ(v[0].ToString(), "[ 2.  8. 18.]");
+    EXPECT_EQ(v[1].ToString(), "[12. 14. 16.]");  // 2a + 10
+    EXPECT_EQ(v[2].ElementAsDouble(0), 3);
+  }
+}
+
+// Aesara's grad_overrides: the gradient is an OpFromGraph "<name>_grad" of (inputs, outputs,
+// output gradients) computing the override, not the inner graph's own gradient; a disconnected
+// output's gradient comes in as zeros. It travels with the op (the `grad` attribute).
+TEST(OpFromGraphTest, GradientOverride) {
+  const Var x = dvector("x"), t = dvector("t");
+  const Var gu = dvector("gu"), gv = dvector("gv");
+  // Outputs u = x * t and v = x + t; the override says du/dx = 3, du/dt = 5 and dv/dx = 7,
+  // dv/dt = 0 (times the output gradients), which the formulas do not.
+  absl::StatusOr<std::shared_ptr<const OpFromGraph>> op = op_from_graph_with_grad(
+      {x, t}, {x * t, x + t}, {gu, gv}, {gu * 3.0 + gv * 7.0, gu * 5.0}, false, "pair");
+  ASSERT_TRUE(op.ok()) << op.status();
+  absl::StatusOr<OpPtr> remade = MakeOp("OpFromGraph", (*op)->Attrs());
+  ASSERT_TRUE(remade.ok()) << remade.status();
+  EXPECT_EQ(**remade, **op);
+  const Var a = dvector("a"), b = dvector("b");
+  for (const OpPtr& used : {OpPtr(*op), *remade}) {
+    const std::vector<Var> out = Call(used, {a, b});
+    absl::StatusOr<std::vector<Var>> g = grad(sum(out[0] * 2.0), {a, b});  // v disconnected
+    ASSERT_TRUE(g.ok()) << g.status();
+    ASSERT_NE((*g)[0]->owner(), nullptr);
+    EXPECT_EQ((*g)[0]->owner()->op().Name(), "pair_grad{inline=False}");
+    absl::StatusOr<std::vector<Var>> both = grad(sum(out[0]) + sum(out[1]), {a, b});
+    ASSERT_TRUE(both.ok()) << both.status();
+    const Tensor av = *Tensor::Of<double>(DType::kFloat64, {2}, {1, -2});
+    const Tensor bv = *Tensor::Of<double>(DType::kFloat64, {2}, {4, 0.5});
+    const std::vector<Tensor> v =
+        Eval({a, b}, {out[0], (*g)[0], (*g)[1], (*both)[0], (*both)[1]}, {av, bv});
+    const std::vector<std::string> want = {"[ 4. -1.]", "[6. 6.]", "[10. 10.]", "[10. 10.]",
+                                           "[5. 5.]"};  // u, its gradients, u + v's
+    ASSERT_EQ(v.size(), want.size());
+    for (size_t i = 0; i < want.size(); ++i) EXPECT_EQ(v[i].ToString(), want[i]) << i;
+  }
+  // An unnamed op's gradient op is unnamed too.
+  absl::StatusOr<std::shared_ptr<const OpFromGraph>> plain =
+      op_from_graph_with_grad({x, t}, {x * t}, {gu}, {gu, gu}, true);
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  absl::StatusOr<std::vector<Var>> g = grad(sum(Call(*plain, {a, b})[0]), std::vector<Var>{a});
+  ASSERT_TRUE(g.ok()) << g.status();
+  EXPECT_EQ((*g)[0]->owner()->op().Name(), "OpFromGraph{inline=True}");
+  // An override that does not give one gradient per input is refused.
+  absl::StatusOr<std::shared_ptr<const OpFromGraph>> bad =
+      op_from_graph_with_grad({x, t}, {x * t}, {gu}, {gu}, false, "short");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().message(),
+            "short{inline=False}: the gradient override takes 4 input(s) to 1 output(s); 4 "
+            "inputs (inputs, outputs, output gradients) to 2 gradients are needed");
+}
+
 // What a hostile client could send: OpFromGraphs nested past the limit fail with a clear error,
 // and an inner graph of 100,000 nodes is carried, compiled and run (the codec is iterative).
 TEST(OpFromGraphTest, NestingIsBoundedAndHugeInnerGraphsWork) {

@@ -13,29 +13,14 @@
 #include "core/ops/op_util.h"
 #include "core/ops/pool.h"
 #include "tests/testing/numpy_cases.h"
+#include "tests/testing/pool_cases.h"
 
 namespace kiln {
 namespace {
 
-std::vector<int64_t> Ints(const std::string& text) {
-  std::vector<int64_t> out;
-  for (const auto& v : absl::StrSplit(text, ',')) out.push_back(std::stoll(std::string(v)));
-  return out;
-}
-
-Var IntConst(const std::vector<int64_t>& v) {
-  return constant(*Tensor::FromValues<int64_t>(DType::kInt64, {static_cast<int64_t>(v.size())}, v));
-}
-
-OpPtr MakePoolOp(const std::string& name, bool ignore_border, int ndim) {
-  OpAttrs a;
-  a.Set("ignore_border", int64_t{ignore_border});
-  a.Set("mode", std::string("max"));
-  a.Set("ndim", int64_t{ndim});
-  absl::StatusOr<OpPtr> op = MakeOp(name, a);
-  EXPECT_TRUE(op.ok()) << op.status();
-  return *op;
-}
+using testing::IntConst;
+using testing::Ints;
+using testing::PoolOp;
 
 // True when x holds a value twice (then some window may hold a tied maximum).
 bool HasTies(const std::vector<double>& x) {
@@ -63,7 +48,7 @@ TEST(MaxPoolRopTest, MatchesAesara) {
     const std::vector<double> want = testing::ParseValues(c[13]);
     Var out;
     if (c[0] == "MaxPoolRop") {
-      out = ApplyOp(MakePoolOp("MaxPoolRop", ib, nd),
+      out = ApplyOp(PoolOp("MaxPoolRop", ib, "max", nd),
                     {x, e, IntConst(ws), IntConst(st), IntConst(pad)});
       ASSERT_TRUE(out.ok()) << out.status();
       ++rops;
@@ -73,7 +58,7 @@ TEST(MaxPoolRopTest, MatchesAesara) {
       // Aesara takes the first: compared only without ties.
       if (HasTies(testing::ParseValues(c[9]))) continue;
       const Var y =
-          ApplyOp(MakePoolOp("Pool", ib, nd), {x, IntConst(ws), IntConst(st), IntConst(pad)});
+          ApplyOp(PoolOp("Pool", ib, "max", nd), {x, IntConst(ws), IntConst(st), IntConst(pad)});
       absl::StatusOr<std::vector<Var>> r = Rop({y}, {x}, {e});
       ASSERT_TRUE(r.ok()) << r.status();
       out = (*r)[0];
@@ -104,7 +89,7 @@ TEST(MaxPoolRopTest, MatchesAesara) {
 // Ties: the first maximum in C order, a NaN counting as the maximum (NumPy's argmax).
 TEST(MaxPoolRopTest, PicksTheFirstMaximumAndNaN) {
   const Var x = dmatrix("x"), e = dmatrix("e");
-  const Var out = ApplyOp(MakePoolOp("MaxPoolRop", true, 2),
+  const Var out = ApplyOp(PoolOp("MaxPoolRop", true, "max", 2),
                           {x, e, IntConst({2, 2}), IntConst({2, 2}), IntConst({0, 0})});
   auto f = function({x, e}, {out});
   ASSERT_TRUE(f.ok()) << f.status();
@@ -120,7 +105,7 @@ TEST(MaxPoolRopTest, PicksTheFirstMaximumAndNaN) {
 TEST(MaxPoolRopTest, EvalPointOfAnotherDtype) {
   const Var x = fmatrix("x"), e = dmatrix("e"), e32 = fmatrix("e32");
   auto rop = [&](const Var& ev) {
-    return ApplyOp(MakePoolOp("MaxPoolRop", false, 2),
+    return ApplyOp(PoolOp("MaxPoolRop", false, "max", 2),
                    {x, ev, IntConst({2, 3}), IntConst({1, 2}), IntConst({0, 0})});
   };
   auto f = function({x, e, e32}, {rop(e), rop(e32)});
@@ -137,7 +122,7 @@ TEST(MaxPoolRopTest, EvalPointOfAnotherDtype) {
 TEST(MaxPoolRopTest, NameTypeAndIdentity) {
   const Var x = tensor(DType::kFloat32, {1, std::nullopt, std::nullopt, std::nullopt}, "x");
   const Var e = tensor(DType::kFloat64, {std::nullopt, std::nullopt, std::nullopt, std::nullopt});
-  const OpPtr op = MakePoolOp("MaxPoolRop", false, 2);
+  const OpPtr op = PoolOp("MaxPoolRop", false, "max", 2);
   EXPECT_EQ(op->Name(), "MaxPoolRop{ignore_border=False, mode='max', ndim=2}");
   const Var out = ApplyOp(op, {x, e, IntConst({2, 2})});  // stride = ws, pad = 0 by default
   ASSERT_TRUE(out.ok()) << out.status();
@@ -156,7 +141,7 @@ TEST(MaxPoolRopTest, NameTypeAndIdentity) {
 }
 
 TEST(MaxPoolRopTest, Errors) {
-  const OpPtr op = MakePoolOp("MaxPoolRop", true, 2);
+  const OpPtr op = PoolOp("MaxPoolRop", true, "max", 2);
   const Var x = dmatrix("x");
   EXPECT_EQ(ApplyOp(op, {x, dvector("e"), IntConst({2, 2})}).status().message(),
             "MaxPoolRop{ignore_border=True, mode='max', ndim=2}: input 1 has type "

@@ -16,38 +16,16 @@
 #include "core/ops/pool_kernels.h"
 #include "core/tensor/call_limits.h"
 #include "tests/testing/numpy_cases.h"
+#include "tests/testing/pool_cases.h"
 
 namespace kiln {
 namespace {
 
-std::vector<int64_t> Ints(const std::string& text) {
-  std::vector<int64_t> out;
-  for (const auto& v : absl::StrSplit(text, ',')) out.push_back(std::stoll(std::string(v)));
-  return out;
-}
-
-Var IntConst(const std::vector<int64_t>& v) {
-  return constant(*Tensor::FromValues<int64_t>(DType::kInt64, {static_cast<int64_t>(v.size())}, v));
-}
-
-Tensor IntTensor(const std::vector<int64_t>& v) {
-  return *Tensor::FromValues<int64_t>(DType::kInt64, {static_cast<int64_t>(v.size())}, v);
-}
-
-OpAttrs PoolOpAttrs(bool ignore_border, const std::string& mode, int ndim) {
-  OpAttrs a;
-  a.Set("ignore_border", int64_t{ignore_border});
-  a.Set("mode", mode);
-  a.Set("ndim", int64_t{ndim});
-  return a;
-}
-
-// The op `name` with these props (made by the registry, as from the wire).
-OpPtr PoolOp(const std::string& name, bool ignore_border, const std::string& mode, int ndim) {
-  absl::StatusOr<OpPtr> op = MakeOp(name, PoolOpAttrs(ignore_border, mode, ndim));
-  EXPECT_TRUE(op.ok()) << op.status();
-  return *op;
-}
+using testing::IntConst;
+using testing::Ints;
+using testing::IntTensor;
+using testing::PoolOp;
+using testing::PoolOpAttrs;
 
 absl::StatusOr<std::vector<Tensor>> Evaluate(const std::vector<Var>& in,
                                              const std::vector<Var>& out,

@@ -41,7 +41,8 @@ class Printer {
     if (inner_nodes_.empty()) return;
     absl::StrAppend(&out_, "\nInner graphs:\n");
     for (size_t n = 0; n < inner_nodes_.size(); ++n) {
-      const Apply* node = inner_nodes_[n];
+      const Variable* met = inner_nodes_[n];  // printed as Aesara does: "Op.1" when multi-output
+      const Apply* node = met->owner();
       const auto& holder = dynamic_cast<const HasInnerGraph&>(node->op());
       const InnerGraph& g = holder.inner();
       for (size_t i = 0; i < g.inputs.size(); ++i) {
@@ -55,7 +56,9 @@ class Printer {
         inner_input_text_[g.inputs[i].get()] = {
             absl::StrCat("*", i, "-<", g.inputs[i]->type()->ToString(), ">"), arrow};
       }
-      absl::StrAppend(&out_, "\n", node->op().Name(), IdText(node), "\n");
+      absl::StrAppend(&out_, "\n", node->op().Name(),
+                      node->num_outputs() > 1 ? absl::StrCat(".", met->index()) : "", IdText(node),
+                      "\n");
       for (const VariablePtr& o : g.outputs) PrintTree(o.get(), false, " >", " >");
     }
   }
@@ -90,7 +93,7 @@ class Printer {
       }
       if (dynamic_cast<const HasInnerGraph*>(&node->op()) != nullptr &&
           inner_seen_.insert(node).second) {
-        inner_nodes_.push_back(node);
+        inner_nodes_.push_back(v);
       }
       const bool seen = ids_.contains(node) && !(expand_seen && item.depth == 0);
       const bool stop = seen || (options_.depth >= 0 && item.depth + 1 >= options_.depth) ||
@@ -164,7 +167,8 @@ class Printer {
   std::unordered_map<const Apply*, int> order_;  // print_order's numbers
   std::deque<const Variable*> cut_;  // subtrees cut at max_nesting, printed after their tree
   std::string out_;
-  std::vector<const Apply*> inner_nodes_;  // nodes with inner graphs, in the order first printed
+  // Outputs of nodes with inner graphs, the first met of each node, in the order printed.
+  std::vector<const Variable*> inner_nodes_;
   std::unordered_set<const Apply*> inner_seen_;
   // Inner inputs' labels and arrows to their outer inputs.
   std::unordered_map<const Variable*, std::pair<std::string, std::string>> inner_input_text_;

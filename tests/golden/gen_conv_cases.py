@@ -10,7 +10,8 @@ AbstractConv*_gradInputs(w, G, x.shape[-d:]) and AbstractConv*_gradWeights(x, G,
 evaluated by the ops' perform methods (Mode(linker="py", optimizer=None)).
 It also writes tests/golden/aesara_conv_extra.txt: the functions built on the ops
 (bilinear_upsampling, causal_conv1d, conv2d_transpose, the grad_wrt functions, separable_conv2d,
-the legacy nnet.conv.conv2d and signal.conv.conv2d), for tests/python/test_conv.py.
+the legacy nnet.conv.conv2d, nnet.conv3d2d.conv3d and its gradients, and signal.conv.conv2d), for
+tests/python/test_conv.py.
 Line format of aesara_conv.txt (values comma-separated, shapes 2x3x5x5):
     name|dim|border|subsample|filter_flip|dilation|groups|dtype|x shape|x|w shape|w|y shape|y|
     G|dx|dw (one line)
@@ -142,7 +143,42 @@ def _extras():
             x, w, border_mode="full")),
         "signal_conv2d_2d_2d": ([(5, 6), (2, 3)], lambda x, w: signal_conv.conv2d(x, w)),
         "signal_conv2d_2d_3d": ([(5, 6), (3, 2, 3)], lambda x, w: signal_conv.conv2d(x, w)),
+        **_legacy_extras(),
     }
+
+
+def _legacy_extras():
+    """The legacy nnet.conv.conv2d with its shape hints, and nnet.conv3d2d.conv3d in each border
+    mode (time, rows/columns), with the gradients of sum(conv3d * G)."""
+    from aesara.tensor.nnet import conv as legacy
+    from aesara.tensor.nnet.conv3d2d import conv3d as conv3d2d
+    movie, kern = (2, 5, 3, 6, 5), (4, 3, 3, 2, 3)
+    cases = {
+        "legacy_conv2d_valid": ([(2, 1, 5, 5), (3, 1, 2, 2)], lambda x, w: legacy.conv2d(x, w)),
+        "legacy_conv2d_hints_subsample": ([(3, 2, 7, 6), (4, 2, 3, 2)], lambda x, w:
+                                          legacy.conv2d(x, w, image_shape=(3, 2, 7, 6),
+                                                        filter_shape=(4, 2, 3, 2),
+                                                        subsample=(2, 3))),
+        "conv3d2d_hints": ([movie, kern], lambda s, f: conv3d2d(
+            s, f, signals_shape=movie, filters_shape=kern, border_mode="full")),
+        "conv3d2d_one_frame_filters": ([movie, (2, 1, 3, 3, 2)], lambda s, f: conv3d2d(
+            s, f, border_mode=("full", "half", "half"))),
+        "conv3d2d_even_taps_half": ([movie, (2, 2, 3, 2, 2)], lambda s, f: conv3d2d(
+            s, f, border_mode="half")),
+    }
+    modes = {"valid": "valid", "full": "full", "half": "half",
+             "full_valid": ("full", "valid", "valid"), "valid_half": ("valid", "half", "half"),
+             "half_full": ("half", "full", "full"), "valid_full": ("valid", "full", "full")}
+    for name, mode in modes.items():
+        cases["conv3d2d_" + name] = ([movie, kern], lambda s, f, mode=mode: conv3d2d(
+            s, f, border_mode=mode))
+    for name, mode, out in [("half_full", ("half", "full", "full"), (2, 5, 4, 7, 7)),
+                            ("full_valid", ("full", "valid", "valid"), (2, 7, 4, 5, 3))]:
+        for wrt in (0, 1):
+            cases["conv3d2d_%s_grad%d" % (name, wrt)] = (
+                [movie, kern, out], lambda s, f, g, mode=mode, wrt=wrt: aesara.grad(
+                    (conv3d2d(s, f, border_mode=mode) * g).sum(), [s, f][wrt]))
+    return cases
 
 
 def extra_cases(rng):

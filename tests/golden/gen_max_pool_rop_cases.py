@@ -16,7 +16,6 @@ as x's dtype, and gives garbage for another) and out = MaxPoolRop(x, a, ws, stri
 Aesara computes with MaxPoolRop. Half of the x's hold ties (values rounded to a few levels), so
 that the first maximum of a window (NumPy's argmax, C order) is what is picked.
 """
-import os
 import warnings
 
 import numpy as np
@@ -27,9 +26,7 @@ import aesara  # noqa: E402
 import aesara.tensor as at  # noqa: E402
 from aesara.tensor.signal.pool import MaxPoolRop, Pool  # noqa: E402
 
-from gen_pool_cases import line  # noqa: E402
-
-HERE = os.path.dirname(os.path.abspath(__file__))
+from gen_pool_cases import line, write_cases  # noqa: E402
 
 
 def cases():
@@ -71,12 +68,7 @@ def main():
             rop = aesara.Rop(y, xs, es)
             lines.append(line("RopOfPool", nd, ib, "max", ws, st, pad, x, ev,
                               aesara.function([xs, es], rop)(x, ev)))
-    with open(os.path.join(HERE, "aesara_max_pool_rop.txt"), "w") as f:
-        f.write("# aesara %s, numpy %s: op|ndim|ignore_border|mode|ws|stride|pad|dtype|x shape|x|"
-                "a shape|a|out shape|out (see gen_max_pool_rop_cases.py)\n"
-                % (aesara.__version__, np.__version__))
-        f.write("\n".join(lines) + "\n")
-    print("wrote %d cases" % len(lines))
+    write_cases("aesara_max_pool_rop.txt", lines, "gen_max_pool_rop_cases.py")
 
 
 if __name__ == "__main__":

@@ -119,10 +119,16 @@ def main():
                 gg = aesara.grad((g ** 2).sum(), xs)
                 lines.append(line("GradOfGrad", nd, ib, mode, ws, st, pad, x, None,
                                   aesara.function([xs], gg)(x)))
-    with open(os.path.join(HERE, "aesara_pool.txt"), "w") as f:
+    write_cases("aesara_pool.txt", lines, "gen_pool_cases.py")
+
+
+def write_cases(name, lines, script):
+    """Writes the case lines to tests/golden/<name> under a header naming the versions, the
+    fields and the generator script."""
+    with open(os.path.join(HERE, name), "w") as f:
         f.write("# aesara %s, numpy %s: op|ndim|ignore_border|mode|ws|stride|pad|dtype|x shape|x|"
-                "a shape|a|out shape|out (see gen_pool_cases.py)\n"
-                % (aesara.__version__, np.__version__))
+                "a shape|a|out shape|out (see %s)\n"
+                % (aesara.__version__, np.__version__, script))
         f.write("\n".join(lines) + "\n")
     print("wrote %d cases" % len(lines))
 

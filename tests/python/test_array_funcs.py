@@ -372,12 +372,42 @@ def test_choose(server):
         same(fn([a, c], out)(np.array(av), choices), np.choose(av, choices, mode=mode))
     same(kt.choose(const([0, 1, 0]), [const([1.0, 2.0, 3.0]), const([4.0, 5.0, 6.0])]).eval(),
          np.array([1.0, 5.0, 3.0]))
-    same(kt.choose(const([[0], [1]]), [const([1, 2, 3]), const(7)]).eval(),
-         np.choose([[0], [1]], [[1, 2, 3], 7]))
+    same(kt.choose([[0], [1]], [[1, 2, 3], [7, 8, 9]]).eval(),
+         np.choose([[0], [1]], [[1, 2, 3], [7, 8, 9]]))
     with pytest.raises(Exception, match="invalid entry in choice array"):
         fn([a, c], kt.choose(a, c))(np.array([3]), choices)
     with pytest.raises(Exception, match=r"choose first argument must have an \[u\]int\* dtype"):
         kt.choose(kt.dvector(), c)
+
+
+def test_choose_list_of_variables(server):
+    """Aesara's choose(a, [x, y]) applies Choose to MakeList(x, y): the elements of one type
+    (each of the first one's type or a subtype), broadcast with a as np.choose does."""
+    a, x, y = kt.lmatrix("a"), kt.dvector("x"), kt.dvector("y")
+    xs, ys = np.array([1.0, 2.0, 3.0]), np.array([4.0, 5.0, 6.0])
+    for mode, av in [("raise", [[0, 1, 0], [1, 1, 0]]), ("wrap", [[0, 1, 2], [3, -1, 0]]),
+                     ("clip", [[5, -3, 1], [0, 0, 9]])]:
+        for choices in ([x, y], (x, y)):
+            out = kt.choose(a, choices, mode=mode)
+            assert str(out.owner.op) == "Choose{mode='%s'}" % mode
+            assert str(out.type) == "TensorType(float64, (?, ?))"  # as Aesara's
+            same(fn([a, x, y], out)(np.array(av), xs, ys), np.choose(av, [xs, ys], mode=mode))
+    static = kt.TensorType("float64", (3,))("s")
+    assert str(kt.choose(kt.lvector(), [x, static]).type) == "TensorType(float64, (?,))"
+    f = fn([a, x, y], kt.choose(a, [x, y]))
+    with pytest.raises(Exception, match="invalid entry in choice array"):
+        f(np.array([[0, 2, 1]]), xs, ys)
+    with pytest.raises(Exception, match="broadcast"):
+        f(np.array([[0, 1, 1]]), xs, ys[:2])
+    for bad in ([x, kt.dscalar()], [x, kt.fvector()], [static, x], [x, kt.dmatrix()]):
+        with pytest.raises(TypeError, match="MakeList need all input variable to be of the same"):
+            kt.choose(a, bad)
+    with pytest.raises(IndexError, match="list index out of range"):
+        kt.choose(a, [])
+    with pytest.raises(Exception, match=r"choose first argument must have an \[u\]int\* dtype"):
+        kt.choose(kt.dvector(), [x, y])
+    with pytest.raises(Exception, match="Choose defines no gradient"):
+        kiln.grad(kt.choose(kt.lvector(), [x, y]).sum(), x)
 
 
 # ---- topk ------------------------------------------------------------------------------------
@@ -465,11 +495,74 @@ def test_pad(server, mode):
         same(wide, np.pad(np.arange(4), (7, 2), mode=mode))
 
 
+PAD_MORE = [("linear_ramp", {}), ("linear_ramp", {"end_values": ((1.5, -2.0), (3.0, 4.0))}),
+            ("median", {}), ("median", {"stat_length": 2}),
+            ("median", {"stat_length": ((1, 3), (2, 2))}),
+            ("maximum", {"stat_length": ((1, 2), (3, 1))}), ("minimum", {"stat_length": 1}),
+            ("mean", {"stat_length": (2, 5)})]
+
+
+@pytest.mark.parametrize("mode,kwargs", PAD_MORE)
+def test_pad_ramp_median_stat_length(server, mode, kwargs):
+    a = RNG.standard_normal((3, 4))
+    x = kt.dmatrix("x")  # the axis lengths symbolic
+    s = kt.TensorType("float64", (3, 4))("s")  # and static
+    for width in [1, (2, 3), ((0, 2), (3, 1)), ((3, 2), (4, 1))]:
+        want = np.pad(a, width, mode=mode, **kwargs)
+        np.testing.assert_allclose(fn([x], kt.pad(x, width, mode=mode, **kwargs))(a), want,
+                                   rtol=0, atol=1e-14)
+        np.testing.assert_allclose(fn([s], kt.pad(s, width, mode=mode, **kwargs))(a), want,
+                                   rtol=0, atol=1e-14)
+    one_axis = {k: v[0] if np.ndim(v) == 2 else v for k, v in kwargs.items()}
+    ints = np.array([3, -7, 2, 9, 4])  # rounded to even (mean, median), truncated (ramp)
+    for width in [(2, 3), (6, 1)]:
+        same(kt.pad(const(ints), width, mode=mode, **one_axis).eval(),
+             np.pad(ints, width, mode=mode, **one_axis))
+        np.testing.assert_allclose(fn([x], kt.pad(x, (width, (0, 0)), mode=mode, **one_axis))(
+            a[:, :1]), np.pad(a[:, :1], (width, (0, 0)), mode=mode, **one_axis), rtol=0,
+            atol=1e-14)
+    f32 = a.astype("float32")
+    np.testing.assert_allclose(kt.pad(const(f32), 2, mode=mode, **kwargs).eval(),
+                               np.pad(f32, 2, mode=mode, **kwargs), rtol=1e-6)
+    assert kt.pad(const(f32), 2, mode=mode, **kwargs).dtype == "float32"
+    verify_grad(lambda v: kt.pad(v, ((1, 2), (2, 0)), mode=mode, **kwargs), [a])
+
+
+def test_pad_median_nan_and_even_lengths(server):
+    v = np.array([4.0, np.nan, 1.0, 2.0, 8.0, 3.0])
+    same(kt.pad(const(v), 2, mode="median").eval(), np.pad(v, 2, mode="median"))
+    same(kt.pad(const(v), 2, mode="median", stat_length=(4, 3)).eval(),
+         np.pad(v, 2, mode="median", stat_length=(4, 3)))
+    same(kt.pad(const(np.array([1, 2])), 1, mode="median").eval(), np.array([2, 1, 2, 2]))
+    same(kt.pad(const(np.array([1, 4])), 1, mode="mean").eval(), np.array([2, 1, 4, 2]))
+
+
+def test_pad_hostile_widths_are_refused_before_allocation(server):
+    x = kt.dvector("x")
+    for mode, kwargs in [("linear_ramp", {}), ("median", {}), ("mean", {"stat_length": 2})]:
+        with pytest.raises(Exception, match="exceeds the limit"):
+            fn([x], kt.pad(x, (10 ** 12, 1), mode=mode, **kwargs))(np.ones(3))
+
+
 def test_pad_errors():
     with pytest.raises(ValueError, match="not supported"):
-        kt.pad(kt.dvector(), 1, mode="linear_ramp")
+        kt.pad(kt.dvector(), 1, mode="empty")
     with pytest.raises(ValueError, match="non-negative"):
         kt.pad(kt.dvector(), -1)
+    with pytest.raises(ValueError, match="unsupported keyword arguments for mode 'edge'"):
+        kt.pad(kt.dvector(), 1, mode="edge", stat_length=2)
+    with pytest.raises(ValueError, match="unsupported keyword arguments for mode 'mean'"):
+        kt.pad(kt.dvector(), 1, mode="mean", end_values=2)
+    with pytest.raises(ValueError, match="stat_length of 0 yields no value"):
+        kt.pad(kt.dvector(), 1, mode="maximum", stat_length=(0, 2))
+    with pytest.raises(ValueError, match="negative values"):
+        kt.pad(kt.dvector(), 1, mode="median", stat_length=-1)
+    with pytest.raises(ValueError, match="must be Python ints or None"):
+        kt.pad(kt.dvector(), 1, mode="mean", stat_length=(None, 2))
+    with pytest.raises(ValueError, match="cannot be broadcast"):
+        kt.pad(kt.dvector(), 1, mode="linear_ramp", end_values=((1, 2), (3, 4)))
+    with pytest.raises(ValueError, match="can't extend empty axis 0"):
+        kt.pad(const(np.zeros(0)), 1, mode="median")
 
 
 # ---- the existing functions, checked against Aesara's results --------------------------------

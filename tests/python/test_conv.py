@@ -1,8 +1,8 @@
 """kiln.tensor.nnet's convolutions against Aesara 2.9.4 (tests/golden/aesara_conv*.txt, written by
 tests/golden/gen_conv_cases.py): conv2d / conv3d and both gradients, the functions built on them
 (grad_wrt_*, conv2d_transpose, separable and causal convolutions, bilinear upsampling, the legacy
-nnet.conv.conv2d and signal.conv.conv2d), printed names, props, shape helpers, finite-difference
-gradients and errors."""
+nnet.conv.conv2d, nnet.conv3d2d.conv3d and signal.conv.conv2d), printed names, props, shape
+helpers, finite-difference gradients and errors."""
 import os
 import pickle
 
@@ -14,6 +14,7 @@ import kiln.tensor as kt
 from kiln.tensor import nnet
 from kiln.tensor.nnet import abstract_conv as ac
 from kiln.tensor.nnet import conv as legacy
+from kiln.tensor.nnet import conv3d2d
 from kiln.tensor.signal import conv as signal_conv
 
 GOLDEN = os.path.join(os.path.dirname(__file__), "..", "golden")
@@ -89,7 +90,36 @@ def _extras():
         "signal_conv2d_3d_3d": lambda x, w: signal_conv.conv2d(x, w, border_mode="full"),
         "signal_conv2d_2d_2d": lambda x, w: signal_conv.conv2d(x, w),
         "signal_conv2d_2d_3d": lambda x, w: signal_conv.conv2d(x, w),
+        **_legacy_extras(),
     }
+
+
+def _legacy_extras():
+    """The recipes of gen_conv_cases.py's _legacy_extras."""
+    movie, kern = (2, 5, 3, 6, 5), (4, 3, 3, 2, 3)
+    cases = {
+        "legacy_conv2d_valid": lambda x, w: legacy.conv2d(x, w),
+        "legacy_conv2d_hints_subsample": lambda x, w: legacy.conv2d(
+            x, w, image_shape=(3, 2, 7, 6), filter_shape=(4, 2, 3, 2), subsample=(2, 3)),
+        "conv3d2d_hints": lambda s, f: conv3d2d.conv3d(
+            s, f, signals_shape=movie, filters_shape=kern, border_mode="full"),
+        "conv3d2d_one_frame_filters": lambda s, f: conv3d2d.conv3d(
+            s, f, border_mode=("full", "half", "half")),
+        "conv3d2d_even_taps_half": lambda s, f: conv3d2d.conv3d(s, f, border_mode="half"),
+    }
+    modes = {"valid": "valid", "full": "full", "half": "half",
+             "full_valid": ("full", "valid", "valid"), "valid_half": ("valid", "half", "half"),
+             "half_full": ("half", "full", "full"), "valid_full": ("valid", "full", "full")}
+    for name, mode in modes.items():
+        cases["conv3d2d_" + name] = lambda s, f, mode=mode: conv3d2d.conv3d(s, f,
+                                                                            border_mode=mode)
+    for name, mode in [("half_full", ("half", "full", "full")),
+                       ("full_valid", ("full", "valid", "valid"))]:
+        for wrt in (0, 1):
+            cases["conv3d2d_%s_grad%d" % (name, wrt)] = (
+                lambda s, f, g, mode=mode, wrt=wrt: kiln.grad(
+                    (conv3d2d.conv3d(s, f, border_mode=mode) * g).sum(), [s, f][wrt]))
+    return cases
 
 
 EXTRAS = _read("aesara_conv_extra.txt")
@@ -227,3 +257,68 @@ def test_errors(server):
     huge = kiln.function([x, w], nnet.conv2d(x, w, border_mode=2 ** 19))
     with pytest.raises(Exception, match="im2col buffer"):
         huge(np.zeros((4, 1, 1, 1)), np.zeros((1, 1, 1, 1)))
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")
+def test_legacy_conv2d_and_conv3d2d(server):
+    """The legacy ConvOp interface and conv3d2d build the abstract convolutions (their values
+    are checked against Aesara's above): the op each builds, its hints, gradients by finite
+    differences, and Aesara's errors."""
+    x, w = kt.dtensor4("x"), kt.dtensor4("w")
+    with pytest.warns(DeprecationWarning, match="nnet.conv.conv2d is deprecated"):
+        y = legacy.conv2d(x, w, image_shape=(2, 3, 7, 6), filter_shape=(4, 3, 3, 2),
+                          border_mode="full", subsample=(2, 1))
+    assert str(y.owner.op) == (
+        "AbstractConv2d{convdim=2, border_mode='full', subsample=(2, 1), filter_flip=True, "
+        "imshp=(2, 3, 7, 6), kshp=(4, 3, 3, 2), filter_dilation=(1, 1), num_groups=1, "
+        "unshared=False}")
+    assert str(y.type) == "TensorType(float64, (?, ?, ?, ?))"
+    with pytest.raises(Exception, match=r"shape of image \(1, 3, 7, 6\) does not match given "
+                                        r"imshp \(2, 3, 7, 6\)"):
+        kiln.function([x, w], y)(np.zeros((1, 3, 7, 6)), np.zeros((4, 3, 3, 2)))
+    with pytest.raises(TypeError, match=r'ConvOp \(make_node\) requires input be a 4D tensor; '
+                                        r'received "<TensorType\(float64, \(\?, \?\)\)>" '
+                                        r'\(2 dims\)'):
+        legacy.conv2d(kt.dmatrix(), w)
+    with pytest.raises(TypeError, match="make_node requires 4D tensor of kernels"):
+        legacy.conv2d(x, kt.dtensor3())
+    with pytest.raises(NotImplementedError, match=r"The image and the kernel must have the same "
+                                                  r"type.inputs\(float32\), kerns\(float64\)"):
+        legacy.conv2d(kt.ftensor4(), w)
+    with pytest.raises(ValueError, match="Mode half not implemented"):
+        legacy.conv2d(x, w, border_mode="half")
+    with pytest.raises(ValueError, match="disagree on the channels"):
+        legacy.conv2d(x, w, image_shape=(2, 3, 7, 6), filter_shape=(4, 2, 3, 2))
+    rng = np.random.default_rng(5)
+    kiln.gradient.verify_grad(lambda a, b: legacy.conv2d(a, b, subsample=(2, 1)),
+                              [rng.uniform(-1, 1, (2, 2, 5, 4)), rng.uniform(-1, 1, (3, 2, 2, 2))],
+                              rng=rng)
+
+    s, f = kt.tensor("float64", (None,) * 5, name="s"), kt.tensor("float64", (None,) * 5, name="f")
+    out = conv3d2d.conv3d(s, f, border_mode=("full", "valid", "valid"))
+    assert str(out.owner.op) == "InplaceDimShuffle{0,2,1,3,4}"
+    assert str(out.owner.inputs[0].owner.op).startswith(
+        "AbstractConv3d{convdim=3, border_mode='valid', subsample=(1, 1, 1), filter_flip=True")
+    sv, fv = rng.uniform(-1, 1, (1, 4, 2, 4, 3)), rng.uniform(-1, 1, (2, 2, 2, 2, 2))
+    assert kiln.function([s, f], out)(sv, fv).shape == (1, 5, 2, 3, 2)
+    for mode in ["half", ("full", "valid", "valid"), ("valid", "full", "full"),
+                 ("half", "full", "full")]:
+        kiln.gradient.verify_grad(lambda a, b, mode=mode: conv3d2d.conv3d(a, b, border_mode=mode),
+                                  [sv, fv], rng=rng)
+    static = kt.tensor("float64", (1, 4, 2, 4, 3), name="t")
+    kern = kt.tensor("float64", (2, 3, 2, 2, 2), name="k")
+    assert kiln.function([static, kern], conv3d2d.conv3d(static, kern, border_mode=(
+        "half", "valid", "valid")))(sv, rng.uniform(-1, 1, (2, 3, 2, 2, 2))).shape == (1, 4, 2, 3,
+                                                                                       2)
+    with pytest.raises(NotImplementedError, match="height and width bordermodes must match"):
+        conv3d2d.conv3d(s, f, border_mode=("valid", "full", "half"))
+    with pytest.raises(ValueError, match="invalid border mode"):
+        conv3d2d.conv3d(s, f, border_mode="wide")
+    with pytest.raises(NotImplementedError):
+        conv3d2d.conv3d(s, f, border_mode="same")
+    with pytest.raises(ValueError, match="signals must be a 5D tensor"):
+        conv3d2d.conv3d(x, f)
+    with pytest.raises(ValueError, match="filters_shape must have 5 elements"):
+        conv3d2d.conv3d(s, f, filters_shape=(1, 2, 3))
+    with pytest.raises(Exception, match="channel"):  # C of the movie and of the filters differ
+        kiln.function([s, f], conv3d2d.conv3d(s, f))(sv, rng.uniform(-1, 1, (2, 2, 3, 2, 2)))

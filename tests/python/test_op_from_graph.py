@@ -75,3 +75,29 @@ def test_errors_are_aesaras(server):
         OpFromGraph(x, [x])
     with pytest.raises(NotImplementedError, match="grad_overrides"):
         OpFromGraph([x], [x], grad_overrides=[lambda i, g: g])
+
+
+def test_grad_overrides(server):
+    """Aesara's grad_overrides as a function of (inputs, output_grads): the gradient is an
+    OpFromGraph named "<name>_grad" computing it, kept through pickling; it must give one
+    gradient per input."""
+    import pickle
+    x, y = at.dvectors("x", "y")
+
+    def override(inputs, grads):
+        (a, b), (g,) = inputs, grads
+        return [g * 3.0, g * b]
+
+    op = OpFromGraph([x, y], [x * y], grad_overrides=override, name="scaled")
+    for used in (op, pickle.loads(pickle.dumps(op))):
+        out = used(x, y)
+        gx, gy = kiln.grad(out.sum(), [x, y])
+        assert str(gx.owner.op) == "scaled_grad{inline=False}" and gx.owner is gy.owner
+        got = kiln.function([x, y], [out, gx, gy])(np.array([1.0, 2.0]), np.array([4.0, 5.0]))
+        np.testing.assert_allclose(got[0], [4.0, 10.0])
+        np.testing.assert_allclose(got[1], [3.0, 3.0])  # the override's, not y
+        np.testing.assert_allclose(got[2], [4.0, 5.0])  # g * y, not x
+    with pytest.raises(ValueError, match="should return list of 2 outputs, got 1"):
+        OpFromGraph([x, y], [x * y], grad_overrides=lambda i, g: [g[0]])
+    with pytest.raises(TypeError, match="should return a list"):
+        OpFromGraph([x, y], [x * y], grad_overrides=lambda i, g: (g[0], g[0]))

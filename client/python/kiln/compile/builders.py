@@ -1,6 +1,7 @@
 """Aesara's OpFromGraph (aesara.compile.builders): a graph used as one op. Core carries the graph
 as the op's `inner` attribute, runs it as one node, or, with inline=True, expands it when
-compiling; its gradient is the inner graph's."""
+compiling; its gradient is the inner graph's, or grad_overrides(inputs, output_grads) (carried as
+the `grad` attribute: an OpFromGraph named "<name>_grad" computes it)."""
 from kiln import _core
 from kiln.compile.sharedvalue import SharedVariable
 from kiln import ops
@@ -23,11 +24,14 @@ class OpFromGraph(ops.OpFromGraph):
             if isinstance(v, (TensorConstant, SharedVariable)) or not isinstance(v, Variable):
                 raise TypeError("Inputs and outputs must be non-Constant/shared Variable "
                                 "instances; got %s" % (v,))
-        for what, value in [("lop_overrides", lop_overrides), ("grad_overrides", grad_overrides),
-                            ("rop_overrides", rop_overrides)]:
+        for what, value in [("lop_overrides", lop_overrides), ("rop_overrides", rop_overrides)]:
             if not (isinstance(value, str) and value == "default"):
                 raise NotImplementedError("OpFromGraph: %s is not supported by Kiln; the "
                                           "gradient is the inner graph's" % what)
+        overridden = not (isinstance(grad_overrides, str) and grad_overrides == "default")
+        if overridden and not callable(grad_overrides):
+            raise NotImplementedError("OpFromGraph: Kiln takes grad_overrides as a function of "
+                                      "(inputs, output_grads); got %r" % (grad_overrides,))
         if "updates" in kwargs or "givens" in kwargs:
             raise NotImplementedError("Updates and givens are not supported")
         outputs = [as_tensor_variable(o) for o in outputs]
@@ -44,7 +48,9 @@ class OpFromGraph(ops.OpFromGraph):
         self.n_explicit = len(inputs)
         inner = _core.encode_inner_graph([core_variable(v) for v in inputs + self.shared_inputs],
                                          [core_variable(o) for o in outputs])
-        super().__init__(inner, self.is_inline, name or "")
+        grad = _grad_graph(inputs + self.shared_inputs, outputs, grad_overrides) \
+            if overridden else ""
+        super().__init__(inner, self.is_inline, name or "", grad)
         self.name = name  # Aesara's: None when not given
 
     def __reduce__(self):
@@ -61,6 +67,24 @@ class OpFromGraph(ops.OpFromGraph):
             raise ValueError("Expected at least %d input(s)" % self.n_explicit)
         outs = self.make_node(*[as_tensor_variable(v) for v in inputs]).outputs
         return outs if return_list or len(outs) > 1 else outs[0]
+
+
+def _grad_graph(inputs, outputs, override):
+    """The text of Aesara's gradient override graph: from (inputs, slots for the outputs, the
+    output gradients) to override(inputs, output_grads), one gradient per input."""
+    output_grads = [o.type() for o in outputs]
+    grads = override(list(inputs), output_grads)
+    if not isinstance(grads, list):
+        raise TypeError('Gradient/L_op overriding function should return a list, got "%s"'
+                        % type(grads))
+    if len(grads) != len(inputs):
+        raise ValueError("Gradient/L_op overriding function should return list of %d outputs, "
+                         "got %d" % (len(inputs), len(grads)))
+    grads = [as_tensor_variable(g) for g in grads]
+    slots = [o.type() for o in outputs]
+    return _core.encode_inner_graph(
+        [core_variable(v) for v in list(inputs) + slots + output_grads],
+        [core_variable(g) for g in grads])
 
 
 def _unpickled(attrs, shared_inputs, n_explicit, name):

@@ -293,14 +293,27 @@ def take_along_axis(arr, indices, axis=0):
     return arr[tuple(fancy)]
 
 
-def choose(a, choices, mode="raise"):
-    """numpy.choose: out[i] = choices[a[i]][i]. A list of choices is broadcast and stacked
-    into one tensor (Aesara makes a TypedList, which Kiln does not have)."""
+def _choice_list(choices):
+    """A list or tuple of choices as Aesara's MakeList takes them (each a tensor, all of the
+    first one's type or a subtype of it), broadcast and stacked into one tensor: Kiln has no
+    TypedList type, so the graph shows the stack where Aesara shows MakeList."""
     from kiln.tensor.build import stack
+    from kiln.graph import Variable
+    elems = [c if isinstance(c, Variable) else as_tensor_variable(c) for c in choices]
+    if not elems:
+        raise IndexError("list index out of range")  # Aesara's MakeList reads choices[0]
+    if not all(elems[0].type.is_super(e.type) for e in elems):
+        raise TypeError("MakeList need all input variable to be of the same type.")
+    return stack(list(broadcast_arrays(*elems)))
+
+
+def choose(a, choices, mode="raise"):
+    """numpy.choose: out[i] = choices[a[i]][i], choices one tensor or a list or tuple of
+    tensors of one type (see _choice_list)."""
     if mode not in ("raise", "wrap", "clip"):
         raise ValueError("choose: mode must be 'raise', 'wrap' or 'clip', not %r" % (mode,))
     if isinstance(choices, (list, tuple)):
-        choices = stack(list(broadcast_arrays(*[as_tensor_variable(c) for c in choices])))
+        choices = _choice_list(choices)
     return Choose(mode=mode)(a, choices)
 
 

@@ -127,15 +127,20 @@ def binary_crossentropy(output, target):
 
 def sigmoid_binary_crossentropy(output, target):
     """binary_crossentropy(sigmoid(output), target), computed stably from the logits as Aesara
-    does, softplus(-|output|) + output * ((output > 0) - target), with Aesara's gradients:
-    sigmoid(output) - target for output and -output for target. (Aesara wraps the formula in
-    an inline OpFromGraph with a gradient override, which the tensor layer cannot build here;
-    the formula's own gradient is -target at output = 0, and a term whose value is 0 everywhere
-    and whose gradient is 1/2 at output = 0 makes it Aesara's 1/2 - target there.)"""
-    from kiln.tensor.basic import cast, switch
-    o, t = as_tensor_variable(output), as_tensor_variable(target)
-    at_zero = switch(_el("eq")(o, 0), 0.5 * o, 0)
-    return softplus(-_el("abs")(o)) + o * (cast(o > 0, "int8") - t) + at_zero
+    does: an inline OpFromGraph named sigmoid_binary_crossentropy of softplus(-|output|) +
+    output * ((output > 0) - target), whose gradient overrides the formula's with
+    (sigmoid(output) - target, -output) times the output gradient (an OpFromGraph named
+    sigmoid_binary_crossentropy_grad). Both must be non-constant variables, as in Aesara."""
+    from kiln.compile.builders import OpFromGraph
+
+    def grad(inputs, out_grads):
+        (output, target), (out_grad,) = inputs, out_grads
+        return [out_grad * (sigmoid(output) - target), out_grad * (-output)]
+
+    inp = [output, target]
+    outp = softplus(-_el("abs")(output)) + output * ((output > 0) - target)
+    return OpFromGraph(inp, [outp], grad_overrides=grad, inline=True,
+                       name="sigmoid_binary_crossentropy")(*inp)
 
 
 def categorical_crossentropy(coding_dist, true_dist):
