@@ -18,6 +18,7 @@
 
 #include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
+#include "google/protobuf/arena.h"
 #include "core/tensor/status_macros.h"
 #include "proto/convert/error_reason.h"
 #include "server/calls.h"
@@ -28,6 +29,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// The most bytes of an answer's buffer a connection keeps for its next answers.
+constexpr size_t kKeptFrameBytes = 64 << 10;
+
 // A recv or send that waits no longer than `timeout` (SO_RCVTIMEO, SO_SNDTIMEO).
 void SetTimeouts(int fd, absl::Duration timeout) {
   const timeval tv = absl::ToTimeval(timeout);
@@ -35,10 +39,10 @@ void SetTimeouts(int fd, absl::Duration timeout) {
   setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 }
 
-// Writes `resp` as one frame; false when the client is gone or stopped reading.
-bool WriteFrame(int fd, const v1::LaneResponse& resp) {
-  const size_t size = resp.ByteSizeLong();
-  std::string out(4 + size, '\0');
+// Writes `resp` (its size computed by ByteSizeLong already) as one frame through `out`, a buffer
+// kept across frames; false when the client is gone or stopped reading.
+bool WriteFrame(int fd, const v1::LaneResponse& resp, size_t size, std::string& out) {
+  out.resize(4 + size);
   const uint32_t n = static_cast<uint32_t>(size);
   for (int i = 0; i < 4; ++i) out[i] = static_cast<char>((n >> (8 * i)) & 0xff);
   resp.SerializeWithCachedSizesToArray(reinterpret_cast<uint8_t*>(out.data() + 4));
@@ -49,6 +53,12 @@ bool WriteFrame(int fd, const v1::LaneResponse& resp) {
     sent += static_cast<size_t>(k);
   }
   return true;
+}
+
+// WriteFrame of a frame written once (an error's).
+bool WriteFrame(int fd, const v1::LaneResponse& resp) {
+  std::string out;
+  return WriteFrame(fd, resp, resp.ByteSizeLong(), out);
 }
 
 // The answer to a call that failed: its code, message and reason (as gRPC's binary details).
@@ -215,18 +225,27 @@ class FrameReader {
 }  // namespace
 
 LaneCalls::LaneCalls(Calls& calls, std::function<bool()> peer_gone)
-    : calls_(calls), peer_gone_(std::move(peer_gone)) {}
+    : calls_(calls),
+      peer_gone_(std::move(peer_gone)),
+      first_block_(new char[kFirstBlockBytes]) {}
 
 v1::LaneResponse LaneCalls::Handle(absl::string_view frame, bool* close) {
   *close = false;
-  v1::LaneRequest req;
-  if (!req.ParseFromArray(frame.data(), static_cast<int>(frame.size()))) {
+  // The request's messages and bytes come from a block this connection keeps (a larger request
+  // takes more blocks, given back at the end of the call): a small call allocates nothing here.
+  google::protobuf::ArenaOptions options;
+  options.initial_block = first_block_.get();
+  options.initial_block_size = kFirstBlockBytes;
+  google::protobuf::Arena arena(options);
+  auto* req = google::protobuf::Arena::CreateMessage<v1::LaneRequest>(&arena);
+  if (!req->ParseFromArray(frame.data(), static_cast<int>(frame.size()))) {
     return ErrorResponse(absl::InvalidArgumentError("the lane frame is not a kiln.v1.LaneRequest"));
   }
   v1::LaneResponse resp;
-  auto call = [&] { return Call(req, &resp, close); };
+  auto call = [&] { return Call(*req, &resp, close); };
   const absl::Status status = Guarded("LaneExecute", call);
-  return status.ok() ? resp : ErrorResponse(status);
+  if (!status.ok()) return ErrorResponse(status);
+  return resp;
 }
 
 absl::Status LaneCalls::Call(const v1::LaneRequest& req, v1::LaneResponse* resp, bool* close) {
@@ -413,7 +432,7 @@ void LocalLane::Serve(int fd, State& state) {
       return poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0;
     });
     FrameReader reader(fd, options_);
-    std::string frame;
+    std::string frame, out;
     while (true) {
       bool eof = false;
       if (absl::Status s = reader.Next(&frame, &eof); !s.ok() || eof) {
@@ -426,14 +445,18 @@ void LocalLane::Serve(int fd, State& state) {
       last_look = Clock::now();
       bool close_after = false;
       v1::LaneResponse resp = calls.Handle(frame, &close_after);
-      if (static_cast<int64_t>(resp.ByteSizeLong()) > options_.max_frame_bytes) {
+      size_t size = resp.ByteSizeLong();
+      if (static_cast<int64_t>(size) > options_.max_frame_bytes) {
         // As gRPC refuses a reply over --max_message_bytes.
         resp = ErrorResponse(absl::ResourceExhaustedError(absl::StrCat(
-            "the answer has ", resp.ByteSizeLong(), " bytes, over this server's limit of ",
+            "the answer has ", size, " bytes, over this server's limit of ",
             options_.max_frame_bytes, " (--max_message_bytes): pass the outputs through a "
             "shared-memory region, or use ExecuteStream")));
+        size = resp.ByteSizeLong();
       }
-      if (!WriteFrame(fd, resp) || close_after) break;
+      if (!WriteFrame(fd, resp, size, out) || close_after) break;
+      // A large answer's buffer is not kept.
+      if (out.capacity() > kKeptFrameBytes) std::string().swap(out);
     }
   }
   // From here on only `state` (which this thread keeps alive): Stop may return, and the lane

@@ -8,6 +8,7 @@
 #define KILN_SERVER_LOCAL_LANE_H_
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -47,8 +48,11 @@ class LaneCalls {
  private:
   absl::Status Call(const v1::LaneRequest& req, v1::LaneResponse* resp, bool* close);
 
+  // The first block of each call's arena (its request's messages), kept across calls.
+  static constexpr size_t kFirstBlockBytes = 16 << 10;
   Calls& calls_;
   std::function<bool()> peer_gone_;
+  std::unique_ptr<char[]> first_block_;
   bool said_hello_ = false;
   std::string authorization_;
 };

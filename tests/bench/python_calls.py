@@ -3,6 +3,8 @@
 compiled function when PyTensor is importable, else NumPy), interleaved, several rounds; prints
 a BENCH line (DESIGN.md section 5) per case and round:
   py_call_tiny_local: f(a), a of 3 float64, a + a**10, us per call;
+  py_call_tiny_lane_vs_local: the same call on the server over the lane against the local call,
+    interleaved (ref_name=local; overhead= the lane's cost per call, kiln - ref);
   py_call_tiny_server: the same call on the server (over its same-host lane, as the client
     chooses by itself here), against a bare gRPC echo of the same request bytes from the same
     grpcio client (ref_name=grpc-echo; the echo server is rpc_benchmark --serve_echo, C++, when
@@ -99,6 +101,8 @@ def tiny_cases(echo_address):
     cases.append(("py_call_tiny_server", lambda: f(x), lambda: echo(payload), "grpc-echo"))
     cases.append(("py_call_tiny_server_grpc", lambda: over_grpc(f, x), lambda: echo(payload),
                   "grpc-echo"))
+    # The lane's own cost: the same function on the server against it run in this process.
+    cases.append(("py_call_tiny_lane_vs_local", lambda: f(x), lambda: local(x), "local"))
     return cases
 
 
@@ -180,8 +184,10 @@ def main():
                 n = calls if name.endswith("_local") else calls // 10
                 k, r = best_seconds_interleaved(measured, n, reference,
                                                 n if ref_name == "grpc-echo" else calls)
-                print("BENCH %s kiln=%.4g ref=%.4g unit=%s ref_name=%s ratio=%.2f"
-                      % (name, k * scale, r * scale, unit, ref_name, k / r), flush=True)
+                # Against the local call, what the lane adds to a call: overhead=kiln-ref.
+                extra = (" overhead=%.4g" % ((k - r) * scale)) if ref_name == "local" else ""
+                print("BENCH %s kiln=%.4g ref=%.4g unit=%s ref_name=%s ratio=%.2f%s"
+                      % (name, k * scale, r * scale, unit, ref_name, k / r, extra), flush=True)
     stop_echo()
 
 

@@ -494,3 +494,94 @@ def test_frames_sent_together_or_byte_by_byte_are_each_answered(server):
     resp = _read_frame(sock)
     np.testing.assert_array_equal(wire.tensor_from_proto(resp.execute.outputs[0]), [8.0, 8.0])
     sock.close()
+
+
+def _answer_frame(arrays=(), code=0, printed=False):
+    """A LaneResponse frame as the server writes it: `arrays` as outputs, or an error."""
+    from kiln import wire
+    resp = _pb.service_pb2.LaneResponse()
+    if code:
+        resp.code, resp.message = code, "refused"
+    else:
+        resp.execute.SetInParent()
+        for a in arrays:
+            wire.tensor_to_proto(np.asarray(a), resp.execute.outputs.add())
+        if printed:
+            resp.execute.printed.add(message="p")
+    return _frame(resp)
+
+
+def test_outputs_are_read_without_protobuf_as_protobuf_reads_them():
+    """kiln.lane.Outputs reads an answer of outputs alone (any dtype, rank, empty or scalar) as
+    protobuf does, by its kept layout when the answer keeps the last one's dtypes and shapes
+    and afresh when not; an error, printed values or a cut frame give None (the caller parses
+    it with protobuf)."""
+    from kiln.lane import Outputs
+    rng = np.random.default_rng(1)
+    answers = [
+        [rng.standard_normal(3), np.array(2.5)],
+        [rng.standard_normal(3), np.array(-1.0)],  # the same layout, other values
+        [rng.standard_normal((2, 200)), np.array(7.0)],  # a multi-byte shape and length
+        [np.arange(6, dtype="int32").reshape(2, 3), np.array([True, False]),
+         np.zeros((0, 4)), np.array(3, dtype="int64"), np.array([1 + 2j], dtype="complex64")],
+        [np.zeros((0, 4))],
+        [],
+    ]
+    read = Outputs()
+    for arrays in answers + answers[:2]:
+        got = read(_answer_frame(arrays))
+        assert len(got) == len(arrays)
+        for g, a in zip(got, arrays):
+            assert g.flags.writeable and g.flags.c_contiguous and g.flags.owndata
+            assert_bitwise(g, np.asarray(a))
+    # The kept layout is only a guess: the same size with another shape is read afresh.
+    read(_answer_frame([np.ones((2, 3))]))
+    assert_bitwise(read(_answer_frame([np.ones((3, 2))]))[0], np.ones((3, 2)))
+    assert read(_answer_frame(code=5)) is None
+    assert read(_answer_frame([np.ones(2)], printed=True)) is None
+    frame = _answer_frame([np.ones(2)])
+    assert read(frame[:-3]) is None and read(frame[:7]) is None
+    assert read(frame + b"\x00") is None
+
+
+def test_fast_path_outputs_of_changing_shapes_and_printed_values(server, capsys):
+    """Fast-path calls whose outputs change shape from call to call, and a function that prints,
+    give what the general path gives."""
+    x = at.dvector("x")
+    k = at.lscalar("k")
+    f = kiln.function([x, k], [x[:k] * 2, (x ** 2).sum()])
+    answered = _fast_answers(f._runner)
+    for n in (3, 3, 1, 0, 3):
+        a = np.arange(4.0) + n
+        got = f(a, np.array(n, dtype="int64"))
+        assert_bitwise(got[0], a[:n] * 2)
+        assert_bitwise(got[1], np.array((a ** 2).sum()))
+    assert answered == [True] * 5
+    p = kiln.function([x], kiln.printing.Print("seen")(x) + 1)
+    answered = _fast_answers(p._runner)
+    assert_bitwise(p(np.ones(2)), np.full(2, 2.0))
+    assert answered == [True] and "seen" in capsys.readouterr().out
+
+
+def test_threads_sharing_a_function_of_changing_shapes_get_their_own_outputs(server):
+    """Threads calling one function (one kept layout of its answers) with outputs of different
+    shapes each get the right outputs."""
+    x = at.dvector("x")
+    f = kiln.function([x], [x * 2, x.sum()])
+    errors = []
+
+    def calls(n):
+        a = np.arange(float(n))
+        try:
+            for _ in range(200):
+                doubled, total = f(a)
+                assert_bitwise(doubled, a * 2)
+                assert_bitwise(total, np.array(a.sum()))
+        except Exception as e:  # reported by the main thread
+            errors.append(e)
+    threads = [threading.Thread(target=calls, args=(n,)) for n in (1, 2, 3, 40)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    assert not errors, errors[0]

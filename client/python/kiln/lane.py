@@ -4,6 +4,7 @@ two small socket writes instead of an HTTP/2 exchange. Before sending its token,
 checks that the socket's other end is the server's own process (SO_PEERCRED against
 GetVersion.local_pid), and the hello's answer against GetVersion.instance. Each thread has its
 own connection; anything that stops the lane from being used sends calls over gRPC instead.
+A function's answers are read without protobuf when they keep the last one's layout (Outputs).
 While a call runs, the client polls for its answer for up to kiln.config.lane_spin seconds
 before it sleeps: a call that answers within that time costs no wake-up of this thread. A spin
 that misses (no answer in time, or this thread preempted meanwhile) is not tried for the next
@@ -19,10 +20,12 @@ import threading
 import time
 
 import grpc
+import numpy as np
 
 from kiln import _pb
 from kiln.config import config
 from kiln.errors import KilnError
+from kiln.wire import _NATIVE
 
 _CODES = {c.value[0]: c.name for c in grpc.StatusCode}
 _HEADER = struct.Struct("<I")
@@ -31,6 +34,8 @@ _IDLE_LOOK = 1.0  # a connection idle longer is checked for a close by the serve
 _EXECUTE_TAG = b"\x12"  # LaneRequest.execute (field 2, length-delimited)
 _TIMEOUT_TAG = b"\x18"  # LaneRequest.timeout_ms (field 3, varint)
 _MOST_SKIPPED = 64  # calls that sleep at once after spins (kiln.config.lane_spin) that missed
+_HEADS_KEPT = 64  # frame heads kept, by request size
+_MOST_DIMS = 32  # NumPy's (1.x) most dimensions of an array
 
 # Bumped in a forked child: a connection made before the fork is its parent's (os.getpid() is
 # a system call, too dear to make on every call).
@@ -43,6 +48,13 @@ def _after_fork():
 
 
 os.register_at_fork(after_in_child=_after_fork)
+
+
+def _frame_head(size, tail):
+    """The bytes of a frame before an ExecuteRequest of `size` bytes (its length, then
+    LaneRequest.execute's tag and length) followed by `tail` bytes."""
+    head = _EXECUTE_TAG + _varint(size)
+    return _HEADER.pack(len(head) + size + tail) + head
 
 
 class LaneError(Exception):
@@ -75,6 +87,7 @@ class Lane:
         self._instance = version.instance
         self._authorization = dict(client._auth).get("authorization", "")
         self._local = threading.local()
+        self._heads = {}  # the frame head of a request of each size (with no timeout)
         self.required = mode == "on"
         self.usable = mode != "off" and bool(self._path) and on_this_host(client.address)
         if self.required and not self.usable:
@@ -89,17 +102,36 @@ class Lane:
 
     def call(self, body, timeout=None):
         """execute() of an ExecuteRequest already serialized (`body`, bytes)."""
+        data = self.exchange([None, body], len(body), timeout)
+        if data is None:
+            return None
+        return parse_response(data).execute
+
+    def exchange(self, parts, size, timeout=None):
+        """The frame answering an Execute (its 4-byte length, then a LaneResponse's bytes: see
+        parse_response and Outputs) whose ExecuteRequest's bytes are `parts` (`size` bytes in
+        all) after a first part left None: the frame's head, written here. None when this
+        thread cannot use the lane (nothing was sent: gRPC takes the call); LaneError when the
+        connection broke after the call was sent."""
         sock = self._socket()
         if sock is None:
             return None
-        head = _EXECUTE_TAG + _varint(len(body))
-        tail = b"" if timeout is None else _TIMEOUT_TAG + _varint(max(1, int(timeout * 1000)))
-        parts = [_HEADER.pack(len(head) + len(body) + len(tail)), head, body, tail]
+        if timeout is None:
+            head = self._heads.get(size)
+            if head is None:  # a new size of request: its head, kept
+                if len(self._heads) >= _HEADS_KEPT:
+                    self._heads.clear()
+                head = self._heads[size] = _frame_head(size, 0)
+            parts[0] = head
+        else:
+            tail = _TIMEOUT_TAG + _varint(max(1, int(timeout * 1000)))
+            parts[0] = _frame_head(size, len(tail))
+            parts.append(tail)
         try:
             wait = None if timeout is None else timeout + 5
             if sock.gettimeout() != wait:
                 sock.settimeout(wait)
-            if len(body) < 65536:
+            if size < 65536:
                 sock.sendall(b"".join(parts))
             else:  # no copy of a large request: its parts go as they are
                 _send_parts(sock, parts)
@@ -116,15 +148,12 @@ class Lane:
                 else:  # no answer in time: the next 1, 2, 4 ... 64 calls sleep at once
                     local.backoff = min(2 * local.backoff or 1, _MOST_SKIPPED)
                     local.skip = local.backoff
-            resp = self._read(sock)
+            return _read_frame(sock)
         except (OSError, EOFError) as e:
             self._drop()
             raise LaneError("the lane to %s broke during a call: %s" % (self._path, e)) from None
         finally:
             local.used = time.monotonic()
-        if resp.code != 0:
-            _raise_for(resp)
-        return resp.execute
 
     def _socket(self):
         """This thread's connection, made (and checked) on first use; None when unusable."""
@@ -206,21 +235,139 @@ class Lane:
 
     @staticmethod
     def _read(sock):
-        """The next LaneResponse: one recv for a small answer, its header and body together."""
-        data = sock.recv(1 << 16)
-        if len(data) < 4:
-            data += _recv_exact(sock, 4 - len(data))
-        n = _HEADER.unpack_from(data)[0]
-        body = data[4:]
-        if len(body) < n:
-            body += _recv_exact(sock, n - len(body))
+        """The next LaneResponse."""
         resp = _pb.service_pb2.LaneResponse()
-        resp.ParseFromString(body)
+        resp.ParseFromString(memoryview(_read_frame(sock))[4:])
         return resp
+
+
+def parse_response(frame):
+    """The LaneResponse of a `frame` exchange() gave; KilnError when it carries the server's
+    error."""
+    resp = _pb.service_pb2.LaneResponse()
+    resp.ParseFromString(memoryview(frame)[4:])
+    if resp.code != 0:
+        _raise_for(resp)
+    return resp
+
+
+def _read_frame(sock):
+    """The next frame's bytes, its 4-byte length first: one recv for a small answer, its
+    length and body together."""
+    data = sock.recv(1 << 16)
+    if len(data) < 4:
+        data += _recv_exact(sock, 4 - len(data))
+    missing = _HEADER.unpack_from(data)[0] + 4 - len(data)
+    return data if missing <= 0 else data + _recv_exact(sock, missing)
 
 
 class LaneRefused(Exception):
     """The lane cannot be used from here (another process's socket, another server, full)."""
+
+
+class Outputs:
+    """The outputs of the frames answering one function's calls, read without protobuf in the
+    usual case: an answer of outputs alone (no error, nothing printed) laid out as the last one
+    (the same bytes outside the outputs' data: the same dtypes and shapes). The first such
+    answer, and any other, is read field by field; an answer of another kind gives None (for
+    parse_response). Threads may share one: each call reads the kept layout once."""
+
+    def __init__(self):
+        # The last layout read: the frame's size, the bytes outside the data as (start, end,
+        # bytes), per output (shape, dtype, offset of its data), and the outputs' bytes with
+        # 64 more per output (ServerRunner.output_bytes). One tuple, replaced whole.
+        self._layout = (-1, (), (), 0)
+
+    @property
+    def nbytes(self):
+        """The outputs' bytes in the last layout read, 64 more per output."""
+        return self._layout[3]
+
+    def __call__(self, frame):
+        """The outputs of `frame` as new arrays, or None."""
+        size, fixed, outputs, _ = self._layout
+        if len(frame) != size:
+            return self._read(frame)
+        for start, end, piece in fixed:
+            if frame[start:end] != piece:
+                return self._read(frame)
+        return [np.ndarray(shape, dtype, frame, at).copy() for shape, dtype, at in outputs]
+
+    def _read(self, frame):
+        """A new layout read from `frame` (kept for the next frames), or None."""
+        layout = _outputs_layout(frame)
+        if layout is None:
+            return None
+        fixed, outputs = layout
+        nbytes = sum(_product(shape) * dtype.itemsize + 64 for shape, dtype, _ in outputs)
+        self._layout = (len(frame), fixed, outputs, nbytes)
+        return [np.ndarray(shape, dtype, frame, at).copy() for shape, dtype, at in outputs]
+
+
+def _outputs_layout(frame):
+    """(fixed, outputs) as Outputs keeps them when `frame` (4-byte length, then a LaneResponse)
+    holds an ExecuteResponse of outputs alone, each Tensor's fields in the order the server
+    writes them (dtype, shape, data: protobuf's own order), with a known dtype and as many data
+    bytes as its shape needs; None for any other frame."""
+    try:
+        if frame[4] != 0x22:  # LaneResponse.execute, first and alone
+            return None
+        n, i = _read_varint(frame, 5)
+        if i + n != len(frame):
+            return None
+        fixed, outputs, start = [], [], 0
+        while i < len(frame):
+            if frame[i] != 0x0A:  # ExecuteResponse.outputs: nothing printed, no offsets
+                return None
+            n, i = _read_varint(frame, i + 1)
+            end = i + n
+            if end > len(frame):
+                return None
+            dtype, shape, size = 0, [], 0
+            if i < end and frame[i] == 0x08:
+                dtype, i = _read_varint(frame, i + 1)
+            if i < end and frame[i] == 0x12:
+                n, i = _read_varint(frame, i + 1)
+                stop = i + n
+                while i < stop:
+                    d, i = _read_varint(frame, i)
+                    shape.append(d)
+                if i != stop:
+                    return None
+            if i < end and frame[i] == 0x1A:
+                size, i = _read_varint(frame, i + 1)
+            dtype = _NATIVE.get(dtype)
+            if (i + size != end or dtype is None or len(shape) > _MOST_DIMS
+                    or dtype.itemsize * _product(shape) != size):
+                return None
+            fixed.append((start, i, frame[start:i]))
+            outputs.append((tuple(shape), dtype, i))
+            i = start = end
+        fixed.append((start, len(frame), frame[start:]))
+        return tuple(fixed), tuple(outputs)
+    except IndexError:  # a field cut short
+        return None
+
+
+def _read_varint(data, i):
+    """The varint at data[i:] and the index after it."""
+    value = shift = 0
+    while True:
+        b = data[i]
+        value |= (b & 0x7F) << shift
+        i += 1
+        if b < 0x80:
+            return value, i
+        shift += 7
+        if shift > 63:
+            raise IndexError("a varint of over 10 bytes")
+
+
+def _product(shape):
+    n = 1
+    for d in shape:
+        n *= d
+    return n
 
 
 def _recv_exact(sock, n):

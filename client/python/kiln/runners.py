@@ -12,7 +12,7 @@ from kiln.client import get_client, route_of
 from kiln.compile import functions
 from kiln.config import config
 from kiln.errors import KilnError
-from kiln.lane import _varint
+from kiln.lane import LaneError, Outputs, _varint, parse_response
 from kiln.shm import Resident
 
 
@@ -187,8 +187,8 @@ def _lane_call(runner):
     """ServerRunner.fast: a call of arrays that fit the inputs as they are (their dtype, rank and
     static shape: what filtering would keep unchanged), for a function with no input that keeps
     a value and no shared variable, sent over the same-host lane with its ExecuteRequest written
-    here (fn(*args) in a loop is what a sampler does: the general path's request building costs
-    as much as the lane's round trip). NotImplemented, before anything is sent, for any other
+    here and its answer read by kiln.lane.Outputs (fn(*args) in a loop is what a sampler does:
+    protobuf's building and reading of the messages cost as much as the lane's round trip). NotImplemented, before anything is sent, for any other
     call, a call the lane cannot take (gRPC then takes it) or one that moves enough bytes for the
     shared-memory region; and after an answer of FUNCTION_NOT_FOUND (it ran nowhere: the general
     path compiles again and retries). None when no call can take this path."""
@@ -206,6 +206,7 @@ def _lane_call(runner):
                       b"\x08" + _varint(wire.dtype_to_proto(t.dtype)), {}))
     n_inputs, single, native = len(specs), fn._single, wire._NATIVE
     function = [None, b""]  # the function id and ExecuteRequest.function_id's bytes
+    outputs = Outputs()
 
     def head(spec, a):
         """The message head of array `a` for input `spec`, None when `a` does not fit it."""
@@ -227,12 +228,14 @@ def _lane_call(runner):
 
     def call(args):
         client = runner.client
-        if len(args) != n_inputs or not client._lane.usable:
+        lane = client._lane
+        if len(args) != n_inputs or not lane.usable:
             return NotImplemented
         if function[0] is not fn.function_id:
             fid = fn.function_id.encode()
             function[:] = [fn.function_id, b"\x0a" + _varint(len(fid)) + fid]
-        parts, nbytes = [function[1]], 0
+        # (The first part is the frame's head, which the lane writes.)
+        parts, nbytes, size = [None, function[1]], 0, len(function[1])
         for a, spec in zip(args, specs):
             # A kept head: `a` has a shape that fitted; its dtype and type are checked here.
             msg = spec[4].get(a.shape) if type(a) is np.ndarray else None
@@ -243,23 +246,32 @@ def _lane_call(runner):
             parts.append(msg)
             parts.append(a.tobytes())  # C order, native (little-endian) bytes
             nbytes += a.nbytes
+            size += len(msg)
         if (nbytes + runner.output_bytes >= config.shm_min_bytes
                 and client.channel().enabled):
             return NotImplemented  # the general path passes these through the region
         try:
-            resp = client.lane_call(b"".join(parts), config.timeout)
-        except KilnError as e:
-            if e.reason == "FUNCTION_NOT_FOUND":
-                return NotImplemented
-            raise
-        if resp is None:
+            frame = lane.exchange(parts, size + nbytes, config.timeout)
+        except LaneError as e:
+            raise KilnError("UNAVAILABLE", str(e)) from None
+        if frame is None:
             return NotImplemented
-        if resp.printed or resp.printed_dropped:
-            _show_printed(resp, fn)
-        # (wire.tensor_from_proto's arrays, read as this little-endian host's own dtypes.)
-        out = [np.frombuffer(t.data, native[t.dtype]).reshape(tuple(t.shape)).copy()
-               for t in resp.outputs]
-        runner.output_bytes = sum(o.nbytes + 64 for o in out)
+        out = outputs(frame)  # the usual answer: outputs alone, read as the last one was
+        if out is None:
+            try:
+                resp = parse_response(frame).execute
+            except KilnError as e:
+                if e.reason == "FUNCTION_NOT_FOUND":
+                    return NotImplemented
+                raise
+            if resp.printed or resp.printed_dropped:
+                _show_printed(resp, fn)
+            # (wire.tensor_from_proto's arrays, read as this little-endian host's own dtypes.)
+            out = [np.frombuffer(t.data, native[t.dtype]).reshape(tuple(t.shape)).copy()
+                   for t in resp.outputs]
+            runner.output_bytes = sum(o.nbytes for o in out) + 64 * len(out)
+        else:
+            runner.output_bytes = outputs.nbytes
         return out[0] if single else out
 
     return call
