@@ -80,5 +80,49 @@ TEST(LinkedProgramTest, ObserversAreAttachedWhenLinking) {
   EXPECT_TRUE(plain->Run(slots, quiet).ok());
 }
 
+// Inputs are lent to kernels, not copied: a slot read twice by one node is lent once and read
+// again through the lent value, a slot the node overwrites is copied first, and after the step
+// every slot still read later holds its value again. Recycled slot sets keep the constants and
+// drop every other value (no argument is kept alive between calls).
+TEST(LinkedProgramTest, LentInputsAndRecycledSlots) {
+  const Var x = dvector("x");
+  const Var twice = x * x;                                                      // x read twice
+  const Var neg = ApplyOp(Elemwise::Make(ScalarOpKind::kNeg, {{0, 0}}), {x});  // overwrites x
+  const Var y = twice + neg + 1.0;
+  auto p = LinkOf({x}, {y, twice});
+  bool alias_seen = false;
+  for (const Step& step : p->steps()) {
+    if (step.inputs.size() == 2 && step.inputs[0] == step.inputs[1]) {
+      EXPECT_EQ(step.lend, std::vector<int>{0});
+      ASSERT_EQ(step.alias.size(), 1u);
+      EXPECT_EQ(step.alias[0], (std::pair<int, int>{1, 0}));
+      alias_seen = true;
+    }
+  }
+  EXPECT_TRUE(alias_seen);
+  const Tensor xv = *Tensor::Of<double>(DType::kFloat64, {3}, {1.0, 2.0, 3.0});
+  for (int call = 0; call < 3; ++call) {
+    std::vector<Tensor> slots = p->NewSlots();
+    for (const auto& c : p->constants()) {
+      bool held = false;  // every constant is in its slot, recycled set or not
+      for (const Tensor& t : slots) held |= t.SharesBufferWith(c);
+      EXPECT_TRUE(held) << "call " << call;
+    }
+    for (int s = 0; s < static_cast<int>(slots.size()); ++s) {
+      bool constant = false;
+      for (const auto& c : p->constants()) constant |= slots[s].SharesBufferWith(c);
+      if (!constant) EXPECT_EQ(slots[s].raw_data(), nullptr) << "slot " << s << ", call " << call;
+    }
+    slots[0] = xv;
+    CallContext ctx;
+    ASSERT_TRUE(p->Run(slots, ctx).ok());
+    EXPECT_EQ(slots[p->output_slots()[0]].ToString(), "[1. 3. 7.]");  // x*x - x + 1
+    EXPECT_EQ(slots[p->output_slots()[1]].ToString(), "[1. 4. 9.]");
+    EXPECT_EQ(slots[0].ToString(), "[1. 2. 3.]");  // lent and given back, never overwritten
+    EXPECT_EQ(xv.ToString(), "[1. 2. 3.]");
+    p->RecycleSlots(std::move(slots));
+  }
+}
+
 }  // namespace
 }  // namespace kiln
