@@ -143,7 +143,8 @@ class LocalRunner(_Runner):
             raise KilnError(*e.args) from None
         self.has_print = self.executable.has_print
         if fn._all_plain and not fn._shared and not self.has_print and not fn._updated:
-            self.executable.set_plain([(dtype.num, ndim) for dtype, ndim in fn._plain],
+            self.executable.set_plain([(dtype.num, [dict(static).get(d, -1) for d in range(ndim)])
+                                       for dtype, ndim, static in fn._plain],
                                       fn._single)
             self.fast = self.executable.call_plain
 
@@ -188,10 +189,11 @@ def _lane_call(runner):
     static shape: what filtering would keep unchanged), for a function with no input that keeps
     a value and no shared variable, sent over the same-host lane with its ExecuteRequest written
     here and its answer read by kiln.lane.Outputs (fn(*args) in a loop is what a sampler does:
-    protobuf's building and reading of the messages cost as much as the lane's round trip). NotImplemented, before anything is sent, for any other
-    call, a call the lane cannot take (gRPC then takes it) or one that moves enough bytes for the
-    shared-memory region; and after an answer of FUNCTION_NOT_FOUND (it ran nowhere: the general
-    path compiles again and retries). None when no call can take this path."""
+    protobuf's building and reading of the messages cost as much as the lane's round trip).
+    NotImplemented, before anything is sent, for any other call, a call the lane cannot take
+    (gRPC then takes it) or one that moves enough bytes for the shared-memory region; and after
+    an answer of FUNCTION_NOT_FOUND (it ran nowhere: the general path compiles again and
+    retries). None when no call can take this path."""
     fn = runner.fn
     if (not runner.client._lane.usable or fn._states or fn._shared or fn._updated
             or sys.byteorder != "little" or any(c is not None for c in fn._containers)):

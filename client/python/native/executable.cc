@@ -164,16 +164,17 @@ class Executable {
     return Run(args);
   }
 
-  // Sets the arguments CallPlain takes (per input, a NumPy type number and a rank) and whether it
-  // returns the one output itself rather than a list.
-  void SetPlain(std::vector<std::pair<int, int>> kinds, bool single) {
+  // Sets the arguments CallPlain takes (per input, a NumPy type number and the static dims, -1
+  // where any size fits) and whether it returns the one output itself rather than a list.
+  void SetPlain(std::vector<std::pair<int, std::vector<int64_t>>> kinds, bool single) {
     plain_ = std::move(kinds);
     single_ = single;
   }
 
-  // The outputs when every argument is an ndarray (not a subclass) of its input's type number
-  // and rank, as SetPlain gave them, and the graph holds no Print; else NotImplemented, and the
-  // caller takes its general path. Spares a small call's checks in Python.
+  // The outputs when every argument is an ndarray (not a subclass) of its input's type number,
+  // rank and static dims, as SetPlain gave them, and the graph holds no Print; else
+  // NotImplemented, and the caller takes its general path. Spares a small call's checks in
+  // Python.
   py::object CallPlain(const py::tuple& args) const {
     if (has_print_ || args.size() != n_inputs() || args.size() != plain_.size()) {
       return py::reinterpret_borrow<py::object>(Py_NotImplemented);
@@ -183,9 +184,15 @@ class Executable {
       PyObject* arg = args[i].ptr();
       if (Py_TYPE(arg) != ndarray) return py::reinterpret_borrow<py::object>(Py_NotImplemented);
       const auto* array = py::detail::array_proxy(arg);
-      if (py::detail::array_descriptor_proxy(array->descr)->type_num != plain_[i].first ||
-          array->nd != plain_[i].second) {
+      const auto& [type_num, dims] = plain_[i];
+      if (py::detail::array_descriptor_proxy(array->descr)->type_num != type_num ||
+          array->nd != static_cast<int>(dims.size())) {
         return py::reinterpret_borrow<py::object>(Py_NotImplemented);
+      }
+      for (size_t d = 0; d < dims.size(); ++d) {
+        if (dims[d] >= 0 && array->dimensions[d] != dims[d]) {
+          return py::reinterpret_borrow<py::object>(Py_NotImplemented);
+        }
       }
     }
     py::object out = Run(args);
@@ -222,7 +229,7 @@ class Executable {
   std::string id_;
   std::unique_ptr<Function> function_;
   bool has_print_ = false;
-  std::vector<std::pair<int, int>> plain_;
+  std::vector<std::pair<int, std::vector<int64_t>>> plain_;
   bool single_ = false;
 };
 

@@ -47,13 +47,13 @@ class Function:
         self._containers = [None if i.value is None and i.update is None
                             else Container(i.variable, i.value)
                             for i in inputs]
-        # Per input, (dtype, ndim) when any array of both fits it (no static dims), else None.
-        self._plain = [None if any(d is not None for d in i.variable.type.shape)
-                       else (np.dtype(i.variable.type.dtype), i.variable.type.ndim)
-                       for i in inputs]
-        # No input keeps a value and none has static dims: plain arrays need no filtering.
-        self._all_plain = not self._states and all(self._plain) and \
-            all(c is None for c in self._containers)
+        # Per input, (dtype, ndim, static dims) of the arrays that fit it as they are: those
+        # need no filtering (static dims: (dim, size) for each dim of a known size).
+        self._plain = [(np.dtype(t.dtype), t.ndim,
+                        tuple((d, n) for d, n in enumerate(t.shape) if n is not None))
+                       for t in (i.variable.type for i in inputs)]
+        # No input keeps a value: plain arrays go in as they are.
+        self._all_plain = not self._states and all(c is None for c in self._containers)
         self.value = _ByInput(self, lambda c: c.value)
         self.container = _ByInput(self, lambda c: c)
         self.execute = execute
@@ -134,8 +134,9 @@ class Function:
         """The outputs of one call: one array for a single output, else a list."""
         if self._all_plain and len(args) == len(self.inputs) and not kwargs:
             # Every input given as an array of its dtype and rank: no filtering needed.
-            for value, (dtype, ndim) in zip(args, self._plain):
-                if type(value) is not np.ndarray or value.dtype != dtype or value.ndim != ndim:
+            for value, (dtype, ndim, static) in zip(args, self._plain):
+                if (type(value) is not np.ndarray or value.dtype != dtype or value.ndim != ndim
+                        or any(value.shape[d] != n for d, n in static)):
                     break
             else:
                 args = list(args)
