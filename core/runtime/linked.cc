@@ -211,7 +211,9 @@ absl::Status LinkedProgram::Run(std::vector<Tensor>& slots, CallContext& ctx) co
       if (scans_live_) drop(s);
     }
   };
-  absl::InlinedVector<Tensor, 4> in;
+  // The inputs of the step running (its first step.inputs.size(): the vector only grows, so
+  // that no step constructs or destroys its slots).
+  absl::InlinedVector<Tensor, 4> held;
   std::vector<Tensor> out;
   for (size_t n = 0; n < steps_.size(); ++n) {
     const Step& step = steps_[n];
@@ -221,7 +223,8 @@ absl::Status LinkedProgram::Run(std::vector<Tensor>& slots, CallContext& ctx) co
       continue;
     }
     RETURN_IF_ERROR(PollInterrupt());
-    in.resize(step.inputs.size());
+    if (held.size() < step.inputs.size()) held.resize(step.inputs.size());
+    const std::span<Tensor> in(held.data(), step.inputs.size());
     for (size_t i = 0, t = 0; i < in.size(); ++i) {
       Tensor& value = slots[step.inputs[i]];
       if (t < step.lend.size() && step.lend[t] == static_cast<int>(i)) {
