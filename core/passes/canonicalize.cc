@@ -429,12 +429,17 @@ Replacement UselessElemwise(const FunctionGraph&, Apply& node) {
   return std::nullopt;
 }
 
-// DimShuffle{order}(x) with order the identity -> x
+// DimShuffle{order}(x) with order the identity -> x; DimShuffle{x}(x) -> x for x of static
+// shape (1,) and any order that drops a dim of static size 1 and puts a new one in its place
+// (the data and the type are x's).
 Replacement IdentityDimShuffle(const FunctionGraph&, Apply& node) {
   const std::vector<int>& order = static_cast<const DimShuffle&>(node.op()).new_order();
   const VariablePtr& x = node.inputs()[0];
-  bool identity = static_cast<int>(order.size()) == x->tensor_type()->ndim();
-  for (size_t i = 0; identity && i < order.size(); ++i) identity = order[i] == static_cast<int>(i);
+  const std::vector<StaticDim>& dims = x->tensor_type()->shape();
+  bool identity = order.size() == dims.size();
+  for (size_t i = 0; identity && i < order.size(); ++i) {
+    identity = order[i] == static_cast<int>(i) || (order[i] == kX && dims[i] == StaticDim(1));
+  }
   if (!identity) return std::nullopt;
   return ReplaceWith(Var(x), node);
 }
@@ -486,11 +491,15 @@ Replacement UselessAlloc(const FunctionGraph&, Apply& node) {
   return ReplaceWith(Var(x), node);
 }
 
-// sum(x, axis=[]) -> x (in the sum's dtype).
+// sum(x, axis=[]) -> x (in the sum's dtype); sum(s) -> s for a 0-d s, and any reduction whose
+// result has x's type (PyTensor's local_useless_reduce).
 Replacement UselessReduce(const FunctionGraph&, Apply& node) {
   const auto& op = static_cast<const CAReduce&>(node.op());
-  if (!op.axis() || !op.axis()->empty()) return std::nullopt;
-  return ReplaceWith(Var(node.inputs()[0]), node);
+  const VariablePtr& x = node.inputs()[0];
+  if ((!op.axis() || !op.axis()->empty()) && !x->type()->Equals(*node.output_ptr(0)->type())) {
+    return std::nullopt;
+  }
+  return ReplaceWith(Var(x), node);
 }
 
 // DimShuffle(f(x, y)) -> f(DimShuffle(x), DimShuffle(y)) for an Elemwise f used only here: the
@@ -607,7 +616,7 @@ std::vector<RewriteRule> CanonicalizeRules() {
   };
   for (std::vector<RewriteRule> more :
        {AbsSqrtRules("canonicalize"), SumProdRules("canonicalize"), ShapeLiftRules(),
-        BranchRules(), ReshapeReduceRules()}) {
+        BranchRules(), ReshapeReduceRules(), SplitShapeRules("canonicalize")}) {
     for (RewriteRule& r : more) rules.push_back(std::move(r));
   }
   return rules;

@@ -5,6 +5,7 @@
 #define KILN_CORE_PASSES_NNET_RULES_H_
 
 #include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -23,6 +24,11 @@ std::vector<RewriteRule> NnetRules();
 // local_advanced_indexing_crossentropy_onehot and local_advanced_indexing_crossentropy_onehot_grad
 // (core/passes/nnet_xent_rules.cc): -log(softmax(x))[arange(y.shape[0]), y] and its gradient.
 std::vector<RewriteRule> NnetAdvancedIndexingRules();
+
+// local_abstract_batch_norm_train, local_abstract_batch_norm_train_grad and
+// local_abstract_batch_norm_inference (core/passes/batchnorm_rules.cc), tagged `phase`: the
+// abstract batch-normalization ops as elementwise graphs.
+std::vector<RewriteRule> BatchNormRules(const std::string& phase);
 
 // The (x, b) of a row softmax's input z = x + b, b a row vector broadcast over the rows (vector
 // terms added into b, the others into x), as local_softmax_with_bias splits it; nullopt when z

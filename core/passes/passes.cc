@@ -1,5 +1,7 @@
 #include "core/passes/passes.h"
 
+#include "core/passes/nnet_rules.h"
+
 namespace kiln {
 
 namespace {
@@ -19,6 +21,10 @@ const RewriteDB& DefaultRewriteDB() {
     auto* d = new RewriteDB();
     for (const Phase& p : ExtraPhases()) d->Register(p);
     d->Register(Phase{"merge1", 0, {"fast_compile", "merge"}, {}, MergePass});
+    // Aesara's batchnorm_opts: the abstract batch-normalization ops expanded first, so that
+    // merge and canonicalize see the elementwise graphs (in FAST_COMPILE too, as Aesara).
+    d->Register(Phase{"batchnorm_opts", -0.005, {"fast_compile", "fast_run", "batchnorm_opts"},
+                      BatchNormRules("batchnorm_opts"), nullptr});
     d->Register(Phase{"canonicalize", 1, {"canonicalize"}, CanonicalizeRules(), nullptr});
     // Constant folding runs in every equilibrium phase: the rules of one phase make constant
     // subexpressions the next should not have to see.

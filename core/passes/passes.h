@@ -45,6 +45,10 @@ std::vector<RewriteRule> SumProdRules(const std::string& phase);
 // Reductions of reductions merged, reshapes of constant slices removed or made indexes, indexes
 // of MakeVector and of fills taken (canonicalize).
 std::vector<RewriteRule> ReshapeReduceRules();
+// SpecifyShape of proven lengths lifted and removed (canonicalize and specialize); sums of
+// MakeVector made sums of scalars (canonicalize); slices tiling a vector made one Split
+// (specialize).
+std::vector<RewriteRule> SplitShapeRules(const std::string& phase);
 
 }  // namespace kiln
 

@@ -27,6 +27,16 @@ struct Case {
   std::vector<Var> inputs, outputs;
 };
 
+// The radon model's zero-sum vector in small: t[0:6] (reshaped to its length, as
+// tests/bench/model_graphs.py's joined() takes each parameter) and the value that makes the sum
+// zero, joined, its density summed (model_graphs.py zerosumnormal).
+Var ZeroSumLogp(const Var& t) {
+  Var raw = reshape(subtensor(t, {Slice{0, 6, std::nullopt}}), std::vector<int64_t>{6});
+  Var total = dimshuffle(sum(raw, 0), {kX});
+  Var value = concatenate({raw, total * 0.25}, 0) - total * 0.5;
+  return sum(-0.5 * sqr(value));
+}
+
 std::vector<Case> Cases() {
   Var a = dvector("a"), x = dmatrix("x"), y = dmatrix("y"), z = dmatrix("z");
   Var px = dmatrix("px"), v = dvector("v"), s = dscalar("s");
@@ -121,6 +131,8 @@ std::vector<Case> Cases() {
        {reshape(subtensor(t, {Slice{1, 5, std::nullopt}}), std::vector<int64_t>{4}) * 2.0,
         reshape(subtensor(t, {Slice{-1, std::nullopt, std::nullopt}}), std::vector<int64_t>{}) *
             3.0}},
+      {"a sum of scalar terms", {s}, {sum(make_vector({sum(s * s), sum(exp(s))}, DType::kFloat64))}},
+      {"gradient of a zero-sum vector", {t}, {grad(ZeroSumLogp(t), t)}},
   };
 }
 

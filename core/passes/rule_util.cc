@@ -9,9 +9,9 @@
 
 namespace kiln {
 
-Replacement ReplaceWith(const Var& v, const Apply& node) {
+std::optional<VariablePtr> FitTo(const Var& v, const Variable& out) {
   if (!v.ok() || v->tensor_type() == nullptr) return std::nullopt;
-  const TensorType& want = *node.output_ptr(0)->tensor_type();
+  const TensorType& want = *out.tensor_type();
   Var r = v;
   if (r.dtype() != want.dtype()) r = cast(r, want.dtype());
   if (!r.ok() || r.ndim() != want.ndim()) return std::nullopt;
@@ -30,7 +30,13 @@ Replacement ReplaceWith(const Var& v, const Apply& node) {
   }
   if (less_specific) r = specify_shape(r, want.shape());
   if (!r.ok()) return std::nullopt;
-  return std::vector<VariablePtr>{r.ptr()};
+  return r.ptr();
+}
+
+Replacement ReplaceWith(const Var& v, const Apply& node) {
+  std::optional<VariablePtr> fitted = FitTo(v, *node.output_ptr(0));
+  if (!fitted) return std::nullopt;
+  return std::vector<VariablePtr>{*std::move(fitted)};
 }
 
 Replacement ReplaceFilled(const Var& v, const Apply& node) {

@@ -15,9 +15,12 @@ namespace kiln {
 
 using Replacement = std::optional<std::vector<VariablePtr>>;
 
-// `v` as the replacement of node's single output: cast to the output's dtype when it differs,
-// given the output's static shape when v's is less specific; nullopt when v failed to build or
-// its shape cannot stand for the output's (a rule must not change a result's shape).
+// `v` as the replacement of `out` (a tensor output of a node): cast to its dtype when it
+// differs, given its static shape when v's is less specific; nullopt when v failed to build or
+// its shape cannot stand for out's (a rule must not change a result's shape).
+std::optional<VariablePtr> FitTo(const Var& v, const Variable& out);
+
+// `v` as the replacement of node's single output (FitTo).
 Replacement ReplaceWith(const Var& v, const Apply& node);
 
 // ReplaceWith, and where v is smaller than the output (x / x -> 1) v filled to the shape of the

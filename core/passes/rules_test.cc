@@ -10,6 +10,7 @@
 
 #include "core/kiln.h"
 #include "core/ops/advanced_indexing.h"
+#include "core/ops/batchnorm.h"
 #include "core/ops/nnet_xent.h"
 #include "core/passes/passes.h"
 #include "gtest/gtest.h"
@@ -51,6 +52,26 @@ const std::map<std::string, std::function<Example()>>& Examples() {
          Var i = constant(*Tensor::FromValues<int64_t>(DType::kInt64, {3},
                                                        std::vector<int64_t>{0, -1, 0}));
          return Example{{x, y}, {advanced_inc_subtensor(x, y, {AdvIndex::FullSlice(), i})}};
+       }},
+      {"local_abstract_batch_norm_inference",
+       [] {
+         Var x = dmatrix("px"), p = tensor(DType::kFloat64, {1, std::nullopt}, "pp");
+         return Example{{x, p}, {abstract_batch_norm_inference(x, p, p, p, p, constant(1e-3),
+                                                               {0})}};
+       }},
+      {"local_abstract_batch_norm_train",
+       [] {
+         Var x = dmatrix("px"), p = tensor(DType::kFloat64, {1, std::nullopt}, "pp");
+         std::vector<Var> o = abstract_batch_norm_train(x, p, p, constant(1e-3), constant(0.1),
+                                                        p, p, {0});
+         return Example{{x, p}, o};
+       }},
+      {"local_abstract_batch_norm_train_grad",
+       [] {
+         Var x = dmatrix("px"), y = dmatrix("py");
+         Var p = tensor(DType::kFloat64, {1, std::nullopt}, "pp");
+         return Example{{x, y, p}, abstract_batch_norm_train_grad(x, y, p, p, p, constant(1e-3),
+                                                                  {0})};
        }},
       {"local_add_canonizer",
        [] {
@@ -367,6 +388,30 @@ const std::map<std::string, std::function<Example()>>& Examples() {
        [] {
          Var v = dvector("pv");
          return Example{{v}, {subtensor(second(v, constant(3.0)), {Index(1)}) + v}};
+       }},
+      {"local_subtensor_slices_to_split",
+       [] {
+         Var t = tensor(DType::kFloat64, {7}, "pt");
+         Var x = exp(t);
+         return Example{{t}, {subtensor(x, {Slice{0, 3, std::nullopt}}) * 2.0,
+                              subtensor(x, {Slice{3, std::nullopt, std::nullopt}}) * 3.0}};
+       }},
+      {"local_sum_make_vector",
+       [] {
+         Var a = dscalar("pa"), b = dscalar("pb");
+         return Example{{a, b}, {sum(make_vector({a, exp(b)}, DType::kFloat64))}};
+       }},
+      {"local_specify_shape_lift",
+       [] {
+         Var t = tensor(DType::kFloat64, {7}, "pt");
+         return Example{{t}, {specify_shape(exp(subtensor(t, {Slice{1, 4, std::nullopt}})), {3}) *
+                              2.0}};
+       }},
+      {"local_useless_specify_shape",
+       [] {
+         Var t = tensor(DType::kFloat64, {7}, "pt");
+         return Example{{t}, {exp(specify_shape(subtensor(t, {Slice{1, 4, std::nullopt}}), {3})) *
+                              2.0}};
        }},
       {"local_sub_neg_to_add",
        [] {

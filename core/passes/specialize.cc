@@ -247,7 +247,8 @@ std::vector<RewriteRule> SpecializeRules() {
       LogDiffExpRule(),
   };
   for (std::vector<RewriteRule> more :
-       {AbsSqrtRules("specialize"), SumProdRules("specialize"), AdvancedIndexingRules()}) {
+       {AbsSqrtRules("specialize"), SumProdRules("specialize"), AdvancedIndexingRules(),
+        SplitShapeRules("specialize")}) {
     for (RewriteRule& r : more) rules.push_back(std::move(r));
   }
   for (RewriteRule& r : NnetRules()) rules.push_back(std::move(r));

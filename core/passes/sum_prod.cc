@@ -119,7 +119,11 @@ Replacement SumProdOfBroadcastQuotient(const FunctionGraph&, Apply& node) {
     if (std::find(moved.begin(), moved.end(), k) == moved.end()) new_order.push_back(order[k]);
   }
   const Var inner = b->owner()->inputs()[0];
-  Var divisor = dimshuffle(inner, new_order);
+  bool identity = static_cast<int>(new_order.size()) == inner.ndim();
+  for (size_t k = 0; identity && k < new_order.size(); ++k) {
+    identity = new_order[k] == static_cast<int>(k);
+  }
+  Var divisor = identity ? inner : dimshuffle(inner, new_order);  // no DimShuffle{} of a scalar
   if (op.reduce() == ReduceKind::kProd) {
     divisor = pow(divisor, CountReduced(Var(a), moved, a->tensor_type()->dtype(), divisor.ndim()));
   }

@@ -115,6 +115,12 @@ SAMPLES = {
     "CrossentropyCategorical1HotGrad": ({}, lambda: [kt.dvector(), kt.dmatrix(),
                                                       kt.lvector()]),
     "Images2Neibs": ({"mode": "half"}, lambda: [kt.dtensor4(), kt.lvector(), kt.lvector()]),
+    "AbstractBatchNormTrain": ({"axes": [0]}, lambda: [kt.dmatrix(), kt.drow(), kt.drow(),
+                                                       kt.dscalar(), kt.dscalar()]),
+    "AbstractBatchNormInference": ({"axes": [0]}, lambda: [kt.dmatrix()] + [kt.drow()] * 4
+                                   + [kt.dscalar()]),
+    "AbstractBatchNormTrainGrad": ({"axes": [0]}, lambda: [kt.dmatrix(), kt.dmatrix()]
+                                   + [kt.drow()] * 3 + [kt.dscalar()]),
     "Pool": ({"ignore_border": 1, "mode": "sum", "ndim": 2},
              lambda: [kt.dtensor4(), kt.lvector(), kt.lvector(), kt.lvector()]),
     "MaxPoolGrad": ({"ignore_border": 1, "mode": "max", "ndim": 2},

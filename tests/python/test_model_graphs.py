@@ -1,10 +1,12 @@
 """The four model graphs of tests/bench/model_graphs.py (radon, logreg, eight_schools, mixture)
 under Kiln, locally and on the server, checked against the logp and gradient PyTensor 2.34.0
 computed from the same program text (tests/golden/pytensor_models.json, written by
-tests/golden/gen_pytensor_models.py). Node counts and times are the benchmark's
-(tests/bench/models_vs_pytensor.py), not asserted here."""
+tests/golden/gen_pytensor_models.py), and the size of Kiln's optimized graph against PyTensor's
+(the golden's node count) and against the count Kiln reached (KILN_NODES). Times are the
+benchmark's (tests/bench/models_vs_pytensor.py), not asserted here."""
 import json
 import os
+import re
 import sys
 
 import numpy as np
@@ -23,6 +25,11 @@ with open(GOLDEN) as f:
 # Kiln agreed with PyTensor to 2e-15 relative (logp) and 8e-14 (the largest gradient element's
 # difference over its value) when this was written; 1e-12 leaves room for another summation order.
 RTOL = 1e-12
+
+# The nodes of Kiln's optimized graphs when the rewrites of issue 40 landed (PyTensor 2.34.0's in
+# the golden: radon 72, logreg 23, eight_schools 19, mixture 46); tests/README.md says node by
+# node where the graphs differ. A rewrite that makes a graph larger fails here.
+KILN_NODES = {"radon": 70, "logreg": 15, "eight_schools": 19, "mixture": 39}
 
 
 @pytest.mark.parametrize("execute", ["local", "server"])
@@ -47,3 +54,20 @@ def test_radon_sizes_are_pytensors_benchmark():
     model = model_graphs.build("radon", kiln, at)
     assert model.inputs[0].type.shape == (173,)
     assert len(PYTENSOR["radon"]["dlogp"]) == 173
+
+
+def optimized_nodes(f):
+    """The apply nodes of a compiled function's optimized graph: those its debugprint numbers
+    (each once, with its position in the toposort), as tests/bench/models_vs_pytensor.py counts
+    them."""
+    text = kiln.printing.debugprint(f, file="str")
+    return len(set(re.findall(r"\[id (\w+)\](?: '[^']*')? \d+$", text, re.M)))
+
+
+@pytest.mark.parametrize("name", model_graphs.MODELS)
+def test_optimized_graph_no_larger_than_pytensors(server, name):
+    model = model_graphs.build(name, kiln, at)
+    f = kiln.function(model.inputs, model.outputs, mode=kiln.Mode(execute="local"))
+    nodes = optimized_nodes(f)
+    assert nodes <= PYTENSOR[name]["nodes"], (name, nodes, PYTENSOR[name]["nodes"])
+    assert nodes <= KILN_NODES[name], (name, nodes, KILN_NODES[name])

@@ -2,13 +2,14 @@
 the updated running averages) and for inference (given statistics), and the older elementwise
 batch_normalization.
 
-Aesara builds AbstractBatchNormTrain / AbstractBatchNormInference nodes here and rewrites them,
-when it compiles, into the elementwise graphs of its local_abstract_batch_norm_* rewrites. Kiln
-builds those graphs at once, from its own ops: the values, gradients and compiled graphs are
-Aesara's; only the graph printed before compilation shows the elementwise ops instead of the
-abstract ones."""
+As Aesara, batch_normalization_train and batch_normalization_test build the abstract ops
+AbstractBatchNormTrain and AbstractBatchNormInference (core/ops/batchnorm.h; the gradient is
+AbstractBatchNormTrainGrad), which print as Aesara's and which the optimizer's batchnorm_opts
+phase rewrites into elementwise graphs when a function is compiled (Aesara's
+local_abstract_batch_norm_* rewrites)."""
 import numpy as np
 
+from kiln import ops
 from kiln.tensor.basic import as_tensor_variable, floatx
 
 __all__ = ["batch_normalization", "batch_normalization_test", "batch_normalization_train"]
@@ -73,23 +74,14 @@ def _epsilon(epsilon):
     return epsilon
 
 
-def _common_dtype(*tensors):
-    """Aesara's as_common_dtype: every tensor cast to their upcast dtype."""
-    from kiln.tensor.basic import cast
-    dtype = np.result_type(*[np.dtype(t.dtype) for t in tensors]).name
-    return [cast(t, dtype) if t.dtype != dtype else t for t in tensors]
-
-
 def batch_normalization_train(inputs, gamma, beta, axes="per-activation", epsilon=1e-4,
                               running_average_factor=0.1, running_mean=None, running_var=None):
     """Batch normalization with the batch's own statistics over `axes` ('per-activation': (0,),
     'spatial': (0, 2, 3, ...), or a tuple): returns (out, mean, invstd), and with running_mean
     and running_var also their new values running * (1 - factor) + batch * factor (the variance
     scaled by m / (m - 1), m the number of values averaged). gamma, beta and the running
-    averages are shaped like the non-normalized axes, or like inputs with 1 on `axes`."""
-    from kiln.tensor.basic import cast
-    from kiln.tensor.math import reciprocal, sqrt
-    from kiln.tensor.reduce import mean as kmean, prod, var as kvar
+    averages are shaped like the non-normalized axes, or like inputs with 1 on `axes`.
+    Builds Aesara's AbstractBatchNormTrain{axes}."""
     inputs = as_tensor_variable(inputs)
     axes, non_bc_axes = _prepare_batch_normalization_axes(axes, inputs.ndim)
     if (running_mean is None) != (running_var is None):
@@ -100,21 +92,17 @@ def batch_normalization_train(inputs, gamma, beta, axes="per-activation", epsilo
     params, vectors = _params(inputs, params, axes, non_bc_axes,
                               ["running_mean", "running_var"])
     epsilon = as_tensor_variable(_epsilon(epsilon))
-    factor = as_tensor_variable(running_average_factor)
-    # AbstractBatchNormTrain's make_node: one dtype for the non-scalars.
-    x, scale, bias, *running = _common_dtype(inputs, *params)
-    # Aesara's local_abstract_batch_norm_train.
-    mean = kmean(x, axes, keepdims=True)
-    var = kvar(x, axes, keepdims=True)
-    if var.dtype == "float32" and epsilon.dtype == "float64":
-        epsilon = cast(epsilon, "float32")
-    invstd = reciprocal(sqrt(var + epsilon))
-    out = (x - mean) * (scale * invstd) + bias
-    results = [out, mean, invstd]
+    op = ops.AbstractBatchNormTrain(axes=axes)
     if with_running:
-        results.append(running[0] * (1.0 - factor) + mean * factor)
-        m = cast(prod(x.shape) / prod(scale.shape), floatx())
-        results.append(running[1] * (1.0 - factor) + (m / (m - 1)) * var * factor)
+        results = list(op(inputs, params[0], params[1], epsilon,
+                          as_tensor_variable(running_average_factor), params[2], params[3]))
+        # The new running averages keep the broadcastable dims of the old ones.
+        for k, old in ((3, params[2]), (4, params[3])):
+            if results[k].broadcastable != old.broadcastable:
+                results[k] = _specify_broadcastable(
+                    results[k], *(ax for ax, b in enumerate(old.broadcastable) if b))
+    else:
+        results = list(op(inputs, params[0], params[1], epsilon, as_tensor_variable(0.1)))
     if vectors:  # the statistics without the normalized axes
         results = [results[0]] + [r.dimshuffle(non_bc_axes) for r in results[1:]]
     return tuple(results)
@@ -123,18 +111,13 @@ def batch_normalization_train(inputs, gamma, beta, axes="per-activation", epsilo
 def batch_normalization_test(inputs, gamma, beta, mean, var, axes="per-activation",
                              epsilon=1e-4):
     """Batch normalization with given statistics: (inputs - mean) * (gamma / sqrt(var +
-    epsilon)) + beta, the parameters shaped as for batch_normalization_train."""
-    from kiln.tensor.basic import cast
-    from kiln.tensor.math import sqrt
+    epsilon)) + beta, the parameters shaped as for batch_normalization_train. Builds Aesara's
+    AbstractBatchNormInference{axes}."""
     inputs = as_tensor_variable(inputs)
     axes, non_bc_axes = _prepare_batch_normalization_axes(axes, inputs.ndim)
     params, _ = _params(inputs, [gamma, beta, mean, var], axes, non_bc_axes, ["mean", "var"])
     epsilon = as_tensor_variable(_epsilon(epsilon))
-    x, scale, bias, est_mean, est_var = _common_dtype(inputs, *params)
-    # Aesara's local_abstract_batch_norm_inference.
-    if est_var.dtype == "float32" and epsilon.dtype == "float64":
-        epsilon = cast(epsilon, "float32")
-    return (x - est_mean) * (scale / sqrt(est_var + epsilon)) + bias
+    return ops.AbstractBatchNormInference(axes=axes)(inputs, *params, epsilon)
 
 
 def batch_normalization(inputs, gamma, beta, mean, std, mode="low_mem"):
