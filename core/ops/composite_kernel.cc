@@ -24,10 +24,11 @@ constexpr int64_t kBlock = 512;
 template <typename T>
 using Small = absl::InlinedVector<T, 32>;
 
-// Comparisons: computed as T's 0 and 1 in the blocks (switch reads them so), converted to bool
-// when they are outputs.
+// Comparisons and the isnan / isinf tests: computed as T's 0 and 1 in the blocks (switch reads
+// them so), converted to bool when they are outputs.
 bool Comparison(K k) {
-  return k == K::kLt || k == K::kGt || k == K::kLe || k == K::kGe || k == K::kEq || k == K::kNeq;
+  return k == K::kLt || k == K::kGt || k == K::kLe || k == K::kGe || k == K::kEq || k == K::kNeq ||
+         k == K::kIsNan || k == K::kIsInf;
 }
 
 bool SimpleOp(K k) {
@@ -118,6 +119,10 @@ template <typename T>
       return Binary<K::kEq, T>(a[0], a[1], o, n);
     case K::kNeq:
       return Binary<K::kNeq, T>(a[0], a[1], o, n);
+    case K::kIsNan:
+      return Unary<K::kIsNan, T>(a[0], o, n);
+    case K::kIsInf:
+      return Unary<K::kIsInf, T>(a[0], o, n);
     case K::kPow:
       sleef::Map2(k, a[0], a[1], 1, o, n);
       return;
@@ -154,6 +159,189 @@ T* BlockScratch(int64_t n) {
   return kept.get();
 }
 
+// Dims past which a broadcast input is left to the instruction-by-instruction path.
+constexpr int kMaxGatherDims = 8;
+
+// An input broadcast to the output's shape (a (n, 1) column against a (1, k) row), seen through
+// the output's dims collapsed where the input's strides allow: element strides (0 where it
+// broadcasts) and sizes, outermost first. Gathered block by block, with two shortcuts: a
+// `period`-long run repeated (a row against a column: a block is a window of the run laid out
+// repeatedly, filled once per chunk) and each element repeated `repeat` times in turn (a
+// column against a row).
+template <typename T>
+struct Broadcast {
+  const T* data = nullptr;
+  int ndim = 0;
+  int64_t sizes[kMaxGatherDims] = {};
+  int64_t strides[kMaxGatherDims] = {};
+  int64_t period = 0;  // > 0: the input is data[0..period) repeated, period <= kMaxPeriod
+  int64_t repeat = 0;  // > 0: element i is data[(i / repeat) * strides[0]]
+};
+
+// The longest repeated run read as a window of one block buffer (which is kPad elements longer
+// than a block).
+constexpr int64_t kPad = 16;
+constexpr int64_t kMaxPeriod = kPad;
+
+// The broadcast view of t (of `shape`'s rank) over `shape`.
+template <typename T>
+Broadcast<T> MakeBroadcast(const Tensor& t, const Shape& shape) {
+  Broadcast<T> g;
+  g.data = t.data<T>();
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] == 1) continue;
+    const int64_t stride = t.shape()[d] == shape[d] ? t.strides()[d] : 0;
+    if (g.ndim > 0 && g.strides[g.ndim - 1] == stride * shape[d]) {
+      g.sizes[g.ndim - 1] *= shape[d];
+      g.strides[g.ndim - 1] = stride;
+      continue;
+    }
+    g.sizes[g.ndim] = shape[d];
+    g.strides[g.ndim] = stride;
+    ++g.ndim;
+  }
+  if (g.ndim == 2 && g.strides[0] == 0 && g.strides[1] == 1 && g.sizes[1] <= kMaxPeriod) {
+    g.period = g.sizes[1];
+  } else if (g.ndim == 2 && g.strides[1] == 0) {
+    g.repeat = g.sizes[1];
+  }
+  return g;
+}
+
+// dst[0..m) = the broadcast input's elements at the output's flat positions [begin, begin + m).
+template <typename T>
+void Gather(const Broadcast<T>& in, int64_t begin, int64_t m, T* dst) {
+  if (m <= 0) return;  // (an empty output may have dims of size 0: no index arithmetic)
+  if (in.repeat > 0) {
+    const int64_t q = in.repeat, s = in.strides[0];
+    int64_t i = begin / q, j = 0;
+    // The rest of the first element's repeats, whole ones, then the last one's first few.
+    for (int64_t r = std::min(m, q - begin % q); j < r; ++j) dst[j] = in.data[i * s];
+    for (++i; j + q <= m; j += q, ++i) {
+      const T v = in.data[i * s];
+      for (int64_t k = 0; k < q; ++k) dst[j + k] = v;
+    }
+    for (; j < m; ++j) dst[j] = in.data[i * s];
+    return;
+  }
+  const int ndim = in.ndim;
+  int64_t index[kMaxGatherDims];
+  int64_t offset = 0;
+  int64_t rest = begin;
+  for (int d = ndim - 1; d >= 0; --d) {
+    index[d] = rest % in.sizes[d];
+    rest /= in.sizes[d];
+    offset += index[d] * in.strides[d];
+  }
+  const int last = ndim - 1;
+  const int64_t inner = in.sizes[last], step = in.strides[last];
+  for (int64_t done = 0; done < m;) {
+    const int64_t count = std::min(inner - index[last], m - done);
+    const T* p = in.data + offset;
+    T* o = dst + done;
+    if (step == 0) {
+      std::fill(o, o + count, *p);
+    } else if (step == 1) {
+      std::copy(p, p + count, o);
+    } else {
+      for (int64_t i = 0; i < count; ++i) o[i] = p[i * step];
+    }
+    done += count;
+    offset += count * step;
+    index[last] += count;
+    for (int d = last; d > 0 && index[d] == in.sizes[d]; --d) {
+      offset += in.strides[d - 1] - in.sizes[d] * in.strides[d];
+      index[d] = 0;
+      ++index[d - 1];
+    }
+  }
+}
+
+// The lowest and one past the highest byte a strided tensor's elements occupy.
+std::pair<const char*, const char*> Extent(const Tensor& t) {
+  const char* base = static_cast<const char*>(t.raw_data());
+  int64_t lo = 0, hi = 0;
+  for (int d = 0; d < t.ndim(); ++d) {
+    const int64_t span = (t.shape()[d] - 1) * t.strides()[d];
+    (span < 0 ? lo : hi) += span;
+  }
+  const int64_t item = static_cast<int64_t>(DTypeSize(t.dtype()));
+  return {base + lo * item, base + (hi + 1) * item};
+}
+
+// Elements up to which a call runs as one block with a buffer per register: no buffer reuse to
+// plan, no output written before every input is read (so in-place outputs need no care), no
+// thread pool. Scalars and short vectors (eight_schools' nodes) are dominated by such set-up.
+constexpr int64_t kSmall = 64;
+
+// Run's program over `shape` of n <= kSmall elements, its inputs already classified (data:
+// contiguous, splat: single values, gathered: broadcast) and its outputs' dtypes known.
+template <typename T>
+bool RunSmall(const ScalarProgram& program, const Shape& shape, int64_t n,
+              std::span<const T* const> data,
+              std::span<const T> splat, std::span<const Broadcast<T>> gathered,
+              std::span<const int> gathered_reg, std::span<const DType> out_dtype,
+              std::vector<Tensor>& outputs) {
+  const int n_in = program.num_inputs();
+  const int n_const = static_cast<int>(program.constants.size());
+  const int n_regs = n_in + n_const + static_cast<int>(program.instrs.size());
+  const int64_t stride = (n + 7) / 8 * 8 + kPad;
+  T* storage = BlockScratch<T>(n_regs * stride);
+  Small<const T*> reg(n_regs);
+  for (int r = 0; r < n_in + n_const; ++r) {
+    if (r < n_in && data[r] != nullptr) {
+      reg[r] = data[r];
+    } else {
+      T* b = storage + r * stride;
+      std::fill(b, b + n, splat[r]);
+      reg[r] = b;
+    }
+  }
+  for (size_t g = 0; g < gathered.size(); ++g) {
+    T* b = storage + gathered_reg[g] * stride;
+    Gather(gathered[g], 0, n, b);
+    reg[gathered_reg[g]] = b;
+  }
+  Small<const T*> args;
+  for (size_t i = 0; i < program.instrs.size(); ++i) {
+    const ScalarProgram::Instr& instr = program.instrs[i];
+    args.clear();
+    for (int r : instr.args) args.push_back(reg[r]);
+    const int r_out = n_in + n_const + static_cast<int>(i);
+    T* out = storage + r_out * stride;
+    if constexpr (std::is_same_v<T, double>) {
+      StepD(instr.op.kind, args, out, n);
+    } else {
+      StepF(instr.op.kind, args, out, n);
+    }
+    reg[r_out] = out;
+  }
+  // Every input has been read: outputs (an in-place one included) are written now, those that
+  // pass an input through from a copy (an earlier output may be written over that input).
+  for (int r : program.outputs) {
+    if (r < n_in && data[r] != nullptr && reg[r] == data[r]) {
+      T* b = storage + r * stride;
+      std::memcpy(b, data[r], n * sizeof(T));
+      reg[r] = b;
+    }
+  }
+  for (size_t k = 0; k < program.outputs.size(); ++k) {
+    Tensor& o = outputs[k];
+    if (o.raw_data() == nullptr || o.dtype() != out_dtype[k] || o.shape() != shape ||
+        !o.is_contiguous()) {
+      o = Tensor::Empty(out_dtype[k], shape);
+    }
+    const T* src = reg[program.outputs[k]];
+    if (out_dtype[k] == DType::kBool) {
+      bool* dst = o.data<bool>();
+      for (int64_t j = 0; j < n; ++j) dst[j] = src[j] != T(0);
+    } else if (o.data<T>() != src) {
+      std::memcpy(o.data<T>(), src, n * sizeof(T));
+    }
+  }
+  return true;
+}
+
 template <typename T>
 bool Run(const ScalarProgram& program, const Shape& shape, std::span<const Tensor> inputs,
          std::vector<Tensor>& outputs) {
@@ -165,6 +353,8 @@ bool Run(const ScalarProgram& program, const Shape& shape, std::span<const Tenso
   // Each input: a pointer into its data (full shape) or a single value to broadcast.
   Small<const T*> data(n_in, nullptr);
   Small<T> splat(n_in + n_const);
+  absl::InlinedVector<Broadcast<T>, 4> gathered;
+  Small<int> gathered_reg;  // the register of each gathered input
   for (int r = 0; r < n_in; ++r) {
     const Tensor& t = inputs[r];
     if (t.dtype() != kT) {
@@ -176,6 +366,10 @@ bool Run(const ScalarProgram& program, const Shape& shape, std::span<const Tenso
       splat[r] = t.data<T>()[0];
     } else if (t.shape() == shape && t.is_contiguous()) {
       data[r] = t.data<T>();
+    } else if (t.ndim() == static_cast<int>(shape.size()) && t.ndim() <= kMaxGatherDims) {
+      // Broadcast (Elemwise::Perform has checked its dims against the output's).
+      gathered.push_back(MakeBroadcast<T>(t, shape));
+      gathered_reg.push_back(r);
     } else {
       return false;
     }
@@ -203,6 +397,19 @@ bool Run(const ScalarProgram& program, const Shape& shape, std::span<const Tenso
     const int i = program.outputs[k] - n_in - n_const;
     if (i >= 0) out_dtype[k] = program.instrs[i].dtype;
     else if (program.outputs[k] < n_in && inputs[program.outputs[k]].dtype() != kT) return false;
+  }
+  if (n <= kSmall) {
+    return RunSmall<T>(program, shape, n, data, splat, gathered, gathered_reg, out_dtype, outputs);
+  }
+  // A gathered input may be read from anywhere in any block: an output sharing its memory (an
+  // in-place view of it) takes the instruction-by-instruction path.
+  for (size_t g = 0; g < gathered.size(); ++g) {
+    const auto [lo, hi] = Extent(inputs[gathered_reg[g]]);
+    for (const Tensor& o : outputs) {
+      if (o.raw_data() == nullptr) continue;
+      const char* ob = static_cast<const char*>(o.raw_data());
+      if (ob < hi && lo < ob + o.nbytes()) return false;
+    }
   }
   // The instruction registers read for the last time by each instruction, as (instruction,
   // register) pairs in instruction order: their block buffers are free once it has run.
@@ -249,11 +456,14 @@ bool Run(const ScalarProgram& program, const Shape& shape, std::span<const Tenso
     if (r < n_in && data[r] != nullptr) snapshot_outputs.push_back(static_cast<int>(k));
   }
   const int n_slots = n_regs + static_cast<int>(snapshot_outputs.size());
+  auto is_gathered = [&](int r) {
+    return std::find(gathered_reg.begin(), gathered_reg.end(), r) != gathered_reg.end();
+  };
   // A small call's buffers are only as long as its elements (rounded to whole vectors). Buffers
   // sit two cache lines more than a block apart, so that one read and one written in the same
   // loop are never a multiple of 4 KiB apart (the loads would wait on the stores).
   const int64_t block = std::min(kBlock, (n + 7) / 8 * 8);
-  const int64_t stride = block + 16;
+  const int64_t stride = block + kPad;
 
   ParallelFor(n, 1 << 15, [&](int64_t begin, int64_t end) {
     // Block buffers: one per splat register, then a pool for instruction results, then the
@@ -262,9 +472,20 @@ bool Run(const ScalarProgram& program, const Shape& shape, std::span<const Tenso
     auto buffer = [&](int slot) { return storage + slot * stride; };
     Small<T*> reg_buffer(n_regs, nullptr);
     for (int r = 0; r < n_in + n_const; ++r) {
-      if (r < n_in && data[r] != nullptr) continue;
+      if (r < n_in && (data[r] != nullptr || is_gathered(r))) continue;
       reg_buffer[r] = buffer(r);
       std::fill(reg_buffer[r], reg_buffer[r] + block, splat[r]);
+    }
+    for (size_t g = 0; g < gathered.size(); ++g) {
+      const int64_t p = gathered[g].period;
+      if (p == 0) continue;
+      T* pattern = buffer(gathered_reg[g]);
+      // Stores only: copying the buffer onto itself p elements on would read back each store
+      // before it has landed (a stalled store-to-load forward per vector).
+      for (int64_t j = 0; j < p; ++j) {
+        const T v = gathered[g].data[j];
+        for (int64_t i = j; i < block + p; i += p) pattern[i] = v;
+      }
     }
     Small<const T*> args, reg(n_regs), source(program.outputs.size());
     Small<int> free_slots;
@@ -276,6 +497,15 @@ bool Run(const ScalarProgram& program, const Shape& shape, std::span<const Tenso
       }
       for (int r = 0; r < n_in + n_const; ++r) {
         reg[r] = r < n_in && data[r] != nullptr ? data[r] + b : reg_buffer[r];
+      }
+      for (size_t g = 0; g < gathered.size(); ++g) {
+        T* dst = buffer(gathered_reg[g]);
+        if (gathered[g].period > 0) {
+          reg[gathered_reg[g]] = dst + b % gathered[g].period;
+        } else {
+          Gather(gathered[g], b, m, dst);
+          reg[gathered_reg[g]] = dst;
+        }
       }
       const std::pair<int, int>* next_free = frees.data();
       for (size_t i = 0; i < program.instrs.size(); ++i) {

@@ -14,9 +14,11 @@
 namespace kiln {
 
 // Runs program over inputs broadcast to `shape` into outputs, and returns true; returns false
-// (doing nothing) outside the fast path: every register float32 or every register float64, each
-// input contiguous with the output's shape or a single element, and only ops the block
-// executor has (arithmetic, maximum/minimum, abs, sqr, sqrt and SLEEF's functions).
+// (doing nothing) outside the fast path: every register float32 or every register float64; each
+// input a single element, or of the output's rank (up to 8 dims) and gathered block by block
+// when it is broadcast or strided (no output sharing its memory); and only ops the block
+// executor has (arithmetic, maximum/minimum, abs, sqr, sqrt, comparisons, isnan/isinf, switch
+// and SLEEF's functions).
 bool RunFusedBlocks(const ScalarProgram& program, const Shape& shape,
                     std::span<const Tensor> inputs, std::vector<Tensor>& outputs);
 

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "absl/strings/str_cat.h"
+
 #include "core/kiln.h"
 
 namespace kiln {
@@ -65,6 +67,129 @@ TEST(CompositeKernelTest, SingleIntegerInputsAreReadAsTheProgramsFloats) {
   const std::vector<Tensor> counts_per_element = {
       a, Tensor::Zeros(DType::kInt64, {kN}), *Tensor::Of<bool>(DType::kBool, {1}, {true})};
   EXPECT_FALSE(RunFusedBlocks(*program, {kN}, counts_per_element, outputs));
+}
+
+// Inputs broadcast to the output (a column against a row, short and long rows, three dims,
+// a transposed input of the output's shape) are gathered block by block: every element as the
+// plain loop computes it, over several blocks and a partial last one.
+TEST(CompositeKernelTest, BroadcastInputsAreGathered) {
+  Var x = dscalar("x"), y = dscalar("y"), z = dscalar("z");
+  auto program = *ScalarProgram::FromGraph({x, y, z}, {(x - y) * z + 0.5, x - y});
+  struct Case {
+    Shape out, a, b, c;
+  };
+  const std::vector<Case> cases = {
+      {{1000, 3}, {1000, 1}, {1, 3}, {1, 3}},     // the mixture's column against rows
+      {{700, 40}, {700, 1}, {1, 40}, {700, 40}},  // rows longer than a repeated window
+      {{3, 1000}, {1, 1000}, {3, 1}, {1, 1}},     // a row against a column
+      {{2, 3, 5}, {2, 1, 5}, {1, 3, 1}, {2, 3, 5}},
+      {{16, 16}, {1, 16}, {16, 1}, {1, 1}},       // a window of the longest repeated row
+      {{5}, {5}, {1}, {5}}};
+  auto fill = [](const Shape& shape, double scale) {
+    Tensor t = Tensor::Empty(DType::kFloat64, shape);
+    for (int64_t i = 0; i < t.size(); ++i) t.data<double>()[i] = scale * ((i * 31) % 17 - 8);
+    return t;
+  };
+  for (const Case& c : cases) {
+    for (bool transposed_c : {false, true}) {
+      SCOPED_TRACE(absl::StrCat(ShapeToString(c.out), transposed_c ? " c transposed" : ""));
+      const Tensor a = fill(c.a, 0.5), b = fill(c.b, -0.25);
+      Tensor cv = fill(c.c, 1.5);
+      if (transposed_c && c.c.size() == 2 && c.c == c.out) {
+        // The same shape, its elements laid out column by column.
+        Tensor t = fill({c.out[1], c.out[0]}, 1.5);
+        cv = t.View(c.out, {1, c.out[0]});
+      }
+      const std::vector<Tensor> inputs = {a, b, cv};
+      std::vector<Tensor> outputs(2);
+      ASSERT_TRUE(RunFusedBlocks(*program, c.out, inputs, outputs));
+      // The element of t at the output's flat index i (broadcast dims read at 0).
+      auto at = [&](const Tensor& t, int64_t i) {
+        int64_t offset = 0;
+        for (int d = static_cast<int>(c.out.size()) - 1; d >= 0; --d) {
+          const int64_t k = i % c.out[d];
+          i /= c.out[d];
+          if (t.shape()[d] != 1) offset += k * t.strides()[d];
+        }
+        return t.data<double>()[offset];
+      };
+      for (int64_t i = 0; i < ShapeSize(c.out); ++i) {
+        const double d = at(a, i) - at(b, i);
+        ASSERT_EQ(outputs[0].data<double>()[i], d * at(cv, i) + 0.5) << i;
+        ASSERT_EQ(outputs[1].data<double>()[i], d) << i;
+      }
+    }
+  }
+}
+
+// A short call (one block, a buffer per register) writes its outputs only once every input is
+// read: an output in its input's buffer, a broadcast input and a comparison's bool all land.
+TEST(CompositeKernelTest, ShortCallsWriteOutputsAfterReadingInputs) {
+  Var x = dscalar("x"), y = dscalar("y");
+  Var t = x * y + 2.0;
+  auto program = *ScalarProgram::FromGraph({x, y}, {t * x, x, lt(x, t), t});
+  for (const int64_t n : {int64_t{1}, int64_t{7}, int64_t{64}}) {
+    SCOPED_TRACE(n);
+    Tensor x_value = Tensor::Empty(DType::kFloat64, {n, 1});
+    for (int64_t i = 0; i < n; ++i) x_value.data<double>()[i] = 0.5 * static_cast<double>(i) - 3;
+    const Tensor original = x_value.AsType(DType::kFloat32).AsType(DType::kFloat64);
+    const Tensor y_row = *Tensor::FromValues<double>(DType::kFloat64, {1, 1},
+                                                     std::vector<double>{-1.5});
+    std::vector<Tensor> outputs(4);
+    outputs[0] = x_value;  // in place over x
+    const std::vector<Tensor> inputs = {x_value, y_row};
+    ASSERT_TRUE(RunFusedBlocks(*program, {n, 1}, inputs, outputs));
+    EXPECT_EQ(outputs[0].raw_data(), x_value.raw_data());
+    for (int64_t i = 0; i < n; ++i) {
+      const double xi = original.data<double>()[i], ti = xi * -1.5 + 2.0;
+      ASSERT_EQ(outputs[0].data<double>()[i], ti * xi) << i;
+      ASSERT_EQ(outputs[1].data<double>()[i], xi) << i;
+      ASSERT_EQ(outputs[2].data<bool>()[i], xi < ti) << i;
+      ASSERT_EQ(outputs[3].data<double>()[i], ti) << i;
+    }
+  }
+}
+
+// isnan and isinf run in the blocks as 0 / 1 (a switch reads them so) and as bool outputs:
+// logsumexp's switch(isinf(m), m, log(s) + m) is fused.
+TEST(CompositeKernelTest, IsNanAndIsInfRunInTheBlocks) {
+  Var m = dscalar("m"), t = dscalar("t");
+  auto program =
+      *ScalarProgram::FromGraph({m, t}, {switch_(isinf(m), m, log(t) + m), isnan(t)});
+  Tensor mv = Ramp(0.25), tv = Ramp(0.5);
+  for (int64_t i = 0; i < kN; i += 97) {
+    mv.data<double>()[i] = i % 2 ? INFINITY : -INFINITY;
+    tv.data<double>()[i + 1] = NAN;
+  }
+  const std::vector<Tensor> inputs = {mv, tv};
+  std::vector<Tensor> outputs(2);
+  ASSERT_TRUE(RunFusedBlocks(*program, {kN}, inputs, outputs));
+  ASSERT_EQ(outputs[1].dtype(), DType::kBool);
+  for (int64_t i = 0; i < kN; ++i) {
+    const double mi = mv.data<double>()[i], ti = tv.data<double>()[i];
+    const double got = outputs[0].data<double>()[i];
+    ASSERT_EQ(outputs[1].data<bool>()[i], std::isnan(ti)) << i;
+    if (std::isinf(mi)) {
+      ASSERT_EQ(got, mi) << i;
+    } else if (std::isnan(ti) || ti == 0) {
+      ASSERT_EQ(std::isnan(got), std::isnan(std::log(ti) + mi)) << i;
+    } else {
+      // SLEEF's log is within 3.5 ULP.
+      ASSERT_NEAR(got, std::log(ti) + mi, 4e-15 * std::max(1.0, std::fabs(got))) << i;
+    }
+  }
+}
+
+// An output sharing memory with a broadcast input (which any block may read) is left to the
+// instruction-by-instruction path.
+TEST(CompositeKernelTest, AnOutputOverABroadcastInputIsNotFused) {
+  Var x = dscalar("x"), y = dscalar("y");
+  auto program = *ScalarProgram::FromGraph({x, y}, {x + y});
+  Tensor big = Tensor::Zeros(DType::kFloat64, {100, 3});
+  const Tensor column = big.View({100, 1}, {3, 1});
+  const std::vector<Tensor> inputs = {big, column};
+  std::vector<Tensor> outputs = {big};
+  EXPECT_FALSE(RunFusedBlocks(*program, {100, 3}, inputs, outputs));
 }
 
 }  // namespace

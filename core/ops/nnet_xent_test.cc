@@ -234,5 +234,50 @@ TEST(NnetXentTest, GradientsMatchFiniteDifferences) {
       << g2.status();
 }
 
+// SoftmaxWithBias on contiguous float64 (its fast path: SLEEF's exp over the whole matrix) and on
+// a transposed view of the same values (the general path) agree with the plain formula within
+// 1e-15, rows with a NaN are NaN, and -inf entries give exact zeros.
+TEST(NnetXentTest, SoftmaxWithBiasFastPathMatchesTheFormula) {
+  constexpr int64_t kRows = 517, kCols = 3;
+  Tensor x = Tensor::Empty(DType::kFloat64, {kRows, kCols});
+  for (int64_t i = 0; i < x.size(); ++i) x.data<double>()[i] = ((i * 37) % 101) / 7.0 - 6.0;
+  x.data<double>()[4 * kCols + 1] = NAN;
+  x.data<double>()[7 * kCols + 2] = -INFINITY;
+  const Tensor b =
+      *Tensor::FromValues<double>(DType::kFloat64, {kCols}, std::vector<double>{0.5, -1.0, 2.0});
+  // The same values in a column-major buffer: a non-contiguous x.
+  Tensor xt_buffer = Tensor::Empty(DType::kFloat64, {kCols, kRows});
+  for (int64_t i = 0; i < kRows; ++i) {
+    for (int64_t j = 0; j < kCols; ++j) {
+      xt_buffer.data<double>()[j * kRows + i] = x.data<double>()[i * kCols + j];
+    }
+  }
+  const Tensor xt = xt_buffer.View({kRows, kCols}, {1, kRows});
+  const Var out = softmax_with_bias(dmatrix("x"), dvector("b"));
+  const Apply& node = *out->owner();
+  for (const Tensor& in : {x, xt}) {
+    SCOPED_TRACE(in.is_contiguous() ? "contiguous" : "transposed");
+    std::vector<Tensor> outputs(1);
+    const std::vector<Tensor> inputs = {in, b};
+    ASSERT_TRUE(node.op().Perform(node, inputs, outputs).ok());
+    for (int64_t i = 0; i < kRows; ++i) {
+      const double* row = x.data<double>() + i * kCols;
+      double m = -INFINITY, total = 0;
+      for (int64_t j = 0; j < kCols; ++j) m = std::max(m, row[j] + b.data<double>()[j]);
+      for (int64_t j = 0; j < kCols; ++j) total += std::exp(row[j] + b.data<double>()[j] - m);
+      for (int64_t j = 0; j < kCols; ++j) {
+        const double got = outputs[0].data<double>()[i * kCols + j];
+        if (i == 4) {
+          EXPECT_TRUE(std::isnan(got)) << j;
+          continue;
+        }
+        const double want = std::exp(row[j] + b.data<double>()[j] - m) / total;
+        if (i == 7 && j == 2) EXPECT_EQ(got, 0.0);
+        EXPECT_NEAR(got, want, 1e-15 * std::max(1.0, want)) << i << " " << j;
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace kiln

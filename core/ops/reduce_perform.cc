@@ -59,6 +59,10 @@ template <ReduceKind R, typename Acc>
     return scalar::Apply<ScalarOpKind::kAdd, Acc>(t, v);
   } else if constexpr (R == ReduceKind::kProd) {
     return scalar::Apply<ScalarOpKind::kMul, Acc>(t, v);
+  } else if constexpr (R == ReduceKind::kMax && std::is_floating_point_v<Acc>) {
+    return t > v || t != t ? t : v;  // scalar::Max (NaN wins, the first NaN), without branches
+  } else if constexpr (R == ReduceKind::kMin && std::is_floating_point_v<Acc>) {
+    return t < v || t != t ? t : v;
   } else if constexpr (R == ReduceKind::kMax) {
     return scalar::Max(t, v);
   } else if constexpr (R == ReduceKind::kMin) {
@@ -147,6 +151,134 @@ void Accumulate(const Tensor& in, const std::vector<int64_t>& out_strides, Acc* 
                        });
 }
 
+// At most two runs of dims after dropping size-1 dims and merging neighbours that are reduced
+// alike and lie end to end in memory (as NumPy's iterator coalesces them): the shapes of nearly
+// every reduction, done without the general walk. Each: its length, stride, and whether reduced.
+struct CollapsedDims {
+  int n = 0;
+  int64_t size[2];
+  int64_t stride[2];
+  bool reduced[2];
+};
+
+// in's dims collapsed, or false when more than two runs remain (or a dim is empty).
+bool Collapse(const Tensor& in, const std::vector<bool>& reduced, CollapsedDims& c) {
+  for (int d = 0; d < in.ndim(); ++d) {
+    const int64_t size = in.shape()[d], stride = in.strides()[d];
+    if (size == 1) continue;
+    if (size == 0) return false;
+    if (c.n > 0 && c.reduced[c.n - 1] == reduced[d] && c.stride[c.n - 1] == stride * size) {
+      c.size[c.n - 1] *= size;
+      c.stride[c.n - 1] = stride;
+      continue;
+    }
+    if (c.n == 2) return false;
+    c.size[c.n] = size;
+    c.stride[c.n] = stride;
+    c.reduced[c.n] = reduced[d];
+    ++c.n;
+  }
+  return true;
+}
+
+// acc op= in over the collapsed dims: each reduced inner run folded with ReduceRun, kept inner
+// runs combined element by element, outer runs in order.
+template <ReduceKind R, typename Acc>
+void AccumulateCollapsed(const Acc* x, const CollapsedDims& c, Acc* acc) {
+  if (c.n == 0) {
+    acc[0] = ReduceRun<R>(acc[0], x, 1, 1);
+    return;
+  }
+  const int64_t n0 = c.size[0], s0 = c.stride[0];
+  if (c.n == 1) {
+    if (c.reduced[0]) {
+      acc[0] = ReduceRun<R>(acc[0], x, s0, n0);
+    } else {
+      for (int64_t j = 0; j < n0; ++j) acc[j] = Combine<R>(acc[j], x[j * s0]);
+    }
+    return;
+  }
+  const int64_t n1 = c.size[1], s1 = c.stride[1];
+  // Output strides of the outer and inner runs.
+  const int64_t o0 = c.reduced[0] ? 0 : (c.reduced[1] ? 1 : n1);
+  if (c.reduced[1]) {
+    constexpr bool kFloatSum = R == ReduceKind::kSum && std::is_floating_point_v<Acc>;
+    if (n1 < 8) {
+      // Short rows (a softmax's few classes), folded inline as ReduceRun folds them: a float
+      // sum adds the row's own sum (from zero, in order), the other kinds combine in order.
+      // Rows of 2, 3 and 4 contiguous elements get loops of known length.
+      auto rows = [&](auto length) {
+        const int64_t len = length;
+        for (int64_t i = 0; i < n0; ++i) {
+          const Acc* xi = x + i * s0;
+          Acc& a = acc[i * o0];
+          if constexpr (kFloatSum) {
+            Acc r = Acc(0);
+#pragma GCC unroll 4
+            for (int64_t j = 0; j < len; ++j) r += xi[j * s1];
+            a += r;
+          } else {
+#pragma GCC unroll 4
+            for (int64_t j = 0; j < len; ++j) a = Combine<R>(a, xi[j * s1]);
+          }
+        }
+      };
+      if (n1 == 2) return rows(std::integral_constant<int64_t, 2>());
+      if (n1 == 3) return rows(std::integral_constant<int64_t, 3>());
+      if (n1 == 4) return rows(std::integral_constant<int64_t, 4>());
+      return rows(n1);
+    }
+    for (int64_t i = 0; i < n0; ++i) acc[i * o0] = ReduceRun<R>(acc[i * o0], x + i * s0, s1, n1);
+    return;
+  }
+  if (o0 == 0 && n1 <= 4) {
+    // A few columns reduced over many rows (the gradient of a broadcast (1, k)): the running
+    // values in registers, not reloaded from acc on every row; the same additions in order.
+    auto columns = [&](auto width) {
+      constexpr int64_t w = decltype(width)::value;
+      Acc a[w];
+      for (int64_t j = 0; j < w; ++j) a[j] = acc[j];
+      for (int64_t i = 0; i < n0; ++i) {
+        const Acc* xi = x + i * s0;
+#pragma GCC unroll 4
+        for (int64_t j = 0; j < w; ++j) a[j] = Combine<R>(a[j], xi[j * s1]);
+      }
+      for (int64_t j = 0; j < w; ++j) acc[j] = a[j];
+    };
+    if (n1 == 1) return columns(std::integral_constant<int64_t, 1>());
+    if (n1 == 2) return columns(std::integral_constant<int64_t, 2>());
+    if (n1 == 3) return columns(std::integral_constant<int64_t, 3>());
+    return columns(std::integral_constant<int64_t, 4>());
+  }
+  for (int64_t i = 0; i < n0; ++i) {
+    const Acc* xi = x + i * s0;
+    Acc* ai = acc + i * o0;
+    if (s1 == 1) {
+      for (int64_t j = 0; j < n1; ++j) ai[j] = Combine<R>(ai[j], xi[j]);
+    } else {
+      for (int64_t j = 0; j < n1; ++j) ai[j] = Combine<R>(ai[j], xi[j * s1]);
+    }
+  }
+}
+
+template <typename Acc>
+void AccumulateCollapsed(ReduceKind kind, const Acc* x, const CollapsedDims& c, Acc* acc) {
+  switch (kind) {
+    case ReduceKind::kSum:
+      return AccumulateCollapsed<ReduceKind::kSum>(x, c, acc);
+    case ReduceKind::kProd:
+      return AccumulateCollapsed<ReduceKind::kProd>(x, c, acc);
+    case ReduceKind::kMax:
+      return AccumulateCollapsed<ReduceKind::kMax>(x, c, acc);
+    case ReduceKind::kMin:
+      return AccumulateCollapsed<ReduceKind::kMin>(x, c, acc);
+    case ReduceKind::kAll:
+      return AccumulateCollapsed<ReduceKind::kAll>(x, c, acc);
+    default:
+      return AccumulateCollapsed<ReduceKind::kAny>(x, c, acc);
+  }
+}
+
 // Accumulate for the kind known at run time; complex inputs only sum and multiply.
 template <typename Acc>
 void Accumulate(ReduceKind kind, const Tensor& in, const std::vector<int64_t>& out_strides,
@@ -205,7 +337,7 @@ absl::Status CAReduce::Perform(const Apply& node, std::span<const Tensor> inputs
       return;  // never: float16 accumulates in float32
     } else if constexpr (scalar::kComplex<Acc>) {
       Acc* a = acc.data<Acc>();
-      for (int64_t i = 0; i < acc.size(); ++i) a[i] = Identity<Acc>(reduce_);
+      std::fill(a, a + acc.size(), Identity<Acc>(reduce_));
       Accumulate(reduce_, in, OutputStrides(x.shape(), reduced), a);
     } else {
       Acc* a = acc.data<Acc>();
@@ -217,8 +349,13 @@ absl::Status CAReduce::Perform(const Apply& node, std::span<const Tensor> inputs
         if (reduce_ == ReduceKind::kMax) init = -std::numeric_limits<Acc>::infinity();
         if (reduce_ == ReduceKind::kMin) init = std::numeric_limits<Acc>::infinity();
       }
-      for (int64_t i = 0; i < acc.size(); ++i) a[i] = init;
-      Accumulate(reduce_, in, OutputStrides(x.shape(), reduced), a);
+      std::fill(a, a + acc.size(), init);  // (size() is not free: hoisted)
+      CollapsedDims c;
+      if (Collapse(in, reduced, c)) {
+        AccumulateCollapsed(reduce_, in.data<Acc>(), c, a);
+      } else {
+        Accumulate(reduce_, in, OutputStrides(x.shape(), reduced), a);
+      }
     }
   });
   outputs[0] = acc.dtype() == out_dtype ? std::move(acc) : acc.AsType(out_dtype);

@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "core/graph/op_registry.h"
@@ -138,6 +139,91 @@ TEST(ReduceTest, FloatSumsArePairwiseAsNumPy) {
   EXPECT_EQ((*out)[0].ElementAsDouble(0), 9.787606036044384);
   EXPECT_EQ((*out)[1].ElementAsDouble(0), 1.0);
   EXPECT_EQ((*out)[2].ElementAsDouble(0), 1.0 / 10000);
+}
+
+// The reductions over every layout their kernel tells apart (dims of size 1, rows short and
+// long, reduced dims leading or trailing, transposed inputs whose dims do not merge), against a
+// plain loop over the input in C order: products, maxima and minima to the bit (the NaN of a
+// group wins), sums within an ulp or two (pairwise over merged runs, as NumPy's iterator).
+TEST(ReduceTest, EveryLayoutFoldsInOrder) {
+  const std::vector<Shape> shapes = {{1000, 3}, {3, 1000}, {5, 1, 7}, {1000, 1}, {1, 6},
+                                     {2, 3, 4}, {4, 20},   {7},       {}};
+  for (const Shape& base : shapes) {
+    const int nd = static_cast<int>(base.size());
+    for (bool transposed : {false, true}) {
+      // The values laid out in `base`, seen as its reverse (a transposed, non-contiguous view).
+      Tensor data = Tensor::Empty(DType::kFloat64, base);
+      for (int64_t i = 0; i < data.size(); ++i) {
+        data.data<double>()[i] = 0.5 + static_cast<double>((i * 7919) % 613) / 97.0;
+      }
+      if (data.size() > 5) data.data<double>()[5] = -1e300;  // a product overflows to -inf
+      Tensor x = data;
+      if (transposed) {
+        x = data.View(Shape(base.rbegin(), base.rend()),
+                      std::vector<int64_t>(data.strides().rbegin(), data.strides().rend()));
+      }
+      for (int mask = 0; mask < (1 << nd) + 1; ++mask) {
+        const bool all_axes = mask == (1 << nd);
+        std::vector<int> axes;
+        for (int d = 0; d < nd && !all_axes; ++d) {
+          if (mask & (1 << d)) axes.push_back(d);
+        }
+        for (const std::string fn : {"sum", "prod", "max", "min"}) {
+          for (bool with_nan : {false, true}) {
+            if (with_nan && (fn == "sum" || fn == "prod" || x.size() < 3)) continue;
+            SCOPED_TRACE(absl::StrCat(fn, " of ", ShapeToString(x.shape()),
+                                      transposed ? " transposed" : "", " over ",
+                                      all_axes ? "all" : absl::StrJoin(axes, ","),
+                                      with_nan ? " with a NaN" : ""));
+            Tensor copy = Tensor::Empty(DType::kFloat64, base);  // for the NaN
+            std::copy(data.data<double>(), data.data<double>() + data.size(),
+                      copy.data<double>());
+            if (with_nan) copy.data<double>()[2] = NAN;
+            const Tensor in = transposed ? copy.View(x.shape(), x.strides()) : copy;
+            const Var v = tensor(DType::kFloat64, StaticShape(nd), "x");
+            const Var out = Build(fn, v, all_axes ? Axes() : Axes(axes), false);
+            ASSERT_TRUE(out.ok()) << out.status();
+            const Apply& node = *out->owner();
+            std::vector<Tensor> outputs(1);
+            const std::vector<Tensor> inputs = {in};
+            ASSERT_TRUE(node.op().Perform(node, inputs, outputs).ok());
+            // The plain loop: each input element in C order onto its output element.
+            std::vector<bool> reduced(nd, all_axes);
+            for (int a : axes) reduced[a] = true;
+            const Tensor& r = outputs[0];
+            std::vector<double> want(r.size(), fn == "sum" ? 0.0 : fn == "prod" ? 1.0
+                                                                : fn == "max" ? -INFINITY
+                                                                              : INFINITY);
+            std::vector<int64_t> index(nd, 0);
+            for (int64_t flat = 0; flat < in.size(); ++flat) {
+              int64_t o = 0, offset = 0;
+              for (int d = 0; d < nd; ++d) {
+                offset += index[d] * in.strides()[d];
+                if (!reduced[d]) o = o * in.shape()[d] + index[d];
+              }
+              const double e = in.data<double>()[offset];
+              double& w = want[o];
+              if (fn == "sum") w += e;
+              if (fn == "prod") w *= e;
+              if (fn == "max") w = std::isnan(w) || w > e ? w : e;
+              if (fn == "min") w = std::isnan(w) || w < e ? w : e;
+              for (int d = nd - 1; d >= 0 && ++index[d] == in.shape()[d]; --d) index[d] = 0;
+            }
+            for (int64_t i = 0; i < r.size(); ++i) {
+              const double got = r.data<double>()[i];
+              if (fn == "sum") {
+                EXPECT_NEAR(got, want[i], 4e-16 * std::fabs(want[i]) * 8) << i;
+              } else if (std::isnan(want[i])) {
+                EXPECT_TRUE(std::isnan(got)) << i;
+              } else {
+                EXPECT_EQ(got, want[i]) << i;
+              }
+            }
+          }
+        }
+      }
+    }
+  }
 }
 
 }  // namespace
