@@ -375,7 +375,10 @@ bool Run(const ScalarProgram& program, const Shape& shape, std::span<const Tenso
     }
   }
   for (int c = 0; c < n_const; ++c) {
-    splat[n_in + c] = static_cast<T>(program.constants[c].ElementAsDouble(0));
+    const Tensor& constant = program.constants[c];
+    splat[n_in + c] = constant.dtype() == kT
+                          ? constant.data<T>()[0]
+                          : static_cast<T>(constant.ElementAsDouble(0));
   }
   // Every instruction computes in T (a comparison's bool as T's 0 or 1), and reads only T
   // registers: a bool in arithmetic (through a cast) takes the instruction-by-instruction path.
