@@ -114,8 +114,10 @@ absl::Status GradInputs(const ConvGeometry& g, const T* kern, const T* top, T* d
   const T* w = CorrelationWeights(g, kern, flipped, dtype);
 #ifdef KILN_CONV_DIRECT
   // The correlation below multiplies blocks of the image's channels (6 at a time): with fewer
-  // channels per group than that, or strides, the columns' product and col2im are faster.
-  if (PanelGradInputsApplies<T>(g) && (cg < kPanelRows || !DirectGradInputsApplies<T>(g))) {
+  // channels per group than that, or strides, or where it would mostly multiply the padding,
+  // the columns' product and col2im are faster.
+  if (PanelGradInputsApplies<T>(g) &&
+      (cg < kPanelRows || !DirectGradInputsApplies<T>(g) || PanelGradInputsCheaper<T>(g))) {
     return PanelGradInputs(g, w, top, dimg, dtype);
   }
   if (DirectGradInputsApplies<T>(g)) return DirectGradInputs(g, w, top, dimg, dtype);

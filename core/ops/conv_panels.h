@@ -26,6 +26,9 @@ template <typename T>
 bool DirectGradInputsApplies(const ConvGeometry& g);
 template <typename T>
 bool PanelGradInputsApplies(const ConvGeometry& g);
+// Whether PanelGradInputs costs less than DirectGradInputs (both applying).
+template <typename T>
+bool PanelGradInputsCheaper(const ConvGeometry& g);
 template <typename T>
 bool DirectGradWeightsApplies(const ConvGeometry& g);
 

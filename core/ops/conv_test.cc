@@ -9,6 +9,7 @@
 #include <cmath>
 
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "core/graph/op_registry.h"
@@ -418,6 +419,69 @@ struct Naive {
 
 // Random geometries (2-d and 3-d; padding, strides, dilation, groups, flipped or not) against
 // the direct loop, for the convolution and both gradient ops; float32 too.
+// y, dx and dw of the convolution of x (shape xs) by w (shape ws) with options o (border
+// `mode`: 0 valid, 1 full, 2 half, 3 `pads`) against a loop over every product, in float64.
+void ExpectMatchesADirectLoop(int dim, const Shape& xs, const Shape& ws, ConvOptions o,
+                              int64_t mode, const std::vector<std::vector<int64_t>>& pads,
+                              DType dtype, int trial) {
+  const int groups = static_cast<int>(o.num_groups);
+  o.border_mode = mode == 0   ? ConvBorderMode("valid")
+                  : mode == 1 ? ConvBorderMode("full")
+                  : mode == 2 ? ConvBorderMode("half")
+                              : ConvBorderPads(pads);
+  const Tensor xv = Random(dtype, xs, 100 + trial), wv = Random(dtype, ws, 200 + trial);
+  const Var x = tensor(dtype, StaticShape(dim + 2)), w = tensor(dtype, StaticShape(dim + 2));
+  const Var y = dim == 2 ? conv2d(x, w, o) : conv3d(x, w, o);
+  ASSERT_TRUE(y.ok()) << y.status();
+  auto f = function({x, w}, {y});
+  ASSERT_TRUE(f.ok()) << f.status();
+  auto yv = (*f)({xv, wv});
+  ASSERT_TRUE(yv.ok()) << yv.status();
+  const Tensor gv = Random(dtype, (*yv)[0].shape(), 300 + trial);
+  // The geometry the op resolved, for the loop (the output shape is the op's).
+  Naive naive;
+  ConvGeometry& g = naive.g;
+  g.batch = xs[0];
+  g.channels = xs[1];
+  g.filters = ws[0];
+  g.groups = groups;
+  g.flip = o.filter_flip;
+  for (int i = 0; i < dim; ++i) {
+    const int a = 3 - dim + i;
+    g.image[a] = xs[2 + i];
+    g.kernel[a] = ws[2 + i];
+    g.output[a] = (*yv)[0].shape()[2 + i];
+    g.stride[a] = o.subsample[i];
+    g.dilation[a] = o.filter_dilation[i];
+    const int64_t dilated = (ws[2 + i] - 1) * o.filter_dilation[i] + 1;
+    g.pad[a] = mode == 0 ? 0 : mode == 1 ? dilated - 1 : mode == 2 ? dilated / 2 : pads[i][0];
+    const int64_t high = mode == 3 ? pads[i][1] : g.pad[a];
+    EXPECT_EQ(g.output[a], (xs[2 + i] + g.pad[a] + high - dilated) / o.subsample[i] + 1);
+  }
+  const std::vector<double> xd = testing::Elements(xv), wd = testing::Elements(wv),
+                            gd = testing::Elements(gv);
+  std::vector<double> want_y(ShapeSize((*yv)[0].shape())), want_dx(xd.size()), want_dw(wd.size());
+  naive.ForEachProduct([&](int64_t i, int64_t k, int64_t out) {
+    want_y[out] += xd[i] * wd[k];
+    want_dx[i] += gd[out] * wd[k];
+    want_dw[k] += gd[out] * xd[i];
+  });
+  const double tol = dtype == DType::kFloat32 ? 1e-5 : 1e-12;
+  ExpectClose((*yv)[0], want_y, tol, "y");
+  const Var g_in = tensor(dtype, StaticShape(dim + 2));
+  std::vector<int64_t> x_spatial(xs.begin() + 2, xs.end()), w_spatial(ws.begin() + 2, ws.end());
+  const Var dx = conv_grad_wrt_inputs(
+      dim, w, g_in, constant(*Tensor::FromValues<int64_t>(DType::kInt64, {dim}, x_spatial)), o);
+  const Var dw = conv_grad_wrt_weights(
+      dim, x, g_in, constant(*Tensor::FromValues<int64_t>(DType::kInt64, {dim}, w_spatial)), o);
+  auto grads = function({x, w, g_in}, {dx, dw});
+  ASSERT_TRUE(grads.ok()) << grads.status();
+  auto got = (*grads)({xv, wv, gv});
+  ASSERT_TRUE(got.ok()) << got.status();
+  ExpectClose((*got)[0], want_dx, tol, "dx");
+  ExpectClose((*got)[1], want_dw, tol, "dw");
+}
+
 TEST(ConvTest, RandomGeometriesMatchADirectLoop) {
   uint64_t state = 12345;
   auto next = [&](int64_t lo, int64_t hi) {
@@ -427,7 +491,7 @@ TEST(ConvTest, RandomGeometriesMatchADirectLoop) {
   for (int trial = 0; trial < 60; ++trial) {
     SCOPED_TRACE(trial);
     SetConvColumnBytesForTesting(trial % 2);  // odd trials: a tile per output position
-    SetConvPanelsForTesting(trial % 3 != 0);   // every third trial: tiles only
+    SetConvPanelsForTesting(trial % 3 != 0);  // every third trial: tiles only
     const int dim = next(2, 3);
     const int groups = next(1, 3);
     ConvOptions o;
@@ -444,64 +508,47 @@ TEST(ConvTest, RandomGeometriesMatchADirectLoop) {
       if (dim == 3) pads.back()[1] = pads.back()[0];
     }
     const int64_t mode = next(0, 3);
-    o.border_mode = mode == 0   ? ConvBorderMode("valid")
-                    : mode == 1 ? ConvBorderMode("full")
-                    : mode == 2 ? ConvBorderMode("half")
-                                : ConvBorderPads(pads);
     const DType dtype = trial % 4 == 3 ? DType::kFloat32 : DType::kFloat64;
-    const Tensor xv = Random(dtype, xs, 100 + trial), wv = Random(dtype, ws, 200 + trial);
-    const Var x = tensor(dtype, StaticShape(dim + 2)), w = tensor(dtype, StaticShape(dim + 2));
-    const Var y = dim == 2 ? conv2d(x, w, o) : conv3d(x, w, o);
-    ASSERT_TRUE(y.ok()) << y.status();
-    auto f = function({x, w}, {y});
-    ASSERT_TRUE(f.ok()) << f.status();
-    auto yv = (*f)({xv, wv});
-    ASSERT_TRUE(yv.ok()) << yv.status();
-    const Tensor gv = Random(dtype, (*yv)[0].shape(), 300 + trial);
-    // The geometry the op resolved, for the loop (the output shape is the op's).
-    Naive naive;
-    ConvGeometry& g = naive.g;
-    g.batch = xs[0];
-    g.channels = xs[1];
-    g.filters = ws[0];
-    g.groups = groups;
-    g.flip = o.filter_flip;
-    for (int i = 0; i < dim; ++i) {
-      const int a = 3 - dim + i;
-      g.image[a] = xs[2 + i];
-      g.kernel[a] = ws[2 + i];
-      g.output[a] = (*yv)[0].shape()[2 + i];
-      g.stride[a] = o.subsample[i];
-      g.dilation[a] = o.filter_dilation[i];
-      const int64_t dilated = (ws[2 + i] - 1) * o.filter_dilation[i] + 1;
-      g.pad[a] = mode == 0 ? 0 : mode == 1 ? dilated - 1 : mode == 2 ? dilated / 2 : pads[i][0];
-      const int64_t high = mode == 3 ? pads[i][1] : g.pad[a];
-      EXPECT_EQ(g.output[a], (xs[2 + i] + g.pad[a] + high - dilated) / o.subsample[i] + 1);
-    }
-    const std::vector<double> xd = testing::Elements(xv), wd = testing::Elements(wv),
-                              gd = testing::Elements(gv);
-    std::vector<double> want_y(ShapeSize((*yv)[0].shape())), want_dx(xd.size()), want_dw(wd.size());
-    naive.ForEachProduct([&](int64_t i, int64_t k, int64_t out) {
-      want_y[out] += xd[i] * wd[k];
-      want_dx[i] += gd[out] * wd[k];
-      want_dw[k] += gd[out] * xd[i];
-    });
-    const double tol = dtype == DType::kFloat32 ? 1e-5 : 1e-12;
-    ExpectClose((*yv)[0], want_y, tol, "y");
-    const Var g_in = tensor(dtype, StaticShape(dim + 2));
-    std::vector<int64_t> x_spatial(xs.begin() + 2, xs.end()), w_spatial(ws.begin() + 2, ws.end());
-    const Var dx = conv_grad_wrt_inputs(
-        dim, w, g_in, constant(*Tensor::FromValues<int64_t>(DType::kInt64, {dim}, x_spatial)), o);
-    const Var dw = conv_grad_wrt_weights(
-        dim, x, g_in, constant(*Tensor::FromValues<int64_t>(DType::kInt64, {dim}, w_spatial)), o);
-    auto grads = function({x, w, g_in}, {dx, dw});
-    ASSERT_TRUE(grads.ok()) << grads.status();
-    auto got = (*grads)({xv, wv, gv});
-    ASSERT_TRUE(got.ok()) << got.status();
-    ExpectClose((*got)[0], want_dx, tol, "dx");
-    ExpectClose((*got)[1], want_dw, tol, "dw");
+    ExpectMatchesADirectLoop(dim, xs, ws, o, mode, pads, dtype, trial);
   }
   SetConvColumnBytesForTesting(0);
+  SetConvPanelsForTesting(true);
+}
+
+// Geometries past the random ones' few channels, where the kernels split their work: the
+// forward panels' passes over blocks of channels (more than 192 rows of columns), the image's
+// gradient by the columns' product and col2im for 6 or more channels, the weights' gradient
+// over whole vectors only or partial ones too; each in float32 and float64, with and without
+// the filters' flip, the panels on and off.
+TEST(ConvTest, ManyChannelsMatchADirectLoop) {
+  struct Case {
+    Shape xs, ws;
+    int64_t mode;
+    std::vector<std::vector<int64_t>> pads;
+  };
+  const Case cases[] = {
+      {{2, 30, 9, 11}, {7, 30, 3, 3}, 2, {}},               // 270 rows, 11-wide lines
+      {{1, 64, 8, 16}, {13, 64, 3, 3}, 2, {}},              // 576 rows, whole vectors
+      {{3, 8, 12, 12}, {5, 8, 5, 5}, 0, {}},                // LeNet-like, 8x8 outputs
+      {{2, 7, 13, 12}, {6, 7, 5, 5}, 3, {{1, 0}, {0, 2}}},  // uneven pads, 10-wide lines
+  };
+  int trial = 1000;
+  for (const Case& c : cases) {
+    for (const DType dtype : {DType::kFloat32, DType::kFloat64}) {
+      for (const bool flip : {false, true}) {
+        for (const bool panels : {true, false}) {
+          SCOPED_TRACE(absl::StrCat(absl::StrJoin(c.xs, ","), " by ", absl::StrJoin(c.ws, ","), " ",
+                                    DTypeName(dtype), flip ? " flip" : "", panels ? "" : " tiles"));
+          SetConvPanelsForTesting(panels);
+          ConvOptions o;
+          o.filter_flip = flip;
+          o.subsample = {1, 1};
+          o.filter_dilation = {1, 1};
+          ExpectMatchesADirectLoop(2, c.xs, c.ws, o, c.mode, c.pads, dtype, trial++);
+        }
+      }
+    }
+  }
   SetConvPanelsForTesting(true);
 }
 

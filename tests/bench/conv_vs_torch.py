@@ -4,7 +4,10 @@
 Kiln: a function run in this process (kiln.Mode(execute="local")) of AbstractConv2d with
 filter_flip=False (a correlation, as torch's conv2d), forward ("fwd") or forward plus the
 gradients wrt the input and the filters for a given output gradient ("fwdbwd").
-PyTorch: torch.nn.functional.conv2d, and y.backward(gy) for fwdbwd, on as many threads as Kiln.
+PyTorch: torch.nn.functional.conv2d, and y.backward(gy) for fwdbwd, on as many threads as Kiln
+and on one thread, the faster of the two (on a shared machine its OpenMP threads' active
+waits can make two threads 50x slower than one: LeNet's second layer's fwdbwd at batch 64 took
+76 ms on two threads, 1.4 ms on one, under a load of 5 on 2 cores).
 GEMM floor: only the matrix products a convolution by im2col needs (one for fwd, three for fwdbwd),
 through NumPy's OpenBLAS on the same cores: no convolution can lower to GEMM and be faster.
 
@@ -13,8 +16,8 @@ see the same machine; a BENCH line per case, mode and round gives the best of ea
 line gives each ratio's range over the rounds (Kiln's time over the reference's: below 1 is
 faster).
 
-Usage: conv_vs_torch.py [rounds] [case-substring]  (KILN_SERVER_BIN, KILN_PB_DIR as for the
-Python tests; needs Debian's python3-torch)
+Usage: conv_vs_torch.py [rounds] [case-substring] [dtype]  (dtype: float32, float64 or both, the
+default; KILN_SERVER_BIN, KILN_PB_DIR as for the Python tests; needs Debian's python3-torch)
 """
 import os
 import sys
@@ -81,13 +84,17 @@ def gemm_floor(x_shape, w_shape, y_shape, dtype, backward):
 def main():
     rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 3
     only = sys.argv[2] if len(sys.argv) > 2 else ""
+    which = sys.argv[3] if len(sys.argv) > 3 else "both"
+    if which not in ("float32", "float64", "both"):
+        sys.exit("dtype must be float32, float64 or both, not %r" % which)
+    dtypes = ("float32", "float64") if which == "both" else (which,)
     threads = os.cpu_count()
     torch.set_num_threads(threads)
     rng = np.random.default_rng(0)
     print("# %d threads, torch %s, numpy %s" % (threads, torch.__version__, np.__version__))
     with running_server() as address:
         kiln.config.server = address
-        for dtype in ("float32", "float64"):
+        for dtype in dtypes:
             for name, x_shape, w_shape, border in CASES:
                 if only not in name or (dtype == "float64" and name.startswith("vgg_b64")):
                     continue
@@ -124,6 +131,9 @@ def main():
                     for _ in range(rounds):
                         kiln_s = best_of(kiln_call)
                         torch_s = best_of(torch_call)
+                        torch.set_num_threads(1)
+                        torch_s = min(torch_s, best_of(torch_call))
+                        torch.set_num_threads(threads)
                         floor_s = best_of(floor_call)
                         vs_torch.append(kiln_s / torch_s)
                         vs_floor.append(kiln_s / floor_s)
