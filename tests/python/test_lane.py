@@ -439,7 +439,7 @@ def test_a_spin_that_misses_backs_off(server):
     f = kiln.function([m], y)
     a = np.full((300, 300), 1e-3)
     want = f(a)
-    kiln.config.lane_spin = 1e-6
+    spin, kiln.config.lane_spin = kiln.config.lane_spin, 1e-6
     try:
         local = f._runner.client._lane._local
         local.backoff = local.skip = 0
@@ -450,7 +450,7 @@ def test_a_spin_that_misses_backs_off(server):
         assert_bitwise(f(a), want)  # spun, missed again
         assert (local.backoff, local.skip) == (2, 2)
     finally:
-        kiln.config.lane_spin = 0
+        kiln.config.lane_spin = spin
 
 
 def _frame(msg):

@@ -30,9 +30,11 @@ class _Config:
         self.lane = os.environ.get("KILN_LANE", "auto")
         # Seconds a lane call polls for its answer before its thread sleeps until the answer
         # comes: a call answered sooner pays no wake-up of this thread, at the price of its
-        # core while it waits (kiln.lane; environment KILN_LANE_SPIN; 0, the default: sleep at
-        # once; worth it where the server's thread and this one each have a core of their own).
-        self.lane_spin = float(os.environ.get("KILN_LANE_SPIN", 0))
+        # core while it waits (kiln.lane; environment KILN_LANE_SPIN; 0: sleep at once). None,
+        # the default: 100 µs while the machine has a core to spare (the 1-minute load average,
+        # looked at each second, under this process's cores less one half), else 0.
+        spin = os.environ.get("KILN_LANE_SPIN")
+        self.lane_spin = None if spin is None else float(spin)
         # Seconds a call may take before it is DEADLINE_EXCEEDED; None waits.
         self.timeout = None
         # The bearer token the server's --auth_tokens knows (environment KILN_TOKEN).

@@ -6,11 +6,11 @@ GetVersion.local_pid), and the hello's answer against GetVersion.instance. Each 
 own connection; anything that stops the lane from being used sends calls over gRPC instead.
 A function's answers are read without protobuf when they keep the last one's layout (Outputs).
 While a call runs, the client polls for its answer for up to kiln.config.lane_spin seconds
-before it sleeps: a call that answers within that time costs no wake-up of this thread. A spin
-that misses (no answer in time, or this thread preempted meanwhile) is not tried for the next
-1, 2, 4 ... 64 calls (every call again after one that hits): slow calls, and a server sharing
-this thread's core on a busy machine (where the spin would only keep it from running), cost
-little spinning."""
+(by default 100 µs while the machine has a core to spare: _spin) before it sleeps: a call that
+answers within that time costs no wake-up of this thread. A spin that misses (no answer in
+time, or this thread preempted meanwhile) is not tried for the next 1, 2, 4 ... 64 calls
+(every call again after one that hits): slow calls, and a server sharing this thread's core on
+a busy machine (where the spin would only keep it from running), cost little spinning."""
 import os
 import resource
 import select
@@ -140,10 +140,11 @@ class Lane:
             return None
         local = self._local
         try:
-            if config.lane_spin > 0:
+            spin = _spin()
+            if spin > 0:
                 if local.skip:
                     local.skip -= 1
-                elif _await_answer(local.poll, config.lane_spin):
+                elif _await_answer(local.poll, spin):
                     local.backoff = 0
                 else:  # no answer in time: the next 1, 2, 4 ... 64 calls sleep at once
                     local.backoff = min(2 * local.backoff or 1, _MOST_SKIPPED)
@@ -239,6 +240,26 @@ class Lane:
         resp = _pb.service_pb2.LaneResponse()
         resp.ParseFromString(memoryview(_read_frame(sock))[4:])
         return resp
+
+
+_AUTO_SPIN = 1e-4  # seconds a call polls by default while the machine has a core to spare
+_LOAD_LOOK = 1.0  # seconds between looks at the load average for that default
+_auto = [0.0, float("-inf")]  # the default spin, and when the load was looked at (shared)
+
+
+def _spin():
+    """The seconds this call polls for its answer: kiln.config.lane_spin, or by default
+    _AUTO_SPIN while the 1-minute load average is under this process's cores less one half (a
+    spin only pays when the server's thread and this one each have a core; on a busy machine it
+    takes the core the other needs), else 0."""
+    if config.lane_spin is not None:
+        return config.lane_spin
+    now = time.monotonic()
+    if now - _auto[1] > _LOAD_LOOK:
+        cores = len(os.sched_getaffinity(0))
+        _auto[0] = _AUTO_SPIN if os.getloadavg()[0] < cores - 0.5 else 0.0
+        _auto[1] = now
+    return _auto[0]
 
 
 def parse_response(frame):
