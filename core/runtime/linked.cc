@@ -225,13 +225,7 @@ absl::Status LinkedProgram::Run(std::vector<Tensor>& slots, CallContext& ctx) co
     RETURN_IF_ERROR(PollInterrupt());
     if (held.size() < step.inputs.size()) held.resize(step.inputs.size());
     const std::span<Tensor> in(held.data(), step.inputs.size());
-    for (size_t i = 0, t = 0; i < in.size(); ++i) {
-      Tensor& value = slots[step.inputs[i]];
-      if (t < step.lend.size() && step.lend[t] == static_cast<int>(i)) {
-        in[i] = std::move(value);
-        ++t;
-      }
-    }
+    for (int i : step.lend) in[i] = std::move(slots[step.inputs[i]]);
     for (int i : step.copy_before) in[i] = slots[step.inputs[i]];  // (unless lent: below)
     for (const auto& [i, j] : step.alias) in[i] = in[j];
     // An input the node overwrites must not share its buffer with a constant or another live
