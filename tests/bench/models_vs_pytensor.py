@@ -8,8 +8,8 @@ compiled C (its CVM), in the same run. A BENCH line (DESIGN.md section 5) per mo
   model_<name>_call_lane: the same call on the server (execute="server"), over its same-host
     lane (the client's choice on this host);
   model_<name>_call_grpc: the same call over gRPC (the lane turned off for it);
-  model_<name>_lane_overhead: the lane call against the local call, interleaved (ref_name=local;
-    overhead= what the lane adds to a call, us);
+  model_<name>_lane_overhead: the lane call against the local call, interleaved (ref_name=floor:
+    the same call with no transport; overhead= what the lane adds to a call, us);
   model_<name>_compile_warm: kiln.function / pytensor.function of a freshly built copy of a graph
     compiled before (Kiln's server cache, PyTensor's compiledir cache), ms, each round;
   model_<name>_compile_cold: the first compile: Kiln's of a graph the (new) server never saw,
@@ -225,7 +225,7 @@ class Side:
                 bench("model_%s_call_%s" % (n, case), k * 1e6, r * 1e6, "us")
         # The lane's own cost: the server's call against the local one, interleaved.
         k, r = best_interleaved(lambda: self.server(*p), lambda: self.local(*p))
-        print("BENCH model_%s_lane_overhead kiln=%.4g ref=%.4g unit=us ref_name=local "
+        print("BENCH model_%s_lane_overhead kiln=%.4g ref=%.4g unit=us ref_name=floor "
               "speedup=%.3g overhead=%.4g" % (n, k * 1e6, r * 1e6, r / k, (k - r) * 1e6),
               flush=True)
         best_k = best_r = float("inf")

@@ -4,7 +4,8 @@ compiled function when PyTensor is importable, else NumPy), interleaved, several
 a BENCH line (DESIGN.md section 5) per case and round:
   py_call_tiny_local: f(a), a of 3 float64, a + a**10, us per call;
   py_call_tiny_lane_vs_local: the same call on the server over the lane against the local call,
-    interleaved (ref_name=local; overhead= the lane's cost per call, kiln - ref);
+    interleaved (ref_name=floor: the same call with no transport; overhead= the lane's cost per
+    call, kiln - ref);
   py_call_tiny_server: the same call on the server (over its same-host lane, as the client
     chooses by itself here), against a bare gRPC echo of the same request bytes from the same
     grpcio client (ref_name=grpc-echo; the echo server is rpc_benchmark --serve_echo, C++, when
@@ -102,7 +103,7 @@ def tiny_cases(echo_address):
     cases.append(("py_call_tiny_server_grpc", lambda: over_grpc(f, x), lambda: echo(payload),
                   "grpc-echo"))
     # The lane's own cost: the same function on the server against it run in this process.
-    cases.append(("py_call_tiny_lane_vs_local", lambda: f(x), lambda: local(x), "local"))
+    cases.append(("py_call_tiny_lane_vs_local", lambda: f(x), lambda: local(x), "floor"))
     return cases
 
 
