@@ -585,3 +585,20 @@ def test_threads_sharing_a_function_of_changing_shapes_get_their_own_outputs(ser
     for t in threads:
         t.join(timeout=120)
     assert not errors, errors[0]
+
+
+def test_the_default_spin_follows_the_load(monkeypatch):
+    """kiln.config.lane_spin None: 100 µs while the load average leaves a core to spare, 0 on a
+    busy machine, looked at again only after a second; a set value is used as it is."""
+    from kiln import lane as lane_module
+    cores = len(os.sched_getaffinity(0))
+    monkeypatch.setattr(kiln.config, "lane_spin", None)
+    monkeypatch.setattr(lane_module, "_auto", [0.0, float("-inf")])
+    monkeypatch.setattr(os, "getloadavg", lambda: (cores - 1.0, 0.0, 0.0))
+    assert lane_module._spin() == lane_module._AUTO_SPIN
+    monkeypatch.setattr(os, "getloadavg", lambda: (cores + 3.0, 0.0, 0.0))
+    assert lane_module._spin() == lane_module._AUTO_SPIN  # within the second: not looked at
+    lane_module._auto[1] -= 2 * lane_module._LOAD_LOOK
+    assert lane_module._spin() == 0.0
+    monkeypatch.setattr(kiln.config, "lane_spin", 2e-5)
+    assert lane_module._spin() == 2e-5

@@ -173,6 +173,24 @@ def test_plain_arrays_take_the_native_fast_path(server):
     assert kiln.function([a], kiln.printing.Print("a")(a), mode=LOCAL)._runner.fast is None
 
 
+def test_inputs_with_static_dims_take_the_fast_path_when_they_fit(server):
+    """An input of static shape (3, ?) takes the native call for arrays of that shape; an array
+    of another length on the static dim is refused by the general path, as before."""
+    m = at.tensor("float64", shape=(3, None), name="m")
+    local = kiln.function([m], m * 2.0, mode=LOCAL)
+    assert local._runner.fast is not None
+    x = np.arange(12.0).reshape(3, 4)
+    assert_bitwise(local._runner.fast((x,)), x * 2.0)
+    assert_bitwise(local(x), x * 2.0)
+    wrong = np.arange(8.0).reshape(2, 4)
+    assert local._runner.fast((wrong,)) is NotImplemented
+    with pytest.raises(TypeError, match="not compatible") as fast_error:
+        local(wrong)
+    with pytest.raises(TypeError) as general_error:
+        local._call((wrong,), {})
+    assert str(fast_error.value) == str(general_error.value)
+
+
 def test_errors_carry_the_servers_codes(server):
     m = at.dmatrix("m")
     on_server, local = both([m], at.dot(m, m))
