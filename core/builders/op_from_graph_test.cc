@@ -44,8 +44,7 @@ TEST(OpFromGraphTest, TheDocstringExampleAndItsGradient) {
     ASSERT_TRUE(g.ok()) << g.status();
     std::vector<Var> outs = {ex.e2};
     outs.insert(outs.end(), g->begin(), g->end());
-    const std::vector<Tensor> v =
-        Eval({ex.x, ex.y, ex.z}, outs, {Scalar(1), Scalar(2), Scalar(3)});
+    const std::vector<Tensor> v = Eval({ex.x, ex.y, ex.z}, outs, {Scalar(1), Scalar(2), Scalar(3)});
     ASSERT_EQ(v.size(), 4u);
     EXPECT_EQ(v[0].ElementAsDouble(0), 12);
     EXPECT_EQ(v[1].ElementAsDouble(0), 3);
@@ -117,7 +116,8 @@ TEST(OpFromGraphTest, WireFormShapesAndErrors) {
   const Tensor nv = *Tensor::Of<double>(DType::kFloat64, {2, 2}, {1, 0, 1, 1});
   absl::StatusOr<ShapeVars> shape = infer_shape(out[1]);
   ASSERT_TRUE(shape.ok()) << shape.status();
-  const std::vector<Tensor> v = Eval({m, n}, {out[1], Var((*shape)[0]), Var((*shape)[1])}, {mv, nv});
+  const std::vector<Tensor> v =
+      Eval({m, n}, {out[1], Var((*shape)[0]), Var((*shape)[1])}, {mv, nv});
   EXPECT_EQ(v[0].ToString(), "[[3. 2.]\n [7. 4.]]");
   EXPECT_EQ(v[1].ElementAsDouble(0), 2);
   EXPECT_EQ(v[2].ElementAsDouble(0), 2);
@@ -198,6 +198,127 @@ TEST(OpFromGraphTest, GradientOverride) {
   EXPECT_EQ(bad.status().message(),
             "short{inline=False}: the gradient override takes 4 input(s) to 1 output(s); 4 "
             "inputs (inputs, outputs, output gradients) to 2 gradients are needed");
+}
+
+// The op of `inputs` -> `outputs` with these attributes added (the override graphs as texts).
+std::shared_ptr<const OpFromGraph> WithAttrs(const std::vector<Var>& inputs,
+                                             const std::vector<Var>& outputs,
+                                             OpFromGraphAttrs extra) {
+  std::shared_ptr<const OpFromGraph> plain = *op_from_graph(inputs, outputs, false, "f");
+  extra.inner = plain->attrs().inner;
+  extra.name = "f";
+  absl::StatusOr<std::shared_ptr<const OpFromGraph>> op = OpFromGraph::Make(std::move(extra));
+  EXPECT_TRUE(op.ok()) << op.status();
+  return op.ok() ? *op : plain;
+}
+
+std::string Text(const std::vector<Var>& inputs, const std::vector<Var>& outputs) {
+  std::vector<VariablePtr> in, out;
+  for (const Var& v : inputs) in.push_back(v.ptr());
+  for (const Var& v : outputs) out.push_back(v.ptr());
+  return *EncodeInnerGraph(in, out);
+}
+
+// lop_overrides as Aesara's list ['default', DisconnectedType()()] and ['default', NullType()()]:
+// the kinds replace the gradient op's outputs; a disconnected input is so in the connection
+// pattern (grad refuses it, or gives zeros with disconnected_inputs=ignore), a null one raises.
+TEST(OpFromGraphTest, GradientKinds) {
+  const Var x = dvector("x"), y = dvector("y"), o = dvector("o"), g = dvector("g");
+  const Var e = x * y + exp(x);
+  // The gradient graph of (x, y, o, g): x's default (g * (y + exp(x))), zeros for y.
+  const std::string grad_text = Text({x, y, o, g}, {g * (y + exp(x)), zeros_like(y)});
+  const Tensor xv = *Tensor::Of<double>(DType::kFloat64, {2}, {0.5, -1.0});
+  const Tensor yv = *Tensor::Of<double>(DType::kFloat64, {2}, {2.0, 3.0});
+  for (int kind : {kDisconnected, kNull}) {
+    OpFromGraphAttrs attrs{.grad = grad_text, .grad_kinds = {kFromGraph, kind}, .lop = true};
+    if (kind == kNull) attrs.null_reasons = "y has no gradient";
+    std::shared_ptr<const OpFromGraph> op = WithAttrs({x, y}, {e}, attrs);
+    EXPECT_EQ(**MakeOp("OpFromGraph", op->Attrs()), *op);
+    const Var a = dvector("a"), b = dvector("b");
+    const Var out = Call(op, {a, b})[0];
+    EXPECT_EQ(op->ConnectionPattern(*out->owner()),
+              (std::vector<std::vector<bool>>{{true}, {kind != kDisconnected}}));
+    const Var ga = grad(sum(out), a);
+    ASSERT_TRUE(ga.ok()) << ga.status();
+    EXPECT_EQ(ga->owner()->op().Name(), "f_lop{inline=False}");
+    const std::vector<Tensor> v = Eval({a, b}, {ga}, {xv, yv});
+    EXPECT_NEAR(v[0].ElementAsDouble(0), 2.0 + std::exp(0.5), 1e-12);
+    const Var gb = grad(sum(out), b);
+    ASSERT_FALSE(gb.ok());
+    EXPECT_NE(
+        gb.status().message().find(kind == kNull ? "y has no gradient" : "DisconnectedInputError"),
+        std::string::npos)
+        << gb.status();
+  }
+  // Kinds that do not fit are refused.
+  OpFromGraphAttrs bad{.inner = op_from_graph({x, y}, {e}).value()->attrs().inner,
+                       .grad = grad_text,
+                       .grad_kinds = {0, 5}};
+  EXPECT_EQ(OpFromGraph::Make(bad).status().message(),
+            "OpFromGraph{inline=False}: grad_kinds[1] is 5; 0 (the graph's), 1 (disconnected) or "
+            "2 (null) are meant");
+  bad.grad_kinds = {0};
+  EXPECT_EQ(OpFromGraph::Make(bad).status().message(),
+            "OpFromGraph{inline=False}: grad_kinds has 1 entries for 2 input(s)");
+  bad.grad_kinds = {0, kNull};
+  EXPECT_EQ(OpFromGraph::Make(bad).status().message(),
+            "OpFromGraph{inline=False}: null_reasons has fewer lines than null entries");
+}
+
+// rop_overrides: the R_op graph of (x, y, eval points) travels with the gradient op (the
+// inner graph's own, "f_lop"), whose gradient with respect to the output gradients is that
+// R_op, so Rop gives the override's values (here 3 u + x v, not y u + x v), also through an
+// expression feeding the op; the gradient itself stays the inner graph's.
+TEST(OpFromGraphTest, RopOverride) {
+  const Var x = dvector("x"), y = dvector("y"), ex = dvector("ex"), ey = dvector("ey");
+  const std::string rop_text = Text({x, y, ex, ey}, {ex * 3.0 + x * ey});
+  std::shared_ptr<const OpFromGraph> op = WithAttrs({x, y}, {x * y}, {.rop = rop_text});
+  EXPECT_EQ(**MakeOp("OpFromGraph", op->Attrs()), *op);
+  const Var a = dvector("a"), b = dvector("b"), u = dvector("u"), v = dvector("v");
+  const Var out = Call(op, {a * a, b})[0];
+  absl::StatusOr<std::vector<Var>> r = Rop({out}, {a, b}, {u, v});
+  ASSERT_TRUE(r.ok()) << r.status();
+  const Var ga = grad(sum(out), a), gb = grad(sum(out), b);
+  ASSERT_TRUE(ga.ok()) << ga.status();
+  ASSERT_TRUE(gb.ok()) << gb.status();
+  EXPECT_EQ(gb->owner()->op().Name(), "f_lop{inline=False}");
+  const Tensor av = *Tensor::Of<double>(DType::kFloat64, {2}, {1.0, -2.0});
+  const Tensor bv = *Tensor::Of<double>(DType::kFloat64, {2}, {3.0, 0.5});
+  const Tensor uv = *Tensor::Of<double>(DType::kFloat64, {2}, {1.0, 2.0});
+  const Tensor vv = *Tensor::Of<double>(DType::kFloat64, {2}, {-1.0, 4.0});
+  const std::vector<Tensor> got = Eval({a, b, u, v}, {(*r)[0], ga}, {av, bv, uv, vv});
+  // R = 3 (2 a u) + a^2 v; the gradient 2 a b.
+  EXPECT_EQ(got[0].ToString(), "[ 5. -8.]");
+  EXPECT_EQ(got[1].ToString(), "[ 6. -2.]");
+  // An R_op graph of the wrong arity, and the internal flag on an op it does not fit.
+  EXPECT_EQ(
+      OpFromGraph::Make({.inner = op->attrs().inner, .rop = Text({x, y}, {x})}).status().message(),
+      "OpFromGraph{inline=False}: the R_op override takes 2 input(s) to 1 output(s); 4 "
+      "inputs (inputs, eval points) to 1 R_op results are needed");
+  EXPECT_EQ(OpFromGraph::Make({.inner = op->attrs().inner, .rop = rop_text, .rop_transposed = true})
+                .status()
+                .message(),
+            "OpFromGraph{inline=False}: rop_transposed is set on an op that is not the gradient "
+            "of an OpFromGraph with an R_op override");
+}
+
+// Aesara's connection_pattern argument is the op's pattern, checked for its size.
+TEST(OpFromGraphTest, GivenConnectionPattern) {
+  const Var x = dvector("x"), y = dvector("y");
+  std::shared_ptr<const OpFromGraph> op =
+      WithAttrs({x, y}, {x * 2.0 + y, y}, {.connections = {1, 0, 0, 1}});
+  const std::vector<Var> out = Call(op, {x, y});
+  EXPECT_EQ(op->ConnectionPattern(*out[0]->owner()),
+            (std::vector<std::vector<bool>>{{true, false}, {false, true}}));
+  EXPECT_EQ(
+      OpFromGraph::Make({.inner = op->attrs().inner, .connections = {1, 0}}).status().message(),
+      "OpFromGraph{inline=False}: connections (the connection pattern) has 2 entries; 2 "
+      "input(s) x 2 output(s) are needed");
+  // Without one: an input the inner graph does not read is disconnected (Aesara's
+  // io_connection_pattern).
+  std::shared_ptr<const OpFromGraph> unused = *op_from_graph({x, y}, {x * 2.0});
+  EXPECT_EQ(unused->ConnectionPattern(*Call(unused, {x, y})[0]->owner()),
+            (std::vector<std::vector<bool>>{{true}, {false}}));
 }
 
 // What a hostile client could send: OpFromGraphs nested past the limit fail with a clear error,

@@ -73,8 +73,8 @@ def test_errors_are_aesaras(server):
         OpFromGraph([x], [x + y])
     with pytest.raises(TypeError, match="must be lists"):
         OpFromGraph(x, [x])
-    with pytest.raises(NotImplementedError, match="grad_overrides"):
-        OpFromGraph([x], [x], grad_overrides=[lambda i, g: g])
+    with pytest.raises(ValueError, match="Need to override 1 gradients, got 2"):
+        OpFromGraph([x], [x], grad_overrides=["default", "default"])
 
 
 def test_grad_overrides(server):

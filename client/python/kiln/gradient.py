@@ -9,6 +9,7 @@ import numpy as np
 from kiln.errors import KilnError
 from kiln import ops
 from kiln.graph.utils import CoreError, register_core_error, typed_core_error
+from kiln.graph.null_type import DisconnectedType, NullType  # noqa: F401 (Aesara's names here)
 from kiln.graph import (TensorType, _core, clone_replace, compile_function_or_raise,
                         core_variable)
 from kiln.tensor.basic import as_tensor_variable, fill, zeros_like

@@ -274,6 +274,9 @@ PYBIND11_MODULE(_core, m) {
                              [](const Apply& a) { return std::const_pointer_cast<Op>(a.op_ptr()); })
       .def_property_readonly("inputs", &Apply::inputs)
       .def_property_readonly("outputs", &Apply::outputs)
+      .def_property_readonly(
+          "connection_pattern", [](const Apply& a) { return a.op().ConnectionPattern(a); },
+          "The op's connection pattern on this node: per input, per output, connected.")
       .def("__str__", &Apply::ToString);
 
   py::class_<Variable, VariablePtr>(m, "Variable")

@@ -6,13 +6,24 @@ As Aesara, batch_normalization_train and batch_normalization_test build the abst
 AbstractBatchNormTrain and AbstractBatchNormInference (core/ops/batchnorm.h; the gradient is
 AbstractBatchNormTrainGrad), which print as Aesara's and which the optimizer's batchnorm_opts
 phase rewrites into elementwise graphs when a function is compiled (Aesara's
-local_abstract_batch_norm_* rewrites)."""
+local_abstract_batch_norm_* rewrites).
+
+batch_normalization(mode="low_mem") builds Aesara's Elemwise{BNComposite}: core's BNComposite op
+(core/ops/bn_composite.h), computed and printed as Elemwise{Composite{((((i0 - i1) / i2) * i3)
++ i4)}} and differentiated by BNComposite.grad's formulas. It is an op class of its own rather
+than a name on Kiln's Composite scalar program: a Composite carries no gradient, and the
+scalar program's struct is in headers every elementwise op includes."""
 import numpy as np
 
 from kiln import ops
 from kiln.tensor.basic import as_tensor_variable, floatx
 
-__all__ = ["batch_normalization", "batch_normalization_test", "batch_normalization_train"]
+__all__ = ["BNComposite", "batch_normalization", "batch_normalization_test",
+           "batch_normalization_train"]
+
+# Elemwise(scalar_op=BNComposite(dtype)) of Aesara, one op: BNComposite(dtype=...)(x, mean, std,
+# gamma, beta) on inputs of one rank.
+BNComposite = ops.BNComposite
 
 
 def _prepare_batch_normalization_axes(axes, ndim):
@@ -121,12 +132,18 @@ def batch_normalization_test(inputs, gamma, beta, mean, var, axes="per-activatio
 
 
 def batch_normalization(inputs, gamma, beta, mean, std, mode="low_mem"):
-    """((inputs - mean) / std) * gamma + beta, all broadcastable against inputs; 'low_mem' in
-    that order (Aesara's BNComposite), 'high_mem' as (inputs - mean) * (gamma / std) + beta."""
+    """((inputs - mean) / std) * gamma + beta, all broadcastable against inputs; 'low_mem' as
+    one Elemwise{BNComposite} node (Aesara's), 'high_mem' as (inputs - mean) * (gamma / std) +
+    beta."""
     inputs, gamma, beta, mean, std = [as_tensor_variable(t)
                                       for t in (inputs, gamma, beta, mean, std)]
     if mode == "low_mem":
-        return ((inputs - mean) / std) * gamma + beta
+        # Elemwise's make_node: inputs of lower rank get broadcastable dims in front.
+        args = [inputs, mean, std, gamma, beta]
+        ndim = max(a.ndim for a in args)
+        args = [a.dimshuffle(["x"] * (ndim - a.ndim) + list(range(a.ndim))) if a.ndim < ndim
+                else a for a in args]
+        return BNComposite(dtype=inputs.dtype)(*args)
     if mode == "high_mem":
         return (inputs - mean) * (gamma / std) + beta
     raise ValueError('mode must be either "low_mem", "high_mem"')

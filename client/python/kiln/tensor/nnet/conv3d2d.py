@@ -5,11 +5,47 @@ flipping the filters on all three axes, with a border mode per axis ('valid', 'f
 Aesara computes it with conv2d on the frames and a sum along diagonals (DiagonalSubtensor);
 Kiln builds the AbstractConv3d it equals, on the axes moved to (batch, channel, time, row,
 column) and back, with the time axis padded or cropped where its border mode differs from the
-rows' and columns'. The values and gradients are Aesara's; the graph shows AbstractConv3d."""
+rows' and columns'. The values and gradients are Aesara's; the graph shows AbstractConv3d: it is
+one op with fast kernels (im2col + GEMM) where Aesara's graph is a conv2d per frame pair and a
+sum of diagonal stripes, and no golden test prints Aesara's conv3d2d graph.
+
+The diagonal-stripe ops themselves are here as Aesara has them, core ops of their own
+(core/ops/diagonal_subtensor.h): DiagonalSubtensor and IncDiagonalSubtensor, each the other's
+gradient, with get_diagonal_subtensor_view on NumPy arrays."""
+import numpy as np
+
+from kiln import ops
 from kiln.tensor.basic import as_tensor_variable, cast
 from kiln.tensor.nnet.abstract_conv import conv3d as _abstract_conv3d
 
-__all__ = ["conv3d"]
+__all__ = ["conv3d", "DiagonalSubtensor", "IncDiagonalSubtensor", "diagonal_subtensor",
+           "inc_diagonal_subtensor", "get_diagonal_subtensor_view"]
+
+
+def get_diagonal_subtensor_view(x, i0, i1):
+    """The thick diagonal stripe of the NumPy array x across axes i0 and i1, as a view of x (not
+    a copy): with n0 = x.shape[i0] >= n1 = x.shape[i1], x's shape but n0 - n1 + 1 along i0,
+    element (a, b) of those axes being x[a + n1 - 1 - b, b]. NotImplementedError when n0 < n1,
+    as Aesara's."""
+    i0, i1 = int(i0), int(i1)
+    if x.shape[i0] < x.shape[i1]:
+        raise NotImplementedError("is this allowed?")
+    index = [slice(None)] * x.ndim
+    index[i0] = slice(x.shape[i1] - 1, None)
+    start = x[tuple(index)]
+    strides = list(start.strides)
+    if x.shape[i1] != 1:  # one step along i1 also steps back one along i0
+        strides[i1] -= strides[i0]
+    return np.lib.stride_tricks.as_strided(start, shape=start.shape, strides=strides,
+                                           writeable=x.flags.writeable)
+
+
+DiagonalSubtensor = ops.DiagonalSubtensor
+IncDiagonalSubtensor = ops.IncDiagonalSubtensor
+# DiagonalSubtensor(x, i0, i1): the stripe of x across axes i0 and i1, a copy.
+diagonal_subtensor = DiagonalSubtensor(False)
+# IncDiagonalSubtensor(x, i0, i1, amt): x with amt added to that stripe.
+inc_diagonal_subtensor = IncDiagonalSubtensor(False)
 
 _MODES = ("valid", "half", "full")  # in the order of their padding
 
