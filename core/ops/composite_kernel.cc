@@ -9,6 +9,7 @@
 #include "absl/container/inlined_vector.h"
 #include "core/ops/scalar_apply.h"
 #include "core/ops/sleef_kernels.h"
+#include "core/tensor/dtype_dispatch.h"
 #include "core/tensor/parallel.h"
 
 namespace kiln {
@@ -361,7 +362,10 @@ bool Run(const ScalarProgram& program, const Shape& shape, std::span<const Tenso
       // A single integer, bool or other float (a count, as mean's gradient divides by): every
       // instruction reads it converted to T, as the unfused kernel's AsType converts it.
       if (t.size() != 1 || IsComplex(t.dtype())) return false;
-      splat[r] = t.AsType(kT).template data<T>()[0];
+      splat[r] = DispatchDType(t.dtype(), [&](auto tag) {
+        using In = typename decltype(tag)::type;
+        return ConvertElement<T>(t.template data<In>()[0]);
+      });
     } else if (t.size() == 1) {
       splat[r] = t.data<T>()[0];
     } else if (t.shape() == shape && t.is_contiguous()) {

@@ -109,7 +109,7 @@ absl::Status ExtractDiag::Perform(const Apply& node, std::span<const Tensor> inp
   const int64_t k = attrs().offset;
   const int64_t n = DiagSize(x.shape()[a1], x.shape()[a2], k);
   Shape shape;
-  std::vector<int64_t> strides;
+  Shape strides;
   for (int d = 0; d < x.ndim(); ++d) {
     if (d == a1 || d == a2) continue;
     shape.push_back(x.shape()[d]);
@@ -198,10 +198,10 @@ absl::Status AllocDiag::Perform(const Apply& node, std::span<const Tensor> input
   if (!m)
     return Invalid(*this, absl::StrCat("the diagonal of ", n, " entries at offset ", k,
                                        " needs a square too large"));
-  const Shape shape = AllocDiagShape(d.shape(), a1, a2, [&](int64_t) { return *m; });
+  const Shape shape = AllocDiagShape(std::vector<int64_t>(d.shape()), a1, a2, [&](int64_t) { return *m; });
   RETURN_IF_ERROR(CheckOutputShape(*this, shape, d.dtype()));
   Tensor out = Tensor::Zeros(d.dtype(), shape);
-  const std::vector<int64_t> st = ContiguousStrides(shape);
+  const Shape st = ContiguousStrides(shape);
   // The output dims of d's leading dims, in order.
   std::vector<int> batch_dims;
   for (int i = 0; i < out.ndim(); ++i) {

@@ -70,15 +70,15 @@ void WriteRange(R* out, int64_t begin, int64_t end, int64_t total, F&& f) {
 template <typename T>
 struct Operand {
   const T* data;
-  std::vector<int64_t> strides;
+  Shape strides;
   bool contiguous;  // walks the output's flat index with stride 1
   bool scalar;      // one element broadcast everywhere
 };
 
 template <typename T>
 Operand<T> MakeOperand(const Tensor& t, const Shape& shape) {
-  Operand<T> op{t.data<T>(), std::vector<int64_t>(shape.size(), 0), true, true};
-  const std::vector<int64_t> contiguous = ContiguousStrides(shape);
+  Operand<T> op{t.data<T>(), Shape(shape.size(), 0), true, true};
+  const Shape contiguous = ContiguousStrides(shape);
   for (size_t d = 0; d < shape.size(); ++d) {
     if (shape[d] == 1) continue;  // any stride is fine along a dim of size 1
     if (t.shape()[d] == shape[d]) op.strides[d] = t.strides()[d];
@@ -91,7 +91,7 @@ Operand<T> MakeOperand(const Tensor& t, const Shape& shape) {
 // Calls body(flat_begin, count, offsets) for runs of the innermost dim covering the flat range
 // [begin, end) of `shape`; offsets[k] is operand k's element offset at flat_begin.
 template <size_t N, typename Body>
-void ForEachRun(const Shape& shape, const std::array<const std::vector<int64_t>*, N>& strides,
+void ForEachRun(const Shape& shape, const std::array<const Shape*, N>& strides,
                 int64_t begin, int64_t end, Body&& body) {
   const int ndim = static_cast<int>(shape.size());
   if (begin >= end) return;  // also keeps zero-size dims out of the index arithmetic
@@ -100,7 +100,7 @@ void ForEachRun(const Shape& shape, const std::array<const std::vector<int64_t>*
     body(begin, 1, zero);
     return;
   }
-  std::vector<int64_t> index(ndim);
+  Shape index(ndim);
   int64_t rest = begin;
   for (int d = ndim - 1; d >= 0; --d) {
     index[d] = rest % shape[d];

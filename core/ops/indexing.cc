@@ -74,10 +74,10 @@ absl::Status Assign(const Op& op, Tensor& view, const Tensor& y, bool set) {
         op, absl::StrCat("y of shape ", ShapeToString(y.shape()),
                          " does not broadcast to x[...] of shape ", ShapeToString(view.shape())));
   }
-  const std::vector<int64_t> ys = yb->strides();
+  const Shape ys = yb->strides();
   // Converting keeps the broadcast strides only when no copy is made; recompute them after.
   const Tensor yc = y.dtype() == view.dtype() ? *yb : yb->AsType(view.dtype());
-  const std::vector<int64_t>& ycs = y.dtype() == view.dtype() ? ys : yc.strides();
+  const Shape& ycs = y.dtype() == view.dtype() ? ys : yc.strides();
   DispatchDType(view.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     T* out = view.data<T>();

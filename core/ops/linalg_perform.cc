@@ -124,14 +124,14 @@ void BatchedMatMul(const Tensor& a, const Tensor& b, Tensor& out, T alpha, T bet
   const int nd = out.ndim();
   const Shape batch(out.shape().begin(), out.shape().end() - 2);
   auto batch_strides = [&](const Tensor& t) {
-    std::vector<int64_t> s(batch.size(), 0);
+    Shape s(batch.size(), 0);
     const int pad = static_cast<int>(batch.size()) - (t.ndim() - 2);
     for (int d = 0; d < t.ndim() - 2; ++d) {
       if (t.shape()[d] == batch[pad + d]) s[pad + d] = t.strides()[d];
     }
     return s;
   };
-  const std::vector<int64_t> sa = batch_strides(a), sb = batch_strides(b);
+  const Shape sa = batch_strides(a), sb = batch_strides(b);
   const int64_t m = out.shape()[nd - 2], n = out.shape()[nd - 1], k = a.shape()[a.ndim() - 1];
   const T* pa = a.data<T>();
   const T* pb = b.data<T>();

@@ -1,7 +1,9 @@
 // The reductions' kernels: one pass over the input in its C order, accumulating into the output.
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
+#include <type_traits>
 
 #include "absl/strings/str_cat.h"
 #include "core/tensor/status_macros.h"
@@ -32,9 +34,9 @@ Shape KeptDims(const Shape& in_shape, const std::vector<bool>& reduced) {
 }
 
 // Strides that map an input index to its output element: 0 on reduced dims.
-std::vector<int64_t> OutputStrides(const Shape& in_shape, const std::vector<bool>& reduced) {
-  const std::vector<int64_t> kept_strides = ContiguousStrides(KeptDims(in_shape, reduced));
-  std::vector<int64_t> strides(in_shape.size(), 0);
+Shape OutputStrides(const Shape& in_shape, const std::vector<bool>& reduced) {
+  const Shape kept_strides = ContiguousStrides(KeptDims(in_shape, reduced));
+  Shape strides(in_shape.size(), 0);
   for (size_t d = 0, k = 0; d < in_shape.size(); ++d) {
     if (!reduced[d]) strides[d] = kept_strides[k++];
   }
@@ -74,14 +76,56 @@ template <ReduceKind R, typename Acc>
   }
 }
 
+// The eight-lane sum of a contiguous block of 8 <= n <= 128 values, in NumPy's order: lane j
+// sums x[j], x[j + 8], ..., then the lanes pairwise, then the tail. Cloned for AVX2, where the
+// lanes are 32-byte registers (two of four doubles, one of eight floats).
+typedef double FourDoubles __attribute__((vector_size(32)));
+typedef float EightFloats __attribute__((vector_size(32)));
+__attribute__((target_clones("avx2", "default"))) double SumBlock(const double* x, int64_t n) {
+  FourDoubles lo, hi, v;
+  std::memcpy(&lo, x, sizeof lo);
+  std::memcpy(&hi, x + 4, sizeof hi);
+  int64_t i = 8;
+  for (; i + 8 <= n; i += 8) {
+    std::memcpy(&v, x + i, sizeof v);
+    lo += v;
+    std::memcpy(&v, x + i + 4, sizeof v);
+    hi += v;
+  }
+  double res = ((lo[0] + lo[1]) + (lo[2] + lo[3])) + ((hi[0] + hi[1]) + (hi[2] + hi[3]));
+  for (; i < n; ++i) res += x[i];
+  return res;
+}
+__attribute__((target_clones("avx2", "default"))) float SumBlock(const float* x, int64_t n) {
+  EightFloats r, v;
+  std::memcpy(&r, x, sizeof r);
+  int64_t i = 8;
+  for (; i + 8 <= n; i += 8) {
+    std::memcpy(&v, x + i, sizeof v);
+    r += v;
+  }
+  float res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
+  for (; i < n; ++i) res += x[i];
+  return res;
+}
+
+// The stride of a contiguous run, known at compile time.
+using UnitStride = std::integral_constant<int64_t, 1>;
+constexpr UnitStride kUnitStride;
+
 // NumPy's pairwise summation of n floats at stride s: blocks of up to 128 summed with eight
-// accumulators, halves summed recursively. Error O(log n) ulps, not O(n), and vectorizable.
-template <typename Acc>
-Acc PairwiseSum(const Acc* x, int64_t n, int64_t s) {
+// accumulators, halves summed recursively. Error O(log n) ulps, not O(n). `Stride` is int64_t,
+// or kUnitStride for contiguous runs, whose eight accumulators then sit in vector registers.
+template <typename Acc, typename Stride>
+Acc PairwiseSum(const Acc* x, int64_t n, Stride s) {
   if (n < 8) {
     Acc r = Acc(0);
     for (int64_t i = 0; i < n; ++i) r += x[i * s];
     return r;
+  }
+  if constexpr (std::is_same_v<Stride, UnitStride> &&
+                (std::is_same_v<Acc, double> || std::is_same_v<Acc, float>)) {
+    if (n <= 128) return SumBlock(x, n);  // the same eight sums, vectorized
   }
   if (n <= 128) {
     Acc r[8];
@@ -108,7 +152,8 @@ Acc ReduceRun(Acc init, const Acc* x, int64_t s, int64_t count) {
     // In NumPy's buffer-sized chunks, so that a contiguous sum is NumPy's to the bit.
     constexpr int64_t kNumPyBuffer = 8192;
     for (int64_t k = 0; k < count; k += kNumPyBuffer) {
-      init += PairwiseSum(x + k * s, std::min(kNumPyBuffer, count - k), s);
+      const int64_t m = std::min(kNumPyBuffer, count - k);
+      init += s == 1 ? PairwiseSum(x + k, m, kUnitStride) : PairwiseSum(x + k * s, m, s);
     }
     return init;
   } else if constexpr (R == ReduceKind::kProd || scalar::kComplex<Acc>) {
@@ -133,7 +178,7 @@ Acc ReduceRun(Acc init, const Acc* x, int64_t s, int64_t count) {
 
 // acc[o] op= in[i] over the input in C order, for the input already converted to Acc.
 template <ReduceKind R, typename Acc>
-void Accumulate(const Tensor& in, const std::vector<int64_t>& out_strides, Acc* acc) {
+void Accumulate(const Tensor& in, const Shape& out_strides, Acc* acc) {
   const Acc* data = in.data<Acc>();
   const int64_t si = in.strides().empty() ? 0 : in.strides().back();
   const int64_t so = out_strides.empty() ? 0 : out_strides.back();
@@ -281,7 +326,7 @@ void AccumulateCollapsed(ReduceKind kind, const Acc* x, const CollapsedDims& c, 
 
 // Accumulate for the kind known at run time; complex inputs only sum and multiply.
 template <typename Acc>
-void Accumulate(ReduceKind kind, const Tensor& in, const std::vector<int64_t>& out_strides,
+void Accumulate(ReduceKind kind, const Tensor& in, const Shape& out_strides,
                 Acc* acc) {
   switch (kind) {
     case ReduceKind::kSum:
@@ -378,13 +423,13 @@ absl::Status ArgmaxPerform(const Op& op, const std::vector<int>& axis, const Ten
     }
   }
   // Strides that give an element's flat index among the reduced dims.
-  std::vector<int64_t> index_strides(x.ndim(), 0);
-  const std::vector<int64_t> rs = ContiguousStrides(reduced_shape);
+  Shape index_strides(x.ndim(), 0);
+  const Shape rs = ContiguousStrides(reduced_shape);
   for (int d = 0, k = 0; d < x.ndim(); ++d) {
     if (reduced[d]) index_strides[d] = rs[k++];
   }
   const Shape out_shape = KeptDims(x.shape(), reduced);
-  const std::vector<int64_t> out_strides = OutputStrides(x.shape(), reduced);
+  const Shape out_strides = OutputStrides(x.shape(), reduced);
   const DType compute = x.dtype() == DType::kFloat16 ? DType::kFloat32 : x.dtype();
   // As for CAReduce: the kept dims of an empty x may be huge (int64 is the widest output here).
   RETURN_IF_ERROR(CheckOutputShape(op, out_shape, DType::kInt64));

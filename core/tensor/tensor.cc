@@ -19,7 +19,7 @@ namespace {
 
 // Calls f(flat_index, element_offset) for every element of (shape, strides) in C order.
 template <typename F>
-void ForEachOffset(const Shape& shape, const std::vector<int64_t>& strides, F&& f) {
+void ForEachOffset(const Shape& shape, const Shape& strides, F&& f) {
   const int64_t n = ShapeSize(shape);
   if (n == 0) return;
   const int ndim = static_cast<int>(shape.size());
@@ -40,8 +40,8 @@ void ForEachOffset(const Shape& shape, const std::vector<int64_t>& strides, F&& 
 
 }  // namespace
 
-std::vector<int64_t> ContiguousStrides(const Shape& shape) {
-  std::vector<int64_t> strides(shape.size());
+Shape ContiguousStrides(const Shape& shape) {
+  Shape strides(shape.size());
   int64_t stride = 1;
   for (int d = static_cast<int>(shape.size()) - 1; d >= 0; --d) {
     strides[d] = stride;
@@ -138,7 +138,7 @@ absl::StatusOr<Tensor> Tensor::FromBytes(DType dtype, Shape shape, std::string_v
 std::optional<Tensor> Tensor::BroadcastTo(const Shape& shape) const {
   const int pad = static_cast<int>(shape.size()) - ndim();
   if (pad < 0) return std::nullopt;
-  std::vector<int64_t> strides(shape.size(), 0);
+  Shape strides(shape.size(), 0);
   for (int d = 0; d < ndim(); ++d) {
     if (shape_[d] == shape[pad + d]) {
       strides[pad + d] = strides_[d];
@@ -215,7 +215,7 @@ bool Tensor::is_contiguous() const {
   return true;
 }
 
-Tensor Tensor::Wrap(DType dtype, Shape shape, std::vector<int64_t> strides, void* data,
+Tensor Tensor::Wrap(DType dtype, Shape shape, Shape strides, void* data,
                     std::shared_ptr<void> owner) {
   KILN_CHECK(shape.size() == strides.size());
   Tensor t;
@@ -226,7 +226,7 @@ Tensor Tensor::Wrap(DType dtype, Shape shape, std::vector<int64_t> strides, void
   return t;
 }
 
-Tensor Tensor::View(Shape shape, std::vector<int64_t> strides, int64_t offset) const {
+Tensor Tensor::View(Shape shape, Shape strides, int64_t offset) const {
   KILN_CHECK(shape.size() == strides.size());
   Tensor t;  // (not a copy of *this: its shape and strides would be allocated to be replaced)
   t.dtype_ = dtype_;

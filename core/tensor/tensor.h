@@ -3,6 +3,7 @@
 #ifndef KILN_CORE_TENSOR_TENSOR_H_
 #define KILN_CORE_TENSOR_TENSOR_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <initializer_list>
@@ -13,12 +14,30 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/status/statusor.h"
 #include "core/tensor/dtype.h"
 
 namespace kiln {
 
-using Shape = std::vector<int64_t>;
+// A tensor's dims, or its strides: up to four held inline (no allocation for the tensors of
+// small-node graphs), more on the heap. Converts to and from std::vector<int64_t>.
+class Shape : public absl::InlinedVector<int64_t, 4> {
+  using Base = absl::InlinedVector<int64_t, 4>;
+
+ public:
+  using Base::Base;
+  Shape() = default;
+  Shape(const std::vector<int64_t>& dims) : Base(dims.begin(), dims.end()) {}  // NOLINT
+  operator std::vector<int64_t>() const { return {begin(), end()}; }           // NOLINT
+
+  friend bool operator==(const Shape& a, const Shape& b) {
+    return static_cast<const Base&>(a) == static_cast<const Base&>(b);
+  }
+  friend bool operator==(const Shape& a, const std::vector<int64_t>& b) {
+    return std::equal(a.begin(), a.end(), b.begin(), b.end());
+  }
+};
 
 // Alignment of every buffer, in bytes: a cache line and an AVX-512 register.
 inline constexpr size_t kTensorAlignment = 64;
@@ -45,7 +64,7 @@ class Tensor {
   // A tensor over memory it does not own (a NumPy array's, say): `data` holds its first element
   // and stays valid while `owner` lives; strides in elements. Kiln never writes into inputs, so
   // a function's arguments may be such views.
-  static Tensor Wrap(DType dtype, Shape shape, std::vector<int64_t> strides, void* data,
+  static Tensor Wrap(DType dtype, Shape shape, Shape strides, void* data,
                      std::shared_ptr<void> owner);
   // Same, from a braced list: Tensor::Of<double>(DType::kFloat64, {3}, {0, 1, 2}).
   template <typename T>
@@ -57,7 +76,7 @@ class Tensor {
   DType dtype() const { return dtype_; }
   const Shape& shape() const { return shape_; }
   // Strides in elements (not bytes); 0 on broadcast views.
-  const std::vector<int64_t>& strides() const { return strides_; }
+  const Shape& strides() const { return strides_; }
   int ndim() const { return static_cast<int>(shape_.size()); }
   // Number of elements.
   int64_t size() const;
@@ -88,7 +107,7 @@ class Tensor {
   }
 
   // A view with new shape and element strides at an element offset from this view's start.
-  Tensor View(Shape shape, std::vector<int64_t> strides, int64_t offset = 0) const;
+  Tensor View(Shape shape, Shape strides, int64_t offset = 0) const;
   // A C-contiguous copy, or this tensor itself when already contiguous.
   Tensor Contiguous() const;
   // A view broadcast to `shape` (dims aligned on the right, stride 0 where this tensor has 1),
@@ -106,14 +125,14 @@ class Tensor {
  private:
   DType dtype_ = DType::kFloat64;
   Shape shape_;
-  std::vector<int64_t> strides_;
+  Shape strides_;
   int64_t offset_ = 0;
   int64_t buffer_bytes_ = -1;
   std::shared_ptr<void> buffer_;
 };
 
 // C-order strides for a shape, in elements.
-std::vector<int64_t> ContiguousStrides(const Shape& shape);
+Shape ContiguousStrides(const Shape& shape);
 // Product of the dims: 0 when one is 0, else INT64_MAX when the product overflows.
 int64_t ShapeSize(const Shape& shape);
 // The largest tensor Kiln allocates, in bytes (2^46, 64 TiB: past any machine, short of overflow).

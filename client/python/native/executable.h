@@ -4,6 +4,7 @@
 #define KILN_CLIENT_PYTHON_NATIVE_EXECUTABLE_H_
 
 #include <pybind11/pybind11.h>
+#include "client/python/native/shape_caster.h"
 
 namespace kiln {
 
