@@ -10,6 +10,7 @@ PACKAGES=(
   libabsl-dev libeigen3-dev libgtest-dev libgmock-dev libbenchmark-dev
   libprotobuf-dev protobuf-compiler libgrpc++-dev protobuf-compiler-grpc
   libopenblas-dev libsleef-dev libssl-dev libcpp-httplib-dev libjemalloc-dev libhiredis-dev
+  libboost-dev  # Boost.Math (header-only) for the special functions (core/ops/special_scalar.cc)
   # the local cluster (deploy/cluster.sh, tests/cluster): the shared Redis and the nginx front
   redis-server redis-tools nginx-light
   # certificates made at test time (tests/security); ps for deploy/cluster.sh

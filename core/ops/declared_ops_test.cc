@@ -32,10 +32,10 @@ TEST(DeclaredOpsTest, EveryRegisteredOpRoundTripsThroughItsWireAttributes) {
     EXPECT_EQ(MakeOp(name, {{"no_such_attribute", int64_t{1}}}).status().message(),
               name + ": unknown attribute 'no_such_attribute'");
   }
-  // Only the ops whose attributes have no sensible default (the scalar op, the new order, the
-  // reduction, the composed graph, the distribution, the loop body).
+  // Only the ops whose attributes have no sensible default (the core op, the scalar op, the new
+  // order, the reduction, the composed graph, the distribution, the loop body).
   EXPECT_EQ(need_attributes,
-            (std::vector<std::string>{"CAReduce", "DimShuffle", "Elemwise", "OpFromGraph",
+            (std::vector<std::string>{"Blockwise", "CAReduce", "DimShuffle", "Elemwise", "OpFromGraph",
                                       "RandomVariable", "Scan"}));
 }
 

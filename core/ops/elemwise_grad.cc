@@ -10,6 +10,8 @@
 #include "core/ops/grad_util.h"
 #include "core/ops/math.h"
 #include "core/ops/reduce.h"
+#include "core/ops/special_fns.h"
+#include "core/ops/special_grad.h"
 
 namespace kiln {
 namespace {
@@ -145,9 +147,8 @@ std::vector<Var> ScalarRule(const Elemwise& op, const Apply& node, const std::ve
       return {gz * gamma(x) * psi(x)};
     case K::kGammaln:
       return {gz * psi(x)};
-    case K::kPsi:
-      return {grad_not_implemented(op.Name(), 0, node.inputs()[0],
-                                   "The derivative of psi (tri_gamma) is not implemented.")};
+    case K::kPsi:  // PyTensor's (Aesara 2.9.4 had no tri_gamma kernel to use)
+      return {gz * tri_gamma(x)};
     case K::kJ0:  // j0' = -j1
       return {-gz * j1(x)};
     case K::kJ1:  // j1' = j0 - j1 / x, whose limit at 0 is 1/2
@@ -183,6 +184,9 @@ std::vector<Var> ScalarRule(const Elemwise& op, const Apply& node, const std::ve
     case K::kAngle:
       return {FloatZerosLike(x)};
     default:
+      if (IsSpecialFn(op.scalar_op().kind)) {  // special_grad.cc
+        return SpecialScalarGrad(op.scalar_op().kind, op.Name(), node, in, gz);
+      }
       break;
   }
   return PerInput(node,

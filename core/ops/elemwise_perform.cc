@@ -11,6 +11,7 @@
 #include "core/ops/elemwise_kernels.h"
 #include "core/ops/elemwise_loops.h"
 #include "core/ops/op_util.h"
+#include "core/ops/special_fns.h"
 #include "core/tensor/dtype_dispatch.h"
 
 namespace kiln {
@@ -128,10 +129,15 @@ absl::Status ComputeScalarOp(const ScalarOp& op, const std::string& name, DType 
     }
     cast = converted;
   }
+  if (IsSpecialFn(op.kind)) {  // special_kernels.cc
+    RETURN_IF_ERROR(RunSpecialFn(op.kind, name, compute, cast, shape, out));
+    if (out.dtype() != out_dtype) out = out.AsType(out_dtype);
+    return absl::OkStatus();
+  }
   absl::Status status = DispatchScalarOp(op.kind, [&](auto op_tag) {
     constexpr ScalarOpKind K = decltype(op_tag)::value;
     if constexpr (K == ScalarOpKind::kSwitch || K == ScalarOpKind::kSecond ||
-                  K == ScalarOpKind::kCast || K == ScalarOpKind::kComposite) {
+                  K == ScalarOpKind::kCast || K == ScalarOpKind::kComposite || IsSpecialFn(K)) {
       return absl::InternalError("handled elsewhere");
     } else {
       return RunScalarKind<K>(name, compute, cast, shape, out);

@@ -127,6 +127,27 @@ inline constexpr ScalarAlgebra kProductMonoid{true, true, 1.0};
   X(kI1, "i1", 1, kUpgradeToFloat, false, kNoAlgebra, U(i1), nullptr, false, transcendental)                 \
   X(kXlogX, "xlogx", 1, kUpgradeToFloat, false, kNoAlgebra, U(xlogx), nullptr, false, transcendental)        \
   X(kXlogY0, "xlogy0", 2, kUpgradeToFloat, false, kNoAlgebra, B(xlogy0), nullptr, false, transcendental)     \
+  /* special functions (special_fns.h): kernels in special_kernels.cc, gradients in special_grad.cc */ \
+  X(kTriGamma, "tri_gamma", 1, kUpgradeToFloat, false, kNoAlgebra, U(tri_gamma), nullptr, false, special)      \
+  X(kPolygamma, "polygamma", 2, kUpgradeToFloat, false, kNoAlgebra, B(polygamma), nullptr, false, special)     \
+  X(kOwensT, "owens_t", 2, kUpgradeToFloat, false, kNoAlgebra, B(owens_t), nullptr, false, special)            \
+  X(kGammaInc, "gammainc", 2, kUpgradeToFloat, false, kNoAlgebra, B(gammainc), nullptr, false, special)        \
+  X(kGammaIncC, "gammaincc", 2, kUpgradeToFloat, false, kNoAlgebra, B(gammaincc), nullptr, false, special)     \
+  X(kGammaIncDer, "gammainc_der", 2, kUpgradeToFloat, false, kNoAlgebra, B(gammainc_der), nullptr, false, special)\
+  X(kGammaIncCDer, "gammaincc_der", 2, kUpgradeToFloat, false, kNoAlgebra, B(gammaincc_der), nullptr, false, special)\
+  X(kGammaU, "gammau", 2, kUpgradeToFloat, false, kNoAlgebra, B(gammau), nullptr, false, special)              \
+  X(kGammaL, "gammal", 2, kUpgradeToFloat, false, kNoAlgebra, B(gammal), nullptr, false, special)              \
+  X(kGammaIncInv, "gammaincinv", 2, kUpgradeToFloat, false, kNoAlgebra, B(gammaincinv), nullptr, false, special)\
+  X(kGammaIncCInv, "gammainccinv", 2, kUpgradeToFloat, false, kNoAlgebra, B(gammainccinv), nullptr, false, special)\
+  X(kBetaInc, "betainc", 3, kUpgradeToFloat, false, kNoAlgebra, N(), nullptr, false, special)                  \
+  X(kBetaIncDer, "betainc_der", 4, kUpgradeToFloat, false, kNoAlgebra, N(), nullptr, false, special)           \
+  X(kBetaIncInv, "betaincinv", 3, kUpgradeToFloat, false, kNoAlgebra, N(), nullptr, false, special)            \
+  X(kJv, "jv", 2, kUpgradeToFloat, false, kNoAlgebra, B(jv), nullptr, false, special)                          \
+  X(kIv, "iv", 2, kUpgradeToFloat, false, kNoAlgebra, B(iv), nullptr, false, special)                          \
+  X(kIve, "ive", 2, kUpgradeToFloat, false, kNoAlgebra, B(ive), nullptr, false, special)                       \
+  X(kKve, "kve", 2, kUpgradeToFloat, false, kNoAlgebra, B(kve), nullptr, false, special)                       \
+  X(kHyp2F1, "hyp2f1", 4, kUpgradeToFloat, false, kNoAlgebra, N(), nullptr, false, special)                    \
+  X(kHyp2F1Der, "hyp2f1_der", 5, kUpgradeToFloat, false, kNoAlgebra, N(), nullptr, false, special)             \
   X(kIdentity, "identity", 1, kSame, true, kNoAlgebra, U(identity), nullptr, false, unary)                   \
   X(kSecond, "second", 2, kSecondInput, true, kNoAlgebra, B(second), nullptr, false, special)                \
   X(kCast, "cast", 1, kCast, true, kNoAlgebra, N(), nullptr, false, special)                                 \

@@ -14,6 +14,7 @@
 #include "core/ops/reduce.h"
 #include "core/ops/shape.h"
 #include "core/passes/passes.h"
+#include "core/passes/blockwise_rules.h"
 #include "core/passes/branches.h"
 #include "core/passes/rule_util.h"
 #include "core/passes/shape_lift.h"
@@ -616,7 +617,8 @@ std::vector<RewriteRule> CanonicalizeRules() {
   };
   for (std::vector<RewriteRule> more :
        {AbsSqrtRules("canonicalize"), SumProdRules("canonicalize"), ShapeLiftRules(),
-        BranchRules(), ReshapeReduceRules(), SplitShapeRules("canonicalize")}) {
+        BranchRules(), ReshapeReduceRules(), SplitShapeRules("canonicalize"),
+        BlockwiseRules("canonicalize")}) {
     for (RewriteRule& r : more) rules.push_back(std::move(r));
   }
   return rules;

@@ -10,6 +10,7 @@
 
 #include "core/kiln.h"
 #include "core/ops/advanced_indexing.h"
+#include "core/ops/blockwise.h"
 #include "core/ops/batchnorm.h"
 #include "core/ops/nnet_xent.h"
 #include "core/passes/passes.h"
@@ -449,6 +450,12 @@ const std::map<std::string, std::function<Example()>>& Examples() {
        [] {
          Var x = dmatrix("px");
          return Example{{x}, {sum(x, std::vector<int>{})}};
+       }},
+      {"local_useless_unbatched_blockwise",
+       [] {
+         Var x = dmatrix("px"), y = dmatrix("py");
+         return Example{{x, y},
+                        {blockwise(std::make_shared<Dot>(), "(m,n),(n,k)->(m,k)", {x, y})}};
        }},
       {"local_useless_reshape",
        [] {

@@ -588,6 +588,7 @@ from kiln.graph.fg import FunctionGraph  # noqa: E402,F401
 from kiln.graph.rewriting import (RewriteDatabaseQuery, graph_rewriter,  # noqa: E402,F401
                                   node_rewriter, rewrite_graph)
 from kiln.graph.type import Type  # noqa: E402,F401
+from kiln.graph.replace import vectorize_graph  # noqa: E402,F401  (PyTensor's)
 
 
 # Aesara's tag classes and TestValueError, from kiln.graph.utils (imported last: it may import

@@ -87,7 +87,13 @@ _CLASS_NAMES = {"eq": "EQ", "neq": "NEQ", "lt": "LT", "gt": "GT", "le": "LE", "g
                 "isinf": "IsInf", "erfcinv": "Erfcinv", "erfcx": "Erfcx", "log1mexp": "Log1mexp",
                 "true_divide": "TrueDivide", "floor_divide": "FloorDivide",
                 "round_half_to_even": "RoundHalfToEven",
-                "round_half_away_from_zero": "RoundHalfAwayFromZero"}
+                "round_half_away_from_zero": "RoundHalfAwayFromZero",
+                # special functions (Aesara's aesara.scalar.math, PyTensor's for the others)
+                "owens_t": "Owens_t", "gammainc": "GammaInc", "gammaincc": "GammaIncC",
+                "gammainc_der": "GammaIncDer", "gammaincc_der": "GammaIncCDer",
+                "gammau": "GammaU", "gammal": "GammaL", "gammaincinv": "GammaIncInv",
+                "gammainccinv": "GammaIncCInv", "betainc": "BetaInc", "betainc_der": "BetaIncDer",
+                "betaincinv": "BetaIncInv", "hyp2f1": "Hyp2F1", "hyp2f1_der": "Hyp2F1Der"}
 # Aesara's instance names where they differ from core's op names.
 _INSTANCE_NAMES = {"maximum": "scalar_maximum", "minimum": "scalar_minimum", "sqr": "sqr"}
 

@@ -59,6 +59,7 @@ from kiln.tensor import random  # noqa: E402 (aesara.tensor.random: RandomStream
 # Aesara's module tree under aesara.tensor, and the names aesara.tensor exports from it.
 from kiln.tensor import (blas, elemwise, exceptions, nlinalg, signal,  # noqa: E402,F401
                          slinalg, xlogx)
+from kiln.tensor import linalg  # noqa: E402,F401  (aesara.tensor.linalg: nlinalg + slinalg)
 # kiln.tensor.var, loaded now: loading it later would make kt.var that module, not the function
 # (rebound below).
 __import__("kiln.tensor.var")
@@ -75,6 +76,8 @@ from kiln.tensor.math import (allclose, bitwise_and, bitwise_not, bitwise_or,  #
                               bitwise_xor, ceil_intdiv, conjugate, dense_dot, digamma, divmod,
                               expit, iround, isclose, largest, log1pexp, logaddexp,
                               max_and_argmax, ptp, smallest, square)
+from kiln.tensor.math import (betainc, betainc_der, betaincinv, betaln,  # noqa: E402,F401
+                              factorial, hyp2f1, hyp2f1_der, kv, logit, poch)
 from kiln.tensor.reduce import var  # noqa: E402,F401,F811  (kt.var: the function, as Aesara's)
 from kiln.gradient import consider_constant, hessian, jacobian  # noqa: E402,F401
 # NumPy's array functions Aesara 2.9.4 exports here (kiln.tensor.array_funcs), topk (sort) and
@@ -91,3 +94,7 @@ from kiln.tensor.extra_ops import bartlett  # noqa: E402,F401
 from kiln.tensor.sort import argtopk, topk, topk_and_argtopk  # noqa: E402,F401
 from kiln.tensor import pad as _pad_module  # noqa: E402,F401
 pad = _pad_module.pad
+# PyTensor's Blockwise, vectorize and einsum (Aesara 2.9.4 has none of them).
+from kiln.tensor import blockwise  # noqa: E402,F401
+from kiln.tensor.einsum import einsum  # noqa: E402,F401
+from kiln.tensor.functional import vectorize  # noqa: E402,F401

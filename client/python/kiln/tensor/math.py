@@ -2,6 +2,7 @@
 scalar ops, the reductions and the products, and the functions Aesara builds from them."""
 from kiln.ops import Argmax, CAReduce, Dot, MatMul, MaxAndArgmax  # noqa: F401
 from kiln.tensor.basic import ELEMWISE, MATH_ELEMWISE, add, as_tensor_variable, cast, clip, mul  # noqa: F401
+from kiln.tensor.basic import _elemwise
 from kiln.tensor.elemwise import Elemwise  # noqa: F401
 from kiln.tensor.nnet.basic import dot, matmul, outer, tensordot  # noqa: F401
 from kiln.tensor.reduce import (all, any, argmax, argmin, max, mean, min, prod, std,  # noqa
@@ -56,6 +57,63 @@ def logaddexp(*xs):
 def log1pexp(x):
     """log(1 + exp(x)): softplus."""
     return ELEMWISE["softplus"](x)
+
+
+# The special functions of three or more inputs (those of one or two come with MATH_ELEMWISE:
+# gammainc, jv, tri_gamma...), and the ones PyTensor writes from other ops.
+def betainc(a, b, x):
+    """Elemwise{betainc}: the regularized incomplete beta function I_x(a, b)."""
+    return _elemwise("betainc", a, b, x)
+
+
+def betainc_der(a, b, x, wrt_a):
+    """Elemwise{betainc_der}: d betainc / da (wrt_a True) or d / db (False)."""
+    return _elemwise("betainc_der", a, b, x, wrt_a)
+
+
+def betaincinv(a, b, y):
+    """Elemwise{betaincinv}: the x with betainc(a, b, x) == y (PyTensor's)."""
+    return _elemwise("betaincinv", a, b, y)
+
+
+def hyp2f1(a, b, c, z):
+    """Elemwise{hyp2f1}: the Gauss hypergeometric function 2F1(a, b; c; z)."""
+    return _elemwise("hyp2f1", a, b, c, z)
+
+
+def hyp2f1_der(a, b, c, z, wrt):
+    """Elemwise{hyp2f1_der}: d hyp2f1 / da, db or dc for wrt = 0, 1 or 2."""
+    return _elemwise("hyp2f1_der", a, b, c, z, wrt)
+
+
+def betaln(a, b):
+    """log(beta(a, b)) = gammaln(a) + gammaln(b) - gammaln(a + b) (PyTensor's)."""
+    gammaln = ELEMWISE["gammaln"]
+    return gammaln(a) + gammaln(b) - gammaln(add(a, b))
+
+
+def logit(x):
+    """log(x / (1 - x)) (PyTensor's)."""
+    x = as_tensor_variable(x)
+    return ELEMWISE["log"](x / (1 - x))
+
+
+def poch(z, m):
+    """gamma(z + m) / gamma(z), the rising factorial (PyTensor's)."""
+    gamma = ELEMWISE["gamma"]
+    return gamma(add(z, m)) / gamma(z)
+
+
+def factorial(n):
+    """gamma(n + 1) (PyTensor's)."""
+    return ELEMWISE["gamma"](add(n, 1))
+
+
+def kv(v, x):
+    """K_v(x) = kve(v, x) * exp(-x), the modified Bessel function of the second kind
+    (PyTensor's)."""
+    x = as_tensor_variable(x)
+    return ELEMWISE["kve"](v, x) * ELEMWISE["exp"](-x)
 
 
 def largest(*args):
