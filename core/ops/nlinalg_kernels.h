@@ -14,17 +14,11 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "core/ops/lapack_matrix.h"
 
 namespace kiln::nlinalg {
 
-// A strided matrix: element (i, j) at data[i * row_stride + j * col_stride] (strides in
-// elements, as a Tensor's).
-template <typename T>
-struct MatrixRef {
-  T* data = nullptr;
-  int64_t rows = 0, cols = 0, row_stride = 0, col_stride = 0;
-  T& operator()(int64_t i, int64_t j) const { return data[i * row_stride + j * col_stride]; }
-};
+using ::kiln::MatrixRef;
 
 // A C-order (row-major) view of rows x cols elements at `data`.
 template <typename T>
@@ -32,17 +26,8 @@ MatrixRef<T> RowMajor(T* data, int64_t rows, int64_t cols) {
   return {data, rows, cols, cols, 1};
 }
 
-// The real type of T (float for std::complex<float>).
-template <typename T>
-struct RealOf {
-  using type = T;
-};
-template <typename R>
-struct RealOf<std::complex<R>> {
-  using type = R;
-};
-template <typename T>
-using Real = typename RealOf<T>::type;
+using ::kiln::Real;
+using ::kiln::RealOf;
 
 // OK when rows and cols fit LAPACK's integers and rows * cols elements fit the tensor limits.
 absl::Status CheckLapackDims(int64_t rows, int64_t cols);

@@ -9,31 +9,16 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "core/ops/lapack_matrix.h"
+
 namespace kiln::slinalg {
 
 // The largest dim LAPACK's 32-bit integers take.
 inline constexpr int64_t kMaxLapackDim = 0x7fffffff;
 
-// A matrix in memory: element (i, j) at data[i * row_stride + j * col_stride] (in elements).
-template <typename T>
-struct MatrixRef {
-  T* data;
-  int64_t rows, cols, row_stride, col_stride;
-};
-
-// The real type of T (float for std::complex<float>).
-template <typename T>
-struct RealOf {
-  using type = T;
-};
-// The real type of a complex T.
-template <typename T>
-struct RealOf<std::complex<T>> {
-  using type = T;
-};
-// The real type of T.
-template <typename T>
-using Real = typename RealOf<T>::type;
+using ::kiln::MatrixRef;
+using ::kiln::Real;
+using ::kiln::RealOf;
 
 // The structure Solve assumes of a (scipy.linalg.solve's assume_a).
 enum class Structure { kGeneral, kSymmetric, kHermitian, kPositive };
