@@ -134,13 +134,13 @@ inline int64_t Wrap(int64_t r, int64_t len) { return r + (r < 0 ? len : 0); }
 // The trailing dims of a row with their strides in the source, dims of size 1 dropped and dims
 // contiguous with each other merged, outermost first. The destination row is C-contiguous.
 struct RowLayout {
-  std::vector<int64_t> shape, strides;
+  Shape shape, strides;
   int64_t size = 1;
   bool contiguous() const { return shape.empty() || (shape.size() == 1 && strides[0] == 1); }
   bool broadcast() const { return shape.size() == 1 && strides[0] == 0; }
 };
 
-RowLayout MakeRowLayout(const Shape& shape, const std::vector<int64_t>& strides) {
+RowLayout MakeRowLayout(const Shape& shape, const Shape& strides) {
   RowLayout l;
   for (int d = static_cast<int>(shape.size()) - 1; d >= 1; --d) {
     l.size *= shape[d];
