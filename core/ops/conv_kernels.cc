@@ -115,7 +115,12 @@ absl::Status GradInputs(const ConvGeometry& g, const T* kern, const T* top, T* d
 #ifdef KILN_CONV_DIRECT
   // The correlation below multiplies blocks of the image's channels (6 at a time): with fewer
   // channels per group than that, or strides, or where it would mostly multiply the padding,
-  // the columns' product and col2im are faster.
+  // the columns' product and col2im are faster: fused (the columns added from the registers)
+  // where the strides along x are 1, else stored and added back by col2im.
+  if (FusedGradInputsApplies<T>(g) &&
+      (cg < kPanelRows || !DirectGradInputsApplies<T>(g) || FusedGradInputsCheaper<T>(g))) {
+    return FusedGradInputs(g, w, top, dimg, dtype);
+  }
   if (PanelGradInputsApplies<T>(g) &&
       (cg < kPanelRows || !DirectGradInputsApplies<T>(g) || PanelGradInputsCheaper<T>(g))) {
     return PanelGradInputs(g, w, top, dimg, dtype);
@@ -156,6 +161,13 @@ absl::Status GradWeights(const ConvGeometry& g, const T* img, const T* top, T* d
   const int64_t cg = g.channels / g.groups, mg = g.filters / g.groups, k = g.KernelSize();
   const int64_t rows = cg * k, p = g.OutputSize(), isz = g.ImageSize();
   const int64_t wsize = g.filters * rows;
+#ifdef KILN_CONV_DIRECT
+  // (Writes every weight: no zeros first.)
+  if (g.batch > 0 && rows > 0 && mg > 0 && TransposedGradWeightsApplies<T>(g) &&
+      TransposedGradWeightsPreferred<T>(g)) {
+    return TransposedGradWeights(g, img, top, dkern, dtype);
+  }
+#endif
   std::fill(dkern, dkern + wsize, T(0));
   if (g.batch == 0 || rows == 0 || mg == 0) return absl::OkStatus();
 #ifdef KILN_CONV_DIRECT

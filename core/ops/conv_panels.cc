@@ -5,14 +5,16 @@
 //   channels at a time (their lines stay in the L1 cache). GradInputs is the same correlation of
 //   the padded topgrad by the swapped, reversed weights (strides of 1) or, with small columns
 //   and few channels (or strides, or where the correlation would mostly multiply padding), the
-//   columns' product by panels read from the topgrad, then col2im. GradWeights (small weights:
-//   their lane sums fit the L2 cache) sums blocks of 4 filters by 3 rows over vectors of
-//   positions.
-// - Tiles (every other geometry and CPU, and GradWeights of large weights): im2col of one
-//   image's group for a range of output positions (a tile whose columns fit the L2 cache) into a
-//   buffer of the thread running it, consumed at once by an OpenBLAS GEMM that reads or writes
-//   the images' own NCHW rows; GradInputs runs per image and block of channels (planes no other
-//   unit touches): GEMM, then col2im.
+//   columns' product by panels read from the topgrad, then col2im (conv_panels_grad.cc's fused
+//   panels add the columns from the registers instead, where the stride along x is 1).
+//   GradWeights (small weights: their lane sums fit the L2 cache) sums blocks of 4 filters by 3
+//   rows over vectors of positions, or (conv_panels_grad.cc) the transposed product's panels
+//   keep each weight's sum in a register (few positions, or weights past the L2 cache).
+// - Tiles (every other geometry and CPU): im2col of one image's group for a range of output
+//   positions (a tile whose columns fit the L2 cache) into a buffer of the thread running it,
+//   consumed at once by an OpenBLAS GEMM that reads or writes the images' own NCHW rows;
+//   GradInputs runs per image and block of channels (planes no other unit touches): GEMM, then
+//   col2im.
 // Units of work (ranges of an image's positions or channels) are spread over the cores by Kiln's
 // pool in fixed chunks, each thread with its own buffer, while OpenBLAS runs each GEMM on its
 // caller's thread (BlasSerialScope); a call too small to share runs on the calling thread.
@@ -34,6 +36,7 @@
 #include <vector>
 
 #include "core/ops/conv_parts.h"
+#include "core/ops/conv_simd.h"
 
 namespace kiln::conv {
 
@@ -50,52 +53,15 @@ void SetPanelsEnabled(bool enabled) { panels_enabled.store(enabled); }
 // image at the vector's first input plus koff[k]. Each step of k loads 2 vectors and 6 weights
 // for 12 multiply-adds, so the loop runs near the FMA units' rate.
 #ifdef KILN_CONV_DIRECT
-#define KILN_AVX2 __attribute__((target("avx2,fma")))
-#define KILN_AVX2_INLINE __attribute__((target("avx2,fma"), always_inline)) inline
-
-template <typename T>
-struct Simd;
-
-template <>
-struct Simd<float> {
-  using V = __m256;
-  static constexpr int kLanes = 8;
-  static KILN_AVX2_INLINE V Zero() { return _mm256_setzero_ps(); }
-  static KILN_AVX2_INLINE __m256i Mask(int n) {
-    return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-  }
-  static KILN_AVX2_INLINE V Load(const float* p) { return _mm256_loadu_ps(p); }
-  static KILN_AVX2_INLINE V Load(const float* p, __m256i m) { return _mm256_maskload_ps(p, m); }
-  static KILN_AVX2_INLINE V Broadcast(const float* p) { return _mm256_broadcast_ss(p); }
-  static KILN_AVX2_INLINE V Fma(V a, V b, V c) { return _mm256_fmadd_ps(a, b, c); }
-  static KILN_AVX2_INLINE void Store(float* p, V v) { _mm256_storeu_ps(p, v); }
-  static KILN_AVX2_INLINE void Store(float* p, __m256i m, V v) { _mm256_maskstore_ps(p, m, v); }
-};
-
-template <>
-struct Simd<double> {
-  using V = __m256d;
-  static constexpr int kLanes = 4;
-  static KILN_AVX2_INLINE V Zero() { return _mm256_setzero_pd(); }
-  static KILN_AVX2_INLINE __m256i Mask(int n) {
-    return _mm256_cmpgt_epi64(_mm256_set1_epi64x(n), _mm256_setr_epi64x(0, 1, 2, 3));
-  }
-  static KILN_AVX2_INLINE V Load(const double* p) { return _mm256_loadu_pd(p); }
-  static KILN_AVX2_INLINE V Load(const double* p, __m256i m) { return _mm256_maskload_pd(p, m); }
-  static KILN_AVX2_INLINE V Broadcast(const double* p) { return _mm256_broadcast_sd(p); }
-  static KILN_AVX2_INLINE V Fma(V a, V b, V c) { return _mm256_fmadd_pd(a, b, c); }
-  static KILN_AVX2_INLINE void Store(double* p, V v) { _mm256_storeu_pd(p, v); }
-  static KILN_AVX2_INLINE void Store(double* p, __m256i m, V v) { _mm256_maskstore_pd(p, m, v); }
-};
-
 constexpr int kPanelVectors = 2;  // vectors per panel
 
-// One panel: c[v][i * ldc + j] = sum over k of a[k * MR + i] * b[v][koff[k] + j], for the MR
-// filters i and the NV vectors v (lanes j < valid[v] when masked: the others are read, whole
-// vectors, but not stored); with kAdd, the sum continues from c's values (a range of k split in
-// calls gives the same floats as one call: the partial sums are stored exactly).
+// One panel: c[v][i * ldc + j] = sum over k of a[i][k * lda] * b[v][koff[k] + j], for the MR
+// filters i (their weights read in place, with no packed copy to make per call) and the NV
+// vectors v (lanes j < valid[v] when masked: the others are read, whole vectors, but not
+// stored); with kAdd, the sum continues from c's values (a range of k split in calls gives the
+// same floats as one call: the partial sums are stored exactly).
 template <typename T, int MR, int NV, bool kMasked, bool kAdd>
-KILN_AVX2 void PanelKernel(int64_t kn, const T* __restrict a, const T* const* b,
+KILN_AVX2 void PanelKernel(int64_t kn, const T* const* a, int64_t lda, const T* const* b,
                            const int64_t* __restrict koff, T* const* c, int64_t ldc,
                            const int* valid) {
   using S = Simd<T>;
@@ -117,15 +83,18 @@ KILN_AVX2 void PanelKernel(int64_t kn, const T* __restrict a, const T* const* b,
   }
   const T* b0 = b[0];
   const T* b1 = b[NV > 1 ? 1 : 0];
+  const T* ai[MR];
+#pragma GCC unroll 8
+  for (int i = 0; i < MR; ++i) ai[i] = a[i];
   for (int64_t k = 0; k < kn; ++k) {
     const int64_t o = koff[k];
     typename S::V bv[NV];
     bv[0] = S::Load(b0 + o);
     if constexpr (NV > 1) bv[1] = S::Load(b1 + o);
-    const T* ak = a + k * MR;
+    const int64_t ka = k * lda;
 #pragma GCC unroll 8
     for (int i = 0; i < MR; ++i) {
-      const typename S::V av = S::Broadcast(ak + i);
+      const typename S::V av = S::Broadcast(ai[i] + ka);
 #pragma GCC unroll 8
       for (int v = 0; v < NV; ++v) acc[i][v] = S::Fma(av, bv[v], acc[i][v]);
     }
@@ -144,8 +113,8 @@ KILN_AVX2 void PanelKernel(int64_t kn, const T* __restrict a, const T* const* b,
 }
 
 template <typename T>
-using PanelFn = void (*)(int64_t, const T*, const T* const*, const int64_t*, T* const*, int64_t,
-                         const int*);
+using PanelFn = void (*)(int64_t, const T* const*, int64_t, const T* const*, const int64_t*,
+                         T* const*, int64_t, const int*);
 
 template <typename T, int MR, int NV>
 PanelFn<T> PickMasked(bool masked, bool add) {
@@ -276,14 +245,13 @@ const T* PanelImages(const ConvGeometry& g, const T* img, DType dtype, Tensor& s
 std::vector<int64_t> RowOffsets(const ConvGeometry& g, const std::array<int64_t, 3>& in) {
   const auto &k = g.kernel, &d = g.dilation;
   const int64_t isz = in[0] * in[1] * in[2];
-  std::vector<int64_t> koff;
-  koff.reserve(g.channels / g.groups * g.KernelSize());
+  std::vector<int64_t> koff(g.channels / g.groups * g.KernelSize());
+  int64_t* out = koff.data();
   for (int64_t c = 0; c < g.channels / g.groups; ++c) {
     for (int64_t kz = 0; kz < k[0]; ++kz) {
       for (int64_t ky = 0; ky < k[1]; ++ky) {
-        for (int64_t kx = 0; kx < k[2]; ++kx) {
-          koff.push_back(c * isz + (kz * d[0] * in[1] + ky * d[1]) * in[2] + kx * d[2]);
-        }
+        const int64_t line = c * isz + (kz * d[0] * in[1] + ky * d[1]) * in[2];
+        for (int64_t kx = 0; kx < k[2]; ++kx) *out++ = line + kx * d[2];
       }
     }
   }
@@ -329,19 +297,8 @@ absl::Status DirectForward(const ConvGeometry& g, const T* img, const T* w, T* o
     int nv;
     bool masked;
   };
-  // The weights in blocks of kPanelRows filters, each as rows x (filters of the block).
+  // The filters in blocks of kPanelRows, their weights' rows read in place.
   const int64_t mblocks = (mg + kPanelRows - 1) / kPanelRows;
-  Tensor packed = Tensor::Empty(dtype, {g.groups * mblocks * kPanelRows * rows});
-  T* ap = packed.data<T>();
-  for (int64_t grp = 0; grp < g.groups; ++grp) {
-    for (int64_t mb = 0; mb < mblocks; ++mb) {
-      const int64_t m0 = mb * kPanelRows, mr = std::min<int64_t>(kPanelRows, mg - m0);
-      T* blk = ap + (grp * mblocks + mb) * kPanelRows * rows;
-      for (int64_t r = 0; r < rows; ++r) {
-        for (int64_t i = 0; i < mr; ++i) blk[r * mr + i] = w[(grp * mg + m0 + i) * rows + r];
-      }
-    }
-  }
   // Vectors: per output line, ceil(out x / L) of them; units: ranges of an image's vectors.
   const int64_t per_line = (o[2] + L - 1) / L, lines = o[0] * o[1];
   const int64_t vectors = lines * per_line, images = g.batch * g.groups;
@@ -381,12 +338,13 @@ absl::Status DirectForward(const ConvGeometry& g, const T* img, const T* w, T* o
           for (int64_t mb = 0; mb < mblocks; ++mb) {
             const int64_t m0 = mb * kPanelRows;
             const int mr = static_cast<int>(std::min<int64_t>(kPanelRows, mg - m0));
-            const T* a = ap + (grp * mblocks + mb) * kPanelRows * rows + r0 * mr;
+            const T* a[kPanelRows];
+            for (int i = 0; i < mr; ++i) a[i] = w + (grp * mg + m0 + i) * rows + r0;
             for (int i = 0; i < count; ++i) {
               const Panel& pn = panels[i];
               T* cm[kPanelVectors];
               for (int v = 0; v < pn.nv; ++v) cm[v] = pn.c[v] + m0 * p;
-              PickPanel<T>(mr, pn.nv, pn.masked, r0 > 0)(kn, a, pn.b, koff.data() + r0, cm, p,
+              PickPanel<T>(mr, pn.nv, pn.masked, r0 > 0)(kn, a, 1, pn.b, koff.data() + r0, cm, p,
                                                          pn.valid);
             }
           }
@@ -720,19 +678,8 @@ absl::Status PanelGradInputs(const ConvGeometry& g, const T* w, const T* top, T*
   constexpr int L = Simd<T>::kLanes;
   const int64_t cg = g.channels / g.groups, mg = g.filters / g.groups;
   const int64_t rows = cg * g.KernelSize(), p = g.OutputSize(), isz = g.ImageSize();
-  // The weights' columns in blocks of kPanelRows rows, each as filters x (rows of the block).
+  // The weights' columns in blocks of kPanelRows rows, read in place (a filter per step).
   const int64_t rblocks = (rows + kPanelRows - 1) / kPanelRows;
-  Tensor packed = Tensor::Empty(dtype, {g.groups * rblocks * kPanelRows * mg});
-  T* ap = packed.data<T>();
-  for (int64_t grp = 0; grp < g.groups; ++grp) {
-    for (int64_t rb = 0; rb < rblocks; ++rb) {
-      const int64_t r0 = rb * kPanelRows, rr = std::min<int64_t>(kPanelRows, rows - r0);
-      T* blk = ap + (grp * rblocks + rb) * kPanelRows * mg;
-      for (int64_t m = 0; m < mg; ++m) {
-        for (int64_t i = 0; i < rr; ++i) blk[m * rr + i] = w[(grp * mg + m) * rows + r0 + i];
-      }
-    }
-  }
   std::vector<int64_t> koff(mg);  // topgrad's row of filter m
   for (int64_t m = 0; m < mg; ++m) koff[m] = m * p;
   const int64_t images = g.batch * g.groups;
@@ -751,8 +698,9 @@ absl::Status PanelGradInputs(const ConvGeometry& g, const T* w, const T* top, T*
           const int64_t r0 = rb * kPanelRows;
           const int rr = static_cast<int>(std::min<int64_t>(kPanelRows, rows - r0));
           T* cm[kPanelVectors] = {c + r0 * p + q, c + r0 * p + q + L};
-          PickPanel<T>(rr, nv, false)(mg, ap + (grp * rblocks + rb) * kPanelRows * mg, b,
-                                      koff.data(), cm, p, valid);
+          const T* a[kPanelRows];  // the block's columns of the weights, a filter per step
+          for (int i = 0; i < rr; ++i) a[i] = w + grp * mg * rows + r0 + i;
+          PickPanel<T>(rr, nv, false)(mg, a, rows, b, koff.data(), cm, p, valid);
         }
       }
       T* planes = dimg + (n * g.channels + grp * cg) * isz;
@@ -791,7 +739,9 @@ absl::Status DirectGradInputs(const ConvGeometry& g, const T* w, const T* top, T
   template absl::Status DirectForward<T>(const ConvGeometry&, const T*, const T*, T*, DType);    \
   template absl::Status DirectGradInputs<T>(const ConvGeometry&, const T*, const T*, T*, DType); \
   template absl::Status PanelGradInputs<T>(const ConvGeometry&, const T*, const T*, T*, DType);  \
-  template absl::Status DirectGradWeights<T>(const ConvGeometry&, const T*, const T*, T*, DType);
+  template absl::Status DirectGradWeights<T>(const ConvGeometry&, const T*, const T*, T*, DType); \
+  template const T* PanelImages<T>(const ConvGeometry&, const T*, DType, Tensor&,                \
+                                   std::array<int64_t, 3>&, bool, int64_t);
 KILN_INSTANTIATE_PANELS(float)
 KILN_INSTANTIATE_PANELS(double)
 
