@@ -16,6 +16,7 @@
 #include "core/passes/passes.h"
 #include "core/passes/blockwise_rules.h"
 #include "core/passes/branches.h"
+#include "core/passes/linalg_rules.h"
 #include "core/passes/rule_util.h"
 #include "core/passes/shape_lift.h"
 #include "core/rewrite/pattern.h"
@@ -618,7 +619,7 @@ std::vector<RewriteRule> CanonicalizeRules() {
   for (std::vector<RewriteRule> more :
        {AbsSqrtRules("canonicalize"), SumProdRules("canonicalize"), ShapeLiftRules(),
         BranchRules(), ReshapeReduceRules(), SplitShapeRules("canonicalize"),
-        BlockwiseRules("canonicalize")}) {
+        BlockwiseRules("canonicalize"), LinalgRules("canonicalize")}) {
     for (RewriteRule& r : more) rules.push_back(std::move(r));
   }
   return rules;

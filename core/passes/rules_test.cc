@@ -12,7 +12,10 @@
 #include "core/ops/advanced_indexing.h"
 #include "core/ops/blockwise.h"
 #include "core/ops/batchnorm.h"
+#include "core/ops/nlinalg.h"
 #include "core/ops/nnet_xent.h"
+#include "core/ops/slinalg.h"
+#include "core/ops/diagonal.h"
 #include "core/passes/passes.h"
 #include "gtest/gtest.h"
 #include "tests/testing/rewrite_check.h"
@@ -481,6 +484,61 @@ const std::map<std::string, std::function<Example()>>& Examples() {
        [] {
          Var x = dmatrix("px");
          return Example{{x}, {log(sigmoid(x))}};
+       }},
+      // The linear-algebra rules (linalg_rules.cc), on well-conditioned matrices.
+      {"rewrite_inv_inv",
+       [] {
+         Var x = dmatrix("px");
+         return Example{{x}, {matrix_inverse(matrix_inverse(x + eye(3) * constant(8.0)))}};
+       }},
+      {"rewrite_inv_eye_to_eye",
+       [] {
+         Var x = dmatrix("px");
+         return Example{{x}, {x + matrix_inverse(eye(3))}};
+       }},
+      {"rewrite_det_diag_to_prod_diag",
+       [] {
+         Var v = dvector("pv");
+         return Example{{v}, {det(diag(v))}};
+       }},
+      {"rewrite_remove_useless_cholesky",
+       [] {
+         Var x = dmatrix("px");
+         return Example{{x}, {x + cholesky(eye(3))}};
+       }},
+      {"generic_solve_to_solve_triangular",
+       [] {
+         Var x = dmatrix("px"), b = dmatrix("pb");
+         return Example{{x, b},
+                        {solve(cholesky(dot(x, transpose(x)) + eye(3) * constant(3.0)), b)}};
+       }},
+      {"inv_as_solve",
+       [] {
+         Var x = dmatrix("px"), b = dmatrix("pb");
+         return Example{{x, b}, {dot(matrix_inverse(x + eye(3) * constant(8.0)), b)}};
+       }},
+      {"local_solve_of_inv",
+       [] {
+         Var x = dmatrix("px"), b = dmatrix("pb");
+         return Example{{x, b}, {solve(matrix_inverse(x + eye(3) * constant(8.0)), b)}};
+       }},
+      {"local_triangular_solves_to_cho_solve",
+       [] {
+         Var x = dmatrix("px"), b = dmatrix("pb");
+         Var l = cholesky(dot(x, transpose(x)) + eye(3) * constant(3.0));
+         Var y = solve_triangular(l, b, 0, true);
+         return Example{{x, b}, {solve_triangular(transpose(l), y, 0, false)}};
+       }},
+      {"local_det_chol",
+       [] {
+         Var x = dmatrix("px");
+         Var a = dot(x, transpose(x)) + eye(3) * constant(3.0);
+         return Example{{x}, {det(a), cholesky(a)}};
+       }},
+      {"slogdet_specialization",
+       [] {
+         Var x = dmatrix("px");
+         return Example{{x}, {log(det(dot(x, transpose(x)) + eye(3) * constant(3.0)))}};
        }},
   };
   return *examples;

@@ -10,6 +10,7 @@
 #include "core/ops/reduce.h"
 #include "core/ops/shape.h"
 #include "core/passes/advanced_indexing_rules.h"
+#include "core/passes/linalg_rules.h"
 #include "core/passes/nnet_rules.h"
 #include "core/passes/passes.h"
 #include "core/passes/rule_util.h"
@@ -248,7 +249,7 @@ std::vector<RewriteRule> SpecializeRules() {
   };
   for (std::vector<RewriteRule> more :
        {AbsSqrtRules("specialize"), SumProdRules("specialize"), AdvancedIndexingRules(),
-        SplitShapeRules("specialize")}) {
+        SplitShapeRules("specialize"), LinalgRules("specialize")}) {
     for (RewriteRule& r : more) rules.push_back(std::move(r));
   }
   for (RewriteRule& r : NnetRules()) rules.push_back(std::move(r));

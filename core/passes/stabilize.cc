@@ -9,6 +9,7 @@
 #include "core/ops/math.h"
 #include "core/ops/nnet.h"
 #include "core/ops/reduce.h"
+#include "core/passes/linalg_rules.h"
 #include "core/passes/passes.h"
 #include "core/passes/rule_util.h"
 #include "core/rewrite/pattern.h"
@@ -237,6 +238,7 @@ std::vector<RewriteRule> StabilizeRules() {
       Rule("local_sigmoid_complement_factor", {K::kAdd, K::kSub}, ProductMinusSigmoidMultiple)};
   for (RewriteRule& r : SigmoidRules()) rules.push_back(std::move(r));
   for (RewriteRule& r : LogErfRules()) rules.push_back(std::move(r));
+  for (RewriteRule& r : LinalgRules(phase)) rules.push_back(std::move(r));
   // The mul/div canonizer again, so that the sigmoids the rules above make cancel as the
   // exponentials they replace would have: sigmoid(-x) * sigmoid(x) / sigmoid(-x) -> sigmoid(x) in
   // the gradient of log(1 - sigmoid) (Aesara gets there with its greedy distributor).
