@@ -8,6 +8,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "core/graph/attr_text.h"
 #include "core/graph/op.h"
 #include "core/graph/op_registry.h"
 #include "core/graph/structural_names.h"
@@ -114,62 +115,6 @@ std::optional<std::vector<int64_t>> ParseInts(absl::string_view text, bool allow
   return out;
 }
 
-// OpAttrs::Text() read back: "key=i2;key=f<hex>;key=s5:hello;key=l[1,2];".
-absl::StatusOr<OpAttrs> ParseAttrs(absl::string_view text) {
-  OpAttrs attrs;
-  auto bad = [&] { return absl::InvalidArgumentError("malformed attribute text"); };
-  while (!text.empty()) {
-    const size_t eq = text.find('=');
-    if (eq == absl::string_view::npos || eq + 1 >= text.size()) return bad();
-    std::string key(text.substr(0, eq));
-    const char tag = text[eq + 1];
-    text.remove_prefix(eq + 2);
-    if (tag == 's') {
-      const size_t colon = text.find(':');
-      size_t n = 0;
-      if (colon == absl::string_view::npos || !absl::SimpleAtoi(text.substr(0, colon), &n) ||
-          n > text.size() - colon - 1) {
-        return bad();
-      }
-      attrs.Set(std::move(key), std::string(text.substr(colon + 1, n)));
-      text.remove_prefix(colon + 1 + n);
-      if (text.empty() || text[0] != ';') return bad();
-      text.remove_prefix(1);
-      continue;
-    }
-    const size_t semi = text.find(';');
-    if (semi == absl::string_view::npos) return bad();
-    absl::string_view value = text.substr(0, semi);
-    text.remove_prefix(semi + 1);
-    if (tag == 'i') {
-      int64_t v;
-      if (!absl::SimpleAtoi(value, &v)) return bad();
-      attrs.Set(std::move(key), v);
-    } else if (tag == 'f') {
-      const std::string bytes = absl::HexStringToBytes(value);
-      double d;
-      if (value.size() != 16 || bytes.size() != sizeof d) return bad();
-      std::memcpy(&d, bytes.data(), sizeof d);
-      attrs.Set(std::move(key), d);
-    } else if (tag == 'l') {
-      if (value.size() < 2 || value.front() != '[' || value.back() != ']') return bad();
-      std::vector<int64_t> list;
-      value = value.substr(1, value.size() - 2);
-      if (!value.empty()) {
-        for (absl::string_view part : absl::StrSplit(value, ',')) {
-          int64_t v;
-          if (!absl::SimpleAtoi(part, &v)) return bad();
-          list.push_back(v);
-        }
-      }
-      attrs.Set(std::move(key), std::move(list));
-    } else {
-      return bad();
-    }
-  }
-  return attrs;
-}
-
 thread_local int decode_depth = 0;
 
 }  // namespace
@@ -273,7 +218,7 @@ absl::StatusOr<InnerGraph> DecodeInnerGraph(absl::string_view text) {
       if (!absl::SimpleAtoi(r.UpTo(':'), &length) || !(attr_text = r.Bytes(length))) {
         return Malformed(line, "a bad attribute text");
       }
-      absl::StatusOr<OpAttrs> attrs = ParseAttrs(*attr_text);
+      absl::StatusOr<OpAttrs> attrs = ParseAttrText(*attr_text);
       if (!attrs.ok()) return Malformed(line, attrs.status().message());
       absl::StatusOr<OpPtr> op = MakeOp(type_name, *attrs);
       if (!op.ok()) return Malformed(line, op.status().message());

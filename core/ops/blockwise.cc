@@ -1,14 +1,11 @@
 #include "core/ops/blockwise.h"
 
 #include <algorithm>
-#include <cstring>
 #include <unordered_set>
 
-#include "absl/strings/escaping.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "absl/strings/str_split.h"
+#include "core/graph/attr_text.h"
 #include "core/graph/op_registry.h"
 #include "core/graph/traversal.h"
 #include "core/graph/type.h"
@@ -20,65 +17,6 @@ namespace kiln {
 KILN_REGISTER_OP(Blockwise);
 
 namespace {
-
-// OpAttrs::Text() read back ("key=i2;key=f<hex>;key=s5:hello;key=l[1,2];"), or
-// INVALID_ARGUMENT: the core op's attributes travel as that text.
-absl::StatusOr<OpAttrs> ParseAttrText(absl::string_view text) {
-  OpAttrs attrs;
-  auto bad = [&] {
-    return absl::InvalidArgumentError("Blockwise: attribute 'core_attrs' is malformed");
-  };
-  while (!text.empty()) {
-    const size_t eq = text.find('=');
-    if (eq == absl::string_view::npos || eq == 0 || eq + 1 >= text.size()) return bad();
-    std::string key(text.substr(0, eq));
-    const char tag = text[eq + 1];
-    text.remove_prefix(eq + 2);
-    if (tag == 's') {
-      const size_t colon = text.find(':');
-      size_t n = 0;
-      if (colon == absl::string_view::npos || !absl::SimpleAtoi(text.substr(0, colon), &n) ||
-          n > text.size() - colon - 1) {
-        return bad();
-      }
-      attrs.Set(std::move(key), std::string(text.substr(colon + 1, n)));
-      text.remove_prefix(colon + 1 + n);
-      if (text.empty() || text[0] != ';') return bad();
-      text.remove_prefix(1);
-      continue;
-    }
-    const size_t semi = text.find(';');
-    if (semi == absl::string_view::npos) return bad();
-    absl::string_view value = text.substr(0, semi);
-    text.remove_prefix(semi + 1);
-    if (tag == 'i') {
-      int64_t v;
-      if (!absl::SimpleAtoi(value, &v)) return bad();
-      attrs.Set(std::move(key), v);
-    } else if (tag == 'f') {
-      const std::string bytes = absl::HexStringToBytes(value);
-      double d;
-      if (value.size() != 16 || bytes.size() != sizeof d) return bad();
-      std::memcpy(&d, bytes.data(), sizeof d);
-      attrs.Set(std::move(key), d);
-    } else if (tag == 'l') {
-      if (value.size() < 2 || value.front() != '[' || value.back() != ']') return bad();
-      std::vector<int64_t> list;
-      value = value.substr(1, value.size() - 2);
-      if (!value.empty()) {
-        for (absl::string_view part : absl::StrSplit(value, ',')) {
-          int64_t v;
-          if (!absl::SimpleAtoi(part, &v)) return bad();
-          list.push_back(v);
-        }
-      }
-      attrs.Set(std::move(key), std::move(list));
-    } else {
-      return bad();
-    }
-  }
-  return attrs;
-}
 
 // "(m,n)" of one signature argument.
 std::string ArgText(const std::vector<std::string>& dims) {
@@ -111,7 +49,9 @@ absl::StatusOr<OpPtr> Blockwise::FromAttrs(const OpAttrs& wire) {
     return absl::InvalidArgumentError("Blockwise: the core op may not be a Blockwise");
   }
   absl::StatusOr<OpAttrs> core_attrs = ParseAttrText(attrs->core_attrs);
-  if (!core_attrs.ok()) return core_attrs.status();
+  if (!core_attrs.ok()) {
+    return absl::InvalidArgumentError("Blockwise: attribute 'core_attrs' is malformed");
+  }
   absl::StatusOr<OpPtr> core = MakeOp(attrs->core, *core_attrs);
   if (!core.ok()) {
     return absl::InvalidArgumentError(
