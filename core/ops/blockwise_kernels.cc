@@ -6,6 +6,8 @@
 #include "absl/strings/str_join.h"
 #include "core/ops/blockwise.h"
 #include "core/ops/op_util.h"
+#include "core/tensor/call_limits.h"
+#include "core/tensor/status_macros.h"
 
 namespace kiln {
 namespace {
@@ -122,15 +124,18 @@ absl::Status Blockwise::Perform(const Apply& node, std::span<const Tensor> input
   std::vector<int64_t> item_size(n_out, 0);
   std::vector<Shape> item_shape(n_out);
   for (int64_t b = 0; b < total; ++b) {
+    RETURN_IF_ERROR(PollInterrupt());  // a batch of many items stops when the call is cancelled
     for (size_t i = 0; i < n_in; ++i) {
       const Tensor& t = inputs[i];
       Shape shape(t.shape().end() - core_ndim[i], t.shape().end());
-      std::vector<int64_t> strides(t.strides().end() - core_ndim[i], t.strides().end());
+      Shape strides(t.strides().end() - core_ndim[i], t.strides().end());
       items[i] = t.View(std::move(shape), std::move(strides), offset[i]);
     }
     results.assign(n_out, Tensor());
     if (absl::Status st = core_->Perform(**core, items, results); !st.ok()) {
-      return Invalid(*this, absl::StrCat("batch item ", b, ": ", st.message()));
+      // The core op's code kept (a budget's RESOURCE_EXHAUSTED stays one), the item named.
+      return absl::Status(st.code(),
+                          absl::StrCat(Name(), ": batch item ", b, ": ", st.message()));
     }
     for (size_t o = 0; o < n_out; ++o) {
       const Tensor& r = results[o];
