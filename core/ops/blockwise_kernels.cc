@@ -1,10 +1,12 @@
 // Blockwise's kernel: the core op's Perform on views of each batch item's inputs (no copies),
 // its results copied into the batched outputs.
+#include <algorithm>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/ops/blockwise.h"
+#include "core/ops/memory_check.h"
 #include "core/ops/op_util.h"
 #include "core/tensor/call_limits.h"
 #include "core/tensor/status_macros.h"
@@ -15,6 +17,33 @@ namespace {
 // "(2, 3)".
 std::string ShapeText(std::span<const int64_t> shape) {
   return absl::StrCat("(", absl::StrJoin(shape, ", "), ")");
+}
+
+// The batched outputs (batch_shape, then each output's core shape), allocated once their sizes
+// pass the tensor limit and, together, the call's memory budget: a batch too large for the call
+// is refused before any item runs, with the op and the shapes named.
+absl::Status AllocateOutputs(const Blockwise& op, const Apply& node, const Shape& batch_shape,
+                             const std::vector<Shape>& core_shapes, std::vector<Tensor>& outputs) {
+  std::vector<Shape> shapes;
+  std::vector<std::string> words;
+  int64_t bytes = 0;
+  for (size_t o = 0; o < core_shapes.size(); ++o) {
+    Shape shape = batch_shape;
+    shape.insert(shape.end(), core_shapes[o].begin(), core_shapes[o].end());
+    const DType dtype = node.output_ptr(static_cast<int>(o))->tensor_type()->dtype();
+    RETURN_IF_ERROR(CheckOutputShape(op, shape, dtype));
+    bytes += ShapeSize(shape) * DTypeSize(dtype);  // each at most 2^46: no overflow
+    words.push_back(absl::StrCat(ShapeText(shape), " ", DTypeName(dtype)));
+    shapes.push_back(std::move(shape));
+  }
+  RETURN_IF_ERROR(CheckBytesFit(bytes, [&] {
+    return absl::StrCat(op.Name(), ": the outputs ", absl::StrJoin(words, ", "));
+  }));
+  for (size_t o = 0; o < shapes.size(); ++o) {
+    outputs[o] = Tensor::Empty(node.output_ptr(static_cast<int>(o))->tensor_type()->dtype(),
+                               std::move(shapes[o]));
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -90,23 +119,22 @@ absl::Status Blockwise::Perform(const Apply& node, std::span<const Tensor> input
   if (!core.ok()) return core.status();
   const size_t n_out = signature_.outputs.size();
   outputs.resize(n_out);
-  if (total == 0) {
-    // No item to run: the core dims come from the inputs' names (0 for a name only outputs have).
-    for (size_t o = 0; o < n_out; ++o) {
-      Shape shape = batch_shape;
-      for (const std::string& name : signature_.outputs[o]) {
-        int64_t s = 0;
-        for (const auto& [n, at] : sizes) {
-          if (n == name) s = at.second;
-        }
-        shape.push_back(s);
-      }
-      const DType dtype = node.output_ptr(static_cast<int>(o))->tensor_type()->dtype();
-      if (absl::Status st = CheckOutputShape(*this, shape, dtype); !st.ok()) return st;
-      outputs[o] = Tensor::Empty(dtype, shape);
+  // The outputs' core shapes, where every name is an input's (0 for the others when no item
+  // runs); else item 0's results give them.
+  std::vector<Shape> item_shape(n_out);
+  bool known = true;
+  for (size_t o = 0; o < n_out; ++o) {
+    for (const std::string& name : signature_.outputs[o]) {
+      auto at = std::find_if(sizes.begin(), sizes.end(),
+                             [&](const auto& s) { return s.first == name; });
+      known = known && at != sizes.end();
+      item_shape[o].push_back(at != sizes.end() ? at->second.second : 0);
     }
-    return absl::OkStatus();
   }
+  if (known || total == 0) {
+    RETURN_IF_ERROR(AllocateOutputs(*this, node, batch_shape, item_shape, outputs));
+  }
+  if (total == 0) return absl::OkStatus();
   // Per input, its element offset for the current batch index and each batch dim's stride (0
   // where it broadcasts).
   std::vector<std::vector<int64_t>> step(n_in, std::vector<int64_t>(batch, 0));
@@ -122,7 +150,7 @@ absl::Status Blockwise::Perform(const Apply& node, std::span<const Tensor> input
   std::vector<Tensor> items(n_in);
   std::vector<Tensor> results;
   std::vector<int64_t> item_size(n_out, 0);
-  std::vector<Shape> item_shape(n_out);
+  for (size_t o = 0; o < n_out; ++o) item_size[o] = ShapeSize(item_shape[o]);
   for (int64_t b = 0; b < total; ++b) {
     RETURN_IF_ERROR(PollInterrupt());  // a batch of many items stops when the call is cancelled
     for (size_t i = 0; i < n_in; ++i) {
@@ -138,26 +166,31 @@ absl::Status Blockwise::Perform(const Apply& node, std::span<const Tensor> input
                           absl::StrCat(Name(), ": batch item ", b, ": ", st.message()));
     }
     for (size_t o = 0; o < n_out; ++o) {
-      const Tensor& r = results[o];
       const DType dtype = node.output_ptr(static_cast<int>(o))->tensor_type()->dtype();
-      if (r.dtype() != dtype) {
+      if (results[o].dtype() != dtype) {
         return Invalid(*this, absl::StrCat("the core op's output ", o, " has dtype ",
-                                           DTypeName(r.dtype()), ", not ", DTypeName(dtype)));
+                                           DTypeName(results[o].dtype()), ", not ",
+                                           DTypeName(dtype)));
       }
-      if (b == 0) {
-        item_shape[o] = r.shape();
-        item_size[o] = r.size();
-        Shape shape = batch_shape;
-        shape.insert(shape.end(), r.shape().begin(), r.shape().end());
-        if (absl::Status st = CheckOutputShape(*this, shape, dtype); !st.ok()) return st;
-        outputs[o] = Tensor::Empty(dtype, std::move(shape));
-      } else if (r.shape() != item_shape[o]) {
+    }
+    if (b == 0 && !known) {  // the core shapes are item 0's
+      for (size_t o = 0; o < n_out; ++o) {
+        item_shape[o] = results[o].shape();
+        item_size[o] = results[o].size();
+      }
+      RETURN_IF_ERROR(AllocateOutputs(*this, node, batch_shape, item_shape, outputs));
+    }
+    for (size_t o = 0; o < n_out; ++o) {
+      const Tensor& r = results[o];
+      if (r.shape() != item_shape[o]) {
         return Invalid(*this, absl::StrCat("the core op's output ", o, " has shape ",
                                            ShapeText(r.shape()), " for batch item ", b, " but ",
-                                           ShapeText(item_shape[o]), " for item 0"));
+                                           b == 0 ? "the signature " + signature_.ToString() +
+                                                        " gives " + ShapeText(item_shape[o])
+                                                  : "item 0 had " + ShapeText(item_shape[o])));
       }
       const Tensor c = r.Contiguous();
-      const size_t bytes = static_cast<size_t>(item_size[o]) * DTypeSize(dtype);
+      const size_t bytes = static_cast<size_t>(item_size[o]) * DTypeSize(r.dtype());
       if (bytes > 0) {
         std::memcpy(static_cast<char*>(outputs[o].raw_data()) + b * bytes, c.raw_data(), bytes);
       }

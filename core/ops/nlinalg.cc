@@ -129,6 +129,7 @@ absl::StatusOr<std::vector<std::vector<VariablePtr>>> MatrixPinv::InferShape(
 absl::Status MatrixPinv::Perform(const Apply& node, std::span<const Tensor> inputs,
                                  std::vector<Tensor>& outputs) const {
   if (attrs().hermitian) RETURN_IF_ERROR(CheckSquare(*this, inputs[0]));
+  RETURN_IF_ERROR(nlinalg::CheckFits(*this, inputs[0]));
   const DType compute = ComputeDType(inputs[0].dtype());
   const Tensor x = InDType(inputs[0], compute);
   Tensor out = Tensor::Empty(compute, {x.shape()[1], x.shape()[0]});

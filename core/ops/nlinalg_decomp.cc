@@ -244,6 +244,7 @@ absl::StatusOr<std::vector<std::vector<VariablePtr>>> QRFull::InferShape(
 
 absl::Status QRFull::Perform(const Apply& node, std::span<const Tensor> inputs,
                              std::vector<Tensor>& outputs) const {
+  RETURN_IF_ERROR(nlinalg::CheckFits(*this, inputs[0]));
   const DType compute = ComputeDType(OutDType(node, 0));
   const Tensor x = InDType(inputs[0], compute);
   const int64_t m = x.shape()[0], n = x.shape()[1], k = std::min(m, n);
@@ -296,6 +297,7 @@ absl::StatusOr<std::vector<std::vector<VariablePtr>>> SVD::InferShape(
 
 absl::Status SVD::Perform(const Apply& node, std::span<const Tensor> inputs,
                           std::vector<Tensor>& outputs) const {
+  RETURN_IF_ERROR(nlinalg::CheckFits(*this, inputs[0]));
   const DType compute = ComputeDType(OutDType(node, 0));
   const Tensor x = InDType(inputs[0], compute);
   const int64_t m = x.shape()[0], n = x.shape()[1], k = std::min(m, n);

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
 
@@ -16,6 +17,7 @@
 #include "core/ops/op_util.h"
 #include "core/tensor/call_limits.h"
 #include "tests/testing/numpy_cases.h"
+#include "tests/testing/op_cases.h"
 
 namespace kiln {
 namespace {
@@ -84,64 +86,14 @@ bool SignFree(const std::string& name, size_t i) {
 }
 
 TEST(NlinalgTest, MatchesAesaraAndNumpy) {
-  const std::vector<OpPtr> candidates = Candidates();
-  int checked = 0;
-  for (const auto& c : testing::ReadCases("tests/golden/aesara_nlinalg.txt")) {
-    SCOPED_TRACE(absl::StrJoin(c, "|").substr(0, 200));
-    OpPtr op;
-    for (const OpPtr& o : candidates) {
-      if (o->Name() == c[0]) op = o;
-    }
-    ASSERT_NE(op, nullptr) << "no op is named " << c[0];
-    std::vector<Tensor> in, want;
-    for (size_t f = 1; f + 3 < c.size() + 1; f += 4) {
-      (c[f] == "in" ? in : want).push_back(testing::MakeTensor(c[f + 1], c[f + 2], c[f + 3]));
-    }
-    std::vector<Var> args;
-    bool single_inputs = false;  // computed in single precision, whatever the output dtype
-    for (const Tensor& t : in) {
-      args.push_back(tensor(t.dtype(), StaticShape(t.ndim())));
-      single_inputs = single_inputs || Single(t.dtype());
-    }
-    const Var y = ApplyOp(op, args);
-    ASSERT_TRUE(y.ok()) << y.status();
-    const auto& outs = y->owner()->outputs();
-    ASSERT_EQ(outs.size(), want.size());
-    std::vector<Var> fetched;
-    for (size_t i = 0; i < outs.size(); ++i) {
-      EXPECT_EQ(outs[i]->tensor_type()->dtype(), want[i].dtype()) << "output " << i;
-      EXPECT_EQ(outs[i]->tensor_type()->ndim(), want[i].ndim()) << "output " << i;
-      fetched.push_back(outs[i]);
-    }
-    std::vector<size_t> dims_of;
-    for (size_t i = 0; i < outs.size(); ++i) {
-      absl::StatusOr<std::vector<VariablePtr>> dims = infer_shape(Var(outs[i]));
-      ASSERT_TRUE(dims.ok()) << dims.status();
-      for (const VariablePtr& d : *dims) {
-        fetched.push_back(d);
-        dims_of.push_back(i);
-      }
-    }
-    auto f = function(args, fetched);
-    ASSERT_TRUE(f.ok()) << f.status();
-    std::vector<Tensor> strided;
-    for (const Tensor& t : in) strided.push_back(t.ndim() == 0 ? t : testing::NonContiguous(t));
-    for (const auto& inputs : {in, strided}) {
-      auto result = (*f)(inputs);
-      ASSERT_TRUE(result.ok()) << result.status();
-      for (size_t i = 0; i < want.size(); ++i) {
-        SCOPED_TRACE(absl::StrCat("output ", i));
-        ExpectClose((*result)[i], want[i], SignFree(c[0], i), single_inputs);
-      }
-      std::vector<int> seen(want.size(), 0);
-      for (size_t d = 0; d < dims_of.size(); ++d) {
-        const size_t i = dims_of[d];
-        EXPECT_EQ(ScalarInt((*result)[want.size() + d]), want[i].shape()[seen[i]++])
-            << "inferred dim of output " << i;
-      }
-    }
-    ++checked;
-  }
+  const int checked = testing::CheckOpCases(
+      "tests/golden/aesara_nlinalg.txt", Candidates(),
+      [](const testing::OpCase& c, size_t i, const Tensor& got) {
+        // Computed in single precision when an input is, whatever the output dtype.
+        const bool single_inputs = std::any_of(c.in.begin(), c.in.end(),
+                                               [](const Tensor& t) { return Single(t.dtype()); });
+        ExpectClose(got, c.want[i], SignFree(c.name, i), single_inputs);
+      });
   EXPECT_GE(checked, 60);
 }
 

@@ -1,6 +1,7 @@
 #include "core/ops/nlinalg_util.h"
 
 #include "absl/strings/str_cat.h"
+#include "core/ops/memory_check.h"
 #include "core/ops/op_util.h"
 
 namespace kiln::nlinalg {
@@ -48,7 +49,15 @@ absl::Status CheckSquare(const Op& op, const Tensor& x) {
     return Invalid(op, absl::StrCat("input 0 has shape ", ShapeToString(x.shape()),
                                     ": Last 2 dimensions of the array must be square"));
   }
-  return absl::OkStatus();
+  return CheckFits(op, x);
+}
+
+absl::Status CheckFits(const Op& op, const Tensor& x) {
+  const std::optional<int64_t> bytes = CheckedMul(x.size(), DTypeSize(ComputeDType(x.dtype())));
+  return CheckBytesFit(bytes.value_or(-1), [&] {
+    return absl::StrCat(op.Name(), ": input 0 of shape ", ShapeToString(x.shape()), " in ",
+                        DTypeName(ComputeDType(x.dtype())));
+  });
 }
 
 Tensor InDType(const Tensor& x, DType dtype) { return x.dtype() == dtype ? x : x.AsType(dtype); }

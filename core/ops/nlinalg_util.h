@@ -29,8 +29,14 @@ absl::StatusOr<const TensorType*> ExpectRank(const Op& op, const std::vector<Var
 // INVALID_ARGUMENT when the static shape of input 0 (a matrix) is known not to be square.
 absl::Status CheckStaticSquare(const Op& op, const TensorType& x);
 
-// INVALID_ARGUMENT (numpy's words) when the matrix value x is not square.
+// INVALID_ARGUMENT (numpy's words) when the matrix value x is not square; RESOURCE_EXHAUSTED
+// as CheckFits says.
 absl::Status CheckSquare(const Op& op, const Tensor& x);
+
+// RESOURCE_EXHAUSTED, before anything is allocated, when the copy of the matrix value x (input 0)
+// that the kernels make in the compute dtype would not fit the call's memory (a broadcast view of
+// a 10^6-square matrix).
+absl::Status CheckFits(const Op& op, const Tensor& x);
 
 // x in `dtype`: x itself when it has it (any strides), else a contiguous converted copy.
 Tensor InDType(const Tensor& x, DType dtype);

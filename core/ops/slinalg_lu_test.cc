@@ -5,13 +5,13 @@
 #include <cmath>
 #include <memory>
 
-#include "absl/strings/str_join.h"
 #include "core/graph/op_registry.h"
 #include "core/kiln.h"
 #include "core/ops/op_util.h"
 #include "core/ops/slinalg.h"
 #include "core/ops/slinalg_matfun.h"
 #include "tests/testing/numpy_cases.h"
+#include "tests/testing/op_cases.h"
 
 namespace kiln {
 namespace {
@@ -32,57 +32,15 @@ std::vector<OpPtr> Candidates() {
 // Each line of tests/golden/pytensor_slinalg_lu.txt: PyTensor's name, output types, values
 // (contiguous and strided inputs) and inferred shapes.
 TEST(SlinalgLuTest, MatchesPyTensorAndScipy) {
-  const std::vector<OpPtr> candidates = Candidates();
-  int checked = 0;
-  for (const auto& c : testing::ReadCases("tests/golden/pytensor_slinalg_lu.txt")) {
-    SCOPED_TRACE(absl::StrJoin(c, "|").substr(0, 200));
-    OpPtr op;
-    for (const OpPtr& o : candidates) {
-      if (o->Name() == c[0]) op = o;
-    }
-    ASSERT_NE(op, nullptr) << "no op is named " << c[0];
-    std::vector<Tensor> in, want;
-    for (size_t f = 1; f + 3 < c.size() + 1; f += 4) {
-      (c[f] == "in" ? in : want).push_back(testing::MakeTensor(c[f + 1], c[f + 2], c[f + 3]));
-    }
-    std::vector<Var> args;
-    for (const Tensor& t : in) args.push_back(tensor(t.dtype(), StaticShape(t.ndim())));
-    const Var y = ApplyOp(op, args);
-    ASSERT_TRUE(y.ok()) << y.status();
-    const auto& outs = y->owner()->outputs();
-    ASSERT_EQ(outs.size(), want.size());
-    std::vector<Var> fetched;
-    std::vector<size_t> ndims;
-    for (size_t i = 0; i < outs.size(); ++i) {
-      EXPECT_EQ(outs[i]->tensor_type()->dtype(), want[i].dtype());
-      fetched.push_back(outs[i]);
-    }
-    for (size_t i = 0; i < outs.size(); ++i) {
-      absl::StatusOr<std::vector<VariablePtr>> dims = infer_shape(Var(outs[i]));
-      ASSERT_TRUE(dims.ok()) << dims.status();
-      for (const VariablePtr& d : *dims) fetched.push_back(d);
-    }
-    auto f = function(args, fetched);
-    ASSERT_TRUE(f.ok()) << f.status();
-    std::vector<Tensor> strided;
-    for (const Tensor& t : in) strided.push_back(testing::NonContiguous(t));
-    for (const auto& inputs : {in, strided}) {
-      auto result = (*f)(inputs);
-      ASSERT_TRUE(result.ok()) << result.status();
-      size_t next = want.size();
-      for (size_t i = 0; i < want.size(); ++i) {
-        const Tensor& got = (*result)[i];
-        ASSERT_EQ(got.shape(), want[i].shape());
-        const std::vector<double> g = testing::Elements(got), w = testing::Elements(want[i]);
-        const bool single = want[i].dtype() == DType::kFloat32;
+  const int checked = testing::CheckOpCases(
+      "tests/golden/pytensor_slinalg_lu.txt", Candidates(),
+      [](const testing::OpCase& c, size_t i, const Tensor& got) {
+        const std::vector<double> g = testing::Elements(got), w = testing::Elements(c.want[i]);
+        const bool single = c.want[i].dtype() == DType::kFloat32;
         for (size_t e = 0; e < w.size(); ++e) {
           EXPECT_NEAR(g[e], w[e], (single ? 1e-5 : 1e-12) * std::max(1.0, std::abs(w[e])));
         }
-        for (int64_t d : want[i].shape()) EXPECT_EQ(ScalarInt((*result)[next++]), d);
-      }
-    }
-    ++checked;
-  }
+      });
   EXPECT_GE(checked, 20);
 }
 

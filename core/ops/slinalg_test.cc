@@ -6,12 +6,12 @@
 #include <memory>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "core/graph/op_registry.h"
 #include "core/kiln.h"
 #include "core/ops/op_util.h"
 #include "core/ops/slinalg_matfun.h"
 #include "tests/testing/numpy_cases.h"
+#include "tests/testing/op_cases.h"
 
 namespace kiln {
 namespace {
@@ -65,47 +65,9 @@ void ExpectClose(const Tensor& got, const Tensor& want) {
 // Each line of tests/golden/aesara_slinalg.txt: the op named as Aesara prints it, its output
 // types, its values (from contiguous and from strided inputs) and its inferred shapes.
 TEST(SlinalgTest, MatchesAesaraAndScipy) {
-  const std::vector<OpPtr> candidates = Candidates();
-  int checked = 0;
-  for (const auto& c : testing::ReadCases("tests/golden/aesara_slinalg.txt")) {
-    SCOPED_TRACE(absl::StrJoin(c, "|").substr(0, 200));
-    OpPtr op;
-    for (const OpPtr& o : candidates) {
-      if (o->Name() == c[0]) op = o;
-    }
-    ASSERT_NE(op, nullptr) << "no op is named " << c[0];
-    std::vector<Tensor> in, want;
-    for (size_t f = 1; f + 3 < c.size() + 1; f += 4) {
-      (c[f] == "in" ? in : want).push_back(testing::MakeTensor(c[f + 1], c[f + 2], c[f + 3]));
-    }
-    std::vector<Var> args;
-    for (const Tensor& t : in) args.push_back(tensor(t.dtype(), StaticShape(t.ndim())));
-    const Var y = ApplyOp(op, args);
-    ASSERT_TRUE(y.ok()) << y.status();
-    const auto& outs = y->owner()->outputs();
-    ASSERT_EQ(outs.size(), want.size());
-    std::vector<Var> fetched;
-    for (size_t i = 0; i < outs.size(); ++i) {
-      EXPECT_EQ(outs[i]->tensor_type()->dtype(), want[i].dtype());
-      fetched.push_back(outs[i]);
-    }
-    absl::StatusOr<std::vector<VariablePtr>> dims = infer_shape(y);
-    ASSERT_TRUE(dims.ok()) << dims.status();
-    for (const VariablePtr& d : *dims) fetched.push_back(d);
-    auto f = function(args, fetched);
-    ASSERT_TRUE(f.ok()) << f.status();
-    std::vector<Tensor> strided;
-    for (const Tensor& t : in) strided.push_back(testing::NonContiguous(t));
-    for (const auto& inputs : {in, strided}) {
-      auto result = (*f)(inputs);
-      ASSERT_TRUE(result.ok()) << result.status();
-      for (size_t i = 0; i < want.size(); ++i) ExpectClose((*result)[i], want[i]);
-      for (size_t d = 0; d < dims->size(); ++d) {
-        EXPECT_EQ(ScalarInt((*result)[want.size() + d]), want[0].shape()[d]);
-      }
-    }
-    ++checked;
-  }
+  const int checked = testing::CheckOpCases(
+      "tests/golden/aesara_slinalg.txt", Candidates(),
+      [](const testing::OpCase& c, size_t i, const Tensor& got) { ExpectClose(got, c.want[i]); });
   EXPECT_GE(checked, 70);
 }
 

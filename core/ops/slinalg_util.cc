@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
+#include "core/ops/memory_check.h"
 #include "core/ops/op_util.h"
 
 namespace kiln::slinalg {
@@ -61,7 +62,13 @@ absl::Status CheckLapackDims(const Op& op, const Tensor& t, int i, const char* n
                                   ": LAPACK takes dims up to ", kMaxLapackDim));
     }
   }
-  return absl::OkStatus();
+  // The kernels copy it into LAPACK's layout: a size past the call's memory (a broadcast view
+  // of a 10^6-square matrix) is refused before that copy or a scan of its elements.
+  const std::optional<int64_t> bytes = CheckedMul(t.size(), DTypeSize(LapackDType(t.dtype())));
+  return CheckBytesFit(bytes.value_or(-1), [&] {
+    return absl::StrCat(op.Name(), ": input ", i, " (", name, ") of shape ",
+                        ShapeToString(t.shape()), " in LAPACK's layout");
+  });
 }
 
 namespace {

@@ -1,7 +1,10 @@
 // The Elemwise kernels of the special-function scalar ops: each element through the double
 // function of special_scalar.h (float32 computed in double and rounded, as scipy's float loops),
-// over broadcast, strided inputs, split across cores.
+// over broadcast, strided inputs, split across cores in rounds between which the call's
+// interrupt is polled.
+#include <algorithm>
 #include <array>
+#include <chrono>
 #include <cmath>
 #include <vector>
 
@@ -9,15 +12,48 @@
 #include "core/ops/elemwise_loops.h"
 #include "core/ops/special_fns.h"
 #include "core/ops/special_scalar.h"
+#include "core/tensor/call_limits.h"
 #include "core/tensor/parallel.h"
+#include "core/tensor/status_macros.h"
 
 namespace kiln {
 namespace {
 
 using K = ScalarOpKind;
 constexpr int kMaxArity = 5;
-// Special functions cost hundreds of cycles an element: small chunks still pay for a thread.
+// The most elements a chunk takes (special functions cost hundreds of cycles an element).
 constexpr int64_t kGrain = 2048;
+// An element costs from tens of nanoseconds to milliseconds (hyp2f1 may sum 10^6 terms), so
+// rounds are sized by the time their elements took: the first round times one element on this
+// thread, each next one aims at kRoundTime (growing at most kGrowth-fold, and at least one
+// element a thread), and its chunks at kChunkTime of one thread's work, so that a cancelled
+// call stops within a round: about 2 ms, or one element's time where elements are slower.
+constexpr int64_t kGrowth = 64;
+constexpr double kRoundTime = 2e-3, kChunkTime = 1e-4;
+
+// Runs fn(begin, end) over [0, n) in timed rounds, polling the call's interrupt after each.
+template <typename Fn>
+absl::Status RunRounds(int64_t n, Fn fn) {
+  using Clock = std::chrono::steady_clock;
+  const int threads = NumThreads();
+  int64_t next = 1, grain = n;  // the first round runs inline
+  for (int64_t first = 0; first < n;) {
+    const int64_t count = std::min(next, n - first);
+    const Clock::time_point start = Clock::now();
+    ParallelFor(count, grain, [&](int64_t begin, int64_t end) { fn(first + begin, first + end); });
+    first += count;
+    const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    RETURN_IF_ERROR(PollInterrupt());
+    // One element's time on one thread (every thread busy when the round ran in parallel).
+    const bool parallel = count >= 2 * grain && threads > 1;
+    const double each = std::max(seconds, 1e-7) * (parallel ? threads : 1) / double(count);
+    grain = std::clamp<int64_t>(static_cast<int64_t>(std::min(kChunkTime / each, 1e15)), 1,
+                                kGrain);
+    const auto timed = static_cast<int64_t>(std::min(kRoundTime * threads / each, 1e15));
+    next = std::max<int64_t>(threads, std::min(timed, count * kGrowth));
+  }
+  return absl::OkStatus();
+}
 
 // Special function `kind` of one element's arguments.
 double Eval(K kind, const double* v) {
@@ -101,7 +137,7 @@ absl::Status Run(K kind, const std::string& name, std::span<const Tensor> in, co
   }
   out = Tensor::Empty(in[0].dtype(), shape);
   T* o = out.data<T>();
-  ParallelFor(ShapeSize(shape), kGrain, [&](int64_t begin, int64_t end) {
+  return RunRounds(ShapeSize(shape), [&](int64_t begin, int64_t end) {
     loops::ForEachRun<kMaxArity>(
         shape, strides, begin, end,
         [&](int64_t flat, int64_t count, const std::array<int64_t, kMaxArity>& off) {
@@ -112,7 +148,6 @@ absl::Status Run(K kind, const std::string& name, std::span<const Tensor> in, co
           }
         });
   });
-  return absl::OkStatus();
 }
 
 }  // namespace

@@ -12,35 +12,22 @@ are written "re;im". SLogDet, which Aesara 2.9.4 lacks, is PyTensor's: numpy.lin
 x, both values in x's dtype. Lstsq's x has b's rank and TensorSolve's result the solution's rank:
 those are the values Aesara computes (its declared types say matrix).
 """
+import functools
 import os
+import sys
 
 import numpy as np
-import aesara.tensor as at
 from aesara.tensor import nlinalg as nl
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import op_cases  # noqa: E402
+from op_cases import group  # noqa: E402
+
 rng = np.random.default_rng(20240537)
-
-
-def fmt(x):
-    if np.iscomplexobj(x):
-        return f"{float(x.real)!r};{float(x.imag)!r}"
-    return repr(float(x))
-
-
-def group(tag, a):
-    a = np.asarray(a)
-    shape = "x".join(str(d) for d in a.shape) or "-"
-    return f"{tag}|{a.dtype.name}|{shape}|" + ",".join(fmt(x) for x in a.ravel())
-
-
-def rand(shape, dtype="float64"):
-    x = rng.standard_normal(shape)
-    if np.dtype(dtype).kind == "c":
-        x = x + 1j * rng.standard_normal(shape)
-    if np.dtype(dtype).kind == "i":
-        x = np.round(3 * x)
-    return x.astype(dtype)
+rand = functools.partial(op_cases.rand, rng)
+cases = op_cases.Cases()
+case = cases.case
 
 
 def sym(n, dtype="float64"):
@@ -48,24 +35,11 @@ def sym(n, dtype="float64"):
     return ((m + m.conj().T) / 2).astype(dtype)
 
 
-lines = []
-
-
-def case(op, *inputs, outputs=None):
-    sym_in = [at.as_tensor_variable(x) for x in inputs]
-    node = op.make_node(*sym_in)
-    storage = [[None] for _ in node.outputs]
-    op.perform(node, list(inputs), storage)
-    parts = [str(op)] + [group("in", x) for x in inputs]
-    for out, st in zip(node.outputs, storage):
-        parts.append(group("out", np.asarray(st[0], dtype=out.type.dtype)))
-    lines.append("|".join(parts))
-
-
 def slogdet_case(x):
     sign, logdet = np.linalg.slogdet(x)
-    lines.append("|".join(["SLogDet", group("in", x), group("out", np.asarray(sign, x.dtype)),
-                           group("out", np.asarray(logdet, x.dtype))]))
+    parts = ["SLogDet", group("in", x), group("out", np.asarray(sign, x.dtype)),
+             group("out", np.asarray(logdet, x.dtype))]
+    cases.lines.append("|".join(parts))
 
 
 for dtype in ["float64", "float32", "complex128", "int64"]:
@@ -114,7 +88,6 @@ case(nl.TensorInv(1), rand((4, 2, 2)) + np.eye(4).reshape(4, 2, 2) * 3)
 case(nl.TensorSolve(None), rand((2, 3, 6)) + np.eye(6).reshape(2, 3, 6) * 3, rand((2, 3)))
 case(nl.TensorSolve((0,)), rand((3, 2, 3, 2)) + np.eye(6).reshape(3, 2, 3, 2) * 3, rand((2, 3)))
 
-with open(os.path.join(HERE, "aesara_nlinalg.txt"), "w") as f:
-    f.write("# Aesara 2.9.4 (numpy %s): written by gen_nlinalg_cases.py\n" % np.__version__)
-    f.write("\n".join(lines) + "\n")
-print(len(lines), "cases")
+cases.write(os.path.join(HERE, "aesara_nlinalg.txt"),
+            "Aesara 2.9.4 (numpy %s): written by gen_nlinalg_cases.py" % np.__version__)
+print(len(cases.lines), "cases")

@@ -9,36 +9,23 @@ Each line: str(op) | then for each input "in|dtype|shape|values" | then for each
 "out|dtype|shape|values". The values come from the op's own perform (scipy.linalg), so both the
 printed names and the numbers are Aesara's; complex values are written "re;im".
 """
+import functools
 import os
+import sys
 
 import numpy as np
 import scipy
 import aesara
-import aesara.tensor as at
 from aesara.tensor import slinalg as s
-from aesara.tensor.type_other import NoneConst
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import op_cases  # noqa: E402
+
 rng = np.random.default_rng(20240537)
-
-
-def fmt(x):
-    if np.iscomplexobj(x):
-        return f"{float(x.real)!r};{float(x.imag)!r}"
-    return repr(float(x))
-
-
-def group(tag, a):
-    a = np.asarray(a)
-    shape = "x".join(str(d) for d in a.shape) or "-"
-    return f"{tag}|{a.dtype.name}|{shape}|" + ",".join(fmt(x) for x in a.ravel())
-
-
-def rand(shape, dtype="float64"):
-    x = rng.standard_normal(shape)
-    if np.dtype(dtype).kind == "c":
-        x = x + 1j * rng.standard_normal(shape)
-    return x.astype(dtype)
+rand = functools.partial(op_cases.rand, rng)
+cases = op_cases.Cases()
+case = cases.case
 
 
 def spd(n, dtype="float64"):
@@ -49,21 +36,6 @@ def spd(n, dtype="float64"):
 def tri(n, lower, dtype="float64"):
     m = rand((n, n), dtype) + 3 * np.eye(n)
     return (np.tril(m) if lower else np.triu(m)).astype(dtype)
-
-
-lines = []
-
-
-def case(op, *inputs):
-    sym = [NoneConst if x is None else at.as_tensor_variable(x) for x in inputs]
-    node = op.make_node(*sym)
-    vals = [x for x in inputs if x is not None]
-    storage = [[None] for _ in node.outputs]
-    op.perform(node, vals, storage)
-    parts = [str(op)] + [group("in", x) for x in vals]
-    for out, st in zip(node.outputs, storage):
-        parts.append(group("out", np.asarray(st[0], dtype=out.type.dtype)))
-    lines.append("|".join(parts))
 
 
 # Cholesky: both sides, float32/float64/complex128, and on_error="nan" on an indefinite matrix.
@@ -144,7 +116,6 @@ for trans in [0, 1, 2]:
 case(s.Eigvalsh(lower=False), c, spd(3, "complex128"))
 case(s.Cholesky(lower=True), spd(3, "complex64"))
 
-with open(os.path.join(HERE, "aesara_slinalg.txt"), "w") as f:
-    f.write(f"# aesara {aesara.__version__}, scipy {scipy.__version__}, numpy {np.__version__}: "
-            "str(op)|in|dtype|shape|values...|out|dtype|shape|values... (gen_slinalg_cases.py)\n")
-    f.write("\n".join(lines) + "\n")
+cases.write(os.path.join(HERE, "aesara_slinalg.txt"),
+            f"aesara {aesara.__version__}, scipy {scipy.__version__}, numpy {np.__version__}: "
+            "str(op)|in|dtype|shape|values...|out|dtype|shape|values... (gen_slinalg_cases.py)")

@@ -1,8 +1,9 @@
 // Run-time attacks against real kiln-server processes on 127.0.0.1, each with its real hostile
 // input: counts that wrap int64, kernels that never end on their own (while both cores run them,
 // a small call is still served; a call past its deadline gives its thread back), a call over its
-// memory budget, answers larger than a message, streams that send more than the function takes,
-// and the resident size falling back after a large call. Figures print as ATTACK lines.
+// memory budget, hostile matrix and batch sizes, answers larger than a message, streams that
+// send more than the function takes, and the resident size falling back after a large call.
+// Figures print as ATTACK lines.
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 
@@ -11,12 +12,16 @@
 #include <chrono>
 #include <cstdio>
 #include <thread>
+#include <tuple>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/kiln.h"
+#include "core/ops/blockwise.h"
+#include "core/ops/broadcast_to.h"
 #include "core/ops/random.h"
+#include "core/ops/slinalg.h"
 #include "kiln/v1/service.grpc.pb.h"
 #include "proto/convert/graph_convert.h"
 #include "proto/convert/tensor_convert.h"
@@ -253,6 +258,36 @@ TEST(RuntimeAttackTest, ACallOverItsMemoryBudgetFailsNamingIt) {
               s.error_message().c_str());
   EXPECT_EQ(s.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
   EXPECT_TRUE(absl::StrContains(s.error_message(), "--max_call_bytes")) << s.error_message();
+  EXPECT_TRUE(Serves(*stub));
+}
+
+// A hostile size from a few bytes: one element broadcast to a 10^6-square matrix (8 TB) or to a
+// batch of 2^40 2 x 2 matrices (32 TiB), or to a 10^4-square one (800 MB) past the call's
+// budget, for a Cholesky (plain or Blockwise): refused at once, before anything is allocated
+// (broadcast_to's copy is the first to ask), with its size in bytes or the budget named.
+TEST(RuntimeAttackTest, AHostileMatrixOrBatchIsRefusedBeforeItIsAllocated) {
+  ServerProcess server(KILN_SERVER_BIN, {"--threads=2", "--max_call_bytes=268435456"});
+  ASSERT_TRUE(server.ready());
+  auto stub = server.Stub();
+  const Var x = dscalar("x"), n = lscalar("n");
+  const std::string square = CompileOrDie(*stub, {x, n}, {cholesky(broadcast_to(x, {n, n}))});
+  const Var batched = blockwise(cholesky(dmatrix())->owner()->op_ptr(), "(m,m)->(m,m)",
+                                {broadcast_to(x, {n, constant(int64_t{2}), constant(int64_t{2})})});
+  const std::string batch = CompileOrDie(*stub, {x, n}, {batched});
+  const Tensor four = *Tensor::FromValues<double>(DType::kFloat64, {}, std::vector{4.0});
+  for (const auto& [id, size, words] : std::vector<std::tuple<std::string, int64_t, std::string>>{
+           {square, 1000000, "8000000000000 bytes"},
+           {square, 10000, "--max_call_bytes"},
+           {batch, int64_t{1} << 40, "35184372088832 bytes"}}) {
+    const auto start = Clock::now();
+    grpc::Status s = ExecuteOn(*stub, id, {four, Long(size)});
+    const double ms = MillisSince(start);
+    std::printf("ATTACK hostile_linalg %lld %.1f ms: %s\n", static_cast<long long>(size), ms,
+                s.error_message().c_str());
+    EXPECT_EQ(s.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED) << s.error_message();
+    EXPECT_TRUE(absl::StrContains(s.error_message(), words)) << s.error_message();
+    EXPECT_LT(ms, 1000 * kSlack);
+  }
   EXPECT_TRUE(Serves(*stub));
 }
 
