@@ -25,15 +25,20 @@ shape): the graph is built directly, with no rewrite before the gradient.
   mixture: a three-component Gaussian mixture over 1,000 points, its logp a logsumexp over the
     components of log weight + component density; weights by a log-softmax of 3 logits, means
     ~ N(0, 10), log scales ~ N(0, 1); 9 parameters.
+  gp: a Gaussian process's marginal likelihood (issue 37's benchmark), n = 500 points on a line,
+    a squared-exponential kernel: K = amp^2 exp(-d^2 / (2 ls^2)) + (noise^2 + 1e-6) I, logp =
+    log N(y | 0, K) through its Cholesky factor and a triangular solve; log ls, log amp and
+    log noise ~ N(0, 1); 3 parameters. Its cost is the factor and its gradient: O(n^3).
 
 `point` is a fixed parameter vector (NumPy's default_rng(2024)), the values the golden file
 (tests/golden/pytensor_models.json) holds PyTensor's logp and gradient at.
 """
 import collections
+import importlib
 
 import numpy as np
 
-MODELS = ("radon", "logreg", "eight_schools", "mixture")
+MODELS = ("radon", "logreg", "eight_schools", "mixture", "gp")
 
 # inputs: the compiled function's inputs (theta); outputs: [logp, dlogp]; point: its arguments.
 Model = collections.namedtuple("Model", "inputs outputs point")
@@ -45,7 +50,7 @@ LOG_SQRT_2PI = 0.5 * np.log(2.0 * np.pi)
 def build(name, lib, at):
     """The model `name` built with `lib` (kiln or pytensor) and its tensor module `at`."""
     return {"radon": radon, "logreg": logreg, "eight_schools": eight_schools,
-            "mixture": mixture}[name](lib, at)
+            "mixture": mixture, "gp": gp}[name](lib, at)
 
 
 def joined(lib, at, logp, params, seed=2024, scale=0.5):
@@ -175,3 +180,26 @@ def mixture(lib, at):
             + at.sum(normal_logp(at, means, 0.0, 10.0))
             + at.sum(normal_logp(at, log_sds, 0.0, 1.0)))
     return joined(lib, at, logp, [logits, means, log_sds])
+
+
+def gp_data(n=500):
+    """The GP model's points x (sorted on [0, 10]) and observations y = sin(x) + noise."""
+    rng = np.random.default_rng(5)
+    x = np.sort(rng.uniform(0.0, 10.0, n))
+    return x, np.sin(x) + 0.3 * rng.standard_normal(n)
+
+
+def gp(lib, at):
+    """A Gaussian process's marginal likelihood over 500 points: 3 parameters."""
+    slinalg = importlib.import_module(at.__name__ + ".slinalg")
+    x, y = gp_data()
+    n = len(x)
+    log_ls, log_amp, log_noise = at.dscalar("ls_log"), at.dscalar("amp_log"), at.dscalar("noise_log")
+    sq_dist = at.as_tensor_variable((x[:, None] - x[None, :]) ** 2)
+    K = (at.exp(2.0 * log_amp) * at.exp(-0.5 * sq_dist / at.exp(2.0 * log_ls))
+         + (at.exp(2.0 * log_noise) + 1e-6) * at.eye(n))
+    L = slinalg.cholesky(K)
+    white = slinalg.solve_triangular(L, at.as_tensor_variable(y), lower=True)
+    loglik = -0.5 * at.dot(white, white) - at.sum(at.log(at.diag(L))) - n * LOG_SQRT_2PI
+    logp = loglik + sum(normal_logp(at, p, 0.0, 1.0) for p in (log_ls, log_amp, log_noise))
+    return joined(lib, at, logp, [log_ls, log_amp, log_noise])

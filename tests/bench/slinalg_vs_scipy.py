@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Cholesky, solve and eigvalsh of 64, 256 and 1024-square matrices against SciPy on the same
+"""Cholesky, solve, eigh and eigvalsh of 64, 256 and 1024-square matrices against SciPy on the same
 OpenBLAS (Debian's python3-scipy links the system's), in the same run: Kiln's functions run in
 this process (Mode(execute="local"): the op's kernel plus the call's overhead), SciPy's calls
 with their defaults (check_finite=True, as Kiln's ops). Each round times a batch of Kiln calls
@@ -19,7 +19,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "python"))
 from conftest import running_server  # noqa: E402
 import kiln  # noqa: E402
 import kiln.tensor as kt  # noqa: E402
-from kiln.tensor import slinalg  # noqa: E402
+from kiln.tensor import nlinalg, slinalg  # noqa: E402
 
 SIZES = (64, 256, 1024)
 
@@ -43,6 +43,7 @@ def cases():
     solve = kiln.function([a, b], slinalg.solve(a, b), mode=local)
     solve_pos = kiln.function([a, b], slinalg.solve(a, b, assume_a="pos"), mode=local)
     eigvalsh = kiln.function([a], slinalg.eigvalsh(a, None), mode=local)
+    eigh = kiln.function([a], nlinalg.eigh(a), mode=local)
     rng = np.random.default_rng(0)
     for n in SIZES:
         m = rng.standard_normal((n, n))
@@ -53,6 +54,8 @@ def cases():
         yield (f"solve_pos_{n}", solve_pos, (spd, rhs),
                lambda s=spd, r=rhs: scipy.linalg.solve(s, r, assume_a="pos"))
         yield (f"eigvalsh_{n}", eigvalsh, (spd,), lambda s=spd: scipy.linalg.eigvalsh(s))
+        # Vectors as well (LAPACK's syevd in both); checked up to each vector's sign.
+        yield (f"eigh_{n}", eigh, (spd,), lambda s=spd: scipy.linalg.eigh(s))
 
 
 def main():
@@ -60,7 +63,12 @@ def main():
     with running_server() as address:
         kiln.config.server = address
         for name, f, args, ref in cases():
-            np.testing.assert_allclose(f(*args), ref(), rtol=1e-8, atol=1e-10)
+            got, want = f(*args), ref()
+            if name.startswith("eigh_"):  # (w, v): v's columns up to sign
+                np.testing.assert_allclose(got[0], want[0], rtol=1e-8)
+                np.testing.assert_allclose(np.abs(got[1]), np.abs(want[1]), atol=1e-7)
+            else:
+                np.testing.assert_allclose(got, want, rtol=1e-8, atol=1e-10)
             calls = max(1, int(2e-1 / max(best_of(ref, 1, 1), 1e-6)))
             speedups = []
             for _ in range(rounds):

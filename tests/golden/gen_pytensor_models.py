@@ -4,7 +4,7 @@ point itself), the node count of its optimized graph, and, for information only,
 call times on the machine that ran this (PyTensor's C backend, the CVM).
 
 Run under the PyTensor 2.34.0 oracle (not needed by the tests), from the repository's root:
-    (. /tmp/pytensor-oracle/env.sh && /usr/bin/python3 tests/golden/gen_pytensor_models.py)
+    (. /tmp/pytensor-oracle/env.sh && /usr/bin/python3 tests/golden/gen_pytensor_models.py [model...])
 where env.sh puts PyTensor's source tree (git archive rel-2.34.0 of pymc-devs/pytensor, with
 numpy.exceptions imports falling back to NumPy 1.24's names) and its pure-Python dependencies
 (etuples, cons, logical-unification, miniKanren, filelock) on PYTHONPATH and sets
@@ -28,8 +28,11 @@ assert pytensor.__version__.startswith("2.34"), pytensor.__version__
 assert pytensor.config.cxx, "PyTensor found no C++ compiler: its times would be Python's"
 
 
-def best_call_seconds(f, args, calls=2000, repeats=5):
-    """The best over `repeats` batches of the mean time of one call."""
+def best_call_seconds(f, args, repeats=5):
+    """The best over `repeats` batches (of about 0.2 s each) of the mean time of one call."""
+    t0 = time.perf_counter()
+    f(*args)
+    calls = max(1, int(0.2 / max(time.perf_counter() - t0, 1e-7)))
     best = float("inf")
     for _ in range(repeats):
         t0 = time.perf_counter()
@@ -50,11 +53,17 @@ def cpu_name():
     return platform.processor()
 
 
-golden = {"pytensor_version": pytensor.__version__,
-          "machine": "%s, %d cores, Python %s, NumPy %s" % (
-              cpu_name(), os.cpu_count(), platform.python_version(), np.__version__),
-          "models": {}}
-for name in model_graphs.MODELS:
+# With model names as arguments, only those are (re)computed; the file's other models stay.
+GOLDEN = os.path.join(HERE, "pytensor_models.json")
+names = sys.argv[1:] or model_graphs.MODELS
+golden = {"models": {}}
+if sys.argv[1:] and os.path.exists(GOLDEN):
+    with open(GOLDEN) as f:
+        golden = json.load(f)
+golden.update({"pytensor_version": pytensor.__version__,
+               "machine": "%s, %d cores, Python %s, NumPy %s" % (
+                   cpu_name(), os.cpu_count(), platform.python_version(), np.__version__)})
+for name in names:
     model = model_graphs.build(name, pytensor, pt)
     pytensor.function(model.inputs, model.outputs)  # fills the compile cache
     model = model_graphs.build(name, pytensor, pt)
@@ -73,6 +82,6 @@ for name in model_graphs.MODELS:
     }
     print(name, {k: v for k, v in golden["models"][name].items()
                  if k not in ("point", "dlogp")}, flush=True)
-with open(os.path.join(HERE, "pytensor_models.json"), "w") as f:
+with open(GOLDEN, "w") as f:
     json.dump(golden, f, indent=1)
     f.write("\n")
