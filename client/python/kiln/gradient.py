@@ -107,8 +107,10 @@ def Lop(f, wrt, eval_points, consider_constant=None, disconnected_inputs="raise"
     return out[0] if single else out
 
 
-def Rop(f, wrt, eval_points):
-    """The Jacobian-vector product (df/dwrt) eval_points, by differentiating a Lop again."""
+def Rop(f, wrt, eval_points, use_op_rop_implementation=False):
+    """The Jacobian-vector product (df/dwrt) eval_points, by differentiating a Lop again.
+    use_op_rop_implementation (PyTensor's) asks for each op's own R_op; Kiln's ops have none,
+    and the Lop graph computes the same product, so it is what either choice gives."""
     single_f = not isinstance(f, (list, tuple))
     fs = [f] if single_f else list(f)
     wrts = wrt if isinstance(wrt, (list, tuple)) else [wrt]
@@ -124,6 +126,20 @@ def Rop(f, wrt, eval_points):
     # R_op graphs do (so function() finds every input the product was taken through).
     out = [r if r is None else fill(f_, r) for f_, r in zip(fs, out)]
     return out[0] if single_f else out
+
+
+def hessian_vector_product(cost, wrt, p, **grad_kwargs):
+    """PyTensor's hessian_vector_product: (d^2 cost / dwrt^2) p, as grad(sum(grad(cost, wrt) *
+    p), wrt) (lists of wrt and p give a list)."""
+    single = not isinstance(wrt, (list, tuple))
+    wrts = [wrt] if single else list(wrt)
+    ps = [p] if single else list(p)
+    gs = grad(cost, wrts, **grad_kwargs)
+    inner = ksum(gs[0] * ps[0])
+    for g, q in zip(gs[1:], ps[1:]):
+        inner = inner + ksum(g * q)
+    out = grad(inner, wrts, **grad_kwargs)
+    return out[0] if single else out
 
 
 def jacobian(expression, wrt, consider_constant=None, disconnected_inputs="raise"):

@@ -22,6 +22,33 @@ from kiln.tensor.variable import SparseOperand, TensorConstant
 make_runner = None
 
 
+class FunctionMaker:
+    """What Kiln has of Aesara's FunctionMaker: the function's inputs (In), outputs and fgraph,
+    the graph the server compiled, fetched on first use (Compile with return_optimized) as a
+    FunctionGraph over the function's input variables, the shared variables last."""
+
+    def __init__(self, fn):
+        self.function = fn
+        self.inputs = fn.inputs
+        self.outputs = fn.outputs
+        self._fgraph = None
+
+    @property
+    def fgraph(self):
+        """The optimized graph: a FunctionGraph of client variables."""
+        if self._fgraph is None:
+            from kiln.graph.fg import FunctionGraph
+            fn = self.function
+            req = _pb.service_pb2.CompileRequest()
+            req.CopyFrom(fn._request)
+            req.return_optimized, req.return_stored = True, False
+            resp = fn._runner.call("Compile", req, route=fn._runner.route)
+            variables = [i.variable for i in fn.inputs] + list(fn._shared)
+            outputs = wire.graph_from_proto(resp.optimized, variables)
+            self._fgraph = FunctionGraph(variables, outputs, clone=False)
+        return self._fgraph
+
+
 class Function:
     """A function compiled on the server. Call it with one value per input (positionally or
     by name); it returns a list of arrays, or one array when built with a single output.
@@ -178,6 +205,13 @@ class Function:
         req = _pb.service_pb2.PrintRequest(
             function_id=self.function_id, format=_pb.service_pb2.PrintRequest.Format.Value(fmt))
         return self._runner.call("Print", req).text
+
+    @property
+    def maker(self):
+        """Aesara's fn.maker, for what it shows of the compiled function (FunctionMaker)."""
+        if getattr(self, "_maker", None) is None:
+            self._maker = FunctionMaker(self)
+        return self._maker
 
     def free(self):
         """Aesara's Function.free (clears the intermediate storage kept with allow_gc=False):

@@ -75,7 +75,7 @@ from kiln.tensor.extra_ops import diff, compress, ravel_multi_index  # noqa: E40
 from kiln.tensor.math import (allclose, bitwise_and, bitwise_not, bitwise_or,  # noqa: E402,F401
                               bitwise_xor, ceil_intdiv, conjugate, dense_dot, digamma, divmod,
                               expit, iround, isclose, largest, log1pexp, logaddexp,
-                              max_and_argmax, ptp, smallest, square)
+                              max_and_argmax, matvec, ptp, smallest, square, vecdot, vecmat)
 from kiln.tensor.math import (betainc, betainc_der, betaincinv, betaln,  # noqa: E402,F401
                               factorial, hyp2f1, hyp2f1_der, kv, logit, poch)
 from kiln.tensor.reduce import var  # noqa: E402,F401,F811  (kt.var: the function, as Aesara's)

@@ -6,7 +6,7 @@ import numpy as np
 
 from kiln.config import config
 from kiln import ops
-from kiln.graph import TensorType, check_dtype
+from kiln.graph import DTYPES, TensorType, check_dtype
 from kiln.ops import MakeVector, Reshape, Shape, Shape_i
 from kiln.tensor.elemwise import SCALAR_OPS, DimShuffle, Elemwise
 from kiln.tensor.variable import SparseOperand, TensorConstant, TensorVariable
@@ -80,8 +80,24 @@ ops.as_input = as_tensor_variable  # what kiln.ops's classes make of their input
 
 # --- constructors ------------------------------------------------------------------------------
 
-def tensor(dtype=None, shape=None, name=None, broadcastable=None):
-    """A variable of TensorType(dtype, shape): kt.tensor('float32', (None, 3), name='x')."""
+def tensor(*args, dtype=None, shape=None, name=None, broadcastable=None):
+    """A variable of TensorType(dtype, shape): Aesara's kt.tensor('float32', (None, 3), 'x'), or
+    PyTensor's kt.tensor('x', dtype='float32', shape=(None, 3)) (a first argument that is no
+    dtype is the name)."""
+    if args and isinstance(args[0], str) and args[0] not in DTYPES + ("floatX",):
+        if len(args) > 1:
+            raise TypeError("tensor(name, *, dtype=None, shape=None) takes 1 positional "
+                            "argument but %d were given" % len(args))
+        name, args = args[0], ()
+    if len(args) > 4:
+        raise TypeError("tensor(dtype=None, shape=None, name=None, broadcastable=None) takes at "
+                        "most 4 positional arguments but %d were given" % len(args))
+    given = {"dtype": dtype, "shape": shape, "name": name, "broadcastable": broadcastable}
+    for key, value in zip(("dtype", "shape", "name", "broadcastable"), args):
+        if given[key] is not None:
+            raise TypeError("tensor() got multiple values for argument '%s'" % key)
+        given[key] = value
+    dtype, shape, name, broadcastable = given.values()
     if isinstance(dtype, (tuple, list)) and shape is None:
         dtype, shape = None, dtype
     if shape is None and broadcastable is not None:
@@ -96,12 +112,21 @@ _PREFIXES = {"b": "int8", "w": "int16", "i": "int32", "l": "int64", "f": "float3
              "d": "float64", "c": "complex64", "z": "complex128"}
 
 
-def _constructor(shape, fn_name):
-    """Aesara's unprefixed constructor: kt.matrix(name=None, dtype=None), floatX by default."""
-    def make(name=None, dtype=None):
+def _constructor(kind, fn_name):
+    """Aesara's unprefixed constructor kt.matrix(name=None, dtype=None), floatX by default, with
+    PyTensor's static shape (kt.matrix('x', shape=(3, None))) as its keyword."""
+    def make(name=None, dtype=None, *, shape=None):
+        if shape is None:
+            shape = kind
+        elif len(shape) != len(kind) or builtins.any(
+                k == 1 and s not in (None, 1) for k, s in zip(kind, shape)):
+            raise ValueError("%s: shape %s does not fit a %s, of static shape %s"
+                             % (fn_name, tuple(shape), fn_name, kind))
+        else:
+            shape = tuple(k if s is None else s for k, s in zip(kind, shape))
         return TensorType(dtype or floatx(), shape)(name)
     make.__name__ = fn_name
-    make.__doc__ = "A variable of TensorType(dtype or floatX, %s)." % (shape,)
+    make.__doc__ = "A variable of TensorType(dtype or floatX, %s)." % (kind,)
     return make
 
 

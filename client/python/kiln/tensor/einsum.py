@@ -245,3 +245,59 @@ def einsum(subscripts, *operands, optimize=None):
     if lab != out_labels:
         x = x.dimshuffle([lab.index(c) for c in out_labels])
     return x
+
+
+# PyTensor's helpers of pytensor.tensor.einsum, which its docstrings show.
+
+def _iota(shape, axis):
+    """An int64 tensor of `shape` (a length-known vector) counting 0, 1, ... along `axis`:
+    arange generalized to many dims, as PyTensor's."""
+    from kiln.tensor.array_funcs import broadcast_to
+    from kiln.tensor.basic import as_tensor_variable, get_vector_length
+    from kiln.tensor.build import arange
+    from kiln.tensor.shape import shape_padright
+    shape = as_tensor_variable(shape)
+    n = get_vector_length(shape)
+    if not -n <= axis < n:
+        raise np.AxisError(axis, n)
+    axis %= n
+    return broadcast_to(shape_padright(arange(shape[axis]), n - axis - 1), shape)
+
+
+def _delta(shape, axes):
+    """A bool tensor of `shape`, True where the indices of all the `axes` are equal (the
+    Kronecker delta over those axes, broadcast along the others), as PyTensor's."""
+    from functools import reduce
+    from kiln.tensor.array_funcs import broadcast_to
+    from kiln.tensor.basic import ELEMWISE, as_tensor_variable, get_vector_length
+    from kiln.tensor.build import stack
+    from kiln.tensor.shape import expand_dims
+    if len(axes) < 2:
+        raise ValueError("Need at least two axes to create a delta tensor")
+    shape = as_tensor_variable(shape)
+    iotas = [_iota(stack([shape[a] for a in axes]), i) for i in range(len(axes))]
+    delta = reduce(ELEMWISE["and_"], [ELEMWISE["eq"](p, q) for p, q in zip(iotas, iotas[1:])])
+    others = [i for i in range(get_vector_length(shape)) if i not in axes]
+    return broadcast_to(expand_dims(delta, others) if others else delta, shape)
+
+
+def _general_dot(vars, axes, batch_axes):
+    """tensordot of the pair vars over axes = (a_axes, b_axes), the batch_axes pairs kept as
+    leading batch dims: batch dims, then a's other dims, then b's (PyTensor's)."""
+    from kiln.tensor.basic import as_tensor_variable
+    a, b = (as_tensor_variable(v) for v in vars)
+    letters = iter("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+    la, lb = [None] * a.ndim, [None] * b.ndim
+    batch = []
+    for pairs, kept in ((batch_axes, True), (axes, False)):
+        if len(pairs[0]) != len(pairs[1]):
+            raise ValueError("_general_dot: %s %s and %s differ in length"
+                             % ("batch axes" if kept else "axes", pairs[0], pairs[1]))
+        for i, j in zip(*pairs):
+            la[i] = lb[j] = next(letters)
+            if kept:
+                batch.append(la[i])
+    la = [c or next(letters) for c in la]
+    lb = [c or next(letters) for c in lb]
+    out = batch + [c for c in la if c not in lb] + [c for c in lb if c not in la]
+    return einsum("%s,%s->%s" % ("".join(la), "".join(lb), "".join(out)), a, b)

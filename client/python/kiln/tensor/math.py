@@ -159,3 +159,31 @@ def isclose(a, b, rtol=1.0e-5, atol=1.0e-8, equal_nan=False):
 def allclose(a, b, rtol=1.0e-5, atol=1.0e-8, equal_nan=False):
     """Whether isclose holds everywhere."""
     return all(isclose(a, b, rtol, atol, equal_nan))
+
+
+def _batched_product(x1, x2, dtype, x1_axis, x2_axis, out_axes):
+    """matmul of x1 and x2 with a dim added to each at x1_axis/x2_axis (None: none), then the
+    out_axes dropped and the result cast to dtype, if given."""
+    from kiln.tensor.shape import expand_dims, squeeze
+    x1, x2 = as_tensor_variable(x1), as_tensor_variable(x2)
+    out = matmul(x1 if x1_axis is None else expand_dims(x1, x1_axis),
+                 x2 if x2_axis is None else expand_dims(x2, x2_axis))
+    out = squeeze(out, out_axes)
+    return out if dtype is None else cast(out, dtype)
+
+
+def vecdot(x1, x2, dtype=None):
+    """PyTensor's vecdot (numpy.vecdot of real vectors): the dot product of the last axes, the
+    other axes broadcast; x1 is not conjugated, as PyTensor's."""
+    return _batched_product(x1, x2, dtype, -2, -1, (-2, -1))
+
+
+def matvec(x1, x2, dtype=None):
+    """PyTensor's matvec (numpy.matvec): matrices times vectors, batch dims broadcast."""
+    return _batched_product(x1, x2, dtype, None, -1, -1)
+
+
+def vecmat(x1, x2, dtype=None):
+    """PyTensor's vecmat (numpy.vecmat of real vectors): vectors times matrices, batch dims
+    broadcast."""
+    return _batched_product(x1, x2, dtype, -2, None, -2)

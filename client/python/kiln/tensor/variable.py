@@ -26,6 +26,8 @@ class _TensorMethods:
     ndim = property(lambda self: self.type.ndim)
     dtype = property(lambda self: self.type.dtype)
     broadcastable = property(lambda self: self.type.broadcastable)
+    # The number of elements, as Aesara's: shape[0] for a vector, the product of the shape else.
+    size = property(lambda self: self.shape[0] if self.ndim == 1 else self._k().prod(self.shape))
 
     def _k(self):
         import kiln.tensor as kt

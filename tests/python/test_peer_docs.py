@@ -1,0 +1,160 @@
+"""Aesara 2.9.4's and PyTensor 2.34's documentation examples for linear algebra, special
+functions, einsum and vectorize, as a specification of Kiln's Python API.
+
+tests/golden/peer_docs/<peer>-<source>.txt holds the examples of a doc page or of a module's
+docstrings with the output the peer printed (tests/golden/gen_peer_docs.py writes them). Each
+transcript runs here in one namespace on a real kiln-server, with only its imports rewritten
+(`import pytensor.tensor as pt` -> `import kiln.tensor as pt`, `import aesara` -> `import kiln as
+aesara`...), and every example is one test whose output doctest's OutputChecker compares with
+the peer's, module paths in class reprs aside (test_aesara_docs.py's runner and checker).
+
+Examples Kiln fails today are listed in peer_docs_known_failures.txt and xfail; an unlisted
+failure fails, and so does a listed example that passes (delete its line): the list only
+shrinks."""
+import doctest
+import glob
+import os
+import re
+
+import numpy as np
+import pytest
+
+from test_aesara_docs import _indent, _Recorder, example_keys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+GOLDEN = os.path.join(HERE, "..", "golden", "peer_docs")
+KNOWN_FAILURES = os.path.join(HERE, "peer_docs_known_failures.txt")
+SEED, FLOATX = 1234, "float64"  # as gen_peer_docs.py ran the transcripts
+PEER = r"(aesara|pytensor)"
+IMPORTS = [
+    (re.compile(r"^(\s*)import %s((?:\.\w+)*) as " % PEER, re.M), r"\1import kiln\3 as "),
+    (re.compile(r"^(\s*)import %s(?=\s*(?:#|$))" % PEER, re.M), r"\1import kiln as \2"),
+    (re.compile(r"^(\s*)from %s((?:\.\w+)*) import " % PEER, re.M), r"\1from kiln\3 import ")]
+
+
+def load_transcripts():
+    """{transcript: [doctest.Example]} for every transcript."""
+    parser = doctest.DocTestParser()
+    transcripts = {}
+    for path in sorted(glob.glob(os.path.join(GOLDEN, "*.txt"))):
+        with open(path) as f:
+            transcripts[os.path.basename(path)[:-len(".txt")]] = parser.get_examples(f.read())
+    return transcripts
+
+
+def load_known_failures():
+    """The set of lines of peer_docs_known_failures.txt, comments and blank lines aside."""
+    with open(KNOWN_FAILURES) as f:
+        return {line.rstrip("\n") for line in f if line.strip() and not line.startswith("#")}
+
+
+TRANSCRIPTS = load_transcripts()
+KEYS = {name: example_keys(name, examples) for name, examples in TRANSCRIPTS.items()}
+CASES = [(name, i) for name, examples in TRANSCRIPTS.items() for i in range(len(examples))]
+
+
+def kiln_source(source):
+    """An example's source with the peer's imports turned into Kiln's."""
+    for pattern, replacement in IMPORTS:
+        source = pattern.sub(replacement, source)
+    return source
+
+
+def run_transcript(name):
+    """Runs one transcript's examples in one namespace on Kiln: [(passed, got)] in order."""
+    import kiln
+    examples = [doctest.Example(kiln_source(ex.source), ex.want, ex.exc_msg, ex.lineno,
+                                ex.indent, ex.options) for ex in TRANSCRIPTS[name]]
+    test = doctest.DocTest(examples, {"__name__": "__main__"}, name,
+                           os.path.join(GOLDEN, name + ".txt"), 0, None)
+    np.random.seed(SEED)
+    saved = kiln.config.floatX, kiln.config.timeout
+    kiln.config.floatX, kiln.config.timeout = FLOATX, 120
+    try:
+        runner = _Recorder()
+        runner.run(test, out=lambda text: None)
+    finally:
+        kiln.config.floatX, kiln.config.timeout = saved
+    assert len(runner.outcomes) == len(examples)
+    return runner.outcomes
+
+
+class _Summary:
+    """A pytest plugin printing, at the end of the run, one line per transcript that ran."""
+
+    def __init__(self, results, known):
+        self.results, self.known = results, known
+
+    def pytest_terminal_summary(self, terminalreporter):
+        """peer docs <transcript>: N examples, P pass, F known failures (and any surprises)."""
+        for name in TRANSCRIPTS:
+            if name not in self.results:
+                continue
+            listed = [key in self.known for key in KEYS[name]]
+            passed = [ok for ok, _ in self.results[name]]
+            new = sum(not p and not k for p, k in zip(passed, listed))
+            stale = sum(p and k for p, k in zip(passed, listed))
+            line = "peer docs %s: %d examples, %d pass, %d known failures" % (
+                name, len(passed), sum(passed), sum(not p and k for p, k in zip(passed, listed)))
+            if new or stale:
+                line += ", %d new failures, %d listed but passing" % (new, stale)
+            terminalreporter.write_line(line)
+
+
+@pytest.fixture(scope="module")
+def known_failures():
+    """The examples listed as failing on Kiln today."""
+    return load_known_failures()
+
+
+@pytest.fixture(scope="module")
+def transcript_outcomes(server, request, known_failures):
+    """transcript -> [(passed, got)], each transcript run once on the session's kiln-server."""
+    results = {}
+    request.config.pluginmanager.register(_Summary(results, known_failures))
+
+    def outcomes(name):
+        if name not in results:
+            results[name] = run_transcript(name)
+        return results[name]
+    return outcomes
+
+
+def _describe(name, index, got):
+    """A failing example as doctest reports one: where, the source, the peer's and Kiln's
+    output."""
+    ex = TRANSCRIPTS[name][index]
+    source = "".join((">>> " if i == 0 else "... ") + line + "\n"
+                     for i, line in enumerate(ex.source.rstrip("\n").split("\n")))
+    return ("tests/golden/peer_docs/%s.txt line %d\n%sExpected (%s):\n%sGot (Kiln):\n%s"
+            % (name, ex.lineno + 1, source, name.split("-")[0], _indent(ex.want),
+               _indent(got)))
+
+
+@pytest.mark.parametrize("name,index", CASES,
+                         ids=["%s:%d" % (n, TRANSCRIPTS[n][i].lineno + 1) for n, i in CASES])
+def test_peer_doc_example(transcript_outcomes, known_failures, name, index):
+    """One documentation example prints on Kiln what it printed on the peer (or is listed)."""
+    passed, got = transcript_outcomes(name)[index]
+    key = KEYS[name][index]
+    if key in known_failures:
+        if passed:
+            pytest.fail("passes on Kiln now: delete this line from "
+                        "tests/python/peer_docs_known_failures.txt:\n" + key, pytrace=False)
+        pytest.xfail((got.strip().splitlines() or ["no output"])[-1][:200])
+    if not passed:
+        pytest.fail(_describe(name, index, got), pytrace=False)
+
+
+def test_known_failures_are_examples(known_failures):
+    """Every line of the known-failures list names an example of a transcript."""
+    keys = {key for transcript_keys in KEYS.values() for key in transcript_keys}
+    stale = sorted(known_failures - keys)
+    if stale:
+        pytest.fail("not an example of tests/golden/peer_docs:\n" + "\n".join(stale),
+                    pytrace=False)
+
+
+def test_every_peer_has_transcripts():
+    """Both peers' documentation is represented (the generator ran under each)."""
+    assert {name.split("-")[0] for name in TRANSCRIPTS} == {"aesara", "pytensor"}
