@@ -1,6 +1,6 @@
 // Scalar special functions that the C++ standard library lacks, for float and double: the stable
-// sigmoid, softplus and log1mexp, erfcx, erfinv, erfcinv, digamma and the modified Bessel
-// functions i0 and i1.
+// sigmoid, softplus and log1mexp, erfcx, erfinv, erfcinv, digamma (the last three by Boost.Math,
+// in special_scalar.cc) and the modified Bessel functions i0 and i1.
 #ifndef KILN_CORE_OPS_SPECIAL_MATH_H_
 #define KILN_CORE_OPS_SPECIAL_MATH_H_
 
@@ -9,6 +9,11 @@
 #include <numbers>
 
 namespace kiln::special {
+
+// Boost.Math's digamma, erf_inv and erfc_inv (special_scalar.cc), for the templates below.
+double BoostDigamma(double x);
+double BoostErfInv(double y);
+double BoostErfcInv(double y);
 
 // 1 / (1 + exp(-x)) without overflow for large |x|.
 template <typename T>
@@ -41,96 +46,62 @@ T Log1mexp(T x) {
   return std::log(-std::expm1(x));
 }
 
-// exp(x^2) * erfc(x), finite where both factors would overflow or underflow.
-template <typename T>
-T Erfcx(T x) {
-  if (x < T(0)) {
-    if (x < T(-26.7)) return std::numeric_limits<T>::infinity();
-    return T(2) * std::exp(x * x) - Erfcx(-x);
-  }
-  if (x < T(10)) return static_cast<T>(std::exp(double(x) * x) * std::erfc(double(x)));
-  // Asymptotic series 1/(x sqrt(pi)) * sum (-1)^k (2k-1)!! / (2x^2)^k, converging to double
-  // precision for x >= 10 within 30 terms.
-  const double inv = 1.0 / (2.0 * double(x) * x);
-  double term = 1.0, sum = 1.0;
-  for (int k = 1; k < 30 && std::fabs(term) > 1e-18; ++k) {
-    term *= -(2 * k - 1) * inv;
-    sum += term;
-  }
-  return static_cast<T>(sum / (double(x) * std::sqrt(std::numbers::pi)));
+// exp(x^2) with the rounding error of x^2 carried (fma): exp(hi + lo) = exp(hi) (1 + lo).
+inline double ExpOfSquare(double x) {
+  const double hi = x * x;
+  return std::exp(hi) * (1 + std::fma(x, x, -hi));
 }
 
-// The inverse of erf on (-1, 1): Giles' approximation refined by Newton steps on erf.
+// exp(x^2) * erfc(x), in double: below x = 2 the product, beyond Laplace's continued fraction
+// erfcx(x) = 1 / (sqrt(pi) (x + (1/2) / (x + 1 / (x + (3/2) / (x + ...))))), 60 terms (its
+// error there is below 1e-24); 2 exp(x^2) - erfcx(-x) for x < 0 (inf from -26.7).
+template <typename T>
+T Erfcx(T value) {
+  const double x = double(value);
+  if (std::isnan(x)) return static_cast<T>(x);
+  if (x < 0) {
+    if (x < -26.7) return std::numeric_limits<T>::infinity();
+    return static_cast<T>(2 * ExpOfSquare(x) - Erfcx(-x));
+  }
+  if (x < 2) return static_cast<T>(ExpOfSquare(x) * std::erfc(x));
+  if (std::isinf(x)) return T(0);
+  double t = x;
+  for (int n = 60; n > 0; --n) t = x + 0.5 * n / t;
+  return static_cast<T>(std::numbers::inv_sqrtpi / t);
+}
+
+// The inverse of erf on (-1, 1) (Boost.Math's erf_inv, in double).
 template <typename T>
 T Erfinv(T y) {
   const double a = double(y);
   if (!(a >= -1 && a <= 1)) return std::numeric_limits<T>::quiet_NaN();
   if (a == 1) return std::numeric_limits<T>::infinity();
   if (a == -1) return -std::numeric_limits<T>::infinity();
-  double w = -std::log((1.0 - a) * (1.0 + a)), x;
-  if (w < 5.0) {
-    w -= 2.5;
-    x = 2.81022636e-08;
-    for (double c : {3.43273939e-07, -3.5233877e-06, -4.39150654e-06, 0.00021858087, -0.00125372503,
-                     -0.00417768164, 0.246640727, 1.50140941}) {
-      x = c + x * w;
-    }
-  } else {
-    w = std::sqrt(w) - 3.0;
-    x = -0.000200214257;
-    for (double c : {0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773, -0.0076224613,
-                     0.00943887047, 1.00167406, 2.83297682}) {
-      x = c + x * w;
-    }
-  }
-  x *= a;
-  const double two_over_sqrt_pi = 2.0 / std::sqrt(std::numbers::pi);
-  for (int i = 0; i < 3; ++i) x -= (std::erf(x) - a) / (two_over_sqrt_pi * std::exp(-x * x));
-  return static_cast<T>(x);
+  return static_cast<T>(BoostErfInv(a));
 }
 
-// The inverse of erfc on (0, 2); Newton steps on log(erfc) keep tiny arguments accurate.
+// The inverse of erfc on (0, 2) (Boost.Math's erfc_inv, in double).
 template <typename T>
 T Erfcinv(T y) {
   const double a = double(y);
   if (!(a >= 0 && a <= 2)) return std::numeric_limits<T>::quiet_NaN();
   if (a == 0) return std::numeric_limits<T>::infinity();
   if (a == 2) return -std::numeric_limits<T>::infinity();
-  if (a > 0.0625) return static_cast<T>(Erfinv(1.0 - a));
-  // erfc(x) ~ exp(-x^2) / (x sqrt(pi)): a fixed point for the start, then Newton on
-  // f(x) = log(erfc(x)) - log(a), f'(x) = -2 / (sqrt(pi) erfcx(x)).
-  double x = std::sqrt(-std::log(a));
-  for (int i = 0; i < 4; ++i) x = std::sqrt(-std::log(a * x * std::sqrt(std::numbers::pi)));
-  for (int i = 0; i < 4; ++i) {
-    const double ex = Erfcx(x);
-    const double f = std::log(ex) - x * x - std::log(a);
-    x += f * std::sqrt(std::numbers::pi) * ex / 2.0;
-  }
-  return static_cast<T>(x);
+  return static_cast<T>(BoostErfcInv(a));
 }
 
-// The digamma function psi = d/dx log(gamma(x)): -inf at +0 (+inf at -0) and NaN at the
-// negative integers, as scipy.special.psi.
+// The digamma function psi = d/dx log(gamma(x)) (Boost.Math's, in double, accurate near its
+// positive root): -inf at +0 (+inf at -0) and NaN at the negative integers, as scipy.special.psi.
 template <typename T>
 T Digamma(T value) {
-  double x = double(value);
+  const double x = double(value);
   if (std::isnan(x) || x == -std::numeric_limits<double>::infinity()) {
     return std::numeric_limits<T>::quiet_NaN();
   }
   if (x == 0) return static_cast<T>(-std::copysign(std::numeric_limits<double>::infinity(), x));
   if (x < 0 && x == std::floor(x)) return std::numeric_limits<T>::quiet_NaN();
-  double result = 0;
-  if (x < 0) {  // reflection: psi(x) = psi(1 - x) - pi / tan(pi x)
-    result = -std::numbers::pi / std::tan(std::numbers::pi * x);
-    x = 1 - x;
-  }
-  for (; x < 10; x += 1) result -= 1 / x;
-  // Asymptotic series in the Bernoulli numbers; at x >= 10 the first omitted term is below 1e-15.
-  const double inv2 = 1 / (x * x);
-  double tail = 691.0 / 32760;
-  for (double c : {1.0 / 132, 1.0 / 240, 1.0 / 252, 1.0 / 120, 1.0 / 12}) tail = c - inv2 * tail;
-  result += std::log(x) - 0.5 / x - inv2 * tail;
-  return static_cast<T>(result);
+  if (x == std::numeric_limits<double>::infinity()) return static_cast<T>(x);
+  return static_cast<T>(BoostDigamma(x));
 }
 
 // I_n(x) for n = 0 or 1 and x >= 0, in long double: below x = 25 the power series

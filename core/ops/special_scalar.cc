@@ -5,6 +5,8 @@
 
 #include <boost/math/special_functions/bessel.hpp>
 #include <boost/math/special_functions/beta.hpp>
+#include <boost/math/special_functions/digamma.hpp>
+#include <boost/math/special_functions/erf.hpp>
 #include <boost/math/special_functions/gamma.hpp>
 #include <boost/math/special_functions/owens_t.hpp>
 #include <boost/math/special_functions/polygamma.hpp>
@@ -56,6 +58,12 @@ double HankelSum(double v, double x, double s) {
 }
 
 }  // namespace
+
+double BoostDigamma(double x) { return boost::math::digamma(x, Policy()); }
+
+double BoostErfInv(double y) { return boost::math::erf_inv(y, Policy()); }
+
+double BoostErfcInv(double y) { return boost::math::erfc_inv(y, Policy()); }
 
 double TriGamma(double x) {
   if (std::isnan(x)) return x;
@@ -189,14 +197,18 @@ double GammaIncInv(double k, double p) {
   if (std::isnan(k) || std::isnan(p) || k <= 0 || p < 0 || p > 1) return kNaN;
   if (p == 0) return 0;
   if (p == 1) return kInf;
-  return boost::math::gamma_p_inv(k, p, Policy());
+  // In long double: for small k, x ~ (p gamma(k + 1))^(1/k) multiplies P's rounding by 1/k.
+  return static_cast<double>(boost::math::gamma_p_inv(static_cast<long double>(k),
+                                                      static_cast<long double>(p), Policy()));
 }
 
 double GammaIncCInv(double k, double q) {
   if (std::isnan(k) || std::isnan(q) || k <= 0 || q < 0 || q > 1) return kNaN;
   if (q == 0) return kInf;
   if (q == 1) return 0;
-  return boost::math::gamma_q_inv(k, q, Policy());
+  // In long double, as GammaIncInv (gammainccinv(0.01, 0.99) is 66 ulp off in double).
+  return static_cast<double>(boost::math::gamma_q_inv(static_cast<long double>(k),
+                                                      static_cast<long double>(q), Policy()));
 }
 
 double BetaInc(double a, double b, double x) {

@@ -5,7 +5,12 @@ gradients, computed by a real server, against Aesara 2.9.4's and against mpmath 
 For every expression, input and dtype, value and gradient: kiln's result is finite wherever
 Aesara's is; and wherever the reference is a finite number of that dtype, kiln is within
 ULP_TOLERANCE units in the last place of it, or, where rounded intermediate arguments (x / 3 + 1)
-put even Aesara further off, within AESARA_FACTOR times Aesara's error."""
+put even Aesara further off, within AESARA_FACTOR times Aesara's error.
+
+The special functions (corpus.SPECIAL, issue 37), values only: wherever the reference is a
+finite number of the dtype, kiln is within ULP_TOLERANCE ulp of it or no further off than
+Aesara is there; where it is an infinity, kiln gives that infinity unless Aesara does not
+either."""
 import json
 import math
 import os
@@ -22,6 +27,8 @@ NUMERICS = os.path.join(HERE, "..", "golden", "numerics")
 sys.path.insert(0, NUMERICS)
 import corpus  # noqa: E402
 from structure import structure  # noqa: E402
+from special_kiln import special_values  # noqa: E402
+from ulp import ulp_error as _ulp_error  # noqa: E402
 
 with open(os.path.join(NUMERICS, "golden.json")) as _f:
     GOLDEN = json.load(_f)
@@ -115,12 +122,42 @@ def test_corpus_case(server, case):
     assert not found, "%s (%s):\n  %s" % (case["expr"], case["dtype"], "\n  ".join(found))
 
 
+SPECIAL = GOLDEN["special"]
+
+
+def special_problems(case, got):
+    """The values where kiln is further from the reference than the rule allows."""
+    dtype, aesara = case["dtype"], case["aesara_ulp"]
+    width = len(case["reference"]) // len(case["points"])
+    out = []
+    for i, (k, r) in enumerate(zip(got, case["reference"])):
+        if math.isnan(r):
+            continue  # mpmath's precisions disagree, or the function is undefined there
+        err = _ulp_error(k, r, dtype)
+        peer = aesara[i] if aesara is not None else 0.0
+        if err > max(ULP_TOLERANCE[dtype], peer):
+            out.append("at %s: kiln %r, reference %r (%.3g ulp; Aesara %s)" % (
+                case["points"][i // width], k, r, err,
+                "%.3g ulp" % peer if aesara is not None else "has none"))
+    return out
+
+
+@pytest.mark.parametrize("case", [_param(c) for c in SPECIAL])
+def test_special_function(server, case):
+    found = special_problems(case, special_values(case))
+    assert not found, "%s (%s):\n  %s" % (case["expr"], case["dtype"], "\n  ".join(found))
+
+
 def test_corpus_is_complete():
-    """golden.json holds every expression of corpus.py in every dtype, and a few hundred."""
+    """golden.json holds every expression of corpus.py in every dtype, and a few hundred, and
+    every special function at every point in every dtype."""
     want = {(e, d) for e, _, _ in corpus.expressions() for d in corpus.DTYPES}
     assert {(c["expr"], c["dtype"]) for c in CASES} == want
     assert len(want) >= 400
-    assert set(KNOWN) <= want
+    special = {(e, d): p for _, e, p in corpus.SPECIAL for d in corpus.DTYPES}
+    assert {(c["expr"], c["dtype"]): len(c["points"]) for c in SPECIAL} == {
+        k: len(p) for k, p in special.items()}
+    assert set(KNOWN) <= want | set(special)
 
 
 # Main cases whose optimized value differs from Aesara's on purpose, and why.

@@ -1,10 +1,13 @@
-"""Writes golden.json: the corpus (corpus.py) evaluated by Aesara 2.9.4 and by mpmath at 4000 bits.
+"""Writes golden.json: the corpus (corpus.py) evaluated by Aesara 2.9.4 and by mpmath at 4000 bits,
+and the special functions (corpus.SPECIAL) by Aesara and by mpmath at 256 and 512 bits (more
+where those disagree; see special_value).
 
 Run with Aesara importable (not needed by the tests, which only read golden.json), in two
 shards at once, then once more to write golden.json:
     export PYTHONPATH=/path/to/aesara AESARA_FLAGS=cxx=
     /usr/bin/python3 generate.py 0 2 & /usr/bin/python3 generate.py 1 2; wait
     /usr/bin/python3 generate.py
+The cases of an existing golden.json are kept as computed (delete it to recompute them all).
 """
 import json
 import math
@@ -13,10 +16,13 @@ import sys
 import warnings
 
 import mpmath as mp
+from mpmath.libmp import NoConvergence
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import corpus  # noqa: E402
+import special_mp  # noqa: E402
+from ulp import round_to, ulp_error  # noqa: E402
 
 # Enough bits that 1 - exp(-2000) is not 1: the corpus's arguments reach |t| = 2000.
 PREC = 4000
@@ -188,6 +194,80 @@ def _elementwise(f, args):
     return values, grads
 
 
+# The precisions (bits) at which a special function's point is computed, in pairs: a point is
+# kept at the first pair whose two values round to the same number of the dtype.
+SPECIAL_PRECISIONS = [(256, 512), (1024, 2048)]
+
+
+def _special_once(name, args, prec):
+    with mp.workprec(prec):
+        try:
+            r = special_mp.REFERENCE[name](*[mp.mpf(a) for a in args])
+        except (ZeroDivisionError, ValueError, OverflowError, NoConvergence):
+            return [NAN]
+        out = []
+        for v in (r if isinstance(r, list) else [r]):
+            if isinstance(v, mp.mpc):
+                v = v.real if v.imag == 0 else NAN
+            out.append(+v)
+        return out
+
+
+def special_value(name, args, dtype):
+    """The function at args (already rounded to dtype) rounded to dtype: a list (one value, or a
+    row for log_softmax), nan where two precisions disagree."""
+    for lo, hi in SPECIAL_PRECISIONS:
+        a = [round_to(to_float(v), dtype) for v in _special_once(name, args, lo)]
+        b = [round_to(to_float(v), dtype) for v in _special_once(name, args, hi)]
+        if len(a) == len(b) and all(x == y or (math.isnan(x) and math.isnan(y))
+                                    for x, y in zip(a, b)):
+            return a
+    return [math.nan] * len(a)
+
+
+def special_aesara(expr, points, dtype, width):
+    """Aesara's values of expr at the points (raveled, width values a point), or None where
+    Aesara lacks a name."""
+    import aesara
+    import aesara.tensor as at
+    import aesara.tensor.xlogx as xlogx
+    ns = {}
+    for mod in (at, at.math, at.special, xlogx):
+        ns.update({k: v for k, v in vars(mod).items() if not k.startswith("_")})
+    names = corpus.SPECIAL_ARGS[:len(points[0])]
+    ins = [at.vector(n, dtype=dtype) for n in names]
+    ns.update(zip(names, ins))
+    try:
+        out = eval(expr, ns)
+    except NameError:
+        return None
+    f = aesara.function(ins, out)
+    args = corpus.special_inputs(points, dtype)
+    with np.errstate(all="ignore"):
+        try:
+            return [float(v) for v in np.ravel(f(*args))]
+        except (OverflowError, ZeroDivisionError, ValueError):
+            values = []
+            for i in range(len(points)):  # one point at a time: nan where Aesara raises
+                try:
+                    values += [float(v) for v in np.ravel(f(*[a[i:i + 1] for a in args]))]
+                except (OverflowError, ZeroDivisionError, ValueError):
+                    values += [math.nan] * width
+            return values
+
+
+def special_case(name, expr, points, dtype):
+    """One special function in one dtype: its points rounded to dtype, mpmath's values, Aesara's
+    values and Aesara's errors in ulp (None where Aesara lacks the function)."""
+    pts = [[round_to(v, dtype) for v in p] for p in points]
+    ref = [v for p in pts for v in special_value(name, p, dtype)]
+    aesara_v = special_aesara(expr, points, dtype, len(ref) // len(pts))
+    return {"name": name, "expr": expr, "dtype": dtype, "points": pts, "reference": ref,
+            "aesara": aesara_v,
+            "aesara_ulp": None if aesara_v is None else
+            [ulp_error(a, r, dtype) for a, r in zip(aesara_v, ref)]}
+
+
 def main():
     """generate.py [K N]: computes the cases K, K+N, ... into a cache (KILN_NUMERICS_CACHE,
     default /tmp), so that shards run in parallel and a stopped run resumes; once every case is
@@ -202,6 +282,15 @@ def main():
                 for line in f:
                     c = json.loads(line)
                     cached[(c["expr"], c["dtype"])] = c
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "golden.json")
+    if os.path.exists(path):  # keep what golden.json already holds
+        with open(path) as f:
+            golden = json.load(f)
+        for c in golden["cases"]:
+            cached.setdefault((c["expr"], c["dtype"]), c)
+        for c in golden.get("special", []):
+            key = "special " + c["expr"]
+            cached.setdefault((key, c["dtype"]), dict(c, expr=key))
     todo = [(e, k, m, d) for e, k, m in corpus.expressions() for d in corpus.DTYPES]
     with open(os.path.join(cache_dir, "kiln-numerics-%d.jsonl" % shard), "a") as out:
         for i, (expr, kind, main, dtype) in enumerate(todo):
@@ -218,12 +307,25 @@ def main():
             out.flush()
             cached[(expr, dtype)] = c
             print(i, dtype, expr, file=sys.stderr)
-    if any((e, d) not in cached for e, _, _, d in todo):
+        special = [(n, e, p, d) for n, e, p in corpus.SPECIAL for d in corpus.DTYPES]
+        for i, (name, expr, points, dtype) in enumerate(special):
+            if i % shards != shard or ("special " + expr, dtype) in cached:
+                continue
+            c = special_case(name, expr, points, dtype)
+            out.write(json.dumps(dict(c, expr="special " + expr)) + "\n")
+            out.flush()
+            cached[("special " + expr, dtype)] = dict(c, expr="special " + expr)
+            print("special", dtype, expr, file=sys.stderr)
+    if any((e, d) not in cached for e, _, _, d in todo) or any(
+            ("special " + e, d) not in cached for _, e, _, d in special):
         return
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "golden.json")
     with open(path, "w") as f:
         json.dump({"generator": "Aesara 2.9.4 (rel-2.9.4), mpmath %s at %d bits" % (mp.__version__, PREC),
-                   "cases": [cached[(e, d)] for e, _, _, d in todo]}, f, separators=(",", ":"))
+                   "cases": [cached[(e, d)] for e, _, _, d in todo],
+                   "special_generator": "mpmath %s at %s bits" % (
+                       mp.__version__, " then ".join("%d and %d" % p for p in SPECIAL_PRECISIONS)),
+                   "special": [dict(cached[("special " + e, d)], expr=e)
+                               for _, e, _, d in special]}, f, separators=(",", ":"))
         f.write("\n")
 
 
