@@ -10,6 +10,7 @@
 #include "absl/strings/str_split.h"
 #include "core/tensor/status_macros.h"
 #include "core/graph/traversal.h"
+#include "core/ops/composite_kernel.h"
 #include "core/ops/dimshuffle.h"
 #include "core/ops/elemwise.h"
 
@@ -183,6 +184,7 @@ absl::StatusOr<std::shared_ptr<const ScalarProgram>> ScalarProgram::FromGraph(
     for (int k = 0; k < node->num_outputs(); ++k) reg[node->output_ptr(k)] = map[inner.outputs[k]];
   }
   for (const VariablePtr& v : outs) program->outputs.push_back(reg.at(v.get()));
+  program->plan = PlanFusedBlocks(*program);
   return std::shared_ptr<const ScalarProgram>(std::move(program));
 }
 
@@ -274,6 +276,7 @@ absl::StatusOr<std::shared_ptr<const ScalarProgram>> DecodeScalarProgram(const s
   }
   if (outputs->empty()) return bad("no outputs");
   p->outputs = *outputs;
+  p->plan = PlanFusedBlocks(*p);
   return std::shared_ptr<const ScalarProgram>(std::move(p));
 }
 

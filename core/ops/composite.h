@@ -13,6 +13,8 @@
 
 namespace kiln {
 
+struct FusedPlan;  // composite_kernel.h
+
 // Registers 0..n_inputs-1 are the inputs, then one per constant, then one per instruction.
 struct ScalarProgram {
   struct Instr {
@@ -24,6 +26,9 @@ struct ScalarProgram {
   std::vector<Tensor> constants;  // 0-d
   std::vector<Instr> instrs;
   std::vector<int> outputs;  // registers
+  // What the fused executor needs of this program, worked out once when it is made (FromGraph,
+  // DecodeScalarProgram); not part of its identity.
+  std::shared_ptr<const FusedPlan> plan;
 
   int num_inputs() const { return static_cast<int>(input_dtypes.size()); }
   DType RegisterDType(int r) const;

@@ -13,6 +13,23 @@
 #include "core/tensor/parallel.h"
 
 namespace kiln {
+
+// What a call of RunFusedBlocks needs to know of its program alone.
+struct FusedPlan {
+  // False when the block executor cannot run the program: the first non-bool instruction's dtype
+  // (the compute dtype) is not float32 or float64, or an instruction has no block kernel, gives
+  // another dtype than the compute one (a comparison's bool aside) or reads another.
+  bool supported = false;
+  DType compute = DType::kFloat64;
+  int n_in = 0, n_const = 0, n_regs = 0;  // registers: inputs, constants, all
+  std::vector<double> constants;          // the constants' values, read as T at each call
+  std::vector<DType> out_dtype;           // per output: the compute dtype or bool
+  std::vector<int> out_instr;             // per output: the instruction giving it, or -1
+  // (instruction, register): the instruction reads the register for the last time, in
+  // instruction order; its block buffer is free once that instruction has run.
+  std::vector<std::pair<int, int>> frees;
+};
+
 namespace {
 
 using K = ScalarOpKind;
@@ -142,6 +159,25 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) void StepD(
 __attribute__((target_clones("avx512f", "avx2", "default"))) void StepF(
     K k, std::span<const float* const> a, float* o, int64_t n) {
   Step<float>(k, a, o, n);
+}
+
+// o[0..n) = v: a splat register's block buffer, filled on every call (radon's 919-element nodes
+// fill a block of 512 for each of their constants), so vectorized as Step is.
+__attribute__((target_clones("avx512f", "avx2", "default"))) void FillD(double* o, double v,
+                                                                        int64_t n) {
+  std::fill(o, o + n, v);
+}
+__attribute__((target_clones("avx512f", "avx2", "default"))) void FillF(float* o, float v,
+                                                                        int64_t n) {
+  std::fill(o, o + n, v);
+}
+template <typename T>
+void Fill(T* o, T v, int64_t n) {
+  if constexpr (std::is_same_v<T, double>) {
+    FillD(o, v, n);
+  } else {
+    FillF(o, v, n);
+  }
 }
 
 // This thread's block buffers of at least n elements, uninitialised, kept for its next call (a
@@ -276,16 +312,13 @@ std::pair<const char*, const char*> Extent(const Tensor& t) {
 constexpr int64_t kSmall = 64;
 
 // Run's program over `shape` of n <= kSmall elements, its inputs already classified (data:
-// contiguous, splat: single values, gathered: broadcast) and its outputs' dtypes known.
+// contiguous, splat: single values, gathered: broadcast).
 template <typename T>
-bool RunSmall(const ScalarProgram& program, const Shape& shape, int64_t n,
-              std::span<const T* const> data,
-              std::span<const T> splat, std::span<const Broadcast<T>> gathered,
-              std::span<const int> gathered_reg, std::span<const DType> out_dtype,
+bool RunSmall(const ScalarProgram& program, const FusedPlan& plan, const Shape& shape, int64_t n,
+              std::span<const T* const> data, std::span<const T> splat,
+              std::span<const Broadcast<T>> gathered, std::span<const int> gathered_reg,
               std::vector<Tensor>& outputs) {
-  const int n_in = program.num_inputs();
-  const int n_const = static_cast<int>(program.constants.size());
-  const int n_regs = n_in + n_const + static_cast<int>(program.instrs.size());
+  const int n_in = plan.n_in, n_const = plan.n_const, n_regs = plan.n_regs;
   const int64_t stride = (n + 7) / 8 * 8 + kPad;
   T* storage = BlockScratch<T>(n_regs * stride);
   Small<const T*> reg(n_regs);
@@ -294,7 +327,7 @@ bool RunSmall(const ScalarProgram& program, const Shape& shape, int64_t n,
       reg[r] = data[r];
     } else {
       T* b = storage + r * stride;
-      std::fill(b, b + n, splat[r]);
+      Fill(b, splat[r], n);
       reg[r] = b;
     }
   }
@@ -328,12 +361,13 @@ bool RunSmall(const ScalarProgram& program, const Shape& shape, int64_t n,
   }
   for (size_t k = 0; k < program.outputs.size(); ++k) {
     Tensor& o = outputs[k];
-    if (o.raw_data() == nullptr || o.dtype() != out_dtype[k] || o.shape() != shape ||
+    const DType out_dtype = plan.out_dtype[k];
+    if (o.raw_data() == nullptr || o.dtype() != out_dtype || o.shape() != shape ||
         !o.is_contiguous()) {
-      o = Tensor::Empty(out_dtype[k], shape);
+      o = Tensor::Empty(out_dtype, shape);
     }
     const T* src = reg[program.outputs[k]];
-    if (out_dtype[k] == DType::kBool) {
+    if (out_dtype == DType::kBool) {
       bool* dst = o.data<bool>();
       for (int64_t j = 0; j < n; ++j) dst[j] = src[j] != T(0);
     } else if (o.data<T>() != src) {
@@ -344,13 +378,11 @@ bool RunSmall(const ScalarProgram& program, const Shape& shape, int64_t n,
 }
 
 template <typename T>
-bool Run(const ScalarProgram& program, const Shape& shape, std::span<const Tensor> inputs,
-         std::vector<Tensor>& outputs) {
+bool Run(const ScalarProgram& program, const FusedPlan& plan, const Shape& shape,
+         std::span<const Tensor> inputs, std::vector<Tensor>& outputs) {
   constexpr DType kT = std::is_same_v<T, double> ? DType::kFloat64 : DType::kFloat32;
   const int64_t n = ShapeSize(shape);
-  const int n_in = program.num_inputs();
-  const int n_const = static_cast<int>(program.constants.size());
-  const int n_regs = n_in + n_const + static_cast<int>(program.instrs.size());
+  const int n_in = plan.n_in, n_const = plan.n_const, n_regs = plan.n_regs;
   // Each input: a pointer into its data (full shape) or a single value to broadcast.
   Small<const T*> data(n_in, nullptr);
   Small<T> splat(n_in + n_const);
@@ -378,35 +410,13 @@ bool Run(const ScalarProgram& program, const Shape& shape, std::span<const Tenso
       return false;
     }
   }
-  for (int c = 0; c < n_const; ++c) {
-    const Tensor& constant = program.constants[c];
-    splat[n_in + c] = constant.dtype() == kT
-                          ? constant.data<T>()[0]
-                          : static_cast<T>(constant.ElementAsDouble(0));
-  }
-  // Every instruction computes in T (a comparison's bool as T's 0 or 1), and reads only T
-  // registers: a bool in arithmetic (through a cast) takes the instruction-by-instruction path.
-  for (const ScalarProgram::Instr& instr : program.instrs) {
-    const K k = instr.op.kind;
-    const bool supported = SimpleOp(k) || (k == K::kPow && sleef::ProvidesBinary(k)) ||
-                           (instr.args.size() == 1 && sleef::Provides(k));
-    const bool dtype_ok = instr.dtype == kT || (instr.dtype == DType::kBool && Comparison(k));
-    if (!supported || !dtype_ok) return false;
-    for (size_t j = 0; j < instr.args.size(); ++j) {
-      const int r = instr.args[j] - n_in - n_const;
-      const bool condition = k == K::kSwitch && j == 0;
-      if (r >= 0 && program.instrs[r].dtype != kT && !condition) return false;
-    }
-  }
-  // Each output's dtype: T, or bool for a comparison's result.
-  Small<DType> out_dtype(program.outputs.size(), kT);
-  for (size_t k = 0; k < program.outputs.size(); ++k) {
-    const int i = program.outputs[k] - n_in - n_const;
-    if (i >= 0) out_dtype[k] = program.instrs[i].dtype;
-    else if (program.outputs[k] < n_in && inputs[program.outputs[k]].dtype() != kT) return false;
+  for (int c = 0; c < n_const; ++c) splat[n_in + c] = static_cast<T>(plan.constants[c]);
+  // An output passing an input through is written from T's blocks.
+  for (int r : program.outputs) {
+    if (r < n_in && inputs[r].dtype() != kT) return false;
   }
   if (n <= kSmall) {
-    return RunSmall<T>(program, shape, n, data, splat, gathered, gathered_reg, out_dtype, outputs);
+    return RunSmall<T>(program, plan, shape, n, data, splat, gathered, gathered_reg, outputs);
   }
   // A gathered input may be read from anywhere in any block: an output sharing its memory (an
   // in-place view of it) takes the instruction-by-instruction path.
@@ -418,20 +428,7 @@ bool Run(const ScalarProgram& program, const Shape& shape, std::span<const Tenso
       if (ob < hi && lo < ob + o.nbytes()) return false;
     }
   }
-  // The instruction registers read for the last time by each instruction, as (instruction,
-  // register) pairs in instruction order: their block buffers are free once it has run.
-  Small<int> last_use(n_regs, -1);
-  for (size_t i = 0; i < program.instrs.size(); ++i) {
-    for (int r : program.instrs[i].args) last_use[r] = static_cast<int>(i);
-  }
-  for (int r : program.outputs) last_use[r] = static_cast<int>(program.instrs.size());
-  Small<std::pair<int, int>> frees;
-  for (int r = n_in + n_const; r < n_regs; ++r) {
-    if (last_use[r] >= 0 && last_use[r] < static_cast<int>(program.instrs.size())) {
-      frees.push_back({last_use[r], r});
-    }
-  }
-  std::sort(frees.begin(), frees.end());
+  const std::span<const DType> out_dtype = plan.out_dtype;
   for (size_t k = 0; k < program.outputs.size(); ++k) {
     // An output already holding a buffer of the right kind (an in-place input) is reused: each
     // block reads its inputs before it writes the same block of the output.
@@ -448,7 +445,7 @@ bool Run(const ScalarProgram& program, const Shape& shape, std::span<const Tenso
   Small<int> writes_output(program.instrs.size(), -1);
   bool any_overlap = false;
   for (size_t k = 0; k < program.outputs.size(); ++k) {
-    const int i = program.outputs[k] - n_in - n_const;
+    const int i = plan.out_instr[k];
     if (out_dtype[k] != kT) continue;  // converted from its block, never written in place
     const T* o = outputs[k].data<T>();
     const bool overlaps = std::any_of(data.begin(), data.end(), [&](const T* in) {
@@ -466,6 +463,7 @@ bool Run(const ScalarProgram& program, const Shape& shape, std::span<const Tenso
   auto is_gathered = [&](int r) {
     return std::find(gathered_reg.begin(), gathered_reg.end(), r) != gathered_reg.end();
   };
+  const std::vector<std::pair<int, int>>& frees = plan.frees;
   // A small call's buffers are only as long as its elements (rounded to whole vectors). Buffers
   // sit two cache lines more than a block apart, so that one read and one written in the same
   // loop are never a multiple of 4 KiB apart (the loads would wait on the stores).
@@ -481,7 +479,7 @@ bool Run(const ScalarProgram& program, const Shape& shape, std::span<const Tenso
     for (int r = 0; r < n_in + n_const; ++r) {
       if (r < n_in && (data[r] != nullptr || is_gathered(r))) continue;
       reg_buffer[r] = buffer(r);
-      std::fill(reg_buffer[r], reg_buffer[r] + block, splat[r]);
+      Fill(reg_buffer[r], splat[r], block);
     }
     for (size_t g = 0; g < gathered.size(); ++g) {
       const int64_t p = gathered[g].period;
@@ -560,17 +558,68 @@ bool Run(const ScalarProgram& program, const Shape& shape, std::span<const Tenso
 
 }  // namespace
 
-bool RunFusedBlocks(const ScalarProgram& program, const Shape& shape,
-                    std::span<const Tensor> inputs, std::vector<Tensor>& outputs) {
+std::shared_ptr<const FusedPlan> PlanFusedBlocks(const ScalarProgram& program) {
+  auto plan = std::make_shared<FusedPlan>();
+  plan->n_in = program.num_inputs();
+  plan->n_const = static_cast<int>(program.constants.size());
+  plan->n_regs = plan->n_in + plan->n_const + static_cast<int>(program.instrs.size());
   // The compute type: the first instruction's that is not a comparison's bool.
   const auto first =
       std::find_if(program.instrs.begin(), program.instrs.end(),
                    [](const ScalarProgram::Instr& i) { return i.dtype != DType::kBool; });
-  if (first == program.instrs.end()) return false;
-  const DType d = first->dtype;
-  if (d == DType::kFloat64) return Run<double>(program, shape, inputs, outputs);
-  if (d == DType::kFloat32) return Run<float>(program, shape, inputs, outputs);
-  return false;
+  if (first == program.instrs.end()) return plan;
+  const DType t = first->dtype;
+  if (t != DType::kFloat64 && t != DType::kFloat32) return plan;
+  plan->compute = t;
+  // Every instruction computes in T (a comparison's bool as T's 0 or 1), and reads only T
+  // registers: a bool in arithmetic (through a cast) takes the instruction-by-instruction path.
+  const int first_instr = plan->n_in + plan->n_const;
+  for (const ScalarProgram::Instr& instr : program.instrs) {
+    const K k = instr.op.kind;
+    const bool supported = SimpleOp(k) || (k == K::kPow && sleef::ProvidesBinary(k)) ||
+                           (instr.args.size() == 1 && sleef::Provides(k));
+    const bool dtype_ok = instr.dtype == t || (instr.dtype == DType::kBool && Comparison(k));
+    if (!supported || !dtype_ok) return plan;
+    for (size_t j = 0; j < instr.args.size(); ++j) {
+      const int r = instr.args[j] - first_instr;
+      const bool condition = k == K::kSwitch && j == 0;
+      if (r >= 0 && program.instrs[r].dtype != t && !condition) return plan;
+    }
+  }
+  for (const Tensor& c : program.constants) plan->constants.push_back(c.ElementAsDouble(0));
+  // Each output's dtype: T, or bool for a comparison's result.
+  for (int r : program.outputs) {
+    const int i = r - first_instr;
+    plan->out_instr.push_back(i >= 0 ? i : -1);
+    plan->out_dtype.push_back(i >= 0 ? program.instrs[i].dtype : t);
+  }
+  // The instruction registers read for the last time by each instruction, as (instruction,
+  // register) pairs in instruction order: their block buffers are free once it has run.
+  const int n_instrs = static_cast<int>(program.instrs.size());
+  std::vector<int> last_use(plan->n_regs, -1);
+  for (int i = 0; i < n_instrs; ++i) {
+    for (int r : program.instrs[i].args) last_use[r] = i;
+  }
+  for (int r : program.outputs) last_use[r] = n_instrs;
+  for (int r = first_instr; r < plan->n_regs; ++r) {
+    if (last_use[r] >= 0 && last_use[r] < n_instrs) plan->frees.push_back({last_use[r], r});
+  }
+  std::sort(plan->frees.begin(), plan->frees.end());
+  plan->supported = true;
+  return plan;
+}
+
+bool RunFusedBlocks(const ScalarProgram& program, const Shape& shape,
+                    std::span<const Tensor> inputs, std::vector<Tensor>& outputs) {
+  std::shared_ptr<const FusedPlan> made;
+  const FusedPlan* plan = program.plan.get();
+  if (plan == nullptr) {
+    made = PlanFusedBlocks(program);
+    plan = made.get();
+  }
+  if (!plan->supported) return false;
+  if (plan->compute == DType::kFloat64) return Run<double>(program, *plan, shape, inputs, outputs);
+  return Run<float>(program, *plan, shape, inputs, outputs);
 }
 
 }  // namespace kiln

@@ -5,6 +5,7 @@
 #ifndef KILN_CORE_OPS_COMPOSITE_KERNEL_H_
 #define KILN_CORE_OPS_COMPOSITE_KERNEL_H_
 
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -19,8 +20,14 @@ namespace kiln {
 // when it is broadcast or strided (no output sharing its memory); and only ops the block
 // executor has (arithmetic, maximum/minimum, abs, sqr, sqrt, comparisons, isnan/isinf, switch
 // and SLEEF's functions).
+// The program runs by its plan (ScalarProgram::plan; one made for the call when it has none).
 bool RunFusedBlocks(const ScalarProgram& program, const Shape& shape,
                     std::span<const Tensor> inputs, std::vector<Tensor>& outputs);
+
+// The part of RunFusedBlocks' work that depends on the program alone (its compute dtype, whether
+// the block executor has every instruction, the outputs' dtypes, when each register's block
+// buffer is free), done once per program rather than per call.
+std::shared_ptr<const FusedPlan> PlanFusedBlocks(const ScalarProgram& program);
 
 }  // namespace kiln
 

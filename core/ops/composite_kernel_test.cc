@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "absl/strings/str_cat.h"
 
 #include "core/kiln.h"
@@ -190,6 +192,41 @@ TEST(CompositeKernelTest, AnOutputOverABroadcastInputIsNotFused) {
   const std::vector<Tensor> inputs = {big, column};
   std::vector<Tensor> outputs = {big};
   EXPECT_FALSE(RunFusedBlocks(*program, {100, 3}, inputs, outputs));
+}
+
+// Both ways a program is made give it its plan; a program without one (built by hand) gets the
+// same values from a plan made for the call, and one outside the fast path (an integer program)
+// is refused either way.
+TEST(CompositeKernelTest, ProgramsCarryTheirPlan) {
+  Var x = dscalar("x"), y = dscalar("y");
+  auto program = *ScalarProgram::FromGraph({x, y}, {exp(x) * y + 2.0, lt(x, y)});
+  ASSERT_NE(program->plan, nullptr);
+  auto decoded = *DecodeScalarProgram(EncodeScalarProgram(*program));
+  ASSERT_NE(decoded->plan, nullptr);
+  ScalarProgram by_hand = *program;
+  by_hand.plan = nullptr;
+  const Tensor a = Ramp(0.001), b = Ramp(-0.25);
+  for (int64_t n : {int64_t{kN}, int64_t{5}}) {  // the blocked path and the one-block one
+    SCOPED_TRACE(n);
+    const std::vector<Tensor> in = {a.View({n}, {1}), b.View({n}, {1})};
+    std::vector<Tensor> planned(2), unplanned(2);
+    ASSERT_TRUE(RunFusedBlocks(*decoded, {n}, in, planned));
+    ASSERT_TRUE(RunFusedBlocks(by_hand, {n}, in, unplanned));
+    ASSERT_EQ(planned[1].dtype(), DType::kBool);
+    for (int64_t i = 0; i < n; ++i) {
+      const double xi = a.data<double>()[i], yi = b.data<double>()[i];
+      ASSERT_EQ(planned[0].data<double>()[i], unplanned[0].data<double>()[i]) << i;
+      const double expected = std::exp(xi) * yi + 2.0;
+      ASSERT_NEAR(planned[0].data<double>()[i], expected, 1e-12 * (1 + std::fabs(expected))) << i;
+      ASSERT_EQ(planned[1].data<bool>()[i], xi < yi) << i;
+      ASSERT_EQ(unplanned[1].data<bool>()[i], xi < yi) << i;
+    }
+  }
+  Var i = lscalar("i"), j = lscalar("j");
+  auto integer = *ScalarProgram::FromGraph({i, j}, {i + j});
+  const Tensor k = *Tensor::Of<int64_t>(DType::kInt64, {3}, {1, 2, 3});
+  std::vector<Tensor> outputs(1);
+  EXPECT_FALSE(RunFusedBlocks(*integer, {3}, std::vector<Tensor>{k, k}, outputs));
 }
 
 }  // namespace

@@ -161,6 +161,9 @@ void LinkedProgram::RecycleSlots(std::vector<Tensor> slots) const {
 
 absl::Status LinkedProgram::Run(std::vector<Tensor>& slots, CallContext& ctx) const {
   InterruptScope interrupt_scope(ctx.interrupt);
+  // The interrupt polled before each step, looked up once (a thread-local read per step costs a
+  // __tls_get_addr call in a shared library); kernels that install their own restore it.
+  const std::function<absl::Status()>* const interrupt = CurrentInterrupt();
   if (timed_) ctx.step_seconds.assign(steps_.size(), 0.0);
   int64_t live_bytes = 0;
   // The slots holding a value (graph inputs and outputs not yet released), kept only when some
@@ -222,7 +225,7 @@ absl::Status LinkedProgram::Run(std::vector<Tensor>& slots, CallContext& ctx) co
       release(step);
       continue;
     }
-    RETURN_IF_ERROR(PollInterrupt());
+    if (interrupt != nullptr) RETURN_IF_ERROR((*interrupt)());
     if (held.size() < step.inputs.size()) held.resize(step.inputs.size());
     const std::span<Tensor> in(held.data(), step.inputs.size());
     for (int i : step.lend) in[i] = std::move(slots[step.inputs[i]]);
