@@ -13,6 +13,7 @@
 #include "absl/synchronization/mutex.h"
 #include "core/tensor/call_limits.h"
 #include "core/tensor/tensor.h"
+#include "core/tensor/thread_state.h"
 
 namespace kiln {
 namespace {
@@ -108,7 +109,7 @@ BufferCache& Cache() {
 
 std::atomic<size_t> max_buffer_bytes{0};
 
-// Freed small buffers (up to kSmallBuffer bytes, by size class of kTensorAlignment bytes), kept
+// Freed small blocks (up to kSmallBuffer bytes, by size class of kTensorAlignment bytes), kept
 // by the thread that freed them for its next small tensors: a graph of many small nodes takes
 // and frees one per node per call. At most kSmallCacheBytes per thread; none under a sanitizer,
 // which must see every free.
@@ -122,12 +123,17 @@ std::atomic<size_t> max_buffer_bytes{0};
 #ifndef KILN_SMALL_BUFFER_CACHE
 #define KILN_SMALL_BUFFER_CACHE 1
 #endif
-constexpr size_t kSmallBuffer = 16384;
+// A buffer below kLargeBuffer shares one block with its shared_ptr's control block, which takes
+// the first kHeader bytes (the data stays 64-byte aligned after it).
+constexpr size_t kHeader = kTensorAlignment;
+constexpr size_t kSmallBuffer = 16384 + kHeader;  // 16 KiB of data and its header
 constexpr size_t kSmallCacheBytes = size_t{1} << 20;
 constexpr int kSmallPerClass = 32;
 
-// This thread's cache: zero-initialised plain data (one thread-local lookup per use, no guard),
-// emptied at thread exit by a SmallBuffersCleaner registered on the first Put.
+}  // namespace
+
+// This thread's cache, zero-initialised on the heap (ThreadState holds a pointer: the thread-local
+// stays a few words), made on the first free and emptied at thread exit by a SmallBuffersCloser.
 struct SmallBuffers {
   struct Class {
     void* blocks[kSmallPerClass];
@@ -135,55 +141,60 @@ struct SmallBuffers {
   };
   Class classes[kSmallBuffer / kTensorAlignment];
   size_t bytes;
-  bool registered;  // the cleaner is registered
-  bool dead;        // the cleaner has run: nothing more is kept (thread or process exit)
-
-  static SmallBuffers& Mine() {
-    thread_local SmallBuffers buffers;  // (constant-initialised: no guard on each access)
-    return buffers;
-  }
-  static void* Take(size_t size) {
-    SmallBuffers& mine = Mine();
-    Class& c = mine.classes[size / kTensorAlignment - 1];
-    if (c.count == 0) return nullptr;
-    mine.bytes -= size;
-    return c.blocks[--c.count];
-  }
-  // False when the buffer is not kept (the caller frees it).
-  static bool Put(void* p, size_t size);
 };
 
-// Frees what this thread's cache holds when the thread ends.
-struct SmallBuffersCleaner {
-  ~SmallBuffersCleaner() {
-    SmallBuffers& mine = SmallBuffers::Mine();
-    for (auto& c : mine.classes) {
-      for (int i = 0; i < c.count; ++i) std::free(c.blocks[i]);
-      c.count = 0;
+namespace {
+
+// Frees what this thread's cache holds when the thread ends; nothing is kept after.
+struct SmallBuffersCloser {
+  ~SmallBuffersCloser() {
+    ThreadState& ts = thread_state;
+    if (SmallBuffers* cache = ts.small_buffers) {
+      for (auto& c : cache->classes) {
+        for (int i = 0; i < c.count; ++i) std::free(c.blocks[i]);
+      }
+      std::free(cache);
     }
-    mine.bytes = 0;
-    mine.dead = true;
+    ts.small_buffers = nullptr;
+    ts.small_buffers_closed = true;
   }
 };
 
-bool SmallBuffers::Put(void* p, size_t size) {
-  SmallBuffers& mine = Mine();
-  if (!mine.registered) {
-    thread_local SmallBuffersCleaner cleaner;
-    mine.registered = true;
-  }
-  if (mine.dead) return false;
-  Class& c = mine.classes[size / kTensorAlignment - 1];
-  if (c.count == kSmallPerClass || mine.bytes + size > kSmallCacheBytes) return false;
+// Makes this thread's cache (plain calloc: not counted as a heap block of the call that frees
+// first); null once the thread is ending or when memory is short.
+[[gnu::noinline]] SmallBuffers* OpenSmallBuffers(ThreadState& ts) {
+  if (ts.small_buffers_closed) return nullptr;
+  auto* cache = static_cast<SmallBuffers*>(std::calloc(1, sizeof(SmallBuffers)));
+  if (cache == nullptr) return nullptr;
+  [[maybe_unused]] thread_local SmallBuffersCloser closer;
+  ts.small_buffers = cache;
+  return cache;
+}
+
+void* TakeSmall(ThreadState& ts, size_t size) {
+  SmallBuffers* cache = ts.small_buffers;
+  if (cache == nullptr) return nullptr;
+  SmallBuffers::Class& c = cache->classes[size / kTensorAlignment - 1];
+  if (c.count == 0) return nullptr;
+  cache->bytes -= size;
+  return c.blocks[--c.count];
+}
+
+// False when the block is not kept (the caller frees it).
+bool PutSmall(ThreadState& ts, void* p, size_t size) {
+  SmallBuffers* cache = ts.small_buffers;
+  if (cache == nullptr && (cache = OpenSmallBuffers(ts)) == nullptr) return false;
+  SmallBuffers::Class& c = cache->classes[size / kTensorAlignment - 1];
+  if (c.count == kSmallPerClass || cache->bytes + size > kSmallCacheBytes) return false;
   c.blocks[c.count++] = p;
-  mine.bytes += size;
+  cache->bytes += size;
   return true;
 }
 
-// Memory of `size` bytes: aligned heap for small buffers, huge pages (cached) for large ones.
-void* TakeMemory(size_t size) {
+// Memory of `size` bytes: aligned heap for small blocks, huge pages (cached) for large ones.
+void* TakeMemory(ThreadState& ts, size_t size) {
   if (KILN_SMALL_BUFFER_CACHE && size <= kSmallBuffer) {
-    if (void* p = SmallBuffers::Take(size)) return p;
+    if (void* p = TakeSmall(ts, size)) return p;
   }
   if (size < kLargeBuffer) return std::aligned_alloc(kTensorAlignment, size);
   if (void* p = Cache().Take(size)) return p;
@@ -192,13 +203,35 @@ void* TakeMemory(size_t size) {
   return p;
 }
 
-void GiveBackMemory(void* p, size_t size) {
-  if (KILN_SMALL_BUFFER_CACHE && size <= kSmallBuffer && SmallBuffers::Put(p, size)) return;
+void GiveBackMemory(ThreadState& ts, void* p, size_t size) {
+  if (KILN_SMALL_BUFFER_CACHE && size <= kSmallBuffer && PutSmall(ts, p, size)) return;
   if (size < kLargeBuffer || !Cache().Put(p, size)) std::free(p);
 }
 
-// Allocates the shared_ptr control block of each buffer from the same small blocks (one 64-byte
-// class), so that a tensor costs one cached block and not a malloc besides its buffer.
+// The allocator of a small buffer's control block: the header of the block already taken, given
+// back whole (header and data) when the control block goes.
+template <typename T>
+struct InBlock {
+  using value_type = T;
+  InBlock(void* block, size_t bytes) : block(block), bytes(bytes) {}
+  template <typename U>
+  InBlock(const InBlock<U>& other) : block(other.block), bytes(other.bytes) {}  // NOLINT
+  T* allocate(size_t n) {
+    static_assert(sizeof(T) <= kHeader && alignof(T) <= kHeader, "the header is too small");
+    if (n != 1) throw std::bad_alloc();
+    return static_cast<T*>(block);
+  }
+  void deallocate(T*, size_t) { GiveBackMemory(thread_state, block, bytes); }
+  template <typename U>
+  bool operator==(const InBlock<U>& other) const {
+    return block == other.block;
+  }
+  void* block;
+  size_t bytes;
+};
+
+// Allocates a large buffer's control block from the small blocks (one 64-byte class), so that it
+// costs a cached block and not a malloc besides its buffer.
 template <typename T>
 struct BlockAllocator {
   using value_type = T;
@@ -209,15 +242,36 @@ struct BlockAllocator {
     return (n * sizeof(T) + kTensorAlignment - 1) / kTensorAlignment * kTensorAlignment;
   }
   T* allocate(size_t n) {
-    void* p = TakeMemory(Bytes(n));
+    void* p = TakeMemory(thread_state, Bytes(n));
     if (p == nullptr) throw std::bad_alloc();
     return static_cast<T*>(p);
   }
-  void deallocate(T* p, size_t n) { GiveBackMemory(p, Bytes(n)); }
+  void deallocate(T* p, size_t n) { GiveBackMemory(thread_state, p, Bytes(n)); }
   template <typename U>
   bool operator==(const BlockAllocator<U>&) const {
     return true;
   }
+};
+
+// A small buffer's deleter: its memory goes with the control block (InBlock); a charged buffer
+// gives its bytes back to the budget it was charged to, which it keeps alive until then.
+struct Uncharged {
+  void operator()(void*) const {}
+};
+struct Charged {
+  void operator()(void*) const { budget->Release(bytes); }
+  std::shared_ptr<MemoryBudget> budget;
+  int64_t bytes;
+};
+
+// A large buffer's deleter: gives its memory back (to the cache) and its charge, if any.
+struct LargeDeleter {
+  void operator()(void* p) const {
+    GiveBackMemory(thread_state, p, size);
+    if (budget != nullptr) budget->Release(static_cast<int64_t>(size));
+  }
+  size_t size;
+  std::shared_ptr<MemoryBudget> budget;
 };
 
 }  // namespace
@@ -243,24 +297,37 @@ std::shared_ptr<void> AllocateBuffer(size_t bytes) {
                          (bytes + kTensorAlignment - 1) / kTensorAlignment * kTensorAlignment);
   if (size >= kLargeBuffer) size = (bytes + kHugePage - 1) / kHugePage * kHugePage;
   if (AllocationShouldFail()) throw std::bad_alloc();
-  std::shared_ptr<MemoryBudget> budget = CurrentBudget();
+  ThreadState& ts = thread_state;  // the one thread-local lookup of the allocation
+  MemoryBudget* const budget = ts.budget;
   if (budget != nullptr) {
     if (absl::Status s = budget->Charge(static_cast<int64_t>(size)); !s.ok()) {
       throw BudgetExceeded(std::string(s.message()));
     }
   }
-  void* p = TakeMemory(size);
-  if (p == nullptr) {
+  if (size >= kLargeBuffer) {
+    void* p = TakeMemory(ts, size);
+    if (p == nullptr) {
+      if (budget != nullptr) budget->Release(static_cast<int64_t>(size));
+      throw std::bad_alloc();
+    }
+    return std::shared_ptr<void>(p,
+                                 LargeDeleter{size, budget != nullptr ? CurrentBudget() : nullptr},
+                                 BlockAllocator<char>());
+  }
+  // One block for the control block and the data: one take and one give-back per buffer.
+  const size_t block_bytes = kHeader + size;
+  void* block = TakeMemory(ts, block_bytes);
+  if (block == nullptr) {
     if (budget != nullptr) budget->Release(static_cast<int64_t>(size));
     throw std::bad_alloc();
   }
-  return std::shared_ptr<void>(
-      p,
-      [size, budget = std::move(budget)](void* q) {
-        GiveBackMemory(q, size);
-        if (budget != nullptr) budget->Release(static_cast<int64_t>(size));
-      },
-      BlockAllocator<char>());
+  void* p = static_cast<char*>(block) + kHeader;
+  if (budget == nullptr) {
+    return std::shared_ptr<void>(p, Uncharged{}, InBlock<char>(block, block_bytes));
+  }
+  // The owning pointer only for a charged buffer, which keeps its budget alive.
+  return std::shared_ptr<void>(p, Charged{CurrentBudget(), static_cast<int64_t>(size)},
+                               InBlock<char>(block, block_bytes));
 }
 
 int64_t CachedBufferBytes() { return Cache().bytes(); }

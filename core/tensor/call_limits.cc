@@ -4,17 +4,18 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "core/tensor/thread_state.h"
 
 namespace kiln {
 namespace {
 
 std::atomic<int64_t> failure_countdown{0};
-thread_local const std::function<absl::Status()>* current_interrupt = nullptr;
+// Owns thread_state.budget (read only where a buffer must keep its budget alive).
 thread_local std::shared_ptr<MemoryBudget> current_budget;
-thread_local MemoryBudget* current_budget_ptr =
-    nullptr;  // current_budget.get(), trivially destroyed
 
 }  // namespace
+
+constinit thread_local ThreadState thread_state KILN_INITIAL_EXEC_TLS;
 
 MemoryBudget::MemoryBudget(absl::string_view what, int64_t limit,
                            std::shared_ptr<MemoryBudget> parent)
@@ -42,7 +43,10 @@ absl::Status MemoryBudget::Charge(int64_t bytes) {
       return s;
     }
   }
-  Add(0);  // the peak
+  // The peak, from what this charge saw (no second read-modify-write of used_).
+  int64_t peak = peak_.load(std::memory_order_relaxed);
+  while (now > peak && !peak_.compare_exchange_weak(peak, now, std::memory_order_relaxed)) {
+  }
   return absl::OkStatus();
 }
 
@@ -76,29 +80,30 @@ bool AllocationShouldFail() {
   return failure_countdown.fetch_sub(1, std::memory_order_relaxed) == 1;
 }
 
-const std::function<absl::Status()>* CurrentInterrupt() { return current_interrupt; }
+const std::function<absl::Status()>* CurrentInterrupt() { return thread_state.interrupt; }
 const std::shared_ptr<MemoryBudget>& CurrentBudget() { return current_budget; }
-MemoryBudget* CurrentBudgetPtr() { return current_budget_ptr; }
+MemoryBudget* CurrentBudgetPtr() { return thread_state.budget; }
 
 InterruptScope::InterruptScope(const std::function<absl::Status()>* interrupt)
-    : saved_(current_interrupt) {
-  if (interrupt != nullptr && *interrupt) current_interrupt = interrupt;
+    : saved_(thread_state.interrupt) {
+  if (interrupt != nullptr && *interrupt) thread_state.interrupt = interrupt;
 }
-InterruptScope::~InterruptScope() { current_interrupt = saved_; }
+InterruptScope::~InterruptScope() { thread_state.interrupt = saved_; }
 
 MemoryBudgetScope::MemoryBudgetScope(std::shared_ptr<MemoryBudget> budget)
     : saved_(std::exchange(current_budget, std::move(budget))) {
-  current_budget_ptr = current_budget.get();
+  thread_state.budget = current_budget.get();
 }
 MemoryBudgetScope::~MemoryBudgetScope() {
   // The pointer first: freeing the ending budget must not count into it.
-  current_budget_ptr = saved_.get();
+  thread_state.budget = saved_.get();
   std::shared_ptr<MemoryBudget> ending = std::exchange(current_budget, std::move(saved_));
 }
 
 absl::Status PollInterrupt() {
-  if (current_interrupt == nullptr) return absl::OkStatus();
-  return (*current_interrupt)();
+  const std::function<absl::Status()>* interrupt = thread_state.interrupt;
+  if (interrupt == nullptr) return absl::OkStatus();
+  return (*interrupt)();
 }
 
 }  // namespace kiln

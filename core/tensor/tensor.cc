@@ -154,20 +154,32 @@ std::string ShapeToString(const Shape& shape) {
 }
 
 Tensor Tensor::Empty(DType dtype, Shape shape) {
-  for (int64_t d : shape) KILN_CHECK(d >= 0) << "negative dimension in " << ShapeToString(shape);
+  // One pass from the last dim: the checks, ShapeSize's product (0 with a zero dim, saturated on
+  // overflow) and ContiguousStrides' strides, written in place.
+  const int ndim = static_cast<int>(shape.size());
+  Tensor t;
+  t.strides_.resize(ndim);
+  int64_t stride = 1;
+  bool zero = false, overflow = false;
+  for (int d = ndim - 1; d >= 0; --d) {
+    const int64_t n = shape[d];
+    KILN_CHECK(n >= 0) << "negative dimension in " << ShapeToString(shape);
+    t.strides_[d] = stride;
+    zero = zero || n == 0;
+    overflow = __builtin_mul_overflow(stride, n, &stride) || overflow;  // wraps, as strides did
+  }
+  const int64_t size = zero ? 0 : overflow ? std::numeric_limits<int64_t>::max() : stride;
   // The last line of defence for a size no kernel checked: never a wrapped, small buffer.
-  const int64_t size = ShapeSize(shape);
-  if (size > kMaxTensorBytes / DTypeSize(dtype)) {
+  const int64_t element = DTypeSize(dtype);
+  if (size > kMaxTensorBytes / element) {
     throw BufferLimitExceeded(size == std::numeric_limits<int64_t>::max()
                                   ? std::numeric_limits<size_t>::max()
-                                  : static_cast<size_t>(size) * DTypeSize(dtype),
+                                  : static_cast<size_t>(size) * element,
                               static_cast<size_t>(kMaxTensorBytes));
   }
-  Tensor t;
   t.dtype_ = dtype;
-  t.strides_ = ContiguousStrides(shape);
   t.shape_ = std::move(shape);
-  t.buffer_bytes_ = size * DTypeSize(dtype);
+  t.buffer_bytes_ = size * element;
   t.buffer_ = AllocateBuffer(static_cast<size_t>(t.buffer_bytes_));
   return t;
 }
