@@ -43,23 +43,9 @@ inline std::array<uint64_t, 2> Block(uint64_t key, uint64_t counter, uint64_t st
 // The words of blocks (key, counter + k, 0) for k in [0, n), n <= 512, as doubles: a[k] in
 // (0, 1] from the first word, b[k] in [0, 1) from the second (ToOpenUnit and ToUnit of Block's
 // words). The rounds run across the tile, so that the compiler vectorizes them.
-__attribute__((target_clones("avx512f", "avx2", "default"))) inline void UniformPairs(
-    uint64_t key, uint64_t counter, int n, double* a, double* b) {
-  uint64_t c0[512], c1[512], c2[512], c3[512];
-  for (int k = 0; k < n; ++k) {
-    c0[k] = (counter + k) & kLow;
-    c1[k] = (counter + k) >> 32;
-    c2[k] = c3[k] = 0;
-  }
-  uint64_t k0 = key & kLow, k1 = key >> 32;
-  for (int round = 0; round < 10; ++round, BumpKey(k0, k1)) {
-    for (int k = 0; k < n; ++k) Round(c0[k], c1[k], c2[k], c3[k], k0, k1);
-  }
-  for (int k = 0; k < n; ++k) {
-    a[k] = static_cast<double>(static_cast<int64_t>((c0[k] | c1[k] << 32) >> 11) + 1) * 0x1.0p-53;
-    b[k] = static_cast<double>(static_cast<int64_t>((c2[k] | c3[k] << 32) >> 11)) * 0x1.0p-53;
-  }
-}
+// (Out of line, in random_kernels.cc: a target_clones function defined inline in a header gets
+// one resolver per translation unit under clang, which the linker refuses as a duplicate.)
+void UniformPairs(uint64_t key, uint64_t counter, int n, double* a, double* b);
 
 // A double in [0, 1) from the top 53 bits of a word.
 inline double ToUnit(uint64_t bits) { return static_cast<double>(bits >> 11) * 0x1.0p-53; }

@@ -16,6 +16,28 @@
 #include "core/tensor/call_limits.h"
 #include "core/tensor/parallel.h"
 
+namespace kiln::philox {
+
+__attribute__((target_clones("avx512f", "avx2", "default"))) void UniformPairs(
+    uint64_t key, uint64_t counter, int n, double* a, double* b) {
+  uint64_t c0[512], c1[512], c2[512], c3[512];
+  for (int k = 0; k < n; ++k) {
+    c0[k] = (counter + k) & kLow;
+    c1[k] = (counter + k) >> 32;
+    c2[k] = c3[k] = 0;
+  }
+  uint64_t k0 = key & kLow, k1 = key >> 32;
+  for (int round = 0; round < 10; ++round, BumpKey(k0, k1)) {
+    for (int k = 0; k < n; ++k) Round(c0[k], c1[k], c2[k], c3[k], k0, k1);
+  }
+  for (int k = 0; k < n; ++k) {
+    a[k] = static_cast<double>(static_cast<int64_t>((c0[k] | c1[k] << 32) >> 11) + 1) * 0x1.0p-53;
+    b[k] = static_cast<double>(static_cast<int64_t>((c2[k] | c3[k] << 32) >> 11)) * 0x1.0p-53;
+  }
+}
+
+}  // namespace kiln::philox
+
 namespace kiln::random {
 namespace {
 
