@@ -1,10 +1,11 @@
-// Blockwise's kernel: the core op's Perform on views of each batch item's inputs (no copies),
-// its results copied into the batched outputs.
+// Blockwise's kernel: the core op's batched kernel (batch_kernel.h) when it has one, else its
+// Perform on views of each batch item's inputs (no copies), the results copied into the outputs.
 #include <algorithm>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "core/ops/batch_kernel.h"
 #include "core/ops/blockwise.h"
 #include "core/ops/memory_check.h"
 #include "core/ops/op_util.h"
@@ -135,8 +136,7 @@ absl::Status Blockwise::Perform(const Apply& node, std::span<const Tensor> input
     RETURN_IF_ERROR(AllocateOutputs(*this, node, batch_shape, item_shape, outputs));
   }
   if (total == 0) return absl::OkStatus();
-  // Per input, its element offset for the current batch index and each batch dim's stride (0
-  // where it broadcasts).
+  // Per input, each batch dim's element stride (0 where it broadcasts).
   std::vector<std::vector<int64_t>> step(n_in, std::vector<int64_t>(batch, 0));
   for (size_t i = 0; i < n_in; ++i) {
     for (int d = 0; d < batch_ndim[i]; ++d) {
@@ -145,19 +145,18 @@ absl::Status Blockwise::Perform(const Apply& node, std::span<const Tensor> input
       }
     }
   }
-  std::vector<int64_t> offset(n_in, 0);
-  std::vector<int64_t> index(batch, 0);
+  const OpBatch whole{inputs, batch_shape, step, total};
   std::vector<Tensor> items(n_in);
   std::vector<Tensor> results;
   std::vector<int64_t> item_size(n_out, 0);
   for (size_t o = 0; o < n_out; ++o) item_size[o] = ShapeSize(item_shape[o]);
-  for (int64_t b = 0; b < total; ++b) {
-    RETURN_IF_ERROR(PollInterrupt());  // a batch of many items stops when the call is cancelled
+  // Item b by the core op's Perform on views of its inputs (no copies), copied into the outputs.
+  auto run_item = [&](int64_t b, const BatchCursor& at) -> absl::Status {
     for (size_t i = 0; i < n_in; ++i) {
       const Tensor& t = inputs[i];
       Shape shape(t.shape().end() - core_ndim[i], t.shape().end());
       Shape strides(t.strides().end() - core_ndim[i], t.strides().end());
-      items[i] = t.View(std::move(shape), std::move(strides), offset[i]);
+      items[i] = t.View(std::move(shape), std::move(strides), at.offset(i));
     }
     results.assign(n_out, Tensor());
     if (absl::Status st = core_->Perform(**core, items, results); !st.ok()) {
@@ -195,19 +194,30 @@ absl::Status Blockwise::Perform(const Apply& node, std::span<const Tensor> input
         std::memcpy(static_cast<char*>(outputs[o].raw_data()) + b * bytes, c.raw_data(), bytes);
       }
     }
+    return absl::OkStatus();
+  };
+  // The core op's batched kernel, when it has one for these inputs: the items it leaves (errors,
+  // special cases) run one by one, in order, so the first error is the per-item path's.
+  if (BatchKernel kernel = FindBatchKernel(*core_); kernel != nullptr && known) {
+    std::vector<int64_t> redo;
+    ASSIGN_OR_RETURN(const bool batched, kernel(*core_, **core, whole, outputs, redo));
+    if (batched) {
+      for (int64_t b : redo) {
+        RETURN_IF_ERROR(PollInterrupt());
+        RETURN_IF_ERROR(run_item(b, BatchCursor(whole, b)));
+      }
+      return absl::OkStatus();
+    }
+  }
+  BatchCursor cursor(whole, 0);
+  for (int64_t b = 0; b < total; ++b, cursor.Next()) {
+    RETURN_IF_ERROR(PollInterrupt());  // a batch of many items stops when the call is cancelled
+    RETURN_IF_ERROR(run_item(b, cursor));
     if (b == 0) {
       // Outputs with no elements: the other items would compute nothing.
       bool any = false;
       for (size_t o = 0; o < n_out; ++o) any = any || item_size[o] > 0;
       if (!any && n_out > 0) break;
-    }
-    // The next batch index (the last dim fastest), with each input's offset.
-    for (int d = batch - 1; d >= 0; --d) {
-      ++index[d];
-      for (size_t i = 0; i < n_in; ++i) offset[i] += step[i][d];
-      if (index[d] < batch_shape[d]) break;
-      for (size_t i = 0; i < n_in; ++i) offset[i] -= step[i][d] * batch_shape[d];
-      index[d] = 0;
     }
   }
   return absl::OkStatus();
