@@ -86,34 +86,14 @@ def hyp2f1_der(a, b, c, z, wrt):
     return _elemwise("hyp2f1_der", a, b, c, z, wrt)
 
 
-def betaln(a, b):
-    """log(beta(a, b)) = gammaln(a) + gammaln(b) - gammaln(a + b) (PyTensor's)."""
-    gammaln = ELEMWISE["gammaln"]
-    return gammaln(a) + gammaln(b) - gammaln(add(a, b))
-
-
-def logit(x):
-    """log(x / (1 - x)) (PyTensor's)."""
-    x = as_tensor_variable(x)
-    return ELEMWISE["log"](x / (1 - x))
-
-
-def poch(z, m):
-    """gamma(z + m) / gamma(z), the rising factorial (PyTensor's)."""
-    gamma = ELEMWISE["gamma"]
-    return gamma(add(z, m)) / gamma(z)
+# betaln, logit, poch and kv: PyTensor writes them from other ops; kiln.tensor.composed writes
+# them so that they stay accurate where PyTensor's formulas cancel or overflow.
+from kiln.tensor.composed import betaln, kv, logit, poch  # noqa: E402,F401
 
 
 def factorial(n):
     """gamma(n + 1) (PyTensor's)."""
     return ELEMWISE["gamma"](add(n, 1))
-
-
-def kv(v, x):
-    """K_v(x) = kve(v, x) * exp(-x), the modified Bessel function of the second kind
-    (PyTensor's)."""
-    x = as_tensor_variable(x)
-    return ELEMWISE["kve"](v, x) * ELEMWISE["exp"](-x)
 
 
 def largest(*args):
