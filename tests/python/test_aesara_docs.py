@@ -109,16 +109,16 @@ class _Recorder(doctest.DocTestRunner):
                               % (frame.filename, frame.lineno, frame.name)))
 
 
-def run_page(page):
-    """Runs one page's examples in one namespace on Kiln: [(passed, got)] in example order."""
+def run_examples(examples, name, path, rewrite, seed=SEED, floatx=FLOATX):
+    """Runs a transcript's examples in one namespace on Kiln, their source first rewritten by
+    `rewrite` (the peer's imports made Kiln's): [(passed, got)] in example order."""
     import kiln
-    examples = [doctest.Example(kiln_source(ex.source), ex.want, ex.exc_msg, ex.lineno,
-                                ex.indent, ex.options) for ex in PAGES[page]]
-    test = doctest.DocTest(examples, {"__name__": "__main__"}, page,
-                           os.path.join(GOLDEN, page + ".txt"), 0, None)
-    np.random.seed(SEED)
+    examples = [doctest.Example(rewrite(ex.source), ex.want, ex.exc_msg, ex.lineno,
+                                ex.indent, ex.options) for ex in examples]
+    test = doctest.DocTest(examples, {"__name__": "__main__"}, name, path, 0, None)
+    np.random.seed(seed)
     saved = kiln.config.floatX, kiln.config.timeout
-    kiln.config.floatX, kiln.config.timeout = FLOATX, 120
+    kiln.config.floatX, kiln.config.timeout = floatx, 120
     try:
         runner = _Recorder()
         runner.run(test, out=lambda text: None)
@@ -128,24 +128,29 @@ def run_page(page):
     return runner.outcomes
 
 
-class _Summary:
-    """A pytest plugin printing, at the end of the run, one line per page that ran."""
+def run_page(page):
+    """Runs one page's examples in one namespace on Kiln: [(passed, got)] in example order."""
+    return run_examples(PAGES[page], page, os.path.join(GOLDEN, page + ".txt"), kiln_source)
 
-    def __init__(self, results, known):
-        self.results, self.known = results, known
+
+class Summary:
+    """A pytest plugin printing, at the end of the run, one line per transcript that ran:
+    "<label> <transcript>: N examples, P pass, F known failures" (and any surprises)."""
+
+    def __init__(self, label, keys, results, known):
+        self.label, self.keys, self.results, self.known = label, keys, results, known
 
     def pytest_terminal_summary(self, terminalreporter):
-        """aesara docs <page>: N examples, P pass, F known failures (and any surprises)."""
-        for page in PAGES:
-            if page not in self.results:
+        for name, keys in self.keys.items():
+            if name not in self.results:
                 continue
-            listed = [key in self.known for key in KEYS[page]]
-            passed = [ok for ok, _ in self.results[page]]
+            listed = [key in self.known for key in keys]
+            passed = [ok for ok, _ in self.results[name]]
             counts = [sum(p for p in passed), sum(not p and k for p, k in zip(passed, listed)),
                       sum(not p and not k for p, k in zip(passed, listed)),
                       sum(p and k for p, k in zip(passed, listed))]
-            line = "aesara docs %s: %d examples, %d pass, %d known failures" % (
-                page, len(passed), counts[0], counts[1])
+            line = "%s %s: %d examples, %d pass, %d known failures" % (
+                self.label, name, len(passed), counts[0], counts[1])
             if counts[2] or counts[3]:
                 line += ", %d new failures, %d listed but passing" % (counts[2], counts[3])
             terminalreporter.write_line(line)
@@ -161,7 +166,7 @@ def known_failures():
 def page_outcomes(server, request, known_failures):
     """page -> [(passed, got)], each page run once on the test session's kiln-server."""
     results = {}
-    request.config.pluginmanager.register(_Summary(results, known_failures))
+    request.config.pluginmanager.register(Summary("aesara docs", KEYS, results, known_failures))
 
     def outcomes(page):
         if page not in results:

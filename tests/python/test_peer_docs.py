@@ -16,10 +16,9 @@ import glob
 import os
 import re
 
-import numpy as np
 import pytest
 
-from test_aesara_docs import _indent, _Recorder, example_keys
+from test_aesara_docs import Summary, _indent, example_keys, run_examples
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 GOLDEN = os.path.join(HERE, "..", "golden", "peer_docs")
@@ -62,43 +61,8 @@ def kiln_source(source):
 
 def run_transcript(name):
     """Runs one transcript's examples in one namespace on Kiln: [(passed, got)] in order."""
-    import kiln
-    examples = [doctest.Example(kiln_source(ex.source), ex.want, ex.exc_msg, ex.lineno,
-                                ex.indent, ex.options) for ex in TRANSCRIPTS[name]]
-    test = doctest.DocTest(examples, {"__name__": "__main__"}, name,
-                           os.path.join(GOLDEN, name + ".txt"), 0, None)
-    np.random.seed(SEED)
-    saved = kiln.config.floatX, kiln.config.timeout
-    kiln.config.floatX, kiln.config.timeout = FLOATX, 120
-    try:
-        runner = _Recorder()
-        runner.run(test, out=lambda text: None)
-    finally:
-        kiln.config.floatX, kiln.config.timeout = saved
-    assert len(runner.outcomes) == len(examples)
-    return runner.outcomes
-
-
-class _Summary:
-    """A pytest plugin printing, at the end of the run, one line per transcript that ran."""
-
-    def __init__(self, results, known):
-        self.results, self.known = results, known
-
-    def pytest_terminal_summary(self, terminalreporter):
-        """peer docs <transcript>: N examples, P pass, F known failures (and any surprises)."""
-        for name in TRANSCRIPTS:
-            if name not in self.results:
-                continue
-            listed = [key in self.known for key in KEYS[name]]
-            passed = [ok for ok, _ in self.results[name]]
-            new = sum(not p and not k for p, k in zip(passed, listed))
-            stale = sum(p and k for p, k in zip(passed, listed))
-            line = "peer docs %s: %d examples, %d pass, %d known failures" % (
-                name, len(passed), sum(passed), sum(not p and k for p, k in zip(passed, listed)))
-            if new or stale:
-                line += ", %d new failures, %d listed but passing" % (new, stale)
-            terminalreporter.write_line(line)
+    return run_examples(TRANSCRIPTS[name], name, os.path.join(GOLDEN, name + ".txt"),
+                        kiln_source, SEED, FLOATX)
 
 
 @pytest.fixture(scope="module")
@@ -111,7 +75,7 @@ def known_failures():
 def transcript_outcomes(server, request, known_failures):
     """transcript -> [(passed, got)], each transcript run once on the session's kiln-server."""
     results = {}
-    request.config.pluginmanager.register(_Summary(results, known_failures))
+    request.config.pluginmanager.register(Summary("peer docs", KEYS, results, known_failures))
 
     def outcomes(name):
         if name not in results:
