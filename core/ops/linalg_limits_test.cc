@@ -231,7 +231,8 @@ TEST(LinalgLimitsTest, ALongBatchStopsMidwayWhenItsDeadlinePasses) {
   EXPECT_EQ(out.status().code(), absl::StatusCode::kDeadlineExceeded) << out.status();
   std::printf("LIMITS blockwise_cholesky_64 x 100000: stopped after %.1f ms (deadline 50 ms); "
               "the whole batch ~%.2f s\n", 1e3 * seconds, whole);
-  EXPECT_LT(seconds, 0.5) << "the whole batch takes about " << whole << " s";
+  // (Under AddressSanitizer the 3.3 GB output alone takes about 1.3 s to allocate.)
+  EXPECT_LT(seconds, 2.0) << "the whole batch takes about " << whole << " s";
   EXPECT_LT(seconds, whole / 4) << "the whole batch takes about " << whole << " s";
 }
 

@@ -281,9 +281,11 @@ std::vector<Var> CompressIndptr::LOp(const Apply& node, const std::vector<Var>&)
 absl::StatusOr<ApplyPtr> SparseUnion::MakeNode(std::vector<VariablePtr> in) const {
   RETURN_IF_ERROR(ExpectTwoStructures(*this, in, 4, "indices_a, indptr_a, indices_b, indptr_b"));
   const TypePtr index = Vector(DType::kInt64);
-  return Apply::Make(self(), std::move(in),
-                     {index, Vector(DType::kInt64, Length(in[1])),
-                      Vector(DType::kInt64, Length(in[0])), Vector(DType::kInt64, Length(in[2]))});
+  // The output types read `in` before it is moved (the order of a call's arguments is unspecified).
+  std::vector<TypePtr> types = {index, Vector(DType::kInt64, Length(in[1])),
+                                Vector(DType::kInt64, Length(in[0])),
+                                Vector(DType::kInt64, Length(in[2]))};
+  return Apply::Make(self(), std::move(in), std::move(types));
 }
 
 absl::StatusOr<Shapes> SparseUnion::InferShape(const Apply& node, const Shapes& in) const {
@@ -301,8 +303,8 @@ std::vector<Var> SparseUnion::LOp(const Apply& node, const std::vector<Var>&) co
 absl::StatusOr<ApplyPtr> SparseIntersection::MakeNode(std::vector<VariablePtr> in) const {
   RETURN_IF_ERROR(ExpectTwoStructures(*this, in, 4, "indices_a, indptr_a, indices_b, indptr_b"));
   const TypePtr index = Vector(DType::kInt64);
-  return Apply::Make(self(), std::move(in),
-                     {index, Vector(DType::kInt64, Length(in[1])), index, index});
+  std::vector<TypePtr> types = {index, Vector(DType::kInt64, Length(in[1])), index, index};
+  return Apply::Make(self(), std::move(in), std::move(types));
 }
 
 absl::StatusOr<Shapes> SparseIntersection::InferShape(const Apply& node, const Shapes& in) const {
@@ -320,8 +322,8 @@ absl::StatusOr<ApplyPtr> SparseProductPairs::MakeNode(std::vector<VariablePtr> i
       ExpectTwoStructures(*this, in, 5, "indices_a, indptr_a, indices_b, indptr_b, n_cols"));
   RETURN_IF_ERROR(ExpectTensor(*this, in, 4, 0, true, "an integer scalar (n_cols)").status());
   const TypePtr index = Vector(DType::kInt64);
-  return Apply::Make(self(), std::move(in),
-                     {index, Vector(DType::kInt64, Length(in[1])), index, index, index});
+  std::vector<TypePtr> types = {index, Vector(DType::kInt64, Length(in[1])), index, index, index};
+  return Apply::Make(self(), std::move(in), std::move(types));
 }
 
 absl::StatusOr<Shapes> SparseProductPairs::InferShape(const Apply& node, const Shapes& in) const {
