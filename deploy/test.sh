@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test on a fresh Debian 12 machine: installs what is missing, builds everything and
 # runs CTest. With --sanitize, builds into build-asan/ with AddressSanitizer and
-# UndefinedBehaviorSanitizer instead.
+# UndefinedBehaviorSanitizer instead, unoptimized with line tables only (what a sanitizer report
+# needs; full debug info costs compile and link time).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 "$ROOT/deploy/setup.sh"
@@ -9,7 +10,8 @@ if [[ "${1:-}" == "--sanitize" ]]; then
   # The Python tests import a normal build's kiln._core (tests/CMakeLists.txt).
   KILN_BUILD_DIR=$ROOT/build KILN_CMAKE_ARGS= "$ROOT/deploy/build.sh" kiln_python_stubs kiln_core_python
   export KILN_BUILD_DIR=${KILN_BUILD_DIR:-$ROOT/build-asan}
-  export KILN_CMAKE_ARGS="${KILN_CMAKE_ARGS:-} -DKILN_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug"
+  export KILN_CMAKE_ARGS="${KILN_CMAKE_ARGS:-} -DKILN_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
+    -DCMAKE_CXX_FLAGS_DEBUG=-g1"
 fi
 BUILD=${KILN_BUILD_DIR:-$ROOT/build}
 "$ROOT/deploy/build.sh"

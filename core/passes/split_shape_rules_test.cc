@@ -126,7 +126,7 @@ TEST(SplitShapeRulesTest, ASpecifyShapeTheSlicesProveIsRemoved) {
   ExpectSameValues("specify shape", {t}, {out}, *o.fg);
   for (Apply* node : o.fg->Toposort()) {  // the slice, exp and the product
     if (node->op().Is<Subtensor>() || node->op().Is<Elemwise>()) {
-      EXPECT_EQ(node->output_ptr(0)->tensor_type()->shape(), StaticShape({3})) << node->op().Name();
+      EXPECT_EQ(node->output_ptr(0)->tensor_type()->shape(), StaticShape{StaticDim(3)}) << node->op().Name();
     }
   }
 
@@ -156,7 +156,7 @@ TEST(SplitShapeRulesTest, TheLiftSpecifiesOnlyTheInputsThatNeedIt) {
   ASSERT_NE(add->inputs()[0]->owner(), nullptr);
   EXPECT_TRUE(add->inputs()[0]->owner()->op().Is<SpecifyShape>());
   EXPECT_EQ(add->inputs()[1], o.fg->inputs()[1]);  // w
-  EXPECT_EQ(o.fg->outputs()[0]->tensor_type()->shape(), StaticShape({1}));
+  EXPECT_EQ(o.fg->outputs()[0]->tensor_type()->shape(), StaticShape{StaticDim(1)});
   ExpectSameValues("lift", {t, w}, {out}, *o.fg);
 }
 
@@ -171,7 +171,7 @@ TEST(SplitShapeRulesTest, SplitPiecesAreTypedButForLengthOne) {
   ASSERT_NE(o.fg, nullptr);
   for (Apply* node : o.fg->Toposort()) {
     if (!node->op().Is<Split>()) continue;
-    EXPECT_EQ(node->output_ptr(0)->tensor_type()->shape(), StaticShape({6}));
+    EXPECT_EQ(node->output_ptr(0)->tensor_type()->shape(), StaticShape{StaticDim(6)});
     EXPECT_EQ(node->output_ptr(1)->tensor_type()->shape(), StaticShape({std::nullopt}));
   }
   ExpectSameValues("typed pieces", {t}, outs, *o.fg);

@@ -124,7 +124,7 @@ double LatencyPastDeadline(const std::vector<Var>& inputs, const std::vector<Var
 
 // The bound on a call's release after its deadline (the goal: 100 ms; more under the sanitizers,
 // a Debug build several times slower).
-#if defined(__SANITIZE_ADDRESS__)
+#ifdef KILN_ASAN
 constexpr double kMaxLateMs = 500;
 #else
 constexpr double kMaxLateMs = 100;

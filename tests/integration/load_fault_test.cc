@@ -65,7 +65,7 @@ struct Tally {
 };
 
 TEST(LoadTest, SixtyFourClientsMixingEveryCall) {
-#ifdef __SANITIZE_ADDRESS__
+#ifdef KILN_ASAN
   const int64_t cap = int64_t{4096} << 20;  // AddressSanitizer's shadow and quarantine on top
 #else
   const int64_t cap = int64_t{1536} << 20;
@@ -194,7 +194,7 @@ TEST(LoadTest, SixtyFourClientsMixingEveryCall) {
 // What a large request used is given back when it ends: the server's resident memory returns
 // near its idle size (jemalloc's purge when the request ends).
 TEST(FaultTest, ALargeRequestsMemoryIsGivenBack) {
-#if defined(__SANITIZE_ADDRESS__)
+#ifdef KILN_ASAN
   GTEST_SKIP() << "kiln-server runs on AddressSanitizer's allocator here, which keeps freed "
                   "memory in its quarantine; the normal build checks jemalloc's purge";
 #endif

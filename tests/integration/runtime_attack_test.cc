@@ -34,7 +34,7 @@ using Clock = std::chrono::steady_clock;
 using testing::ServerProcess;
 
 // Bounds on times, wider under the sanitizers (a Debug build, several times slower).
-#if defined(__SANITIZE_ADDRESS__)
+#ifdef KILN_ASAN
 constexpr double kSlack = 5;
 #else
 constexpr double kSlack = 1;
@@ -357,7 +357,7 @@ TEST(RuntimeAttackTest, AStreamIsCheckedAgainstTheSignatureAsChunksArrive) {
 }
 
 TEST(RuntimeAttackTest, ResidentSizeFallsBackAfterALargeCall) {
-#if defined(__SANITIZE_ADDRESS__)
+#ifdef KILN_ASAN
   GTEST_SKIP() << "AddressSanitizer's allocator keeps freed memory in its quarantine; "
                   "call_limits_test checks the buffer cache's own accounting";
 #endif
