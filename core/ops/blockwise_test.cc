@@ -17,6 +17,7 @@
 #include "core/ops/nlinalg.h"
 #include "core/ops/op_util.h"
 #include "tests/testing/numpy_cases.h"
+#include "tests/testing/op_cases.h"
 #include "tests/testing/rewrite_check.h"
 
 namespace kiln {
@@ -57,42 +58,18 @@ TEST(BlockwiseTest, MatchesPyTensor) {
       if (o->Name() == name) op = o;
     }
     ASSERT_NE(op, nullptr) << "no op is named " << name;
-    std::vector<Tensor> in, want;
+    testing::OpCase oc{.name = name, .op = op, .broadcastable = true};
     for (size_t f = 1; f + 3 < c.size() + 1; f += 4) {
-      (c[f] == "in" ? in : want).push_back(testing::MakeTensor(c[f + 1], c[f + 2], c[f + 3]));
+      (c[f] == "in" ? oc.in : oc.want).push_back(testing::MakeTensor(c[f + 1], c[f + 2], c[f + 3]));
     }
-    std::vector<Var> args;
-    for (const Tensor& t : in) args.push_back(tensor(t.dtype(), testing::BroadcastableShape(t)));
-    const Var y = ApplyOp(op, args);
-    ASSERT_TRUE(y.ok()) << y.status();
-    const auto& outs = y->owner()->outputs();
-    ASSERT_EQ(outs.size(), want.size());
-    std::vector<Var> fetched(outs.begin(), outs.end());
-    std::vector<size_t> dims_of;
-    for (size_t i = 0; i < outs.size(); ++i) {
-      EXPECT_EQ(outs[i]->tensor_type()->ndim(), want[i].ndim());
-      absl::StatusOr<std::vector<VariablePtr>> dims = infer_shape(Var(outs[i]));
-      ASSERT_TRUE(dims.ok()) << dims.status();
-      for (const VariablePtr& d : *dims) {
-        fetched.push_back(d);
-        dims_of.push_back(i);
-      }
-    }
-    auto f = function(args, fetched);
-    ASSERT_TRUE(f.ok()) << f.status();
-    std::vector<Tensor> strided;
-    for (const Tensor& t : in) strided.push_back(testing::NonContiguous(t));
-    const double tol = want[0].dtype() == DType::kFloat32 ? 1e-5 : 1e-12;
-    for (const auto& inputs : {in, strided}) {
-      auto result = (*f)(inputs);
-      ASSERT_TRUE(result.ok()) << result.status();
-      for (size_t i = 0; i < want.size(); ++i) ExpectClose((*result)[i], want[i], tol);
-      std::vector<int> seen(want.size(), 0);
-      for (size_t d = 0; d < dims_of.size(); ++d) {
-        const size_t i = dims_of[d];
-        EXPECT_EQ(ScalarInt((*result)[want.size() + d]), want[i].shape()[seen[i]++]);
-      }
-    }
+    const double tol = oc.want[0].dtype() == DType::kFloat32 ? 1e-5 : 1e-12;
+    bool done = false;
+    testing::CheckOpCase(
+        oc, [&](const testing::OpCase& k, size_t i, const Tensor& got) {
+          ExpectClose(got, k.want[i], tol);
+        },
+        done);
+    ASSERT_TRUE(done);
     ++checked;
   }
   EXPECT_EQ(checked, 6);

@@ -25,6 +25,9 @@ struct OpCase {
   std::string name;
   OpPtr op;
   std::vector<Tensor> in, want;
+  // Inputs typed with their size-1 dims static (BroadcastableShape), as ops that broadcast need;
+  // otherwise every dim unknown.
+  bool broadcastable = false;
 };
 
 // Checks output `i` of a case: `got` against c.want[i] within the test's tolerance.
@@ -33,7 +36,10 @@ using CompareOutput = std::function<void(const OpCase& c, size_t i, const Tensor
 // Runs one case (an ASSERT failure ends only this case); `done` is set when it ran to the end.
 inline void CheckOpCase(const OpCase& c, const CompareOutput& compare, bool& done) {
   std::vector<Var> args;
-  for (const Tensor& t : c.in) args.push_back(tensor(t.dtype(), StaticShape(t.ndim())));
+  for (const Tensor& t : c.in) {
+    args.push_back(
+        tensor(t.dtype(), c.broadcastable ? BroadcastableShape(t) : StaticShape(t.ndim())));
+  }
   const Var y = ApplyOp(c.op, args);
   ASSERT_TRUE(y.ok()) << y.status();
   const auto& outs = y->owner()->outputs();
