@@ -175,15 +175,19 @@ def page_outcomes(server, request, known_failures):
     return outcomes
 
 
-def _describe(page, index, got):
-    """A failing example as doctest reports one: where, the source, Aesara's and Kiln's
-    output."""
-    ex = PAGES[page][index]
+def describe(ex, where, expected_by, got):
+    """A failing example as doctest reports one: where (a transcript and line), the source, the
+    peer's output (`expected_by` names the peer) and Kiln's."""
     source = "".join((">>> " if i == 0 else "... ") + line + "\n"
                      for i, line in enumerate(ex.source.rstrip("\n").split("\n")))
-    return ("tests/golden/aesara_docs/%s.txt line %d\n%sExpected (Aesara 2.9.4):\n%s"
-            "Got (Kiln):\n%s" % (page, ex.lineno + 1, source, _indent(ex.want),
-                                 _indent(got)))
+    return ("%s line %d\n%sExpected (%s):\n%sGot (Kiln):\n%s"
+            % (where, ex.lineno + 1, source, expected_by, _indent(ex.want), _indent(got)))
+
+
+def _describe(page, index, got):
+    """A failing example of an Aesara page."""
+    return describe(PAGES[page][index], "tests/golden/aesara_docs/%s.txt" % page,
+                    "Aesara 2.9.4", got)
 
 
 def _indent(text):

@@ -18,7 +18,7 @@ import re
 
 import pytest
 
-from test_aesara_docs import Summary, _indent, example_keys, run_examples
+from test_aesara_docs import Summary, describe, example_keys, run_examples
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 GOLDEN = os.path.join(HERE, "..", "golden", "peer_docs")
@@ -85,14 +85,9 @@ def transcript_outcomes(server, request, known_failures):
 
 
 def _describe(name, index, got):
-    """A failing example as doctest reports one: where, the source, the peer's and Kiln's
-    output."""
-    ex = TRANSCRIPTS[name][index]
-    source = "".join((">>> " if i == 0 else "... ") + line + "\n"
-                     for i, line in enumerate(ex.source.rstrip("\n").split("\n")))
-    return ("tests/golden/peer_docs/%s.txt line %d\n%sExpected (%s):\n%sGot (Kiln):\n%s"
-            % (name, ex.lineno + 1, source, name.split("-")[0], _indent(ex.want),
-               _indent(got)))
+    """A failing example of a transcript."""
+    return describe(TRANSCRIPTS[name][index], "tests/golden/peer_docs/%s.txt" % name,
+                    name.split("-")[0], got)
 
 
 @pytest.mark.parametrize("name,index", CASES,
