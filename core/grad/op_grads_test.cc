@@ -15,7 +15,8 @@ using Fn = std::function<Var(const std::vector<Var>&)>;
 
 // Uniform values in [lo, hi), seeded by the shape and bounds so every run sees the same point.
 Tensor Rand(Shape shape, double lo = -2, double hi = 2, uint64_t seed = 1) {
-  std::mt19937_64 rng(seed + ShapeSize(shape) * 7919 + static_cast<uint64_t>(lo * 100 + hi));
+  const auto bounds = static_cast<uint64_t>(static_cast<int64_t>(lo * 100 + hi));
+  std::mt19937_64 rng(seed + ShapeSize(shape) * 7919 + bounds);
   std::uniform_real_distribution<double> u(lo, hi);
   std::vector<double> v(ShapeSize(shape));
   for (double& e : v) e = u(rng);

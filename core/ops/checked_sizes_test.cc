@@ -17,8 +17,8 @@
 #include "core/kiln.h"
 #include "core/ops/op_util.h"
 #include "core/ops/random.h"
-#include "core/tensor/allocator.h"
 #include "core/scan/scan.h"
+#include "core/tensor/allocator.h"
 
 namespace kiln {
 namespace {
@@ -256,9 +256,10 @@ TEST_F(CheckedSizesTest, ARangeBounds) {
         const std::string trace = Text({start, stop, step});
         const double n = std::ceil((static_cast<double>(stop) - static_cast<double>(start)) /
                                    static_cast<double>(step));
-        const Int128 length = n > 0 ? static_cast<Int128>(n) : 0;
-        const Int128 bytes =
-            step == 0 || n > static_cast<double>(kMaxTensorBytes) ? -1 : Bytes({length}, 8);
+        // Only a length that fits is converted (an infinite one would be undefined behaviour).
+        const bool too_long = step == 0 || n > static_cast<double>(kMaxTensorBytes);
+        const Int128 length = !too_long && n > 0 ? static_cast<Int128>(n) : 0;
+        const Int128 bytes = too_long ? -1 : Bytes({length}, 8);
         const Outcome o = Call(f, {I64(start), I64(stop), I64(step)});
         if (!ExpectSafe(o, bytes, {"ARange{dtype='int64'}: "}, trace)) continue;
         const Tensor& v = o.values[0];

@@ -5,6 +5,8 @@
 #include <Eigen/Core>
 #include <complex>
 #include <cstdint>
+#include <limits>
+#include <type_traits>
 
 #include "core/tensor/dtype.h"
 
@@ -57,14 +59,31 @@ struct IsComplexType : std::false_type {};
 template <typename T>
 struct IsComplexType<std::complex<T>> : std::true_type {};
 
+// A real number to integer type To as NumPy's astype does on x86, defined for every value (C++
+// leaves NaN and out-of-range conversions undefined): truncated through int32 (int64 for 64-bit
+// types), whose minimum stands for NaN and values out of its range, then wrapped to To; unsigned
+// 32- and 64-bit types also take [2^(w-1), 2^w) exactly and 0 above.
+template <typename To>
+To RealToInteger(double value) {
+  using Wide = std::conditional_t<sizeof(To) == 8, int64_t, int32_t>;
+  constexpr double kHalf = sizeof(To) == 8 ? 0x1p63 : 0x1p31;
+  if (value >= -kHalf && value < kHalf) return static_cast<To>(static_cast<Wide>(value));
+  if constexpr (std::is_unsigned_v<To> && sizeof(To) >= 4) {
+    if (value >= kHalf) return value < 2 * kHalf ? static_cast<To>(value) : To(0);
+  }
+  return static_cast<To>(std::numeric_limits<Wide>::min());
+}
+
 // Converts between any two element types as NumPy's astype does (complex -> real keeps the real
-// part, anything -> bool tests for non-zero).
+// part, anything -> bool tests for non-zero, reals -> integers as RealToInteger).
 template <typename To, typename From>
 To ConvertElement(const From& value) {
   if constexpr (std::is_same_v<To, bool>) {
     return value != From(0);
   } else if constexpr (IsComplexType<From>::value && !IsComplexType<To>::value) {
-    return static_cast<To>(value.real());
+    return ConvertElement<To>(value.real());
+  } else if constexpr (std::is_integral_v<To> && !std::is_integral_v<From>) {
+    return RealToInteger<To>(static_cast<double>(value));
   } else if constexpr (IsComplexType<To>::value) {
     if constexpr (IsComplexType<From>::value) {
       return To(static_cast<typename To::value_type>(value.real()),

@@ -97,6 +97,8 @@ std::string ScalarText(const T& value) {
   } else if constexpr (IsComplexType<T>::value) {
     return absl::StrCat("(", ScalarFloat(value.real()), value.imag() < 0 ? "" : "+",
                         ScalarFloat(value.imag()), "j)");
+  } else if constexpr (std::is_unsigned_v<T>) {
+    return absl::StrCat(static_cast<uint64_t>(value));
   } else if constexpr (std::is_integral_v<T>) {
     return absl::StrCat(static_cast<int64_t>(value));
   } else {

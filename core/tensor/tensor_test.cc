@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <climits>
 #include <cmath>
+#include <vector>
 
 #include "absl/strings/str_replace.h"
 #include "tests/testing/numpy_cases.h"
@@ -47,6 +49,41 @@ TEST(TensorTest, AsTypeConvertsLikeNumPy) {
   EXPECT_EQ(t.AsType(DType::kBool).ToString(), "[ True False  True  True]");
   EXPECT_EQ(t.AsType(DType::kComplex128).AsType(DType::kFloat32).ToString(),
             "[ -1.7   0.    2.9 300. ]");
+}
+
+template <typename T>
+std::vector<T> Values(const Tensor& t) {
+  return {t.data<T>(), t.data<T>() + t.size()};
+}
+
+// NaN, infinities and reals out of an integer type's range convert as NumPy 1.24 on x86 does
+// (values printed by numpy's astype), not as undefined behaviour.
+TEST(TensorTest, AsTypeOfRealsOutOfRangeMatchesNumPyOnX86) {
+  const Tensor t = *Tensor::Of<double>(
+      DType::kFloat64, {9},
+      {-6.25, 3e9, -3e9, 1e19, -1e19, NAN, INFINITY, 70000.5, 9223372036854779904.0});
+  constexpr int32_t kMin32 = INT32_MIN;
+  constexpr int64_t kMin64 = INT64_MIN;
+  EXPECT_EQ(Values<int8_t>(t.AsType(DType::kInt8)),
+            (std::vector<int8_t>{-6, 0, 0, 0, 0, 0, 0, 112, 0}));
+  EXPECT_EQ(Values<uint16_t>(t.AsType(DType::kUInt16)),
+            (std::vector<uint16_t>{65530, 0, 0, 0, 0, 0, 0, 4464, 0}));
+  EXPECT_EQ(
+      Values<int32_t>(t.AsType(DType::kInt32)),
+      (std::vector<int32_t>{-6, kMin32, kMin32, kMin32, kMin32, kMin32, kMin32, 70000, kMin32}));
+  EXPECT_EQ(Values<int64_t>(t.AsType(DType::kInt64)),
+            (std::vector<int64_t>{-6, 3000000000, -3000000000, kMin64, kMin64, kMin64, kMin64,
+                                  70000, kMin64}));
+  EXPECT_EQ(Values<uint64_t>(t.AsType(DType::kUInt64)),
+            (std::vector<uint64_t>{18446744073709551610u, 3000000000, 18446744070709551616u,
+                                   10000000000000000000u, 9223372036854775808u,
+                                   9223372036854775808u, 0, 70000, 9223372036854779904u}));
+  // float32 converts through the same rule.
+  EXPECT_EQ(Values<int16_t>(t.AsType(DType::kFloat32).AsType(DType::kInt16)),
+            (std::vector<int16_t>{-6, 0, 0, 0, 0, 0, 0, 4464, 0}));
+  // Unsigned 64-bit values print unsigned, as NumPy's.
+  EXPECT_EQ(t.AsType(DType::kUInt64).View({2}, {1}).ToString(),
+            "[18446744073709551610           3000000000]");
 }
 
 TEST(TensorTest, BitwiseEqualsComparesBits) {
