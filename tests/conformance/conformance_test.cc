@@ -95,10 +95,10 @@ std::vector<Case> Cases() {
          return dimshuffle(v[0], {1, -1, 0});
        }},
       {"x.sum()", {"dmatrix"}, [](V v) { return sum(v[0]); }},
-      {"x.sum(axis=0)", {"dmatrix"}, [](V v) { return sum(v[0], Axes{{0}}); }},
-      {"x.sum(axis=1, keepdims=True)", {"dmatrix"}, [](V v) { return sum(v[0], Axes{{1}}, true); }},
+      {"x.sum(axis=0)", {"dmatrix"}, [](V v) { return sum(v[0], Axes{0}); }},
+      {"x.sum(axis=1, keepdims=True)", {"dmatrix"}, [](V v) { return sum(v[0], Axes{1}, true); }},
       {"x.sum()", {"ivector"}, [](V v) { return sum(v[0]); }},
-      {"x.max(axis=0)", {"dmatrix"}, [](V v) { return max(v[0], Axes{{0}}); }},
+      {"x.max(axis=0)", {"dmatrix"}, [](V v) { return max(v[0], Axes{0}); }},
       {"x.prod()", {"fvector"}, [](V v) { return prod(v[0]); }},
       {"kt.dot(x, y)", {"dmatrix", "dmatrix"}, [](V v) { return dot(v[0], v[1]); }},
       {"kt.dot(x, y)", {"dmatrix", "dvector"}, [](V v) { return dot(v[0], v[1]); }},
@@ -146,7 +146,7 @@ std::vector<Case> Cases() {
       {"kt.zeros_like(x)", {"dmatrix"}, [](V v) { return zeros_like(v[0]); }},
       {"kt.special.softmax(x, axis=-1)", {"dmatrix"}, [](V v) { return softmax(v[0], -1); }},
       {"kt.mean(x)", {"dmatrix"}, [](V v) { return mean(v[0]); }},
-      {"kt.argmax(x, axis=1)", {"dmatrix"}, [](V v) { return argmax(v[0], Axes{{1}}); }},
+      {"kt.argmax(x, axis=1)", {"dmatrix"}, [](V v) { return argmax(v[0], Axes{1}); }},
       {"kt.outer(x, y)", {"dvector", "dvector"}, [](V v) { return outer(v[0], v[1]); }},
       {"kt.zeros((2, 3)) + x",
        {"dscalar"},
@@ -175,8 +175,8 @@ std::vector<Case> Cases() {
        {"bvector", "dvector", "dscalar"},
        [](V v) { return where(v[0], v[1], v[2]); }},
       {"x.flatten()", {"dmatrix"}, [](V v) { return flatten(v[0]); }},
-      {"x.min(axis=1)", {"dmatrix"}, [](V v) { return min(v[0], Axes{{1}}); }},
-      {"x.mean(axis=0)", {"dmatrix"}, [](V v) { return mean(v[0], Axes{{0}}); }},
+      {"x.min(axis=1)", {"dmatrix"}, [](V v) { return min(v[0], Axes{1}); }},
+      {"x.mean(axis=0)", {"dmatrix"}, [](V v) { return mean(v[0], Axes{0}); }},
       {"kt.special.log_softmax(x)", {"dmatrix"}, [](V v) { return log_softmax(v[0]); }},
   };
 }
