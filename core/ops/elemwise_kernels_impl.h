@@ -75,13 +75,18 @@ absl::Status CheckDomain(const std::string& name, std::span<const Tensor> in) {
   return absl::OkStatus();
 }
 
+// Most inputs a flat loop takes (an n-ary add or mul with more walks the shape).
+inline constexpr size_t kMaxFlatInputs = 8;
+
 // Whether every input is contiguous in `shape` (flat stride 1) or a single element (stride 0),
-// with those strides in `strides`: then one flat loop serves, with no per-operand walk.
+// with those strides in `strides`: then flat loops serve, with no per-operand walk.
 inline bool FlatStrides(std::span<const Tensor> in, const Shape& shape,
-                        std::array<int64_t, 3>& strides) {
+                        std::array<int64_t, kMaxFlatInputs>& strides) {
+  if (in.size() > kMaxFlatInputs) return false;
+  const bool one_element = ShapeSize(shape) == 1;  // then every input is "contiguous"
   for (size_t k = 0; k < in.size(); ++k) {
     if (in[k].size() == 1) {
-      strides[k] = 0;
+      strides[k] = one_element ? 1 : 0;
     } else if (in[k].shape() == shape && in[k].is_contiguous()) {
       strides[k] = 1;
     } else {
@@ -91,7 +96,27 @@ inline bool FlatStrides(std::span<const Tensor> in, const Shape& shape,
   return true;
 }
 
-// Runs op K over inputs already converted to T; the result is in out.
+// o[i] = K(x[i * sx], y[i * sy]) for i in [begin, end), strides 0 or 1 (y null for a unary op).
+template <ScalarOpKind K, typename T, typename R>
+void FlatRange(int64_t begin, int64_t end, const T* x, int64_t sx, const T* y, int64_t sy, R* o) {
+  if (y == nullptr && sx == 1) {
+    for (int64_t i = begin; i < end; ++i) o[i] = scalar::Apply<K, T>(x[i]);
+  } else if (y == nullptr) {
+    std::fill(o + begin, o + end, scalar::Apply<K, T>(x[0]));
+  } else if (sx == 1 && sy == 1) {
+    for (int64_t i = begin; i < end; ++i) o[i] = scalar::Apply<K, T>(x[i], y[i]);
+  } else if (sx == 1) {
+    const T c = y[0];
+    for (int64_t i = begin; i < end; ++i) o[i] = scalar::Apply<K, T>(x[i], c);
+  } else {
+    const T c = x[0];
+    for (int64_t i = begin; i < end; ++i) o[i] = scalar::Apply<K, T>(c, y[i * sy]);
+  }
+}
+
+// Runs op K over inputs already converted to T; the result is in out. Contiguous inputs and
+// single elements take flat loops (SLEEF's vector functions where it has the op), anything else
+// walks the broadcast shape.
 template <ScalarOpKind K, typename T>
 absl::Status RunOp(const std::string& name, std::span<const Tensor> in, const Shape& shape,
                    Tensor& out) {
@@ -103,64 +128,50 @@ absl::Status RunOp(const std::string& name, std::span<const Tensor> in, const Sh
     out = Tensor::Empty(DTypeOf<R>(), shape);
   }
   R* o = out.data<R>();
-  // Contiguous operands of the output's shape, or single elements: flat loops, no walk.
-  constexpr bool kSleefKind = (std::is_same_v<T, double> || std::is_same_v<T, float>)&&std::
-                                  is_same_v<R, T> &&
-                              (sleef::Provides(K) || sleef::ProvidesBinary(K));
-  if constexpr (!kSleefKind) {
-    std::array<int64_t, 3> st;
-    if (in.size() <= 2 && FlatStrides(in, shape, st)) {
-      const T* x = in[0].data<T>();
-      const T* y = in.size() == 2 ? in[1].data<T>() : nullptr;
-      ParallelFor(ShapeSize(shape), loops::kParallelGrain, [&](int64_t begin, int64_t end) {
-        if (y == nullptr && st[0] == 1) {
-          for (int64_t i = begin; i < end; ++i) o[i] = scalar::Apply<K, T>(x[i]);
-        } else if (y == nullptr) {
-          std::fill(o + begin, o + end, scalar::Apply<K, T>(x[0]));
-        } else if (st[0] == 1 && st[1] == 1) {
-          for (int64_t i = begin; i < end; ++i) o[i] = scalar::Apply<K, T>(x[i], y[i]);
-        } else if (st[0] == 1) {
-          const T c = y[0];
-          for (int64_t i = begin; i < end; ++i) o[i] = scalar::Apply<K, T>(x[i], c);
-        } else {
-          const T c = x[0];
-          for (int64_t i = begin; i < end; ++i) o[i] = scalar::Apply<K, T>(c, y[i * st[1]]);
-        }
-      });
-      return absl::OkStatus();
+  const int64_t n = ShapeSize(shape);
+  const int arity = ScalarOpArity(K);
+  std::array<int64_t, kMaxFlatInputs> st{};
+  if (FlatStrides(in, shape, st) && arity != 3) {
+    const T* x = in[0].data<T>();
+    const T* y = in.size() >= 2 ? in[1].data<T>() : nullptr;
+    constexpr bool kReal = std::is_same_v<T, double> || std::is_same_v<T, float>;
+    if constexpr (kReal && std::is_same_v<R, T> && sleef::Provides(K)) {
+      if (st[0] == 1) {
+        ParallelFor(n, loops::kParallelGrain, [&](int64_t begin, int64_t end) {
+          sleef::Map(K, x + begin, o + begin, end - begin);
+        });
+        return absl::OkStatus();
+      }
     }
+    if constexpr (kReal && std::is_same_v<R, T> && sleef::ProvidesBinary(K)) {
+      if (st[0] == 1) {
+        ParallelFor(n, loops::kParallelGrain, [&](int64_t begin, int64_t end) {
+          sleef::Map2(K, x + begin, y + begin * st[1], st[1], o + begin, end - begin);
+        });
+        return absl::OkStatus();
+      }
+    }
+    ParallelFor(n, loops::kParallelGrain, [&](int64_t begin, int64_t end) {
+      FlatRange<K>(begin, end, x, st[0], y, st[1], o);
+      if constexpr (std::is_same_v<R, T>) {
+        // n-ary add and mul fold left to right into the output.
+        for (size_t k = 2; k < in.size(); ++k) {
+          FlatRange<K>(begin, end, static_cast<const T*>(o), 1, in[k].data<T>(), st[k], o);
+        }
+      }
+    });
+    return absl::OkStatus();
   }
   auto a = MakeOperand<T>(in[0], shape);
-  if constexpr ((std::is_same_v<T, double> || std::is_same_v<T, float>)&&std::is_same_v<R, T> &&
-                sleef::Provides(K)) {
-    if (a.contiguous) {
-      ParallelFor(ShapeSize(shape), loops::kParallelGrain, [&](int64_t begin, int64_t end) {
-        sleef::Map(K, a.data + begin, o + begin, end - begin);
-      });
-      return absl::OkStatus();
-    }
-  }
-  if constexpr ((std::is_same_v<T, double> || std::is_same_v<T, float>)&&std::is_same_v<R, T> &&
-                sleef::ProvidesBinary(K)) {
-    const auto b = MakeOperand<T>(in[1], shape);
-    if (a.contiguous && (b.contiguous || b.scalar)) {
-      ParallelFor(ShapeSize(shape), loops::kParallelGrain, [&](int64_t begin, int64_t end) {
-        const int64_t b_stride = b.contiguous ? 1 : 0;
-        sleef::Map2(K, a.data + begin, b.data + begin * b_stride, b_stride, o + begin, end - begin);
-      });
-      return absl::OkStatus();
-    }
-  }
   if (in.size() == 1) {
     loops::Map1(shape, o, a, [](T x) { return scalar::Apply<K, T>(x); });
-  } else if (ScalarOpArity(K) == 3) {
+  } else if (arity == 3) {
     loops::Map3(shape, o, a, MakeOperand<T>(in[1], shape), MakeOperand<T>(in[2], shape),
                 [](T x, T y, T z) { return scalar::Apply<K, T>(x, y, z); });
   } else {
     auto f = [](T x, T y) { return scalar::Apply<K, T>(x, y); };
     loops::Map2(shape, o, a, MakeOperand<T>(in[1], shape), f);
     if constexpr (std::is_same_v<R, T>) {
-      // n-ary add and mul fold left to right into the output.
       for (size_t k = 2; k < in.size(); ++k) {
         loops::Operand<T> acc{o, ContiguousStrides(shape), true, false};
         loops::Map2(shape, o, acc, MakeOperand<T>(in[k], shape), f);
@@ -209,7 +220,7 @@ constexpr std::array<ScalarKernel, sizeof...(I)> KernelsIn(std::integer_sequence
 
 // Instantiates the kernels of every scalar op whose kernel unit (the last column of the table in
 // scalar_op.h) is `unit`: the one line of each elemwise_kernels_<unit>.cc.
-#define KILN_INSTANTIATE_KERNEL_UNIT(unit)                                                    \
+#define KILN_INSTANTIATE_KERNEL_UNIT(unit)                                                 \
   extern const std::array<elemwise_internal::ScalarKernel, kNumScalarOps> kKernels_##unit; \
   const std::array<elemwise_internal::ScalarKernel, kNumScalarOps> kKernels_##unit =       \
       elemwise_internal::KernelsIn<KernelUnit::unit>(                                      \

@@ -1,17 +1,12 @@
-// Loops that apply an elementwise function over broadcast, possibly strided operands, with a
-// contiguous fast path and the work split across cores. Included by the Elemwise kernels only.
+// Loops that apply an elementwise function over broadcast, possibly strided operands, with the
+// work split across cores. Included by the Elemwise kernels only.
 #ifndef KILN_CORE_OPS_ELEMWISE_LOOPS_H_
 #define KILN_CORE_OPS_ELEMWISE_LOOPS_H_
 
 #include <algorithm>
 #include <array>
 #include <cstdint>
-#include <cstring>
 #include <vector>
-
-#ifdef __SSE2__
-#include <emmintrin.h>
-#endif
 
 #include "core/tensor/parallel.h"
 #include "core/tensor/tensor.h"
@@ -20,51 +15,6 @@ namespace kiln::loops {
 
 // Elements per task below which splitting across cores costs more than it saves.
 inline constexpr int64_t kParallelGrain = 1 << 15;
-
-// Output bytes from which contiguous kernels write with non-temporal stores: past the caches, a
-// plain store first reads the line it overwrites, a third more memory traffic.
-inline constexpr int64_t kStreamingBytes = int64_t{1} << 22;
-
-// Elements computed into a cache-resident block before being streamed out.
-inline constexpr int64_t kStreamBlock = 1024;
-
-// Copies `bytes` from src to dst with non-temporal stores where dst is 16-byte aligned.
-inline void StreamCopy(void* dst, const void* src, int64_t bytes) {
-#ifdef __SSE2__
-  char* d = static_cast<char*>(dst);
-  const char* s = static_cast<const char*>(src);
-  while (bytes > 0 && (reinterpret_cast<uintptr_t>(d) & 15) != 0) {
-    *d++ = *s++;
-    --bytes;
-  }
-  for (; bytes >= 16; bytes -= 16, d += 16, s += 16) {
-    _mm_stream_si128(reinterpret_cast<__m128i*>(d),
-                     _mm_loadu_si128(reinterpret_cast<const __m128i*>(s)));
-  }
-  if (bytes > 0) std::memcpy(d, s, bytes);
-#else
-  std::memcpy(dst, src, bytes);
-#endif
-}
-
-// out[i] = f(i) for i in [begin, end): plain stores for small outputs, else computed in blocks
-// and streamed out.
-template <typename R, typename F>
-void WriteRange(R* out, int64_t begin, int64_t end, int64_t total, F&& f) {
-  if (total * static_cast<int64_t>(sizeof(R)) < kStreamingBytes) {
-    for (int64_t i = begin; i < end; ++i) out[i] = f(i);
-    return;
-  }
-  alignas(64) R block[kStreamBlock];
-  for (int64_t b = begin; b < end; b += kStreamBlock) {
-    const int64_t m = std::min(kStreamBlock, end - b);
-    for (int64_t i = 0; i < m; ++i) block[i] = f(b + i);
-    StreamCopy(out + b, block, m * static_cast<int64_t>(sizeof(R)));
-  }
-#ifdef __SSE2__
-  _mm_sfence();
-#endif
-}
 
 // One input seen through the output shape: element strides, 0 along broadcast dims.
 template <typename T>
@@ -91,8 +41,8 @@ Operand<T> MakeOperand(const Tensor& t, const Shape& shape) {
 // Calls body(flat_begin, count, offsets) for runs of the innermost dim covering the flat range
 // [begin, end) of `shape`; offsets[k] is operand k's element offset at flat_begin.
 template <size_t N, typename Body>
-void ForEachRun(const Shape& shape, const std::array<const Shape*, N>& strides,
-                int64_t begin, int64_t end, Body&& body) {
+void ForEachRun(const Shape& shape, const std::array<const Shape*, N>& strides, int64_t begin,
+                int64_t end, Body&& body) {
   const int ndim = static_cast<int>(shape.size());
   if (begin >= end) return;  // also keeps zero-size dims out of the index arithmetic
   if (ndim == 0) {
@@ -127,16 +77,10 @@ void ForEachRun(const Shape& shape, const std::array<const Shape*, N>& strides,
   }
 }
 
-// out[i] = f(a[i]) over `shape` (out contiguous).
+// out[i] = f(a[i]) over `shape` (out contiguous), walking a's strides.
 template <typename R, typename A, typename F>
 void Map1(const Shape& shape, R* out, const Operand<A>& a, F f) {
-  const int64_t n = ShapeSize(shape);
-  ParallelFor(n, kParallelGrain, [&](int64_t begin, int64_t end) {
-    if (a.contiguous) {
-      const A* pa = a.data;
-      WriteRange(out, begin, end, n, [&](int64_t i) { return f(pa[i]); });
-      return;
-    }
+  ParallelFor(ShapeSize(shape), kParallelGrain, [&](int64_t begin, int64_t end) {
     ForEachRun<1>(shape, {&a.strides}, begin, end, [&](int64_t flat, int64_t count, auto& off) {
       const int64_t s = a.strides.empty() ? 0 : a.strides.back();
       const A* pa = a.data + off[0];
@@ -145,31 +89,18 @@ void Map1(const Shape& shape, R* out, const Operand<A>& a, F f) {
   });
 }
 
-// out[i] = f(a[i], b[i]) over `shape`, with fast paths for contiguous and scalar operands.
+// out[i] = f(a[i], b[i]) over `shape` (out contiguous), walking both operands' strides.
 template <typename R, typename A, typename F>
 void Map2(const Shape& shape, R* out, const Operand<A>& a, const Operand<A>& b, F f) {
-  const int64_t n = ShapeSize(shape);
-  ParallelFor(n, kParallelGrain, [&](int64_t begin, int64_t end) {
-    const A* pa = a.data;
-    const A* pb = b.data;
-    if (a.contiguous && b.contiguous) {
-      WriteRange(out, begin, end, n, [&](int64_t i) { return f(pa[i], pb[i]); });
-    } else if (a.contiguous && b.scalar) {
-      const A vb = pb[0];
-      WriteRange(out, begin, end, n, [&](int64_t i) { return f(pa[i], vb); });
-    } else if (a.scalar && b.contiguous) {
-      const A va = pa[0];
-      WriteRange(out, begin, end, n, [&](int64_t i) { return f(va, pb[i]); });
-    } else {
-      ForEachRun<2>(shape, {&a.strides, &b.strides}, begin, end,
-                    [&](int64_t flat, int64_t count, auto& off) {
-                      const int64_t sa = a.strides.empty() ? 0 : a.strides.back();
-                      const int64_t sb = b.strides.empty() ? 0 : b.strides.back();
-                      const A* ra = pa + off[0];
-                      const A* rb = pb + off[1];
-                      for (int64_t i = 0; i < count; ++i) out[flat + i] = f(ra[i * sa], rb[i * sb]);
-                    });
-    }
+  ParallelFor(ShapeSize(shape), kParallelGrain, [&](int64_t begin, int64_t end) {
+    ForEachRun<2>(shape, {&a.strides, &b.strides}, begin, end,
+                  [&](int64_t flat, int64_t count, auto& off) {
+                    const int64_t sa = a.strides.empty() ? 0 : a.strides.back();
+                    const int64_t sb = b.strides.empty() ? 0 : b.strides.back();
+                    const A* ra = a.data + off[0];
+                    const A* rb = b.data + off[1];
+                    for (int64_t i = 0; i < count; ++i) out[flat + i] = f(ra[i * sa], rb[i * sb]);
+                  });
   });
 }
 
