@@ -19,11 +19,12 @@ import glob
 import os
 import re
 import sys
-import traceback
 
 import numpy
 
 import aesara
+
+from doc_examples import execute
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.path.join(HERE, "aesara_docs")
@@ -54,26 +55,9 @@ def flags(example):
     return sum(flag for flag, on in example.options.items() if on)
 
 
-def execute(example, globs):
-    """Runs one example as doctest's runner does; returns (stdout, exception line or None)."""
-    out = doctest._SpoofOut()  # so that a printed sys.stdout reads as it will in the test
-    saved = sys.stdout, sys.displayhook
-    sys.stdout, sys.displayhook = out, sys.__displayhook__
-    try:
-        exec(compile(example.source, "<doctest>", "single", 0, True), globs)
-        exc = None
-    except KeyboardInterrupt:
-        raise
-    except BaseException:
-        exc = traceback.format_exception_only(*sys.exc_info()[:2])[-1]
-    finally:
-        sys.stdout, sys.displayhook = saved
-    return out.getvalue(), exc
-
-
 def record(example, globs):
     """Runs an example; returns (source, want) to keep, or (None, reason) to drop it."""
-    got, exc = execute(example, globs)
+    got, exc = execute(example.source, globs)
     if (exc is None) != (example.exc_msg is None):
         return None, ("raised " + exc.strip().splitlines()[0] if exc
                       else "the doc expects an exception; Aesara raised none")

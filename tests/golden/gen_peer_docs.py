@@ -22,11 +22,11 @@ import importlib
 import importlib.util
 import os
 import re
-import sys
 import textwrap
-import traceback
 
 import numpy
+
+from doc_examples import execute
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.path.join(HERE, "peer_docs")
@@ -165,23 +165,6 @@ def examples_of(text):
         else:
             i += 1
     return sorted(units, key=lambda unit: unit[0])
-
-
-def execute(source, globs):
-    """Runs one example as doctest's runner does; returns (stdout, exception line or None)."""
-    out = doctest._SpoofOut()
-    saved = sys.stdout, sys.displayhook
-    sys.stdout, sys.displayhook = out, sys.__displayhook__
-    try:
-        exec(compile(source, "<doctest>", "single", 0, True), globs)
-        exc = None
-    except KeyboardInterrupt:
-        raise
-    except BaseException:
-        exc = traceback.format_exception_only(*sys.exc_info()[:2])[-1]
-    finally:
-        sys.stdout, sys.displayhook = saved
-    return out.getvalue(), exc
 
 
 def record(example, globs):

@@ -51,9 +51,9 @@ def example_keys(page, examples):
     return keys
 
 
-def load_known_failures():
-    """The set of lines of aesara_docs_known_failures.txt, comments and blank lines aside."""
-    with open(KNOWN_FAILURES) as f:
+def load_known_failures(path=KNOWN_FAILURES):
+    """The set of lines of a known-failures list, comments and blank lines aside."""
+    with open(path) as f:
         return {line.rstrip("\n") for line in f if line.strip() and not line.startswith("#")}
 
 
@@ -195,25 +195,35 @@ def _indent(text):
     return "".join("    " + line + "\n" for line in text.splitlines()) or "    (nothing)\n"
 
 
+def check_example(passed, got, key, known_failures, failures_file, describe_failure):
+    """Passes an example that printed what the peer printed, xfails one listed in failures_file,
+    and fails the rest: an unlisted failure (described by describe_failure()) or a listed pass."""
+    if key in known_failures:
+        if passed:
+            pytest.fail("passes on Kiln now: delete this line from %s:\n%s" % (failures_file, key),
+                        pytrace=False)
+        pytest.xfail((got.strip().splitlines() or ["no output"])[-1][:200])
+    if not passed:
+        pytest.fail(describe_failure(), pytrace=False)
+
+
+def check_known_failures(known_failures, keys, golden_dir):
+    """Every line of a known-failures list names an example of the transcripts in golden_dir."""
+    stale = sorted(known_failures - {key for names in keys.values() for key in names})
+    if stale:
+        pytest.fail("not an example of %s:\n%s" % (golden_dir, "\n".join(stale)), pytrace=False)
+
+
 @pytest.mark.parametrize("page,index", CASES,
                          ids=["%s:%d" % (p, PAGES[p][i].lineno + 1) for p, i in CASES])
 def test_aesara_doc_example(page_outcomes, known_failures, page, index):
     """One documentation example prints on Kiln what it printed on Aesara (or is listed)."""
     passed, got = page_outcomes(page)[index]
-    key = KEYS[page][index]
-    if key in known_failures:
-        if passed:
-            pytest.fail("passes on Kiln now: delete this line from "
-                        "tests/python/aesara_docs_known_failures.txt:\n" + key, pytrace=False)
-        pytest.xfail((got.strip().splitlines() or ["no output"])[-1][:200])
-    if not passed:
-        pytest.fail(_describe(page, index, got), pytrace=False)
+    check_example(passed, got, KEYS[page][index], known_failures,
+                  "tests/python/aesara_docs_known_failures.txt",
+                  lambda: _describe(page, index, got))
 
 
 def test_known_failures_are_examples(known_failures):
     """Every line of the known-failures list names an example of a transcript."""
-    keys = {key for page_keys in KEYS.values() for key in page_keys}
-    stale = sorted(known_failures - keys)
-    if stale:
-        pytest.fail("not an example of tests/golden/aesara_docs:\n" + "\n".join(stale),
-                    pytrace=False)
+    check_known_failures(known_failures, KEYS, "tests/golden/aesara_docs")

@@ -18,7 +18,8 @@ import re
 
 import pytest
 
-from test_aesara_docs import Summary, describe, example_keys, run_examples
+from test_aesara_docs import (Summary, check_example, check_known_failures, describe,
+                              example_keys, load_known_failures, run_examples)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 GOLDEN = os.path.join(HERE, "..", "golden", "peer_docs")
@@ -39,12 +40,6 @@ def load_transcripts():
         with open(path) as f:
             transcripts[os.path.basename(path)[:-len(".txt")]] = parser.get_examples(f.read())
     return transcripts
-
-
-def load_known_failures():
-    """The set of lines of peer_docs_known_failures.txt, comments and blank lines aside."""
-    with open(KNOWN_FAILURES) as f:
-        return {line.rstrip("\n") for line in f if line.strip() and not line.startswith("#")}
 
 
 TRANSCRIPTS = load_transcripts()
@@ -68,7 +63,7 @@ def run_transcript(name):
 @pytest.fixture(scope="module")
 def known_failures():
     """The examples listed as failing on Kiln today."""
-    return load_known_failures()
+    return load_known_failures(KNOWN_FAILURES)
 
 
 @pytest.fixture(scope="module")
@@ -95,23 +90,14 @@ def _describe(name, index, got):
 def test_peer_doc_example(transcript_outcomes, known_failures, name, index):
     """One documentation example prints on Kiln what it printed on the peer (or is listed)."""
     passed, got = transcript_outcomes(name)[index]
-    key = KEYS[name][index]
-    if key in known_failures:
-        if passed:
-            pytest.fail("passes on Kiln now: delete this line from "
-                        "tests/python/peer_docs_known_failures.txt:\n" + key, pytrace=False)
-        pytest.xfail((got.strip().splitlines() or ["no output"])[-1][:200])
-    if not passed:
-        pytest.fail(_describe(name, index, got), pytrace=False)
+    check_example(passed, got, KEYS[name][index], known_failures,
+                  "tests/python/peer_docs_known_failures.txt",
+                  lambda: _describe(name, index, got))
 
 
 def test_known_failures_are_examples(known_failures):
     """Every line of the known-failures list names an example of a transcript."""
-    keys = {key for transcript_keys in KEYS.values() for key in transcript_keys}
-    stale = sorted(known_failures - keys)
-    if stale:
-        pytest.fail("not an example of tests/golden/peer_docs:\n" + "\n".join(stale),
-                    pytrace=False)
+    check_known_failures(known_failures, KEYS, "tests/golden/peer_docs")
 
 
 def test_every_peer_has_transcripts():
