@@ -24,7 +24,7 @@ import numpy
 
 import aesara
 
-from doc_examples import execute
+from doc_examples import add_ellipsis, execute, prompt, want_text
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.path.join(HERE, "aesara_docs")
@@ -37,7 +37,6 @@ PAGES = ["fundamentals/graph/graphstructures.rst", "fundamentals/graph/type.rst"
          "compile/function.rst", "compile/io.rst", "compile/shared.rst",
          "troubleshoot/printing.rst", "how_to_think_in_aesara.rst", "glossary.rst"]
 ADDRESS = re.compile(r"\b0x[0-9a-fA-F]{4,}\b")
-DIRECTIVE = re.compile(r"#\s*doctest:")
 TRACEBACK = "Traceback (most recent call last):\n  ...\n"
 # The imports the doc's prose assumes ("assume that aesara.tensor is imported as at"), run
 # first on every page and written as the transcript's first examples.
@@ -74,29 +73,6 @@ def record(example, globs):
     return source, actual
 
 
-def add_ellipsis(source):
-    """Source with +ELLIPSIS added to its doctest directive (or a new directive)."""
-    lines = source.rstrip("\n").split("\n")
-    i = next((i for i, line in enumerate(lines) if DIRECTIVE.search(line)), None)
-    if i is None:
-        lines[-1] += "  # doctest: +ELLIPSIS"
-    else:
-        lines[i] += " +ELLIPSIS"
-    return "\n".join(lines) + "\n"
-
-
-def prompt(source):
-    """An example's source with doctest's >>> and ... prompts."""
-    lines = source.rstrip("\n").split("\n")
-    return "".join(("... " if i else ">>> ") + line + "\n" for i, line in enumerate(lines))
-
-
-def want_text(want):
-    """Output as a doctest transcript spells it: blank lines as <BLANKLINE>."""
-    return "".join((line if line.strip() else "<BLANKLINE>") + "\n"
-                   for line in want.rstrip("\n").split("\n")) if want else ""
-
-
 def run_page(path, relpath):
     """The transcript of one doc page: a prose header, then the kept examples."""
     parser = doctest.DocTestParser()
@@ -107,7 +83,7 @@ def run_page(path, relpath):
     globs = {"__name__": "__main__"}
     body, notes, end = [], [], None
     for line in SETUP:
-        got, exc = execute(doctest.Example(line, ""), globs)
+        got, exc = execute(line + "\n", globs)
         assert not got and not exc, (line, got, exc)
     body.append("".join(prompt(line) for line in SETUP))
     for ex in examples:

@@ -26,7 +26,7 @@ import textwrap
 
 import numpy
 
-from doc_examples import execute
+from doc_examples import add_ellipsis, execute, prompt, want_text
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.path.join(HERE, "peer_docs")
@@ -106,7 +106,6 @@ PROBES = [
       " batched_A: np.arange(24.0).reshape(2, 3, 4)})"]),
 ]
 ADDRESS = re.compile(r"\b0x[0-9a-fA-F]{4,}\b")
-DIRECTIVE = re.compile(r"#\s*doctest:")
 TRACEBACK = "Traceback (most recent call last):\n  ...\n"
 # A Sphinx block whose body is code: `.. testcode::` or `.. code-block:: python`; and the
 # `.. testoutput::` that may follow a testcode.
@@ -182,26 +181,8 @@ def record(example, globs):
     if ADDRESS.search(actual):
         actual = ADDRESS.sub("0x...", actual)
         if not example.options.get(doctest.ELLIPSIS):
-            lines = source.rstrip("\n").split("\n")
-            i = next((i for i, line in enumerate(lines) if DIRECTIVE.search(line)), None)
-            if i is None:
-                lines[-1] += "  # doctest: +ELLIPSIS"
-            else:
-                lines[i] += " +ELLIPSIS"
-            source = "\n".join(lines) + "\n"
+            source = add_ellipsis(source)
     return source, actual
-
-
-def prompt(source):
-    """An example's source with doctest's >>> and ... prompts."""
-    lines = source.rstrip("\n").split("\n")
-    return "".join(("... " if i else ">>> ") + line + "\n" for i, line in enumerate(lines))
-
-
-def want_text(want):
-    """Output as a doctest transcript spells it: blank lines as <BLANKLINE>."""
-    return "".join((line if line.strip() else "<BLANKLINE>") + "\n"
-                   for line in want.rstrip("\n").split("\n")) if want else ""
 
 
 def fixed(source, text, notes):
