@@ -74,6 +74,9 @@ TEST(TensorTest, AsTypeOfRealsOutOfRangeMatchesNumPyOnX86) {
   EXPECT_EQ(Values<int64_t>(t.AsType(DType::kInt64)),
             (std::vector<int64_t>{-6, 3000000000, -3000000000, kMin64, kMin64, kMin64, kMin64,
                                   70000, kMin64}));
+  EXPECT_EQ(Values<uint32_t>(t.AsType(DType::kUInt32)),
+            (std::vector<uint32_t>{4294967290u, 3000000000u, 2147483648u, 0, 2147483648u,
+                                   2147483648u, 0, 70000, 0}));
   EXPECT_EQ(Values<uint64_t>(t.AsType(DType::kUInt64)),
             (std::vector<uint64_t>{18446744073709551610u, 3000000000, 18446744070709551616u,
                                    10000000000000000000u, 9223372036854775808u,
