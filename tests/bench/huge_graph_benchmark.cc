@@ -8,6 +8,7 @@
 #include "core/kiln.h"
 #include "proto/convert/graph_convert.h"
 #include "tests/testing/huge_graphs.h"
+#include "tests/testing/paths.h"
 #include "tests/testing/server_process.h"
 
 namespace kiln {
@@ -25,7 +26,7 @@ double Ms(Clock::time_point start) {
 // Runs `call` on the graph against a fresh server and prints its BENCH lines.
 template <typename Call>
 void ServerCase(const char* name, const std::pair<Var, Var>& graph, Call call) {
-  testing::ServerProcess server(KILN_SERVER_BIN, {"--threads=2"});
+  testing::ServerProcess server(kiln::testing::ServerBin(), {"--threads=2"});
   if (!server.ready()) {
     std::printf("# %s: the server did not start\n", name);
     return;

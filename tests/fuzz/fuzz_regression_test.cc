@@ -8,6 +8,7 @@
 #include <string>
 
 #include "tests/fuzz/fuzz_targets.h"
+#include "tests/testing/paths.h"
 
 namespace kiln::fuzz {
 namespace {
@@ -15,7 +16,7 @@ namespace {
 class FuzzRegressionTest : public ::testing::TestWithParam<NamedTarget> {};
 
 TEST_P(FuzzRegressionTest, EveryInputReturns) {
-  const std::filesystem::path root = std::filesystem::path(KILN_SOURCE_DIR) / "tests/fuzz";
+  const std::filesystem::path root = std::filesystem::path(kiln::testing::SourceDir()) / "tests/fuzz";
   int inputs = 0;
   for (const char* folder : {"corpus", "regressions"}) {
     const std::filesystem::path dir = root / folder / GetParam().name;

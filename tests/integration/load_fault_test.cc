@@ -22,6 +22,7 @@
 #include "proto/convert/graph_convert.h"
 #include "proto/convert/tensor_convert.h"
 #include "tests/testing/huge_graphs.h"
+#include "tests/testing/paths.h"
 #include "tests/testing/server_process.h"
 
 namespace kiln {
@@ -70,7 +71,7 @@ TEST(LoadTest, SixtyFourClientsMixingEveryCall) {
 #else
   const int64_t cap = int64_t{1536} << 20;
 #endif
-  ServerProcess server(KILN_SERVER_BIN,
+  ServerProcess server(kiln::testing::ServerBin(),
                        {"--threads=4", "--max_concurrent_executions=16", "--cache_bytes=67108864",
                         "--max_tensor_bytes=16777216", "--max_message_bytes=33554432",
                         "--max_sessions=32", "--max_session_bytes=1048576",
@@ -198,7 +199,7 @@ TEST(FaultTest, ALargeRequestsMemoryIsGivenBack) {
   GTEST_SKIP() << "kiln-server runs on AddressSanitizer's allocator here, which keeps freed "
                   "memory in its quarantine; the normal build checks jemalloc's purge";
 #endif
-  ServerProcess server(KILN_SERVER_BIN, {"--threads=2"});
+  ServerProcess server(kiln::testing::ServerBin(), {"--threads=2"});
   ASSERT_TRUE(server.ready());
   const int64_t idle = server.resident_bytes();
   const auto [x, cost] = testing::TanhChain(30000);
@@ -227,7 +228,7 @@ TEST(FaultTest, KilledWhileWritingTheCacheLosesNothingComplete) {
   constexpr int kGraphs = 400;
   std::atomic<int> next{0};
   {
-    ServerProcess server(KILN_SERVER_BIN, {"--threads=2", "--cache_dir=" + dir});
+    ServerProcess server(kiln::testing::ServerBin(), {"--threads=2", "--cache_dir=" + dir});
     ASSERT_TRUE(server.ready());
     std::vector<std::thread> writers;
     for (int w = 0; w < 4; ++w) {
@@ -272,7 +273,7 @@ TEST(FaultTest, KilledWhileWritingTheCacheLosesNothingComplete) {
   // A torn entry, as a crash on a file system without ordered writes could leave.
   std::filesystem::resize_file(torn, std::filesystem::file_size(torn) / 2);
 
-  ServerProcess restarted(KILN_SERVER_BIN, {"--threads=2", "--cache_dir=" + dir});
+  ServerProcess restarted(kiln::testing::ServerBin(), {"--threads=2", "--cache_dir=" + dir});
   ASSERT_TRUE(restarted.ready());
   auto stub = restarted.Stub();
   int from_disk = 0;

@@ -25,6 +25,7 @@
 #include "kiln/v1/service.grpc.pb.h"
 #include "proto/convert/graph_convert.h"
 #include "proto/convert/tensor_convert.h"
+#include "tests/testing/paths.h"
 #include "tests/testing/server_process.h"
 
 namespace kiln {
@@ -125,7 +126,7 @@ class MemoryReport {
 };
 
 TEST(RuntimeAttackTest, RepeatCountsThatWrapInt64AreAnErrorNotACrash) {
-  ServerProcess server(KILN_SERVER_BIN, {"--threads=2"});
+  ServerProcess server(kiln::testing::ServerBin(), {"--threads=2"});
   ASSERT_TRUE(server.ready());
   MemoryReport report(server, "repeat_wrap");
   auto stub = server.Stub();
@@ -158,7 +159,7 @@ TEST(RuntimeAttackTest, RepeatCountsThatWrapInt64AreAnErrorNotACrash) {
 }
 
 TEST(RuntimeAttackTest, RepeatOfAnEmptyRowFourBillionTimesFoldsAtOnce) {
-  ServerProcess server(KILN_SERVER_BIN, {"--threads=2"});
+  ServerProcess server(kiln::testing::ServerBin(), {"--threads=2"});
   ASSERT_TRUE(server.ready());
   MemoryReport report(server, "repeat_empty_rows");
   auto stub = server.Stub();
@@ -179,7 +180,7 @@ TEST(RuntimeAttackTest, RepeatOfAnEmptyRowFourBillionTimesFoldsAtOnce) {
 }
 
 TEST(RuntimeAttackTest, SmallCallsAreServedWhileBothCoresRunHostileCalls) {
-  ServerProcess server(KILN_SERVER_BIN, {"--threads=2"});
+  ServerProcess server(kiln::testing::ServerBin(), {"--threads=2"});
   ASSERT_TRUE(server.ready());
   MemoryReport report(server, "hostile_x2");
   auto stub = server.Stub();
@@ -214,7 +215,7 @@ TEST(RuntimeAttackTest, SmallCallsAreServedWhileBothCoresRunHostileCalls) {
 
 TEST(RuntimeAttackTest, ACallPastItsDeadlineGivesItsThreadBack) {
   // One worker that may not grow: the next call runs only once the hostile one let go.
-  ServerProcess server(KILN_SERVER_BIN, {"--threads=1", "--max_threads=1"});
+  ServerProcess server(kiln::testing::ServerBin(), {"--threads=1", "--max_threads=1"});
   ASSERT_TRUE(server.ready());
   MemoryReport report(server, "deadline");
   auto stub = server.Stub();
@@ -236,7 +237,7 @@ TEST(RuntimeAttackTest, ACallPastItsDeadlineGivesItsThreadBack) {
 }
 
 TEST(RuntimeAttackTest, ACallOverItsMemoryBudgetFailsNamingIt) {
-  ServerProcess server(KILN_SERVER_BIN, {"--threads=2", "--max_call_bytes=268435456"});
+  ServerProcess server(kiln::testing::ServerBin(), {"--threads=2", "--max_call_bytes=268435456"});
   ASSERT_TRUE(server.ready());
   MemoryReport report(server, "three_draws");
   auto stub = server.Stub();
@@ -266,7 +267,7 @@ TEST(RuntimeAttackTest, ACallOverItsMemoryBudgetFailsNamingIt) {
 // budget, for a Cholesky (plain or Blockwise): refused at once, before anything is allocated
 // (broadcast_to's copy is the first to ask), with its size in bytes or the budget named.
 TEST(RuntimeAttackTest, AHostileMatrixOrBatchIsRefusedBeforeItIsAllocated) {
-  ServerProcess server(KILN_SERVER_BIN, {"--threads=2", "--max_call_bytes=268435456"});
+  ServerProcess server(kiln::testing::ServerBin(), {"--threads=2", "--max_call_bytes=268435456"});
   ASSERT_TRUE(server.ready());
   auto stub = server.Stub();
   const Var x = dscalar("x"), n = lscalar("n");
@@ -292,7 +293,7 @@ TEST(RuntimeAttackTest, AHostileMatrixOrBatchIsRefusedBeforeItIsAllocated) {
 }
 
 TEST(RuntimeAttackTest, AnAnswerLargerThanAMessageIsRefusedBeforeItIsCopied) {
-  ServerProcess server(KILN_SERVER_BIN, {"--threads=2", "--max_message_bytes=16777216"});
+  ServerProcess server(kiln::testing::ServerBin(), {"--threads=2", "--max_message_bytes=16777216"});
   ASSERT_TRUE(server.ready());
   MemoryReport report(server, "large_answer");
   auto stub = server.Stub();
@@ -307,7 +308,7 @@ TEST(RuntimeAttackTest, AnAnswerLargerThanAMessageIsRefusedBeforeItIsCopied) {
 }
 
 TEST(RuntimeAttackTest, AStreamIsCheckedAgainstTheSignatureAsChunksArrive) {
-  ServerProcess server(KILN_SERVER_BIN, {"--threads=2", "--max_call_bytes=268435456"});
+  ServerProcess server(kiln::testing::ServerBin(), {"--threads=2", "--max_call_bytes=268435456"});
   ASSERT_TRUE(server.ready());
   MemoryReport report(server, "stream");
   auto stub = server.Stub();
@@ -361,7 +362,7 @@ TEST(RuntimeAttackTest, ResidentSizeFallsBackAfterALargeCall) {
   GTEST_SKIP() << "AddressSanitizer's allocator keeps freed memory in its quarantine; "
                   "call_limits_test checks the buffer cache's own accounting";
 #endif
-  ServerProcess server(KILN_SERVER_BIN, {"--threads=2"});
+  ServerProcess server(kiln::testing::ServerBin(), {"--threads=2"});
   ASSERT_TRUE(server.ready());
   auto stub = server.Stub();
   auto drawn_sum = [&](int64_t n) {

@@ -9,6 +9,8 @@
 #include <regex>
 #include <string>
 
+#include "tests/testing/paths.h"
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -17,7 +19,7 @@ namespace fs = std::filesystem;
 // with its path relative to the source tree.
 std::vector<std::string> SourcesUnder(const std::string& root) {
   std::vector<std::string> out;
-  const fs::path base(KILN_SOURCE_DIR);
+  const fs::path base(kiln::testing::SourceDir());
   for (const auto& entry : fs::recursive_directory_iterator(base / root)) {
     const std::string ext = entry.path().extension();
     const std::string name = entry.path().filename();
@@ -32,7 +34,7 @@ std::vector<std::string> SourcesUnder(const std::string& root) {
 std::vector<std::pair<int, std::string>> KilnIncludes(const std::string& file) {
   static const std::regex include(R"re(^\s*#\s*include\s*"((core|proto|server|client)/[^"]+)")re");
   std::vector<std::pair<int, std::string>> out;
-  std::ifstream in(fs::path(KILN_SOURCE_DIR) / file);
+  std::ifstream in(fs::path(kiln::testing::SourceDir()) / file);
   std::string line;
   std::smatch m;
   for (int n = 1; std::getline(in, line); ++n) {
@@ -91,7 +93,7 @@ TEST(LayeringTest, TopLevelFoldersPointDown) {
 }
 
 TEST(LayeringTest, CoreIncludesNoProtobufOrGrpc) {
-  const std::filesystem::path core = std::filesystem::path(KILN_SOURCE_DIR) / "core";
+  const std::filesystem::path core = std::filesystem::path(kiln::testing::SourceDir()) / "core";
   const std::regex forbidden(
       R"(^\s*#\s*include\s*[<"](google/protobuf/|grpc|grpcpp/|.*\.pb\.h|.*\.grpc\.pb\.h))");
   int files = 0;
@@ -110,7 +112,7 @@ TEST(LayeringTest, CoreIncludesNoProtobufOrGrpc) {
 }
 
 TEST(LayeringTest, CoreLinksNoProtobufOrGrpc) {
-  std::ifstream cmake(std::filesystem::path(KILN_SOURCE_DIR) / "core" / "CMakeLists.txt");
+  std::ifstream cmake(std::filesystem::path(kiln::testing::SourceDir()) / "core" / "CMakeLists.txt");
   std::string text((std::istreambuf_iterator<char>(cmake)), std::istreambuf_iterator<char>());
   ASSERT_FALSE(text.empty());
   EXPECT_EQ(text.find("protobuf::"), std::string::npos);

@@ -9,11 +9,13 @@
 #include <sstream>
 #include <string>
 
+#include "tests/testing/paths.h"
+
 namespace kiln::testing {
 
 // The contents of `path` relative to the source tree (empty, with a test failure, if missing).
 inline std::string ReadSourceFile(const std::string& path) {
-  std::ifstream file(std::string(KILN_SOURCE_DIR) + "/" + path);
+  std::ifstream file(std::string(kiln::testing::SourceDir()) + "/" + path);
   EXPECT_TRUE(file.good()) << "cannot read " << path;
   std::stringstream text;
   text << file.rdbuf();
@@ -25,7 +27,7 @@ inline std::string ReadSourceFile(const std::string& path) {
 inline void ExpectGolden(const std::string& actual, const std::string& path) {
   if (const char* update = std::getenv("KILN_UPDATE_GOLDEN");
       update && std::string(update) == "1") {
-    std::ofstream(std::string(KILN_SOURCE_DIR) + "/" + path) << actual;
+    std::ofstream(std::string(kiln::testing::SourceDir()) + "/" + path) << actual;
     return;
   }
   EXPECT_EQ(actual, ReadSourceFile(path)) << "golden file " << path;
