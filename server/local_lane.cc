@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cstring>
 #include <new>
+#include <optional>
 #include <system_error>
 #include <thread>
 
@@ -39,20 +40,55 @@ void SetTimeouts(int fd, absl::Duration timeout) {
   setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 }
 
-// Writes `resp` (its size computed by ByteSizeLong already) as one frame through `out`, a buffer
-// kept across frames; false when the client is gone or stopped reading.
-bool WriteFrame(int fd, const v1::LaneResponse& resp, size_t size, std::string& out) {
-  out.resize(4 + size);
+// Writes `resp` (its size computed by ByteSizeLong already) as a frame at `out`, which has
+// room for 4 + size bytes: its length (4 bytes, little-endian), then the message.
+void SerializeFrame(const v1::LaneResponse& resp, size_t size, char* out) {
   const uint32_t n = static_cast<uint32_t>(size);
   for (int i = 0; i < 4; ++i) out[i] = static_cast<char>((n >> (8 * i)) & 0xff);
-  resp.SerializeWithCachedSizesToArray(reinterpret_cast<uint8_t*>(out.data() + 4));
-  for (size_t sent = 0; sent < out.size();) {
+  resp.SerializeWithCachedSizesToArray(reinterpret_cast<uint8_t*>(out + 4));
+}
+
+// Writes `resp` (its size computed by ByteSizeLong already) as one frame through `out`, a buffer
+// kept across frames, with the descriptor `passed` (SCM_RIGHTS) when it is not -1; false when
+// the client is gone or stopped reading.
+bool WriteFrame(int fd, const v1::LaneResponse& resp, size_t size, std::string& out,
+                int passed = -1) {
+  out.resize(4 + size);
+  SerializeFrame(resp, size, out.data());
+  size_t sent = 0;
+  if (passed >= 0) {  // the descriptor goes with the first bytes
+    iovec iov{out.data(), out.size()};
+    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+    msghdr msg{};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control;
+    msg.msg_controllen = sizeof(control);
+    cmsghdr* cmsg = CMSG_FIRSTHDR(&msg);
+    cmsg->cmsg_level = SOL_SOCKET;
+    cmsg->cmsg_type = SCM_RIGHTS;
+    cmsg->cmsg_len = CMSG_LEN(sizeof(int));
+    std::memcpy(CMSG_DATA(cmsg), &passed, sizeof(int));
+    ssize_t k;
+    do {
+      k = sendmsg(fd, &msg, MSG_NOSIGNAL);
+    } while (k < 0 && errno == EINTR);
+    if (k <= 0) return false;
+    sent = static_cast<size_t>(k);
+  }
+  while (sent < out.size()) {
     const ssize_t k = send(fd, out.data() + sent, out.size() - sent, MSG_NOSIGNAL);
     if (k < 0 && errno == EINTR) continue;
     if (k <= 0) return false;
     sent += static_cast<size_t>(k);
   }
   return true;
+}
+
+// Whether the client has closed its end of the connection `fd`.
+bool HungUp(int fd) {
+  pollfd p{fd, POLLRDHUP, 0};
+  return poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0;
 }
 
 // WriteFrame of a frame written once (an error's).
@@ -110,42 +146,16 @@ class FrameReader {
 
  private:
   static constexpr size_t kBufferBytes = 64 << 10;
-  static constexpr int kMostSkipped = 64;  // frames without a spin after spins that missed
 
   // Waits up to --local_spin for the next frame awake: a client calling in a loop then finds
-  // this thread running instead of paying for its wake-up. A wait that misses (no frame in
-  // time, or this thread was preempted meanwhile: another thread wanted its core, maybe the
-  // client itself on a busy machine, which the spin only kept from running) is not tried for
-  // the next 1, 2, 4 ... 64 frames; one that hits makes it every frame again.
+  // this thread running instead of paying for its wake-up. The spins back off as
+  // lane::SpinPolicy says (after one that missed or was preempted).
   void Spin() {
-    if (options_.spin <= absl::ZeroDuration()) return;
-    if (skip_ > 0) {
-      --skip_;
-      return;
-    }
-    const int64_t preempted = Preemptions();
-    const Clock::time_point until = Clock::now() + absl::ToChronoNanoseconds(options_.spin);
-    char byte;
-    bool hit = false;
-    do {
-      if (recv(fd_, &byte, 1, MSG_PEEK | MSG_DONTWAIT) >= 0 || errno != EAGAIN) {
-        hit = true;
-        break;
-      }
-    } while (Clock::now() < until);
-    if (hit && Preemptions() == preempted) {
-      backoff_ = 0;
-      return;
-    }
-    backoff_ = std::min(backoff_ == 0 ? 1 : 2 * backoff_, kMostSkipped);
-    skip_ = backoff_;
-  }
-
-  // This thread's involuntary context switches so far.
-  static int64_t Preemptions() {
-    rusage usage{};
-    getrusage(RUSAGE_THREAD, &usage);
-    return usage.ru_nivcsw;
+    if (options_.spin <= absl::ZeroDuration() || !policy_.ShouldSpin()) return;
+    policy_.Record(lane::SpinFor(options_.spin, 1, [this] {
+      char byte;
+      return recv(fd_, &byte, 1, MSG_PEEK | MSG_DONTWAIT) >= 0 || errno != EAGAIN;
+    }));
   }
 
   // Exactly n bytes: first the buffered ones, then the rest (straight into `out` when they
@@ -218,8 +228,70 @@ class FrameReader {
   Clock::time_point deadline_;
   std::string buffer_;  // bytes [begin_, end_) received but not yet taken
   size_t begin_ = 0, end_ = 0;
-  int skip_ = 0;     // frames still to wait for without spinning
-  int backoff_ = 0;  // the skip after the last spin that missed (0: the last one hit)
+  lane::SpinPolicy policy_;
+};
+
+// The frames of a connection that has its shared-memory ring: each comes through the ring, or
+// through the socket when the ring says kOnSocket (a frame larger than its slot).
+class RingFrames {
+ public:
+  // `gone` says whether the connection must end (the client gone, the lane stopping).
+  RingFrames(lane::Ring& ring, FrameReader& socket, const LaneOptions& options,
+             std::function<bool()> gone)
+      : ring_(ring), socket_(socket), options_(options), gone_(std::move(gone)) {}
+
+  // The next frame; `eof` when the connection ends first (or idles past --local_timeout).
+  absl::Status Next(std::string* frame, bool* eof) {
+    *eof = false;
+    // The sleeps are cut in slices of a second, after each of which `gone_` is asked.
+    absl::StatusOr<uint64_t> size =
+        ring_.Await(lane::Side::kServer, options_.spin, policy_, absl::Now() + options_.timeout,
+                    absl::Seconds(1), [this] {
+                      return gone_() ? absl::CancelledError("the lane connection ends")
+                                     : absl::OkStatus();
+                    });
+    if (!size.ok()) {  // gone, stopping, or idle too long
+      *eof = true;
+      return absl::OkStatus();
+    }
+    if (*size == lane::kOnSocket) {
+      RETURN_IF_ERROR(socket_.Next(frame, eof));
+      if (*eof) return absl::DataLossError("the client closed the lane before the frame it announced");
+      return absl::OkStatus();
+    }
+    const char* slot = ring_.InSlot(lane::Side::kServer);
+    uint32_t n = 0;
+    if (*size >= 4 && *size <= ring_.slot_bytes()) {
+      for (int i = 0; i < 4; ++i) n |= uint32_t{static_cast<uint8_t>(slot[i])} << (8 * i);
+    }
+    if (*size < 4 || *size > ring_.slot_bytes() || n != *size - 4) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "a lane ring frame said to have ", *size, " bytes, with a length of ", n,
+          ": not a frame in a slot of ", ring_.slot_bytes()));
+    }
+    // Copied out before it is read: the client may rewrite the slot meanwhile.
+    frame->assign(slot + 4, n);
+    return absl::OkStatus();
+  }
+
+  // Sends `resp` (of `size` bytes, computed) through the ring, or through the socket when it is
+  // larger than the slot; false when the client is gone.
+  bool Write(int fd, const v1::LaneResponse& resp, size_t size, std::string& out) {
+    if (4 + size <= ring_.slot_bytes()) {
+      SerializeFrame(resp, size, ring_.OutSlot(lane::Side::kServer));
+      ring_.Post(lane::Side::kServer, 4 + size);
+      return true;
+    }
+    ring_.Post(lane::Side::kServer, lane::kOnSocket);
+    return WriteFrame(fd, resp, size, out);
+  }
+
+ private:
+  lane::Ring& ring_;
+  FrameReader& socket_;
+  const LaneOptions& options_;
+  std::function<bool()> gone_;
+  lane::SpinPolicy policy_;
 };
 
 }  // namespace
@@ -259,6 +331,7 @@ absl::Status LaneCalls::Call(const v1::LaneRequest& req, v1::LaneResponse* resp,
       return tenant.status();
     }
     said_hello_ = true;
+    ring_requested_ = req.hello().ring();
     authorization_ = req.hello().authorization();
     resp->set_instance(calls_.instance());
     return absl::OkStatus();
@@ -310,6 +383,11 @@ absl::StatusOr<std::unique_ptr<LocalLane>> LocalLane::Start(const LaneOptions& o
     return absl::InvalidArgumentError(
         "--local_timeout must be above 0 and at most a year, --local_max_connections at least 1, "
         "and --local_spin from 0 to 1s");
+  }
+  if (options.ring_slot_bytes % 4096 != 0 || options.ring_slot_bytes > (uint64_t{64} << 20)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--local_ring_bytes=", static_cast<int64_t>(options.ring_slot_bytes),
+        ": 0 (no rings) or a multiple of 4096 up to 64 MiB"));
   }
   struct stat st;
   if (lstat(options.path.c_str(), &st) == 0) {
@@ -428,17 +506,29 @@ void LocalLane::Serve(int fd, State& state) {
       const Clock::time_point now = Clock::now();
       if (state.stopping.load() || now - last_look < std::chrono::milliseconds(1)) return false;
       last_look = now;
-      pollfd p{fd, POLLRDHUP, 0};
-      return poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0;
+      return HungUp(fd);
     });
     FrameReader reader(fd, options_);
+    std::unique_ptr<lane::Ring> ring;  // once the hello asked for it
+    std::optional<RingFrames> ring_frames;
+    absl::Cleanup forget_ring = [&] {
+      if (ring == nullptr) return;
+      absl::MutexLock lock(&state.mutex);
+      state.rings.erase(std::find(state.rings.begin(), state.rings.end(), ring.get()));
+    };
     std::string frame, out;
     while (true) {
       bool eof = false;
-      if (absl::Status s = reader.Next(&frame, &eof); !s.ok() || eof) {
+      absl::Status s = ring_frames ? ring_frames->Next(&frame, &eof) : reader.Next(&frame, &eof);
+      if (!s.ok() || eof) {
         if (!s.ok()) {
           calls_.Record("LaneExecute", s, "");
-          WriteFrame(fd, ErrorResponse(s));
+          const v1::LaneResponse error = ErrorResponse(s);
+          if (ring_frames) {
+            ring_frames->Write(fd, error, error.ByteSizeLong(), out);
+          } else {
+            WriteFrame(fd, error);
+          }
         }
         break;
       }
@@ -454,7 +544,25 @@ void LocalLane::Serve(int fd, State& state) {
             "shared-memory region, or use ExecuteStream")));
         size = resp.ByteSizeLong();
       }
-      if (!WriteFrame(fd, resp, size, out) || close_after) break;
+      if (calls.TakeRingRequest() && options_.ring_slot_bytes > 0 && !close_after) {
+        // The hello's answer carries the ring; every frame after it goes through the ring.
+        absl::StatusOr<std::unique_ptr<lane::Ring>> made =
+            lane::Ring::Create(options_.ring_slot_bytes);
+        if (made.ok()) {
+          resp.set_ring_slot_bytes((*made)->slot_bytes());
+          if (!WriteFrame(fd, resp, resp.ByteSizeLong(), out, (*made)->fd())) break;
+          ring = std::move(*made);
+          ring_frames.emplace(*ring, reader, options_,
+                              [&state, fd] { return state.stopping.load() || HungUp(fd); });
+          absl::MutexLock lock(&state.mutex);
+          state.rings.push_back(ring.get());
+          continue;
+        }
+        Log(LogLevel::kWarning, "lane ring refused", {{"error", std::string(made.status().message())}});
+      }
+      const bool sent =
+          ring_frames ? ring_frames->Write(fd, resp, size, out) : WriteFrame(fd, resp, size, out);
+      if (!sent || close_after) break;
       // A large answer's buffer is not kept.
       if (out.capacity() > kKeptFrameBytes) std::string().swap(out);
     }
@@ -476,8 +584,10 @@ void LocalLane::Stop(absl::Duration grace) {
   {
     absl::MutexLock lock(&state.mutex);
     state.accepting = false;
-    // Idle connections see the end of their stream; a running call finishes and answers first.
+    // Idle connections see the end of their stream, or are woken in their ring; a running call
+    // finishes and answers first.
     for (int fd : state.fds) shutdown(fd, SHUT_RD);
+    for (lane::Ring* ring : state.rings) ring->Wake(lane::Side::kServer);
     auto all_done = [&state]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(state.mutex) {
       return state.open == 0;
     };

@@ -1,6 +1,8 @@
 // The same-host lane: Execute over a Unix socket, beside gRPC, for clients on the server's
 // machine (frames of LaneRequest and LaneResponse, see service.proto). A call costs two small
-// socket writes instead of an HTTP/2 exchange. The same tokens, tenants, quotas and limits apply
+// socket writes instead of an HTTP/2 exchange; with the shared-memory ring a client asks for in
+// its hello (proto/lane/ring.h), two writes to shared memory, and no system call while both
+// sides spin. The same tokens, tenants, quotas and limits apply
 // as on gRPC; a connection is bounded in number, in frame size and in time. A connection's calls
 // run on its own thread, with no hop to the pool (the hop's wake-up costs more than the calls the
 // lane is for); --max_concurrent_executions bounds how many run at once, as on gRPC.
@@ -13,6 +15,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -21,6 +24,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "kiln/v1/service.pb.h"
+#include "proto/lane/ring.h"
 #include "server/calls.h"
 
 namespace kiln::server {
@@ -34,6 +38,8 @@ struct LaneOptions {
   // After answering, a connection's thread waits this long awake for the next call (skipped
   // for the next 1, 2, 4 ... 64 frames after a wait that missed or was preempted).
   absl::Duration spin = absl::ZeroDuration();
+  // Each slot of a connection's shared-memory ring, when its client asks for one; 0: no rings.
+  uint64_t ring_slot_bytes = 256 << 10;
 };
 
 // One connection's calls, without the socket: the hello, then Executes under the hello's token,
@@ -44,6 +50,8 @@ class LaneCalls {
   LaneCalls(Calls& calls, std::function<bool()> peer_gone);
   // The answer to one frame's bytes. Sets `close` when the connection must end after it.
   v1::LaneResponse Handle(absl::string_view frame, bool* close);
+  // Whether the hello just answered asked for the ring (true once).
+  bool TakeRingRequest() { return std::exchange(ring_requested_, false); }
 
  private:
   absl::Status Call(const v1::LaneRequest& req, v1::LaneResponse* resp, bool* close);
@@ -54,6 +62,7 @@ class LaneCalls {
   std::function<bool()> peer_gone_;
   std::unique_ptr<char[]> first_block_;
   bool said_hello_ = false;
+  bool ring_requested_ = false;
   std::string authorization_;
 };
 
@@ -85,6 +94,7 @@ class LocalLane {
     absl::Mutex mutex;
     int open ABSL_GUARDED_BY(mutex) = 0;  // threads running: AcceptLoop's and connections'
     std::vector<int> fds ABSL_GUARDED_BY(mutex);  // the open connections' sockets
+    std::vector<lane::Ring*> rings ABSL_GUARDED_BY(mutex);  // their rings, woken by Stop
     bool accepting ABSL_GUARDED_BY(mutex) = true;
     std::atomic<bool> stopping{false};
     std::atomic<bool> cancel{false};  // past Stop's grace: running calls end

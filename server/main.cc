@@ -100,6 +100,10 @@ KILN_FLAG(absl::Duration, local_spin, absl::Microseconds(50),
           "after answering, a lane connection's thread waits this long awake for the next call (a "
           "client calling in a loop then pays no wake-up; after a wait that misses, skipped for "
           "the next 1 to 64 calls); 0: sleeps at once");
+KILN_FLAG(int64_t, local_ring_bytes, 256 << 10,
+          "each slot (request, answer) of the shared-memory ring a lane client may ask for: its "
+          "calls then pass through shared memory, without system calls while both sides spin; a "
+          "multiple of 4096 from 4096 to 64 MiB; 0: no rings");
 KILN_FLAG(absl::Duration, inline_max_call, absl::Microseconds(100),
           "an Execute of at most 64 KiB whose function averages under this runs on the gRPC thread "
           "that received it, sparing a hand-off to the pool; 0: never");
@@ -195,6 +199,7 @@ int main(int argc, char** argv) {
   options.local_max_connections = absl::GetFlag(FLAGS_local_max_connections);
   options.local_timeout = absl::GetFlag(FLAGS_local_timeout);
   options.local_spin = absl::GetFlag(FLAGS_local_spin);
+  options.local_ring_bytes = absl::GetFlag(FLAGS_local_ring_bytes);
   options.tls = {absl::GetFlag(FLAGS_tls_cert), absl::GetFlag(FLAGS_tls_key),
                  absl::GetFlag(FLAGS_tls_client_ca)};
   options.auth_tokens = absl::GetFlag(FLAGS_auth_tokens);

@@ -193,8 +193,9 @@ absl::Status Server::StartHttp(const ServerOptions& options) {
 }
 
 absl::Status Server::StartLane(const ServerOptions& options) {
-  LaneOptions lane{options.local_socket, options.local_max_connections, options.local_timeout,
-                   options.max_message_bytes, options.local_spin};
+  LaneOptions lane{options.local_socket,      options.local_max_connections,
+                   options.local_timeout,     options.max_message_bytes,
+                   options.local_spin,        static_cast<uint64_t>(options.local_ring_bytes)};
   const bool automatic = lane.path == "auto";
   if (automatic) {
     // A replica's clients reach it through a front, which the lane would bypass.

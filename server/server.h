@@ -47,6 +47,7 @@ struct ServerOptions {
   int local_max_connections = 64;
   absl::Duration local_timeout = absl::Minutes(5);
   absl::Duration local_spin = absl::Microseconds(50);
+  int64_t local_ring_bytes = 256 << 10;  // each slot of a lane connection's ring; 0: none
   int metrics_port = -1;  // -1: no HTTP endpoint; 0: any free port
   std::string metrics_host = "127.0.0.1";
   std::string metrics_token;  // when set, GET /metrics needs `Authorization: Bearer <it>`

@@ -28,6 +28,7 @@
 #include "server/log.h"
 #include "server/server.h"
 #include "tests/testing/local_server.h"
+#include "tests/testing/raw_lane.h"
 #include "tests/testing/server_process.h"
 
 namespace kiln {
@@ -37,102 +38,16 @@ using client::Client;
 using server::Server;
 using server::ServerOptions;
 using testing::Address;
+using testing::ExecuteOf;
 using testing::Local;
+using testing::MetricsSay;
+using testing::RawLane;
 using testing::Start;
 using testing::Vec;
 
 // A socket path of this test's own.
 std::string TempSocket(const std::string& name) {
   return "/tmp/kiln-lane-test-" + std::to_string(getpid()) + "-" + name + ".sock";
-}
-
-// A lane connection speaking raw frames.
-class RawLane {
- public:
-  explicit RawLane(const std::string& path) : fd_(socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) {
-    sockaddr_un addr{};
-    addr.sun_family = AF_UNIX;
-    std::strncpy(addr.sun_path, path.c_str(), sizeof(addr.sun_path) - 1);
-    connected_ = connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
-    const timeval tv{10, 0};  // no test waits forever
-    setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-  }
-  ~RawLane() { close(fd_); }
-
-  bool connected() const { return connected_; }
-  // Sends `body` as one frame (false when the server has closed the connection).
-  bool Send(const std::string& body) {
-    const uint32_t n = static_cast<uint32_t>(body.size());
-    std::string frame(reinterpret_cast<const char*>(&n), 4);
-    return SendBytes(frame + body);
-  }
-  bool SendBytes(const std::string& bytes) {
-    for (size_t sent = 0; sent < bytes.size();) {
-      const ssize_t k = send(fd_, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
-      if (k <= 0) return false;
-      sent += static_cast<size_t>(k);
-    }
-    return true;
-  }
-  // The next response; nullopt when the connection ends first.
-  std::optional<v1::LaneResponse> Read() {
-    uint32_t n = 0;
-    if (!ReadBytes(&n, 4)) return std::nullopt;
-    std::string body(n, '\0');
-    if (!ReadBytes(body.data(), n)) return std::nullopt;
-    v1::LaneResponse resp;
-    if (!resp.ParseFromString(body)) return std::nullopt;
-    return resp;
-  }
-  v1::LaneResponse Call(const v1::LaneRequest& req) {
-    EXPECT_TRUE(Send(req.SerializeAsString()));
-    std::optional<v1::LaneResponse> resp = Read();
-    EXPECT_TRUE(resp.has_value());
-    return resp.value_or(v1::LaneResponse());
-  }
-  v1::LaneResponse Hello(const std::string& authorization = "") {
-    v1::LaneRequest req;
-    req.mutable_hello()->set_authorization(authorization);
-    return Call(req);
-  }
-  // True when the server has closed its end (after whatever responses are pending).
-  bool Ended() {
-    char byte;
-    return recv(fd_, &byte, 1, 0) == 0;
-  }
-
- private:
-  bool ReadBytes(void* out, size_t n) {
-    char* p = static_cast<char*>(out);
-    while (n > 0) {
-      const ssize_t k = recv(fd_, p, n, 0);
-      if (k <= 0) return false;
-      p += k;
-      n -= static_cast<size_t>(k);
-    }
-    return true;
-  }
-
-  int fd_;
-  bool connected_ = false;
-};
-
-v1::LaneRequest ExecuteOf(const std::string& function_id, const Tensor& arg,
-                          int64_t timeout_ms = 0) {
-  v1::LaneRequest req;
-  req.mutable_execute()->set_function_id(function_id);
-  *req.mutable_execute()->add_args() = ToProto(arg);
-  req.set_timeout_ms(timeout_ms);
-  return req;
-}
-
-// Waits up to 10 s for the server's metrics to contain `text`.
-bool MetricsSay(const Server& server, const std::string& text) {
-  for (int i = 0; i < 500; ++i) {
-    if (absl::StrContains(server.MetricsText(), text)) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return false;
 }
 
 TEST(LaneTest, ExecuteOverTheLaneEqualsGrpc) {

@@ -430,8 +430,9 @@ def test_fast_path_calls_keep_their_deadline(server):
 
 
 def test_a_spin_that_misses_backs_off(server):
-    """kiln.config.lane_spin: a call slower than the spin makes the next calls sleep at once
-    (1, then 2, 4 ... 64 of them); the answers are the same either way."""
+    """kiln.config.lane_spin on a connection without the ring (whose spins back off in C++, as
+    proto/lane/ring_test.cc checks): a call slower than the spin makes the next calls sleep at
+    once (1, then 2, 4 ... 64 of them); the answers are the same either way."""
     m = at.dmatrix("m")
     y = m
     for _ in range(4):
@@ -439,9 +440,14 @@ def test_a_spin_that_misses_backs_off(server):
     f = kiln.function([m], y)
     a = np.full((300, 300), 1e-3)
     want = f(a)
+    lane = f._runner.client._lane
     spin, kiln.config.lane_spin = kiln.config.lane_spin, 1e-6
+    kiln.config.lane_ring = False
+    lane._drop()
     try:
-        local = f._runner.client._lane._local
+        assert_bitwise(f(a), want)
+        local = lane._local
+        assert local.sock is not None and local.ring is None
         local.backoff = local.skip = 0
         assert_bitwise(f(a), want)
         assert (local.backoff, local.skip) == (1, 1)
@@ -451,6 +457,63 @@ def test_a_spin_that_misses_backs_off(server):
         assert (local.backoff, local.skip) == (2, 2)
     finally:
         kiln.config.lane_spin = spin
+        kiln.config.lane_ring = True
+        lane._drop()
+
+
+@pytest.mark.parametrize("spin", [None, 0.0, 1e-6])
+def test_calls_through_the_ring_give_the_socket_s_bits(server, spin):
+    """The shared-memory ring (kiln.config.lane_ring, on by default) carries the calls of a lane
+    connection, spinning or sleeping for the answer: the same bits as the socket alone and as
+    gRPC, through the fast path and the general one (shared variables, updates)."""
+    x = at.dvector("x")
+    acc = kiln.shared(np.zeros(3), "acc")
+    f = kiln.function([x], [at.exp(x) * 2.0, at.sum(x ** 2)])
+    g = kiln.function([x], acc + x, updates=[(acc, acc + x)])
+    lane = f._runner.client._lane
+    args = [np.array([0.5, -1.0, 2.0]) * k for k in range(5)]
+    results = {}
+    before = kiln.config.lane_spin
+    try:
+        kiln.config.lane_spin = spin
+        for ring in (True, False):
+            kiln.config.lane_ring = ring
+            lane._drop()
+            acc.set_value(np.zeros(3))
+            results[ring] = [f(a) for a in args] + [g(a) for a in args]
+            assert (lane._local.ring is not None) == ring
+    finally:
+        kiln.config.lane_ring, kiln.config.lane_spin = True, before
+        lane._drop()
+    for a, b in zip(results[True], results[False]):
+        assert_bitwise(a, b)
+    kiln.config.lane = "off"
+    try:
+        h = kiln.function([x], [at.exp(x) * 2.0, at.sum(x ** 2)])
+        for a, want in zip(args, results[True]):
+            assert_bitwise(h(a), want)
+    finally:
+        kiln.config.lane = "auto"
+
+
+def test_frames_larger_than_the_ring_slot_go_over_the_socket(server):
+    """A server with rings of 4 KiB slots: calls of 16 KiB in and out (under the shared-memory
+    regions' threshold, so in messages) go over the socket, announced in the ring, and the small
+    calls between them through the ring."""
+    with running_server("--local_ring_bytes=4096") as address:
+        kiln.config.server = address
+        try:
+            client = Client(address)
+            without_grpc_execute(client)
+            x = at.dvector("x")
+            f = kiln.function([x], x * 3.0 + 1.0)
+            f._runner.client = client
+            for n in (2000, 3, 2000, 1, 2048):
+                a = np.linspace(-1.0, 1.0, n)
+                assert_bitwise(f(a), a * 3.0 + 1.0)
+                assert client._lane._local.ring.slot_bytes == 4096
+        finally:
+            kiln.config.server = server
 
 
 def _frame(msg):

@@ -31,8 +31,13 @@ class _Config:
         # Seconds a lane call polls for its answer before its thread sleeps until the answer
         # comes: a call answered sooner pays no wake-up of this thread, at the price of its
         # core while it waits (kiln.lane; environment KILN_LANE_SPIN; 0: sleep at once). None,
-        # the default: 100 µs while the machine has a core to spare (the 1-minute load average,
-        # looked at each second, under this process's cores less one half), else 0.
+        # the default: 100 µs through the ring (its spins back off after misses); over the
+        # socket alone, 100 µs while the machine has a core to spare (the 1-minute load
+        # average, looked at each second, under this process's cores less one half), else 0.
+        # Whether a lane connection asks the server for a shared-memory ring (proto/lane/ring.h:
+        # the calls' frames then pass through shared memory, with no system call while both
+        # sides spin; environment KILN_LANE_RING=0 turns it off).
+        self.lane_ring = os.environ.get("KILN_LANE_RING", "1") != "0"
         spin = os.environ.get("KILN_LANE_SPIN")
         self.lane_spin = None if spin is None else float(spin)
         # Seconds a call may take before it is DEADLINE_EXCEEDED; None waits.

@@ -5,9 +5,12 @@ checks that the socket's other end is the server's own process (SO_PEERCRED agai
 GetVersion.local_pid), and the hello's answer against GetVersion.instance. Each thread has its
 own connection; anything that stops the lane from being used sends calls over gRPC instead.
 A function's answers are read without protobuf when they keep the last one's layout (Outputs).
-While a call runs, the client polls for its answer for up to kiln.config.lane_spin seconds
-(by default 100 µs while the machine has a core to spare: _spin) before it sleeps: a call that
-answers within that time costs no wake-up of this thread. A spin that misses (no answer in
+A connection asks for the server's shared-memory ring (kiln.config.lane_ring): its calls' frames
+then go through a memfd's slots (kiln._core.LaneRing, proto/lane/ring.h), and only frames larger
+than a slot over the socket. Over the socket alone, while a call runs, the client polls for
+its answer for up to kiln.config.lane_spin seconds (by default 100 µs while the machine has a
+core to spare: _spin) before it sleeps: a call that answers within that time costs no wake-up
+of this thread. A spin that misses (no answer in
 time, or this thread preempted meanwhile) is not tried for the next 1, 2, 4 ... 64 calls
 (every call again after one that hits): slow calls, and a server sharing this thread's core on
 a busy machine (where the spin would only keep it from running), cost little spinning."""
@@ -22,7 +25,7 @@ import time
 import grpc
 import numpy as np
 
-from kiln import _pb
+from kiln import _core, _pb
 from kiln.config import config
 from kiln.errors import KilnError
 from kiln.wire import _NATIVE
@@ -127,8 +130,12 @@ class Lane:
             tail = _TIMEOUT_TAG + _varint(max(1, int(timeout * 1000)))
             parts[0] = _frame_head(size, len(tail))
             parts.append(tail)
+        local = self._local
+        wait = None if timeout is None else timeout + 5
+        if local.ring is not None:
+            return self._ring_exchange(sock, local, parts, len(parts[0]) + size + (
+                len(parts[-1]) if timeout is not None else 0), wait)
         try:
-            wait = None if timeout is None else timeout + 5
             if sock.gettimeout() != wait:
                 sock.settimeout(wait)
             if size < 65536:
@@ -138,7 +145,6 @@ class Lane:
         except OSError:  # the server is gone (a restart): nothing ran, gRPC takes this call
             self._drop()
             return None
-        local = self._local
         try:
             spin = _spin()
             if spin > 0:
@@ -156,11 +162,41 @@ class Lane:
         finally:
             local.used = time.monotonic()
 
+    def _ring_exchange(self, sock, local, parts, frame_bytes, wait):
+        """exchange() through this connection's shared-memory ring: the frame goes in its slot
+        (or, larger, over the socket), and the answer comes back the same way. Spins in
+        kiln._core.LaneRing (without the GIL), which backs off after spins that miss."""
+        ring = local.ring
+        try:
+            if frame_bytes <= ring.slot_bytes:
+                sent = ring.post(parts)
+            else:
+                sent = ring.post_on_socket()
+                if sent:
+                    if sock.gettimeout() != wait:
+                        sock.settimeout(wait)
+                    _send_parts(sock, parts)
+        except OSError:  # the server is gone (a restart): nothing ran, gRPC takes this call
+            sent = False
+        if not sent:
+            self._drop()
+            return None
+        try:
+            frame = ring.answer(_AUTO_SPIN if config.lane_spin is None else config.lane_spin,
+                                wait)
+            return _read_frame(sock) if frame is None else frame
+        except (OSError, EOFError) as e:
+            self._drop()
+            raise LaneError("the lane to %s broke during a call: %s" % (self._path, e)) from None
+        finally:
+            local.used = time.monotonic()
+
     def _socket(self):
         """This thread's connection, made (and checked) on first use; None when unusable."""
         local = self._local
         if getattr(local, "forks", None) != _forks:  # a new thread, or a forked child
-            local.sock, local.forks, local.failed = None, _forks, False
+            # (A parent's ring is not this process's to use: its answers are the parent's.)
+            local.sock, local.ring, local.forks, local.failed = None, None, _forks, False
         if local.failed:
             return None
         if local.sock is not None and time.monotonic() - local.used > _IDLE_LOOK:
@@ -168,7 +204,7 @@ class Lane:
             if local.poll.poll(0):
                 self._drop()
         if local.sock is None:
-            local.sock = self._connect_again_if_restarted()
+            local.sock, local.ring = self._connect_again_if_restarted()
             local.failed = local.sock is None
             local.used = time.monotonic()
             if local.sock is not None:
@@ -193,7 +229,7 @@ class Lane:
         except (OSError, LaneRefused):
             if self.required:
                 raise
-            return None
+            return None, None
 
     def _refresh(self):
         """The server's lane as GetVersion says it now."""
@@ -205,6 +241,7 @@ class Lane:
             raise LaneRefused("the server at %s has no lane now" % self._client.address)
 
     def _connect(self):
+        """A connection that has said its hello: (socket, kiln._core.LaneRing or None)."""
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             sock.settimeout(10)
@@ -216,30 +253,36 @@ class Lane:
                                   % (self._path, pid, self._pid))
             hello = _pb.service_pb2.LaneRequest()
             hello.hello.authorization = self._authorization
+            hello.hello.ring = bool(config.lane_ring)
             frame = hello.SerializeToString()
             sock.sendall(_HEADER.pack(len(frame)) + frame)
-            resp = self._read(sock)
-            if resp.code != 0:
-                raise LaneRefused("the lane said %s: %s" % (_CODES.get(resp.code), resp.message))
-            if resp.instance != self._instance:
-                raise LaneRefused("%s is another server's" % self._path)
+            # The ring's memfd, if granted, comes with the answer's first bytes.
+            data, fds, _, _ = socket.recv_fds(sock, 1 << 16, 1)
+            ring = None
+            try:
+                resp = _pb.service_pb2.LaneResponse()
+                resp.ParseFromString(memoryview(_complete_frame(sock, data))[4:])
+                if resp.code != 0:
+                    raise LaneRefused("the lane said %s: %s"
+                                      % (_CODES.get(resp.code), resp.message))
+                if resp.instance != self._instance:
+                    raise LaneRefused("%s is another server's" % self._path)
+                if resp.ring_slot_bytes and fds:
+                    ring = _core.LaneRing(fds.pop(), resp.ring_slot_bytes, sock.fileno())
+            finally:
+                for fd in fds:
+                    os.close(fd)
             sock.settimeout(None)
-            return sock
+            return sock, ring
         except BaseException:
             sock.close()
             raise
 
     def _drop(self):
+        self._local.ring = None
         if self._local.sock is not None:
             self._local.sock.close()
             self._local.sock = None
-
-    @staticmethod
-    def _read(sock):
-        """The next LaneResponse."""
-        resp = _pb.service_pb2.LaneResponse()
-        resp.ParseFromString(memoryview(_read_frame(sock))[4:])
-        return resp
 
 
 _AUTO_SPIN = 1e-4  # seconds a call polls by default while the machine has a core to spare
@@ -275,7 +318,11 @@ def parse_response(frame):
 def _read_frame(sock):
     """The next frame's bytes, its 4-byte length first: one recv for a small answer, its
     length and body together."""
-    data = sock.recv(1 << 16)
+    return _complete_frame(sock, sock.recv(1 << 16))
+
+
+def _complete_frame(sock, data):
+    """The frame whose first bytes are `data`, completed from the socket."""
     if len(data) < 4:
         data += _recv_exact(sock, 4 - len(data))
     missing = _HEADER.unpack_from(data)[0] + 4 - len(data)

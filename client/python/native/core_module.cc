@@ -19,6 +19,7 @@
 
 #include "absl/status/status.h"
 #include "client/python/native/executable.h"
+#include "client/python/native/lane_ring.h"
 #include "core/grad/gradient.h"
 #include "core/graph/basic.h"
 #include "core/graph/constructors.h"
@@ -227,6 +228,7 @@ PYBIND11_MODULE(_core, m) {
   graph_error = PyErr_NewException("kiln._core.GraphError", bases.ptr(), nullptr);
   m.attr("GraphError") = py::handle(graph_error);
   DefineExecutable(m);
+  DefineLaneRing(m);
   call_error = m.attr("CallError").ptr();
 
   py::class_<Type, std::shared_ptr<Type>>(m, "Type")
