@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/ops/conv_panels.h"
 #include "core/ops/conv_parts.h"
+#include "core/ops/conv_winograd.h"
 
 namespace kiln {
 namespace conv {
@@ -20,26 +21,6 @@ namespace {
 // in the core's L2 cache.
 constexpr int64_t kDefaultTileBytes = int64_t{256} << 10;
 std::atomic<int64_t> tile_bytes{0};
-
-// C (m x n, row stride ldc) = op(A) op(B) + beta C; with k == 0 (no channels), beta C.
-template <typename T>
-void Gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda,
-          const T* b, int64_t ldb, T beta, T* c, int64_t ldc) {
-  if (m == 0 || n == 0) return;
-  if (k == 0) {
-    for (int64_t i = 0; i < m; ++i) {
-      for (int64_t j = 0; j < n; ++j) c[i * ldc + j] = beta == T(0) ? T(0) : c[i * ldc + j] * beta;
-    }
-    return;
-  }
-  const CBLAS_TRANSPOSE ta = trans_a ? CblasTrans : CblasNoTrans;
-  const CBLAS_TRANSPOSE tb = trans_b ? CblasTrans : CblasNoTrans;
-  if constexpr (std::is_same_v<T, float>) {
-    cblas_sgemm(CblasRowMajor, ta, tb, m, n, k, 1.0f, a, lda, b, ldb, beta, c, ldc);
-  } else {
-    cblas_dgemm(CblasRowMajor, ta, tb, m, n, k, 1.0, a, lda, b, ldb, beta, c, ldc);
-  }
-}
 
 // The positions per tile: as many as keep a tile's `rows` columns under the cap (at least one)
 // times `scale`, evened out over the tiles of an image. Under a call's memory budget the cap is
@@ -80,6 +61,7 @@ absl::Status Forward(const ConvGeometry& g, const T* img, const T* kern, T* out,
   if (g.batch == 0 || g.filters == 0) return absl::OkStatus();
   Tensor flipped;
   const T* w = CorrelationWeights(g, kern, flipped, dtype);
+  if (WinogradForwardApplies(g)) return WinogradForward(g, img, w, out, dtype);
 #ifdef KILN_CONV_DIRECT
   if (DirectForwardApplies<T>(g)) return DirectForward(g, img, w, out, dtype);
 #endif

@@ -1,7 +1,8 @@
 // The kernels of the abstract convolution ops (conv.h), for float32 and float64, over 3 spatial
-// axes (a 2-d convolution has a leading axis of 1): panels that read the image directly (AVX2;
-// conv_panels.cc, conv_panels_grad.cc), or tiles of im2col (and col2im) with OpenBLAS GEMM
-// (conv_kernels.cc says which runs when).
+// axes (a 2-d convolution has a leading axis of 1): Winograd's F(2x2, 3x3) for the forward pass
+// of 3x3 filters (conv_winograd.cc), panels that read the image directly (AVX2; conv_panels.cc,
+// conv_panels_grad.cc), or tiles of im2col (and col2im) with OpenBLAS GEMM (conv_kernels.cc
+// says which runs when).
 #ifndef KILN_CORE_OPS_CONV_KERNELS_H_
 #define KILN_CORE_OPS_CONV_KERNELS_H_
 

@@ -169,7 +169,9 @@ void CheckGradients(const ConvGeometry& g, int trial, double f32_tol = 2e-5) {
   ExpectNear(std::vector<T>(dx.data<T>(), dx.data<T>() + isize), want_dx, "GradInputs", f32_tol);
   ExpectNear(std::vector<T>(dw.data<T>(), dw.data<T>() + wsize), want_dw, "GradWeights", f32_tol);
   // (Every case applies to one of them where the CPU runs the panels.)
-  if (conv::HasAvx2Fma()) EXPECT_GT(ran, 0) << "no panel kernel applied";
+  if (conv::HasAvx2Fma()) {
+    EXPECT_GT(ran, 0) << "no panel kernel applied";
+  }
 }
 
 TEST(ConvPanelsTest, GradientKernelsMatchALoop) {

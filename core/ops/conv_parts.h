@@ -4,6 +4,7 @@
 #ifndef KILN_CORE_OPS_CONV_PARTS_H_
 #define KILN_CORE_OPS_CONV_PARTS_H_
 
+#include <cblas.h>
 #include <dlfcn.h>
 
 #include <algorithm>
@@ -13,6 +14,7 @@
 #include <memory>
 #include <mutex>
 #include <thread>
+#include <type_traits>
 
 #include "absl/status/status.h"
 #include "core/ops/conv_kernels.h"
@@ -21,6 +23,26 @@
 #include "core/tensor/status_macros.h"
 
 namespace kiln::conv {
+
+// C (m x n, row stride ldc) = op(A) op(B) + beta C; with k == 0 (no channels), beta C.
+template <typename T>
+void Gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda,
+          const T* b, int64_t ldb, T beta, T* c, int64_t ldc) {
+  if (m == 0 || n == 0) return;
+  if (k == 0) {
+    for (int64_t i = 0; i < m; ++i) {
+      for (int64_t j = 0; j < n; ++j) c[i * ldc + j] = beta == T(0) ? T(0) : c[i * ldc + j] * beta;
+    }
+    return;
+  }
+  const CBLAS_TRANSPOSE ta = trans_a ? CblasTrans : CblasNoTrans;
+  const CBLAS_TRANSPOSE tb = trans_b ? CblasTrans : CblasNoTrans;
+  if constexpr (std::is_same_v<T, float>) {
+    cblas_sgemm(CblasRowMajor, ta, tb, m, n, k, 1.0f, a, lda, b, ldb, beta, c, ldc);
+  } else {
+    cblas_dgemm(CblasRowMajor, ta, tb, m, n, k, 1.0, a, lda, b, ldb, beta, c, ldc);
+  }
+}
 
 // The per-chunk accumulators of GradWeights are capped at this many bytes in all.
 inline constexpr int64_t kAccumulatorBytes = int64_t{32} << 20;
