@@ -19,8 +19,8 @@
 
 #include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
-#include "google/protobuf/arena.h"
 #include "core/tensor/status_macros.h"
+#include "google/protobuf/arena.h"
 #include "proto/convert/error_reason.h"
 #include "server/calls.h"
 #include "server/log.h"
@@ -244,19 +244,19 @@ class RingFrames {
   absl::Status Next(std::string* frame, bool* eof) {
     *eof = false;
     // The sleeps are cut in slices of a second, after each of which `gone_` is asked.
-    absl::StatusOr<uint64_t> size =
-        ring_.Await(lane::Side::kServer, options_.spin, policy_, absl::Now() + options_.timeout,
-                    absl::Seconds(1), [this] {
-                      return gone_() ? absl::CancelledError("the lane connection ends")
-                                     : absl::OkStatus();
-                    });
+    absl::StatusOr<uint64_t> size = ring_.Await(
+        lane::Side::kServer, options_.spin, policy_, absl::Now() + options_.timeout,
+        absl::Seconds(1), [this] {
+          return gone_() ? absl::CancelledError("the lane connection ends") : absl::OkStatus();
+        });
     if (!size.ok()) {  // gone, stopping, or idle too long
       *eof = true;
       return absl::OkStatus();
     }
     if (*size == lane::kOnSocket) {
       RETURN_IF_ERROR(socket_.Next(frame, eof));
-      if (*eof) return absl::DataLossError("the client closed the lane before the frame it announced");
+      if (*eof)
+        return absl::DataLossError("the client closed the lane before the frame it announced");
       return absl::OkStatus();
     }
     const char* slot = ring_.InSlot(lane::Side::kServer);
@@ -265,9 +265,9 @@ class RingFrames {
       for (int i = 0; i < 4; ++i) n |= uint32_t{static_cast<uint8_t>(slot[i])} << (8 * i);
     }
     if (*size < 4 || *size > ring_.slot_bytes() || n != *size - 4) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "a lane ring frame said to have ", *size, " bytes, with a length of ", n,
-          ": not a frame in a slot of ", ring_.slot_bytes()));
+      return absl::InvalidArgumentError(
+          absl::StrCat("a lane ring frame said to have ", *size, " bytes, with a length of ", n,
+                       ": not a frame in a slot of ", ring_.slot_bytes()));
     }
     // Copied out before it is read: the client may rewrite the slot meanwhile.
     frame->assign(slot + 4, n);
@@ -385,9 +385,9 @@ absl::StatusOr<std::unique_ptr<LocalLane>> LocalLane::Start(const LaneOptions& o
         "and --local_spin from 0 to 1s");
   }
   if (options.ring_slot_bytes % 4096 != 0 || options.ring_slot_bytes > (uint64_t{64} << 20)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--local_ring_bytes=", static_cast<int64_t>(options.ring_slot_bytes),
-        ": 0 (no rings) or a multiple of 4096 up to 64 MiB"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--local_ring_bytes=", static_cast<int64_t>(options.ring_slot_bytes),
+                     ": 0 (no rings) or a multiple of 4096 up to 64 MiB"));
   }
   struct stat st;
   if (lstat(options.path.c_str(), &st) == 0) {
@@ -558,7 +558,8 @@ void LocalLane::Serve(int fd, State& state) {
           state.rings.push_back(ring.get());
           continue;
         }
-        Log(LogLevel::kWarning, "lane ring refused", {{"error", std::string(made.status().message())}});
+        Log(LogLevel::kWarning, "lane ring refused",
+            {{"error", std::string(made.status().message())}});
       }
       const bool sent =
           ring_frames ? ring_frames->Write(fd, resp, size, out) : WriteFrame(fd, resp, size, out);

@@ -70,7 +70,8 @@ template <typename T>
   const int64_t nc = g.channels, h = g.image[1], w = g.image[2];
   const int64_t pad_y = g.pad[1], pad_x = g.pad[2], tw = t.tw, width = 2 * tw + 2;
   // The image's columns [x0, x1) fill line[x0 + pad_x ...]; the rest of the line is zeros.
-  const int64_t x0 = std::clamp<int64_t>(-pad_x, 0, w), x1 = std::clamp<int64_t>(width - pad_x, x0, w);
+  const int64_t x0 = std::clamp<int64_t>(-pad_x, 0, w),
+                x1 = std::clamp<int64_t>(width - pad_x, x0, w);
   for (int64_t c = 0; c < nc; ++c) {
     for (int64_t r = r0; r < r1; ++r) {
       const int64_t n = r / t.th, ty = r % t.th;
@@ -159,8 +160,8 @@ template <typename T>
 // run time: the transforms' loops then take 8 floats (4 doubles) at a time.
 template <typename T>
 [[gnu::always_inline]] inline void RunUnit(const ConvGeometry& g, const Tiling& t, const T* img,
-                                           const T* u, int64_t r0, int64_t r1, T* v, T* p,
-                                           T* line, T* across, T* pair, T* out) {
+                                           const T* u, int64_t r0, int64_t r1, T* v, T* p, T* line,
+                                           T* across, T* pair, T* out) {
   const int64_t nm = g.filters, nc = g.channels, tiles = (r1 - r0) * t.tw;
   TransformInputs(g, t, img, r0, r1, v, line, across);
   for (int xi = 0; xi < 16; ++xi) {
@@ -208,8 +209,7 @@ bool WinogradForwardApplies(const ConvGeometry& g) {
 }
 
 template <typename T>
-absl::Status WinogradForward(const ConvGeometry& g, const T* img, const T* w, T* out,
-                             DType dtype) {
+absl::Status WinogradForward(const ConvGeometry& g, const T* img, const T* w, T* out, DType dtype) {
   const int64_t nm = g.filters, nc = g.channels;
   const Tiling t = MakeTiling(g, sizeof(T));
   Tensor filters = Tensor::Empty(dtype, {16, nm, nc});

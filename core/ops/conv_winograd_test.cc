@@ -36,14 +36,15 @@ Tensor Random(DType dtype, Shape shape, uint64_t seed) {
   uint64_t s = seed * 6364136223846793005ULL + 1442695040888963407ULL;
   for (int64_t i = 0; i < t.size(); ++i) {
     s = s * 6364136223846793005ULL + 1442695040888963407ULL;
-    t.data<double>()[i] = static_cast<double>(s >> 11) / static_cast<double>(uint64_t{1} << 53) * 2 - 1;
+    t.data<double>()[i] =
+        static_cast<double>(s >> 11) / static_cast<double>(uint64_t{1} << 53) * 2 - 1;
   }
   return t.AsType(dtype);
 }
 
 // The convolution summed product by product in double, and each output's sum of |products|.
-void Reference(const ConvGeometry& g, const Tensor& img, const Tensor& kern, std::vector<double>* out,
-               std::vector<double>* scale) {
+void Reference(const ConvGeometry& g, const Tensor& img, const Tensor& kern,
+               std::vector<double>* out, std::vector<double>* scale) {
   const Tensor x = img.AsType(DType::kFloat64), k = kern.AsType(DType::kFloat64);
   const int64_t h = g.image[1], w = g.image[2], oh = g.output[1], ow = g.output[2];
   out->assign(g.batch * g.filters * oh * ow, 0.0);
@@ -86,8 +87,8 @@ TEST(ConvWinogradTest, MatchesEveryProductSummed) {
       Reference(g, img, kern, &want, &scale);
       const Tensor got = out.AsType(DType::kFloat64);
       const double tol = dtype == DType::kFloat32 ? 2e-6 : 1e-14;
-      const std::string name = absl::StrCat(k.n, "x", k.c, "x", k.h, "x", k.w, " by ", k.m,
-                                            " pad ", k.pad, " ", DTypeName(dtype));
+      const std::string name = absl::StrCat(k.n, "x", k.c, "x", k.h, "x", k.w, " by ", k.m, " pad ",
+                                            k.pad, " ", DTypeName(dtype));
       for (size_t i = 0; i < want.size(); ++i) {
         ASSERT_NEAR(got.data<double>()[i], want[i], tol * (scale[i] + 1)) << name << " at " << i;
       }

@@ -48,9 +48,9 @@ uint64_t MappedBytes(uint64_t slot_bytes) { return kHeaderBytes + 2 * slot_bytes
 
 absl::Status CheckSlot(uint64_t slot_bytes) {
   if (slot_bytes < kMinSlot || slot_bytes > kMaxSlot || slot_bytes % 4096 != 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "a lane ring's slot of ", slot_bytes, " bytes: a multiple of 4096 from ", kMinSlot,
-        " to ", kMaxSlot));
+    return absl::InvalidArgumentError(absl::StrCat("a lane ring's slot of ", slot_bytes,
+                                                   " bytes: a multiple of 4096 from ", kMinSlot,
+                                                   " to ", kMaxSlot));
   }
   return absl::OkStatus();
 }
@@ -99,17 +99,17 @@ absl::StatusOr<std::unique_ptr<Ring>> Ring::Create(uint64_t slot_bytes) {
 
 absl::StatusOr<std::unique_ptr<Ring>> Ring::Open(int fd, uint64_t slot_bytes) {
   absl::Status s = CheckSlot(slot_bytes);
-  struct stat st{};
+  struct stat st {};
   const int seals = fcntl(fd, F_GET_SEALS);  // -1 for anything but a memfd
-  if (s.ok() && (fstat(fd, &st) != 0 ||
-                 static_cast<uint64_t>(st.st_size) != MappedBytes(slot_bytes) || seals < 0 ||
-                 (seals & F_SEAL_SHRINK) == 0)) {
+  if (s.ok() &&
+      (fstat(fd, &st) != 0 || static_cast<uint64_t>(st.st_size) != MappedBytes(slot_bytes) ||
+       seals < 0 || (seals & F_SEAL_SHRINK) == 0)) {
     s = absl::FailedPreconditionError(
         "the lane ring's descriptor is not a sealed memfd of the size the server said");
   }
-  void* base = s.ok() ? mmap(nullptr, MappedBytes(slot_bytes), PROT_READ | PROT_WRITE,
-                             MAP_SHARED, fd, 0)
-                      : MAP_FAILED;
+  void* base =
+      s.ok() ? mmap(nullptr, MappedBytes(slot_bytes), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)
+             : MAP_FAILED;
   if (s.ok() && base == MAP_FAILED) s = Errno("mmap");
   if (!s.ok()) {
     close(fd);

@@ -16,7 +16,8 @@ namespace {
 class FuzzRegressionTest : public ::testing::TestWithParam<NamedTarget> {};
 
 TEST_P(FuzzRegressionTest, EveryInputReturns) {
-  const std::filesystem::path root = std::filesystem::path(kiln::testing::SourceDir()) / "tests/fuzz";
+  const std::filesystem::path root =
+      std::filesystem::path(kiln::testing::SourceDir()) / "tests/fuzz";
   int inputs = 0;
   for (const char* folder : {"corpus", "regressions"}) {
     const std::filesystem::path dir = root / folder / GetParam().name;

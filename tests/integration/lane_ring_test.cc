@@ -83,10 +83,10 @@ TEST(LaneRingTest, WhatNoClientWouldWriteEndsItsConnectionOnly) {
     uint32_t length;  // the frame's own length field
     bool ends;        // whether the connection ends after the error
   };
-  for (const Case& c : {Case{"past the slot", (256u << 10) + 5, 256u << 10, true},
-                        Case{"shorter than a length", 3, 0, true},
-                        Case{"a length that disagrees", 64, 1000, true},
-                        Case{"a frame that is no request", 12, 8, false}}) {
+  for (const Case& c :
+       {Case{"past the slot", (256u << 10) + 5, 256u << 10, true},
+        Case{"shorter than a length", 3, 0, true}, Case{"a length that disagrees", 64, 1000, true},
+        Case{"a frame that is no request", 12, 8, false}}) {
     RawLane lane(server->local_socket());
     std::unique_ptr<lane::Ring> ring;
     ASSERT_EQ(lane.RingHello(&ring).code(), 0);

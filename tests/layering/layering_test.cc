@@ -112,7 +112,8 @@ TEST(LayeringTest, CoreIncludesNoProtobufOrGrpc) {
 }
 
 TEST(LayeringTest, CoreLinksNoProtobufOrGrpc) {
-  std::ifstream cmake(std::filesystem::path(kiln::testing::SourceDir()) / "core" / "CMakeLists.txt");
+  std::ifstream cmake(std::filesystem::path(kiln::testing::SourceDir()) / "core" /
+                      "CMakeLists.txt");
   std::string text((std::istreambuf_iterator<char>(cmake)), std::istreambuf_iterator<char>());
   ASSERT_FALSE(text.empty());
   EXPECT_EQ(text.find("protobuf::"), std::string::npos);

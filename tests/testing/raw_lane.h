@@ -120,20 +120,19 @@ class RawLane {
   // The answer to what was posted in `ring`; nullopt when the connection ends first.
   std::optional<v1::LaneResponse> RingAnswer(lane::Ring& ring) {
     lane::SpinPolicy policy;
-    absl::StatusOr<uint64_t> size =
-        ring.Await(lane::Side::kClient, absl::ZeroDuration(), policy,
-                   absl::Now() + absl::Seconds(10), absl::Milliseconds(20), [this] {
-                     pollfd p{fd_, POLLIN | POLLRDHUP, 0};
-                     return poll(&p, 1, 0) != 0 ? absl::UnavailableError("ended")
-                                                : absl::OkStatus();
-                   });
+    absl::StatusOr<uint64_t> size = ring.Await(
+        lane::Side::kClient, absl::ZeroDuration(), policy, absl::Now() + absl::Seconds(10),
+        absl::Milliseconds(20), [this] {
+          pollfd p{fd_, POLLIN | POLLRDHUP, 0};
+          return poll(&p, 1, 0) != 0 ? absl::UnavailableError("ended") : absl::OkStatus();
+        });
     if (!size.ok()) return std::nullopt;
     if (*size == lane::kOnSocket) return Read();
     EXPECT_GE(*size, 4u);
     EXPECT_LE(*size, ring.slot_bytes());
     v1::LaneResponse resp;
-    EXPECT_TRUE(resp.ParseFromArray(ring.InSlot(lane::Side::kClient) + 4,
-                                    static_cast<int>(*size - 4)));
+    EXPECT_TRUE(
+        resp.ParseFromArray(ring.InSlot(lane::Side::kClient) + 4, static_cast<int>(*size - 4)));
     return resp;
   }
   // True when the server has closed its end (after whatever responses are pending).
@@ -159,7 +158,7 @@ class RawLane {
 };
 
 inline v1::LaneRequest ExecuteOf(const std::string& function_id, const Tensor& arg,
-                          int64_t timeout_ms = 0) {
+                                 int64_t timeout_ms = 0) {
   v1::LaneRequest req;
   req.mutable_execute()->set_function_id(function_id);
   *req.mutable_execute()->add_args() = ToProto(arg);
