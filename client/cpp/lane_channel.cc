@@ -8,9 +8,11 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <string_view>
 
 #include "absl/strings/str_cat.h"
 #include "client/cpp/shm_channel.h"
+#include "core/tensor/status_macros.h"
 #include "proto/convert/error_reason.h"
 
 namespace kiln::client {
@@ -50,15 +52,46 @@ absl::Status ReadExact(int fd, char* out, size_t n) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<v1::LaneResponse> ReadFrame(int fd) {
+// The next frame's response; with `passed`, the descriptor that came with its first bytes
+// (SCM_RIGHTS; -1 if none).
+absl::StatusOr<v1::LaneResponse> ReadFrame(int fd, int* passed = nullptr) {
   unsigned char header[4];
-  if (absl::Status s = ReadExact(fd, reinterpret_cast<char*>(header), 4); !s.ok()) return s;
+  if (passed != nullptr) {
+    *passed = -1;
+    iovec iov{header, 4};
+    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+    msghdr msg{};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control;
+    msg.msg_controllen = sizeof(control);
+    ssize_t k;
+    do {
+      k = recvmsg(fd, &msg, MSG_WAITALL | MSG_CMSG_CLOEXEC);
+    } while (k < 0 && errno == EINTR);
+    if (const cmsghdr* c = CMSG_FIRSTHDR(&msg); k > 0 && c != nullptr && c->cmsg_type == SCM_RIGHTS) {
+      std::memcpy(passed, CMSG_DATA(c), sizeof(int));
+    }
+    if (k != 4) {
+      if (*passed >= 0) close(*passed);
+      return absl::UnavailableError("the server closed the lane");
+    }
+  } else if (absl::Status s = ReadExact(fd, reinterpret_cast<char*>(header), 4); !s.ok()) {
+    return s;
+  }
   const uint32_t n = header[0] | header[1] << 8 | header[2] << 16 | uint32_t{header[3]} << 24;
   std::string body(n, '\0');
   if (absl::Status s = ReadExact(fd, body.data(), n); !s.ok()) return s;
   v1::LaneResponse resp;
   if (!resp.ParseFromString(body)) return absl::DataLossError("the lane's answer is not a LaneResponse");
   return resp;
+}
+
+// Whether the server has closed the connection, or written to it (which, while a call waits in
+// the ring, it does only before closing).
+bool ServerLeft(int fd) {
+  pollfd p{fd, POLLIN | POLLRDHUP, 0};
+  return poll(&p, 1, 0) != 0;
 }
 
 // The server's status, with its reason (proto/convert/error_reason.h).
@@ -81,6 +114,8 @@ LaneChannel::LaneChannel(const std::string& address, const v1::GetVersionRespons
 LaneChannel::~LaneChannel() { Drop(); }
 
 void LaneChannel::Drop() {
+  if (ring_ != nullptr) ring_->Post(lane::Side::kClient, lane::kOnSocket);  // goodbye
+  ring_.reset();
   if (fd_ >= 0) close(fd_);
   fd_ = -1;
 }
@@ -106,12 +141,22 @@ absl::Status LaneChannel::Connect() {
     }
     v1::LaneRequest hello;
     hello.mutable_hello()->set_authorization(authorization_);
+    const char* ring = std::getenv("KILN_LANE_RING");
+    hello.mutable_hello()->set_ring(ring == nullptr || std::string_view(ring) != "0");
     if (absl::Status s = SendFrame(fd, hello.SerializeAsString()); !s.ok()) return s;
-    absl::StatusOr<v1::LaneResponse> resp = ReadFrame(fd);
+    int passed = -1;
+    absl::StatusOr<v1::LaneResponse> resp = ReadFrame(fd, &passed);
     if (!resp.ok()) return resp.status();
-    if (resp->code() != 0) return StatusOf(*resp);
-    if (resp->instance() != instance_) {
-      return absl::FailedPreconditionError(absl::StrCat("lane ", path_, " is another server's"));
+    if (resp->code() != 0 || resp->instance() != instance_ || resp->ring_slot_bytes() == 0) {
+      if (passed >= 0) close(passed);
+      if (resp->code() != 0) return StatusOf(*resp);
+      if (resp->instance() != instance_) {
+        return absl::FailedPreconditionError(absl::StrCat("lane ", path_, " is another server's"));
+      }
+    } else if (passed >= 0) {  // a ring that cannot be mapped leaves the socket
+      absl::StatusOr<std::unique_ptr<lane::Ring>> opened =
+          lane::Ring::Open(passed, resp->ring_slot_bytes());
+      if (opened.ok()) ring_ = std::move(*opened);
     }
     return absl::OkStatus();
   }();
@@ -160,11 +205,17 @@ std::optional<absl::StatusOr<v1::ExecuteResponse>> LaneChannel::Execute(
   call.set_timeout_ms(timeout_ms);
   const std::string body = call.SerializeAsString();
   call.unsafe_arena_release_execute();
-  if (!SendFrame(fd_, body).ok()) {  // the server is gone: nothing ran, gRPC takes this call
+  // The server gone (a restart): nothing ran, gRPC takes this call.
+  if (ring_ != nullptr && ServerLeft(fd_)) {
     Drop();
     return std::nullopt;
   }
-  absl::StatusOr<v1::LaneResponse> resp = ReadFrame(fd_);
+  if (ring_ == nullptr && !SendFrame(fd_, body).ok()) {
+    Drop();
+    return std::nullopt;
+  }
+  absl::StatusOr<v1::LaneResponse> resp = ring_ != nullptr ? RingCall(body, timeout_ms)
+                                                           : ReadFrame(fd_);
   used_ = std::chrono::steady_clock::now();
   if (!resp.ok()) {
     Drop();
@@ -173,6 +224,39 @@ std::optional<absl::StatusOr<v1::ExecuteResponse>> LaneChannel::Execute(
   }
   if (resp->code() != 0) return StatusOf(*resp);
   return std::move(*resp->mutable_execute());
+}
+
+absl::StatusOr<v1::LaneResponse> LaneChannel::RingCall(const std::string& body,
+                                                      int64_t timeout_ms) {
+  constexpr absl::Duration kSpin = absl::Microseconds(100);
+  if (4 + body.size() <= ring_->slot_bytes()) {
+    char* slot = ring_->OutSlot(lane::Side::kClient);
+    for (int i = 0; i < 4; ++i) slot[i] = static_cast<char>((body.size() >> (8 * i)) & 0xff);
+    std::memcpy(slot + 4, body.data(), body.size());
+    ring_->Post(lane::Side::kClient, 4 + body.size());
+  } else {
+    ring_->Post(lane::Side::kClient, lane::kOnSocket);
+    RETURN_IF_ERROR(SendFrame(fd_, body));
+  }
+  // A call with a deadline waits for its answer up to 5 s past it (the server ends it first).
+  const absl::Time deadline = timeout_ms > 0
+                                  ? absl::Now() + absl::Milliseconds(timeout_ms) + absl::Seconds(5)
+                                  : absl::InfiniteFuture();
+  absl::StatusOr<uint64_t> size = ring_->Await(
+      lane::Side::kClient, kSpin, spin_, deadline, absl::Milliseconds(50), [this] {
+        return ServerLeft(fd_) ? absl::UnavailableError("the server closed the lane")
+                               : absl::OkStatus();
+      });
+  if (!size.ok()) return size.status();
+  if (*size == lane::kOnSocket) return ReadFrame(fd_);
+  if (*size < 4 || *size > ring_->slot_bytes()) {
+    return absl::DataLossError("the lane ring's answer has a size outside its slot");
+  }
+  v1::LaneResponse resp;
+  if (!resp.ParseFromArray(ring_->InSlot(lane::Side::kClient) + 4, static_cast<int>(*size - 4))) {
+    return absl::DataLossError("the lane ring's answer is not a LaneResponse");
+  }
+  return resp;
 }
 
 }  // namespace kiln::client

@@ -2,18 +2,22 @@
 // Unix socket (GetVersion.local_socket) and that socket is reachable from here and held by the
 // server's own process (SO_PEERCRED against GetVersion.local_pid, checked before the token is
 // sent), Execute goes through it instead of gRPC. KILN_LANE=off: never; on: an error when it
-// cannot be used; auto (the default): when it can.
+// cannot be used; auto (the default): when it can. The connection asks for the server's
+// shared-memory ring (proto/lane/ring.h; KILN_LANE_RING=0: not), through which its calls then
+// pass, spinning up to 100 us for an answer before sleeping.
 #ifndef KILN_CLIENT_CPP_LANE_CHANNEL_H_
 #define KILN_CLIENT_CPP_LANE_CHANNEL_H_
 
 #include <chrono>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
 
 #include "absl/status/statusor.h"
 #include "kiln/v1/service.pb.h"
+#include "proto/lane/ring.h"
 
 namespace kiln::client {
 
@@ -43,6 +47,8 @@ class LaneChannel {
   absl::StatusOr<bool> Connected();
   absl::Status Connect();
   void Drop();
+  // One call's frame (`body` after its length) through the ring, and the answer.
+  absl::StatusOr<v1::LaneResponse> RingCall(const std::string& body, int64_t timeout_ms);
 
   std::string path_;
   uint32_t pid_ = 0;
@@ -53,6 +59,8 @@ class LaneChannel {
   bool required_ = false;  // KILN_LANE=on
   std::mutex mutex_;       // one call at a time on the connection
   int fd_ = -1;
+  std::unique_ptr<lane::Ring> ring_;  // the connection's ring, when the server granted it
+  lane::SpinPolicy spin_;
   std::chrono::steady_clock::time_point used_;
 };
 

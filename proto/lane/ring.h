@@ -21,7 +21,9 @@
 
 namespace kiln::lane {
 
-// A frame size meaning "this frame comes over the socket" (it is larger than a slot).
+// A frame size meaning "this frame comes over the socket" (it is larger than a slot). A client
+// leaving posts it too before it closes its socket: the server's thread, woken, finds the end
+// of the stream at once instead of after its next slice of sleep.
 inline constexpr uint64_t kOnSocket = ~uint64_t{0};
 
 // Which end of the ring a process holds: the server reads requests and writes answers.

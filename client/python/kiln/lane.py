@@ -279,6 +279,9 @@ class Lane:
             raise
 
     def _drop(self):
+        # (Only this process's connection comes here: _socket forgets a parent's first.)
+        if self._local.ring is not None:
+            self._local.ring.close()
         self._local.ring = None
         if self._local.sock is not None:
             self._local.sock.close()

@@ -60,6 +60,10 @@ class ClientRing {
     return true;
   }
 
+  // Says goodbye before the socket closes (see lane::kOnSocket). Only the process that made the
+  // connection may: a forked child's copy is its parent's.
+  void Close() { ring_->Post(lane::Side::kClient, lane::kOnSocket); }
+
   // Tells the server that the next frame comes over the socket; False as Post.
   bool PostOnSocket() {
     if (ServerLeft(sock_)) return false;
@@ -113,6 +117,9 @@ void DefineLaneRing(py::module_& m) {
       .def("post", &ClientRing::Post, py::arg("parts"),
            "Writes the frame made of `parts` into the request slot and posts it; False (nothing "
            "sent) when the server has closed the connection.")
+      .def("close", &ClientRing::Close,
+           "Says goodbye to the server before the socket closes (the connection's own process "
+           "only).")
       .def("post_on_socket", &ClientRing::PostOnSocket,
            "Announces a frame sent over the socket (one larger than the slot).")
       .def("answer", &ClientRing::Answer, py::arg("spin"), py::arg("timeout"),
