@@ -57,22 +57,7 @@ bool WriteFrame(int fd, const v1::LaneResponse& resp, size_t size, std::string& 
   SerializeFrame(resp, size, out.data());
   size_t sent = 0;
   if (passed >= 0) {  // the descriptor goes with the first bytes
-    iovec iov{out.data(), out.size()};
-    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-    msghdr msg{};
-    msg.msg_iov = &iov;
-    msg.msg_iovlen = 1;
-    msg.msg_control = control;
-    msg.msg_controllen = sizeof(control);
-    cmsghdr* cmsg = CMSG_FIRSTHDR(&msg);
-    cmsg->cmsg_level = SOL_SOCKET;
-    cmsg->cmsg_type = SCM_RIGHTS;
-    cmsg->cmsg_len = CMSG_LEN(sizeof(int));
-    std::memcpy(CMSG_DATA(cmsg), &passed, sizeof(int));
-    ssize_t k;
-    do {
-      k = sendmsg(fd, &msg, MSG_NOSIGNAL);
-    } while (k < 0 && errno == EINTR);
+    const int64_t k = lane::SendWithDescriptor(fd, out.data(), out.size(), passed);
     if (k <= 0) return false;
     sent = static_cast<size_t>(k);
   }

@@ -57,23 +57,7 @@ absl::Status ReadExact(int fd, char* out, size_t n) {
 absl::StatusOr<v1::LaneResponse> ReadFrame(int fd, int* passed = nullptr) {
   unsigned char header[4];
   if (passed != nullptr) {
-    *passed = -1;
-    iovec iov{header, 4};
-    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-    msghdr msg{};
-    msg.msg_iov = &iov;
-    msg.msg_iovlen = 1;
-    msg.msg_control = control;
-    msg.msg_controllen = sizeof(control);
-    ssize_t k;
-    do {
-      k = recvmsg(fd, &msg, MSG_WAITALL | MSG_CMSG_CLOEXEC);
-    } while (k < 0 && errno == EINTR);
-    if (const cmsghdr* c = CMSG_FIRSTHDR(&msg); k > 0 && c != nullptr && c->cmsg_type == SCM_RIGHTS) {
-      std::memcpy(passed, CMSG_DATA(c), sizeof(int));
-    }
-    if (k != 4) {
-      if (*passed >= 0) close(*passed);
+    if (lane::ReceiveWithDescriptor(fd, header, 4, passed) != 4) {
       return absl::UnavailableError("the server closed the lane");
     }
   } else if (absl::Status s = ReadExact(fd, reinterpret_cast<char*>(header), 4); !s.ok()) {
@@ -146,7 +130,10 @@ absl::Status LaneChannel::Connect() {
     if (absl::Status s = SendFrame(fd, hello.SerializeAsString()); !s.ok()) return s;
     int passed = -1;
     absl::StatusOr<v1::LaneResponse> resp = ReadFrame(fd, &passed);
-    if (!resp.ok()) return resp.status();
+    if (!resp.ok()) {
+      if (passed >= 0) close(passed);
+      return resp.status();
+    }
     if (resp->code() != 0 || resp->instance() != instance_ || resp->ring_slot_bytes() == 0) {
       if (passed >= 0) close(passed);
       if (resp->code() != 0) return StatusOf(*resp);

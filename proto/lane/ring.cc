@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <linux/futex.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -60,6 +61,56 @@ absl::Status Errno(const char* what) {
 }
 
 }  // namespace
+
+namespace {
+
+// A message of `iov` with room for one descriptor.
+struct DescriptorMessage {
+  explicit DescriptorMessage(iovec* iov) {
+    msg.msg_iov = iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control;
+    msg.msg_controllen = sizeof(control);
+  }
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+  msghdr msg{};
+};
+
+}  // namespace
+
+int64_t SendWithDescriptor(int fd, const void* data, size_t n, int passed) {
+  iovec iov{const_cast<void*>(data), n};
+  DescriptorMessage m(&iov);
+  cmsghdr* cmsg = CMSG_FIRSTHDR(&m.msg);
+  cmsg->cmsg_level = SOL_SOCKET;
+  cmsg->cmsg_type = SCM_RIGHTS;
+  cmsg->cmsg_len = CMSG_LEN(sizeof(int));
+  std::memcpy(CMSG_DATA(cmsg), &passed, sizeof(int));
+  ssize_t k;
+  do {
+    k = sendmsg(fd, &m.msg, MSG_NOSIGNAL);
+  } while (k < 0 && errno == EINTR);
+  return k;
+}
+
+int64_t ReceiveWithDescriptor(int fd, void* out, size_t n, int* passed) {
+  *passed = -1;
+  iovec iov{out, n};
+  DescriptorMessage m(&iov);
+  ssize_t k;
+  do {
+    k = recvmsg(fd, &m.msg, MSG_WAITALL | MSG_CMSG_CLOEXEC);
+  } while (k < 0 && errno == EINTR);
+  const cmsghdr* cmsg = k >= 0 ? CMSG_FIRSTHDR(&m.msg) : nullptr;
+  if (cmsg != nullptr && cmsg->cmsg_level == SOL_SOCKET && cmsg->cmsg_type == SCM_RIGHTS) {
+    std::memcpy(passed, CMSG_DATA(cmsg), sizeof(int));
+  }
+  if (k != static_cast<ssize_t>(n) && *passed >= 0) {
+    close(*passed);
+    *passed = -1;
+  }
+  return k;
+}
 
 bool SpinPolicy::ShouldSpin() {
   if (skip_ == 0) return true;

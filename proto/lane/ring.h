@@ -12,6 +12,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -25,6 +26,13 @@ namespace kiln::lane {
 // leaving posts it too before it closes its socket: the server's thread, woken, finds the end
 // of the stream at once instead of after its next slice of sleep.
 inline constexpr uint64_t kOnSocket = ~uint64_t{0};
+
+// Sends the n bytes at `data` on the socket fd with the descriptor `passed` (SCM_RIGHTS) on
+// their first byte: how many bytes went (send the rest as usual), or -1 with errno.
+int64_t SendWithDescriptor(int fd, const void* data, size_t n, int passed);
+// Receives n bytes into `out` (waiting for all of them) and the descriptor that came with them
+// into *passed (-1 if none, and closed if the bytes fell short): how many bytes came, or -1.
+int64_t ReceiveWithDescriptor(int fd, void* out, size_t n, int* passed);
 
 // Which end of the ring a process holds: the server reads requests and writes answers.
 enum class Side { kServer, kClient };

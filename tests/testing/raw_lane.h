@@ -80,22 +80,13 @@ class RawLane {
     req.mutable_hello()->set_ring(true);
     EXPECT_TRUE(Send(req.SerializeAsString()));
     uint32_t n = 0;
-    iovec iov{&n, 4};
-    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-    msghdr msg{};
-    msg.msg_iov = &iov;
-    msg.msg_iovlen = 1;
-    msg.msg_control = control;
-    msg.msg_controllen = sizeof(control);
+    int fd = -1;
     v1::LaneResponse resp;
-    if (recvmsg(fd_, &msg, MSG_WAITALL) != 4) return resp;
+    if (lane::ReceiveWithDescriptor(fd_, &n, 4, &fd) != 4) return resp;
     std::string body(n, '\0');
     EXPECT_TRUE(ReadBytes(body.data(), n));
     EXPECT_TRUE(resp.ParseFromString(body));
-    const cmsghdr* cmsg = CMSG_FIRSTHDR(&msg);
-    if (cmsg != nullptr && cmsg->cmsg_type == SCM_RIGHTS) {
-      int fd = -1;
-      std::memcpy(&fd, CMSG_DATA(cmsg), sizeof(int));
+    if (fd >= 0) {
       auto opened = lane::Ring::Open(fd, resp.ring_slot_bytes());
       EXPECT_TRUE(opened.ok()) << opened.status();
       if (opened.ok()) *ring = std::move(*opened);
