@@ -70,6 +70,14 @@ bool WriteFrame(int fd, const v1::LaneResponse& resp, size_t size, std::string& 
   return true;
 }
 
+// RESOURCE_EXHAUSTED for a request frame of n bytes over --max_message_bytes.
+absl::Status CheckFrameSize(uint64_t n, const LaneOptions& options) {
+  if (n <= static_cast<uint64_t>(options.max_frame_bytes)) return absl::OkStatus();
+  return absl::ResourceExhaustedError(
+      absl::StrCat("a lane frame of ", n, " bytes is over this server's limit of ",
+                   options.max_frame_bytes, " (--max_message_bytes)"));
+}
+
 // Whether the client has closed its end of the connection `fd`.
 bool HungUp(int fd) {
   pollfd p{fd, POLLRDHUP, 0};
@@ -111,11 +119,7 @@ class FrameReader {
     }
     const uint64_t n = uint64_t{header[0]} | uint64_t{header[1]} << 8 |
                        uint64_t{header[2]} << 16 | uint64_t{header[3]} << 24;
-    if (static_cast<int64_t>(n) > options_.max_frame_bytes) {
-      return absl::ResourceExhaustedError(
-          absl::StrCat("a lane frame of ", n, " bytes is over this server's limit of ",
-                       options_.max_frame_bytes, " (--max_message_bytes)"));
-    }
+    RETURN_IF_ERROR(CheckFrameSize(n, options_));
     // The first MiB is taken as it arrives, so that a length alone reserves little; a client
     // that has sent that much gets room for the rest at once.
     frame->clear();
@@ -250,6 +254,8 @@ class RingFrames {
           absl::StrCat("a lane ring frame said to have ", *size, " bytes, with a length of ", n,
                        ": not a frame in a slot of ", ring_.slot_bytes()));
     }
+    // (A slot may be larger than --max_message_bytes: the limit holds in the ring too.)
+    RETURN_IF_ERROR(CheckFrameSize(n, options_));
     // Copied out before it is read: the client may rewrite the slot meanwhile.
     frame->assign(slot + 4, n);
     return absl::OkStatus();

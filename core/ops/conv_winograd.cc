@@ -59,6 +59,12 @@ Tiling MakeTiling(const ConvGeometry& g, int64_t elem_size) {
   return t;
 }
 
+// The values of one thread's buffers: transformed inputs, products, a line and its transforms,
+// an output row pair.
+int64_t SlotValues(const ConvGeometry& g, const Tiling& t) {
+  return 16 * (g.channels + g.filters) * t.tb + (2 * t.tw + 2) + 16 * t.tw + 4 * t.tw;
+}
+
 // The transformed tiles of the unit's rows of tiles [r0, r1) (r = n * th + ty):
 // v[(xi * C + c) * tb + (r - r0) * tw + tx] = (B^T d B)[xi] of the tile's 4x4 input d, with
 // B^T = [1 0 -1 0; 0 1 1 0; 0 -1 1 0; 0 1 0 -1]. `line` holds 2 * tw + 2 values, `across`
@@ -196,16 +202,26 @@ bool HasAvx2() {
 void SetWinogradEnabled(bool enabled) { winograd_enabled.store(enabled); }
 
 bool WinogradForwardApplies(const ConvGeometry& g) {
-  // Fewer channels or filters make GEMMs too thin to repay the transforms; a row of tiles whose
-  // transforms would take more than kMostRowBytes (a very wide image of many channels) is left
-  // to the other kernels, whose buffers follow the call's memory budget.
-  constexpr int64_t kMostRowBytes = int64_t{16} << 20;
-  return winograd_enabled.load() && g.groups == 1 && g.image[0] == 1 && g.kernel[0] == 1 &&
-         g.kernel[1] == 3 && g.kernel[2] == 3 && g.stride == std::array<int64_t, 3>{1, 1, 1} &&
-         g.dilation == std::array<int64_t, 3>{1, 1, 1} && g.channels >= 16 && g.filters >= 16 &&
-         g.output[1] >= 4 && g.output[2] >= 4 &&
-         16 * (g.channels + g.filters) * ((g.output[2] + 1) / 2) * int64_t{sizeof(double)} <=
-             kMostRowBytes;
+  // Fewer channels or filters make GEMMs too thin to repay the transforms.
+  if (!winograd_enabled.load() || g.groups != 1 || g.image[0] != 1 || g.kernel[0] != 1 ||
+      g.kernel[1] != 3 || g.kernel[2] != 3 || g.stride != std::array<int64_t, 3>{1, 1, 1} ||
+      g.dilation != std::array<int64_t, 3>{1, 1, 1} || g.channels < 16 || g.filters < 16 ||
+      g.output[1] < 4 || g.output[2] < 4) {
+    return false;
+  }
+  // Its buffers (counted as doubles) must stay under kMostBytes and, under a call's memory
+  // budget, under a quarter of what the budget has left, as the im2col tiles' do; else (a very
+  // wide image of many channels, a nearly spent budget) the other kernels, whose buffers shrink
+  // to fit, take the call.
+  constexpr int64_t kMostBytes = int64_t{64} << 20;
+  const Tiling t = MakeTiling(g, sizeof(double));
+  const int64_t bytes =
+      (16 * g.filters * g.channels + NumThreads() * SlotValues(g, t)) * int64_t{sizeof(double)};
+  int64_t room = kMostBytes;
+  if (const MemoryBudget* budget = CurrentBudgetPtr(); budget != nullptr && budget->limit() > 0) {
+    room = std::min(room, std::max<int64_t>(0, budget->limit() - budget->used()) / 4);
+  }
+  return bytes <= room;
 }
 
 template <typename T>
@@ -217,9 +233,7 @@ absl::Status WinogradForward(const ConvGeometry& g, const T* img, const T* w, T*
   TransformFilters(g, w, u);
   const int64_t all_rows = g.batch * t.th;
   const Plan plan = MakePlan(t.units, Work(16 * nm * nc, g.batch * t.th * t.tw), t.units);
-  // Each thread's buffers: transformed inputs, products, a line and its transforms, an output
-  // row pair.
-  const int64_t per_slot = 16 * nc * t.tb + 16 * nm * t.tb + (2 * t.tw + 2) + 16 * t.tw + 4 * t.tw;
+  const int64_t per_slot = SlotValues(g, t);
   Tensor scratch = Tensor::Empty(dtype, {plan.threads, per_slot});
   return RunPlan(plan, [&](int slot, int64_t, int64_t begin, int64_t end) {
     T* v = scratch.data<T>() + slot * per_slot;

@@ -6,10 +6,12 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <memory>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "core/ops/conv_kernels.h"
+#include "core/tensor/call_limits.h"
 #include "core/tensor/tensor.h"
 
 namespace kiln {
@@ -110,6 +112,10 @@ TEST(ConvWinogradTest, TheDispatcherTakesItOnlyWhereItApplies) {
   grouped.groups = 2;
   EXPECT_FALSE(conv::WinogradForwardApplies(grouped));
   EXPECT_FALSE(conv::WinogradForwardApplies(Geometry3x3(1, 512, 512, 8, 4096, 1)));  // wide
+  {  // a call's budget with little room left: the kernels whose buffers shrink take it
+    MemoryBudgetScope scope(std::make_shared<MemoryBudget>("the test's call", int64_t{1} << 20));
+    EXPECT_FALSE(conv::WinogradForwardApplies(Geometry3x3(1, 64, 64, 56, 56, 1)));
+  }
   ConvGeometry five = Geometry3x3(1, 64, 64, 56, 56, 1);
   five.kernel = {1, 5, 5};
   EXPECT_FALSE(conv::WinogradForwardApplies(five));

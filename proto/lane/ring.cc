@@ -60,10 +60,6 @@ absl::Status Errno(const char* what) {
   return absl::UnavailableError(absl::StrCat("lane ring: ", what, ": ", std::strerror(errno)));
 }
 
-}  // namespace
-
-namespace {
-
 // A message of `iov` with room for one descriptor.
 struct DescriptorMessage {
   explicit DescriptorMessage(iovec* iov) {

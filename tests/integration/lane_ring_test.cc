@@ -6,10 +6,12 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstring>
 #include <memory>
 #include <optional>
 #include <string>
 
+#include "absl/strings/match.h"
 #include "client/cpp/client.h"
 #include "core/kiln.h"
 #include "proto/convert/tensor_convert.h"
@@ -110,6 +112,28 @@ TEST(LaneRingTest, WhatNoClientWouldWriteEndsItsConnectionOnly) {
   std::optional<v1::LaneResponse> ok = after.RingCall(*ring, ExecuteOf(id, Ramp(3)));
   ASSERT_TRUE(ok.has_value());
   EXPECT_EQ(ok->code(), 0) << ok->message();
+}
+
+TEST(LaneRingTest, TheMessageLimitHoldsInASlotLargerThanIt) {
+  ServerOptions o = Local();
+  o.max_message_bytes = 8192;  // under the slot's 256 KiB
+  auto server = Start(o);
+  ASSERT_NE(server, nullptr);
+  RawLane lane(server->local_socket());
+  std::unique_ptr<lane::Ring> ring;
+  ASSERT_EQ(lane.RingHello(&ring).code(), 0);
+  ASSERT_NE(ring, nullptr);
+  const uint32_t n = 16384;
+  char* slot = ring->OutSlot(lane::Side::kClient);
+  std::memcpy(slot, &n, 4);
+  std::memset(slot + 4, 0, n);
+  ring->Post(lane::Side::kClient, 4 + n);
+  std::optional<v1::LaneResponse> resp = lane.RingAnswer(*ring);
+  ASSERT_TRUE(resp.has_value());
+  EXPECT_EQ(resp->code(), static_cast<int>(absl::StatusCode::kResourceExhausted))
+      << resp->message();
+  EXPECT_TRUE(absl::StrContains(resp->message(), "--max_message_bytes")) << resp->message();
+  EXPECT_TRUE(lane.Ended());
 }
 
 TEST(LaneRingTest, IdleDepartedAndShutDownConnectionsEnd) {
