@@ -11,6 +11,9 @@ PACKAGES=(
   libprotobuf-dev protobuf-compiler libgrpc++-dev protobuf-compiler-grpc
   libopenblas-dev libsleef-dev libssl-dev libcpp-httplib-dev libjemalloc-dev libhiredis-dev
   libboost-dev  # Boost.Math (header-only) for the special functions (core/ops/special_scalar.cc)
+  # ONNX models in (proto/onnx): the checker, shape inference and version converter, and ONNX's
+  # own backend test cases (tests/conformance/onnx)
+  libonnx-dev libonnx-testdata
   # the local cluster (deploy/cluster.sh, tests/cluster): the shared Redis and the nginx front
   redis-server redis-tools nginx-light
   # certificates made at test time (tests/security); ps for deploy/cluster.sh

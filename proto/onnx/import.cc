@@ -1,0 +1,303 @@
+#include "proto/onnx/import.h"
+
+#include <algorithm>
+#include <exception>
+#include <optional>
+#include <utility>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "core/graph/constructors.h"
+#include "core/ops/math.h"
+#include "core/ops/shape.h"
+#include "core/tensor/status_macros.h"
+#include "onnx/checker.h"
+#include "onnx/shape_inference/implementation.h"
+#include "onnx/version_converter/convert.h"
+#include "proto/onnx/import_node.h"
+#include "proto/onnx/onnx_tensor.h"
+
+namespace kiln::onnx_import {
+namespace {
+
+// The oldest opset the importers are written for; older models go through the converter.
+constexpr int64_t kOldestOpset = 7;
+constexpr int64_t kNewestOpset = 17;
+
+const OpTable& Importers() {
+  static const OpTable* table = [] {
+    auto* t = new OpTable;
+    AddElementwiseImporters(*t);
+    AddReduceImporters(*t);
+    AddShapeImporters(*t);
+    AddNetworkImporters(*t);
+    return t;
+  }();
+  return *table;
+}
+
+bool DefaultDomain(const std::string& domain) { return domain.empty() || domain == "ai.onnx"; }
+
+// The dtype and static shape of a value's ONNX type; UNIMPLEMENTED for anything but a tensor.
+struct OnnxTensorType {
+  DType dtype;
+  StaticShape shape;
+  bool rank_known;
+};
+
+absl::StatusOr<OnnxTensorType> TensorTypeOf(const ::onnx::TypeProto& type, absl::string_view what) {
+  if (!type.has_tensor_type()) {
+    return absl::UnimplementedError(absl::StrCat(
+        what, " is not a tensor (sequence, map and optional values are not supported)"));
+  }
+  const auto& tt = type.tensor_type();
+  absl::StatusOr<DType> dtype = DTypeFromOnnx(tt.elem_type());
+  if (!dtype.ok()) {
+    return absl::Status(dtype.status().code(), absl::StrCat(what, ": ", dtype.status().message()));
+  }
+  OnnxTensorType out{*dtype, {}, tt.has_shape()};
+  for (const auto& d : tt.shape().dim()) {
+    if (d.has_dim_value() && d.dim_value() >= 0) {
+      out.shape.push_back(d.dim_value());
+    } else {
+      out.shape.push_back(kUnknownDim);
+    }
+  }
+  return out;
+}
+
+// `v` with ONNX's dtype and what ONNX knows of its shape: a cast where Kiln's dtype rule gave
+// another dtype (Aesara widens an int32 sum, ONNX keeps it), a SpecifyShape where ONNX knows
+// dims Kiln's inference left unknown.
+absl::StatusOr<Var> Conform(const Var& v, const OnnxTensorType& t, const ImportNode& node,
+                            absl::string_view what) {
+  if (!v.ok()) return v.status();
+  Var out = v.dtype() == t.dtype ? v : cast(v, t.dtype);
+  if (!t.rank_known) return out;
+  if (out.ndim() != static_cast<int>(t.shape.size())) {
+    return node.Unimplemented(absl::StrCat(what, " has rank ", out.ndim(), " in Kiln but ",
+                                           t.shape.size(), " in ONNX's shape inference"));
+  }
+  bool refine = false;
+  for (size_t d = 0; d < t.shape.size(); ++d) {
+    refine |= t.shape[d].has_value() && !out.type().shape()[d].has_value();
+  }
+  if (refine) {
+    StaticShape merged = out.type().shape();
+    for (size_t d = 0; d < t.shape.size(); ++d) {
+      if (!merged[d].has_value()) merged[d] = t.shape[d];
+    }
+    out = specify_shape(out, merged);
+  }
+  if (!out.ok()) return node.Invalid(out.status().message());
+  return out;
+}
+
+// ONNX's library throws; the importer's callers get a Status.
+template <typename F>
+absl::Status Guarded(absl::string_view stage, absl::StatusCode code, F&& f) {
+  try {
+    f();
+  } catch (const std::exception& e) {
+    return absl::Status(code, absl::StrCat("ONNX ", stage, ": ", e.what()));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Tensor> ConstantNodeValue(const ImportNode& node) {
+  absl::StatusOr<std::optional<Tensor>> t = node.TensorAttr("value");
+  if (!t.ok()) return t.status();
+  if (t->has_value()) return **t;
+  if (node.has_attr("value_float")) {
+    return Tensor::Of<float>(DType::kFloat32, {}, {node.Float("value_float", 0)});
+  }
+  if (node.has_attr("value_int")) {
+    return Tensor::Of<int64_t>(DType::kInt64, {}, {node.Int("value_int", 0)});
+  }
+  if (node.has_attr("value_floats")) {
+    const std::vector<float> v = node.Floats("value_floats");
+    return Tensor::FromValues<float>(DType::kFloat32, {static_cast<int64_t>(v.size())}, v);
+  }
+  if (node.has_attr("value_ints")) {
+    const std::vector<int64_t> v = node.Ints("value_ints");
+    return Tensor::FromValues<int64_t>(DType::kInt64, {static_cast<int64_t>(v.size())}, v);
+  }
+  return node.Unimplemented("a Constant of strings or a sparse tensor");
+}
+
+}  // namespace
+
+std::vector<std::string> SupportedOperators() {
+  std::vector<std::string> ops = {"Constant"};
+  for (const auto& [name, f] : Importers()) ops.push_back(name);
+  std::sort(ops.begin(), ops.end());
+  return ops;
+}
+
+absl::StatusOr<ImportedModel> Import(absl::string_view model_bytes, const ImportOptions& options) {
+  if (static_cast<int64_t>(model_bytes.size()) > options.max_model_bytes) {
+    return absl::ResourceExhaustedError(absl::StrCat("the ONNX model holds ", model_bytes.size(),
+                                                     " bytes, more than the limit of ",
+                                                     options.max_model_bytes));
+  }
+  ::onnx::ModelProto model;
+  if (!model.ParseFromArray(model_bytes.data(), static_cast<int>(model_bytes.size()))) {
+    return absl::InvalidArgumentError("the bytes are not an ONNX ModelProto");
+  }
+  if (model.graph().node_size() > options.max_nodes) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("the ONNX model has ", model.graph().node_size(),
+                     " nodes, more than the limit of ", options.max_nodes));
+  }
+  ImportedModel out;
+  for (const auto& op : model.opset_import()) {
+    if (DefaultDomain(op.domain())) out.opset = op.version();
+  }
+  for (const auto& n : model.graph().node()) {
+    if (!DefaultDomain(n.domain())) {
+      return absl::UnimplementedError(absl::StrCat("node '", n.name(), "' (", n.op_type(),
+                                                   ") is in the domain '", n.domain(),
+                                                   "': only the default domain is supported"));
+    }
+  }
+  if (out.opset == 0)
+    return absl::InvalidArgumentError("the model imports no default-domain opset");
+  if (out.opset > kNewestOpset) {
+    return absl::UnimplementedError(absl::StrCat("opset ", out.opset, " is newer than ",
+                                                 kNewestOpset, ", the newest supported"));
+  }
+  RETURN_IF_ERROR(Guarded("checker", absl::StatusCode::kInvalidArgument,
+                          [&] { ::onnx::checker::check_model(model); }));
+  int64_t opset = out.opset;
+  if (opset < kOldestOpset) {
+    RETURN_IF_ERROR(Guarded("version converter", absl::StatusCode::kUnimplemented, [&] {
+      model = ::onnx::version_conversion::ConvertVersion(model, kOldestOpset);
+    }));
+    opset = kOldestOpset;
+  }
+  // Shapes and dtypes of every value where ONNX can tell (errors are not fatal: a node whose
+  // shape is not inferred is imported by Kiln's own inference).
+  (void)Guarded("shape inference", absl::StatusCode::kInvalidArgument,
+                [&] { ::onnx::shape_inference::InferShapes(model); });
+  const ::onnx::GraphProto& graph = model.graph();
+  absl::flat_hash_map<std::string, const ::onnx::TypeProto*> types;
+  for (const auto& v : graph.value_info()) types[v.name()] = &v.type();
+  for (const auto& v : graph.output()) types[v.name()] = &v.type();
+
+  absl::flat_hash_map<std::string, Var> values;
+  absl::flat_hash_map<std::string, Tensor> constants;
+  absl::flat_hash_set<std::string> initializer_names;
+  for (const auto& init : graph.initializer()) {
+    const std::string what = absl::StrCat("initializer '", init.name(), "'");
+    absl::StatusOr<Tensor> value = TensorFromOnnx(init, what, options.max_tensor_bytes);
+    if (!value.ok()) return value.status();
+    initializer_names.insert(init.name());
+    if (options.trainable && IsFloat(value->dtype())) {
+      StaticShape shape(value->shape().begin(), value->shape().end());
+      Var w = tensor(value->dtype(), shape, init.name());
+      values[init.name()] = w;
+      out.weights.push_back(w);
+      out.weight_names.push_back(init.name());
+      out.weight_values.push_back(*value);
+    } else {
+      values[init.name()] = constant(*value, init.name());
+      constants[init.name()] = *value;
+    }
+  }
+  for (const auto& in : graph.input()) {
+    if (initializer_names.contains(in.name())) continue;  // (IR < 4 lists them as inputs too)
+    absl::StatusOr<OnnxTensorType> t =
+        TensorTypeOf(in.type(), absl::StrCat("graph input '", in.name(), "'"));
+    if (!t.ok()) return t.status();
+    Var v = tensor(t->dtype, t->shape, in.name());
+    values[in.name()] = v;
+    out.inputs.push_back(v);
+    out.input_names.push_back(in.name());
+  }
+  const OpTable& importers = Importers();
+  for (const ::onnx::NodeProto& proto : graph.node()) {
+    std::vector<Var> inputs;
+    std::vector<std::optional<Tensor>> input_constants;
+    for (const std::string& name : proto.input()) {
+      if (name.empty()) {
+        inputs.emplace_back();
+        input_constants.emplace_back();
+        continue;
+      }
+      auto it = values.find(name);
+      if (it == values.end()) {
+        return absl::InvalidArgumentError(absl::StrCat(proto.op_type(), " node '", proto.name(),
+                                                       "': input '", name,
+                                                       "' is not defined before it"));
+      }
+      inputs.push_back(it->second);
+      auto c = constants.find(name);
+      input_constants.push_back(c == constants.end() ? std::nullopt
+                                                     : std::optional<Tensor>(c->second));
+    }
+    std::vector<std::optional<StaticShape>> output_shapes;
+    for (const std::string& name : proto.output()) {
+      auto t = types.find(name);
+      absl::StatusOr<OnnxTensorType> onnx_type =
+          t == types.end() ? absl::StatusOr<OnnxTensorType>(absl::NotFoundError(name))
+                           : TensorTypeOf(*t->second, name);
+      output_shapes.push_back(onnx_type.ok() && onnx_type->rank_known
+                                  ? std::optional<StaticShape>(onnx_type->shape)
+                                  : std::nullopt);
+    }
+    const ImportNode node(proto, opset, std::move(inputs), std::move(input_constants),
+                          std::move(output_shapes), options.max_tensor_bytes);
+    std::vector<Var> results;
+    if (proto.op_type() == "Constant") {
+      absl::StatusOr<Tensor> value = ConstantNodeValue(node);
+      if (!value.ok()) return value.status();
+      if (proto.output_size() == 1) constants[proto.output(0)] = *value;
+      results.push_back(constant(*value));
+    } else {
+      auto it = importers.find(proto.op_type());
+      if (it == importers.end()) {
+        return absl::UnimplementedError(absl::StrCat("ONNX operator ", proto.op_type(), " (opset ",
+                                                     opset,
+                                                     ") is not supported by Kiln's importer"));
+      }
+      absl::StatusOr<std::vector<Var>> made = it->second(node);
+      if (!made.ok()) return made.status();
+      results = *std::move(made);
+    }
+    for (int o = 0; o < proto.output_size(); ++o) {
+      const std::string& name = proto.output(o);
+      if (name.empty()) continue;
+      if (o >= static_cast<int>(results.size())) {
+        return node.Unimplemented(absl::StrCat("its output ", o, " ('", name, "')"));
+      }
+      Var v = results[o];
+      if (!v.ok()) {
+        return absl::Status(v.status().code(),
+                            absl::StrCat(node.Describe(), ": ", v.status().message()));
+      }
+      if (auto t = types.find(name); t != types.end()) {
+        absl::StatusOr<OnnxTensorType> onnx_type =
+            TensorTypeOf(*t->second, absl::StrCat("output '", name, "' of ", node.Describe()));
+        if (!onnx_type.ok()) return onnx_type.status();
+        absl::StatusOr<Var> conformed =
+            Conform(v, *onnx_type, node, absl::StrCat("output '", name, "'"));
+        if (!conformed.ok()) return conformed.status();
+        v = *conformed;
+      }
+      values[name] = v;
+    }
+  }
+  for (const auto& o : graph.output()) {
+    auto it = values.find(o.name());
+    if (it == values.end()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("graph output '", o.name(), "' is not computed by any node"));
+    }
+    out.outputs.push_back(it->second);
+    out.output_names.push_back(o.name());
+  }
+  return out;
+}
+
+}  // namespace kiln::onnx_import

@@ -1,0 +1,94 @@
+// What an operator's importer sees of its ONNX node: its inputs as Kiln variables, the values of
+// those that are constants, its attributes with their defaults, and the opset (import.cc).
+#ifndef KILN_PROTO_ONNX_IMPORT_NODE_H_
+#define KILN_PROTO_ONNX_IMPORT_NODE_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "core/graph/type.h"
+#include "core/graph/var.h"
+#include "core/tensor/tensor.h"
+#include "onnx/onnx_pb.h"
+
+namespace kiln::onnx_import {
+
+class ImportNode {
+ public:
+  ImportNode(const ::onnx::NodeProto& proto, int64_t opset, std::vector<Var> inputs,
+             std::vector<std::optional<Tensor>> constants,
+             std::vector<std::optional<StaticShape>> output_shapes, int64_t max_tensor_bytes)
+      : proto_(proto),
+        opset_(opset),
+        inputs_(std::move(inputs)),
+        constants_(std::move(constants)),
+        output_shapes_(std::move(output_shapes)),
+        max_tensor_bytes_(max_tensor_bytes) {}
+
+  const ::onnx::NodeProto& proto() const { return proto_; }
+  const std::string& op() const { return proto_.op_type(); }
+  // The model's opset of the default domain.
+  int64_t opset() const { return opset_; }
+
+  // The number of inputs given (trailing optional ones may be absent), and whether input i is
+  // given (an empty name skips an optional input).
+  int num_inputs() const { return static_cast<int>(inputs_.size()); }
+  bool has(int i) const { return i < num_inputs() && inputs_[i].ok(); }
+  // Input i (INVALID_ARGUMENT naming the node when it is absent).
+  Var in(int i) const;
+  // Input i's value when it is a constant (an initializer or a Constant node's output).
+  const std::optional<Tensor>& constant(int i) const;
+  // Input i's value as integers: it must be a constant (UNIMPLEMENTED naming the node when it
+  // is computed at run time).
+  absl::StatusOr<std::vector<int64_t>> ConstantInts(int i, absl::string_view what) const;
+
+  // What ONNX's shape inference knows of output i's shape (nullopt: not even its rank).
+  std::optional<StaticShape> OutputShape(int i) const {
+    return i < static_cast<int>(output_shapes_.size()) ? output_shapes_[i] : std::nullopt;
+  }
+
+  // Attributes, with the default when absent.
+  bool has_attr(absl::string_view name) const { return Attr(name) != nullptr; }
+  int64_t Int(absl::string_view name, int64_t fallback) const;
+  float Float(absl::string_view name, float fallback) const;
+  std::string String(absl::string_view name, std::string fallback) const;
+  std::vector<int64_t> Ints(absl::string_view name) const;
+  std::vector<float> Floats(absl::string_view name) const;
+  absl::StatusOr<std::optional<Tensor>> TensorAttr(absl::string_view name) const;
+
+  // Errors naming the node: a malformed node, and one Kiln does not take.
+  absl::Status Invalid(absl::string_view why) const;
+  absl::Status Unimplemented(absl::string_view why) const;
+  // "Conv node 'conv1' (opset 13)".
+  std::string Describe() const;
+
+ private:
+  const ::onnx::AttributeProto* Attr(absl::string_view name) const;
+  const ::onnx::NodeProto& proto_;
+  int64_t opset_;
+  std::vector<Var> inputs_;
+  std::vector<std::optional<Tensor>> constants_;
+  std::vector<std::optional<StaticShape>> output_shapes_;
+  int64_t max_tensor_bytes_;
+};
+
+// An operator's importer: the node's outputs, one Var per output the node names.
+using OpImporter = absl::StatusOr<std::vector<Var>> (*)(const ImportNode& node);
+using OpTable = absl::flat_hash_map<std::string, OpImporter>;
+
+// The importers of each family of operators (one file each).
+void AddElementwiseImporters(OpTable& table);
+void AddReduceImporters(OpTable& table);
+void AddShapeImporters(OpTable& table);
+void AddNetworkImporters(OpTable& table);
+
+// Axis `axis` of a rank-`rank` tensor as a non-negative index, or INVALID_ARGUMENT.
+absl::StatusOr<int> NormalizeAxis(const ImportNode& node, int64_t axis, int rank);
+
+}  // namespace kiln::onnx_import
+
+#endif  // KILN_PROTO_ONNX_IMPORT_NODE_H_

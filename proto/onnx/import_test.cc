@@ -1,0 +1,164 @@
+// kiln::onnx_import::Import on models built here: values, names, options, and every kind of bad
+// model answered with its status (the conformance runner covers the operators).
+#include "proto/onnx/import.h"
+
+#include <string>
+
+#include "core/compile/function.h"
+#include "core/grad/gradient.h"
+#include "core/ops/reduce.h"
+#include "gtest/gtest.h"
+#include "onnx/onnx_pb.h"
+#include "proto/onnx/onnx_tensor.h"
+
+namespace kiln::onnx_import {
+namespace {
+
+using ::onnx::ModelProto;
+using ::onnx::TensorProto;
+
+void SetType(::onnx::ValueInfoProto* v, const std::string& name, std::vector<int64_t> dims) {
+  v->set_name(name);
+  auto* t = v->mutable_type()->mutable_tensor_type();
+  t->set_elem_type(TensorProto::FLOAT);
+  t->mutable_shape();  // a scalar has a shape of no dims
+  for (int64_t d : dims) t->mutable_shape()->add_dim()->set_dim_value(d);
+}
+
+// y = MatMul(x, W) + b, with W and b initializers.
+ModelProto Linear(int64_t opset = 13) {
+  ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(opset);
+  auto* g = m.mutable_graph();
+  g->set_name("linear");
+  SetType(g->add_input(), "x", {2, 3});
+  SetType(g->add_output(), "y", {2, 2});
+  const Tensor w = *Tensor::Of<float>(DType::kFloat32, {3, 2}, {1, 2, 3, 4, 5, 6});
+  const Tensor b = *Tensor::Of<float>(DType::kFloat32, {2}, {0.5f, -0.5f});
+  *g->add_initializer() = TensorToOnnx(w, "W");
+  *g->add_initializer() = TensorToOnnx(b, "b");
+  auto* mm = g->add_node();
+  mm->set_op_type("MatMul");
+  mm->set_name("mm");
+  mm->add_input("x");
+  mm->add_input("W");
+  mm->add_output("xw");
+  auto* add = g->add_node();
+  add->set_op_type("Add");
+  add->set_name("bias");
+  add->add_input("xw");
+  add->add_input("b");
+  add->add_output("y");
+  return m;
+}
+
+std::string Bytes(const ModelProto& m) { return m.SerializeAsString(); }
+
+TEST(OnnxImport, ALinearModelKeepsItsNamesAndComputes) {
+  absl::StatusOr<ImportedModel> model = Import(Bytes(Linear()));
+  ASSERT_TRUE(model.ok()) << model.status();
+  EXPECT_EQ(model->input_names, std::vector<std::string>{"x"});
+  EXPECT_EQ(model->output_names, std::vector<std::string>{"y"});
+  EXPECT_EQ(model->opset, 13);
+  EXPECT_TRUE(model->weights.empty());
+  absl::StatusOr<Function> f = function(model->inputs, model->outputs);
+  ASSERT_TRUE(f.ok()) << f.status();
+  const Tensor x = *Tensor::Of<float>(DType::kFloat32, {2, 3}, {1, 0, 0, 0, 1, 1});
+  absl::StatusOr<std::vector<Tensor>> y = (*f)({x});
+  ASSERT_TRUE(y.ok()) << y.status();
+  EXPECT_EQ((*y)[0].dtype(), DType::kFloat32);
+  EXPECT_EQ((*y)[0].shape(), (Shape{2, 2}));
+  const float want[] = {1.5f, 1.5f, 8.5f, 9.5f};  // rows of W summed, plus b
+  for (int i = 0; i < 4; ++i) EXPECT_EQ((*y)[0].data<float>()[i], want[i]);
+}
+
+TEST(OnnxImport, TrainableWeightsAreInputsThatGradReaches) {
+  ImportOptions options;
+  options.trainable = true;
+  absl::StatusOr<ImportedModel> model = Import(Bytes(Linear()), options);
+  ASSERT_TRUE(model.ok()) << model.status();
+  ASSERT_EQ(model->weight_names, (std::vector<std::string>{"W", "b"}));
+  EXPECT_EQ(model->weight_values[0].shape(), (Shape{3, 2}));
+  // d sum(y) / d b = the number of rows, for each bias.
+  const Var cost = sum(model->outputs[0]);
+  const Var g = grad(cost, model->weights[1]);
+  std::vector<Var> inputs = model->inputs;
+  inputs.insert(inputs.end(), model->weights.begin(), model->weights.end());
+  absl::StatusOr<Function> f = function(inputs, {g});
+  ASSERT_TRUE(f.ok()) << f.status();
+  const Tensor x = Tensor::Zeros(DType::kFloat32, {2, 3});
+  absl::StatusOr<std::vector<Tensor>> out =
+      (*f)({x, model->weight_values[0], model->weight_values[1]});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[0].data<float>()[0], 2.0f);
+  EXPECT_EQ((*out)[0].data<float>()[1], 2.0f);
+}
+
+TEST(OnnxImport, BadModelsGetTheirStatus) {
+  EXPECT_EQ(Import("not a model").status().code(), absl::StatusCode::kInvalidArgument);
+
+  ModelProto unknown = Linear();
+  unknown.mutable_graph()->mutable_node(1)->set_op_type("NoSuchOp");
+  absl::Status s = Import(Bytes(unknown)).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;  // the checker knows no NoSuchOp
+
+  ModelProto resize = Linear();
+  resize.mutable_graph()->mutable_node(1)->set_op_type("Resize");
+  s = Import(Bytes(resize)).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kUnimplemented) << s;
+  EXPECT_NE(s.message().find("Resize (opset 13)"), absl::string_view::npos) << s;
+
+  ModelProto undefined = Linear();
+  undefined.mutable_graph()->mutable_node(1)->set_input(0, "nowhere");
+  s = Import(Bytes(undefined)).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+  EXPECT_NE(s.message().find("nowhere"), absl::string_view::npos) << s;
+
+  ModelProto domain = Linear();
+  domain.mutable_graph()->mutable_node(0)->set_domain("com.example");
+  s = Import(Bytes(domain)).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kUnimplemented) << s;
+  EXPECT_NE(s.message().find("com.example"), absl::string_view::npos) << s;
+
+  EXPECT_EQ(Import(Bytes(Linear(18))).status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_EQ(Import(Bytes(Linear(0))).status().code(), absl::StatusCode::kInvalidArgument);
+
+  ImportOptions small;
+  small.max_model_bytes = 10;
+  EXPECT_EQ(Import(Bytes(Linear()), small).status().code(), absl::StatusCode::kResourceExhausted);
+  small = ImportOptions();
+  small.max_nodes = 1;
+  EXPECT_EQ(Import(Bytes(Linear()), small).status().code(), absl::StatusCode::kResourceExhausted);
+  small = ImportOptions();
+  small.max_tensor_bytes = 8;  // W holds 24 bytes
+  EXPECT_EQ(Import(Bytes(Linear()), small).status().code(), absl::StatusCode::kResourceExhausted);
+}
+
+// Axes computed at run time are refused by name (Kiln's reductions need them statically).
+TEST(OnnxImport, AxesComputedAtRunTimeAreNamed) {
+  ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(13);
+  auto* g = m.mutable_graph();
+  g->set_name("reduce");
+  SetType(g->add_input(), "x", {2, 3});
+  auto* axes = g->add_input();
+  axes->set_name("axes");
+  axes->mutable_type()->mutable_tensor_type()->set_elem_type(TensorProto::INT64);
+  axes->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(1);
+  SetType(g->add_output(), "y", {});
+  auto* r = g->add_node();
+  r->set_op_type("ReduceSum");
+  r->set_name("total");
+  r->add_input("x");
+  r->add_input("axes");
+  r->add_output("y");
+  const absl::Status s = Import(Bytes(m)).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kUnimplemented) << s;
+  EXPECT_NE(s.message().find("ReduceSum node 'total' (opset 13)"), absl::string_view::npos) << s;
+  EXPECT_NE(s.message().find("axes"), absl::string_view::npos) << s;
+}
+
+}  // namespace
+}  // namespace kiln::onnx_import

@@ -1,0 +1,308 @@
+// ONNX's neural-network operators: MatMul, Gemm, Conv, the pools, and the normalizations, as
+// Kiln's MatMul, Dot, AbstractConv, Pool and elementwise compositions.
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "core/graph/constructors.h"
+#include "core/ops/advanced_indexing.h"
+#include "core/ops/alloc.h"
+#include "core/ops/conv.h"
+#include "core/ops/dimshuffle.h"
+#include "core/ops/linalg.h"
+#include "core/ops/math.h"
+#include "core/ops/nnet.h"
+#include "core/ops/pool.h"
+#include "core/ops/reduce.h"
+#include "core/ops/shape.h"
+#include "proto/onnx/import_node.h"
+
+namespace kiln::onnx_import {
+namespace {
+
+using Outs = absl::StatusOr<std::vector<Var>>;
+
+Var Like(const Var& x, double value) {
+  if (!x.ok()) return x;
+  return scalar_constant(value, x.dtype());
+}
+
+// A per-channel vector (C,) laid along axis 1 of a rank-`rank` tensor: (1, C, 1, ...).
+Var AlongChannels(const Var& v, int rank) {
+  std::vector<int> order(rank, -1);
+  order[1] = 0;
+  return dimshuffle(v, order);
+}
+
+Outs MatMul(const ImportNode& n) { return std::vector<Var>{matmul(n.in(0), n.in(1))}; }
+
+Outs Gemm(const ImportNode& n) {
+  Var a = n.in(0), b = n.in(1);
+  if (n.Int("transA", 0) != 0) a = transpose(a);
+  if (n.Int("transB", 0) != 0) b = transpose(b);
+  Var y = dot(a, b);
+  const double alpha = n.Float("alpha", 1.0f), beta = n.Float("beta", 1.0f);
+  if (alpha != 1.0) y = y * Like(y, alpha);
+  if (n.has(2) && beta != 0.0) {
+    const Var c = n.in(2);
+    y = y + (beta == 1.0 ? c : c * Like(c, beta));
+  }
+  return std::vector<Var>{y};
+}
+
+// The spatial geometry of Conv and the pools: kernel, strides, dilations and (low, high) pads
+// per spatial dim, from the attributes (auto_pad's SAME_* from the input's static shape).
+struct Window {
+  std::vector<int64_t> kernel, strides, dilations;
+  std::vector<std::vector<int64_t>> pads;
+};
+
+absl::StatusOr<Window> MakeWindow(const ImportNode& n, const Var& x, std::vector<int64_t> kernel) {
+  const int spatial = x.ndim() - 2;
+  Window w{std::move(kernel), n.Ints("strides"), n.Ints("dilations"), {}};
+  if (static_cast<int>(w.kernel.size()) != spatial) {
+    return n.Invalid(
+        absl::StrCat("kernel_shape has ", w.kernel.size(), " dims for ", spatial, " spatial dims"));
+  }
+  if (w.strides.empty()) w.strides.assign(spatial, 1);
+  if (w.dilations.empty()) w.dilations.assign(spatial, 1);
+  std::vector<int64_t> pads = n.Ints("pads");
+  const std::string auto_pad = n.String("auto_pad", "NOTSET");
+  if (pads.empty()) pads.assign(2 * spatial, 0);
+  if (static_cast<int>(w.strides.size()) != spatial ||
+      static_cast<int>(w.dilations.size()) != spatial ||
+      static_cast<int>(pads.size()) != 2 * spatial) {
+    return n.Invalid("strides, dilations or pads do not match the spatial dims");
+  }
+  for (int d = 0; d < spatial; ++d) {
+    int64_t lo = pads[d], hi = pads[spatial + d];
+    if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+      const auto& size = x.type().shape()[2 + d];
+      if (!size.has_value()) return n.Unimplemented("auto_pad SAME on a dim not known statically");
+      const int64_t out = (*size + w.strides[d] - 1) / w.strides[d];
+      const int64_t total = std::max<int64_t>(
+          (out - 1) * w.strides[d] + (w.kernel[d] - 1) * w.dilations[d] + 1 - *size, 0);
+      lo = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
+      hi = total - lo;
+    } else if (auto_pad == "VALID") {
+      lo = hi = 0;
+    } else if (auto_pad != "NOTSET") {
+      return n.Invalid(absl::StrCat("auto_pad '", auto_pad, "'"));
+    }
+    w.pads.push_back({lo, hi});
+  }
+  return w;
+}
+
+// A 1-d input (N, C, L) as 2-d (N, C, 1, L), and back.
+Var To2d(const Var& x) { return dimshuffle(x, {0, 1, -1, 2}); }
+Var From2d(const Var& y) {
+  if (!y.ok()) return y;
+  StaticShape s = y.type().shape();
+  s[2] = 1;
+  return squeeze(specify_shape(y, s), std::vector<int>{2});
+}
+
+Outs Conv(const ImportNode& n) {
+  Var x = n.in(0), w = n.in(1);
+  if (!x.ok() || !w.ok()) return x.ok() ? w.status() : x.status();
+  const int spatial = x.ndim() - 2;
+  if (spatial < 1 || spatial > 3) return n.Unimplemented(absl::StrCat(spatial, "-d convolution"));
+  std::vector<int64_t> kernel = n.Ints("kernel_shape");
+  if (kernel.empty()) {
+    for (int d = 2; d < w.ndim(); ++d) {
+      if (!w.type().shape()[d].has_value()) return n.Unimplemented("a kernel of unknown size");
+      kernel.push_back(*w.type().shape()[d]);
+    }
+  }
+  absl::StatusOr<Window> win = MakeWindow(n, x, kernel);
+  if (!win.ok()) return win.status();
+  if (spatial == 1) {
+    x = To2d(x);
+    w = To2d(w);
+    win->strides.insert(win->strides.begin(), 1);
+    win->dilations.insert(win->dilations.begin(), 1);
+    win->pads.insert(win->pads.begin(), {0, 0});
+  }
+  ConvOptions options;
+  options.border_mode = ConvBorderPads(win->pads);
+  options.subsample.assign(win->strides.begin(), win->strides.end());
+  options.filter_dilation.assign(win->dilations.begin(), win->dilations.end());
+  options.filter_flip = false;  // ONNX's Conv is a correlation
+  options.num_groups = static_cast<int>(n.Int("group", 1));
+  Var y = spatial == 3 ? conv3d(x, w, options) : conv2d(x, w, options);
+  if (spatial == 1) y = From2d(y);
+  if (n.has(2)) y = y + AlongChannels(n.in(2), spatial + 2);
+  return std::vector<Var>{y};
+}
+
+template <bool kMax>
+Outs Pool(const ImportNode& n) {
+  Var x = n.in(0);
+  if (!x.ok()) return x.status();
+  const int spatial = x.ndim() - 2;
+  if (spatial < 1 || spatial > 3) return n.Unimplemented(absl::StrCat(spatial, "-d pooling"));
+  if (kMax && n.proto().output_size() > 1 && !n.proto().output(1).empty()) {
+    return n.Unimplemented("MaxPool's Indices output");
+  }
+  absl::StatusOr<Window> win = MakeWindow(n, x, n.Ints("kernel_shape"));
+  if (!win.ok()) return win.status();
+  if (n.Int("ceil_mode", 0) != 0) return n.Unimplemented("ceil_mode");
+  std::vector<int64_t> pad;
+  for (int d = 0; d < spatial; ++d) {
+    if (win->dilations[d] != 1) return n.Unimplemented("dilated pooling");
+    if (win->pads[d][0] != win->pads[d][1]) return n.Unimplemented("asymmetric pads");
+    pad.push_back(win->pads[d][0]);
+  }
+  if (spatial == 1) {
+    x = To2d(x);
+    win->kernel.insert(win->kernel.begin(), 1);
+    win->strides.insert(win->strides.begin(), 1);
+    pad.insert(pad.begin(), 0);
+  }
+  const int dims = std::max(spatial, 2);
+  const std::string mode = kMax                                 ? "max"
+                           : n.Int("count_include_pad", 0) != 0 ? "average_inc_pad"
+                                                                : "average_exc_pad";
+  auto ints = [](const std::vector<int64_t>& v) {
+    absl::StatusOr<Tensor> t = Tensor::FromValues<int64_t>(
+        DType::kInt64, {static_cast<int64_t>(v.size())}, std::span<const int64_t>(v));
+    return t.ok() ? constant(*t) : Var(t.status());
+  };
+  Var y =
+      pool(x, ints(win->kernel), ints(win->strides), ints(pad), /*ignore_border=*/true, mode, dims);
+  if (spatial == 1) y = From2d(y);
+  return std::vector<Var>{y};
+}
+
+// The axes 2.. of x (its spatial dims).
+std::vector<int> SpatialAxes(const Var& x) {
+  std::vector<int> axes;
+  for (int d = 2; d < x.ndim(); ++d) axes.push_back(d);
+  return axes;
+}
+
+template <bool kMax>
+Outs GlobalPool(const ImportNode& n) {
+  const Var x = n.in(0);
+  if (!x.ok()) return x.status();
+  const std::vector<int> axes = SpatialAxes(x);
+  return std::vector<Var>{kMax ? max(x, axes, true) : mean(x, axes, true)};
+}
+
+Outs BatchNormalization(const ImportNode& n) {
+  const Var x = n.in(0);
+  if (!x.ok()) return x.status();
+  if (n.Int("training_mode", 0) != 0) return n.Unimplemented("training_mode");
+  if (n.opset() < 9 && n.Int("spatial", 1) == 0) return n.Unimplemented("spatial=0");
+  const int rank = x.ndim();
+  const Var scale = AlongChannels(n.in(1), rank), bias = AlongChannels(n.in(2), rank);
+  const Var m = AlongChannels(n.in(3), rank), v = AlongChannels(n.in(4), rank);
+  const Var eps = Like(x, n.Float("epsilon", 1e-5f));
+  return std::vector<Var>{(x - m) / sqrt(v + eps) * scale + bias};
+}
+
+Outs InstanceNormalization(const ImportNode& n) {
+  const Var x = n.in(0);
+  if (!x.ok()) return x.status();
+  const std::vector<int> axes = SpatialAxes(x);
+  const Var mu = mean(x, axes, true);
+  const Var centered = x - mu;
+  const Var variance = mean(centered * centered, axes, true);
+  const Var eps = Like(x, n.Float("epsilon", 1e-5f));
+  const int rank = x.ndim();
+  return std::vector<Var>{centered / sqrt(variance + eps) * AlongChannels(n.in(1), rank) +
+                          AlongChannels(n.in(2), rank)};
+}
+
+Outs LayerNormalization(const ImportNode& n) {
+  const Var x = n.in(0);
+  if (!x.ok()) return x.status();
+  absl::StatusOr<int> axis = NormalizeAxis(n, n.Int("axis", -1), x.ndim());
+  if (!axis.ok()) return axis.status();
+  std::vector<int> axes;
+  for (int d = *axis; d < x.ndim(); ++d) axes.push_back(d);
+  // Computed in stash_type (float32 by default, as ONNX's function body does).
+  const DType stash = n.Int("stash_type", 1) == 11 ? DType::kFloat64 : DType::kFloat32;
+  const Var xs = cast(x, stash);
+  const Var mu = mean(xs, axes, true);
+  const Var centered = xs - mu;
+  const Var variance = mean(centered * centered, axes, true);
+  const Var inv_std =
+      reciprocal(sqrt(variance + scalar_constant(n.Float("epsilon", 1e-5f), stash)));
+  Var y = cast(centered * inv_std, x.dtype()) * n.in(1);
+  if (n.has(2)) y = y + n.in(2);
+  return std::vector<Var>{y, mu, inv_std};
+}
+
+// The negative log-likelihood of `log_prob` (N, C, d...) at the classes `target` (N, d...),
+// weighted per class, with ignore_index's positions left out, reduced as ONNX's `reduction`
+// says (mean: over the weights of the positions kept).
+absl::StatusOr<Var> NegativeLogLikelihood(const ImportNode& n, const Var& log_prob,
+                                          const Var& target, const Var& weight) {
+  if (!log_prob.ok() || !target.ok()) return log_prob.ok() ? target.status() : log_prob.status();
+  if (log_prob.ndim() < 2 || target.ndim() != log_prob.ndim() - 1) {
+    return n.Invalid("the input must be (N, C, d...) and the target (N, d...)");
+  }
+  const Var t = cast(target, DType::kInt64);
+  Var kept = ones_like(t, DType::kBool), safe = t;
+  if (n.has_attr("ignore_index")) {
+    const Var ignored = eq(t, scalar_constant(n.Int("ignore_index", 0), DType::kInt64));
+    kept = invert(ignored);
+    safe = switch_(ignored, zeros_like(t), t);
+  }
+  // log_prob[i, t[i, d...], d...]: positions along every axis but the class axis.
+  std::vector<AdvIndex> idx;
+  for (int d = 0; d < log_prob.ndim(); ++d) {
+    if (d == 1) {
+      idx.push_back(AdvIndex(safe));
+      continue;
+    }
+    const int td = d == 0 ? 0 : d - 1;
+    std::vector<int> order(t.ndim(), -1);
+    order[td] = 0;
+    idx.push_back(AdvIndex(dimshuffle(arange(shape_i(t, td)), order)));
+  }
+  const Var picked = advanced_subtensor(log_prob, idx);
+  Var w = cast(kept, log_prob.dtype());
+  if (weight.ok()) w = w * advanced_subtensor(weight, {AdvIndex(safe)});
+  const Var loss = -picked * w;
+  const std::string reduction = n.String("reduction", "mean");
+  if (reduction == "none") return loss;
+  if (reduction == "sum") return sum(loss);
+  if (reduction == "mean") return sum(loss) / sum(w);
+  return n.Invalid(absl::StrCat("reduction '", reduction, "'"));
+}
+
+Outs NegativeLogLikelihoodLoss(const ImportNode& n) {
+  absl::StatusOr<Var> loss = NegativeLogLikelihood(n, n.in(0), n.in(1), n.has(2) ? n.in(2) : Var());
+  if (!loss.ok()) return loss.status();
+  return std::vector<Var>{*loss};
+}
+
+Outs SoftmaxCrossEntropyLoss(const ImportNode& n) {
+  const Var scores = n.in(0);
+  const Var log_prob = log_softmax(scores, 1);
+  absl::StatusOr<Var> loss =
+      NegativeLogLikelihood(n, log_prob, n.in(1), n.has(2) ? n.in(2) : Var());
+  if (!loss.ok()) return loss.status();
+  return std::vector<Var>{*loss, log_prob};
+}
+
+}  // namespace
+
+void AddNetworkImporters(OpTable& t) {
+  t["NegativeLogLikelihoodLoss"] = NegativeLogLikelihoodLoss;
+  t["SoftmaxCrossEntropyLoss"] = SoftmaxCrossEntropyLoss;
+  t["MatMul"] = MatMul;
+  t["Gemm"] = Gemm;
+  t["Conv"] = Conv;
+  t["MaxPool"] = Pool<true>;
+  t["AveragePool"] = Pool<false>;
+  t["GlobalMaxPool"] = GlobalPool<true>;
+  t["GlobalAveragePool"] = GlobalPool<false>;
+  t["BatchNormalization"] = BatchNormalization;
+  t["InstanceNormalization"] = InstanceNormalization;
+  t["LayerNormalization"] = LayerNormalization;
+}
+
+}  // namespace kiln::onnx_import
