@@ -1,6 +1,7 @@
 #include "proto/onnx/import_node.h"
 
 #include "absl/strings/str_cat.h"
+#include "core/graph/constructors.h"
 #include "proto/onnx/onnx_tensor.h"
 
 namespace kiln::onnx_import {
@@ -79,6 +80,11 @@ absl::Status ImportNode::Invalid(absl::string_view why) const {
 
 absl::Status ImportNode::Unimplemented(absl::string_view why) const {
   return absl::UnimplementedError(absl::StrCat(Describe(), ": not supported: ", why));
+}
+
+Var ScalarLike(const Var& x, double value) {
+  if (!x.ok()) return x;
+  return scalar_constant(value, x.dtype());
 }
 
 absl::StatusOr<int> NormalizeAxis(const ImportNode& node, int64_t axis, int rank) {

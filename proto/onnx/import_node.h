@@ -76,8 +76,9 @@ class ImportNode {
   int64_t max_tensor_bytes_;
 };
 
-// An operator's importer: the node's outputs, one Var per output the node names.
-using OpImporter = absl::StatusOr<std::vector<Var>> (*)(const ImportNode& node);
+// An importer's result: the node's outputs, one Var per output the node names.
+using NodeOutputs = absl::StatusOr<std::vector<Var>>;
+using OpImporter = NodeOutputs (*)(const ImportNode& node);
 using OpTable = absl::flat_hash_map<std::string, OpImporter>;
 
 // The importers of each family of operators (one file each).
@@ -85,6 +86,9 @@ void AddElementwiseImporters(OpTable& table);
 void AddReduceImporters(OpTable& table);
 void AddShapeImporters(OpTable& table);
 void AddNetworkImporters(OpTable& table);
+
+// A 0-d constant of x's dtype (x itself when it failed).
+Var ScalarLike(const Var& x, double value);
 
 // Axis `axis` of a rank-`rank` tensor as a non-negative index, or INVALID_ARGUMENT.
 absl::StatusOr<int> NormalizeAxis(const ImportNode& node, int64_t axis, int rank);

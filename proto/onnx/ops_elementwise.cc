@@ -16,22 +16,16 @@
 namespace kiln::onnx_import {
 namespace {
 
-using Outs = absl::StatusOr<std::vector<Var>>;
-
-// A 0-d constant of x's dtype.
-Var Like(const Var& x, double value) {
-  if (!x.ok()) return x;
-  return scalar_constant(value, x.dtype());
-}
+using Outs = NodeOutputs;
 
 // a / b as ONNX divides: truncated towards zero for integers, true division for floats.
 Var Divide(const Var& a, const Var& b) {
   if (!a.ok() || !b.ok()) return a.ok() ? b : a;
   if (!IsInteger(a.dtype())) return true_div(a, b);
   const Var q = int_div(a, b);  // floor
-  const Var inexact = neq(mod(a, b), Like(a, 0));
-  const Var opposite = neq(lt(a, Like(a, 0)), lt(b, Like(b, 0)));
-  return switch_(and_(inexact, opposite), q + Like(q, 1), q);
+  const Var inexact = neq(mod(a, b), ScalarLike(a, 0));
+  const Var opposite = neq(lt(a, ScalarLike(a, 0)), lt(b, ScalarLike(b, 0)));
+  return switch_(and_(inexact, opposite), q + ScalarLike(q, 1), q);
 }
 
 template <Var (*F)(const Var&)>
@@ -74,16 +68,16 @@ Outs Variadic(const ImportNode& n) {
 Outs Mean(const ImportNode& n) {
   Var acc = n.in(0);
   for (int i = 1; i < n.num_inputs(); ++i) acc = acc + n.in(i);
-  return std::vector<Var>{acc / Like(acc, n.num_inputs())};
+  return std::vector<Var>{acc / ScalarLike(acc, n.num_inputs())};
 }
 
 Outs IsInf(const ImportNode& n) {
   const Var x = n.in(0);
   const bool pos = n.Int("detect_positive", 1) != 0, neg = n.Int("detect_negative", 1) != 0;
   Var r = isinf(x);
-  if (pos && !neg) r = and_(r, gt(x, Like(x, 0)));
-  if (neg && !pos) r = and_(r, lt(x, Like(x, 0)));
-  if (!pos && !neg) r = and_(r, eq(x, Like(x, 0)));  // never true for an infinity
+  if (pos && !neg) r = and_(r, gt(x, ScalarLike(x, 0)));
+  if (neg && !pos) r = and_(r, lt(x, ScalarLike(x, 0)));
+  if (!pos && !neg) r = and_(r, eq(x, ScalarLike(x, 0)));  // never true for an infinity
   return std::vector<Var>{r};
 }
 
@@ -91,57 +85,60 @@ Outs Relu(const ImportNode& n) { return std::vector<Var>{relu(n.in(0))}; }
 
 Outs LeakyRelu(const ImportNode& n) {
   const Var x = n.in(0);
-  return std::vector<Var>{switch_(lt(x, Like(x, 0)), x * Like(x, n.Float("alpha", 0.01f)), x)};
+  return std::vector<Var>{
+      switch_(lt(x, ScalarLike(x, 0)), x * ScalarLike(x, n.Float("alpha", 0.01f)), x)};
 }
 
 Outs Elu(const ImportNode& n) {
   const Var x = n.in(0);
-  const Var neg = Like(x, n.Float("alpha", 1.0f)) * (exp(x) - Like(x, 1));
-  return std::vector<Var>{switch_(lt(x, Like(x, 0)), neg, x)};
+  const Var neg = ScalarLike(x, n.Float("alpha", 1.0f)) * (exp(x) - ScalarLike(x, 1));
+  return std::vector<Var>{switch_(lt(x, ScalarLike(x, 0)), neg, x)};
 }
 
 Outs Selu(const ImportNode& n) {
   const Var x = n.in(0);
   const double alpha = n.Float("alpha", 1.67326319217681884765625f);
   const double gamma = n.Float("gamma", 1.05070102214813232421875f);
-  const Var neg = Like(x, alpha) * (exp(x) - Like(x, 1));
-  return std::vector<Var>{Like(x, gamma) * switch_(le(x, Like(x, 0)), neg, x)};
+  const Var neg = ScalarLike(x, alpha) * (exp(x) - ScalarLike(x, 1));
+  return std::vector<Var>{ScalarLike(x, gamma) * switch_(le(x, ScalarLike(x, 0)), neg, x)};
 }
 
 Outs Celu(const ImportNode& n) {
   const Var x = n.in(0);
-  const Var a = Like(x, n.Float("alpha", 1.0f));
-  return std::vector<Var>{maximum(x, Like(x, 0)) +
-                          minimum(Like(x, 0), a * (exp(x / a) - Like(x, 1)))};
+  const Var a = ScalarLike(x, n.Float("alpha", 1.0f));
+  return std::vector<Var>{maximum(x, ScalarLike(x, 0)) +
+                          minimum(ScalarLike(x, 0), a * (exp(x / a) - ScalarLike(x, 1)))};
 }
 
 Outs HardSigmoid(const ImportNode& n) {
   const Var x = n.in(0);
-  const Var y = Like(x, n.Float("alpha", 0.2f)) * x + Like(x, n.Float("beta", 0.5f));
-  return std::vector<Var>{minimum(maximum(y, Like(x, 0)), Like(x, 1))};
+  const Var y = ScalarLike(x, n.Float("alpha", 0.2f)) * x + ScalarLike(x, n.Float("beta", 0.5f));
+  return std::vector<Var>{minimum(maximum(y, ScalarLike(x, 0)), ScalarLike(x, 1))};
 }
 
 Outs HardSwish(const ImportNode& n) {
   const Var x = n.in(0);
-  const Var y = x * Like(x, 1.0 / 6) + Like(x, 0.5);
-  return std::vector<Var>{x * minimum(maximum(y, Like(x, 0)), Like(x, 1))};
+  const Var y = x * ScalarLike(x, 1.0 / 6) + ScalarLike(x, 0.5);
+  return std::vector<Var>{x * minimum(maximum(y, ScalarLike(x, 0)), ScalarLike(x, 1))};
 }
 
 Outs Softsign(const ImportNode& n) {
   const Var x = n.in(0);
-  return std::vector<Var>{x / (Like(x, 1) + abs(x))};
+  return std::vector<Var>{x / (ScalarLike(x, 1) + abs(x))};
 }
 
 Outs ThresholdedRelu(const ImportNode& n) {
   const Var x = n.in(0);
-  return std::vector<Var>{switch_(gt(x, Like(x, n.Float("alpha", 1.0f))), x, Like(x, 0))};
+  return std::vector<Var>{
+      switch_(gt(x, ScalarLike(x, n.Float("alpha", 1.0f))), x, ScalarLike(x, 0))};
 }
 
 Outs Shrink(const ImportNode& n) {
   const Var x = n.in(0);
-  const Var lambd = Like(x, n.Float("lambd", 0.5f)), bias = Like(x, n.Float("bias", 0.0f));
+  const Var lambd = ScalarLike(x, n.Float("lambd", 0.5f)),
+            bias = ScalarLike(x, n.Float("bias", 0.0f));
   return std::vector<Var>{
-      switch_(lt(x, -lambd), x + bias, switch_(gt(x, lambd), x - bias, Like(x, 0)))};
+      switch_(lt(x, -lambd), x + bias, switch_(gt(x, lambd), x - bias, ScalarLike(x, 0)))};
 }
 
 // The slope broadcasts to x as NumPy's rules say; a (C,) slope that cannot (a model converted
@@ -156,7 +153,7 @@ Outs PRelu(const ImportNode& n) {
     order[1] = 0;
     slope = dimshuffle(slope, order);
   }
-  return std::vector<Var>{switch_(lt(x, Like(x, 0)), x * slope, x)};
+  return std::vector<Var>{switch_(lt(x, ScalarLike(x, 0)), x * slope, x)};
 }
 
 Outs Cast(const ImportNode& n) {
@@ -176,7 +173,7 @@ Outs Clip(const ImportNode& n) {
   if (n.opset() < 11) {
     const float lo = n.Float("min", -std::numeric_limits<float>::max());
     const float hi = n.Float("max", std::numeric_limits<float>::max());
-    return std::vector<Var>{minimum(maximum(x, Like(x, lo)), Like(x, hi))};
+    return std::vector<Var>{minimum(maximum(x, ScalarLike(x, lo)), ScalarLike(x, hi))};
   }
   if (n.has(1)) x = maximum(x, n.in(1));
   if (n.has(2)) x = minimum(x, n.in(2));

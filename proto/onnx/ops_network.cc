@@ -19,12 +19,7 @@
 namespace kiln::onnx_import {
 namespace {
 
-using Outs = absl::StatusOr<std::vector<Var>>;
-
-Var Like(const Var& x, double value) {
-  if (!x.ok()) return x;
-  return scalar_constant(value, x.dtype());
-}
+using Outs = NodeOutputs;
 
 // A per-channel vector (C,) laid along axis 1 of a rank-`rank` tensor: (1, C, 1, ...).
 Var AlongChannels(const Var& v, int rank) {
@@ -41,10 +36,10 @@ Outs Gemm(const ImportNode& n) {
   if (n.Int("transB", 0) != 0) b = transpose(b);
   Var y = dot(a, b);
   const double alpha = n.Float("alpha", 1.0f), beta = n.Float("beta", 1.0f);
-  if (alpha != 1.0) y = y * Like(y, alpha);
+  if (alpha != 1.0) y = y * ScalarLike(y, alpha);
   if (n.has(2) && beta != 0.0) {
     const Var c = n.in(2);
-    y = y + (beta == 1.0 ? c : c * Like(c, beta));
+    y = y + (beta == 1.0 ? c : c * ScalarLike(c, beta));
   }
   return std::vector<Var>{y};
 }
@@ -197,7 +192,7 @@ Outs BatchNormalization(const ImportNode& n) {
   const int rank = x.ndim();
   const Var scale = AlongChannels(n.in(1), rank), bias = AlongChannels(n.in(2), rank);
   const Var m = AlongChannels(n.in(3), rank), v = AlongChannels(n.in(4), rank);
-  const Var eps = Like(x, n.Float("epsilon", 1e-5f));
+  const Var eps = ScalarLike(x, n.Float("epsilon", 1e-5f));
   return std::vector<Var>{(x - m) / sqrt(v + eps) * scale + bias};
 }
 
@@ -208,7 +203,7 @@ Outs InstanceNormalization(const ImportNode& n) {
   const Var mu = mean(x, axes, true);
   const Var centered = x - mu;
   const Var variance = mean(centered * centered, axes, true);
-  const Var eps = Like(x, n.Float("epsilon", 1e-5f));
+  const Var eps = ScalarLike(x, n.Float("epsilon", 1e-5f));
   const int rank = x.ndim();
   return std::vector<Var>{centered / sqrt(variance + eps) * AlongChannels(n.in(1), rank) +
                           AlongChannels(n.in(2), rank)};

@@ -17,7 +17,7 @@
 namespace kiln::onnx_import {
 namespace {
 
-using Outs = absl::StatusOr<std::vector<Var>>;
+using Outs = NodeOutputs;
 
 // The reduction's axes (attribute before `input_from`, else input 1), normalized; nullopt:
 // every axis. An empty list reduces nothing when noop_with_empty_axes is set.

@@ -19,7 +19,7 @@
 namespace kiln::onnx_import {
 namespace {
 
-using Outs = absl::StatusOr<std::vector<Var>>;
+using Outs = NodeOutputs;
 
 Var Int64(int64_t v) { return scalar_constant(v, DType::kInt64); }
 
