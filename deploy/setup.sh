@@ -21,6 +21,7 @@ PACKAGES=(
   # python client and numeric reference
   python3 python3-numpy python3-scipy python3-pytest python3-grpcio python3-protobuf
   python3-mpmath  # tests/golden/gen_numpy_cases.py: reference values SciPy lacks (j0, i0...)
+  python3-onnx  # tests/python/test_onnx.py builds models with ONNX's helpers
   python3-pip python3-setuptools python3-dev pybind11-dev
   # pictures of graphs
   graphviz

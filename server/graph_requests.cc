@@ -10,6 +10,8 @@
 #include "core/text/dprint.h"
 #include "core/text/pp.h"
 #include "proto/convert/options_convert.h"
+#include "proto/convert/tensor_convert.h"
+#include "proto/onnx/import.h"
 
 namespace kiln::server {
 namespace {
@@ -116,6 +118,31 @@ absl::Status OptimizeGraph(const v1::OptimizeRequest& request, const GraphLimits
   for (const auto& [rule, stats] : report.rules) {
     if (stats.count > 0) response->add_rewrites(absl::StrCat(rule, ": ", stats.count));
   }
+  return absl::OkStatus();
+}
+
+absl::Status ImportOnnxGraph(const v1::ImportOnnxRequest& request, const GraphLimits& limits,
+                             v1::ImportOnnxResponse* response) {
+  onnx::ImportOptions options;
+  options.trainable = request.trainable();
+  options.max_nodes = limits.max_nodes;
+  options.max_tensor_bytes = limits.max_constant_bytes;
+  ASSIGN_OR_RETURN(onnx::ImportedModel model, onnx::Import(request.model(), options));
+  std::vector<Var> inputs = model.inputs;
+  inputs.insert(inputs.end(), model.weights.begin(), model.weights.end());
+  response->Clear();
+  v1::Graph* graph = response->mutable_graph();
+  RETURN_IF_ERROR(GraphToProto(inputs, model.outputs, graph, GraphForm::kCompact));
+  for (size_t i = 0; i < model.input_names.size(); ++i) {
+    graph->mutable_inputs(static_cast<int>(i))->set_name(model.input_names[i]);
+  }
+  for (size_t i = 0; i < model.weight_names.size(); ++i) {
+    graph->mutable_inputs(static_cast<int>(model.inputs.size() + i))
+        ->set_name(model.weight_names[i]);
+    *response->add_weights() = ToProto(model.weight_values[i]);
+  }
+  for (const std::string& name : model.output_names) response->add_output_names(name);
+  response->set_opset(model.opset);
   return absl::OkStatus();
 }
 

@@ -1,4 +1,5 @@
-// The service's requests that transform graphs rather than run them: Grad, Optimize and Print,
+// The service's requests that transform graphs rather than run them: Grad, Optimize, Print and
+// ImportOnnx,
 // on kiln.v1 messages (no gRPC here, so they test without a server).
 #ifndef KILN_SERVER_GRAPH_REQUESTS_H_
 #define KILN_SERVER_GRAPH_REQUESTS_H_
@@ -32,6 +33,11 @@ absl::StatusOr<v1::OptimizeResponse> OptimizeGraph(
 absl::Status OptimizeGraph(const v1::OptimizeRequest& request, const GraphLimits& limits,
                            const std::function<absl::Status()>& interrupt,
                            v1::OptimizeResponse* response);
+
+// The request's ONNX model as a Kiln graph (proto/onnx/import.h), within the server's limits:
+// INVALID_ARGUMENT for a malformed model, UNIMPLEMENTED naming what Kiln does not take.
+absl::Status ImportOnnxGraph(const v1::ImportOnnxRequest& request, const GraphLimits& limits,
+                             v1::ImportOnnxResponse* response);
 
 // dprint text, Graphviz DOT or pp text of the outputs; a compiled function's dprint numbers its
 // nodes in toposort order. RESOURCE_EXHAUSTED when pp's text is too long.

@@ -71,6 +71,7 @@ KilnService::KilnService(FunctionCache& cache, SessionStore& sessions, RegionReg
   SetMessageAllocatorFor_Grad(&grad_messages_);
   SetMessageAllocatorFor_Optimize(&optimize_messages_);
   SetMessageAllocatorFor_Print(&print_messages_);
+  SetMessageAllocatorFor_ImportOnnx(&import_onnx_messages_);
 }
 
 void KilnService::Finish(const char* method, Reactor* reactor, const absl::Status& status,
@@ -366,6 +367,15 @@ KilnService::Reactor* KilnService::Optimize(Ctx* ctx, const v1::OptimizeRequest*
     std::shared_ptr<RequestBudget> budget = NewBudget("Optimize");
     BudgetScope counting(*budget);
     return OptimizeGraph(*req, GraphLimitsOf(limits_), Interrupt(ctx, budget), resp);
+  });
+}
+
+KilnService::Reactor* KilnService::ImportOnnx(Ctx* ctx, const v1::ImportOnnxRequest* req,
+                                              v1::ImportOnnxResponse* resp) {
+  return Handle("ImportOnnx", ctx, true, [this, req, resp](const Tenant& tenant) {
+    std::shared_ptr<RequestBudget> budget = NewBudget("ImportOnnx");
+    BudgetScope counting(*budget);
+    return ImportOnnxGraph(*req, GraphLimitsOf(limits_), resp);
   });
 }
 

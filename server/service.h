@@ -47,6 +47,8 @@ class KilnService final : public v1::Kiln::CallbackService, public Calls {
   Reactor* Grad(Ctx* ctx, const v1::GradRequest* req, v1::GradResponse* resp) override;
   Reactor* Optimize(Ctx* ctx, const v1::OptimizeRequest* req, v1::OptimizeResponse* resp) override;
   Reactor* Print(Ctx* ctx, const v1::PrintRequest* req, v1::PrintResponse* resp) override;
+  Reactor* ImportOnnx(Ctx* ctx, const v1::ImportOnnxRequest* req,
+                      v1::ImportOnnxResponse* resp) override;
   Reactor* CreateSession(Ctx* ctx, const v1::CreateSessionRequest* req,
                          v1::CreateSessionResponse* resp) override;
   Reactor* DeleteSession(Ctx* ctx, const v1::DeleteSessionRequest* req,
@@ -118,6 +120,7 @@ class KilnService final : public v1::Kiln::CallbackService, public Calls {
   ArenaAllocator<v1::GradRequest, v1::GradResponse> grad_messages_;
   ArenaAllocator<v1::OptimizeRequest, v1::OptimizeResponse> optimize_messages_;
   ArenaAllocator<v1::PrintRequest, v1::PrintResponse> print_messages_;
+  ArenaAllocator<v1::ImportOnnxRequest, v1::ImportOnnxResponse> import_onnx_messages_;
 
   // Authenticates the call, then finishes it with fn(tenant)'s status; on the pool when
   // `offload`, else inline.

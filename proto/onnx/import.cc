@@ -18,7 +18,7 @@
 #include "proto/onnx/import_node.h"
 #include "proto/onnx/onnx_tensor.h"
 
-namespace kiln::onnx_import {
+namespace kiln::onnx {
 namespace {
 
 // The oldest opset the importers are written for; older models go through the converter.
@@ -188,10 +188,13 @@ absl::StatusOr<ImportedModel> Import(absl::string_view model_bytes, const Import
   absl::flat_hash_map<std::string, Var> values;
   absl::flat_hash_map<std::string, Tensor> constants;
   absl::flat_hash_set<std::string> initializer_names;
+  int64_t initializer_bytes = 0;
   for (const auto& init : graph.initializer()) {
     const std::string what = absl::StrCat("initializer '", init.name(), "'");
-    absl::StatusOr<Tensor> value = TensorFromOnnx(init, what, options.max_tensor_bytes);
+    absl::StatusOr<Tensor> value =
+        TensorFromOnnx(init, what, options.max_tensor_bytes - initializer_bytes);
     if (!value.ok()) return value.status();
+    initializer_bytes += value->nbytes();
     initializer_names.insert(init.name());
     if (options.trainable && IsFloat(value->dtype())) {
       StaticShape shape(value->shape().begin(), value->shape().end());
@@ -300,4 +303,4 @@ absl::StatusOr<ImportedModel> Import(absl::string_view model_bytes, const Import
   return out;
 }
 
-}  // namespace kiln::onnx_import
+}  // namespace kiln::onnx

@@ -1,4 +1,4 @@
-// ONNX models -> Kiln graphs: kiln::onnx_import::Import turns a ModelProto (opset 7 to 17 of the
+// ONNX models -> Kiln graphs: kiln::onnx::Import turns a ModelProto (opset 7 to 17 of the
 // default domain; older opsets are brought up by ONNX's version converter) into Kiln variables
 // that keep the model's input, output and initializer names, for function(), grad() and the
 // wire (proto/onnx/README.md).
@@ -14,13 +14,14 @@
 #include "core/graph/var.h"
 #include "core/tensor/tensor.h"
 
-namespace kiln::onnx_import {
+namespace kiln::onnx {
 
 struct ImportOptions {
   // Floating-point initializers become inputs (weights) instead of constants, so that a
   // function can take them as shared variables and train them; the rest stay constants.
   bool trainable = false;
-  // Limits (the server's own): the model's bytes, its node count, an initializer's bytes.
+  // Limits (the server's own): the model's bytes, its node count, its initializers' bytes
+  // (together).
   int64_t max_model_bytes = int64_t{1} << 30;
   int64_t max_nodes = 1000000;
   int64_t max_tensor_bytes = int64_t{1} << 30;
@@ -48,6 +49,6 @@ absl::StatusOr<ImportedModel> Import(absl::string_view model_bytes,
 // The ONNX operators of the default domain the importer takes, sorted.
 std::vector<std::string> SupportedOperators();
 
-}  // namespace kiln::onnx_import
+}  // namespace kiln::onnx
 
 #endif  // KILN_PROTO_ONNX_IMPORT_H_

@@ -4,7 +4,7 @@
 #include "core/graph/constructors.h"
 #include "proto/onnx/onnx_tensor.h"
 
-namespace kiln::onnx_import {
+namespace kiln::onnx {
 
 Var ImportNode::in(int i) const {
   if (has(i)) return inputs_[i];
@@ -95,4 +95,4 @@ absl::StatusOr<int> NormalizeAxis(const ImportNode& node, int64_t axis, int rank
   return static_cast<int>(a);
 }
 
-}  // namespace kiln::onnx_import
+}  // namespace kiln::onnx

@@ -15,7 +15,7 @@
 #include "core/tensor/tensor.h"
 #include "onnx/onnx_pb.h"
 
-namespace kiln::onnx_import {
+namespace kiln::onnx {
 
 class ImportNode {
  public:
@@ -93,6 +93,6 @@ Var ScalarLike(const Var& x, double value);
 // Axis `axis` of a rank-`rank` tensor as a non-negative index, or INVALID_ARGUMENT.
 absl::StatusOr<int> NormalizeAxis(const ImportNode& node, int64_t axis, int rank);
 
-}  // namespace kiln::onnx_import
+}  // namespace kiln::onnx
 
 #endif  // KILN_PROTO_ONNX_IMPORT_NODE_H_

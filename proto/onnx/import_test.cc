@@ -1,4 +1,4 @@
-// kiln::onnx_import::Import on models built here: values, names, options, and every kind of bad
+// kiln::onnx::Import on models built here: values, names, options, and every kind of bad
 // model answered with its status (the conformance runner covers the operators).
 #include "proto/onnx/import.h"
 
@@ -11,7 +11,7 @@
 #include "onnx/onnx_pb.h"
 #include "proto/onnx/onnx_tensor.h"
 
-namespace kiln::onnx_import {
+namespace kiln::onnx {
 namespace {
 
 using ::onnx::ModelProto;
@@ -161,4 +161,4 @@ TEST(OnnxImport, AxesComputedAtRunTimeAreNamed) {
 }
 
 }  // namespace
-}  // namespace kiln::onnx_import
+}  // namespace kiln::onnx

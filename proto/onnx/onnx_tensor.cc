@@ -6,7 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 
-namespace kiln::onnx_import {
+namespace kiln::onnx {
 namespace {
 
 using TP = ::onnx::TensorProto;
@@ -154,4 +154,4 @@ TP TensorToOnnx(const Tensor& t, const std::string& name) {
   return proto;
 }
 
-}  // namespace kiln::onnx_import
+}  // namespace kiln::onnx

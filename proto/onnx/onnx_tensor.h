@@ -8,7 +8,7 @@
 #include "core/tensor/tensor.h"
 #include "onnx/onnx_pb.h"
 
-namespace kiln::onnx_import {
+namespace kiln::onnx {
 
 // The Kiln dtype of ONNX's TensorProto.DataType `elem_type`; UNIMPLEMENTED for STRING and
 // BFLOAT16 (Kiln has neither), INVALID_ARGUMENT for a value ONNX does not define.
@@ -23,6 +23,6 @@ absl::StatusOr<Tensor> TensorFromOnnx(const ::onnx::TensorProto& proto, absl::st
 // A TensorProto holding `t` (as raw_data), named `name`.
 ::onnx::TensorProto TensorToOnnx(const Tensor& t, const std::string& name);
 
-}  // namespace kiln::onnx_import
+}  // namespace kiln::onnx
 
 #endif  // KILN_PROTO_ONNX_ONNX_TENSOR_H_

@@ -13,7 +13,7 @@
 #include "proto/onnx/import_node.h"
 #include "proto/onnx/onnx_tensor.h"
 
-namespace kiln::onnx_import {
+namespace kiln::onnx {
 namespace {
 
 using Outs = NodeOutputs;
@@ -259,4 +259,4 @@ void AddElementwiseImporters(OpTable& t) {
   t["Dropout"] = Dropout;
 }
 
-}  // namespace kiln::onnx_import
+}  // namespace kiln::onnx

@@ -16,7 +16,7 @@
 #include "core/ops/shape.h"
 #include "proto/onnx/import_node.h"
 
-namespace kiln::onnx_import {
+namespace kiln::onnx {
 namespace {
 
 using Outs = NodeOutputs;
@@ -300,4 +300,4 @@ void AddNetworkImporters(OpTable& t) {
   t["LayerNormalization"] = LayerNormalization;
 }
 
-}  // namespace kiln::onnx_import
+}  // namespace kiln::onnx

@@ -14,7 +14,7 @@
 #include "core/ops/shape.h"
 #include "proto/onnx/import_node.h"
 
-namespace kiln::onnx_import {
+namespace kiln::onnx {
 namespace {
 
 using Outs = NodeOutputs;
@@ -159,4 +159,4 @@ void AddReduceImporters(OpTable& t) {
   t["Hardmax"] = SoftmaxFamily<HardmaxAt>;
 }
 
-}  // namespace kiln::onnx_import
+}  // namespace kiln::onnx

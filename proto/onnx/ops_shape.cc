@@ -16,7 +16,7 @@
 #include "proto/onnx/import_node.h"
 #include "proto/onnx/onnx_tensor.h"
 
-namespace kiln::onnx_import {
+namespace kiln::onnx {
 namespace {
 
 using Outs = NodeOutputs;
@@ -390,4 +390,4 @@ void AddShapeImporters(OpTable& t) {
   t["Tile"] = Tile;
 }
 
-}  // namespace kiln::onnx_import
+}  // namespace kiln::onnx

@@ -1,5 +1,5 @@
 // ONNX's backend test cases (Debian's libonnx-testdata: node, pytorch-converted,
-// pytorch-operator and simple) imported by kiln::onnx_import, compiled, run on their
+// pytorch-operator and simple) imported by kiln::onnx, compiled, run on their
 // test_data_set_0 inputs and compared with its outputs at ONNX's tolerances (rtol 1e-3,
 // atol 1e-7; dtypes and shapes equal). Each case's outcome must be the one expected.txt records,
 // so that a case that starts to fail, or starts to pass, shows. KILN_ONNX_WRITE_EXPECTED=1
@@ -23,7 +23,7 @@
 #include "proto/onnx/onnx_tensor.h"
 #include "tests/testing/paths.h"
 
-namespace kiln::onnx_import {
+namespace kiln::onnx {
 namespace {
 
 namespace fs = std::filesystem;
@@ -219,4 +219,4 @@ TEST(OnnxConformance, EveryCaseHasTheOutcomeOnRecord) {
 }
 
 }  // namespace
-}  // namespace kiln::onnx_import
+}  // namespace kiln::onnx

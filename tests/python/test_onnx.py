@@ -1,0 +1,128 @@
+"""kiln.onnx.load against a real kiln-server: models built with python3-onnx's helpers and cases
+of ONNX's own test data (Debian's libonnx-testdata) imported, run and checked against NumPy or
+the case's expected outputs; trainable weights as shared variables that grad and updates train;
+one compile for the same model sent twice; the errors a model that Kiln cannot take gets."""
+import os
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+import kiln
+import kiln.tensor as kt
+
+DATA = os.environ.get("KILN_ONNX_TESTDATA", "/usr/share/libonnx-testdata/data")
+
+
+def linear_model(w, b):
+    """y = MatMul(x, W) + b, x of shape (None, 3)."""
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "W"], ["xw"], name="mm"),
+         helper.make_node("Add", ["xw", "b"], ["y"], name="bias")],
+        "linear",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [None, 3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [None, 2])],
+        initializer=[numpy_helper.from_array(w, "W"), numpy_helper.from_array(b, "b")])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+
+
+W = np.arange(6, dtype=np.float32).reshape(3, 2) / 10
+B = np.array([0.5, -0.5], dtype=np.float32)
+
+
+def test_a_model_keeps_its_names_and_computes(server):
+    m = kiln.onnx.load(linear_model(W, B))
+    assert m.input_names == ["x"] and m.output_names == ["y"] and m.opset == 13
+    assert m.weights == [] and m.inputs[0].name == "x" and m.outputs[0].name == "y"
+    f = kiln.function(m.inputs, m.outputs[0])
+    x = np.random.default_rng(0).normal(size=(4, 3)).astype(np.float32)
+    y = f(x)
+    assert y.dtype == np.float32
+    np.testing.assert_allclose(y, x @ W + B, rtol=1e-6)
+    # It composes with the rest of the API.
+    g = kiln.function(m.inputs, kt.sum(kt.tanh(m.outputs[0])))
+    np.testing.assert_allclose(g(x), np.tanh(x @ W + B).sum(), rtol=1e-5)
+
+
+def test_a_path_and_bytes_load_the_same(server, tmp_path):
+    path = tmp_path / "linear.onnx"
+    onnx.save(linear_model(W, B), str(path))
+    x = np.ones((2, 3), dtype=np.float32)
+    for model in (str(path), path.read_bytes()):
+        m = kiln.onnx.load(model)
+        np.testing.assert_allclose(kiln.function(m.inputs, m.outputs[0])(x), x @ W + B, rtol=1e-6)
+    with pytest.raises(TypeError):
+        kiln.onnx.load(42)
+
+
+def test_the_same_model_twice_compiles_once(server):
+    m1, m2 = (kiln.onnx.load(linear_model(W, B)) for _ in range(2))
+    f1 = kiln.function(m1.inputs, m1.outputs[0])
+    f2 = kiln.function(m2.inputs, m2.outputs[0])
+    assert f1.function_id and f1.function_id == f2.function_id
+
+
+def test_trainable_weights_are_shared_variables_that_sgd_trains(server):
+    m = kiln.onnx.load(linear_model(W, B), trainable=True)
+    assert [w.name for w in m.weights] == ["W", "b"]
+    np.testing.assert_array_equal(m.weights[0].get_value(), W)
+    target = kt.fmatrix("t")
+    loss = kt.mean((m.outputs[0] - target) ** 2)
+    grads = kiln.grad(loss, m.weights)
+    step = kiln.function(m.inputs + [target], loss,
+                         updates=[(w, w - np.float32(0.1) * g) for w, g in zip(m.weights, grads)])
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=(16, 3)).astype(np.float32)
+    t = (x @ np.ones((3, 2), np.float32)).astype(np.float32)
+    losses = [float(step(x, t)) for _ in range(20)]
+    assert losses[-1] < 0.5 * losses[0]
+    # The same step in NumPy, from the same start.
+    w, b = W.copy(), B.copy()
+    for _ in range(20):
+        r = x @ w + b - t
+        gw, gb = 2 * x.T @ r / r.size, 2 * r.sum(0) / r.size
+        w, b = w - 0.1 * gw, b - 0.1 * gb
+    np.testing.assert_allclose(m.weights[0].get_value(), w, rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(m.weights[1].get_value(), b, rtol=1e-4, atol=1e-6)
+
+
+@pytest.mark.parametrize("case", ["pytorch-converted/test_Conv2d_groups",
+                                  "pytorch-converted/test_MaxPool2d",
+                                  "node/test_sce_mean_weight_ii_3d",
+                                  "node/test_layer_normalization_4d_axis1",
+                                  "pytorch-operator/test_operator_index"])
+def test_cases_of_onnx_test_data_give_their_outputs(server, case):
+    folder = os.path.join(DATA, case)
+    m = kiln.onnx.load(os.path.join(folder, "model.onnx"))
+    data = os.path.join(folder, "test_data_set_0")
+
+    def read(name):
+        t = TensorProto()
+        with open(os.path.join(data, name), "rb") as f:
+            t.ParseFromString(f.read())
+        return numpy_helper.to_array(t)
+
+    args = [read("input_%d.pb" % i) for i in range(len(m.inputs))]
+    got = kiln.function(m.inputs, m.outputs)(*args)
+    for i, value in enumerate(got):
+        want = read("output_%d.pb" % i)
+        assert value.dtype == want.dtype and value.shape == want.shape
+        np.testing.assert_allclose(value, want, rtol=1e-3, atol=1e-7)
+
+
+def test_a_model_kiln_cannot_take_names_what(server):
+    graph = helper.make_graph(
+        [helper.make_node("Resize", ["x", "", "scales"], ["y"], name="up", mode="nearest")],
+        "resize",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 2, 2])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 1, 4, 4])],
+        initializer=[numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32), "scales")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    with pytest.raises(kiln.KilnError) as e:
+        kiln.onnx.load(model)
+    assert e.value.code == "UNIMPLEMENTED"
+    assert "Resize (opset 13)" in e.value.message
+    with pytest.raises(kiln.KilnError) as e:
+        kiln.onnx.load(b"not an onnx model")
+    assert e.value.code == "INVALID_ARGUMENT"
