@@ -3,7 +3,8 @@
 // test_data_set_0 inputs and compared with its outputs at ONNX's tolerances (rtol 1e-3,
 // atol 1e-7; dtypes and shapes equal). Each case's outcome must be the one expected.txt records,
 // so that a case that starts to fail, or starts to pass, shows. KILN_ONNX_WRITE_EXPECTED=1
-// rewrites expected.txt from this run; KILN_ONNX_TESTDATA points at another copy of the data.
+// rewrites expected.txt from this run; KILN_ONNX_TESTDATA points at another copy of the data;
+// KILN_ONNX_OUTCOMES=<file> writes each case's outcome and operator there.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -196,6 +197,11 @@ TEST(OnnxConformance, EveryCaseHasTheOutcomeOnRecord) {
     std::printf("%-28s %6d %6d\n", op.c_str(), counts.second, counts.first);
   }
   std::printf("BENCH onnx_backend_tests kiln=%d unit=cases total=%zu\n", passed, cases.size());
+  // Each case's outcome, for tests/bench/onnx_vs_onnxruntime.py.
+  if (const char* path = std::getenv("KILN_ONNX_OUTCOMES"); path != nullptr) {
+    std::ofstream f(path);
+    for (const auto& [name, o] : outcomes) f << name << " " << o.status << " " << o.op << "\n";
+  }
   if (const char* w = std::getenv("KILN_ONNX_WRITE_EXPECTED"); w != nullptr && w[0] == '1') {
     std::ofstream f(ExpectedPath());
     f << "# <kind>/<case> <outcome> [why]: written by onnx_node_test with "
