@@ -32,6 +32,7 @@ const OpTable& Importers() {
     AddReduceImporters(*t);
     AddShapeImporters(*t);
     AddNetworkImporters(*t);
+    AddIndexImporters(*t);
     return t;
   }();
   return *table;

@@ -86,6 +86,7 @@ void AddElementwiseImporters(OpTable& table);
 void AddReduceImporters(OpTable& table);
 void AddShapeImporters(OpTable& table);
 void AddNetworkImporters(OpTable& table);
+void AddIndexImporters(OpTable& table);
 
 // A 0-d constant of x's dtype (x itself when it failed).
 Var ScalarLike(const Var& x, double value);

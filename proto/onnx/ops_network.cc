@@ -1,6 +1,7 @@
 // ONNX's neural-network operators: MatMul, Gemm, Conv, the pools, and the normalizations, as
 // Kiln's MatMul, Dot, AbstractConv, Pool and elementwise compositions.
 #include <algorithm>
+#include <string>
 
 #include "absl/strings/str_cat.h"
 #include "core/graph/constructors.h"
@@ -15,6 +16,7 @@
 #include "core/ops/reduce.h"
 #include "core/ops/shape.h"
 #include "proto/onnx/import_node.h"
+#include "proto/onnx/onnx_tensor.h"
 
 namespace kiln::onnx {
 namespace {
@@ -128,6 +130,94 @@ Outs Conv(const ImportNode& n) {
   if (spatial == 1) y = From2d(y);
   if (n.has(2)) y = y + AlongChannels(n.in(2), spatial + 2);
   return std::vector<Var>{y};
+}
+
+// ConvTranspose: the gradient of the forward convolution with the same filters (ONNX's W is
+// (C, M / group, k...), the forward filter's layout) wrt its input, of the output's spatial
+// shape: strides * (in - 1) + output_padding + (k - 1) * dilations + 1 - pads, or output_shape
+// (whose padding then splits as auto_pad says).
+Outs ConvTranspose(const ImportNode& n) {
+  Var x = n.in(0), w = n.in(1);
+  if (!x.ok() || !w.ok()) return x.ok() ? w.status() : x.status();
+  const int spatial = x.ndim() - 2;
+  if (spatial < 1 || spatial > 3) return n.Unimplemented(absl::StrCat(spatial, "-d ConvTranspose"));
+  std::vector<int64_t> kernel = n.Ints("kernel_shape");
+  if (kernel.empty()) {
+    for (int d = 2; d < w.ndim(); ++d) {
+      if (!w.type().shape()[d].has_value()) return n.Unimplemented("a kernel of unknown size");
+      kernel.push_back(*w.type().shape()[d]);
+    }
+  }
+  std::vector<int64_t> strides = n.Ints("strides"), dilations = n.Ints("dilations");
+  std::vector<int64_t> pads = n.Ints("pads"), output_padding = n.Ints("output_padding");
+  const std::vector<int64_t> output_shape = n.Ints("output_shape");
+  if (strides.empty()) strides.assign(spatial, 1);
+  if (dilations.empty()) dilations.assign(spatial, 1);
+  if (pads.empty()) pads.assign(2 * spatial, 0);
+  if (output_padding.empty()) output_padding.assign(spatial, 0);
+  const std::string auto_pad = n.String("auto_pad", "NOTSET");
+  std::vector<std::vector<int64_t>> border;
+  std::vector<int64_t> out;
+  for (int d = 0; d < spatial; ++d) {
+    const auto& in = x.type().shape()[2 + d];
+    if (!in.has_value()) return n.Unimplemented("a spatial dim not known statically");
+    const int64_t full =
+        strides[d] * (*in - 1) + output_padding[d] + (kernel[d] - 1) * dilations[d] + 1;
+    int64_t lo = pads[d], hi = pads[spatial + d];
+    int64_t target = full - lo - hi;
+    if (!output_shape.empty() || auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+      target =
+          output_shape.empty() ? *in * strides[d] : output_shape[output_shape.size() - spatial + d];
+      const int64_t total = std::max<int64_t>(full - target, 0);
+      lo = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
+      hi = total - lo;
+    }
+    border.push_back({lo, hi});
+    out.push_back(target);
+  }
+  if (spatial == 1) {
+    x = To2d(x);
+    w = To2d(w);
+    strides.insert(strides.begin(), 1);
+    dilations.insert(dilations.begin(), 1);
+    border.insert(border.begin(), {0, 0});
+    out.insert(out.begin(), 1);
+  }
+  ConvOptions options;
+  options.border_mode = ConvBorderPads(border);
+  options.subsample.assign(strides.begin(), strides.end());
+  options.filter_dilation.assign(dilations.begin(), dilations.end());
+  options.filter_flip = false;
+  options.num_groups = static_cast<int>(n.Int("group", 1));
+  std::vector<Var> shape;
+  for (int64_t v : out) shape.push_back(scalar_constant(v, DType::kInt64));
+  Var y = conv_grad_wrt_inputs(std::max(spatial, 2), w, x, make_vector(shape), options);
+  if (spatial == 1) y = From2d(y);
+  if (n.has(2)) y = y + AlongChannels(n.in(2), spatial + 2);
+  return std::vector<Var>{y};
+}
+
+// Hann, Hamming and Blackman windows: a0 - a1 cos(2 pi n / N) + a2 cos(4 pi n / N) for n below
+// size, N = size (periodic) or size - 1.
+template <int kWindow>
+Outs SignalWindow(const ImportNode& n) {
+  static constexpr double kCoefficients[3][3] = {
+      {0.5, 0.5, 0.0}, {25.0 / 46, 21.0 / 46, 0.0}, {0.42, 0.5, 0.08}};
+  const double* a = kCoefficients[kWindow];
+  absl::StatusOr<DType> dtype = DTypeFromOnnx(static_cast<int32_t>(n.Int("output_datatype", 1)));
+  if (!dtype.ok()) return n.Unimplemented(dtype.status().message());
+  const Var size = cast(n.in(0), DType::kInt64);
+  const Var count =
+      cast(n.Int("periodic", 1) != 0 ? size : size - scalar_constant(int64_t{1}, DType::kInt64),
+           DType::kFloat64);
+  const Var phase = cast(arange(size), DType::kFloat64) *
+                    scalar_constant(2 * 3.14159265358979323846, DType::kFloat64) / count;
+  Var w =
+      scalar_constant(a[0], DType::kFloat64) - scalar_constant(a[1], DType::kFloat64) * cos(phase);
+  if (a[2] != 0)
+    w = w +
+        scalar_constant(a[2], DType::kFloat64) * cos(phase * scalar_constant(2.0, DType::kFloat64));
+  return std::vector<Var>{cast(w, *dtype)};
 }
 
 template <bool kMax>
@@ -291,6 +381,10 @@ void AddNetworkImporters(OpTable& t) {
   t["MatMul"] = MatMul;
   t["Gemm"] = Gemm;
   t["Conv"] = Conv;
+  t["ConvTranspose"] = ConvTranspose;
+  t["HannWindow"] = SignalWindow<0>;
+  t["HammingWindow"] = SignalWindow<1>;
+  t["BlackmanWindow"] = SignalWindow<2>;
   t["MaxPool"] = Pool<true>;
   t["AveragePool"] = Pool<false>;
   t["GlobalMaxPool"] = GlobalPool<true>;
