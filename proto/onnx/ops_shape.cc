@@ -212,21 +212,42 @@ Outs Split(const ImportNode& n) {
   return split(x, *sizes, *axis);
 }
 
+// A Slice bound list: before opset 10 the attribute, from 10 input `input`, constant or computed
+// at run time (then one int64 scalar per entry: its length must be known statically).
+absl::StatusOr<std::vector<Bound>> Bounds(const ImportNode& n, absl::string_view name, int input) {
+  std::vector<Bound> out;
+  if (n.opset() >= 10 && n.has(input) && !n.constant(input).has_value()) {
+    const Var v = n.in(input);
+    if (v.ndim() != 1 || !v.type().shape()[0].has_value()) {
+      return n.Unimplemented(absl::StrCat(name, " of a length not known statically"));
+    }
+    for (int64_t k = 0; k < *v.type().shape()[0]; ++k) {
+      out.push_back(Bound(cast(subtensor(v, {Index(k)}), DType::kInt64)));
+    }
+    return out;
+  }
+  absl::StatusOr<std::vector<int64_t>> values = IntsFrom(n, name, 10, input);
+  if (!values.ok()) return values.status();
+  for (int64_t v : *values) out.push_back(Bound(v));
+  return out;
+}
+
 Outs Slice(const ImportNode& n) {
   const Var x = n.in(0);
   if (!x.ok()) return x.status();
-  absl::StatusOr<std::vector<int64_t>> starts = IntsFrom(n, "starts", 10, 1);
-  absl::StatusOr<std::vector<int64_t>> ends = IntsFrom(n, "ends", 10, 2);
+  absl::StatusOr<std::vector<Bound>> starts = Bounds(n, "starts", 1);
+  absl::StatusOr<std::vector<Bound>> ends = Bounds(n, "ends", 2);
   absl::StatusOr<std::vector<int64_t>> axes = IntsFrom(n, "axes", 10, 3);
-  absl::StatusOr<std::vector<int64_t>> steps = IntsFrom(n, "steps", 10, 4);
-  for (const auto* s : {&starts, &ends, &axes, &steps}) {
-    if (!s->ok()) return s->status();
-  }
+  absl::StatusOr<std::vector<Bound>> steps = Bounds(n, "steps", 4);
+  if (!starts.ok()) return starts.status();
+  if (!ends.ok()) return ends.status();
+  if (!axes.ok()) return axes.status();
+  if (!steps.ok()) return steps.status();
   if (starts->size() != ends->size()) return n.Invalid("starts and ends differ in length");
   if (axes->empty()) {
     for (size_t k = 0; k < starts->size(); ++k) axes->push_back(static_cast<int64_t>(k));
   }
-  if (steps->empty()) steps->assign(starts->size(), 1);
+  if (steps->empty()) steps->assign(starts->size(), Bound(int64_t{1}));
   if (axes->size() != starts->size() || steps->size() != starts->size()) {
     return n.Invalid("starts, ends, axes and steps differ in length");
   }
@@ -234,7 +255,6 @@ Outs Slice(const ImportNode& n) {
   for (size_t k = 0; k < starts->size(); ++k) {
     absl::StatusOr<int> axis = NormalizeAxis(n, (*axes)[k], x.ndim());
     if (!axis.ok()) return axis.status();
-    if ((*steps)[k] == 0) return n.Invalid("a step of 0");
     idx[*axis] = Index(kiln::Slice{(*starts)[k], (*ends)[k], (*steps)[k]});
   }
   return std::vector<Var>{subtensor(x, idx)};

@@ -126,3 +126,33 @@ def test_a_model_kiln_cannot_take_names_what(server):
     with pytest.raises(kiln.KilnError) as e:
         kiln.onnx.load(b"not an onnx model")
     assert e.value.code == "INVALID_ARGUMENT"
+
+
+GOLDEN = os.path.join(os.path.dirname(__file__), "..", "golden", "onnx_models")
+
+
+@pytest.mark.parametrize("name", ["mlp", "lenet", "encoder"])
+def test_pytorch_models_compute_differentiate_and_train_as_pytorch(server, name):
+    """Models PyTorch 1.13 exported (tests/golden/gen_onnx_models.py): Kiln's output, its
+    cross-entropy's gradient wrt every weight and the weights after one SGD step equal
+    PyTorch's."""
+    m = kiln.onnx.load(os.path.join(GOLDEN, name + ".onnx"), trainable=True)
+    ref = np.load(os.path.join(GOLDEN, name + ".npz"))
+    logits = m.outputs[0]
+    np.testing.assert_allclose(kiln.function(m.inputs, logits)(ref["x"]), ref["logits"],
+                               rtol=1e-4, atol=1e-5)
+    labels = kt.lvector("labels")
+    loss = kt.mean(kt.nnet.categorical_crossentropy(kt.nnet.softmax(logits), labels))
+    grads = kiln.grad(loss, m.weights)
+    names = [w.name for w in m.weights]
+    assert sorted(names) == sorted(k[len("grad:"):] for k in ref.files if k.startswith("grad:"))
+    got = kiln.function(m.inputs + [labels], [loss] + grads)(ref["x"], ref["labels"])
+    np.testing.assert_allclose(got[0], ref["loss"], rtol=1e-5)
+    for w, g in zip(names, got[1:]):
+        np.testing.assert_allclose(g, ref["grad:" + w], rtol=1e-3, atol=1e-6, err_msg=w)
+    step = kiln.function(m.inputs + [labels], loss,
+                         updates=[(w, w - np.float32(0.1) * g) for w, g in zip(m.weights, grads)])
+    step(ref["x"], ref["labels"])
+    for w in m.weights:
+        np.testing.assert_allclose(w.get_value(), ref["sgd:" + w.name], rtol=1e-4, atol=1e-6,
+                                   err_msg=w.name)
