@@ -151,6 +151,15 @@ absl::StatusOr<ImportedModel> Import(absl::string_view model_bytes, const Import
         absl::StrCat("the ONNX model has ", model.graph().node_size(),
                      " nodes, more than the limit of ", options.max_nodes));
   }
+  // Each input of a node may become a Kiln node (a variadic Sum, a Concat): their total is held
+  // to the node limit too.
+  int64_t edges = 0;
+  for (const auto& n : model.graph().node()) edges += n.input_size();
+  if (edges > options.max_nodes) {
+    return absl::ResourceExhaustedError(absl::StrCat("the ONNX model's nodes have ", edges,
+                                                     " inputs in all, more than the limit of ",
+                                                     options.max_nodes));
+  }
   ImportedModel out;
   for (const auto& op : model.opset_import()) {
     if (DefaultDomain(op.domain())) out.opset = op.version();

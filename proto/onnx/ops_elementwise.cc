@@ -33,18 +33,35 @@ Outs Unary(const ImportNode& n) {
   return std::vector<Var>{F(n.in(0))};
 }
 
+// ONNX's elementwise operators take one type T for all their inputs (Kiln would upcast).
+absl::Status SameTypes(const ImportNode& n, int from = 0) {
+  for (int i = from + 1; i < n.num_inputs(); ++i) {
+    if (n.has(from) && n.has(i) && n.in(i).dtype() != n.in(from).dtype()) {
+      return n.Invalid(absl::StrCat("input ", i, " is ", DTypeName(n.in(i).dtype()), " but input ",
+                                    from, " is ", DTypeName(n.in(from).dtype())));
+    }
+  }
+  return absl::OkStatus();
+}
+
 template <Var (*F)(const Var&, const Var&)>
 Outs Binary(const ImportNode& n) {
+  if (absl::Status s = SameTypes(n); !s.ok()) return s;
   return std::vector<Var>{F(n.in(0), n.in(1))};
 }
+
+// Pow's exponent may have another type than its base.
+Outs Pow(const ImportNode& n) { return std::vector<Var>{pow(n.in(0), n.in(1))}; }
 
 Var AddOf(const Var& a, const Var& b) { return a + b; }
 Var SubOf(const Var& a, const Var& b) { return a - b; }
 Var MulOf(const Var& a, const Var& b) { return a * b; }
 Var Identity(const Var& a) { return a; }
-Var PowOf(const Var& a, const Var& b) { return pow(a, b); }
 
-Outs Div(const ImportNode& n) { return std::vector<Var>{Divide(n.in(0), n.in(1))}; }
+Outs Div(const ImportNode& n) {
+  if (absl::Status s = SameTypes(n); !s.ok()) return s;
+  return std::vector<Var>{Divide(n.in(0), n.in(1))};
+}
 
 Outs Mod(const ImportNode& n) {
   const Var a = n.in(0), b = n.in(1);
@@ -60,12 +77,14 @@ Outs Mod(const ImportNode& n) {
 // Max, Min, Sum: folded over the inputs; Mean: their sum over their count.
 template <Var (*F)(const Var&, const Var&)>
 Outs Variadic(const ImportNode& n) {
+  if (absl::Status s = SameTypes(n); !s.ok()) return s;
   Var acc = n.in(0);
   for (int i = 1; i < n.num_inputs(); ++i) acc = F(acc, n.in(i));
   return std::vector<Var>{acc};
 }
 
 Outs Mean(const ImportNode& n) {
+  if (absl::Status s = SameTypes(n); !s.ok()) return s;
   Var acc = n.in(0);
   for (int i = 1; i < n.num_inputs(); ++i) acc = acc + n.in(i);
   return std::vector<Var>{acc / ScalarLike(acc, n.num_inputs())};
@@ -180,7 +199,10 @@ Outs Clip(const ImportNode& n) {
   return std::vector<Var>{x};
 }
 
-Outs Where(const ImportNode& n) { return std::vector<Var>{switch_(n.in(0), n.in(1), n.in(2))}; }
+Outs Where(const ImportNode& n) {
+  if (absl::Status s = SameTypes(n, 1); !s.ok()) return s;
+  return std::vector<Var>{switch_(n.in(0), n.in(1), n.in(2))};
+}
 
 // Inference: the input passes, and the mask (when asked for) is all true.
 Outs Dropout(const ImportNode& n) {
@@ -198,7 +220,7 @@ void AddElementwiseImporters(OpTable& t) {
   t["Sub"] = Binary<SubOf>;
   t["Mul"] = Binary<MulOf>;
   t["Div"] = Div;
-  t["Pow"] = Binary<PowOf>;
+  t["Pow"] = Pow;
   t["Mod"] = Mod;
   t["Equal"] = Binary<eq>;
   t["Greater"] = Binary<gt>;

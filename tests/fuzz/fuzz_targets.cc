@@ -416,6 +416,23 @@ void GradRequestTarget(std::string_view bytes) {
   }
 }
 
+void OnnxImportTarget(std::string_view bytes) {
+  Init();
+  v1::ImportOnnxRequest request;
+  request.set_model(std::string(bytes));
+  request.set_trainable(!bytes.empty() && (bytes[0] & 1) != 0);
+  try {
+    v1::ImportOnnxResponse response;
+    if (!Ok("ImportOnnxGraph", server::ImportOnnxGraph(request, kLimits, &response))) return;
+    absl::StatusOr<ProtoGraph> graph = GraphFromProto(response.graph(), kLimits);
+    KILN_CHECK(graph.ok()) << graph.status();  // the service's own graph converts back
+    FunctionOptions options;
+    options.on_unused_input = OnUnusedInput::kIgnore;
+    Ok("function", function(graph->inputs, graph->outputs, options).status());
+  } catch (const BufferLimitExceeded&) {
+  }
+}
+
 void LaneFramesTarget(std::string_view bytes) {
   Init();
   static LaneWorld* world = [] {

@@ -34,6 +34,10 @@ void LaneFramesTarget(std::string_view bytes);
 // odd: the rest as a tokens file (--auth_tokens) to load, then a call with each of its lines.
 void AuthMetadataTarget(std::string_view bytes);
 
+// The bytes as an ONNX model through ImportOnnxGraph (parse, checker, shape inference, the
+// importers), then the imported graph read back and compiled.
+void OnnxImportTarget(std::string_view bytes);
+
 // A target and its name (the folder of its corpus and regressions).
 struct NamedTarget {
   const char* name;
@@ -45,6 +49,7 @@ inline constexpr NamedTarget kTargets[] = {
     {"execute_request", ExecuteRequestTarget}, {"function_load", FunctionLoadTarget},
     {"disk_entry", DiskEntryTarget},           {"grad_request", GradRequestTarget},
     {"auth_metadata", AuthMetadataTarget},     {"lane_frames", LaneFramesTarget},
+    {"onnx_import", OnnxImportTarget},
 };
 
 }  // namespace kiln::fuzz

@@ -156,3 +156,54 @@ def test_pytorch_models_compute_differentiate_and_train_as_pytorch(server, name)
     for w in m.weights:
         np.testing.assert_allclose(w.get_value(), ref["sgd:" + w.name], rtol=1e-4, atol=1e-6,
                                    err_msg=w.name)
+
+
+def _model(nodes, inputs, outputs, inits=(), opset=13):
+    graph = helper.make_graph(nodes, "hostile", inputs, outputs, initializer=list(inits))
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+
+
+def _float(name, shape):
+    return helper.make_tensor_value_info(name, TensorProto.FLOAT, shape)
+
+
+def _code(model):
+    with pytest.raises(kiln.KilnError) as e:
+        kiln.onnx.load(model)
+    return e.value.code
+
+
+def test_hostile_models_get_clean_codes_and_the_server_lives(server):
+    # An initializer that declares 10^12 elements and holds 4 bytes.
+    huge = TensorProto(name="w", data_type=TensorProto.FLOAT, dims=[10 ** 6, 10 ** 6],
+                       raw_data=b"\0\0\0\0")
+    assert _code(_model([helper.make_node("Add", ["x", "w"], ["y"])], [_float("x", [1])],
+                        [_float("y", [1])], [huge])) in ("INVALID_ARGUMENT", "RESOURCE_EXHAUSTED")
+    # A cycle: a's input is b's output and b's is a's.
+    assert _code(_model([helper.make_node("Relu", ["b"], ["a"]), helper.make_node("Relu", ["a"], ["b"])],
+                        [_float("x", [1])], [_float("a", [1])])) == "INVALID_ARGUMENT"
+    # A domain of its own.
+    assert _code(_model([helper.make_node("Relu", ["x"], ["y"], domain="com.example")],
+                        [_float("x", [1])], [_float("y", [1])])) == "UNIMPLEMENTED"
+    # A node with 10^6 inputs.
+    assert _code(_model([helper.make_node("Sum", ["x"] * 10 ** 6, ["y"])], [_float("x", [1])],
+                        [_float("y", [1])])) in ("RESOURCE_EXHAUSTED", "INVALID_ARGUMENT")
+    # Ifs nested 200 deep.
+    leaf = helper.make_graph([helper.make_node("Identity", ["x"], ["y"])], "leaf", [],
+                             [_float("y", [1])])
+    body = leaf
+    for depth in range(200):
+        node = helper.make_node("If", ["c"], ["y"], then_branch=body, else_branch=leaf)
+        body = helper.make_graph([node], "b%d" % depth, [], [_float("y", [1])])
+    nested = _model(body.node, [helper.make_tensor_value_info("c", TensorProto.BOOL, []),
+                                _float("x", [1])], [_float("y", [1])])
+    assert _code(nested) in ("INVALID_ARGUMENT", "UNIMPLEMENTED")
+    # Types that ONNX's Add does not allow together.
+    mixed = _model([helper.make_node("Add", ["x", "n"], ["y"])],
+                   [_float("x", [2]), helper.make_tensor_value_info("n", TensorProto.INT64, [2])],
+                   [_float("y", [2])])
+    assert _code(mixed) == "INVALID_ARGUMENT"
+    # The server still serves.
+    m = kiln.onnx.load(linear_model(W, B))
+    np.testing.assert_allclose(kiln.function(m.inputs, m.outputs[0])(np.ones((1, 3), np.float32)),
+                               np.ones((1, 3), np.float32) @ W + B, rtol=1e-6)
