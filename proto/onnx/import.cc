@@ -33,6 +33,7 @@ const OpTable& Importers() {
     AddShapeImporters(*t);
     AddNetworkImporters(*t);
     AddIndexImporters(*t);
+    AddRecurrentImporters(*t);
     return t;
   }();
   return *table;

@@ -87,6 +87,7 @@ void AddReduceImporters(OpTable& table);
 void AddShapeImporters(OpTable& table);
 void AddNetworkImporters(OpTable& table);
 void AddIndexImporters(OpTable& table);
+void AddRecurrentImporters(OpTable& table);
 
 // A 0-d constant of x's dtype (x itself when it failed).
 Var ScalarLike(const Var& x, double value);

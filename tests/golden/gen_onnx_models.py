@@ -53,6 +53,19 @@ class Encoder(nn.Module):
         return self.head(self.layer(x)[:, 0])
 
 
+class LstmLanguageModel(nn.Module):
+    """Embedding, one LSTM layer, and a projection to the vocabulary at every position."""
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Embedding(50, 16)
+        self.lstm = nn.LSTM(16, 32, batch_first=True)
+        self.out = nn.Linear(32, 50)
+
+    def forward(self, tokens):
+        h, _ = self.lstm(self.embed(tokens))
+        return self.out(h[:, -1])
+
+
 def write(name, model, x):
     model.eval()
     # No two parameters equal (the exporter would keep one initializer for both: layer norms'
@@ -88,6 +101,8 @@ def main():
     write("lenet", LeNet(), torch.randn(4, 1, 28, 28))
     torch.manual_seed(2)
     write("encoder", Encoder(), torch.randn(4, 6, 32))
+    torch.manual_seed(3)
+    write("lstm_lm", LstmLanguageModel(), torch.randint(0, 50, (4, 7)))
 
 
 if __name__ == "__main__":

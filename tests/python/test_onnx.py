@@ -131,7 +131,7 @@ def test_a_model_kiln_cannot_take_names_what(server):
 GOLDEN = os.path.join(os.path.dirname(__file__), "..", "golden", "onnx_models")
 
 
-@pytest.mark.parametrize("name", ["mlp", "lenet", "encoder"])
+@pytest.mark.parametrize("name", ["mlp", "lenet", "encoder", "lstm_lm"])
 def test_pytorch_models_compute_differentiate_and_train_as_pytorch(server, name):
     """Models PyTorch 1.13 exported (tests/golden/gen_onnx_models.py): Kiln's output, its
     cross-entropy's gradient wrt every weight and the weights after one SGD step equal
