@@ -4,13 +4,14 @@
 #include "absl/strings/str_join.h"
 #include "core/grad/gradient.h"
 #include "core/graph/fgraph.h"
-#include "core/tensor/status_macros.h"
 #include "core/passes/passes.h"
+#include "core/tensor/status_macros.h"
 #include "core/text/dot.h"
 #include "core/text/dprint.h"
 #include "core/text/pp.h"
 #include "proto/convert/options_convert.h"
 #include "proto/convert/tensor_convert.h"
+#include "proto/onnx/export.h"
 #include "proto/onnx/import.h"
 
 namespace kiln::server {
@@ -143,6 +144,26 @@ absl::Status ImportOnnxGraph(const v1::ImportOnnxRequest& request, const GraphLi
   }
   for (const std::string& name : model.output_names) response->add_output_names(name);
   response->set_opset(model.opset);
+  return absl::OkStatus();
+}
+
+absl::Status ExportOnnxGraph(const v1::ExportOnnxRequest& request, const GraphLimits& limits,
+                             v1::ExportOnnxResponse* response) {
+  ASSIGN_OR_RETURN(ProtoGraph graph, GraphFromProto(request.graph(), limits));
+  for (int i = 0; i < request.graph().inputs_size(); ++i) {
+    if (!request.graph().inputs(i).shared().empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("input ", i, " is the shared variable '", request.graph().inputs(i).shared(),
+                       "': export a graph of plain inputs (shared values have no place in ONNX)"));
+    }
+  }
+  onnx::ExportOptions options;
+  if (request.opset() != 0) options.opset = request.opset();
+  ASSIGN_OR_RETURN(
+      std::string model,
+      onnx::Export(graph.inputs, graph.outputs,
+                   {request.output_names().begin(), request.output_names().end()}, options));
+  response->set_model(std::move(model));
   return absl::OkStatus();
 }
 

@@ -39,6 +39,10 @@ absl::Status OptimizeGraph(const v1::OptimizeRequest& request, const GraphLimits
 absl::Status ImportOnnxGraph(const v1::ImportOnnxRequest& request, const GraphLimits& limits,
                              v1::ImportOnnxResponse* response);
 
+// The request's graph as an ONNX model (proto/onnx/export.h).
+absl::Status ExportOnnxGraph(const v1::ExportOnnxRequest& request, const GraphLimits& limits,
+                             v1::ExportOnnxResponse* response);
+
 // dprint text, Graphviz DOT or pp text of the outputs; a compiled function's dprint numbers its
 // nodes in toposort order. RESOURCE_EXHAUSTED when pp's text is too long.
 absl::StatusOr<std::string> PrintGraph(const std::vector<Var>& outputs,

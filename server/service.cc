@@ -72,6 +72,7 @@ KilnService::KilnService(FunctionCache& cache, SessionStore& sessions, RegionReg
   SetMessageAllocatorFor_Optimize(&optimize_messages_);
   SetMessageAllocatorFor_Print(&print_messages_);
   SetMessageAllocatorFor_ImportOnnx(&import_onnx_messages_);
+  SetMessageAllocatorFor_ExportOnnx(&export_onnx_messages_);
 }
 
 void KilnService::Finish(const char* method, Reactor* reactor, const absl::Status& status,
@@ -376,6 +377,16 @@ KilnService::Reactor* KilnService::ImportOnnx(Ctx* ctx, const v1::ImportOnnxRequ
     std::shared_ptr<RequestBudget> budget = NewBudget("ImportOnnx");
     BudgetScope counting(*budget);
     return ImportOnnxGraph(*req, GraphLimitsOf(limits_), resp);
+  });
+}
+
+KilnService::Reactor* KilnService::ExportOnnx(Ctx* ctx, const v1::ExportOnnxRequest* req,
+                                              v1::ExportOnnxResponse* resp) {
+  return Handle("ExportOnnx", ctx, true, [this, req, resp](const Tenant& tenant) {
+    RETURN_IF_ERROR(CheckNodes(req->graph(), limits_));
+    std::shared_ptr<RequestBudget> budget = NewBudget("ExportOnnx");
+    BudgetScope counting(*budget);
+    return ExportOnnxGraph(*req, GraphLimitsOf(limits_), resp);
   });
 }
 

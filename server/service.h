@@ -49,6 +49,8 @@ class KilnService final : public v1::Kiln::CallbackService, public Calls {
   Reactor* Print(Ctx* ctx, const v1::PrintRequest* req, v1::PrintResponse* resp) override;
   Reactor* ImportOnnx(Ctx* ctx, const v1::ImportOnnxRequest* req,
                       v1::ImportOnnxResponse* resp) override;
+  Reactor* ExportOnnx(Ctx* ctx, const v1::ExportOnnxRequest* req,
+                      v1::ExportOnnxResponse* resp) override;
   Reactor* CreateSession(Ctx* ctx, const v1::CreateSessionRequest* req,
                          v1::CreateSessionResponse* resp) override;
   Reactor* DeleteSession(Ctx* ctx, const v1::DeleteSessionRequest* req,
@@ -121,6 +123,7 @@ class KilnService final : public v1::Kiln::CallbackService, public Calls {
   ArenaAllocator<v1::OptimizeRequest, v1::OptimizeResponse> optimize_messages_;
   ArenaAllocator<v1::PrintRequest, v1::PrintResponse> print_messages_;
   ArenaAllocator<v1::ImportOnnxRequest, v1::ImportOnnxResponse> import_onnx_messages_;
+  ArenaAllocator<v1::ExportOnnxRequest, v1::ExportOnnxResponse> export_onnx_messages_;
 
   // Authenticates the call, then finishes it with fn(tenant)'s status; on the pool when
   // `offload`, else inline.

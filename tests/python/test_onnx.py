@@ -207,3 +207,43 @@ def test_hostile_models_get_clean_codes_and_the_server_lives(server):
     m = kiln.onnx.load(linear_model(W, B))
     np.testing.assert_allclose(kiln.function(m.inputs, m.outputs[0])(np.ones((1, 3), np.float32)),
                                np.ones((1, 3), np.float32) @ W + B, rtol=1e-6)
+
+
+def test_export_round_trips_and_onnx_checks_the_model(server, tmp_path):
+    """The tutorial's logistic regression, written as ONNX (checked by python3-onnx's checker),
+    read back by Kiln: the same values; a Function exports its graph as built."""
+    x, y = kt.dmatrix("x"), kt.dvector("y")
+    w, b = kt.dvector("w"), kt.dscalar("b")
+    p = 1 / (1 + kt.exp(-kt.dot(x, w) - b))
+    xent = -y * kt.log(p) - (1 - y) * kt.log(1 - p)
+    cost = xent.mean() + 0.01 * (w ** 2).sum()
+    gw, gb = kiln.grad(cost, [w, b])
+    path = tmp_path / "logreg.onnx"
+    model = kiln.onnx.export([p > 0.5, cost, gw, gb], str(path), inputs=[x, y, w, b],
+                             output_names=["prediction", "cost", "gw", "gb"])
+    assert path.read_bytes() == model
+    onnx.checker.check_model(onnx.load(str(path)))
+    back = kiln.onnx.load(model)
+    assert back.input_names == ["x", "y", "w", "b"]
+    assert back.output_names == ["prediction", "cost", "gw", "gb"]
+    rng = np.random.default_rng(3)
+    args = [rng.normal(size=(6, 4)), rng.integers(0, 2, 6).astype(np.float64), rng.normal(size=4),
+            np.array(0.1)]
+    want = kiln.function([x, y, w, b], [p > 0.5, cost, gw, gb])(*args)
+    got = kiln.function(back.inputs, back.outputs)(*args)
+    for g, e in zip(got, want):
+        assert g.dtype == e.dtype
+        np.testing.assert_allclose(g, e, rtol=1e-12)
+    f = kiln.function([x, w, b], p)
+    again = kiln.onnx.load(kiln.onnx.export(f))
+    np.testing.assert_allclose(kiln.function(again.inputs, again.outputs[0])(*args[:1], *args[2:]),
+                               f(*args[:1], *args[2:]), rtol=1e-12)
+
+
+def test_export_names_what_onnx_cannot_hold(server):
+    x = kt.dvector("x")
+    with pytest.raises(kiln.KilnError) as e:
+        kiln.onnx.export(kt.cumsum(x), inputs=[x])
+    assert e.value.code == "UNIMPLEMENTED" and "CumOp" in e.value.message
+    with pytest.raises(TypeError):
+        kiln.onnx.export(x * 2)

@@ -1,13 +1,14 @@
-"""ONNX models as Kiln graphs: kiln.onnx.load(model) asks the server to import a model (a path,
-its bytes, or an onnx.ModelProto) and returns Kiln variables that compose with the rest of the
-API: function, grad, the printers. The server's importer is proto/onnx (its README lists the
-operators taken); a model it cannot take raises KilnError naming the operator and opset."""
+"""ONNX models in and out. kiln.onnx.load(model) asks the server to import a model (a path, its
+bytes, or an onnx.ModelProto) and returns Kiln variables that compose with the rest of the API:
+function, grad, the printers. kiln.onnx.export(f_or_outputs, path) writes a Kiln graph as an
+ONNX model. Both run on the server (proto/onnx: its README lists the operators taken); what
+Kiln cannot take or write raises KilnError naming the operator."""
 import collections
 import os
 
 from kiln import _pb, wire
 from kiln.client import get_client
-from kiln.compile import shared
+from kiln.compile import Function, shared
 
 OnnxModel = collections.namedtuple(
     "OnnxModel", ["inputs", "outputs", "weights", "input_names", "output_names", "opset"])
@@ -47,3 +48,27 @@ def load(model, trainable=False, client=None):
         v.name = name
     return OnnxModel(inputs, outputs, weights, [msg.name for msg in graph.inputs[:n_inputs]],
                      list(resp.output_names), resp.opset)
+
+
+def export(f_or_outputs, path=None, inputs=None, opset=17, output_names=None, client=None):
+    """A Kiln graph as an ONNX model (opset 13 to 17): a Function's graph as built (its inputs,
+    its outputs), or `outputs` (a variable or a list) over `inputs`. Writes it to `path` when
+    given; returns its bytes. An op without an ONNX equivalent raises KilnError naming it; a
+    graph that reads shared variables is refused (ONNX has no place for their values)."""
+    if isinstance(f_or_outputs, Function):
+        if inputs is not None:
+            raise TypeError("kiln.onnx.export: a Function brings its own inputs")
+        inputs = [i.variable for i in f_or_outputs.inputs]
+        outputs = list(f_or_outputs.outputs)
+    else:
+        if inputs is None:
+            raise TypeError("kiln.onnx.export: give the inputs of the outputs (inputs=[...])")
+        outputs = list(f_or_outputs) if isinstance(f_or_outputs, (list, tuple)) else [f_or_outputs]
+    names = output_names or [o.name or "" for o in outputs]
+    request = _pb.service_pb2.ExportOnnxRequest(graph=wire.graph_to_proto(inputs, outputs),
+                                                opset=opset, output_names=names)
+    model = (client or get_client()).call("ExportOnnx", request).model
+    if path is not None:
+        with open(path, "wb") as f:
+            f.write(model)
+    return model

@@ -1,0 +1,516 @@
+#include "proto/onnx/export.h"
+
+#include <exception>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "core/graph/traversal.h"
+#include "core/ops/alloc.h"
+#include "core/ops/composite.h"
+#include "core/ops/conv.h"
+#include "core/ops/dimshuffle.h"
+#include "core/ops/elemwise.h"
+#include "core/ops/linalg.h"
+#include "core/ops/nnet.h"
+#include "core/ops/reduce.h"
+#include "core/ops/shape.h"
+#include "core/tensor/status_macros.h"
+#include "onnx/checker.h"
+#include "onnx/onnx_pb.h"
+#include "proto/onnx/onnx_tensor.h"
+
+namespace kiln::onnx {
+namespace {
+
+using K = ScalarOpKind;
+
+// The model being written: unique names for values, initializers, nodes.
+class Emitter {
+ public:
+  explicit Emitter(::onnx::GraphProto* graph) : graph_(graph) {}
+
+  std::string Fresh(absl::string_view hint = "v") { return absl::StrCat(hint, "_", next_++); }
+  // The name of a variable's value, given once.
+  std::string& Name(const Variable* v) { return names_[v]; }
+  bool Named(const Variable* v) const { return names_.contains(v); }
+  // An initializer holding `t`; its name.
+  std::string Constant(const Tensor& t) {
+    const std::string name = Fresh("const");
+    *graph_->add_initializer() = TensorToOnnx(t, name);
+    return name;
+  }
+  std::string Int64s(std::vector<int64_t> values) {
+    return Constant(
+        *Tensor::FromValues<int64_t>(DType::kInt64, {static_cast<int64_t>(values.size())}, values));
+  }
+  ::onnx::NodeProto* Add(absl::string_view op, std::vector<std::string> inputs,
+                         std::vector<std::string> outputs) {
+    ::onnx::NodeProto* n = graph_->add_node();
+    n->set_op_type(std::string(op));
+    n->set_name(Fresh(op));
+    for (auto& i : inputs) n->add_input(std::move(i));
+    for (auto& o : outputs) n->add_output(std::move(o));
+    return n;
+  }
+  // A one-output node; its output's name.
+  std::string Op(absl::string_view op, std::vector<std::string> inputs, std::string out = "") {
+    if (out.empty()) out = Fresh();
+    Add(op, std::move(inputs), {out});
+    return out;
+  }
+  std::string Cast(const std::string& x, DType from, DType to) {
+    if (from == to) return x;
+    ::onnx::NodeProto* n = Add("Cast", {x}, {Fresh()});
+    SetInt(n, "to", DTypeToOnnx(to));
+    return n->output(0);
+  }
+  static void SetInt(::onnx::NodeProto* n, const std::string& name, int64_t v) {
+    auto* a = n->add_attribute();
+    a->set_name(name);
+    a->set_type(::onnx::AttributeProto::INT);
+    a->set_i(v);
+  }
+  static void SetInts(::onnx::NodeProto* n, const std::string& name,
+                      const std::vector<int64_t>& v) {
+    auto* a = n->add_attribute();
+    a->set_name(name);
+    a->set_type(::onnx::AttributeProto::INTS);
+    for (int64_t x : v) a->add_ints(x);
+  }
+
+ private:
+  ::onnx::GraphProto* graph_;
+  absl::flat_hash_map<const Variable*, std::string> names_;
+  int64_t next_ = 0;
+};
+
+absl::Status NoEquivalent(absl::string_view what) {
+  return absl::UnimplementedError(absl::StrCat(what, " has no ONNX equivalent in Kiln's exporter"));
+}
+
+// ONNX's op for a scalar op applied to inputs of one type (arithmetic, comparisons, logic).
+const char* OnnxOf(K k) {
+  switch (k) {
+    case K::kAdd:
+      return "Add";
+    case K::kSub:
+      return "Sub";
+    case K::kMul:
+      return "Mul";
+    case K::kTrueDiv:
+      return "Div";
+    case K::kPow:
+      return "Pow";
+    case K::kMaximum:
+      return "Max";
+    case K::kMinimum:
+      return "Min";
+    case K::kLt:
+      return "Less";
+    case K::kGt:
+      return "Greater";
+    case K::kLe:
+      return "LessOrEqual";
+    case K::kGe:
+      return "GreaterOrEqual";
+    case K::kEq:
+      return "Equal";
+    case K::kNeg:
+      return "Neg";
+    case K::kAbs:
+      return "Abs";
+    case K::kExp:
+      return "Exp";
+    case K::kLog:
+      return "Log";
+    case K::kSqrt:
+      return "Sqrt";
+    case K::kTanh:
+      return "Tanh";
+    case K::kSigmoid:
+      return "Sigmoid";
+    case K::kSoftplus:
+      return "Softplus";
+    case K::kSin:
+      return "Sin";
+    case K::kCos:
+      return "Cos";
+    case K::kTan:
+      return "Tan";
+    case K::kArcsin:
+      return "Asin";
+    case K::kArccos:
+      return "Acos";
+    case K::kArctan:
+      return "Atan";
+    case K::kSinh:
+      return "Sinh";
+    case K::kCosh:
+      return "Cosh";
+    case K::kArcsinh:
+      return "Asinh";
+    case K::kArccosh:
+      return "Acosh";
+    case K::kArctanh:
+      return "Atanh";
+    case K::kErf:
+      return "Erf";
+    case K::kFloor:
+      return "Floor";
+    case K::kCeil:
+      return "Ceil";
+    case K::kSgn:
+      return "Sign";
+    case K::kReciprocal:
+      return "Reciprocal";
+    case K::kRoundHalfToEven:
+      return "Round";
+    case K::kIsNan:
+      return "IsNaN";
+    case K::kIsInf:
+      return "IsInf";
+    case K::kIdentity:
+      return "Identity";
+    default:
+      return nullptr;
+  }
+}
+
+bool IsComparison(K k) {
+  return k == K::kLt || k == K::kGt || k == K::kLe || k == K::kGe || k == K::kEq || k == K::kNeq;
+}
+
+// One scalar op over named inputs of the given dtypes, giving `out` of dtype `out_dtype`.
+absl::Status EmitScalar(Emitter& e, const ScalarOp& op, const std::vector<std::string>& in,
+                        const std::vector<DType>& in_dtypes, DType out_dtype,
+                        const std::string& out);
+
+absl::Status EmitComposite(Emitter& e, const ScalarProgram& p, const std::vector<std::string>& in,
+                           const std::vector<DType>& in_dtypes,
+                           const std::vector<std::string>& outs) {
+  std::vector<std::string> reg = in;
+  std::vector<DType> reg_dtype = in_dtypes;
+  for (const Tensor& c : p.constants) {
+    reg.push_back(e.Constant(c));
+    reg_dtype.push_back(c.dtype());
+  }
+  for (const ScalarProgram::Instr& instr : p.instrs) {
+    std::vector<std::string> args;
+    std::vector<DType> arg_dtypes;
+    for (int r : instr.args) {
+      args.push_back(reg[r]);
+      arg_dtypes.push_back(reg_dtype[r]);
+    }
+    const std::string name = e.Fresh();
+    RETURN_IF_ERROR(EmitScalar(e, instr.op, args, arg_dtypes, instr.dtype, name));
+    reg.push_back(name);
+    reg_dtype.push_back(instr.dtype);
+  }
+  for (size_t k = 0; k < outs.size(); ++k) e.Op("Identity", {reg[p.outputs[k]]}, outs[k]);
+  return absl::OkStatus();
+}
+
+absl::Status EmitScalar(Emitter& e, const ScalarOp& op, const std::vector<std::string>& in,
+                        const std::vector<DType>& in_dtypes, DType out_dtype,
+                        const std::string& out) {
+  const K k = op.kind;
+  if (k == K::kComposite) return EmitComposite(e, *op.program, in, in_dtypes, {out});
+  if (k == K::kCast) {
+    e.Op("Identity", {e.Cast(in[0], in_dtypes[0], out_dtype)}, out);
+    return absl::OkStatus();
+  }
+  // The dtype the inputs are computed in: the result's, or for a comparison their common one.
+  DType compute = out_dtype;
+  if (IsComparison(k)) {
+    compute = in_dtypes[0];
+    for (DType d : in_dtypes) {
+      if (d != compute) compute = IsFloat(d) || IsFloat(compute) ? DType::kFloat64 : DType::kInt64;
+    }
+  }
+  std::vector<std::string> args;
+  for (size_t i = 0; i < in.size(); ++i) {
+    const bool condition = k == K::kSwitch && i == 0;
+    args.push_back(condition ? e.Cast(in[i], in_dtypes[i], DType::kBool)
+                             : e.Cast(in[i], in_dtypes[i], compute));
+  }
+  if (k == K::kSwitch) {
+    e.Op("Where", args, out);
+  } else if (k == K::kNeq) {
+    e.Op("Not", {e.Op("Equal", args)}, out);
+  } else if ((k == K::kAnd || k == K::kOr || k == K::kXor || k == K::kInvert) &&
+             out_dtype == DType::kBool) {
+    e.Op(k == K::kAnd ? "And" : k == K::kOr ? "Or" : k == K::kXor ? "Xor" : "Not", args, out);
+  } else if (k == K::kSqr) {
+    e.Op("Mul", {args[0], args[0]}, out);
+  } else if (k == K::kLog1p || k == K::kExpm1) {
+    const std::string one =
+        e.Constant(*Tensor::FromValues<double>(compute, {}, std::vector<double>{1}));
+    if (k == K::kLog1p) {
+      e.Op("Log", {e.Op("Add", {args[0], one})}, out);
+    } else {
+      e.Op("Sub", {e.Op("Exp", {args[0]}), one}, out);
+    }
+  } else if (k == K::kSecond) {  // Aesara's fill: the second input broadcast to the first's shape
+    e.Op("Expand", {args[1], e.Op("Shape", {args[0]})}, out);
+  } else if (k == K::kClip) {
+    e.Op("Clip", args, out);
+  } else if (const char* name = OnnxOf(k); name != nullptr) {
+    // Add and Mul take two inputs in ONNX: a longer sum or product is a chain.
+    std::string acc = args[0];
+    if (args.size() == 1) {
+      e.Op(name, {acc}, out);
+    } else {
+      for (size_t i = 1; i < args.size(); ++i) {
+        acc = e.Op(name, {acc, args[i]}, i + 1 == args.size() ? out : "");
+      }
+    }
+  } else {
+    return NoEquivalent(absl::StrCat("the scalar op ", op.Name()));
+  }
+  return absl::OkStatus();
+}
+
+int64_t ReduceAxesAll(int ndim) { return ndim; }
+
+// One Apply as ONNX nodes writing its outputs' names.
+absl::Status EmitNode(Emitter& e, const Apply& node, int64_t opset) {
+  const Op& op = node.op();
+  std::vector<std::string> in, out;
+  std::vector<DType> in_dtypes;
+  for (const VariablePtr& v : node.inputs()) {
+    in.push_back(e.Name(v.get()));
+    in_dtypes.push_back(v->tensor_type() != nullptr ? v->tensor_type()->dtype() : DType::kFloat64);
+  }
+  for (int o = 0; o < node.num_outputs(); ++o) out.push_back(e.Name(node.outputs()[o].get()));
+  const TensorType* t0 = node.output_ptr(0)->tensor_type();
+  if (t0 == nullptr) return NoEquivalent(node.ToString());
+  if (const auto* ew = dynamic_cast<const Elemwise*>(&op)) {
+    if (ew->scalar_op().kind == K::kComposite) {
+      return EmitComposite(e, *ew->scalar_op().program, in, in_dtypes, out);
+    }
+    return EmitScalar(e, ew->scalar_op(), in, in_dtypes, t0->dtype(), out[0]);
+  }
+  if (const auto* ds = dynamic_cast<const DimShuffle*>(&op)) {
+    // Dropped dims squeezed, the kept ones permuted, the new ones inserted.
+    const std::vector<int>& order = ds->new_order();
+    const int n_in = static_cast<int>(ds->input_broadcastable().size());
+    std::vector<int64_t> dropped, perm, inserted;
+    std::vector<bool> kept(n_in, false);
+    for (int d : order) {
+      if (d >= 0) kept[d] = true;
+    }
+    for (int d = 0; d < n_in; ++d) {
+      if (!kept[d]) dropped.push_back(d);
+    }
+    std::string x = in[0];
+    if (!dropped.empty()) x = e.Op("Squeeze", {x, e.Int64s(dropped)});
+    std::vector<int> rank_after(n_in, 0);  // each kept dim's position after the squeeze
+    for (int d = 0, k = 0; d < n_in; ++d) rank_after[d] = kept[d] ? k++ : -1;
+    for (int d : order) {
+      if (d >= 0) perm.push_back(rank_after[d]);
+    }
+    bool identity = true;
+    for (size_t i = 0; i < perm.size(); ++i) identity &= perm[i] == static_cast<int64_t>(i);
+    if (!identity) {
+      ::onnx::NodeProto* n = e.Add("Transpose", {x}, {e.Fresh()});
+      Emitter::SetInts(n, "perm", perm);
+      x = n->output(0);
+    }
+    for (size_t i = 0; i < order.size(); ++i) {
+      if (order[i] < 0) inserted.push_back(static_cast<int64_t>(i));
+    }
+    if (!inserted.empty()) x = e.Op("Unsqueeze", {x, e.Int64s(inserted)});
+    e.Op("Identity", {x}, out[0]);
+    return absl::OkStatus();
+  }
+  const absl::string_view type = op.type_name();
+  if (type == "Dot" || type == "Dot22" || type == "MatMul") {
+    e.Op("MatMul",
+         {e.Cast(in[0], in_dtypes[0], t0->dtype()), e.Cast(in[1], in_dtypes[1], t0->dtype())},
+         out[0]);
+    return absl::OkStatus();
+  }
+  if (const auto* r = dynamic_cast<const CAReduce*>(&op)) {
+    static constexpr const char* kNames[] = {"ReduceSum", "ReduceProd", "ReduceMax",
+                                             "ReduceMin", nullptr,      nullptr};
+    const char* name = kNames[static_cast<int>(r->reduce())];
+    if (name == nullptr) return NoEquivalent(node.ToString());
+    std::vector<int64_t> axes;
+    const int ndim = node.inputs()[0]->tensor_type()->ndim();
+    if (r->axis().has_value()) {
+      axes.assign(r->axis()->begin(), r->axis()->end());
+    } else {
+      for (int d = 0; d < ReduceAxesAll(ndim); ++d) axes.push_back(d);
+    }
+    const std::string x = e.Cast(in[0], in_dtypes[0], t0->dtype());
+    if (axes.empty()) {
+      e.Op("Identity", {x}, out[0]);
+      return absl::OkStatus();
+    }
+    ::onnx::NodeProto* n;
+    if (r->reduce() == ReduceKind::kSum) {
+      n = e.Add(name, {x, e.Int64s(axes)}, {out[0]});
+    } else {
+      n = e.Add(name, {x}, {out[0]});
+      Emitter::SetInts(n, "axes", axes);
+    }
+    Emitter::SetInt(n, "keepdims", 0);
+    return absl::OkStatus();
+  }
+  if (type == "Reshape") {
+    e.Op("Reshape", {in[0], e.Cast(in[1], in_dtypes[1], DType::kInt64)}, out[0]);
+    return absl::OkStatus();
+  }
+  if (type == "SpecifyShape") {
+    e.Op("Identity", {in[0]}, out[0]);
+    return absl::OkStatus();
+  }
+  if (type == "Shape") {
+    e.Op("Shape", {in[0]}, out[0]);
+    return absl::OkStatus();
+  }
+  if (const auto* si = dynamic_cast<const ShapeI*>(&op)) {
+    const std::string index =
+        e.Constant(*Tensor::FromValues<int64_t>(DType::kInt64, {}, std::vector<int64_t>{si->i()}));
+    e.Op("Gather", {e.Op("Shape", {in[0]}), index}, out[0]);
+    return absl::OkStatus();
+  }
+  if (const auto* s = dynamic_cast<const Softmax*>(&op)) {
+    ::onnx::NodeProto* n = e.Add("Softmax", {in[0]}, {out[0]});
+    Emitter::SetInt(n, "axis", s->axis().value_or(-1));
+    return absl::OkStatus();
+  }
+  if (const auto* s = dynamic_cast<const LogSoftmax*>(&op)) {
+    ::onnx::NodeProto* n = e.Add("LogSoftmax", {in[0]}, {out[0]});
+    Emitter::SetInt(n, "axis", s->axis().value_or(-1));
+    return absl::OkStatus();
+  }
+  if (type == "Join") {
+    const Variable& axis = *node.inputs()[0];
+    if (!axis.is_constant()) return NoEquivalent("a Join along an axis computed at run time");
+    ::onnx::NodeProto* n =
+        e.Add("Concat", std::vector<std::string>(in.begin() + 1, in.end()), {out[0]});
+    Emitter::SetInt(
+        n, "axis",
+        static_cast<int64_t>(static_cast<const Constant&>(axis).data().ElementAsDouble(0)));
+    return absl::OkStatus();
+  }
+  if (const auto* conv = dynamic_cast<const AbstractConv2d*>(&op)) {
+    const auto& a = conv->attrs();
+    const TensorType& k = *node.inputs()[1]->tensor_type();
+    std::string w = in[1];
+    if (a.filter_flip) {  // ONNX's Conv is a correlation: the filters turned around
+      ::onnx::NodeProto* n = e.Add("Slice",
+                                   {w, e.Int64s({-1, -1}), e.Int64s({INT64_MIN, INT64_MIN}),
+                                    e.Int64s({2, 3}), e.Int64s({-1, -1})},
+                                   {e.Fresh()});
+      w = n->output(0);
+    }
+    ::onnx::NodeProto* n = e.Add("Conv", {in[0], w}, {out[0]});
+    std::vector<int64_t> pads(4, 0), kernel;
+    for (int d = 0; d < 2; ++d) {
+      std::optional<int64_t> size = k.shape()[2 + d];
+      if (!size.has_value() && a.kshp.dims.size() == 4) size = a.kshp.dims[2 + d];  // the hint
+      if (size.has_value()) kernel.push_back(*size);
+      const int64_t dil = a.filter_dilation.empty() ? 1 : a.filter_dilation[d];
+      if (a.border_mode.kind == ConvBorder::kPads) {
+        const auto& p = a.border_mode.pads;
+        pads[d] = p.size() == 4 ? p[2 * d] : p[d];
+        pads[2 + d] = p.size() == 4 ? p[2 * d + 1] : p[d];
+      } else if (a.border_mode.kind != ConvBorder::kValid) {
+        if (!size.has_value()) return NoEquivalent("a half or full border of an unknown kernel");
+        const int64_t extent = (*size - 1) * dil;
+        pads[d] = pads[2 + d] = a.border_mode.kind == ConvBorder::kFull ? extent : extent / 2;
+      }
+    }
+    Emitter::SetInts(n, "pads", pads);
+    if (kernel.size() == 2) Emitter::SetInts(n, "kernel_shape", kernel);
+    if (!a.subsample.empty())
+      Emitter::SetInts(n, "strides", {a.subsample.begin(), a.subsample.end()});
+    if (!a.filter_dilation.empty()) {
+      Emitter::SetInts(n, "dilations", {a.filter_dilation.begin(), a.filter_dilation.end()});
+    }
+    Emitter::SetInt(n, "group", a.num_groups);
+    return absl::OkStatus();
+  }
+  return NoEquivalent(node.op().Name());
+}
+
+void SetValueInfo(::onnx::ValueInfoProto* info, const std::string& name, const TensorType& t) {
+  info->set_name(name);
+  auto* tt = info->mutable_type()->mutable_tensor_type();
+  tt->set_elem_type(DTypeToOnnx(t.dtype()));
+  auto* shape = tt->mutable_shape();
+  for (size_t d = 0; d < t.shape().size(); ++d) {
+    auto* dim = shape->add_dim();
+    if (t.shape()[d].has_value()) {
+      dim->set_dim_value(*t.shape()[d]);
+    } else {
+      dim->set_dim_param(absl::StrCat(name, "_d", d));
+    }
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> Export(const std::vector<Var>& inputs, const std::vector<Var>& outputs,
+                                   const std::vector<std::string>& output_names,
+                                   const ExportOptions& options) {
+  if (options.opset < 13 || options.opset > 17) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("opset ", options.opset, ": the exporter writes opsets 13 to 17"));
+  }
+  ::onnx::ModelProto model;
+  model.set_ir_version(8);
+  model.set_producer_name("kiln");
+  model.add_opset_import()->set_version(options.opset);
+  ::onnx::GraphProto* graph = model.mutable_graph();
+  graph->set_name(options.graph_name);
+  Emitter e(graph);
+  std::vector<VariablePtr> ins, outs;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (!inputs[i].ok()) return inputs[i].status();
+    if (inputs[i]->tensor_type() == nullptr) return NoEquivalent("a non-tensor input");
+    const std::string name =
+        inputs[i]->name().empty() ? absl::StrCat("input", i) : inputs[i]->name();
+    e.Name(inputs[i].ptr().get()) = name;
+    SetValueInfo(graph->add_input(), name, *inputs[i]->tensor_type());
+    ins.push_back(inputs[i].ptr());
+  }
+  for (const Var& o : outputs) {
+    if (!o.ok()) return o.status();
+    outs.push_back(o.ptr());
+  }
+  for (Apply* node : IoToposort(ins, outs)) {
+    for (const VariablePtr& v : node->inputs()) {
+      if (e.Named(v.get())) continue;
+      if (!v->is_constant()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("the variable ", v->ToString(), " is not an input of the export"));
+      }
+      e.Name(v.get()) = e.Constant(static_cast<const Constant&>(*v).data());
+    }
+    for (const VariablePtr& o : node->outputs()) e.Name(o.get()) = e.Fresh();
+    RETURN_IF_ERROR(EmitNode(e, *node, options.opset));
+  }
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const Variable* v = outputs[i].ptr().get();
+    if (!e.Named(v)) {  // an output that is an input or a constant
+      e.Name(v) = v->is_constant() ? e.Constant(static_cast<const Constant&>(*v).data()) : "";
+    }
+    const std::string name = i < output_names.size() && !output_names[i].empty()
+                                 ? output_names[i]
+                                 : absl::StrCat("output", i);
+    e.Op("Identity", {e.Name(v)}, name);
+    SetValueInfo(graph->add_output(), name, *outputs[i]->tensor_type());
+  }
+  try {
+    ::onnx::checker::check_model(model);
+  } catch (const std::exception& ex) {
+    return absl::InternalError(
+        absl::StrCat("the exported model fails ONNX's checker: ", ex.what()));
+  }
+  return model.SerializeAsString();
+}
+
+}  // namespace kiln::onnx
