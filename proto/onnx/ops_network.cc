@@ -99,18 +99,25 @@ Var From2d(const Var& y) {
   return squeeze(specify_shape(y, s), std::vector<int>{2});
 }
 
+// kernel_shape, or the filters' static spatial dims.
+absl::StatusOr<std::vector<int64_t>> KernelShape(const ImportNode& n, const Var& w) {
+  std::vector<int64_t> kernel = n.Ints("kernel_shape");
+  if (!kernel.empty()) return kernel;
+  for (int d = 2; d < w.ndim(); ++d) {
+    if (!w.type().shape()[d].has_value()) return n.Unimplemented("a kernel of unknown size");
+    kernel.push_back(*w.type().shape()[d]);
+  }
+  return kernel;
+}
+
 Outs Conv(const ImportNode& n) {
   Var x = n.in(0), w = n.in(1);
   if (!x.ok() || !w.ok()) return x.ok() ? w.status() : x.status();
   const int spatial = x.ndim() - 2;
   if (spatial < 1 || spatial > 3) return n.Unimplemented(absl::StrCat(spatial, "-d convolution"));
-  std::vector<int64_t> kernel = n.Ints("kernel_shape");
-  if (kernel.empty()) {
-    for (int d = 2; d < w.ndim(); ++d) {
-      if (!w.type().shape()[d].has_value()) return n.Unimplemented("a kernel of unknown size");
-      kernel.push_back(*w.type().shape()[d]);
-    }
-  }
+  absl::StatusOr<std::vector<int64_t>> kernel_shape = KernelShape(n, w);
+  if (!kernel_shape.ok()) return kernel_shape.status();
+  std::vector<int64_t> kernel = *std::move(kernel_shape);
   absl::StatusOr<Window> win = MakeWindow(n, x, kernel);
   if (!win.ok()) return win.status();
   if (spatial == 1) {
@@ -141,13 +148,9 @@ Outs ConvTranspose(const ImportNode& n) {
   if (!x.ok() || !w.ok()) return x.ok() ? w.status() : x.status();
   const int spatial = x.ndim() - 2;
   if (spatial < 1 || spatial > 3) return n.Unimplemented(absl::StrCat(spatial, "-d ConvTranspose"));
-  std::vector<int64_t> kernel = n.Ints("kernel_shape");
-  if (kernel.empty()) {
-    for (int d = 2; d < w.ndim(); ++d) {
-      if (!w.type().shape()[d].has_value()) return n.Unimplemented("a kernel of unknown size");
-      kernel.push_back(*w.type().shape()[d]);
-    }
-  }
+  absl::StatusOr<std::vector<int64_t>> kernel_shape = KernelShape(n, w);
+  if (!kernel_shape.ok()) return kernel_shape.status();
+  std::vector<int64_t> kernel = *std::move(kernel_shape);
   std::vector<int64_t> strides = n.Ints("strides"), dilations = n.Ints("dilations");
   std::vector<int64_t> pads = n.Ints("pads"), output_padding = n.Ints("output_padding");
   const std::vector<int64_t> output_shape = n.Ints("output_shape");
