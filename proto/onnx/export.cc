@@ -270,10 +270,8 @@ absl::Status EmitScalar(Emitter& e, const ScalarOp& op, const std::vector<std::s
   return absl::OkStatus();
 }
 
-int64_t ReduceAxesAll(int ndim) { return ndim; }
-
 // One Apply as ONNX nodes writing its outputs' names.
-absl::Status EmitNode(Emitter& e, const Apply& node, int64_t opset) {
+absl::Status EmitNode(Emitter& e, const Apply& node) {
   const Op& op = node.op();
   std::vector<std::string> in, out;
   std::vector<DType> in_dtypes;
@@ -340,7 +338,7 @@ absl::Status EmitNode(Emitter& e, const Apply& node, int64_t opset) {
     if (r->axis().has_value()) {
       axes.assign(r->axis()->begin(), r->axis()->end());
     } else {
-      for (int d = 0; d < ReduceAxesAll(ndim); ++d) axes.push_back(d);
+      for (int d = 0; d < ndim; ++d) axes.push_back(d);
     }
     const std::string x = e.Cast(in[0], in_dtypes[0], t0->dtype());
     if (axes.empty()) {
@@ -491,7 +489,7 @@ absl::StatusOr<std::string> Export(const std::vector<Var>& inputs, const std::ve
       e.Name(v.get()) = e.Constant(static_cast<const Constant&>(*v).data());
     }
     for (const VariablePtr& o : node->outputs()) e.Name(o.get()) = e.Fresh();
-    RETURN_IF_ERROR(EmitNode(e, *node, options.opset));
+    RETURN_IF_ERROR(EmitNode(e, *node));
   }
   for (size_t i = 0; i < outputs.size(); ++i) {
     const Variable* v = outputs[i].ptr().get();
