@@ -2,6 +2,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/graph/constructors.h"
+#include "core/ops/alloc.h"
+#include "core/ops/dimshuffle.h"
+#include "core/ops/shape.h"
 #include "proto/onnx/onnx_tensor.h"
 
 namespace kiln::onnx {
@@ -85,6 +88,12 @@ absl::Status ImportNode::Unimplemented(absl::string_view why) const {
 Var ScalarLike(const Var& x, double value) {
   if (!x.ok()) return x;
   return scalar_constant(value, x.dtype());
+}
+
+Var PositionsAlong(const Var& like, int d, int axis, int rank) {
+  std::vector<int> order(rank, -1);
+  order[axis] = 0;
+  return dimshuffle(arange(shape_i(like, d)), order);
 }
 
 absl::StatusOr<int> NormalizeAxis(const ImportNode& node, int64_t axis, int rank) {

@@ -92,6 +92,10 @@ void AddRecurrentImporters(OpTable& table);
 // A 0-d constant of x's dtype (x itself when it failed).
 Var ScalarLike(const Var& x, double value);
 
+// arange(like.shape[d]) laid along axis `axis` of a rank-`rank` tensor (broadcast on the others):
+// the positions an advanced index or a comparison reads along one dim.
+Var PositionsAlong(const Var& like, int d, int axis, int rank);
+
 // Axis `axis` of a rank-`rank` tensor as a non-negative index, or INVALID_ARGUMENT.
 absl::StatusOr<int> NormalizeAxis(const ImportNode& node, int64_t axis, int rank);
 

@@ -9,6 +9,7 @@
 #include "core/ops/indexing.h"
 #include "core/ops/math.h"
 #include "core/ops/shape.h"
+#include "core/ops/shape_infer.h"
 #include "proto/onnx/import_node.h"
 #include "proto/onnx/onnx_tensor.h"
 
@@ -17,12 +18,8 @@ namespace {
 
 using Outs = NodeOutputs;
 
-Var Int64(int64_t v) { return scalar_constant(v, DType::kInt64); }
-
-// x's dim d: its static size, or its size at run time.
-Var Dim(const Var& x, int d) {
-  return x.type().shape()[d].has_value() ? Int64(*x.type().shape()[d]) : shape_i(x, d);
-}
+Var Int64(int64_t v) { return ConstDim(v); }
+Var Dim(const Var& x, int d) { return DimOf(x.ptr(), d); }
 
 // The columns of an index array (..., k): indices[..., j] for j < k (k known statically).
 absl::StatusOr<std::vector<AdvIndex>> Columns(const ImportNode& n, const Var& indices) {
@@ -66,10 +63,8 @@ Outs ScatterElements(const ImportNode& n) {
   if (!set.ok()) return set.status();
   std::vector<AdvIndex> idx;
   for (int d = 0; d < data.ndim(); ++d) {
-    std::vector<int> order(indices.ndim(), -1);
-    order[d] = 0;
     idx.push_back(d == *axis ? AdvIndex(indices)
-                             : AdvIndex(dimshuffle(arange(shape_i(indices, d)), order)));
+                             : AdvIndex(PositionsAlong(indices, d, d, indices.ndim())));
   }
   return std::vector<Var>{advanced_inc_subtensor(data, n.in(2), idx, *set)};
 }

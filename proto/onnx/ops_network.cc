@@ -346,9 +346,7 @@ absl::StatusOr<Var> NegativeLogLikelihood(const ImportNode& n, const Var& log_pr
       continue;
     }
     const int td = d == 0 ? 0 : d - 1;
-    std::vector<int> order(t.ndim(), -1);
-    order[td] = 0;
-    idx.push_back(AdvIndex(dimshuffle(arange(shape_i(t, td)), order)));
+    idx.push_back(AdvIndex(PositionsAlong(t, td, td, t.ndim())));
   }
   const Var picked = advanced_subtensor(log_prob, idx);
   Var w = cast(kept, log_prob.dtype());

@@ -132,10 +132,7 @@ Var SoftmaxAt(const Var& x, int axis) { return softmax(x, axis); }
 Var LogSoftmaxAt(const Var& x, int axis) { return log_softmax(x, axis); }
 Var HardmaxAt(const Var& x, int axis) {
   const Var i = argmax(x, axis, /*keepdims=*/true);
-  std::vector<int> order(x.ndim(), -1);  // arange along `axis`, broadcast elsewhere
-  order[axis] = 0;
-  const Var positions = dimshuffle(arange(shape_i(x, axis)), order);
-  return cast(eq(positions, i), x.dtype());
+  return cast(eq(PositionsAlong(x, axis, axis, x.ndim()), i), x.dtype());
 }
 
 }  // namespace

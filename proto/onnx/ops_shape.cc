@@ -13,6 +13,7 @@
 #include "core/ops/math.h"
 #include "core/ops/reduce.h"
 #include "core/ops/shape.h"
+#include "core/ops/shape_infer.h"
 #include "proto/onnx/import_node.h"
 #include "proto/onnx/onnx_tensor.h"
 
@@ -21,7 +22,7 @@ namespace {
 
 using Outs = NodeOutputs;
 
-Var Int64(int64_t v) { return scalar_constant(v, DType::kInt64); }
+Var Int64(int64_t v) { return ConstDim(v); }
 
 // An attribute before opset `input_from`, else input `input` (a constant), as integers; empty
 // when neither is given.
@@ -125,7 +126,7 @@ Outs Reshape(const ImportNode& n) {
 Var DimsProduct(const Var& x, int begin, int end) {
   Var p = Int64(1);
   for (int d = begin; d < end; ++d) {
-    p = x.type().shape()[d].has_value() ? p * Int64(*x.type().shape()[d]) : p * shape_i(x, d);
+    p = p * DimOf(x.ptr(), d);
   }
   return p;
 }
@@ -299,9 +300,7 @@ Outs Expand(const ImportNode& n) {
   std::vector<Var> out(rank);
   for (int d = 0; d < rank; ++d) {
     const int xd = d - (rank - x.ndim()), sd = d - (rank - static_cast<int>(dims->size()));
-    const Var xs = xd < 0                             ? Int64(1)
-                   : x.type().shape()[xd].has_value() ? Int64(*x.type().shape()[xd])
-                                                      : shape_i(x, xd);
+    const Var xs = xd < 0 ? Int64(1) : Var(DimOf(x.ptr(), xd));
     out[d] = sd < 0 ? xs : maximum(xs, (*dims)[sd]);
   }
   return std::vector<Var>{alloc(x, out)};
@@ -345,19 +344,12 @@ Outs Tile(const ImportNode& n) {
   for (int d = 0; d < x.ndim(); ++d) {
     order.push_back(-1);
     order.push_back(d);
-    const Var dim = x.type().shape()[d].has_value() ? Int64(*x.type().shape()[d]) : shape_i(x, d);
+    const Var dim = DimOf(x.ptr(), d);
     wide.push_back(Int64((*repeats)[d]));
     wide.push_back(dim);
     merged.push_back(Int64((*repeats)[d]) * dim);
   }
   return std::vector<Var>{reshape(alloc(dimshuffle(x, order), wide), make_vector(merged))};
-}
-
-// arange(like.shape[d]) laid along axis d of like's rank (broadcast on every other axis).
-Var Grid(const Var& like, int d) {
-  std::vector<int> order(like.ndim(), -1);
-  order[d] = 0;
-  return dimshuffle(arange(shape_i(like, d)), order);
 }
 
 // out[i][j][k] = data[indices[i][j][k]][j][k] (for axis 0): an advanced index of the indices on
@@ -370,7 +362,8 @@ Outs GatherElements(const ImportNode& n) {
   if (!axis.ok()) return axis.status();
   std::vector<AdvIndex> idx;
   for (int d = 0; d < data.ndim(); ++d) {
-    idx.push_back(d == *axis ? AdvIndex(indices) : AdvIndex(Grid(indices, d)));
+    idx.push_back(d == *axis ? AdvIndex(indices)
+                             : AdvIndex(PositionsAlong(indices, d, d, indices.ndim())));
   }
   return std::vector<Var>{advanced_subtensor(data, idx)};
 }
@@ -381,8 +374,8 @@ Outs Trilu(const ImportNode& n) {
   if (!x.ok()) return x.status();
   if (x.ndim() < 2) return n.Invalid("the input must have at least 2 dims");
   const Var k = n.has(1) ? Var(cast(n.in(1), DType::kInt64)) : Int64(0);
-  const Var rows = dimshuffle(arange(shape_i(x, x.ndim() - 2)), {0, -1});
-  const Var cols = dimshuffle(arange(shape_i(x, x.ndim() - 1)), {-1, 0});
+  const Var rows = PositionsAlong(x, x.ndim() - 2, 0, 2);
+  const Var cols = PositionsAlong(x, x.ndim() - 1, 1, 2);
   const Var offset = cols - rows;
   const Var keep = n.Int("upper", 1) != 0 ? ge(offset, k) : le(offset, k);
   return std::vector<Var>{switch_(keep, x, zeros_like(x))};
