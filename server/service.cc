@@ -373,19 +373,23 @@ KilnService::Reactor* KilnService::Optimize(Ctx* ctx, const v1::OptimizeRequest*
 
 KilnService::Reactor* KilnService::ImportOnnx(Ctx* ctx, const v1::ImportOnnxRequest* req,
                                               v1::ImportOnnxResponse* resp) {
-  return Handle("ImportOnnx", ctx, true, [this, req, resp](const Tenant& tenant) {
+  return Handle("ImportOnnx", ctx, true, [this, ctx, req, resp](const Tenant& tenant) {
     std::shared_ptr<RequestBudget> budget = NewBudget("ImportOnnx");
     BudgetScope counting(*budget);
+    const std::function<absl::Status()> interrupt = Interrupt(ctx, budget);
+    InterruptScope polled(&interrupt);  // the importer polls it per node
     return ImportOnnxGraph(*req, GraphLimitsOf(limits_), resp);
   });
 }
 
 KilnService::Reactor* KilnService::ExportOnnx(Ctx* ctx, const v1::ExportOnnxRequest* req,
                                               v1::ExportOnnxResponse* resp) {
-  return Handle("ExportOnnx", ctx, true, [this, req, resp](const Tenant& tenant) {
+  return Handle("ExportOnnx", ctx, true, [this, ctx, req, resp](const Tenant& tenant) {
     RETURN_IF_ERROR(CheckNodes(req->graph(), limits_));
     std::shared_ptr<RequestBudget> budget = NewBudget("ExportOnnx");
     BudgetScope counting(*budget);
+    const std::function<absl::Status()> interrupt = Interrupt(ctx, budget);
+    InterruptScope polled(&interrupt);  // the exporter polls it per node
     return ExportOnnxGraph(*req, GraphLimitsOf(limits_), resp);
   });
 }

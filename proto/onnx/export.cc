@@ -14,6 +14,7 @@
 #include "core/ops/nnet.h"
 #include "core/ops/reduce.h"
 #include "core/ops/shape.h"
+#include "core/tensor/call_limits.h"
 #include "core/tensor/status_macros.h"
 #include "onnx/checker.h"
 #include "onnx/onnx_pb.h"
@@ -480,6 +481,7 @@ absl::StatusOr<std::string> Export(const std::vector<Var>& inputs, const std::ve
     outs.push_back(o.ptr());
   }
   for (Apply* node : IoToposort(ins, outs)) {
+    RETURN_IF_ERROR(PollInterrupt());  // the call's deadline and cancellation
     for (const VariablePtr& v : node->inputs()) {
       if (e.Named(v.get())) continue;
       if (!v->is_constant()) {

@@ -11,6 +11,7 @@
 #include "core/graph/constructors.h"
 #include "core/ops/math.h"
 #include "core/ops/shape.h"
+#include "core/tensor/call_limits.h"
 #include "core/tensor/status_macros.h"
 #include "onnx/checker.h"
 #include "onnx/shape_inference/implementation.h"
@@ -128,6 +129,41 @@ absl::StatusOr<Tensor> ConstantNodeValue(const ImportNode& node) {
   return node.Unimplemented("a Constant of strings or a sparse tensor");
 }
 
+// Libonnx 1.12's shape inference divides by some attributes unchecked (a Conv stride of 0 or a
+// DepthToSpace blocksize whose square wraps is a SIGFPE): every node's geometry attributes,
+// subgraphs' too, are held to [least, kLargestAttribute] before any of libonnx runs.
+absl::Status CheckGeometryAttributes(const ::onnx::GraphProto& root) {
+  static const absl::flat_hash_map<std::string, int64_t>* const kLeast =
+      new absl::flat_hash_map<std::string, int64_t>{
+          {"strides", 1},        {"dilations", 1},   {"kernel_shape", 1}, {"blocksize", 1},
+          {"group", 1},          {"hidden_size", 1}, {"size", 1},         {"pads", 0},
+          {"output_padding", 0}, {"output_shape", 0}};
+  std::vector<const ::onnx::GraphProto*> graphs = {&root};  // a stack: no recursion
+  while (!graphs.empty()) {
+    const ::onnx::GraphProto* g = graphs.back();
+    graphs.pop_back();
+    for (const ::onnx::NodeProto& n : g->node()) {
+      for (const ::onnx::AttributeProto& a : n.attribute()) {
+        if (a.has_g()) graphs.push_back(&a.g());
+        for (const auto& sub : a.graphs()) graphs.push_back(&sub);
+        auto least = kLeast->find(a.name());
+        // (Pad's pads may be negative: they crop.)
+        if (least == kLeast->end() || (n.op_type() == "Pad" && a.name() == "pads")) continue;
+        std::vector<int64_t> values(a.ints().begin(), a.ints().end());
+        if (a.type() == ::onnx::AttributeProto::INT) values.push_back(a.i());
+        for (int64_t v : values) {
+          if (v < least->second || v > kLargestAttribute) {
+            return absl::InvalidArgumentError(
+                absl::StrCat(n.op_type(), " node '", n.name(), "': attribute ", a.name(), " holds ",
+                             v, ", outside [", least->second, ", ", kLargestAttribute, "]"));
+          }
+        }
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 std::vector<std::string> SupportedOperators() {
@@ -178,6 +214,7 @@ absl::StatusOr<ImportedModel> Import(absl::string_view model_bytes, const Import
     return absl::UnimplementedError(absl::StrCat("opset ", out.opset, " is newer than ",
                                                  kNewestOpset, ", the newest supported"));
   }
+  RETURN_IF_ERROR(CheckGeometryAttributes(model.graph()));
   RETURN_IF_ERROR(Guarded("checker", absl::StatusCode::kInvalidArgument,
                           [&] { ::onnx::checker::check_model(model); }));
   int64_t opset = out.opset;
@@ -231,6 +268,7 @@ absl::StatusOr<ImportedModel> Import(absl::string_view model_bytes, const Import
   }
   const OpTable& importers = Importers();
   for (const ::onnx::NodeProto& proto : graph.node()) {
+    RETURN_IF_ERROR(PollInterrupt());  // the call's deadline and cancellation
     std::vector<Var> inputs;
     std::vector<std::optional<Tensor>> input_constants;
     for (const std::string& name : proto.input()) {

@@ -90,6 +90,20 @@ Var ScalarLike(const Var& x, double value) {
   return scalar_constant(value, x.dtype());
 }
 
+absl::Status CheckSizes(const ImportNode& n, absl::string_view what,
+                        const std::vector<int64_t>& values, size_t count, int64_t least) {
+  if (values.size() != count) {
+    return n.Invalid(absl::StrCat(what, " has ", values.size(), " entries, not ", count));
+  }
+  for (int64_t v : values) {
+    if (v < least || v > kLargestAttribute) {
+      return n.Invalid(
+          absl::StrCat(what, " holds ", v, ", outside [", least, ", ", kLargestAttribute, "]"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 Var PositionsAlong(const Var& like, int d, int axis, int rank) {
   std::vector<int> order(rank, -1);
   order[axis] = 0;

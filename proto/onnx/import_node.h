@@ -89,6 +89,15 @@ void AddNetworkImporters(OpTable& table);
 void AddIndexImporters(OpTable& table);
 void AddRecurrentImporters(OpTable& table);
 
+// The largest size, stride, pad or count an attribute may give: sums of a few products of two
+// stay well inside int64.
+inline constexpr int64_t kLargestAttribute = (int64_t{1} << 31) - 1;
+
+// OK when `values` (the attribute `what`) has `count` entries, each in [least,
+// kLargestAttribute]; else INVALID_ARGUMENT naming the node and the attribute.
+absl::Status CheckSizes(const ImportNode& n, absl::string_view what,
+                        const std::vector<int64_t>& values, size_t count, int64_t least);
+
 // A 0-d constant of x's dtype (x itself when it failed).
 Var ScalarLike(const Var& x, double value);
 

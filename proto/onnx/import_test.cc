@@ -2,6 +2,7 @@
 // model answered with its status (the conformance runner covers the operators).
 #include "proto/onnx/import.h"
 
+#include <functional>
 #include <string>
 
 #include "core/compile/function.h"
@@ -158,6 +159,89 @@ TEST(OnnxImport, AxesComputedAtRunTimeAreNamed) {
   EXPECT_EQ(s.code(), absl::StatusCode::kUnimplemented) << s;
   EXPECT_NE(s.message().find("ReduceSum node 'total' (opset 13)"), absl::string_view::npos) << s;
   EXPECT_NE(s.message().find("axes"), absl::string_view::npos) << s;
+}
+
+}  // namespace
+}  // namespace kiln::onnx
+
+namespace kiln::onnx {
+namespace {
+
+// A model of one node over x (1, 1, 4, 4) and the float initializer w (1, 1, 3, 3).
+std::string OneNode(const std::function<void(::onnx::NodeProto*)>& make) {
+  ::onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(13);
+  auto* g = m.mutable_graph();
+  g->set_name("one");
+  SetType(g->add_input(), "x", {1, 1, 4, 4});
+  SetType(g->add_output(), "y", {});
+  *g->add_initializer() = TensorToOnnx(Tensor::Zeros(DType::kFloat32, {1, 1, 3, 3}), "w");
+  auto* node = g->add_node();
+  node->set_name("hostile");
+  node->add_output("y");
+  make(node);
+  return m.SerializeAsString();
+}
+
+void SetInts(::onnx::NodeProto* n, const std::string& name, std::vector<int64_t> v) {
+  auto* a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(::onnx::AttributeProto::INTS);
+  for (int64_t x : v) a->add_ints(x);
+}
+
+void SetInt(::onnx::NodeProto* n, const std::string& name, int64_t v) {
+  auto* a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(::onnx::AttributeProto::INT);
+  a->set_i(v);
+}
+
+// Geometry attributes of the wrong length or past 2^31 are refused before any arithmetic on them.
+TEST(OnnxImport, HostileGeometryIsInvalid) {
+  auto conv = [](const std::string& op, auto set) {
+    return OneNode([&](::onnx::NodeProto* n) {
+      n->set_op_type(op);
+      n->add_input("x");
+      n->add_input("w");
+      set(n);
+    });
+  };
+  const std::string cases[] = {
+      conv("Conv", [](auto* n) { SetInts(n, "strides", {1}); }),
+      conv("Conv",
+           [](auto* n) {
+             SetInts(n, "kernel_shape", {int64_t{1} << 40, 3});
+           }),
+      conv("Conv",
+           [](auto* n) {
+             SetInts(n, "dilations", {0, 1});
+           }),
+      conv("Conv",
+           [](auto* n) {
+             SetInts(n, "strides", {0, 1});
+           }),  // SIGFPE in libonnx
+      conv("ConvTranspose", [](auto* n) { SetInts(n, "pads", {1}); }),
+      conv("ConvTranspose",
+           [](auto* n) {
+             SetInts(n, "strides", {int64_t{1} << 40, 1});
+           }),
+      conv("ConvTranspose",
+           [](auto* n) {
+             SetInts(n, "output_padding", {-1, 0});
+           }),
+      OneNode([](::onnx::NodeProto* n) {
+        n->set_op_type("DepthToSpace");
+        n->add_input("x");
+        SetInt(n, "blocksize", int64_t{1} << 40);  // SIGFPE in libonnx
+      }),
+  };
+  for (const std::string& model : cases) {
+    const absl::Status s = Import(model).status();
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+    EXPECT_NE(s.message().find("'hostile'"), absl::string_view::npos) << s;
+  }
 }
 
 }  // namespace

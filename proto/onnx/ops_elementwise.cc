@@ -207,7 +207,10 @@ Outs Where(const ImportNode& n) {
 // Inference: the input passes, and the mask (when asked for) is all true.
 Outs Dropout(const ImportNode& n) {
   const Var x = n.in(0);
-  if (n.has(2) && !(n.constant(2).has_value() && n.constant(2)->ElementAsDouble(0) == 0)) {
+  const std::optional<Tensor>& training = n.constant(2);
+  const bool off =
+      training.has_value() && training->size() == 1 && training->ElementAsDouble(0) == 0;
+  if (n.has(2) && !off) {
     return n.Unimplemented("training_mode (random dropout)");
   }
   return std::vector<Var>{x, ones_like(x, DType::kBool)};

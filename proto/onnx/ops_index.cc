@@ -115,7 +115,7 @@ Outs DepthToSpace(const ImportNode& n) {
   if (!x.ok()) return x.status();
   if (x.ndim() != 4) return n.Invalid("the input must be 4-d");
   const int64_t b = n.Int("blocksize", 0);
-  if (b <= 0) return n.Invalid("blocksize must be positive");
+  if (absl::Status s = CheckSizes(n, "blocksize", {b}, 1, 1); !s.ok()) return s;
   const Var c = int_div(Dim(x, 1), Int64(b * b)), h = Dim(x, 2), w = Dim(x, 3);
   const bool crd = n.String("mode", "DCR") == "CRD";
   const Var split = crd ? reshape(x, make_vector({Dim(x, 0), c, Int64(b), Int64(b), h, w}))
@@ -131,7 +131,7 @@ Outs SpaceToDepth(const ImportNode& n) {
   if (!x.ok()) return x.status();
   if (x.ndim() != 4) return n.Invalid("the input must be 4-d");
   const int64_t b = n.Int("blocksize", 0);
-  if (b <= 0) return n.Invalid("blocksize must be positive");
+  if (absl::Status s = CheckSizes(n, "blocksize", {b}, 1, 1); !s.ok()) return s;
   const Var h = int_div(Dim(x, 2), Int64(b)), w = int_div(Dim(x, 3), Int64(b));
   const Var split = reshape(x, make_vector({Dim(x, 0), Dim(x, 1), h, Int64(b), w, Int64(b)}));
   return std::vector<Var>{reshape(dimshuffle(split, {0, 3, 5, 1, 2, 4}),

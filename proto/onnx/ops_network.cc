@@ -15,6 +15,7 @@
 #include "core/ops/pool.h"
 #include "core/ops/reduce.h"
 #include "core/ops/shape.h"
+#include "core/tensor/status_macros.h"
 #include "proto/onnx/import_node.h"
 #include "proto/onnx/onnx_tensor.h"
 
@@ -56,25 +57,21 @@ struct Window {
 absl::StatusOr<Window> MakeWindow(const ImportNode& n, const Var& x, std::vector<int64_t> kernel) {
   const int spatial = x.ndim() - 2;
   Window w{std::move(kernel), n.Ints("strides"), n.Ints("dilations"), {}};
-  if (static_cast<int>(w.kernel.size()) != spatial) {
-    return n.Invalid(
-        absl::StrCat("kernel_shape has ", w.kernel.size(), " dims for ", spatial, " spatial dims"));
-  }
   if (w.strides.empty()) w.strides.assign(spatial, 1);
   if (w.dilations.empty()) w.dilations.assign(spatial, 1);
   std::vector<int64_t> pads = n.Ints("pads");
   const std::string auto_pad = n.String("auto_pad", "NOTSET");
   if (pads.empty()) pads.assign(2 * spatial, 0);
-  if (static_cast<int>(w.strides.size()) != spatial ||
-      static_cast<int>(w.dilations.size()) != spatial ||
-      static_cast<int>(pads.size()) != 2 * spatial) {
-    return n.Invalid("strides, dilations or pads do not match the spatial dims");
-  }
+  RETURN_IF_ERROR(CheckSizes(n, "kernel_shape", w.kernel, spatial, 1));
+  RETURN_IF_ERROR(CheckSizes(n, "strides", w.strides, spatial, 1));
+  RETURN_IF_ERROR(CheckSizes(n, "dilations", w.dilations, spatial, 1));
+  RETURN_IF_ERROR(CheckSizes(n, "pads", pads, 2 * spatial, 0));
   for (int d = 0; d < spatial; ++d) {
     int64_t lo = pads[d], hi = pads[spatial + d];
     if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
       const auto& size = x.type().shape()[2 + d];
       if (!size.has_value()) return n.Unimplemented("auto_pad SAME on a dim not known statically");
+      RETURN_IF_ERROR(CheckSizes(n, "the input's spatial dim", {*size}, 1, 0));
       const int64_t out = (*size + w.strides[d] - 1) / w.strides[d];
       const int64_t total = std::max<int64_t>(
           (out - 1) * w.strides[d] + (w.kernel[d] - 1) * w.dilations[d] + 1 - *size, 0);
@@ -158,12 +155,23 @@ Outs ConvTranspose(const ImportNode& n) {
   if (dilations.empty()) dilations.assign(spatial, 1);
   if (pads.empty()) pads.assign(2 * spatial, 0);
   if (output_padding.empty()) output_padding.assign(spatial, 0);
+  RETURN_IF_ERROR(CheckSizes(n, "kernel_shape", kernel, spatial, 1));
+  RETURN_IF_ERROR(CheckSizes(n, "strides", strides, spatial, 1));
+  RETURN_IF_ERROR(CheckSizes(n, "dilations", dilations, spatial, 1));
+  RETURN_IF_ERROR(CheckSizes(n, "pads", pads, 2 * spatial, 0));
+  RETURN_IF_ERROR(CheckSizes(n, "output_padding", output_padding, spatial, 0));
+  if (!output_shape.empty()) {  // (N, C, spatial...) or the spatial dims alone
+    const std::vector<int64_t> last(
+        output_shape.end() - std::min<size_t>(output_shape.size(), spatial), output_shape.end());
+    RETURN_IF_ERROR(CheckSizes(n, "output_shape's spatial dims", last, spatial, 0));
+  }
   const std::string auto_pad = n.String("auto_pad", "NOTSET");
   std::vector<std::vector<int64_t>> border;
   std::vector<int64_t> out;
   for (int d = 0; d < spatial; ++d) {
     const auto& in = x.type().shape()[2 + d];
     if (!in.has_value()) return n.Unimplemented("a spatial dim not known statically");
+    RETURN_IF_ERROR(CheckSizes(n, "the input's spatial dim", {*in}, 1, 1));
     const int64_t full =
         strides[d] * (*in - 1) + output_padding[d] + (kernel[d] - 1) * dilations[d] + 1;
     int64_t lo = pads[d], hi = pads[spatial + d];

@@ -103,7 +103,7 @@ Outs Recurrent(const ImportNode& n) {
   }
   if (kCell == Cell::kLstm && n.Int("input_forget", 0) != 0) return n.Unimplemented("input_forget");
   const int64_t h = n.Int("hidden_size", 0);
-  if (h <= 0) return n.Invalid("hidden_size must be positive");
+  if (absl::Status s = CheckSizes(n, "hidden_size", {h}, 1, 1); !s.ok()) return s;
   const std::string direction = n.String("direction", "forward");
   const int gates = kCell == Cell::kLstm ? 4 : kCell == Cell::kGru ? 3 : 1;
   const int dirs = direction == "bidirectional" ? 2 : 1;
