@@ -178,7 +178,7 @@ def test_hostile_models_get_clean_codes_and_the_server_lives(server):
     huge = TensorProto(name="w", data_type=TensorProto.FLOAT, dims=[10 ** 6, 10 ** 6],
                        raw_data=b"\0\0\0\0")
     assert _code(_model([helper.make_node("Add", ["x", "w"], ["y"])], [_float("x", [1])],
-                        [_float("y", [1])], [huge])) in ("INVALID_ARGUMENT", "RESOURCE_EXHAUSTED")
+                        [_float("y", [1])], [huge])) == "INVALID_ARGUMENT"
     # A cycle: a's input is b's output and b's is a's.
     assert _code(_model([helper.make_node("Relu", ["b"], ["a"]), helper.make_node("Relu", ["a"], ["b"])],
                         [_float("x", [1])], [_float("a", [1])])) == "INVALID_ARGUMENT"
@@ -187,7 +187,7 @@ def test_hostile_models_get_clean_codes_and_the_server_lives(server):
                         [_float("x", [1])], [_float("y", [1])])) == "UNIMPLEMENTED"
     # A node with 10^6 inputs.
     assert _code(_model([helper.make_node("Sum", ["x"] * 10 ** 6, ["y"])], [_float("x", [1])],
-                        [_float("y", [1])])) in ("RESOURCE_EXHAUSTED", "INVALID_ARGUMENT")
+                        [_float("y", [1])])) == "RESOURCE_EXHAUSTED"
     # Ifs nested 200 deep.
     leaf = helper.make_graph([helper.make_node("Identity", ["x"], ["y"])], "leaf", [],
                              [_float("y", [1])])
@@ -197,7 +197,7 @@ def test_hostile_models_get_clean_codes_and_the_server_lives(server):
         body = helper.make_graph([node], "b%d" % depth, [], [_float("y", [1])])
     nested = _model(body.node, [helper.make_tensor_value_info("c", TensorProto.BOOL, []),
                                 _float("x", [1])], [_float("y", [1])])
-    assert _code(nested) in ("INVALID_ARGUMENT", "UNIMPLEMENTED")
+    assert _code(nested) == "INVALID_ARGUMENT"  # past protobuf's nesting limit
     # Types that ONNX's Add does not allow together.
     mixed = _model([helper.make_node("Add", ["x", "n"], ["y"])],
                    [_float("x", [2]), helper.make_tensor_value_info("n", TensorProto.INT64, [2])],
