@@ -137,7 +137,9 @@ TEST(OnnxImport, BadModelsGetTheirStatus) {
 }
 
 // Axes computed at run time are refused by name (Kiln's reductions need them statically).
-TEST(OnnxImport, AxesComputedAtRunTimeAreNamed) {
+// ReduceSum(x, axes) with x (2, 3) and the axes an int64 graph input of `axes_len` entries
+// (-1: a length not known statically), keepdims off.
+ModelProto SumOverAxesInput(int64_t axes_len) {
   ModelProto m;
   m.set_ir_version(8);
   m.add_opset_import()->set_version(13);
@@ -147,18 +149,56 @@ TEST(OnnxImport, AxesComputedAtRunTimeAreNamed) {
   auto* axes = g->add_input();
   axes->set_name("axes");
   axes->mutable_type()->mutable_tensor_type()->set_elem_type(TensorProto::INT64);
-  axes->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(1);
-  SetType(g->add_output(), "y", {});
+  auto* dim = axes->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim();
+  if (axes_len >= 0) dim->set_dim_value(axes_len);
   auto* r = g->add_node();
   r->set_op_type("ReduceSum");
   r->set_name("total");
   r->add_input("x");
   r->add_input("axes");
   r->add_output("y");
-  const absl::Status s = Import(Bytes(m)).status();
+  auto* keepdims = r->add_attribute();
+  keepdims->set_name("keepdims");
+  keepdims->set_type(::onnx::AttributeProto::INT);
+  keepdims->set_i(0);
+  auto* y = g->add_output();
+  y->set_name("y");
+  y->mutable_type()->mutable_tensor_type()->set_elem_type(TensorProto::FLOAT);
+  y->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_param("n");
+  return m;
+}
+
+TEST(OnnxImport, AxesOfAnUnknownCountAreNamed) {
+  const absl::Status s = Import(Bytes(SumOverAxesInput(-1))).status();
   EXPECT_EQ(s.code(), absl::StatusCode::kUnimplemented) << s;
   EXPECT_NE(s.message().find("ReduceSum node 'total' (opset 13)"), absl::string_view::npos) << s;
   EXPECT_NE(s.message().find("axes"), absl::string_view::npos) << s;
+}
+
+// Axes computed at run time: whichever axis the call names is reduced (and dropped), and one
+// out of range is an error of the call naming the node.
+TEST(OnnxImport, AxesComputedAtRunTimeReduceTheAxisNamed) {
+  absl::StatusOr<ImportedModel> model = Import(Bytes(SumOverAxesInput(1)));
+  ASSERT_TRUE(model.ok()) << model.status();
+  absl::StatusOr<Function> f = function(model->inputs, model->outputs);
+  ASSERT_TRUE(f.ok()) << f.status();
+  const Tensor x = *Tensor::Of<float>(DType::kFloat32, {2, 3}, {1, 2, 3, 4, 5, 6});
+  auto sum_over = [&](int64_t axis) {
+    return (*f)({x, *Tensor::Of<int64_t>(DType::kInt64, {1}, {axis})});
+  };
+  absl::StatusOr<std::vector<Tensor>> rows = sum_over(1), cols = sum_over(-2);
+  ASSERT_TRUE(rows.ok()) << rows.status();
+  ASSERT_TRUE(cols.ok()) << cols.status();
+  EXPECT_EQ((*rows)[0].shape(), (Shape{2}));
+  EXPECT_EQ((*rows)[0].data<float>()[0], 6.0f);
+  EXPECT_EQ((*rows)[0].data<float>()[1], 15.0f);
+  EXPECT_EQ((*cols)[0].shape(), (Shape{3}));
+  EXPECT_EQ((*cols)[0].data<float>()[2], 9.0f);
+  const absl::Status bad = sum_over(2).status();
+  EXPECT_EQ(bad.code(), absl::StatusCode::kInvalidArgument) << bad;
+  EXPECT_NE(bad.message().find("ReduceSum node 'total' (opset 13): an axis is outside [-2, 2)"),
+            absl::string_view::npos)
+      << bad;
 }
 
 }  // namespace

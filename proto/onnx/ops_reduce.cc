@@ -1,5 +1,6 @@
 // ONNX's reductions (Reduce*, ArgMax, ArgMin, CumSum) and the softmax family, as Kiln's CAReduce,
-// Argmax, CumOp and Softmax ops. Axes given as inputs must be constants.
+// Argmax, CumOp and Softmax ops. Axes given as inputs may be computed at run time
+// (proto/onnx/run_time_axes.h).
 #include <cmath>
 #include <numeric>
 
@@ -7,12 +8,14 @@
 #include "core/graph/constructors.h"
 #include "core/ops/alloc.h"
 #include "core/ops/dimshuffle.h"
+#include "core/ops/ifelse.h"
 #include "core/ops/indexing.h"
 #include "core/ops/math.h"
 #include "core/ops/nnet.h"
 #include "core/ops/reduce.h"
 #include "core/ops/shape.h"
 #include "proto/onnx/import_node.h"
+#include "proto/onnx/run_time_axes.h"
 
 namespace kiln::onnx {
 namespace {
@@ -45,12 +48,34 @@ absl::StatusOr<std::optional<std::vector<int>>> ReduceAxes(const ImportNode& n, 
   return std::optional<std::vector<int>>(out);
 }
 
+// A reduction over axes computed at run time (their count known): one axis at a time, each
+// reduced (keeping its dim) only when named, then the named dims dropped unless keepdims. Every
+// reduction ONNX has composes so: a sum of sums, a max of maxes, a mean of means.
+template <Var (*F)(const Var&, Axes, bool), Var (*Pre)(const Var&), Var (*Post)(const Var&)>
+Outs ReduceAtRunTime(const ImportNode& n, const Var& x) {
+  absl::StatusOr<std::vector<Var>> given = IntsAtRunTime(n, 1, "axes");
+  if (!given.ok()) return given.status();
+  const bool keepdims = n.Int("keepdims", 1) != 0;
+  if (given->empty()) {  // none named: nothing reduced, or everything
+    if (n.Int("noop_with_empty_axes", 0) != 0) return std::vector<Var>{x};
+    return std::vector<Var>{Post(F(Pre(x), Axes(), keepdims))};
+  }
+  const std::vector<Var> named = AxisMask(AxesAtRunTime(n, *given, x.ndim()), x.ndim());
+  Var y = Pre(x);
+  for (int d = 0; d < x.ndim(); ++d) y = ifelse(named[d], F(y, Axes({d}), true), y);
+  if (!keepdims) y = DropDims(y, named, x.ndim() - static_cast<int>(given->size()));
+  return std::vector<Var>{Post(y)};
+}
+
 // Reduce{Sum,Mean,...}: `f` over the axes, keepdims by default (ONNX's).
 template <Var (*F)(const Var&, Axes, bool), int64_t kAxesInputFrom, Var (*Pre)(const Var&),
           Var (*Post)(const Var&)>
 Outs Reduce(const ImportNode& n) {
   const Var x = n.in(0);
   if (!x.ok()) return x.status();
+  if (n.opset() >= kAxesInputFrom && n.has(1) && !n.constant(1).has_value()) {
+    return ReduceAtRunTime<F, Pre, Post>(n, x);
+  }
   absl::StatusOr<std::optional<std::vector<int>>> axes = ReduceAxes(n, x, kAxesInputFrom);
   if (!axes.ok()) return axes.status();
   if (axes->has_value() && (*axes)->empty()) return std::vector<Var>{x};
@@ -89,19 +114,35 @@ Outs ArgExtreme(const ImportNode& n) {
   return std::vector<Var>{(shape_i(x, *axis) - scalar_constant(int64_t{1}, DType::kInt64)) - i};
 }
 
+// x's running sums along `axis`, exclusive (each sum without its own term) and reversed as asked.
+Var CumSumAlong(const Var& x, int axis, bool exclusive, bool reverse) {
+  Var y = reverse ? Flip(x, axis) : x;
+  Var c = cumsum(y, axis);
+  if (exclusive) c = c - y;
+  return reverse ? Flip(c, axis) : c;
+}
+
+// CumSum: the axis may be computed at run time (then every axis's sums are built, one runs).
 Outs CumSum(const ImportNode& n) {
   const Var x = n.in(0);
   if (!x.ok()) return x.status();
+  if (x.ndim() == 0) return n.Invalid("the input must have at least 1 dim");
+  const bool reverse = n.Int("reverse", 0) != 0, exclusive = n.Int("exclusive", 0) != 0;
+  if (!n.constant(1).has_value()) {
+    absl::StatusOr<std::vector<Var>> given = IntsAtRunTime(n, 1, "axis");
+    if (!given.ok()) return given.status();
+    if (given->size() != 1) return n.Invalid("axis must hold one value");
+    const Var axis = AxesAtRunTime(n, *given, x.ndim())[0];
+    return std::vector<Var>{PickAlong(axis, x.ndim(), [&](int d) {
+      return CumSumAlong(x, d, exclusive, reverse);
+    })};
+  }
   absl::StatusOr<std::vector<int64_t>> axis_value = n.ConstantInts(1, "axis");
   if (!axis_value.ok()) return axis_value.status();
   if (axis_value->size() != 1) return n.Invalid("axis must hold one value");
   absl::StatusOr<int> axis = NormalizeAxis(n, (*axis_value)[0], x.ndim());
   if (!axis.ok()) return axis.status();
-  const bool reverse = n.Int("reverse", 0) != 0;
-  Var y = reverse ? Flip(x, *axis) : x;
-  Var c = cumsum(y, *axis);
-  if (n.Int("exclusive", 0) != 0) c = c - y;
-  return std::vector<Var>{reverse ? Flip(c, *axis) : c};
+  return std::vector<Var>{CumSumAlong(x, *axis, exclusive, reverse)};
 }
 
 // Softmax, LogSoftmax and Hardmax: before opset 13 over the input flattened to 2-d at `axis`

@@ -8,6 +8,7 @@
 #include "core/graph/constructors.h"
 #include "core/ops/advanced_indexing.h"
 #include "core/ops/alloc.h"
+#include "core/ops/assert_op.h"
 #include "core/ops/dimshuffle.h"
 #include "core/ops/indexing.h"
 #include "core/ops/math.h"
@@ -16,6 +17,7 @@
 #include "core/ops/shape_infer.h"
 #include "proto/onnx/import_node.h"
 #include "proto/onnx/onnx_tensor.h"
+#include "proto/onnx/run_time_axes.h"
 
 namespace kiln::onnx {
 namespace {
@@ -145,6 +147,14 @@ Outs Flatten(const ImportNode& n) {
 Outs Squeeze(const ImportNode& n) {
   Var x = n.in(0);
   if (!x.ok()) return x.status();
+  if (n.opset() >= 13 && n.has(1) && !n.constant(1).has_value()) {  // axes known at run time
+    absl::StatusOr<std::vector<Var>> given = IntsAtRunTime(n, 1, "axes");
+    if (!given.ok()) return given.status();
+    const int out_rank = x.ndim() - static_cast<int>(given->size());
+    if (out_rank < 0) return n.Invalid("more axes than dims");
+    return std::vector<Var>{
+        DropDims(x, AxisMask(AxesAtRunTime(n, *given, x.ndim()), x.ndim()), out_rank)};
+  }
   absl::StatusOr<std::vector<int64_t>> given = IntsFrom(n, "axes", 13, 1);
   if (!given.ok()) return given.status();
   std::vector<int> axes;
@@ -173,6 +183,12 @@ Outs Squeeze(const ImportNode& n) {
 Outs Unsqueeze(const ImportNode& n) {
   const Var x = n.in(0);
   if (!x.ok()) return x.status();
+  if (n.opset() >= 13 && n.has(1) && !n.constant(1).has_value()) {  // axes known at run time
+    absl::StatusOr<std::vector<Var>> given = IntsAtRunTime(n, 1, "axes");
+    if (!given.ok()) return given.status();
+    const int rank = x.ndim() + static_cast<int>(given->size());
+    return std::vector<Var>{AddDims(x, AxisMask(AxesAtRunTime(n, *given, rank), rank))};
+  }
   absl::StatusOr<std::vector<int64_t>> given = IntsFrom(n, "axes", 13, 1);
   if (!given.ok()) return given.status();
   const int rank = x.ndim() + static_cast<int>(given->size());
@@ -194,11 +210,33 @@ Outs Concat(const ImportNode& n) {
   return std::vector<Var>{concatenate(parts, *axis)};
 }
 
+// Split by sizes computed at run time: a slice per part, the parts checked to cover the dim.
+Outs SplitAtRunTime(const ImportNode& n, const Var& x, int axis) {
+  absl::StatusOr<std::vector<Var>> sizes = IntsAtRunTime(n, 1, "split");
+  if (!sizes.ok()) return sizes.status();
+  if (static_cast<int>(sizes->size()) != n.proto().output_size()) {
+    return n.Invalid("split must hold one size per output");
+  }
+  std::vector<Var> parts;
+  Var start = Int64(0);
+  for (const Var& size : *sizes) {
+    std::vector<Index> idx(axis, Index(kiln::Slice{}));
+    idx.push_back(Index(kiln::Slice{start, start + size}));
+    parts.push_back(subtensor(x, idx));
+    start = start + size;
+  }
+  const Var covered = eq(start, DimOf(x.ptr(), axis));
+  parts.back() = assert_op(parts.back(), {covered},
+                           absl::StrCat(n.Describe(), ": the sizes do not add up to the dim"));
+  return parts;
+}
+
 Outs Split(const ImportNode& n) {
   const Var x = n.in(0);
   if (!x.ok()) return x.status();
   absl::StatusOr<int> axis = NormalizeAxis(n, n.Int("axis", 0), x.ndim());
   if (!axis.ok()) return axis.status();
+  if (n.opset() >= 13 && n.has(1) && !n.constant(1).has_value()) return SplitAtRunTime(n, x, *axis);
   absl::StatusOr<std::vector<int64_t>> sizes = IntsFrom(n, "split", 13, 1);
   if (!sizes.ok()) return sizes.status();
   const int64_t parts = n.proto().output_size();
@@ -233,11 +271,46 @@ absl::StatusOr<std::vector<Bound>> Bounds(const ImportNode& n, absl::string_view
   return out;
 }
 
+// Slice whose axes are computed at run time: each dim takes the start, end and step of the axis
+// that names it (0, its size and 1 when none does).
+Outs SliceAtRunTime(const ImportNode& n, const Var& x) {
+  absl::StatusOr<std::vector<Var>> starts = IntsAtRunTime(n, 1, "starts");
+  absl::StatusOr<std::vector<Var>> ends = IntsAtRunTime(n, 2, "ends");
+  absl::StatusOr<std::vector<Var>> axes = IntsAtRunTime(n, 3, "axes");
+  if (!starts.ok()) return starts.status();
+  if (!ends.ok()) return ends.status();
+  if (!axes.ok()) return axes.status();
+  std::vector<Var> steps(starts->size(), Int64(1));
+  if (n.has(4)) {
+    absl::StatusOr<std::vector<Var>> given = IntsAtRunTime(n, 4, "steps");
+    if (!given.ok()) return given.status();
+    steps = *given;
+  }
+  if (ends->size() != starts->size() || axes->size() != starts->size() ||
+      steps.size() != starts->size()) {
+    return n.Invalid("starts, ends, axes and steps differ in length");
+  }
+  const std::vector<Var> named = AxesAtRunTime(n, *axes, x.ndim());
+  std::vector<Index> idx;
+  for (int d = 0; d < x.ndim(); ++d) {
+    Var start = Int64(0), end = DimOf(x.ptr(), d), step = Int64(1);
+    for (size_t k = 0; k < named.size(); ++k) {
+      const Var here = eq(named[k], Int64(d));
+      start = switch_(here, (*starts)[k], start);
+      end = switch_(here, (*ends)[k], end);
+      step = switch_(here, steps[k], step);
+    }
+    idx.push_back(Index(kiln::Slice{start, end, step}));
+  }
+  return std::vector<Var>{subtensor(x, idx)};
+}
+
 Outs Slice(const ImportNode& n) {
   const Var x = n.in(0);
   if (!x.ok()) return x.status();
   absl::StatusOr<std::vector<Bound>> starts = Bounds(n, "starts", 1);
   absl::StatusOr<std::vector<Bound>> ends = Bounds(n, "ends", 2);
+  if (n.opset() >= 10 && n.has(3) && !n.constant(3).has_value()) return SliceAtRunTime(n, x);
   absl::StatusOr<std::vector<int64_t>> axes = IntsFrom(n, "axes", 10, 3);
   absl::StatusOr<std::vector<Bound>> steps = Bounds(n, "steps", 4);
   if (!starts.ok()) return starts.status();
@@ -334,7 +407,7 @@ Outs Range(const ImportNode& n) {
 Outs Tile(const ImportNode& n) {
   const Var x = n.in(0);
   if (!x.ok()) return x.status();
-  absl::StatusOr<std::vector<int64_t>> repeats = n.ConstantInts(1, "repeats");
+  absl::StatusOr<std::vector<Var>> repeats = IntsAtRunTime(n, 1, "repeats");
   if (!repeats.ok()) return repeats.status();
   if (static_cast<int>(repeats->size()) != x.ndim()) {
     return n.Invalid("repeats must hold one count per dim");
@@ -345,9 +418,9 @@ Outs Tile(const ImportNode& n) {
     order.push_back(-1);
     order.push_back(d);
     const Var dim = DimOf(x.ptr(), d);
-    wide.push_back(Int64((*repeats)[d]));
+    wide.push_back((*repeats)[d]);
     wide.push_back(dim);
-    merged.push_back(Int64((*repeats)[d]) * dim);
+    merged.push_back((*repeats)[d] * dim);
   }
   return std::vector<Var>{reshape(alloc(dimshuffle(x, order), wide), make_vector(merged))};
 }
