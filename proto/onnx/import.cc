@@ -35,6 +35,7 @@ const OpTable& Importers() {
     AddNetworkImporters(*t);
     AddIndexImporters(*t);
     AddRecurrentImporters(*t);
+    AddResampleImporters(*t);
     return t;
   }();
   return *table;

@@ -88,6 +88,7 @@ void AddShapeImporters(OpTable& table);
 void AddNetworkImporters(OpTable& table);
 void AddIndexImporters(OpTable& table);
 void AddRecurrentImporters(OpTable& table);
+void AddResampleImporters(OpTable& table);
 
 // The largest size, stride, pad or count an attribute may give: sums of a few products of two
 // stay well inside int64.
