@@ -2,6 +2,7 @@
 // model answered with its status (the conformance runner covers the operators).
 #include "proto/onnx/import.h"
 
+#include <cmath>
 #include <functional>
 #include <string>
 
@@ -18,10 +19,11 @@ namespace {
 using ::onnx::ModelProto;
 using ::onnx::TensorProto;
 
-void SetType(::onnx::ValueInfoProto* v, const std::string& name, std::vector<int64_t> dims) {
+void SetType(::onnx::ValueInfoProto* v, const std::string& name, std::vector<int64_t> dims,
+             int elem_type = TensorProto::FLOAT) {
   v->set_name(name);
   auto* t = v->mutable_type()->mutable_tensor_type();
-  t->set_elem_type(TensorProto::FLOAT);
+  t->set_elem_type(elem_type);
   t->mutable_shape();  // a scalar has a shape of no dims
   for (int64_t d : dims) t->mutable_shape()->add_dim()->set_dim_value(d);
 }
@@ -104,11 +106,11 @@ TEST(OnnxImport, BadModelsGetTheirStatus) {
   absl::Status s = Import(Bytes(unknown)).status();
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;  // the checker knows no NoSuchOp
 
-  ModelProto resize = Linear();
-  resize.mutable_graph()->mutable_node(1)->set_op_type("Resize");
-  s = Import(Bytes(resize)).status();
+  ModelProto nms = Linear();
+  nms.mutable_graph()->mutable_node(1)->set_op_type("NonMaxSuppression");
+  s = Import(Bytes(nms)).status();
   EXPECT_EQ(s.code(), absl::StatusCode::kUnimplemented) << s;
-  EXPECT_NE(s.message().find("Resize (opset 13)"), absl::string_view::npos) << s;
+  EXPECT_NE(s.message().find("NonMaxSuppression (opset 13)"), absl::string_view::npos) << s;
 
   ModelProto undefined = Linear();
   undefined.mutable_graph()->mutable_node(1)->set_input(0, "nowhere");
@@ -136,7 +138,6 @@ TEST(OnnxImport, BadModelsGetTheirStatus) {
   EXPECT_EQ(Import(Bytes(Linear()), small).status().code(), absl::StatusCode::kResourceExhausted);
 }
 
-// Axes computed at run time are refused by name (Kiln's reductions need them statically).
 // ReduceSum(x, axes) with x (2, 3) and the axes an int64 graph input of `axes_len` entries
 // (-1: a length not known statically), keepdims off.
 ModelProto SumOverAxesInput(int64_t axes_len) {
@@ -282,6 +283,89 @@ TEST(OnnxImport, HostileGeometryIsInvalid) {
     EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
     EXPECT_NE(s.message().find("'hostile'"), absl::string_view::npos) << s;
   }
+}
+
+}  // namespace
+}  // namespace kiln::onnx
+
+namespace kiln::onnx {
+namespace {
+
+::onnx::AttributeProto* AddAttr(::onnx::NodeProto* node, const std::string& name) {
+  auto* a = node->add_attribute();
+  a->set_name(name);
+  return a;
+}
+
+// Pad (reflect) -> Resize (cubic, scales 1.5 and 2) -> MaxPool (dilated) -> AveragePool
+// (ceil_mode, uneven pads) over a float64 x (1, 1, 3, 4): the lowerings' gradient against
+// central differences.
+TEST(OnnxImport, PadResizeAndPaddedPoolsHaveGradients) {
+  ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(13);
+  auto* g = m.mutable_graph();
+  g->set_name("resample");
+  SetType(g->add_input(), "x", {1, 1, 3, 4}, TensorProto::DOUBLE);
+  SetType(g->add_output(), "y", {}, TensorProto::DOUBLE);
+  *g->add_initializer() = TensorToOnnx(
+      *Tensor::Of<int64_t>(DType::kInt64, {8}, {0, 0, 1, 0, 0, 0, 0, 2}), "pads");
+  *g->add_initializer() =
+      TensorToOnnx(*Tensor::Of<float>(DType::kFloat32, {4}, {1, 1, 1.5f, 2}), "scales");
+  auto node = [&](const std::string& op, std::vector<std::string> in, const std::string& out) {
+    auto* n = g->add_node();
+    n->set_op_type(op);
+    for (const std::string& i : in) n->add_input(i);
+    n->add_output(out);
+    return n;
+  };
+  auto ints = [](::onnx::AttributeProto* a, std::vector<int64_t> v) {
+    a->set_type(::onnx::AttributeProto::INTS);
+    for (int64_t i : v) a->add_ints(i);
+  };
+  auto text = [](::onnx::AttributeProto* a, const std::string& v) {
+    a->set_type(::onnx::AttributeProto::STRING);
+    a->set_s(v);
+  };
+  text(AddAttr(node("Pad", {"x", "pads"}, "padded"), "mode"), "reflect");
+  text(AddAttr(node("Resize", {"padded", "", "scales"}, "resized"), "mode"), "cubic");
+  auto* maxpool = node("MaxPool", {"resized"}, "maxed");  // strides not a multiple: slices
+  ints(AddAttr(maxpool, "kernel_shape"), {2, 2});
+  ints(AddAttr(maxpool, "dilations"), {2, 2});
+  ints(AddAttr(maxpool, "pads"), {1, 1, 1, 1});
+  auto* avgpool = node("AveragePool", {"maxed"}, "averaged");  // Kiln's Pool, padded
+  ints(AddAttr(avgpool, "kernel_shape"), {2, 2});
+  ints(AddAttr(avgpool, "strides"), {2, 2});
+  ints(AddAttr(avgpool, "pads"), {1, 0, 0, 1});
+  AddAttr(avgpool, "ceil_mode")->set_type(::onnx::AttributeProto::INT);
+  avgpool->mutable_attribute()->rbegin()->set_i(1);
+  auto* total = node("ReduceSum", {"averaged"}, "y");
+  AddAttr(total, "keepdims")->set_type(::onnx::AttributeProto::INT);  // 0: a scalar
+
+  absl::StatusOr<ImportedModel> model = Import(Bytes(m));
+  ASSERT_TRUE(model.ok()) << model.status();
+  const Var x = model->inputs[0], y = model->outputs[0];
+  absl::StatusOr<Function> f = function({x}, {y, grad(y, x)});
+  ASSERT_TRUE(f.ok()) << f.status();
+  std::vector<double> values;
+  for (int i = 0; i < 12; ++i) values.push_back(std::sin(1.7 * i) + 0.1 * i);
+  auto at = [&](const std::vector<double>& v) {
+    return (*f)({*Tensor::FromValues<double>(DType::kFloat64, {1, 1, 3, 4}, v)});
+  };
+  absl::StatusOr<std::vector<Tensor>> out = at(values);
+  ASSERT_TRUE(out.ok()) << out.status();
+  const double eps = 1e-6;
+  double reach = 0;  // how much of x the gradient sees
+  for (int i = 0; i < 12; ++i) {
+    reach += std::abs((*out)[1].data<double>()[i]);
+    std::vector<double> up = values, down = values;
+    up[i] += eps;
+    down[i] -= eps;
+    const double high = (*at(up))[0].data<double>()[0], low = (*at(down))[0].data<double>()[0];
+    const double numeric = (high - low) / (2 * eps);
+    EXPECT_NEAR((*out)[1].data<double>()[i], numeric, 1e-6) << "element " << i;
+  }
+  EXPECT_GT(reach, 1.0);
 }
 
 }  // namespace

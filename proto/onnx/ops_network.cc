@@ -1,6 +1,7 @@
 // ONNX's neural-network operators: MatMul, Gemm, Conv, the pools, and the normalizations, as
 // Kiln's MatMul, Dot, AbstractConv, Pool and elementwise compositions.
 #include <algorithm>
+#include <limits>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -9,12 +10,14 @@
 #include "core/ops/alloc.h"
 #include "core/ops/conv.h"
 #include "core/ops/dimshuffle.h"
+#include "core/ops/indexing.h"
 #include "core/ops/linalg.h"
 #include "core/ops/math.h"
 #include "core/ops/nnet.h"
 #include "core/ops/pool.h"
 #include "core/ops/reduce.h"
 #include "core/ops/shape.h"
+#include "core/ops/shape_infer.h"
 #include "core/tensor/status_macros.h"
 #include "proto/onnx/import_node.h"
 #include "proto/onnx/onnx_tensor.h"
@@ -231,6 +234,142 @@ Outs SignalWindow(const ImportNode& n) {
   return std::vector<Var>{cast(w, *dtype)};
 }
 
+// An int64 vector constant.
+Var Ints(const std::vector<int64_t>& v) {
+  absl::StatusOr<Tensor> t = Tensor::FromValues<int64_t>(
+      DType::kInt64, {static_cast<int64_t>(v.size())}, std::span<const int64_t>(v));
+  return t.ok() ? constant(*t) : Var(t.status());
+}
+
+// The least value of an integer dtype (0 for the unsigned ones and bool).
+double LowestInteger(DType t) {
+  switch (t) {
+    case DType::kInt8: return -128.0;
+    case DType::kInt16: return -32768.0;
+    case DType::kInt32: return -2147483648.0;
+    case DType::kInt64: return -9223372036854775808.0;
+    default: return 0.0;
+  }
+}
+
+// The most windows PoolPadded takes as slices (each is a node of the graph).
+constexpr int64_t kMostPoolOffsets = 1024;
+
+// The max (or sum) over each window of x, already padded, whose windows start at 0: Kiln's Pool
+// on x subsampled by the dilations when each stride is a multiple of its dilation (a dilated
+// window then reads one subsampled grid), else one strided slice per kernel offset.
+absl::StatusOr<Var> PoolWindows(const ImportNode& n, const Var& x, const Window& w, bool max_pool,
+                                const std::vector<int64_t>& out_len) {
+  const int spatial = x.ndim() - 2;
+  bool on_grid = true;
+  for (int d = 0; d < spatial; ++d) on_grid &= w.strides[d] % w.dilations[d] == 0;
+  if (on_grid) {
+    std::vector<Index> grid(2, Index(kiln::Slice{})), keep(2, Index(kiln::Slice{}));
+    std::vector<int64_t> kernel = w.kernel, strides, pad(std::max(spatial, 2), 0);
+    for (int d = 0; d < spatial; ++d) {
+      grid.push_back(Index(kiln::Slice{std::nullopt, std::nullopt, w.dilations[d]}));
+      keep.push_back(Index(kiln::Slice{int64_t{0}, out_len[d]}));
+      strides.push_back(w.strides[d] / w.dilations[d]);
+    }
+    Var sub = subtensor(x, grid);
+    if (spatial == 1) {
+      sub = To2d(sub);
+      kernel.insert(kernel.begin(), 1);
+      strides.insert(strides.begin(), 1);
+    }
+    Var y = pool(sub, Ints(kernel), Ints(strides), Ints(pad), /*ignore_border=*/true,
+                 max_pool ? "max" : "sum", std::max(spatial, 2));
+    if (spatial == 1) y = From2d(y);
+    return subtensor(y, keep);
+  }
+  int64_t offsets = 1;
+  for (int d = 0; d < spatial; ++d) offsets = std::min(offsets * w.kernel[d], kMostPoolOffsets + 1);
+  if (offsets > kMostPoolOffsets) {
+    return n.Unimplemented(absl::StrCat("pooling with strides that are not multiples of the "
+                                        "dilations and more than ",
+                                        kMostPoolOffsets, " cells in a window"));
+  }
+  Var y;
+  std::vector<int64_t> at(spatial, 0);  // the kernel offset, counted like an odometer
+  for (bool first = true;; first = false) {
+    std::vector<Index> idx(2, Index(kiln::Slice{}));
+    for (int d = 0; d < spatial; ++d) {
+      const int64_t start = at[d] * w.dilations[d];
+      idx.push_back(
+          Index(kiln::Slice{start, start + (out_len[d] - 1) * w.strides[d] + 1, w.strides[d]}));
+    }
+    const Var cell = subtensor(x, idx);
+    y = first ? cell : max_pool ? maximum(y, cell) : y + cell;
+    int d = spatial - 1;
+    while (d >= 0 && ++at[d] == w.kernel[d]) at[d--] = 0;
+    if (d < 0) break;
+  }
+  return y;
+}
+
+// Pooling that Kiln's Pool does not take as it is (ceil_mode, dilations, uneven pads) on static
+// spatial dims: the input padded (with the lowest value for max, 0 for average) as far as the
+// windows reach, then PoolWindows; an average divides by the count of each window's cells inside
+// the input (and its pads, with count_include_pad), a constant computed here.
+Outs PoolPadded(const ImportNode& n, Var x, const Window& w, bool max_pool, bool ceil_mode,
+                bool count_pads) {
+  const int spatial = x.ndim() - 2;
+  std::vector<int64_t> out_len(spatial);
+  std::vector<std::vector<double>> counts(spatial);  // per dim, the cells each window counts
+  const Var fill = max_pool ? ScalarLike(x, IsFloat(x.dtype())
+                                                ? -std::numeric_limits<double>::infinity()
+                                                : LowestInteger(x.dtype()))
+                            : ScalarLike(x, 0.0);
+  for (int d = 0; d < spatial; ++d) {
+    const std::optional<int64_t> size = x.type().shape()[2 + d];
+    if (!size.has_value()) return n.Unimplemented("this pooling on a dim not known statically");
+    const int64_t k = w.kernel[d], s = w.strides[d], dil = w.dilations[d];
+    const int64_t lo = w.pads[d][0], hi = w.pads[d][1], reach = (k - 1) * dil + 1;
+    const int64_t room = *size + lo + hi - reach;
+    if (room < 0) return n.Invalid("the window is larger than the padded input");
+    int64_t out = room / s + 1;
+    // ceil_mode: one more window when some cells are left, unless it would start in the pads.
+    if (ceil_mode && room % s != 0 && out * s < *size + lo) ++out;
+    out_len[d] = out;
+    for (int64_t j = 0; j < out; ++j) {
+      int64_t cells = 0;
+      for (int64_t o = 0; o < k; ++o) {
+        const int64_t at = j * s + o * dil - lo;
+        cells += count_pads ? (at < *size + hi) : (at >= 0 && at < *size);
+      }
+      counts[d].push_back(static_cast<double>(cells));
+    }
+    // Pad this dim: lo before, and after it as far as the last window reaches past the input.
+    const int64_t after = std::max<int64_t>((out - 1) * s + reach - (*size + lo), 0);
+    std::vector<Var> parts;
+    for (int64_t width : {lo, int64_t{-1}, after}) {
+      if (width < 0) parts.push_back(x);
+      if (width <= 0) continue;
+      std::vector<Var> dims;
+      for (int e = 0; e < x.ndim(); ++e) {
+        dims.push_back(e == 2 + d ? Var(ConstDim(width)) : Var(DimOf(x.ptr(), e)));
+      }
+      parts.push_back(alloc(fill, dims));
+    }
+    if (parts.size() > 1) x = concatenate(parts, 2 + d);
+  }
+  absl::StatusOr<Var> y = PoolWindows(n, x, w, max_pool, out_len);
+  if (!y.ok() || max_pool) return y.ok() ? Outs(std::vector<Var>{*y}) : Outs(y.status());
+  // The divisor: the outer product of the per-dim counts, shaped (1, 1, out...).
+  std::vector<int64_t> shape{1, 1};
+  shape.insert(shape.end(), out_len.begin(), out_len.end());
+  Tensor divisor = Tensor::Empty(DType::kFloat64, Shape(shape.begin(), shape.end()));
+  double* p = divisor.data<double>();
+  for (int64_t i = 0; i < divisor.size(); ++i) {
+    double c = 1;
+    for (int64_t rest = i, d = spatial - 1; d >= 0; rest /= out_len[d], --d) {
+      c *= counts[d][rest % out_len[d]];
+    }
+    p[i] = c;
+  }
+  return std::vector<Var>{*y / cast(constant(divisor), y->dtype())};
+}
+
 template <bool kMax>
 Outs Pool(const ImportNode& n) {
   Var x = n.in(0);
@@ -242,13 +381,15 @@ Outs Pool(const ImportNode& n) {
   }
   absl::StatusOr<Window> win = MakeWindow(n, x, n.Ints("kernel_shape"));
   if (!win.ok()) return win.status();
-  if (n.Int("ceil_mode", 0) != 0) return n.Unimplemented("ceil_mode");
+  const bool ceil_mode = n.Int("ceil_mode", 0) != 0;
+  const bool count_pads = !kMax && n.Int("count_include_pad", 0) != 0;
+  bool native = !ceil_mode;  // what Kiln's Pool takes: no ceil_mode, dilation or uneven pads
   std::vector<int64_t> pad;
   for (int d = 0; d < spatial; ++d) {
-    if (win->dilations[d] != 1) return n.Unimplemented("dilated pooling");
-    if (win->pads[d][0] != win->pads[d][1]) return n.Unimplemented("asymmetric pads");
+    native &= win->dilations[d] == 1 && win->pads[d][0] == win->pads[d][1];
     pad.push_back(win->pads[d][0]);
   }
+  if (!native) return PoolPadded(n, x, *win, kMax, ceil_mode, count_pads);
   if (spatial == 1) {
     x = To2d(x);
     win->kernel.insert(win->kernel.begin(), 1);
@@ -259,13 +400,8 @@ Outs Pool(const ImportNode& n) {
   const std::string mode = kMax                                 ? "max"
                            : n.Int("count_include_pad", 0) != 0 ? "average_inc_pad"
                                                                 : "average_exc_pad";
-  auto ints = [](const std::vector<int64_t>& v) {
-    absl::StatusOr<Tensor> t = Tensor::FromValues<int64_t>(
-        DType::kInt64, {static_cast<int64_t>(v.size())}, std::span<const int64_t>(v));
-    return t.ok() ? constant(*t) : Var(t.status());
-  };
   Var y =
-      pool(x, ints(win->kernel), ints(win->strides), ints(pad), /*ignore_border=*/true, mode, dims);
+      pool(x, Ints(win->kernel), Ints(win->strides), Ints(pad), /*ignore_border=*/true, mode, dims);
   if (spatial == 1) y = From2d(y);
   return std::vector<Var>{y};
 }
