@@ -36,6 +36,7 @@ const OpTable& Importers() {
     AddIndexImporters(*t);
     AddRecurrentImporters(*t);
     AddResampleImporters(*t);
+    AddSelectImporters(*t);
     return t;
   }();
   return *table;

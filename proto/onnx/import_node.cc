@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/graph/constructors.h"
+#include "core/ops/advanced_indexing.h"
 #include "core/ops/alloc.h"
 #include "core/ops/dimshuffle.h"
 #include "core/ops/shape.h"
@@ -108,6 +109,15 @@ Var PositionsAlong(const Var& like, int d, int axis, int rank) {
   std::vector<int> order(rank, -1);
   order[axis] = 0;
   return dimshuffle(arange(shape_i(like, d)), order);
+}
+
+Var GatherAlongAxis(const Var& data, const Var& indices, int axis) {
+  std::vector<AdvIndex> idx;
+  for (int d = 0; d < data.ndim(); ++d) {
+    idx.push_back(d == axis ? AdvIndex(indices)
+                            : AdvIndex(PositionsAlong(indices, d, d, indices.ndim())));
+  }
+  return advanced_subtensor(data, idx);
 }
 
 absl::StatusOr<int> NormalizeAxis(const ImportNode& node, int64_t axis, int rank) {

@@ -89,6 +89,7 @@ void AddNetworkImporters(OpTable& table);
 void AddIndexImporters(OpTable& table);
 void AddRecurrentImporters(OpTable& table);
 void AddResampleImporters(OpTable& table);
+void AddSelectImporters(OpTable& table);
 
 // The largest size, stride, pad or count an attribute may give: sums of a few products of two
 // stay well inside int64.
@@ -105,6 +106,10 @@ Var ScalarLike(const Var& x, double value);
 // arange(like.shape[d]) laid along axis `axis` of a rank-`rank` tensor (broadcast on the others):
 // the positions an advanced index or a comparison reads along one dim.
 Var PositionsAlong(const Var& like, int d, int axis, int rank);
+
+// out[i][j][k] = data[indices[i][j][k]][j][k] (for axis 0; NumPy's take_along_axis): an
+// advanced index of the indices on `axis` and of each position elsewhere.
+Var GatherAlongAxis(const Var& data, const Var& indices, int axis);
 
 // Axis `axis` of a rank-`rank` tensor as a non-negative index, or INVALID_ARGUMENT.
 absl::StatusOr<int> NormalizeAxis(const ImportNode& node, int64_t axis, int rank);

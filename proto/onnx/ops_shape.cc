@@ -433,12 +433,7 @@ Outs GatherElements(const ImportNode& n) {
   if (data.ndim() != indices.ndim()) return n.Invalid("data and indices differ in rank");
   absl::StatusOr<int> axis = NormalizeAxis(n, n.Int("axis", 0), data.ndim());
   if (!axis.ok()) return axis.status();
-  std::vector<AdvIndex> idx;
-  for (int d = 0; d < data.ndim(); ++d) {
-    idx.push_back(d == *axis ? AdvIndex(indices)
-                             : AdvIndex(PositionsAlong(indices, d, d, indices.ndim())));
-  }
-  return std::vector<Var>{advanced_subtensor(data, idx)};
+  return std::vector<Var>{GatherAlongAxis(data, indices, *axis)};
 }
 
 // The upper (or lower) triangle of the last two dims from the k-th diagonal, zeros elsewhere.
