@@ -37,6 +37,7 @@ const OpTable& Importers() {
     AddRecurrentImporters(*t);
     AddResampleImporters(*t);
     AddSelectImporters(*t);
+    AddEinsumImporters(*t);
     return t;
   }();
   return *table;

@@ -90,6 +90,7 @@ void AddIndexImporters(OpTable& table);
 void AddRecurrentImporters(OpTable& table);
 void AddResampleImporters(OpTable& table);
 void AddSelectImporters(OpTable& table);
+void AddEinsumImporters(OpTable& table);
 
 // The largest size, stride, pad or count an attribute may give: sums of a few products of two
 // stay well inside int64.

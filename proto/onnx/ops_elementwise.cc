@@ -8,6 +8,7 @@
 #include "core/graph/constructors.h"
 #include "core/ops/alloc.h"
 #include "core/ops/dimshuffle.h"
+#include "core/ops/advanced_indexing.h"
 #include "core/ops/math.h"
 #include "core/ops/nnet.h"
 #include "proto/onnx/import_node.h"
@@ -216,9 +217,34 @@ Outs Dropout(const ImportNode& n) {
   return std::vector<Var>{x, ones_like(x, DType::kBool)};
 }
 
+// BitShift on unsigned integers: x times (LEFT, wrapping as unsigned arithmetic does) or divided
+// by (RIGHT) 2^y, the power read from a table of the dtype's; a shift by the width or more gives 0.
+Outs BitShift(const ImportNode& n) {
+  if (absl::Status s = SameTypes(n); !s.ok()) return s;
+  const Var x = n.in(0), y = n.in(1);
+  if (!x.ok() || !y.ok()) return x.ok() ? y.status() : x.status();
+  const std::string direction = n.String("direction", "");
+  if (direction != "LEFT" && direction != "RIGHT") {
+    return n.Invalid(absl::StrCat("direction '", direction, "'"));
+  }
+  if (!IsUnsignedInt(x.dtype())) return n.Invalid("BitShift takes unsigned integers");
+  const int64_t bits = 8 * static_cast<int64_t>(DTypeSize(x.dtype()));
+  Tensor powers = Tensor::Empty(DType::kUInt64, {bits});
+  for (int64_t k = 0; k < bits; ++k) powers.data<uint64_t>()[k] = uint64_t{1} << k;
+  const Var table = constant(powers.AsType(x.dtype()));
+  const Var shift = cast(y, DType::kInt64);
+  const Var wide = ge(shift, scalar_constant(bits, DType::kInt64));
+  const Var power = advanced_subtensor(
+      table, {AdvIndex(clip(shift, scalar_constant(int64_t{0}, DType::kInt64),
+                            scalar_constant(bits - 1, DType::kInt64)))});
+  const Var shifted = direction == "LEFT" ? x * power : int_div(x, power);
+  return std::vector<Var>{switch_(wide, ScalarLike(x, 0), shifted)};
+}
+
 }  // namespace
 
 void AddElementwiseImporters(OpTable& t) {
+  t["BitShift"] = BitShift;
   t["Add"] = Binary<AddOf>;
   t["Sub"] = Binary<SubOf>;
   t["Mul"] = Binary<MulOf>;
