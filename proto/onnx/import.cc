@@ -38,6 +38,7 @@ const OpTable& Importers() {
     AddResampleImporters(*t);
     AddSelectImporters(*t);
     AddEinsumImporters(*t);
+    AddQuantizedImporters(*t);
     return t;
   }();
   return *table;

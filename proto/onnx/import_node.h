@@ -91,6 +91,7 @@ void AddRecurrentImporters(OpTable& table);
 void AddResampleImporters(OpTable& table);
 void AddSelectImporters(OpTable& table);
 void AddEinsumImporters(OpTable& table);
+void AddQuantizedImporters(OpTable& table);
 
 // The largest size, stride, pad or count an attribute may give: sums of a few products of two
 // stay well inside int64.
@@ -111,6 +112,10 @@ Var PositionsAlong(const Var& like, int d, int axis, int rank);
 // out[i][j][k] = data[indices[i][j][k]][j][k] (for axis 0; NumPy's take_along_axis): an
 // advanced index of the indices on `axis` and of each position elsewhere.
 Var GatherAlongAxis(const Var& data, const Var& indices, int axis);
+
+// ONNX Conv's correlation of x by the filters w under the node's attributes (kernel_shape,
+// strides, dilations, pads, auto_pad, group), without a bias (ops_network.cc).
+absl::StatusOr<Var> ConvolveAsOnnx(const ImportNode& n, Var x, Var w);
 
 // Axis `axis` of a rank-`rank` tensor as a non-negative index, or INVALID_ARGUMENT.
 absl::StatusOr<int> NormalizeAxis(const ImportNode& node, int64_t axis, int rank);

@@ -110,8 +110,9 @@ absl::StatusOr<std::vector<int64_t>> KernelShape(const ImportNode& n, const Var&
   return kernel;
 }
 
-Outs Conv(const ImportNode& n) {
-  Var x = n.in(0), w = n.in(1);
+}  // namespace
+
+absl::StatusOr<Var> ConvolveAsOnnx(const ImportNode& n, Var x, Var w) {
   if (!x.ok() || !w.ok()) return x.ok() ? w.status() : x.status();
   const int spatial = x.ndim() - 2;
   if (spatial < 1 || spatial > 3) return n.Unimplemented(absl::StrCat(spatial, "-d convolution"));
@@ -133,10 +134,17 @@ Outs Conv(const ImportNode& n) {
   options.filter_dilation.assign(win->dilations.begin(), win->dilations.end());
   options.filter_flip = false;  // ONNX's Conv is a correlation
   options.num_groups = static_cast<int>(n.Int("group", 1));
-  Var y = spatial == 3 ? conv3d(x, w, options) : conv2d(x, w, options);
-  if (spatial == 1) y = From2d(y);
-  if (n.has(2)) y = y + AlongChannels(n.in(2), spatial + 2);
-  return std::vector<Var>{y};
+  const Var y = spatial == 3 ? conv3d(x, w, options) : conv2d(x, w, options);
+  return spatial == 1 ? From2d(y) : y;
+}
+
+namespace {
+
+Outs Conv(const ImportNode& n) {
+  absl::StatusOr<Var> y = ConvolveAsOnnx(n, n.in(0), n.in(1));
+  if (!y.ok()) return y.status();
+  if (n.has(2)) return std::vector<Var>{*y + AlongChannels(n.in(2), y->ndim())};
+  return std::vector<Var>{*y};
 }
 
 // ConvTranspose: the gradient of the forward convolution with the same filters (ONNX's W is
