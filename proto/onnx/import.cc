@@ -39,6 +39,7 @@ const OpTable& Importers() {
     AddSelectImporters(*t);
     AddEinsumImporters(*t);
     AddQuantizedImporters(*t);
+    AddGridSampleImporters(*t);
     return t;
   }();
   return *table;

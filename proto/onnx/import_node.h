@@ -92,6 +92,7 @@ void AddResampleImporters(OpTable& table);
 void AddSelectImporters(OpTable& table);
 void AddEinsumImporters(OpTable& table);
 void AddQuantizedImporters(OpTable& table);
+void AddGridSampleImporters(OpTable& table);
 
 // The largest size, stride, pad or count an attribute may give: sums of a few products of two
 // stay well inside int64.
