@@ -454,6 +454,57 @@ Outs InstanceNormalization(const ImportNode& n) {
                           AlongChannels(n.in(2), rank)};
 }
 
+// MeanVarianceNormalization: (x - mean) / (sqrt(E[x^2] - mean^2) + 1e-9) over `axes` (default
+// 0, 2, 3), as ONNX's function body computes it.
+Outs MeanVarianceNormalization(const ImportNode& n) {
+  const Var x = n.in(0);
+  if (!x.ok()) return x.status();
+  std::vector<int64_t> given = n.has_attr("axes") ? n.Ints("axes") : std::vector<int64_t>{0, 2, 3};
+  std::vector<int> axes;
+  for (int64_t a : given) {
+    absl::StatusOr<int> axis = NormalizeAxis(n, a, x.ndim());
+    if (!axis.ok()) return axis.status();
+    axes.push_back(*axis);
+  }
+  const Var mu = mean(x, axes, true);
+  const Var deviation = sqrt(mean(x * x, axes, true) - mu * mu);
+  return std::vector<Var>{(x - mu) / (deviation + ScalarLike(x, 1e-9))};
+}
+
+// LRN: x / (bias + alpha / size * the sum of squares over `size` neighbouring channels)^beta,
+// the window from c - (size - 1) / 2 to c + size / 2 (channels past the edges count 0).
+Outs LRN(const ImportNode& n) {
+  const Var x = n.in(0);
+  if (!x.ok()) return x.status();
+  if (x.ndim() < 3) return n.Invalid("the input must have at least 3 dims");
+  const int64_t size = n.Int("size", 0);
+  RETURN_IF_ERROR(CheckSizes(n, "size", {size}, 1, 1));
+  const int64_t before = (size - 1) / 2, after = size - 1 - before;
+  const Var squares = x * x;
+  std::vector<Var> parts;
+  auto zeros_of = [&](int64_t channels) {
+    std::vector<Var> dims;
+    for (int d = 0; d < x.ndim(); ++d) {
+      dims.push_back(d == 1 ? Var(ConstDim(channels)) : Var(DimOf(x.ptr(), d)));
+    }
+    return alloc(ScalarLike(x, 0), dims);
+  };
+  if (before > 0) parts.push_back(zeros_of(before));
+  parts.push_back(squares);
+  if (after > 0) parts.push_back(zeros_of(after));
+  const Var padded = parts.size() == 1 ? squares : concatenate(parts, 1);
+  const Var channels = DimOf(x.ptr(), 1);
+  Var window;
+  for (int64_t k = 0; k < size; ++k) {
+    const Var start = Var(ConstDim(k));
+    const Var part = subtensor(padded, {Index(kiln::Slice{}), Index(kiln::Slice{start, start + channels})});
+    window = k == 0 ? part : window + part;
+  }
+  const Var scale = ScalarLike(x, n.Float("bias", 1.0f)) +
+                    ScalarLike(x, n.Float("alpha", 1e-4f) / static_cast<double>(size)) * window;
+  return std::vector<Var>{x / pow(scale, ScalarLike(x, n.Float("beta", 0.75f)))};
+}
+
 Outs LayerNormalization(const ImportNode& n) {
   const Var x = n.in(0);
   if (!x.ok()) return x.status();
@@ -544,6 +595,8 @@ void AddNetworkImporters(OpTable& t) {
   t["GlobalAveragePool"] = GlobalPool<false>;
   t["BatchNormalization"] = BatchNormalization;
   t["InstanceNormalization"] = InstanceNormalization;
+  t["MeanVarianceNormalization"] = MeanVarianceNormalization;
+  t["LRN"] = LRN;
   t["LayerNormalization"] = LayerNormalization;
 }
 
