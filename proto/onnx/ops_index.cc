@@ -37,11 +37,22 @@ absl::StatusOr<std::vector<AdvIndex>> Columns(const ImportNode& n, const Var& in
   return idx;
 }
 
+// GatherND: data at the index tuples of indices' last dim; the first batch_dims dims of both
+// are matched, each read at its own position.
 Outs GatherND(const ImportNode& n) {
-  if (n.Int("batch_dims", 0) != 0) return n.Unimplemented("batch_dims");
-  absl::StatusOr<std::vector<AdvIndex>> idx = Columns(n, n.in(1));
-  if (!idx.ok()) return idx.status();
-  return std::vector<Var>{advanced_subtensor(n.in(0), *idx)};
+  const Var indices = n.in(1);
+  absl::StatusOr<std::vector<AdvIndex>> columns = Columns(n, indices);
+  if (!columns.ok()) return columns.status();
+  const int64_t batch_dims = n.Int("batch_dims", 0);
+  if (batch_dims < 0 || batch_dims >= indices.ndim() || batch_dims > n.in(0).ndim()) {
+    return n.Invalid(absl::StrCat("batch_dims ", batch_dims, " out of range"));
+  }
+  std::vector<AdvIndex> idx;
+  for (int d = 0; d < batch_dims; ++d) {
+    idx.push_back(AdvIndex(PositionsAlong(indices, d, d, indices.ndim() - 1)));
+  }
+  idx.insert(idx.end(), columns->begin(), columns->end());
+  return std::vector<Var>{advanced_subtensor(n.in(0), idx)};
 }
 
 // Whether the reduction writes (none) or adds (add); others are refused.

@@ -315,13 +315,61 @@ absl::StatusOr<Var> PoolWindows(const ImportNode& n, const Var& x, const Window&
   return y;
 }
 
+// MaxPool with its Indices: the max over each window of the padded x and the position (from
+// `positions`, padded as x) of its first cell holding it, one strided slice per kernel offset.
+Outs MaxWithIndices(const ImportNode& n, const Var& x, const Var& positions, const Window& w,
+                    const std::vector<int64_t>& out_len) {
+  const int spatial = x.ndim() - 2;
+  int64_t offsets = 1;
+  for (int d = 0; d < spatial; ++d) offsets = std::min(offsets * w.kernel[d], kMostPoolOffsets + 1);
+  if (offsets > kMostPoolOffsets) {
+    return n.Unimplemented(absl::StrCat("MaxPool's Indices with more than ", kMostPoolOffsets,
+                                        " cells in a window"));
+  }
+  Var best, at_best;
+  std::vector<int64_t> at(spatial, 0);  // the kernel offset, counted like an odometer
+  for (bool first = true;; first = false) {
+    std::vector<Index> idx(2, Index(kiln::Slice{}));
+    for (int d = 0; d < spatial; ++d) {
+      const int64_t start = at[d] * w.dilations[d];
+      idx.push_back(
+          Index(kiln::Slice{start, start + (out_len[d] - 1) * w.strides[d] + 1, w.strides[d]}));
+    }
+    const Var cell = subtensor(x, idx), where = subtensor(positions, idx);
+    if (first) {
+      best = cell;
+      at_best = where;
+    } else {  // a strictly larger value moves the position: ties keep the first
+      const Var larger = gt(cell, best);
+      at_best = switch_(larger, where, at_best);
+      best = switch_(larger, cell, best);
+    }
+    int d = spatial - 1;
+    while (d >= 0 && ++at[d] == w.kernel[d]) at[d--] = 0;
+    if (d < 0) break;
+  }
+  return std::vector<Var>{best, at_best};
+}
+
 // Pooling that Kiln's Pool does not take as it is (ceil_mode, dilations, uneven pads) on static
 // spatial dims: the input padded (with the lowest value for max, 0 for average) as far as the
 // windows reach, then PoolWindows; an average divides by the count of each window's cells inside
 // the input (and its pads, with count_include_pad), a constant computed here.
 Outs PoolPadded(const ImportNode& n, Var x, const Window& w, bool max_pool, bool ceil_mode,
-                bool count_pads) {
+                bool count_pads, bool with_indices) {
   const int spatial = x.ndim() - 2;
+  // With indices: each cell's flat position in x (row-major, or its spatial dims column-major
+  // with storage_order 1), padded with -1 as x is.
+  Var positions;
+  if (with_indices) {
+    positions = Var(ConstDim(0));
+    const bool column_major = n.Int("storage_order", 0) != 0;
+    for (int d : {0, 1}) positions = positions * DimOf(x.ptr(), d) + PositionsAlong(x, d, d, x.ndim());
+    for (int k = 0; k < spatial; ++k) {
+      const int d = 2 + (column_major ? spatial - 1 - k : k);
+      positions = positions * DimOf(x.ptr(), d) + PositionsAlong(x, d, d, x.ndim());
+    }
+  }
   std::vector<int64_t> out_len(spatial);
   std::vector<std::vector<double>> counts(spatial);  // per dim, the cells each window counts
   const Var fill = max_pool ? ScalarLike(x, IsFloat(x.dtype())
@@ -349,18 +397,23 @@ Outs PoolPadded(const ImportNode& n, Var x, const Window& w, bool max_pool, bool
     }
     // Pad this dim: lo before, and after it as far as the last window reaches past the input.
     const int64_t after = std::max<int64_t>((out - 1) * s + reach - (*size + lo), 0);
-    std::vector<Var> parts;
-    for (int64_t width : {lo, int64_t{-1}, after}) {
-      if (width < 0) parts.push_back(x);
-      if (width <= 0) continue;
-      std::vector<Var> dims;
-      for (int e = 0; e < x.ndim(); ++e) {
-        dims.push_back(e == 2 + d ? Var(ConstDim(width)) : Var(DimOf(x.ptr(), e)));
+    auto pad = [&](const Var& t, const Var& value) {
+      std::vector<Var> parts;
+      for (int64_t width : {lo, int64_t{-1}, after}) {
+        if (width < 0) parts.push_back(t);
+        if (width <= 0) continue;
+        std::vector<Var> dims;
+        for (int e = 0; e < t.ndim(); ++e) {
+          dims.push_back(e == 2 + d ? Var(ConstDim(width)) : Var(DimOf(x.ptr(), e)));
+        }
+        parts.push_back(alloc(value, dims));
       }
-      parts.push_back(alloc(fill, dims));
-    }
-    if (parts.size() > 1) x = concatenate(parts, 2 + d);
+      return parts.size() > 1 ? concatenate(parts, 2 + d) : t;
+    };
+    if (with_indices) positions = pad(positions, Var(ConstDim(-1)));
+    x = pad(x, fill);
   }
+  if (with_indices) return MaxWithIndices(n, x, positions, w, out_len);
   absl::StatusOr<Var> y = PoolWindows(n, x, w, max_pool, out_len);
   if (!y.ok() || max_pool) return y.ok() ? Outs(std::vector<Var>{*y}) : Outs(y.status());
   // The divisor: the outer product of the per-dim counts, shaped (1, 1, out...).
@@ -384,9 +437,6 @@ Outs Pool(const ImportNode& n) {
   if (!x.ok()) return x.status();
   const int spatial = x.ndim() - 2;
   if (spatial < 1 || spatial > 3) return n.Unimplemented(absl::StrCat(spatial, "-d pooling"));
-  if (kMax && n.proto().output_size() > 1 && !n.proto().output(1).empty()) {
-    return n.Unimplemented("MaxPool's Indices output");
-  }
   absl::StatusOr<Window> win = MakeWindow(n, x, n.Ints("kernel_shape"));
   if (!win.ok()) return win.status();
   const bool ceil_mode = n.Int("ceil_mode", 0) != 0;
@@ -397,7 +447,10 @@ Outs Pool(const ImportNode& n) {
     native &= win->dilations[d] == 1 && win->pads[d][0] == win->pads[d][1];
     pad.push_back(win->pads[d][0]);
   }
-  if (!native) return PoolPadded(n, x, *win, kMax, ceil_mode, count_pads);
+  const bool with_indices = kMax && n.proto().output_size() > 1 && !n.proto().output(1).empty();
+  if (!native || with_indices) {
+    return PoolPadded(n, x, *win, kMax, ceil_mode, count_pads, with_indices);
+  }
   if (spatial == 1) {
     x = To2d(x);
     win->kernel.insert(win->kernel.begin(), 1);
