@@ -1,6 +1,7 @@
 // ONNX's operators that pick entries by their values: TopK (a stable argsort, so that ties keep
 // the lower index first, as ONNX asks), Unique (Kiln's Unique, reordered by first occurrence
-// when unsorted), NonZero, Compress and ReverseSequence.
+// when unsorted), NonZero, Compress, ReverseSequence and NonMaxSuppression.
+#include <limits>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -12,6 +13,7 @@
 #include "core/ops/indexing.h"
 #include "core/ops/math.h"
 #include "core/ops/nnet.h"
+#include "core/ops/non_max_suppression.h"
 #include "core/ops/nonzero.h"
 #include "core/ops/shape.h"
 #include "core/ops/shape_infer.h"
@@ -133,9 +135,21 @@ Outs ReverseSequence(const ImportNode& n) {
   return std::vector<Var>{advanced_subtensor(x, idx)};
 }
 
+// NonMaxSuppression: Kiln's op, the absent inputs given ONNX's defaults (no box kept, an IoU
+// threshold of 0, no score threshold).
+Outs NonMaxSuppressionOf(const ImportNode& n) {
+  auto given = [&](int i, const Var& fallback) { return n.has(i) ? n.in(i) : fallback; };
+  return std::vector<Var>{non_max_suppression(
+      n.in(0), n.in(1), given(2, scalar_constant(int64_t{0}, DType::kInt64)),
+      given(3, scalar_constant(0.0, DType::kFloat32)),
+      given(4, scalar_constant(-std::numeric_limits<double>::infinity(), DType::kFloat32)),
+      n.Int("center_point_box", 0) != 0)};
+}
+
 }  // namespace
 
 void AddSelectImporters(OpTable& t) {
+  t["NonMaxSuppression"] = NonMaxSuppressionOf;
   t["TopK"] = TopK;
   t["Unique"] = Unique;
   t["NonZero"] = NonZero;
