@@ -1,6 +1,9 @@
 #include "proto/onnx/export.h"
 
+#include <climits>
 #include <exception>
+#include <memory>
+#include <span>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
@@ -10,10 +13,13 @@
 #include "core/ops/conv.h"
 #include "core/ops/dimshuffle.h"
 #include "core/ops/elemwise.h"
+#include "core/ops/ifelse.h"
+#include "core/ops/indexing.h"
 #include "core/ops/linalg.h"
 #include "core/ops/nnet.h"
 #include "core/ops/reduce.h"
 #include "core/ops/shape.h"
+#include "core/scan/scan_op.h"
 #include "core/tensor/call_limits.h"
 #include "core/tensor/status_macros.h"
 #include "onnx/checker.h"
@@ -28,12 +34,21 @@ using K = ScalarOpKind;
 // The model being written: unique names for values, initializers, nodes.
 class Emitter {
  public:
-  explicit Emitter(::onnx::GraphProto* graph) : graph_(graph) {}
+  explicit Emitter(::onnx::GraphProto* graph) : graph_(graph), state_(std::make_shared<State>()) {}
+  // An emitter of a subgraph (an If's branch, a Loop's body): the names given so far stay
+  // visible (ONNX's subgraphs read the outer scope), and new ones stay unique.
+  Emitter(::onnx::GraphProto* subgraph, const Emitter& outer)
+      : graph_(subgraph), state_(outer.state_) {}
 
-  std::string Fresh(absl::string_view hint = "v") { return absl::StrCat(hint, "_", next_++); }
+  ::onnx::GraphProto* graph() { return graph_; }
+  std::string Fresh(absl::string_view hint = "v") {
+    return absl::StrCat(hint, "_", state_->next++);
+  }
   // The name of a variable's value, given once.
-  std::string& Name(const Variable* v) { return names_[v]; }
-  bool Named(const Variable* v) const { return names_.contains(v); }
+  std::string& Name(const Variable* v) { return state_->names[v]; }
+  bool Named(const Variable* v) const { return state_->names.contains(v); }
+  // A fresh name for a variable's value.
+  std::string NameAnew(const Variable* v) { return state_->names[v] = Fresh(); }
   // An initializer holding `t`; its name.
   std::string Constant(const Tensor& t) {
     const std::string name = Fresh("const");
@@ -80,9 +95,12 @@ class Emitter {
   }
 
  private:
+  struct State {
+    absl::flat_hash_map<const Variable*, std::string> names;
+    int64_t next = 0;
+  };
   ::onnx::GraphProto* graph_;
-  absl::flat_hash_map<const Variable*, std::string> names_;
-  int64_t next_ = 0;
+  std::shared_ptr<State> state_;
 };
 
 absl::Status NoEquivalent(absl::string_view what) {
@@ -271,6 +289,193 @@ absl::Status EmitScalar(Emitter& e, const ScalarOp& op, const std::vector<std::s
   return absl::OkStatus();
 }
 
+void SetValueInfo(::onnx::ValueInfoProto* info, const std::string& name, const TensorType& t);
+absl::Status EmitGraph(Emitter& e, std::span<const VariablePtr> ins,
+                       std::span<const VariablePtr> outs);
+
+// A subgraph attribute of `n` (an If's branch, a Loop's body), empty.
+::onnx::GraphProto* AddGraph(::onnx::NodeProto* n, const std::string& name) {
+  auto* a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(::onnx::AttributeProto::GRAPH);
+  a->mutable_g()->set_name(name);
+  return a->mutable_g();
+}
+
+// A subgraph output `value` (a name in scope) under a new name, of type t.
+void AddGraphOutput(Emitter& sub, const std::string& value, const TensorType& t) {
+  const std::string name = sub.Op("Identity", {value});
+  SetValueInfo(sub.graph()->add_output(), name, t);
+}
+
+// IfElse as If: each branch a subgraph giving the values of its inputs (computed before the If:
+// ONNX's If reads them from the outer scope).
+absl::Status EmitIf(Emitter& e, const Apply& node, const std::vector<std::string>& in,
+                    const std::vector<DType>& in_dtypes, const std::vector<std::string>& out) {
+  const int n_outs = node.num_outputs();
+  ::onnx::NodeProto* n = e.Add("If", {e.Cast(in[0], in_dtypes[0], DType::kBool)}, out);
+  for (int branch = 0; branch < 2; ++branch) {
+    Emitter sub(AddGraph(n, branch == 0 ? "then_branch" : "else_branch"), e);
+    for (int k = 0; k < n_outs; ++k) {
+      const int i = 1 + branch * n_outs + k;
+      AddGraphOutput(sub, in[i], *node.inputs()[i]->tensor_type());
+    }
+  }
+  return absl::OkStatus();
+}
+
+// Scan as Loop: each state carried as a buffer of its last `depth` values (its initial value's
+// leading dim), a tap t reading entry depth + t; a sequence's tap t read at the step plus t less
+// the sequence's lowest tap; the non-sequences and sequences read from the outer scope; the
+// states' values at every step and the nit-sots as the Loop's scan outputs; a while loop's
+// condition negated into the Loop's.
+absl::Status EmitLoop(Emitter& e, const Apply& node, const Scan& scan,
+                      const std::vector<std::string>& in, const std::vector<DType>& in_dtypes,
+                      const std::vector<std::string>& out) {
+  const ScanAttrs& a = scan.attrs();
+  const InnerGraph& body = scan.inner();
+  const auto& outer = node.inputs();
+  const int n_states = a.n_states();
+  std::vector<std::string> loop_in = {
+      e.Cast(in[0], in_dtypes[0], DType::kInt64),
+      e.Constant(*Tensor::FromValues<int64_t>(DType::kBool, {}, std::vector<int64_t>{1}))};
+  for (int j = 0; j < n_states; ++j) loop_in.push_back(in[scan.outer_init(j)]);
+  // The Loop's outputs: the final buffers, then a scan output per state kept whole and per nit-sot.
+  std::vector<std::string> finals, stacked(node.num_outputs());
+  for (int j = 0; j < n_states; ++j) finals.push_back(e.Fresh("buffer"));
+  std::vector<std::string> loop_out = finals;
+  for (int o = 0; o < node.num_outputs(); ++o) {
+    const bool whole = o >= n_states || !a.state_keep_last[o];
+    if (whole) loop_out.push_back(stacked[o] = e.Fresh("steps"));
+  }
+  ::onnx::NodeProto* n = e.Add("Loop", loop_in, loop_out);
+  Emitter sub(AddGraph(n, "body"), e);
+  ::onnx::GraphProto* g = sub.graph();
+  const std::string step = sub.Fresh("step"), cond_in = sub.Fresh("cond");
+  SetValueInfo(g->add_input(), step, TensorType(DType::kInt64, {}));
+  SetValueInfo(g->add_input(), cond_in, TensorType(DType::kBool, {}));
+  auto scalar = [&](int64_t v) {
+    return sub.Constant(*Tensor::FromValues<int64_t>(DType::kInt64, {}, std::vector<int64_t>{v}));
+  };
+  // Sequences: tap t at the step + t - lowest.
+  int64_t at = 0;
+  for (int k = 0; k < a.n_seqs(); ++k) {
+    const int64_t count = a.seq_tap_counts[k];
+    int64_t lowest = a.seq_taps[at];
+    for (int64_t i = 0; i < count; ++i) lowest = std::min(lowest, a.seq_taps[at + i]);
+    for (int64_t i = 0; i < count; ++i, ++at) {
+      const std::string index = sub.Op("Add", {step, scalar(a.seq_taps[at] - lowest)});
+      sub.Op("Gather", {in[scan.outer_seq(k)], index}, sub.NameAnew(body.inputs[at].get()));
+    }
+  }
+  // States: a buffer each, carried.
+  std::vector<std::string> buffers;
+  std::vector<int64_t> depths;
+  for (int j = 0, tap = 0; j < n_states; ++j) {
+    const TensorType& init = *outer[scan.outer_init(j)]->tensor_type();
+    buffers.push_back(sub.Fresh("buffer"));
+    SetValueInfo(g->add_input(), buffers[j], init);
+    depths.push_back(a.StateDepth(j));
+    for (int64_t i = 0; i < a.state_tap_counts[j]; ++i, ++tap) {
+      sub.Op("Gather", {buffers[j], scalar(depths[j] + a.state_taps[tap])},
+             sub.NameAnew(body.inputs[at + tap].get()));
+    }
+  }
+  for (int l = 0; l < a.n_non_seqs; ++l) {
+    sub.Op("Identity", {in[scan.outer_non_seq(l)]},
+           sub.NameAnew(body.inputs[scan.inner_non_seq(l)].get()));
+  }
+  RETURN_IF_ERROR(EmitGraph(sub, body.inputs, body.outputs));
+  // The body's outputs: the condition, the new buffers, then the scan outputs.
+  std::string cond_out = sub.Op("Identity", {cond_in});
+  if (a.as_while) {
+    const Variable* until = body.outputs.back().get();
+    cond_out = sub.Op("Not", {sub.Cast(sub.Name(until), until->tensor_type()->dtype(), DType::kBool)});
+  }
+  SetValueInfo(g->add_output(), cond_out, TensorType(DType::kBool, {}));
+  for (int j = 0; j < n_states; ++j) {
+    const std::string value = sub.Name(body.outputs[j].get());
+    std::string next = sub.Op("Unsqueeze", {value, sub.Int64s({0})});
+    if (depths[j] > 1) {
+      const std::string kept =
+          sub.Op("Slice", {buffers[j], sub.Int64s({1}), sub.Int64s({depths[j]}), sub.Int64s({0})});
+      ::onnx::NodeProto* c = sub.Add("Concat", {kept, next}, {sub.Fresh()});
+      Emitter::SetInt(c, "axis", 0);
+      next = c->output(0);
+    }
+    AddGraphOutput(sub, next, *outer[scan.outer_init(j)]->tensor_type());
+  }
+  for (int o = 0; o < node.num_outputs(); ++o) {
+    if (stacked[o].empty()) continue;
+    const Variable* v = body.outputs[o].get();
+    AddGraphOutput(sub, sub.Name(v), *v->tensor_type());
+  }
+  // A state kept whole is its scan output; one kept last is its final buffer's last entry.
+  for (int o = 0; o < node.num_outputs(); ++o) {
+    if (!stacked[o].empty()) {
+      e.Op("Identity", {stacked[o]}, out[o]);
+    } else {
+      e.Op("Gather", {finals[o], e.Constant(*Tensor::FromValues<int64_t>(
+                                      DType::kInt64, {}, std::vector<int64_t>{depths[o] - 1}))},
+           out[o]);
+    }
+  }
+  return absl::OkStatus();
+}
+
+// Subtensor: its slices as one Slice (a bound left out: the end its step's sign implies), then
+// its integer indices as Gathers, the last axis first (each removes its axis).
+absl::Status EmitSubtensor(Emitter& e, const Subtensor& op, const std::vector<std::string>& in,
+                           const std::vector<DType>& in_dtypes, const std::string& out) {
+  auto vector_of = [&](const std::vector<std::string>& scalars) {
+    std::vector<std::string> parts;
+    for (const std::string& v : scalars) parts.push_back(e.Op("Unsqueeze", {v, e.Int64s({0})}));
+    ::onnx::NodeProto* n = e.Add("Concat", parts, {e.Fresh()});
+    Emitter::SetInt(n, "axis", 0);
+    return n->output(0);
+  };
+  auto scalar = [&](int64_t v) {
+    return e.Constant(*Tensor::FromValues<int64_t>(DType::kInt64, {}, std::vector<int64_t>{v}));
+  };
+  std::vector<std::string> starts, ends, steps, axes;
+  std::vector<std::pair<int64_t, std::string>> picks;  // (axis, index)
+  size_t next = 1;
+  auto bound = [&](bool given) -> std::string {  // the next bound input, as int64
+    if (!given) return "";
+    const size_t i = next++;
+    return e.Cast(in[i], in_dtypes[i], DType::kInt64);
+  };
+  for (size_t axis = 0; axis < op.idx().size(); ++axis) {
+    const IndexEntry& entry = op.idx()[axis];
+    if (!entry.is_slice) {
+      picks.push_back({static_cast<int64_t>(axis), bound(true)});
+      continue;
+    }
+    std::string start = bound(entry.has_start), stop = bound(entry.has_stop);
+    const std::string step = entry.has_step ? bound(true) : scalar(1);
+    if (start.empty() || stop.empty()) {  // Python's defaults, by the step's sign
+      const std::string backwards = e.Op("Less", {step, scalar(0)});
+      if (start.empty()) start = e.Op("Where", {backwards, scalar(INT64_MAX), scalar(0)});
+      if (stop.empty()) stop = e.Op("Where", {backwards, scalar(INT64_MIN), scalar(INT64_MAX)});
+    }
+    starts.push_back(start);
+    ends.push_back(stop);
+    steps.push_back(step);
+    axes.push_back(scalar(static_cast<int64_t>(axis)));
+  }
+  std::string x = in[0];
+  if (!starts.empty()) {
+    x = e.Op("Slice", {x, vector_of(starts), vector_of(ends), vector_of(axes), vector_of(steps)});
+  }
+  for (auto it = picks.rbegin(); it != picks.rend(); ++it) {
+    ::onnx::NodeProto* n = e.Add("Gather", {x, it->second}, {e.Fresh()});
+    Emitter::SetInt(n, "axis", it->first);
+    x = n->output(0);
+  }
+  e.Op("Identity", {x}, out);
+  return absl::OkStatus();
+}
+
 // One Apply as ONNX nodes writing its outputs' names.
 absl::Status EmitNode(Emitter& e, const Apply& node) {
   const Op& op = node.op();
@@ -321,6 +526,13 @@ absl::Status EmitNode(Emitter& e, const Apply& node) {
     if (!inserted.empty()) x = e.Op("Unsqueeze", {x, e.Int64s(inserted)});
     e.Op("Identity", {x}, out[0]);
     return absl::OkStatus();
+  }
+  if (dynamic_cast<const IfElse*>(&op) != nullptr) return EmitIf(e, node, in, in_dtypes, out);
+  if (const auto* sub = dynamic_cast<const Subtensor*>(&op)) {
+    return EmitSubtensor(e, *sub, in, in_dtypes, out[0]);
+  }
+  if (const auto* scan = dynamic_cast<const Scan*>(&op)) {
+    return EmitLoop(e, node, *scan, in, in_dtypes, out);
   }
   const absl::string_view type = op.type_name();
   if (type == "Dot" || type == "Dot22" || type == "MatMul") {
@@ -450,6 +662,26 @@ void SetValueInfo(::onnx::ValueInfoProto* info, const std::string& name, const T
   }
 }
 
+// The nodes between `ins` (named) and `outs`, in order; a constant they read becomes an
+// initializer (named once per emitter's graph).
+absl::Status EmitGraph(Emitter& e, std::span<const VariablePtr> ins,
+                       std::span<const VariablePtr> outs) {
+  for (Apply* node : IoToposort(ins, outs)) {
+    RETURN_IF_ERROR(PollInterrupt());  // the call's deadline and cancellation
+    for (const VariablePtr& v : node->inputs()) {
+      if (e.Named(v.get())) continue;
+      if (!v->is_constant()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("the variable ", v->ToString(), " is not an input of the export"));
+      }
+      e.Name(v.get()) = e.Constant(static_cast<const Constant&>(*v).data());
+    }
+    for (const VariablePtr& o : node->outputs()) e.Name(o.get()) = e.Fresh();
+    RETURN_IF_ERROR(EmitNode(e, *node));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<std::string> Export(const std::vector<Var>& inputs, const std::vector<Var>& outputs,
@@ -480,19 +712,7 @@ absl::StatusOr<std::string> Export(const std::vector<Var>& inputs, const std::ve
     if (!o.ok()) return o.status();
     outs.push_back(o.ptr());
   }
-  for (Apply* node : IoToposort(ins, outs)) {
-    RETURN_IF_ERROR(PollInterrupt());  // the call's deadline and cancellation
-    for (const VariablePtr& v : node->inputs()) {
-      if (e.Named(v.get())) continue;
-      if (!v->is_constant()) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("the variable ", v->ToString(), " is not an input of the export"));
-      }
-      e.Name(v.get()) = e.Constant(static_cast<const Constant&>(*v).data());
-    }
-    for (const VariablePtr& o : node->outputs()) e.Name(o.get()) = e.Fresh();
-    RETURN_IF_ERROR(EmitNode(e, *node));
-  }
+  RETURN_IF_ERROR(EmitGraph(e, ins, outs));
   for (size_t i = 0; i < outputs.size(); ++i) {
     const Variable* v = outputs[i].ptr().get();
     if (!e.Named(v)) {  // an output that is an input or a constant

@@ -8,12 +8,14 @@
 #include "core/graph/constructors.h"
 #include "core/ops/alloc.h"
 #include "core/ops/conv.h"
+#include "core/ops/ifelse.h"
 #include "core/ops/dimshuffle.h"
 #include "core/ops/linalg.h"
 #include "core/ops/math.h"
 #include "core/ops/nnet.h"
 #include "core/ops/reduce.h"
 #include "core/ops/shape.h"
+#include "core/scan/scan.h"
 #include "gtest/gtest.h"
 #include "proto/onnx/import.h"
 
@@ -95,6 +97,54 @@ TEST(OnnxExport, AnOptimizedGraphWithFusedLoopsRoundTrips) {
   std::vector<Var> ins(g.inputs().begin(), g.inputs().end()),
       outs(g.outputs().begin(), g.outputs().end());
   ExpectRoundTrip(ins, outs, {Random(DType::kFloat64, {7}, 8), Random(DType::kFloat64, {7}, 9)});
+}
+
+// IfElse as If: both conditions' values, through Kiln -> ONNX -> Kiln.
+TEST(OnnxExport, IfElseRoundTripsAsIf) {
+  Var x = dvector("x");
+  const std::vector<Var> y =
+      ifelse(gt(sum(x), literal(0.0)), {x * literal(2.0), sum(x)}, {exp(x), max(x)});
+  ExpectRoundTrip({x}, y, {Random(DType::kFloat64, {5}, 1.0)});      // sum > 0
+  ExpectRoundTrip({x}, y, {Random(DType::kFloat64, {5}, 4.0)});  // sum < 0
+}
+
+// Scan as Loop: a sequence read at two taps, a state read two steps back, a non-sequence, a
+// nit-sot; then a while loop and a state kept last.
+TEST(OnnxExport, ScanRoundTripsAsLoop) {
+  Var x = dvector("x"), a = dscalar("a"), init = dvector("init");
+  ScanArgs args;
+  args.sequences.push_back(ScanSequence{x, {-1, 0}});
+  args.outputs_info.push_back(ScanOutput{init, {-2, -1}});
+  args.outputs_info.push_back(ScanOutput{std::nullopt});
+  args.non_sequences.push_back(a);
+  absl::StatusOr<ScanResult> r = scan(
+      [](const std::vector<Var>& v) {  // x[t-1], x[t], s[t-2], s[t-1], a
+        const Var s = v[3] * v[4] + v[2] * literal(0.5) + v[1] - v[0];
+        return ScanStep{{s, s * s}};
+      },
+      args);
+  ASSERT_TRUE(r.ok()) << r.status();
+  ExpectRoundTrip({x, a, init}, r->outputs,
+                  {Random(DType::kFloat64, {6}, 1), Random(DType::kFloat64, {}, 2),
+                   Random(DType::kFloat64, {2}, 3)});
+
+  Var v = dscalar("v");
+  ScanArgs halving;
+  halving.outputs_info.push_back(ScanOutput{v});
+  halving.n_steps = constant(int64_t{50});
+  absl::StatusOr<ScanResult> w = scan(
+      [](const std::vector<Var>& s) {  // halve until below 1
+        const Var next = s[0] / literal(2.0);
+        return ScanStep{{next}, {}, lt(next, literal(1.0))};
+      },
+      halving);
+  ASSERT_TRUE(w.ok()) << w.status();
+  ExpectRoundTrip({v}, w->outputs, {*Tensor::Of<double>(DType::kFloat64, {}, {37.0})});
+  absl::StatusOr<ScanResult> last =
+      reduce([](const std::vector<Var>& s) { return ScanStep{{s[1] + s[0] * s[0]}}; }, {x},
+             {scalar_constant(0.0, DType::kFloat64)});
+  ASSERT_TRUE(last.ok()) << last.status();
+  ExpectRoundTrip({x}, last->outputs, {Random(DType::kFloat64, {4}, 5)});
 }
 
 TEST(OnnxExport, AnOpWithoutAnEquivalentIsNamed) {

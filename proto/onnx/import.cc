@@ -16,6 +16,7 @@
 #include "onnx/checker.h"
 #include "onnx/shape_inference/implementation.h"
 #include "onnx/version_converter/convert.h"
+#include "proto/onnx/import_graph.h"
 #include "proto/onnx/import_node.h"
 #include "proto/onnx/onnx_tensor.h"
 
@@ -178,6 +179,119 @@ std::vector<std::string> SupportedOperators() {
   return ops;
 }
 
+const Var* Scope::Find(const std::string& name) const {
+  for (const Scope* s = this; s != nullptr; s = s->outer) {
+    if (auto it = s->values.find(name); it != s->values.end()) return &it->second;
+  }
+  return nullptr;
+}
+
+const Tensor* Scope::FindConstant(const std::string& name) const {
+  for (const Scope* s = this; s != nullptr; s = s->outer) {
+    if (s->values.contains(name)) {  // the innermost value of that name decides
+      auto it = s->constants.find(name);
+      return it == s->constants.end() ? nullptr : &it->second;
+    }
+  }
+  return nullptr;
+}
+
+const ::onnx::TypeProto* Scope::FindType(const std::string& name) const {
+  for (const Scope* s = this; s != nullptr; s = s->outer) {
+    if (auto it = s->types.find(name); it != s->types.end()) return it->second;
+  }
+  return nullptr;
+}
+
+void Scope::AddTypes(const ::onnx::GraphProto& g) {
+  for (const auto& v : g.value_info()) types[v.name()] = &v.type();
+  for (const auto& v : g.output()) types[v.name()] = &v.type();
+}
+
+absl::Status ImportGraphNodes(const ::onnx::GraphProto& g, Scope& scope, const GraphContext& ctx,
+                              int depth) {
+  const OpTable& importers = Importers();
+  for (const ::onnx::NodeProto& proto : g.node()) {
+    RETURN_IF_ERROR(PollInterrupt());  // the call's deadline and cancellation
+    std::vector<Var> inputs;
+    std::vector<std::optional<Tensor>> input_constants;
+    for (const std::string& name : proto.input()) {
+      if (name.empty()) {
+        inputs.emplace_back();
+        input_constants.emplace_back();
+        continue;
+      }
+      const Var* value = scope.Find(name);
+      if (value == nullptr) {
+        return absl::InvalidArgumentError(absl::StrCat(proto.op_type(), " node '", proto.name(),
+                                                       "': input '", name,
+                                                       "' is not defined before it"));
+      }
+      inputs.push_back(*value);
+      const Tensor* c = scope.FindConstant(name);
+      input_constants.push_back(c == nullptr ? std::nullopt : std::optional<Tensor>(*c));
+    }
+    std::vector<std::optional<StaticShape>> output_shapes;
+    for (const std::string& name : proto.output()) {
+      const ::onnx::TypeProto* t = scope.FindType(name);
+      absl::StatusOr<OnnxTensorType> onnx_type =
+          t == nullptr ? absl::StatusOr<OnnxTensorType>(absl::NotFoundError(name))
+                       : TensorTypeOf(*t, name);
+      output_shapes.push_back(onnx_type.ok() && onnx_type->rank_known
+                                  ? std::optional<StaticShape>(onnx_type->shape)
+                                  : std::nullopt);
+    }
+    const ImportNode node(proto, ctx.opset, std::move(inputs), std::move(input_constants),
+                          std::move(output_shapes), ctx.options->max_tensor_bytes);
+    std::vector<Var> results;
+    if (proto.op_type() == "Constant") {
+      absl::StatusOr<Tensor> value = ConstantNodeValue(node);
+      if (!value.ok()) return value.status();
+      if (proto.output_size() == 1) scope.constants[proto.output(0)] = *value;
+      results.push_back(constant(*value));
+    } else if (proto.op_type() == "If" || proto.op_type() == "Loop") {
+      absl::StatusOr<std::vector<Var>> made = proto.op_type() == "If"
+                                                  ? ImportIf(node, scope, ctx, depth)
+                                                  : ImportLoop(node, scope, ctx, depth);
+      if (!made.ok()) return made.status();
+      results = *std::move(made);
+    } else {
+      auto it = importers.find(proto.op_type());
+      if (it == importers.end()) {
+        return absl::UnimplementedError(absl::StrCat("ONNX operator ", proto.op_type(), " (opset ",
+                                                     ctx.opset,
+                                                     ") is not supported by Kiln's importer"));
+      }
+      absl::StatusOr<std::vector<Var>> made = it->second(node);
+      if (!made.ok()) return made.status();
+      results = *std::move(made);
+    }
+    for (int o = 0; o < proto.output_size(); ++o) {
+      const std::string& name = proto.output(o);
+      if (name.empty()) continue;
+      if (o >= static_cast<int>(results.size())) {
+        return node.Unimplemented(absl::StrCat("its output ", o, " ('", name, "')"));
+      }
+      Var v = results[o];
+      if (!v.ok()) {
+        return absl::Status(v.status().code(),
+                            absl::StrCat(node.Describe(), ": ", v.status().message()));
+      }
+      if (const ::onnx::TypeProto* t = scope.FindType(name); t != nullptr) {
+        absl::StatusOr<OnnxTensorType> onnx_type =
+            TensorTypeOf(*t, absl::StrCat("output '", name, "' of ", node.Describe()));
+        if (!onnx_type.ok()) return onnx_type.status();
+        absl::StatusOr<Var> conformed =
+            Conform(v, *onnx_type, node, absl::StrCat("output '", name, "'"));
+        if (!conformed.ok()) return conformed.status();
+        v = *conformed;
+      }
+      scope.values[name] = v;
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<ImportedModel> Import(absl::string_view model_bytes, const ImportOptions& options) {
   if (static_cast<int64_t>(model_bytes.size()) > options.max_model_bytes) {
     return absl::ResourceExhaustedError(absl::StrCat("the ONNX model holds ", model_bytes.size(),
@@ -188,15 +302,29 @@ absl::StatusOr<ImportedModel> Import(absl::string_view model_bytes, const Import
   if (!model.ParseFromArray(model_bytes.data(), static_cast<int>(model_bytes.size()))) {
     return absl::InvalidArgumentError("the bytes are not an ONNX ModelProto");
   }
-  if (model.graph().node_size() > options.max_nodes) {
-    return absl::ResourceExhaustedError(
-        absl::StrCat("the ONNX model has ", model.graph().node_size(),
-                     " nodes, more than the limit of ", options.max_nodes));
+  // Nodes and their inputs, subgraphs' too (each input may become a Kiln node: a variadic
+  // Sum, a Concat), are held to the node limit.
+  int64_t nodes = 0, edges = 0;
+  {
+    std::vector<const ::onnx::GraphProto*> graphs = {&model.graph()};  // a stack: no recursion
+    while (!graphs.empty()) {
+      const ::onnx::GraphProto* g = graphs.back();
+      graphs.pop_back();
+      nodes += g->node_size();
+      for (const auto& n : g->node()) {
+        edges += n.input_size();
+        for (const auto& a : n.attribute()) {
+          if (a.has_g()) graphs.push_back(&a.g());
+          for (const auto& sub : a.graphs()) graphs.push_back(&sub);
+        }
+      }
+    }
   }
-  // Each input of a node may become a Kiln node (a variadic Sum, a Concat): their total is held
-  // to the node limit too.
-  int64_t edges = 0;
-  for (const auto& n : model.graph().node()) edges += n.input_size();
+  if (nodes > options.max_nodes) {
+    return absl::ResourceExhaustedError(absl::StrCat("the ONNX model has ", nodes,
+                                                     " nodes, more than the limit of ",
+                                                     options.max_nodes));
+  }
   if (edges > options.max_nodes) {
     return absl::ResourceExhaustedError(absl::StrCat("the ONNX model's nodes have ", edges,
                                                      " inputs in all, more than the limit of ",
@@ -234,12 +362,8 @@ absl::StatusOr<ImportedModel> Import(absl::string_view model_bytes, const Import
   (void)Guarded("shape inference", absl::StatusCode::kInvalidArgument,
                 [&] { ::onnx::shape_inference::InferShapes(model); });
   const ::onnx::GraphProto& graph = model.graph();
-  absl::flat_hash_map<std::string, const ::onnx::TypeProto*> types;
-  for (const auto& v : graph.value_info()) types[v.name()] = &v.type();
-  for (const auto& v : graph.output()) types[v.name()] = &v.type();
-
-  absl::flat_hash_map<std::string, Var> values;
-  absl::flat_hash_map<std::string, Tensor> constants;
+  Scope scope;
+  scope.AddTypes(graph);
   absl::flat_hash_set<std::string> initializer_names;
   int64_t initializer_bytes = 0;
   for (const auto& init : graph.initializer()) {
@@ -252,13 +376,13 @@ absl::StatusOr<ImportedModel> Import(absl::string_view model_bytes, const Import
     if (options.trainable && IsFloat(value->dtype())) {
       StaticShape shape(value->shape().begin(), value->shape().end());
       Var w = tensor(value->dtype(), shape, init.name());
-      values[init.name()] = w;
+      scope.values[init.name()] = w;
       out.weights.push_back(w);
       out.weight_names.push_back(init.name());
       out.weight_values.push_back(*value);
     } else {
-      values[init.name()] = constant(*value, init.name());
-      constants[init.name()] = *value;
+      scope.values[init.name()] = constant(*value, init.name());
+      scope.constants[init.name()] = *value;
     }
   }
   for (const auto& in : graph.input()) {
@@ -267,84 +391,13 @@ absl::StatusOr<ImportedModel> Import(absl::string_view model_bytes, const Import
         TensorTypeOf(in.type(), absl::StrCat("graph input '", in.name(), "'"));
     if (!t.ok()) return t.status();
     Var v = tensor(t->dtype, t->shape, in.name());
-    values[in.name()] = v;
+    scope.values[in.name()] = v;
     out.inputs.push_back(v);
     out.input_names.push_back(in.name());
   }
-  const OpTable& importers = Importers();
-  for (const ::onnx::NodeProto& proto : graph.node()) {
-    RETURN_IF_ERROR(PollInterrupt());  // the call's deadline and cancellation
-    std::vector<Var> inputs;
-    std::vector<std::optional<Tensor>> input_constants;
-    for (const std::string& name : proto.input()) {
-      if (name.empty()) {
-        inputs.emplace_back();
-        input_constants.emplace_back();
-        continue;
-      }
-      auto it = values.find(name);
-      if (it == values.end()) {
-        return absl::InvalidArgumentError(absl::StrCat(proto.op_type(), " node '", proto.name(),
-                                                       "': input '", name,
-                                                       "' is not defined before it"));
-      }
-      inputs.push_back(it->second);
-      auto c = constants.find(name);
-      input_constants.push_back(c == constants.end() ? std::nullopt
-                                                     : std::optional<Tensor>(c->second));
-    }
-    std::vector<std::optional<StaticShape>> output_shapes;
-    for (const std::string& name : proto.output()) {
-      auto t = types.find(name);
-      absl::StatusOr<OnnxTensorType> onnx_type =
-          t == types.end() ? absl::StatusOr<OnnxTensorType>(absl::NotFoundError(name))
-                           : TensorTypeOf(*t->second, name);
-      output_shapes.push_back(onnx_type.ok() && onnx_type->rank_known
-                                  ? std::optional<StaticShape>(onnx_type->shape)
-                                  : std::nullopt);
-    }
-    const ImportNode node(proto, opset, std::move(inputs), std::move(input_constants),
-                          std::move(output_shapes), options.max_tensor_bytes);
-    std::vector<Var> results;
-    if (proto.op_type() == "Constant") {
-      absl::StatusOr<Tensor> value = ConstantNodeValue(node);
-      if (!value.ok()) return value.status();
-      if (proto.output_size() == 1) constants[proto.output(0)] = *value;
-      results.push_back(constant(*value));
-    } else {
-      auto it = importers.find(proto.op_type());
-      if (it == importers.end()) {
-        return absl::UnimplementedError(absl::StrCat("ONNX operator ", proto.op_type(), " (opset ",
-                                                     opset,
-                                                     ") is not supported by Kiln's importer"));
-      }
-      absl::StatusOr<std::vector<Var>> made = it->second(node);
-      if (!made.ok()) return made.status();
-      results = *std::move(made);
-    }
-    for (int o = 0; o < proto.output_size(); ++o) {
-      const std::string& name = proto.output(o);
-      if (name.empty()) continue;
-      if (o >= static_cast<int>(results.size())) {
-        return node.Unimplemented(absl::StrCat("its output ", o, " ('", name, "')"));
-      }
-      Var v = results[o];
-      if (!v.ok()) {
-        return absl::Status(v.status().code(),
-                            absl::StrCat(node.Describe(), ": ", v.status().message()));
-      }
-      if (auto t = types.find(name); t != types.end()) {
-        absl::StatusOr<OnnxTensorType> onnx_type =
-            TensorTypeOf(*t->second, absl::StrCat("output '", name, "' of ", node.Describe()));
-        if (!onnx_type.ok()) return onnx_type.status();
-        absl::StatusOr<Var> conformed =
-            Conform(v, *onnx_type, node, absl::StrCat("output '", name, "'"));
-        if (!conformed.ok()) return conformed.status();
-        v = *conformed;
-      }
-      values[name] = v;
-    }
-  }
+  const GraphContext ctx{opset, &options};
+  RETURN_IF_ERROR(ImportGraphNodes(graph, scope, ctx, 0));
+  const auto& values = scope.values;
   for (const auto& o : graph.output()) {
     auto it = values.find(o.name());
     if (it == values.end()) {
