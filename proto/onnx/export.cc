@@ -8,6 +8,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "core/graph/traversal.h"
+#include "core/ops/advanced_indexing.h"
 #include "core/ops/alloc.h"
 #include "core/ops/composite.h"
 #include "core/ops/conv.h"
@@ -17,6 +18,7 @@
 #include "core/ops/indexing.h"
 #include "core/ops/linalg.h"
 #include "core/ops/nnet.h"
+#include "core/ops/pool.h"
 #include "core/ops/reduce.h"
 #include "core/ops/shape.h"
 #include "core/scan/scan_op.h"
@@ -78,6 +80,18 @@ class Emitter {
     if (from == to) return x;
     ::onnx::NodeProto* n = Add("Cast", {x}, {Fresh()});
     SetInt(n, "to", DTypeToOnnx(to));
+    return n->output(0);
+  }
+  // A 1-d tensor of the scalars `values` (each cast from `from` to `to`).
+  std::string VectorOf(const std::vector<std::string>& values, const std::vector<DType>& from,
+                       DType to) {
+    if (values.empty()) return Constant(Tensor::Zeros(to, {0}));
+    std::vector<std::string> parts;
+    for (size_t i = 0; i < values.size(); ++i) {
+      parts.push_back(Op("Unsqueeze", {Cast(values[i], from[i], to), Int64s({0})}));
+    }
+    ::onnx::NodeProto* n = Add("Concat", parts, {Fresh()});
+    SetInt(n, "axis", 0);
     return n->output(0);
   }
   static void SetInt(::onnx::NodeProto* n, const std::string& name, int64_t v) {
@@ -271,6 +285,18 @@ absl::Status EmitScalar(Emitter& e, const ScalarOp& op, const std::vector<std::s
     }
   } else if (k == K::kSecond) {  // Aesara's fill: the second input broadcast to the first's shape
     e.Op("Expand", {args[1], e.Op("Shape", {args[0]})}, out);
+  } else if (k == K::kMod && !IsFloat(compute)) {  // ONNX's Mod takes the divisor's sign too
+    e.Op("Mod", args, out);
+  } else if (k == K::kMod || k == K::kIntDiv) {  // a - floor(a / b) * b; floor(a / b)
+    const bool whole = !IsFloat(compute);
+    const std::string a = whole ? e.Cast(args[0], compute, DType::kFloat64) : args[0];
+    const std::string b = whole ? e.Cast(args[1], compute, DType::kFloat64) : args[1];
+    const std::string q = e.Op("Floor", {e.Op("Div", {a, b})});
+    if (k == K::kIntDiv) {
+      e.Op("Identity", {whole ? e.Cast(q, DType::kFloat64, compute) : q}, out);
+    } else {
+      e.Op("Sub", {a, e.Op("Mul", {q, b})}, out);
+    }
   } else if (k == K::kClip) {
     e.Op("Clip", args, out);
   } else if (const char* name = OnnxOf(k); name != nullptr) {
@@ -427,12 +453,8 @@ absl::Status EmitLoop(Emitter& e, const Apply& node, const Scan& scan,
 // its integer indices as Gathers, the last axis first (each removes its axis).
 absl::Status EmitSubtensor(Emitter& e, const Subtensor& op, const std::vector<std::string>& in,
                            const std::vector<DType>& in_dtypes, const std::string& out) {
-  auto vector_of = [&](const std::vector<std::string>& scalars) {
-    std::vector<std::string> parts;
-    for (const std::string& v : scalars) parts.push_back(e.Op("Unsqueeze", {v, e.Int64s({0})}));
-    ::onnx::NodeProto* n = e.Add("Concat", parts, {e.Fresh()});
-    Emitter::SetInt(n, "axis", 0);
-    return n->output(0);
+  auto vector_of = [&](const std::vector<std::string>& scalars) {  // (already int64)
+    return e.VectorOf(scalars, std::vector<DType>(scalars.size(), DType::kInt64), DType::kInt64);
   };
   auto scalar = [&](int64_t v) {
     return e.Constant(*Tensor::FromValues<int64_t>(DType::kInt64, {}, std::vector<int64_t>{v}));
@@ -473,6 +495,94 @@ absl::Status EmitSubtensor(Emitter& e, const Subtensor& op, const std::vector<st
     x = n->output(0);
   }
   e.Op("Identity", {x}, out);
+  return absl::OkStatus();
+}
+
+// AdvancedSubtensor with full slices and integer arrays on consecutive axes: one array is a
+// Gather along its axis; several from the first axis a GatherND of the arrays broadcast and
+// stacked. Other index lists (boolean masks, bounded slices, new axes) are not written.
+absl::Status EmitAdvancedSubtensor(Emitter& e, const Apply& node, const AdvancedSubtensor& op,
+                                   const std::vector<std::string>& in,
+                                   const std::vector<DType>& in_dtypes, const std::string& out) {
+  std::vector<int64_t> axes;
+  std::vector<std::string> arrays;
+  int64_t axis = 0;
+  size_t next = 1;
+  for (const AdvIndexEntry& entry : op.idx()) {
+    const bool full_slice = entry.kind == AdvIndexEntry::kSlice && !entry.has_start &&
+                            !entry.has_stop && !entry.has_step;
+    if (entry.kind == AdvIndexEntry::kTensor && IsInteger(in_dtypes[next])) {
+      axes.push_back(axis++);
+      arrays.push_back(e.Cast(in[next], in_dtypes[next], DType::kInt64));
+      ++next;
+    } else if (full_slice) {
+      ++axis;
+    } else {
+      return NoEquivalent(absl::StrCat(node.op().Name(), " with index list ",
+                                       op_decl::Codec<std::vector<AdvIndexEntry>>::Repr(op.idx())));
+    }
+  }
+  const bool consecutive = !axes.empty() && axes.back() - axes.front() + 1 ==
+                                                static_cast<int64_t>(axes.size());
+  if (!consecutive || (axes.size() > 1 && axes.front() != 0)) {
+    return NoEquivalent(absl::StrCat(node.op().Name(), " of integer arrays not on consecutive "
+                                     "axes from the first"));
+  }
+  if (arrays.size() == 1) {
+    ::onnx::NodeProto* n = e.Add("Gather", {in[0], arrays[0]}, {out});
+    Emitter::SetInt(n, "axis", axes[0]);
+    return absl::OkStatus();
+  }
+  // The arrays broadcast together, each given a last dim of 1, concatenated along it.
+  std::string shape = e.Op("Shape", {arrays[0]});
+  for (size_t k = 1; k < arrays.size(); ++k) {
+    shape = e.Op("Shape", {e.Op("Add", {e.Op("Expand", {arrays[k], shape}),
+                                        e.Op("Expand", {arrays[0], e.Op("Shape", {arrays[k]})})})});
+  }
+  std::vector<std::string> columns;
+  for (const std::string& a : arrays) {
+    columns.push_back(e.Op("Unsqueeze", {e.Op("Expand", {a, shape}), e.Int64s({-1})}));
+  }
+  ::onnx::NodeProto* stacked = e.Add("Concat", columns, {e.Fresh()});
+  Emitter::SetInt(stacked, "axis", -1);
+  e.Op("GatherND", {in[0], stacked->output(0)}, out);
+  return absl::OkStatus();
+}
+
+// Pool as MaxPool or AveragePool over a (N, C, spatial...) input: ws, stride and pad constant;
+// ignore_border=False as ceil_mode; sum as the average including pads times the window's size.
+absl::Status EmitPool(Emitter& e, const Apply& node, const Pool& op,
+                      const std::vector<std::string>& in, const std::string& out) {
+  const auto& a = op.attrs();
+  const int rank = node.inputs()[0]->tensor_type()->ndim();
+  std::vector<std::vector<int64_t>> params;  // ws, stride, pad
+  for (int i = 1; i <= 3; ++i) {
+    const Variable& v = *node.inputs()[i];
+    if (!v.is_constant()) return NoEquivalent("a Pool whose window, stride or pad is computed");
+    const Tensor t = static_cast<const Constant&>(v).data().AsType(DType::kInt64).Contiguous();
+    params.emplace_back(t.data<int64_t>(), t.data<int64_t>() + t.size());
+  }
+  if (rank != a.ndim + 2) {
+    return NoEquivalent(absl::StrCat("a Pool of ", a.ndim, " dims over a rank-", rank, " input"));
+  }
+  const bool max_pool = a.mode == "max";
+  ::onnx::NodeProto* n = e.Add(max_pool ? "MaxPool" : "AveragePool", {in[0]}, {e.Fresh()});
+  Emitter::SetInts(n, "kernel_shape", params[0]);
+  Emitter::SetInts(n, "strides", params[1]);
+  std::vector<int64_t> pads = params[2];
+  pads.insert(pads.end(), params[2].begin(), params[2].end());
+  Emitter::SetInts(n, "pads", pads);
+  if (!a.ignore_border) Emitter::SetInt(n, "ceil_mode", 1);
+  if (!max_pool) Emitter::SetInt(n, "count_include_pad", a.mode == "average_exc_pad" ? 0 : 1);
+  std::string y = n->output(0);
+  if (a.mode == "sum") {
+    int64_t cells = 1;
+    for (int64_t w : params[0]) cells *= w;
+    const DType dtype = node.outputs()[0]->tensor_type()->dtype();
+    y = e.Op("Mul", {y, e.Constant(*Tensor::FromValues<double>(dtype, {},
+                                                                std::vector<double>{double(cells)}))});
+  }
+  e.Op("Identity", {y}, out);
   return absl::OkStatus();
 }
 
@@ -531,10 +641,30 @@ absl::Status EmitNode(Emitter& e, const Apply& node) {
   if (const auto* sub = dynamic_cast<const Subtensor*>(&op)) {
     return EmitSubtensor(e, *sub, in, in_dtypes, out[0]);
   }
+  if (const auto* adv = dynamic_cast<const AdvancedSubtensor*>(&op)) {
+    return EmitAdvancedSubtensor(e, node, *adv, in, in_dtypes, out[0]);
+  }
+  if (const auto* pool = dynamic_cast<const Pool*>(&op)) return EmitPool(e, node, *pool, in, out[0]);
   if (const auto* scan = dynamic_cast<const Scan*>(&op)) {
     return EmitLoop(e, node, *scan, in, in_dtypes, out);
   }
   const absl::string_view type = op.type_name();
+  if (type == "MakeVector") {
+    e.Op("Identity", {e.VectorOf(in, in_dtypes, t0->dtype())}, out[0]);
+    return absl::OkStatus();
+  }
+  if (type == "Alloc") {  // the value broadcast to the dims given
+    const std::vector<std::string> dims(in.begin() + 1, in.end());
+    const std::vector<DType> dim_dtypes(in_dtypes.begin() + 1, in_dtypes.end());
+    e.Op("Expand",
+         {e.Cast(in[0], in_dtypes[0], t0->dtype()), e.VectorOf(dims, dim_dtypes, DType::kInt64)},
+         out[0]);
+    return absl::OkStatus();
+  }
+  if (type == "AdvancedSubtensor1") {
+    e.Op("Gather", {in[0], e.Cast(in[1], in_dtypes[1], DType::kInt64)}, out[0]);
+    return absl::OkStatus();
+  }
   if (type == "Dot" || type == "Dot22" || type == "MatMul") {
     e.Op("MatMul",
          {e.Cast(in[0], in_dtypes[0], t0->dtype()), e.Cast(in[1], in_dtypes[1], t0->dtype())},

@@ -157,6 +157,20 @@ def test_pytorch_models_compute_differentiate_and_train_as_pytorch(server, name)
                                    err_msg=w.name)
 
 
+@pytest.mark.parametrize("name", ["mlp", "lenet", "encoder", "lstm_lm"])
+def test_pytorch_models_export_back_to_onnx(server, name):
+    """Each imported model's optimized function written as ONNX (pools, gathers, the LSTM's Scan
+    as a Loop), checked by python3-onnx's checker and read back: PyTorch's logits again."""
+    m = kiln.onnx.load(os.path.join(GOLDEN, name + ".onnx"))
+    ref = np.load(os.path.join(GOLDEN, name + ".npz"))
+    f = kiln.function(m.inputs, m.outputs[0])
+    model = kiln.onnx.export(f)
+    onnx.checker.check_model(onnx.load_from_string(model))
+    back = kiln.onnx.load(model)
+    np.testing.assert_allclose(kiln.function(back.inputs, back.outputs[0])(ref["x"]),
+                               ref["logits"], rtol=1e-4, atol=1e-5)
+
+
 def _model(nodes, inputs, outputs, inits=(), opset=13):
     graph = helper.make_graph(nodes, "hostile", inputs, outputs, initializer=list(inits))
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])

@@ -1,6 +1,6 @@
 // Times ONNX Runtime (CPU) on one model: node ort_time.js <model.onnx> <threads> <calls> <rounds>
-// runs `calls` calls `rounds` times on a random float32 input of the model's (static) input shape
-// and prints {"us": <the best round's mean microseconds a call>} (its default optimization level,
+// runs `calls` calls `rounds` times on a random input of the model's (static) input shape
+// (KILN_ORT_DIMS; float32, or with KILN_ORT_DTYPE=int64 integers below 50: token ids) and prints {"us": <the best round's mean microseconds a call>} (its default optimization level,
 // `threads` intra-op threads).
 'use strict';
 const fs = require('fs');
@@ -13,8 +13,11 @@ async function main() {
   const name = session.inputNames[0];
   const dims = JSON.parse(process.env.KILN_ORT_DIMS);
   const size = dims.reduce((a, b) => a * b, 1);
-  const data = Float32Array.from({length: size}, () => Math.random() - 0.5);
-  const feeds = {[name]: new ort.Tensor('float32', data, dims)};
+  const dtype = process.env.KILN_ORT_DTYPE || 'float32';
+  const data = dtype === 'int64'
+                   ? BigInt64Array.from({length: size}, () => BigInt(Math.floor(Math.random() * 50)))
+                   : Float32Array.from({length: size}, () => Math.random() - 0.5);
+  const feeds = {[name]: new ort.Tensor(dtype, data, dims)};
   for (let i = 0; i < 10; ++i) await session.run(feeds);
   let best = Infinity;
   for (let r = 0; r < Number(rounds); ++r) {
