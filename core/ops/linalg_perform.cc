@@ -3,6 +3,7 @@
 #include <cblas.h>
 
 #include <Eigen/Core>
+#include <algorithm>
 #include <complex>
 
 #include "absl/strings/str_cat.h"
@@ -136,6 +137,34 @@ void BatchedMatMul(const Tensor& a, const Tensor& b, Tensor& out, T alpha, T bet
   const T* pa = a.data<T>();
   const T* pb = b.data<T>();
   T* po = out.data<T>();
+  // One matrix b for every batch, and a's batch dims stepping over its rows evenly (a stack of
+  // rows, as a (batch..., m, k) activation times a weight matrix is): one GEMM of all the rows.
+  const int64_t row_stride = a.strides()[a.ndim() - 2];
+  bool rows = a.ndim() == nd && std::all_of(sb.begin(), sb.end(), [](int64_t v) { return v == 0; });
+  for (int64_t d = nd - 3, span = m; rows && d >= 0; span *= a.shape()[d], --d) {
+    rows = a.shape()[d] == batch[d] && (a.shape()[d] == 1 || a.strides()[d] == row_stride * span);
+  }
+  const Mat<T> mb{pb, k, n, b.strides()[b.ndim() - 2], b.strides()[b.ndim() - 1]};
+  if (rows && nd > 2) {
+    Mat<T> ma{pa, ShapeSize(batch) * m, k, row_stride, a.strides()[a.ndim() - 1]};
+    Gemm2D(ma, mb, alpha, beta, po);
+    return;
+  }
+  // A (batch, m, k) stack stored as (m, batch, k), as a transposed sequence-first activation is:
+  // one GEMM of the rows in memory order, each result row then copied to its place.
+  const int64_t stack = nd == 3 ? out.shape()[0] : 0;
+  if (nd == 3 && a.ndim() == 3 && beta == T(0) && a.shape()[0] == stack && stack > 1 && m > 1 &&
+      sb[0] == 0 && a.strides()[1] == stack * a.strides()[0]) {
+    std::vector<T> by_rows(static_cast<size_t>(m * stack * n));
+    Gemm2D(Mat<T>{pa, m * stack, k, a.strides()[0], a.strides()[2]}, mb, alpha, T(0),
+           by_rows.data());
+    for (int64_t i = 0; i < m; ++i) {
+      for (int64_t s = 0; s < stack; ++s) {
+        std::copy_n(by_rows.data() + (i * stack + s) * n, n, po + (s * m + i) * n);
+      }
+    }
+    return;
+  }
   const int64_t block = m * n;
   auto run = [&](int64_t flat, int64_t count, auto& off) {
     for (int64_t i = 0; i < count; ++i) {

@@ -118,3 +118,48 @@ TEST(LinalgTest, GemmAndGemv) {
 
 }  // namespace
 }  // namespace kiln
+
+namespace kiln {
+namespace {
+
+// A stack of matrices times one matrix is one GEMM of all their rows when the stack's rows
+// step evenly (contiguous, or every other row); otherwise one GEMM per matrix. Both against a
+// plain loop.
+TEST(LinalgTest, StacksTimesAMatrixFoldOrNot) {
+  const Tensor base = [] {
+    Tensor t = Tensor::Empty(DType::kFloat64, {2, 4, 4});
+    for (int64_t i = 0; i < t.size(); ++i) t.data<double>()[i] = std::sin(0.3 * i);
+    return t;
+  }();
+  Tensor w = Tensor::Empty(DType::kFloat64, {4, 5});
+  for (int64_t i = 0; i < w.size(); ++i) w.data<double>()[i] = std::cos(0.7 * i);
+  const Var a = dtensor3(), b = dmatrix();
+  absl::StatusOr<Function> f = function({a, b}, {matmul(a, b)});
+  ASSERT_TRUE(f.ok()) << f.status();
+  const std::vector<Tensor> stacks = {
+      base,                                      // contiguous: folds
+      base.View({2, 2, 4}, {16, 8, 1}),          // every other row: folds, row stride 8
+      base.View({4, 2, 4}, {4, 16, 1}),          // the leading pair transposed: does not fold
+  };
+  for (const Tensor& x : stacks) {
+    absl::StatusOr<std::vector<Tensor>> out = (*f)({x, w});
+    ASSERT_TRUE(out.ok()) << out.status();
+    const Tensor c = x.Contiguous();
+    const int64_t batches = x.shape()[0], m = x.shape()[1];
+    ASSERT_EQ((*out)[0].shape(), (Shape{batches, m, 5}));
+    for (int64_t s = 0; s < batches; ++s) {
+      for (int64_t i = 0; i < m; ++i) {
+        for (int64_t j = 0; j < 5; ++j) {
+          double want = 0;
+          for (int64_t k = 0; k < 4; ++k) {
+            want += c.data<double>()[(s * m + i) * 4 + k] * w.data<double>()[k * 5 + j];
+          }
+          EXPECT_NEAR((*out)[0].data<double>()[(s * m + i) * 5 + j], want, 1e-12);
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace kiln

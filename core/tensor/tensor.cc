@@ -3,8 +3,11 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstring>
 #include <limits>
+#include <type_traits>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -17,22 +20,39 @@
 namespace kiln {
 namespace {
 
-// Calls f(flat_index, element_offset) for every element of (shape, strides) in C order.
+// Calls f(flat_index, element_offset, length, stride) for every row of (shape, strides) in C
+// order: `length` elements `stride` apart, after merging the dims that step over each other
+// whole (a transposed leading pair leaves its rows contiguous) and dropping dims of size 1.
 template <typename F>
-void ForEachOffset(const Shape& shape, const Shape& strides, F&& f) {
-  const int64_t n = ShapeSize(shape);
-  if (n == 0) return;
-  const int ndim = static_cast<int>(shape.size());
-  std::vector<int64_t> index(ndim, 0);
+void ForEachRow(const Shape& shape, const Shape& strides, F&& f) {
+  if (ShapeSize(shape) == 0) return;
+  absl::InlinedVector<int64_t, 6> dims, steps;  // merged, outermost first
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] == 1) continue;
+    if (!dims.empty() && steps.back() == strides[d] * shape[d]) {
+      dims.back() *= shape[d];
+      steps.back() = strides[d];
+    } else {
+      dims.push_back(shape[d]);
+      steps.push_back(strides[d]);
+    }
+  }
+  if (dims.empty()) {  // one element
+    f(0, 0, 1, 1);
+    return;
+  }
+  const int outer = static_cast<int>(dims.size()) - 1;
+  const int64_t length = dims[outer], stride = steps[outer];
+  absl::InlinedVector<int64_t, 6> index(outer, 0);
   int64_t offset = 0;
-  for (int64_t flat = 0; flat < n; ++flat) {
-    f(flat, offset);
-    for (int d = ndim - 1; d >= 0; --d) {
-      if (++index[d] < shape[d]) {
-        offset += strides[d];
+  for (int64_t flat = 0, n = ShapeSize(shape); flat < n; flat += length) {
+    f(flat, offset, length, stride);
+    for (int d = outer - 1; d >= 0; --d) {
+      if (++index[d] < dims[d]) {
+        offset += steps[d];
         break;
       }
-      offset -= strides[d] * (shape[d] - 1);
+      offset -= steps[d] * (dims[d] - 1);
       index[d] = 0;
     }
   }
@@ -278,8 +298,17 @@ Tensor Tensor::AsType(DType dtype) const {
         for (int64_t i = 0; i < n; ++i) o[i] = ConvertElement<Out>(in[i]);
         return;
       }
-      ForEachOffset(shape_, strides_,
-                    [&](int64_t flat, int64_t off) { o[flat] = ConvertElement<Out>(in[off]); });
+      ForEachRow(shape_, strides_, [&](int64_t flat, int64_t off, int64_t n, int64_t step) {
+        Out* dst = o + flat;
+        const In* src = in + off;
+        if constexpr (std::is_same_v<In, Out>) {
+          if (step == 1) {
+            std::memcpy(dst, src, n * sizeof(Out));
+            return;
+          }
+        }
+        for (int64_t i = 0; i < n; ++i) dst[i] = ConvertElement<Out>(src[i * step]);
+      });
     });
   });
   return out;

@@ -124,3 +124,45 @@ TEST(TensorTest, FromBytesChecksCountAndBools) {
 
 }  // namespace
 }  // namespace kiln
+
+namespace kiln {
+namespace {
+
+// Copies of strided views (transposed, reversed, broadcast, sliced, with dims of 1) read each
+// element where its strides say, into C order, converted or not.
+TEST(TensorTest, CopiesOfStridedViewsReadEveryElement) {
+  Tensor base = Tensor::Empty(DType::kFloat32, {4, 3, 5});
+  for (int64_t i = 0; i < base.size(); ++i) base.data<float>()[i] = static_cast<float>(i);
+  struct Case {
+    Shape shape, strides;
+    int64_t offset;
+  };
+  const std::vector<Case> cases = {
+      {{3, 4, 5}, {5, 15, 1}, 0},       // the leading pair transposed: rows stay contiguous
+      {{5, 3, 4}, {1, 5, 15}, 0},       // fully transposed
+      {{4, 3, 5}, {15, 5, -1}, 4},      // the last dim reversed
+      {{2, 3, 5, 2}, {30, 5, 1, 0}, 0}, // a broadcast dim, every other row
+      {{4, 1, 2}, {15, 7, 2}, 1},       // a dim of 1 and a step of 2
+      {{1}, {0}, 7},                    // one element
+  };
+  for (const Case& c : cases) {
+    const Tensor view = base.View(c.shape, c.strides, c.offset);
+    for (DType to : {DType::kFloat32, DType::kFloat64}) {
+      const Tensor copy = view.AsType(to);
+      ASSERT_EQ(copy.shape(), c.shape);
+      std::vector<int64_t> index(c.shape.size(), 0);
+      for (int64_t flat = 0; flat < copy.size(); ++flat) {
+        int64_t offset = c.offset;
+        for (size_t d = 0; d < index.size(); ++d) offset += index[d] * c.strides[d];
+        const double got = to == DType::kFloat32 ? copy.data<float>()[flat] : copy.data<double>()[flat];
+        ASSERT_EQ(got, base.data<float>()[offset]) << "element " << flat;
+        for (int d = static_cast<int>(index.size()) - 1; d >= 0 && ++index[d] == c.shape[d]; --d) {
+          index[d] = 0;
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace kiln
