@@ -111,6 +111,12 @@ Var PositionsAlong(const Var& like, int d, int axis, int rank) {
   return dimshuffle(arange(shape_i(like, d)), order);
 }
 
+Var TakeAlong(const Var& x, int axis, const Var& idx) {
+  std::vector<AdvIndex> index(axis, AdvIndex::FullSlice());
+  index.push_back(AdvIndex(idx));
+  return advanced_subtensor(x, index);
+}
+
 Var GatherAlongAxis(const Var& data, const Var& indices, int axis) {
   std::vector<AdvIndex> idx;
   for (int d = 0; d < data.ndim(); ++d) {

@@ -110,6 +110,9 @@ Var ScalarLike(const Var& x, double value);
 // the positions an advanced index or a comparison reads along one dim.
 Var PositionsAlong(const Var& like, int d, int axis, int rank);
 
+// x at positions `idx` (an int64 vector) along `axis` (NumPy's take).
+Var TakeAlong(const Var& x, int axis, const Var& idx);
+
 // out[i][j][k] = data[indices[i][j][k]][j][k] (for axis 0; NumPy's take_along_axis): an
 // advanced index of the indices on `axis` and of each position elsewhere.
 Var GatherAlongAxis(const Var& data, const Var& indices, int axis);

@@ -263,6 +263,34 @@ double LowestInteger(DType t) {
 // The most windows PoolPadded takes as slices (each is a node of the graph).
 constexpr int64_t kMostPoolOffsets = 1024;
 
+// Each kernel offset's cells of every window, as the index of a strided slice of the padded
+// input (windows starting at 0): one slice per offset, at most kMostPoolOffsets of them.
+absl::StatusOr<std::vector<std::vector<Index>>> WindowCells(const ImportNode& n, const Window& w,
+                                                            const std::vector<int64_t>& out_len) {
+  const int spatial = static_cast<int>(out_len.size());
+  int64_t offsets = 1;
+  for (int d = 0; d < spatial; ++d) offsets = std::min(offsets * w.kernel[d], kMostPoolOffsets + 1);
+  if (offsets > kMostPoolOffsets) {
+    return n.Unimplemented(absl::StrCat("pooling by slices (strides not multiples of the "
+                                        "dilations, or Indices) of more than ",
+                                        kMostPoolOffsets, " cells in a window"));
+  }
+  std::vector<std::vector<Index>> cells;
+  std::vector<int64_t> at(spatial, 0);  // the kernel offset, counted like an odometer
+  for (;;) {
+    std::vector<Index> idx(2, Index(kiln::Slice{}));
+    for (int d = 0; d < spatial; ++d) {
+      const int64_t start = at[d] * w.dilations[d];
+      idx.push_back(
+          Index(kiln::Slice{start, start + (out_len[d] - 1) * w.strides[d] + 1, w.strides[d]}));
+    }
+    cells.push_back(std::move(idx));
+    int d = spatial - 1;
+    while (d >= 0 && ++at[d] == w.kernel[d]) at[d--] = 0;
+    if (d < 0) return cells;
+  }
+}
+
 // The max (or sum) over each window of x, already padded, whose windows start at 0: Kiln's Pool
 // on x subsampled by the dilations when each stride is a multiple of its dilation (a dilated
 // window then reads one subsampled grid), else one strided slice per kernel offset.
@@ -290,27 +318,12 @@ absl::StatusOr<Var> PoolWindows(const ImportNode& n, const Var& x, const Window&
     if (spatial == 1) y = From2d(y);
     return subtensor(y, keep);
   }
-  int64_t offsets = 1;
-  for (int d = 0; d < spatial; ++d) offsets = std::min(offsets * w.kernel[d], kMostPoolOffsets + 1);
-  if (offsets > kMostPoolOffsets) {
-    return n.Unimplemented(absl::StrCat("pooling with strides that are not multiples of the "
-                                        "dilations and more than ",
-                                        kMostPoolOffsets, " cells in a window"));
-  }
-  Var y;
-  std::vector<int64_t> at(spatial, 0);  // the kernel offset, counted like an odometer
-  for (bool first = true;; first = false) {
-    std::vector<Index> idx(2, Index(kiln::Slice{}));
-    for (int d = 0; d < spatial; ++d) {
-      const int64_t start = at[d] * w.dilations[d];
-      idx.push_back(
-          Index(kiln::Slice{start, start + (out_len[d] - 1) * w.strides[d] + 1, w.strides[d]}));
-    }
-    const Var cell = subtensor(x, idx);
-    y = first ? cell : max_pool ? maximum(y, cell) : y + cell;
-    int d = spatial - 1;
-    while (d >= 0 && ++at[d] == w.kernel[d]) at[d--] = 0;
-    if (d < 0) break;
+  absl::StatusOr<std::vector<std::vector<Index>>> cells = WindowCells(n, w, out_len);
+  if (!cells.ok()) return cells.status();
+  Var y = subtensor(x, cells->front());
+  for (size_t c = 1; c < cells->size(); ++c) {
+    const Var cell = subtensor(x, (*cells)[c]);
+    y = max_pool ? maximum(y, cell) : y + cell;
   }
   return y;
 }
@@ -319,34 +332,15 @@ absl::StatusOr<Var> PoolWindows(const ImportNode& n, const Var& x, const Window&
 // `positions`, padded as x) of its first cell holding it, one strided slice per kernel offset.
 Outs MaxWithIndices(const ImportNode& n, const Var& x, const Var& positions, const Window& w,
                     const std::vector<int64_t>& out_len) {
-  const int spatial = x.ndim() - 2;
-  int64_t offsets = 1;
-  for (int d = 0; d < spatial; ++d) offsets = std::min(offsets * w.kernel[d], kMostPoolOffsets + 1);
-  if (offsets > kMostPoolOffsets) {
-    return n.Unimplemented(absl::StrCat("MaxPool's Indices with more than ", kMostPoolOffsets,
-                                        " cells in a window"));
-  }
-  Var best, at_best;
-  std::vector<int64_t> at(spatial, 0);  // the kernel offset, counted like an odometer
-  for (bool first = true;; first = false) {
-    std::vector<Index> idx(2, Index(kiln::Slice{}));
-    for (int d = 0; d < spatial; ++d) {
-      const int64_t start = at[d] * w.dilations[d];
-      idx.push_back(
-          Index(kiln::Slice{start, start + (out_len[d] - 1) * w.strides[d] + 1, w.strides[d]}));
-    }
-    const Var cell = subtensor(x, idx), where = subtensor(positions, idx);
-    if (first) {
-      best = cell;
-      at_best = where;
-    } else {  // a strictly larger value moves the position: ties keep the first
-      const Var larger = gt(cell, best);
-      at_best = switch_(larger, where, at_best);
-      best = switch_(larger, cell, best);
-    }
-    int d = spatial - 1;
-    while (d >= 0 && ++at[d] == w.kernel[d]) at[d--] = 0;
-    if (d < 0) break;
+  absl::StatusOr<std::vector<std::vector<Index>>> cells = WindowCells(n, w, out_len);
+  if (!cells.ok()) return cells.status();
+  Var best = subtensor(x, cells->front()), at_best = subtensor(positions, cells->front());
+  for (size_t c = 1; c < cells->size(); ++c) {
+    // A strictly larger value moves the position: ties keep the first.
+    const Var cell = subtensor(x, (*cells)[c]);
+    const Var larger = gt(cell, best);
+    at_best = switch_(larger, subtensor(positions, (*cells)[c]), at_best);
+    best = switch_(larger, cell, best);
   }
   return std::vector<Var>{best, at_best};
 }

@@ -9,7 +9,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/graph/constructors.h"
-#include "core/ops/advanced_indexing.h"
 #include "core/ops/alloc.h"
 #include "core/ops/dimshuffle.h"
 #include "core/ops/indexing.h"
@@ -26,13 +25,6 @@ using Outs = NodeOutputs;
 
 Var Int64(int64_t v) { return Var(ConstDim(v)); }
 Var F64(double v) { return scalar_constant(v, DType::kFloat64); }
-
-// x at positions `idx` (an int64 vector) along `axis`.
-Var TakeAlong(const Var& x, int axis, const Var& idx) {
-  std::vector<AdvIndex> index(axis, AdvIndex::FullSlice());
-  index.push_back(AdvIndex(idx));
-  return advanced_subtensor(x, index);
-}
 
 // A vector laid along `axis` of a rank-`rank` tensor (broadcast on the others).
 Var Along(const Var& v, int axis, int rank) {

@@ -33,13 +33,6 @@ Var Leading(const Var& x, int axis, const Var& count) {
   return subtensor(x, idx);
 }
 
-// x at positions `idx` (an int64 vector) along `axis`.
-Var TakeAlong(const Var& x, int axis, const Var& idx) {
-  std::vector<AdvIndex> index(axis, AdvIndex::FullSlice());
-  index.push_back(AdvIndex(idx));
-  return advanced_subtensor(x, index);
-}
-
 Outs TopK(const ImportNode& n) {
   const Var x = n.in(0);
   if (!x.ok()) return x.status();
