@@ -249,10 +249,12 @@ absl::Status ImportGraphNodes(const ::onnx::GraphProto& g, Scope& scope, const G
       if (!value.ok()) return value.status();
       if (proto.output_size() == 1) scope.constants[proto.output(0)] = *value;
       results.push_back(constant(*value));
-    } else if (proto.op_type() == "If" || proto.op_type() == "Loop") {
-      absl::StatusOr<std::vector<Var>> made = proto.op_type() == "If"
-                                                  ? ImportIf(node, scope, ctx, depth)
-                                                  : ImportLoop(node, scope, ctx, depth);
+    } else if (proto.op_type() == "If" || proto.op_type() == "Loop" ||
+               proto.op_type() == "Scan") {
+      absl::StatusOr<std::vector<Var>> made =
+          proto.op_type() == "If"     ? ImportIf(node, scope, ctx, depth)
+          : proto.op_type() == "Loop" ? ImportLoop(node, scope, ctx, depth)
+                                      : ImportScan(node, scope, ctx, depth);
       if (!made.ok()) return made.status();
       results = *std::move(made);
     } else {

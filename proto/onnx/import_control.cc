@@ -132,4 +132,82 @@ absl::StatusOr<std::vector<Var>> ImportLoop(const ImportNode& n, const Scope& sc
   return loop_outs;
 }
 
+absl::StatusOr<std::vector<Var>> ImportScan(const ImportNode& n, const Scope& scope,
+                                            const GraphContext& ctx, int depth) {
+  if (n.opset() < 9) return n.Unimplemented("Scan before opset 9 (batched, with sequence_lens)");
+  absl::StatusOr<const ::onnx::GraphProto*> body_g = GraphAttr(n, "body");
+  if (!body_g.ok()) return body_g.status();
+  const ::onnx::GraphProto& body = **body_g;
+  const int scanned_in = static_cast<int>(n.Int("num_scan_inputs", 0));
+  const int states = n.num_inputs() - scanned_in;
+  const int scanned_out = body.output_size() - states;
+  if (scanned_in < 1 || states < 0 || scanned_out < 0 || body.input_size() != n.num_inputs()) {
+    return n.Invalid("the body's inputs and outputs do not match the Scan's");
+  }
+  auto ints = [&](const char* name, int count) -> absl::StatusOr<std::vector<int64_t>> {
+    std::vector<int64_t> v = n.Ints(name);
+    if (v.empty()) v.assign(count, 0);
+    if (static_cast<int>(v.size()) != count) {
+      return n.Invalid(absl::StrCat(name, " has ", v.size(), " entries, not ", count));
+    }
+    return v;
+  };
+  absl::StatusOr<std::vector<int64_t>> in_axes = ints("scan_input_axes", scanned_in);
+  absl::StatusOr<std::vector<int64_t>> in_dirs = ints("scan_input_directions", scanned_in);
+  absl::StatusOr<std::vector<int64_t>> out_axes = ints("scan_output_axes", scanned_out);
+  absl::StatusOr<std::vector<int64_t>> out_dirs = ints("scan_output_directions", scanned_out);
+  for (const auto* v : {&in_axes, &in_dirs, &out_axes, &out_dirs}) {
+    if (!v->ok()) return v->status();
+  }
+  // x along `axis` first, reversed when `reverse` (and back: `to` the axis, for the outputs).
+  auto reversed = [](const Var& x) {
+    return subtensor(x, {Index(kiln::Slice{std::nullopt, std::nullopt, -1})});
+  };
+  ScanArgs args;
+  args.name = "onnx_scan";
+  for (int j = 0; j < scanned_in; ++j) {
+    const Var x = n.in(states + j);
+    if (!x.ok()) return x.status();
+    absl::StatusOr<int> axis = NormalizeAxis(n, (*in_axes)[j], x.ndim());
+    if (!axis.ok()) return axis.status();
+    std::vector<int> order{*axis};
+    for (int d = 0; d < x.ndim(); ++d) {
+      if (d != *axis) order.push_back(d);
+    }
+    const Var seq = dimshuffle(x, order);
+    args.sequences.push_back(ScanSequence{(*in_dirs)[j] != 0 ? reversed(seq) : seq});
+  }
+  for (int k = 0; k < states; ++k) args.outputs_info.push_back(ScanOutput{n.in(k)});
+  for (int k = 0; k < scanned_out; ++k) args.outputs_info.push_back(ScanOutput{std::nullopt});
+  absl::StatusOr<ScanBuilder> builder = ScanBuilder::Start(args);
+  if (!builder.ok()) return n.Invalid(builder.status().message());
+  const std::vector<Var>& step_args = builder->step_args();  // the scanned slices, then states
+  Scope inner{&scope};
+  for (int k = 0; k < states; ++k) inner.values[body.input(k).name()] = step_args[scanned_in + k];
+  for (int j = 0; j < scanned_in; ++j) inner.values[body.input(states + j).name()] = step_args[j];
+  absl::StatusOr<std::vector<Var>> outs = SubgraphOutputs(n, body, inner, ctx, depth);
+  if (!outs.ok()) return outs.status();
+  absl::StatusOr<ScanResult> result = builder->Finish(ScanStep{*outs});
+  if (!result.ok()) return n.Invalid(result.status().message());
+  std::vector<Var> scan_outs;
+  for (int k = 0; k < states; ++k) {  // the final states (the initial ones after no step)
+    const Var init = n.in(k);
+    std::vector<int> lead{kX};
+    for (int d = 0; d < init.ndim(); ++d) lead.push_back(d);
+    const Var all = concatenate({dimshuffle(init, lead), result->outputs[k]}, 0);
+    scan_outs.push_back(subtensor(all, {Index(int64_t{-1})}));
+  }
+  for (int k = 0; k < scanned_out; ++k) {
+    Var y = result->outputs[states + k];
+    if ((*out_dirs)[k] != 0) y = reversed(y);
+    absl::StatusOr<int> axis = NormalizeAxis(n, (*out_axes)[k], y.ndim());
+    if (!axis.ok()) return axis.status();
+    std::vector<int> order;  // the step dim moved to `axis`
+    for (int d = 1; d < y.ndim(); ++d) order.push_back(d);
+    order.insert(order.begin() + *axis, 0);
+    scan_outs.push_back(dimshuffle(y, order));
+  }
+  return scan_outs;
+}
+
 }  // namespace kiln::onnx

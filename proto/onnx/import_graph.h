@@ -54,6 +54,12 @@ absl::StatusOr<std::vector<Var>> ImportIf(const ImportNode& node, const Scope& s
 absl::StatusOr<std::vector<Var>> ImportLoop(const ImportNode& node, const Scope& scope,
                                             const GraphContext& ctx, int depth);
 
+// Scan (opset 9 up): a Kiln Scan whose sequences are the scanned inputs (their axis moved first,
+// reversed as the directions say) and whose states the carried values; the scan outputs stacked
+// along their axes.
+absl::StatusOr<std::vector<Var>> ImportScan(const ImportNode& node, const Scope& scope,
+                                            const GraphContext& ctx, int depth);
+
 }  // namespace kiln::onnx
 
 #endif  // KILN_PROTO_ONNX_IMPORT_GRAPH_H_

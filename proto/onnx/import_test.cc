@@ -371,3 +371,77 @@ TEST(OnnxImport, PadResizeAndPaddedPoolsHaveGradients) {
 
 }  // namespace
 }  // namespace kiln::onnx
+
+namespace kiln::onnx {
+namespace {
+
+// Scan over x (2, 3) along axis 1, backwards: the state sums the columns from the last, the
+// scan output (each running sum, doubled) is stacked along axis 1 and reversed back.
+TEST(OnnxImport, ScanReadsAxesAndDirections) {
+  ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(13);
+  auto* g = m.mutable_graph();
+  g->set_name("scan");
+  SetType(g->add_input(), "s0", {2});
+  SetType(g->add_input(), "x", {2, 3});
+  SetType(g->add_output(), "s", {2});
+  SetType(g->add_output(), "ys", {2, 3});
+  auto* scan = g->add_node();
+  scan->set_op_type("Scan");
+  scan->add_input("s0");
+  scan->add_input("x");
+  scan->add_output("s");
+  scan->add_output("ys");
+  auto ints = [&](const std::string& name, std::vector<int64_t> v) {
+    auto* a = AddAttr(scan, name);
+    a->set_type(v.size() == 1 && name == "num_scan_inputs" ? ::onnx::AttributeProto::INT
+                                                            : ::onnx::AttributeProto::INTS);
+    if (a->type() == ::onnx::AttributeProto::INT) a->set_i(v[0]);
+    for (int64_t i : v) {
+      if (a->type() == ::onnx::AttributeProto::INTS) a->add_ints(i);
+    }
+  };
+  ints("num_scan_inputs", {1});
+  ints("scan_input_axes", {1});
+  ints("scan_input_directions", {1});
+  ints("scan_output_axes", {1});
+  ints("scan_output_directions", {1});
+  auto* body_attr = AddAttr(scan, "body");
+  body_attr->set_type(::onnx::AttributeProto::GRAPH);
+  auto* body = body_attr->mutable_g();
+  body->set_name("body");
+  SetType(body->add_input(), "s_in", {2});
+  SetType(body->add_input(), "x_t", {2});
+  SetType(body->add_output(), "s_out", {2});
+  SetType(body->add_output(), "y_t", {2});
+  auto* add = body->add_node();
+  add->set_op_type("Add");
+  add->add_input("s_in");
+  add->add_input("x_t");
+  add->add_output("s_out");
+  auto* twice = body->add_node();
+  twice->set_op_type("Add");
+  twice->add_input("s_out");
+  twice->add_input("s_out");
+  twice->add_output("y_t");
+
+  absl::StatusOr<ImportedModel> model = Import(Bytes(m));
+  ASSERT_TRUE(model.ok()) << model.status();
+  absl::StatusOr<Function> f = function(model->inputs, model->outputs);
+  ASSERT_TRUE(f.ok()) << f.status();
+  absl::StatusOr<std::vector<Tensor>> out =
+      (*f)({*Tensor::Of<float>(DType::kFloat32, {2}, {10, 20}),
+            *Tensor::Of<float>(DType::kFloat32, {2, 3}, {1, 2, 3, 4, 5, 6})});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[0].data<float>()[0], 16.0f);  // 10 + 3 + 2 + 1
+  EXPECT_EQ((*out)[0].data<float>()[1], 35.0f);  // 20 + 6 + 5 + 4
+  // Row 0's running sums from the end: 13, 15, 16 at columns 2, 1, 0; doubled.
+  const float want[] = {32, 30, 26, 70, 62, 52};
+  const Tensor ys = (*out)[1].Contiguous();  // (a transposed view of the stacked steps)
+  ASSERT_EQ(ys.shape(), (Shape{2, 3}));
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(ys.data<float>()[i], want[i]) << i;
+}
+
+}  // namespace
+}  // namespace kiln::onnx
