@@ -46,6 +46,9 @@ class ImportNode {
   // is computed at run time).
   absl::StatusOr<std::vector<int64_t>> ConstantInts(int i, absl::string_view what) const;
 
+  // The most bytes a tensor the importer makes may hold (the initializers' limit).
+  int64_t max_tensor_bytes() const { return max_tensor_bytes_; }
+
   // What ONNX's shape inference knows of output i's shape (nullopt: not even its rank).
   std::optional<StaticShape> OutputShape(int i) const {
     return i < static_cast<int>(output_shapes_.size()) ? output_shapes_[i] : std::nullopt;

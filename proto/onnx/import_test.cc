@@ -445,3 +445,37 @@ TEST(OnnxImport, ScanReadsAxesAndDirections) {
 
 }  // namespace
 }  // namespace kiln::onnx
+
+namespace kiln::onnx {
+namespace {
+
+// An AveragePool that needs the padded path (ceil_mode) on an input declared huge: a dim past
+// 2^31 - 1 is refused, and a divisor past the tensor limit too, before anything is counted.
+TEST(OnnxImport, APaddedAverageOfAHugeDeclaredInputIsRefused) {
+  auto pool_of = [](int64_t dim) {
+    ::onnx::ModelProto m;
+    m.set_ir_version(8);
+    m.add_opset_import()->set_version(13);
+    auto* g = m.mutable_graph();
+    g->set_name("pool");
+    SetType(g->add_input(), "x", {1, 1, dim, dim});
+    SetType(g->add_output(), "y", {});
+    auto* n = g->add_node();
+    n->set_op_type("AveragePool");
+    n->set_name("big");
+    n->add_input("x");
+    n->add_output("y");
+    SetInts(n, "kernel_shape", {2, 2});
+    SetInts(n, "strides", {1, 1});
+    SetInt(n, "ceil_mode", 1);
+    return m.SerializeAsString();
+  };
+  const absl::Status past = Import(pool_of(int64_t{1} << 40)).status();
+  EXPECT_EQ(past.code(), absl::StatusCode::kInvalidArgument) << past;
+  const absl::Status large = Import(pool_of(int64_t{1} << 30)).status();
+  EXPECT_EQ(large.code(), absl::StatusCode::kResourceExhausted) << large;
+  EXPECT_NE(large.message().find("AveragePool node 'big'"), absl::string_view::npos) << large;
+}
+
+}  // namespace
+}  // namespace kiln::onnx

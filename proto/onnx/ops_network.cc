@@ -14,6 +14,7 @@
 #include "core/ops/linalg.h"
 #include "core/ops/math.h"
 #include "core/ops/nnet.h"
+#include "core/ops/op_util.h"
 #include "core/ops/pool.h"
 #include "core/ops/reduce.h"
 #include "core/ops/shape.h"
@@ -370,9 +371,12 @@ Outs PoolPadded(const ImportNode& n, Var x, const Window& w, bool max_pool, bool
                                                 ? -std::numeric_limits<double>::infinity()
                                                 : LowestInteger(x.dtype()))
                             : ScalarLike(x, 0.0);
+  int64_t windows = 1;  // the divisor's entries, held to the tensor limit
   for (int d = 0; d < spatial; ++d) {
     const std::optional<int64_t> size = x.type().shape()[2 + d];
     if (!size.has_value()) return n.Unimplemented("this pooling on a dim not known statically");
+    // Every term is at most 2^31 - 1 (CheckSizes here and in MakeWindow): no sum below overflows.
+    RETURN_IF_ERROR(CheckSizes(n, "the input's spatial dim", {*size}, 1, 0));
     const int64_t k = w.kernel[d], s = w.strides[d], dil = w.dilations[d];
     const int64_t lo = w.pads[d][0], hi = w.pads[d][1], reach = (k - 1) * dil + 1;
     const int64_t room = *size + lo + hi - reach;
@@ -381,13 +385,22 @@ Outs PoolPadded(const ImportNode& n, Var x, const Window& w, bool max_pool, bool
     // ceil_mode: one more window when some cells are left, unless it would start in the pads.
     if (ceil_mode && room % s != 0 && out * s < *size + lo) ++out;
     out_len[d] = out;
-    for (int64_t j = 0; j < out; ++j) {
-      int64_t cells = 0;
-      for (int64_t o = 0; o < k; ++o) {
-        const int64_t at = j * s + o * dil - lo;
-        cells += count_pads ? (at < *size + hi) : (at >= 0 && at < *size);
+    if (!max_pool) {  // the cells each window counts
+      const std::optional<int64_t> more = CheckedMul(windows, out);
+      if (!more.has_value() || *more > n.max_tensor_bytes() / 8) {
+        return absl::ResourceExhaustedError(absl::StrCat(
+            n.Describe(), ": the average's divisor would hold more than ", n.max_tensor_bytes(),
+            " bytes"));
       }
-      counts[d].push_back(static_cast<double>(cells));
+      windows = *more;
+      // Window j's offsets o reach j * s + o * dil - lo: those inside [first, last] count.
+      const int64_t first = count_pads ? -lo : 0, last = (count_pads ? *size + hi : *size) - 1;
+      auto floor_div = [](int64_t a, int64_t b) { return a / b - (a % b != 0 && (a < 0) != (b < 0)); };
+      for (int64_t j = 0; j < out; ++j) {
+        const int64_t from = std::max<int64_t>(0, -floor_div(-(first - j * s + lo), dil));
+        const int64_t to = std::min<int64_t>(k - 1, floor_div(last - j * s + lo, dil));
+        counts[d].push_back(static_cast<double>(std::max<int64_t>(0, to - from + 1)));
+      }
     }
     // Pad this dim: lo before, and after it as far as the last window reaches past the input.
     const int64_t after = std::max<int64_t>((out - 1) * s + reach - (*size + lo), 0);
