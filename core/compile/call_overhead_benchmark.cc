@@ -7,10 +7,12 @@
 //   BENCH call_100_nodes_scalar / call_100_nodes_vec1000: a chain of 100 elementwise nodes
 //     (alternately + 0.5 and * 0.999, unoptimized so that none fuse) on a float64 scalar and on
 //     1,000 float64, against the same arithmetic written out: the executor's cost per node.
-// The linked executor (issue 17) is measured against this line before and after.
+// The linked executor (issue 17) is measured against this line before and after. An argument
+// runs only the cases whose names contain it (for a profile of one).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <vector>
 
 #include "core/kiln.h"
@@ -20,6 +22,7 @@ namespace {
 
 constexpr int kCalls = 200000;
 constexpr int kRounds = 5;
+const char* only = "";  // the cases run: those whose names contain it
 
 template <typename Fn>
 double NsPerCall(Fn fn, int calls) {
@@ -34,6 +37,7 @@ double NsPerCall(Fn fn, int calls) {
 // a BENCH line.
 template <typename Call, typename Floor>
 void Report(const char* name, Call call, Floor floor, int n = kCalls) {
+  if (std::strstr(name, only) == nullptr) return;
   std::vector<double> calls, floors;
   for (int round = 0; round < kRounds; ++round) {
     calls.push_back(NsPerCall(call, n));
@@ -50,8 +54,9 @@ void Report(const char* name, Call call, Floor floor, int n = kCalls) {
 }  // namespace
 }  // namespace kiln
 
-int main() {
+int main(int argc, char** argv) {
   using namespace kiln;
+  if (argc > 1) only = argv[1];
   Var x = dscalar("x");
   auto f = function({x}, {x + 1.0});
   Var a = dvector("a"), b = dvector("b");

@@ -609,6 +609,57 @@ std::shared_ptr<const FusedPlan> PlanFusedBlocks(const ScalarProgram& program) {
   return plan;
 }
 
+namespace {
+
+// RunSimpleElemwise in T.
+template <typename T>
+void RunSimple(K k, int64_t n, std::span<const Tensor> inputs, Tensor& out) {
+  Small<const T*> args;
+  T* splat = nullptr;  // the broadcast one-element inputs, each filled to n (rare: n > 1)
+  for (size_t j = 0; j < inputs.size(); ++j) {
+    const T* data = inputs[j].data<T>();
+    if (inputs[j].size() != n) {
+      if (splat == nullptr) splat = BlockScratch<T>(n * static_cast<int64_t>(inputs.size()));
+      T* b = splat + n * static_cast<int64_t>(j);
+      Fill(b, data[0], n);
+      data = b;
+    }
+    args.push_back(data);
+  }
+  if constexpr (std::is_same_v<T, double>) {
+    StepD(k, args, out.data<T>(), n);
+  } else {
+    StepF(k, args, out.data<T>(), n);
+  }
+}
+
+}  // namespace
+
+bool RunSimpleElemwise(ScalarOpKind kind, DType dtype, const Shape& shape,
+                       std::span<const Tensor> inputs, Tensor& out) {
+  if ((dtype != DType::kFloat64 && dtype != DType::kFloat32) || !SimpleOp(kind) ||
+      Comparison(kind) || kind == K::kSwitch || inputs.empty()) {
+    return false;
+  }
+  const int64_t n = ShapeSize(shape);
+  if (n > kMaxSimpleElements || n == 0) return false;
+  for (const Tensor& in : inputs) {
+    if (in.dtype() != dtype || !in.is_contiguous() || (in.size() != 1 && in.shape() != shape)) {
+      return false;
+    }
+  }
+  if (!(out.dtype() == dtype && out.shape() == shape && out.is_contiguous() &&
+        !out.SharesBufferWith(Tensor()))) {
+    out = Tensor::Empty(dtype, shape);
+  }
+  if (dtype == DType::kFloat64) {
+    RunSimple<double>(kind, n, inputs, out);
+  } else {
+    RunSimple<float>(kind, n, inputs, out);
+  }
+  return true;
+}
+
 bool RunFusedBlocks(const ScalarProgram& program, const Shape& shape,
                     std::span<const Tensor> inputs, std::vector<Tensor>& outputs) {
   std::shared_ptr<const FusedPlan> made;

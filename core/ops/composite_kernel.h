@@ -24,6 +24,19 @@ namespace kiln {
 bool RunFusedBlocks(const ScalarProgram& program, const Shape& shape,
                     std::span<const Tensor> inputs, std::vector<Tensor>& outputs);
 
+// Elements past which RunSimpleElemwise leaves an op to Elemwise's kernels (which split it
+// across cores).
+inline constexpr int64_t kMaxSimpleElements = 4096;
+
+// One arithmetic op (add, sub, mul, true_div, neg, sqr, sqrt, abs, maximum, minimum,
+// reciprocal, identity, second: the ones whose results are exact IEEE operations) over inputs
+// already of `dtype` (float32 or float64), contiguous, each of `shape` or a single element, up
+// to kMaxSimpleElements: computed by the block executor's loops straight into `out` (reused
+// when it already has the shape and dtype: an in-place output), without the general kernel's
+// dispatch. Returns false (doing nothing) for any other op or input. Small nodes' fast path.
+bool RunSimpleElemwise(ScalarOpKind kind, DType dtype, const Shape& shape,
+                       std::span<const Tensor> inputs, Tensor& out);
+
 // The part of RunFusedBlocks' work that depends on the program alone (its compute dtype, whether
 // the block executor has every instruction, the outputs' dtypes, when each register's block
 // buffer is free), done once per program rather than per call.

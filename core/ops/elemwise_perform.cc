@@ -213,6 +213,9 @@ absl::Status Elemwise::Perform(const Apply& node, std::span<const Tensor> inputs
     return RunProgram(*scalar_op_.program, name_, *shape, inputs, outputs);
   }
   const DType out_dtype = node.output_ptr(0)->tensor_type()->dtype();
+  if (RunSimpleElemwise(scalar_op_.kind, out_dtype, *shape, inputs, outputs[0])) {
+    return absl::OkStatus();
+  }
   return ComputeScalarOp(scalar_op_, name_, out_dtype, *shape, inputs, outputs[0]);
 }
 

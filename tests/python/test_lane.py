@@ -384,6 +384,43 @@ def test_plain_calls_take_the_fast_path_with_the_same_bits(server):
         lane.usable = True
 
 
+def test_plain_calls_through_the_ring_are_framed_and_read_in_cpp(server, monkeypatch):
+    """A call of C-ordered arrays whose frame fits the ring's slot is written into the slot and
+    read from it by kiln._core.PlainLaneCall: no frame is built in Python (Lane.exchange is not
+    called); a Fortran-ordered argument, or one too large for the slot, is framed in Python.
+    Both give the general path's bits, and the server's errors still reach Python."""
+    x, m = at.dvector("x"), at.dmatrix("m")
+    f = kiln.function([x, m], [at.dot(m, x), (x ** 2).sum()])
+    g = kiln.function([x, m], [at.dot(m, x), (x ** 2).sum()])
+    g._runner.fast = None
+    rng = np.random.default_rng(3)
+    v, mat = rng.standard_normal(4), rng.standard_normal((3, 4))
+    want = g(v, mat)
+    lane = f._runner.client._lane
+    f(v, mat)  # (the connection and its ring, made)
+    slot = lane._local.ring.slot_bytes
+    wide = rng.standard_normal((2, slot // 16 + 8))
+    ones = np.ones(wide.shape[1])
+    want_wide = g(ones, wide)
+    framed_here = []  # the calls framed in Python (g's too: it shares f's lane)
+    real_exchange = lane.exchange
+    monkeypatch.setattr(lane, "exchange",
+                        lambda *a, **k: framed_here.append(1) or real_exchange(*a, **k))
+    for _ in range(3):
+        assert_bitwise(f(v, mat), want)
+    assert framed_here == []
+    assert_bitwise(f(v, np.asfortranarray(mat)), want)
+    assert framed_here == [1]
+    # Larger than the ring's slot (with the region out of the way): over the socket.
+    monkeypatch.setattr(kiln.config, "shm_min_bytes", 1 << 40)
+    assert_bitwise(f(ones, wide), want_wide)
+    assert framed_here == [1, 1]
+    with pytest.raises(KilnError) as e:  # the server's error, from the answer's bytes
+        f(v, np.zeros((2, 5)))
+    assert e.value.code == "INVALID_ARGUMENT" and framed_here == [1, 1]
+    assert_bitwise(f(v, mat), want)
+
+
 def test_fast_path_leaves_regions_shared_variables_and_lost_functions_to_the_general_path(
         server):
     """A call that moves kiln.config.shm_min_bytes goes through the region; a function with a

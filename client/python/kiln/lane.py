@@ -162,6 +162,36 @@ class Lane:
         finally:
             local.used = time.monotonic()
 
+    def plain_call(self, plain, args, timeout=None):
+        """plain.call (a kiln._core.PlainLaneCall: the frame written and the answer read in C++)
+        through this thread's ring: the outputs; the answer's frame when it holds more (for
+        parse_response); NotImplemented, with nothing sent, when this thread has no ring or
+        plain does not take the call; None when the lane cannot be used (nothing was sent: gRPC
+        takes the call); LaneError when the connection broke after the call was sent."""
+        sock = self._socket()
+        local = self._local
+        if sock is None or local.ring is None:
+            return NotImplemented
+        spin = _AUTO_SPIN if config.lane_spin is None else config.lane_spin
+        try:
+            out = plain.call(local.ring, args, spin, timeout, config.shm_min_bytes)
+        except OSError as e:
+            self._drop()
+            raise LaneError("the lane to %s broke during a call: %s" % (self._path, e)) from None
+        finally:
+            local.used = time.monotonic()
+        if out is None:  # the answer came over the socket
+            try:
+                return _read_frame(sock)
+            except (OSError, EOFError) as e:
+                self._drop()
+                raise LaneError("the lane to %s broke during a call: %s"
+                                % (self._path, e)) from None
+        if out is False:  # the server is gone (a restart): nothing ran
+            self._drop()
+            return None
+        return out
+
     def _ring_exchange(self, sock, local, parts, frame_bytes, wait):
         """exchange() through this connection's shared-memory ring: the frame goes in its slot
         (or, larger, over the socket), and the answer comes back the same way. Spins in

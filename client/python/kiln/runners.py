@@ -187,9 +187,12 @@ _SHAPES_KEPT = 64  # per input of a fast lane call, the shapes whose message hea
 def _lane_call(runner):
     """ServerRunner.fast: a call of arrays that fit the inputs as they are (their dtype, rank and
     static shape: what filtering would keep unchanged), for a function with no input that keeps
-    a value and no shared variable, sent over the same-host lane with its ExecuteRequest written
-    here and its answer read by kiln.lane.Outputs (fn(*args) in a loop is what a sampler does:
-    protobuf's building and reading of the messages cost as much as the lane's round trip).
+    a value and no shared variable, sent over the same-host lane without protobuf (fn(*args) in
+    a loop is what a sampler does: protobuf's building and reading of the messages cost as much
+    as the lane's round trip). Through the connection's ring, kiln._core.PlainLaneCall writes
+    the ExecuteRequest into the ring's slot and reads the outputs from it, in C++; otherwise
+    (no ring, an argument not in C order, a frame larger than the slot) the request is written
+    here and its answer read by kiln.lane.Outputs.
     NotImplemented, before anything is sent, for any other call, a call the lane cannot take
     (gRPC then takes it) or one that moves enough bytes for the shared-memory region; and after
     an answer of FUNCTION_NOT_FOUND (it ran nowhere: the general path compiles again and
@@ -228,11 +231,35 @@ def _lane_call(runner):
         heads[a.shape] = msg
         return msg
 
+    # The call framed and read in C++ (kiln._core.PlainLaneCall) for C-ordered arrays of a
+    # frame that fits the ring's slot; this module's framing for the others.
+    kinds = [(dtype.num, wire.dtype_to_proto(dtype), [-1 if d is None else d for d in static])
+             for dtype, _, static, _, _ in specs]
+    plain = [None, None]  # the function id and its PlainLaneCall
+
     def call(args):
-        client = runner.client
-        lane = client._lane
+        lane = runner.client._lane
         if len(args) != n_inputs or not lane.usable:
             return NotImplemented
+        if plain[0] is not fn.function_id:
+            plain[:] = [fn.function_id, _core.PlainLaneCall(fn.function_id.encode(), kinds,
+                                                           len(fn.outputs), single)]
+        try:
+            frame = lane.plain_call(plain[1], args, config.timeout)
+            if frame is NotImplemented:
+                frame = send(args)
+            elif frame is not None and type(frame) is not bytes:
+                runner.output_bytes = plain[1].output_bytes
+                return frame  # the outputs, read in C++
+        except LaneError as e:
+            raise KilnError("UNAVAILABLE", str(e)) from None
+        if frame is None or frame is NotImplemented:
+            return NotImplemented
+        return answer(frame)
+
+    def send(args):
+        """The answer's frame to a call framed here; NotImplemented when it cannot go so."""
+        client = runner.client
         if function[0] is not fn.function_id:
             fid = fn.function_id.encode()
             function[:] = [fn.function_id, b"\x0a" + _varint(len(fid)) + fid]
@@ -252,12 +279,11 @@ def _lane_call(runner):
         if (nbytes + runner.output_bytes >= config.shm_min_bytes
                 and client.channel().enabled):
             return NotImplemented  # the general path passes these through the region
-        try:
-            frame = lane.exchange(parts, size + nbytes, config.timeout)
-        except LaneError as e:
-            raise KilnError("UNAVAILABLE", str(e)) from None
-        if frame is None:
-            return NotImplemented
+        frame = client._lane.exchange(parts, size + nbytes, config.timeout)
+        return NotImplemented if frame is None else frame
+
+    def answer(frame):
+        """The outputs in an answer's frame; NotImplemented when the call must be retried."""
         out = outputs(frame)  # the usual answer: outputs alone, read as the last one was
         if out is None:
             try:

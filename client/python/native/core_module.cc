@@ -19,6 +19,7 @@
 
 #include "absl/status/status.h"
 #include "client/python/native/executable.h"
+#include "client/python/native/lane_plain_call.h"
 #include "client/python/native/lane_ring.h"
 #include "core/grad/gradient.h"
 #include "core/graph/basic.h"
@@ -229,6 +230,7 @@ PYBIND11_MODULE(_core, m) {
   m.attr("GraphError") = py::handle(graph_error);
   DefineExecutable(m);
   DefineLaneRing(m);
+  DefinePlainLaneCall(m);
   call_error = m.attr("CallError").ptr();
 
   py::class_<Type, std::shared_ptr<Type>>(m, "Type")

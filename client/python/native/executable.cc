@@ -8,12 +8,12 @@
 #include <pybind11/numpy.h>
 #include <pybind11/stl.h>
 
-#include <array>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "client/python/native/numpy_dtypes.h"
 #include "core/ops/print.h"
 #include "proto/convert/function_convert.h"
 #include "proto/version.h"
@@ -30,57 +30,6 @@ PyObject* call_error = nullptr;
       py::make_tuple(absl::StatusCodeToString(status.code()), std::string(status.message()));
   PyErr_SetObject(call_error, args.ptr());
   throw py::error_already_set();
-}
-
-// NumPy's dtype of each DType, made once.
-const std::array<py::dtype, kNumDTypes>& NumpyDTypes() {
-  static const auto* dtypes = [] {
-    auto* d = new std::array<py::dtype, kNumDTypes>();
-    for (int i = 0; i < kNumDTypes; ++i) {
-      (*d)[i] = py::dtype(std::string(DTypeName(static_cast<DType>(i))));
-    }
-    return d;
-  }();
-  return *dtypes;
-}
-
-// The DType of a NumPy dtype (by its type number, as NumPy numbers them on LP64 machines),
-// or nullopt for one Kiln has not.
-std::optional<DType> DTypeOfNumpy(const py::dtype& dtype) {
-  switch (dtype.num()) {
-    case 0:
-      return DType::kBool;
-    case 1:
-      return DType::kInt8;
-    case 2:
-      return DType::kUInt8;
-    case 3:
-      return DType::kInt16;
-    case 4:
-      return DType::kUInt16;
-    case 5:
-      return DType::kInt32;
-    case 6:
-      return DType::kUInt32;
-    case 7:
-    case 9:
-      return DType::kInt64;  // long, long long
-    case 8:
-    case 10:
-      return DType::kUInt64;  // unsigned long, unsigned long long
-    case 11:
-      return DType::kFloat32;
-    case 12:
-      return DType::kFloat64;
-    case 14:
-      return DType::kComplex64;
-    case 15:
-      return DType::kComplex128;
-    case 23:
-      return DType::kFloat16;
-    default:
-      return std::nullopt;
-  }
 }
 
 // A tensor reading the array's memory in place (a copy when its strides are not whole elements
@@ -130,7 +79,7 @@ py::array ArrayOfTensor(Tensor t) {
   const DType dtype = t.dtype();
   auto* held = new Tensor(std::move(t));
   py::capsule owner(held, [](void* p) { delete static_cast<Tensor*>(p); });
-  return py::array(NumpyDTypes()[static_cast<int>(dtype)], std::move(shape), std::move(strides),
+  return py::array(NumpyDType(dtype), std::move(shape), std::move(strides),
                    held->raw_data(), owner);
 }
 

@@ -1,0 +1,309 @@
+#include "client/python/native/lane_plain_call.h"
+
+#include <pybind11/numpy.h>
+#include <pybind11/stl.h>
+
+#include <cstdint>
+#include <cstring>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "client/python/native/lane_ring.h"
+#include "client/python/native/numpy_dtypes.h"
+#include "core/tensor/dtype.h"
+#include "kiln/v1/types.pb.h"
+#include "proto/convert/tensor_convert.h"
+
+namespace kiln {
+namespace {
+
+namespace py = pybind11;
+
+// The wire's tags (field number << 3 | wire type) of the messages written and read here.
+constexpr uint8_t kFunctionIdTag = 0x0A;  // ExecuteRequest.function_id
+constexpr uint8_t kArgsTag = 0x1A;        // ExecuteRequest.args
+constexpr uint8_t kExecuteTag = 0x12;     // LaneRequest.execute
+constexpr uint8_t kTimeoutTag = 0x18;     // LaneRequest.timeout_ms
+constexpr uint8_t kAnswerTag = 0x22;      // LaneResponse.execute
+constexpr uint8_t kOutputsTag = 0x0A;     // ExecuteResponse.outputs
+constexpr uint8_t kDTypeTag = 0x08;       // Tensor.dtype
+constexpr uint8_t kShapeTag = 0x12;       // Tensor.shape (packed)
+constexpr uint8_t kDataTag = 0x1A;        // Tensor.data
+constexpr int kMostDims = 32;             // NumPy's (1.x) most dimensions of an array
+constexpr int kNpyCContiguous = 0x0001;   // NumPy's NPY_ARRAY_C_CONTIGUOUS flag
+
+size_t VarintSize(uint64_t v) {
+  size_t n = 1;
+  for (; v >= 0x80; v >>= 7) ++n;
+  return n;
+}
+
+char* PutVarint(char* out, uint64_t v) {
+  for (; v >= 0x80; v >>= 7) *out++ = static_cast<char>((v & 0x7F) | 0x80);
+  *out++ = static_cast<char>(v);
+  return out;
+}
+
+// Reads frame bytes without going past their end: a short or malformed field makes `ok` false.
+class Reader {
+ public:
+  explicit Reader(std::string_view bytes) : at_(bytes.data()), end_(at_ + bytes.size()) {}
+  bool done() const { return at_ == end_; }
+  bool ok() const { return ok_; }
+  const char* at() const { return at_; }
+  size_t left() const { return static_cast<size_t>(end_ - at_); }
+  // Whether the next byte is `tag` (taken if so).
+  bool Take(uint8_t tag) {
+    if (at_ == end_ || static_cast<uint8_t>(*at_) != tag) return false;
+    ++at_;
+    return true;
+  }
+  uint64_t Varint() {
+    uint64_t v = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+      if (at_ == end_) break;
+      const auto b = static_cast<uint8_t>(*at_++);
+      v |= static_cast<uint64_t>(b & 0x7F) << shift;
+      if (b < 0x80) return v;
+    }
+    ok_ = false;
+    return 0;
+  }
+  // The next `n` bytes as a reader of their own (skipped here).
+  Reader Sub(uint64_t n) {
+    if (n > left()) {
+      ok_ = false;
+      n = left();
+    }
+    Reader sub(std::string_view(at_, n));
+    at_ += n;
+    return sub;
+  }
+
+ private:
+  const char* at_;
+  const char* end_;
+  bool ok_ = true;
+};
+
+// One output read from an answer: its dtype, shape and bytes (in the slot).
+struct Output {
+  DType dtype;
+  std::vector<py::ssize_t> shape;
+  std::string_view data;
+};
+
+// The outputs of an answer `frame` (4-byte length, then a LaneResponse) that holds an
+// ExecuteResponse of outputs alone, each Tensor's fields in protobuf's order, a known dtype and
+// as many bytes as its shape needs; nullopt for any other answer.
+std::optional<std::vector<Output>> ReadOutputs(std::string_view frame) {
+  if (frame.size() < 5) return std::nullopt;
+  Reader lane(frame.substr(4));
+  if (!lane.Take(kAnswerTag)) return std::nullopt;
+  Reader response = lane.Sub(lane.Varint());
+  if (!lane.ok() || !lane.done()) return std::nullopt;
+  std::vector<Output> outputs;
+  while (!response.done()) {
+    if (!response.Take(kOutputsTag)) return std::nullopt;
+    Reader tensor = response.Sub(response.Varint());
+    if (!response.ok()) return std::nullopt;
+    uint64_t proto_dtype = 0;
+    if (tensor.Take(kDTypeTag)) proto_dtype = tensor.Varint();
+    Output out;
+    uint64_t elements = 1;
+    if (tensor.Take(kShapeTag)) {
+      Reader dims = tensor.Sub(tensor.Varint());
+      while (!dims.done() && dims.ok()) {
+        const uint64_t d = dims.Varint();
+        if (d > frame.size() || out.shape.size() == kMostDims) return std::nullopt;
+        out.shape.push_back(static_cast<py::ssize_t>(d));
+        // (Saturated past the frame's size: too many for its bytes, unless a later dim is 0,
+        // which the slow path reads.)
+        elements = elements > frame.size() ? elements : elements * d;
+      }
+      if (!dims.ok()) return std::nullopt;
+    }
+    uint64_t size = 0;
+    if (tensor.Take(kDataTag)) size = tensor.Varint();
+    if (!tensor.ok() || size != tensor.left()) return std::nullopt;
+    out.data = std::string_view(tensor.at(), size);
+    tensor.Sub(size);
+    const absl::StatusOr<DType> dtype =
+        proto_dtype == 0 || proto_dtype > 64 ? absl::StatusOr<DType>(absl::UnknownError(""))
+                                             : FromProto(static_cast<v1::DType>(proto_dtype));
+    if (!dtype.ok() || elements > frame.size() ||
+        elements * static_cast<uint64_t>(DTypeSize(*dtype)) != size) {
+      return std::nullopt;
+    }
+    out.dtype = *dtype;
+    outputs.push_back(std::move(out));
+  }
+  if (!response.ok()) return std::nullopt;
+  return outputs;
+}
+
+// One function's calls of plain arrays over a ring: the ExecuteRequest written straight into
+// the ring's request slot, and the outputs read from the answer's slot into new arrays.
+class PlainLaneCall {
+ public:
+  // Per input, (NumPy type number, kiln.v1.DType, static dims with -1 where any size fits).
+  using InputKind = std::tuple<int, int, std::vector<int64_t>>;
+
+  PlainLaneCall(const py::bytes& function_id, std::vector<InputKind> inputs, size_t n_outputs,
+                bool single)
+      : function_id_(function_id), inputs_(std::move(inputs)), n_outputs_(n_outputs),
+        single_(single) {}
+
+  // One call: its outputs (the array itself when `single`); bytes, the answer's frame, when it
+  // holds anything else (an error, printed values: kiln.lane reads those); NotImplemented, with
+  // nothing sent, when an argument is not an ndarray of its input's type number, native byte
+  // order, rank and static dims, in C order, or when the call moves `region_bytes` or more
+  // (the arguments, and the outputs as the last call gave them: the shared-memory region's
+  // business) or more than the slot holds; False, with nothing sent, when the server has
+  // closed the connection. Raises as LaneRing.answer once the call is sent.
+  py::object Call(ClientRing& ring, const py::tuple& args, double spin,
+                  std::optional<double> timeout, int64_t region_bytes) {
+    const py::object not_implemented = py::reinterpret_borrow<py::object>(Py_NotImplemented);
+    if (args.size() != inputs_.size()) return not_implemented;
+    PyTypeObject* ndarray = py::detail::npy_api::get().PyArray_Type_;
+    // Per argument: its array, its bytes and the size of its Tensor message.
+    arrays_.clear();
+    uint64_t request = 1 + VarintSize(function_id_.size()) + function_id_.size();
+    uint64_t moved = output_bytes_;
+    for (size_t i = 0; i < args.size(); ++i) {
+      PyObject* arg = args[i].ptr();
+      if (Py_TYPE(arg) != ndarray) return not_implemented;
+      const auto* array = py::detail::array_proxy(arg);
+      const auto* descr = py::detail::array_descriptor_proxy(array->descr);
+      const auto& [type_num, proto_dtype, dims] = inputs_[i];
+      if (descr->type_num != type_num || descr->byteorder == '>' ||
+          array->nd != static_cast<int>(dims.size()) || !(array->flags & kNpyCContiguous)) {
+        return not_implemented;
+      }
+      uint64_t elements = 1, dims_bytes = 0;
+      for (size_t d = 0; d < dims.size(); ++d) {
+        const auto n = static_cast<uint64_t>(array->dimensions[d]);
+        if (dims[d] >= 0 && n != static_cast<uint64_t>(dims[d])) return not_implemented;
+        elements *= n;
+        dims_bytes += VarintSize(n);
+      }
+      const uint64_t nbytes = elements * static_cast<uint64_t>(descr->elsize);
+      uint64_t tensor = 1 + VarintSize(proto_dtype);
+      if (!dims.empty()) tensor += 1 + VarintSize(dims_bytes) + dims_bytes;
+      if (nbytes) tensor += 1 + VarintSize(nbytes) + nbytes;
+      request += 1 + VarintSize(tensor) + tensor;
+      moved += nbytes;
+      arrays_.push_back({array, nbytes, dims_bytes, tensor});
+    }
+    const uint64_t timeout_ms =
+        timeout ? std::max<uint64_t>(1, static_cast<uint64_t>(*timeout * 1000)) : 0;
+    const uint64_t message = 1 + VarintSize(request) + request +
+                             (timeout ? 1 + VarintSize(timeout_ms) : 0);
+    if (static_cast<int64_t>(moved) >= region_bytes || 4 + message > ring.slot_bytes()) {
+      return not_implemented;
+    }
+    if (ring.ServerLeft()) return py::bool_(false);
+    Frame(ring.RequestSlot(), message, request, timeout_ms);
+    ring.PostRequest(4 + message);
+    const std::optional<std::string_view> frame =
+        ring.AwaitAnswer(spin, timeout ? std::optional<double>(*timeout + 5) : std::nullopt);
+    if (!frame) return py::none();  // the answer comes over the socket
+    return Outputs(*frame);
+  }
+
+  // The last call's outputs' bytes, 64 more per output (the room a region would keep).
+  int64_t output_bytes() const { return static_cast<int64_t>(output_bytes_); }
+
+ private:
+  struct Argument {
+    const py::detail::PyArray_Proxy* array;  // (borrowed from the call's args)
+    uint64_t nbytes, dims_bytes, tensor;
+  };
+
+  // Writes the frame (its length, then a LaneRequest of `message` bytes whose ExecuteRequest
+  // has `request` bytes) at `out`.
+  void Frame(char* out, uint64_t message, uint64_t request, uint64_t timeout_ms) const {
+    const auto length = static_cast<uint32_t>(message);
+    std::memcpy(out, &length, 4);  // little-endian (the lane's order; checked by the caller)
+    out += 4;
+    *out++ = static_cast<char>(kExecuteTag);
+    out = PutVarint(out, request);
+    *out++ = static_cast<char>(kFunctionIdTag);
+    out = PutVarint(out, function_id_.size());
+    out = std::copy(function_id_.begin(), function_id_.end(), out);
+    for (size_t i = 0; i < arrays_.size(); ++i) {
+      const Argument& a = arrays_[i];
+      *out++ = static_cast<char>(kArgsTag);
+      out = PutVarint(out, a.tensor);
+      *out++ = static_cast<char>(kDTypeTag);
+      out = PutVarint(out, static_cast<uint64_t>(std::get<1>(inputs_[i])));
+      if (a.array->nd > 0) {
+        *out++ = static_cast<char>(kShapeTag);
+        out = PutVarint(out, a.dims_bytes);
+        for (int d = 0; d < a.array->nd; ++d) {
+          out = PutVarint(out, static_cast<uint64_t>(a.array->dimensions[d]));
+        }
+      }
+      if (a.nbytes) {
+        *out++ = static_cast<char>(kDataTag);
+        out = PutVarint(out, a.nbytes);
+        std::memcpy(out, a.array->data, a.nbytes);
+        out += a.nbytes;
+      }
+    }
+    if (timeout_ms) {
+      *out++ = static_cast<char>(kTimeoutTag);
+      PutVarint(out, timeout_ms);
+    }
+  }
+
+  // The outputs of an answer as new arrays, or its bytes when it holds more than outputs.
+  py::object Outputs(std::string_view frame) {
+    const std::optional<std::vector<Output>> outputs = ReadOutputs(frame);
+    if (!outputs || outputs->size() != n_outputs_) return py::bytes(frame.data(), frame.size());
+    py::list results(outputs->size());
+    uint64_t bytes = 0;
+    for (size_t o = 0; o < outputs->size(); ++o) {
+      const Output& out = (*outputs)[o];
+      py::array array(NumpyDType(out.dtype), out.shape);
+      std::memcpy(array.mutable_data(), out.data.data(), out.data.size());
+      bytes += out.data.size() + 64;
+      results[o] = std::move(array);
+    }
+    output_bytes_ = bytes;
+    return single_ ? py::object(results[0]) : py::object(std::move(results));
+  }
+
+  const std::string function_id_;
+  const std::vector<InputKind> inputs_;
+  const size_t n_outputs_;
+  const bool single_;
+  uint64_t output_bytes_ = 0;
+  std::vector<Argument> arrays_;  // the call's arguments (kept to spare an allocation a call)
+};
+
+}  // namespace
+
+void DefinePlainLaneCall(py::module_& m) {
+  py::class_<PlainLaneCall>(m, "PlainLaneCall",
+                            "A function's calls of plain arrays over a lane ring, framed and "
+                            "read in C++: PlainLaneCall(function_id, inputs, n_outputs, single), "
+                            "inputs a list of (NumPy type number, kiln.v1.DType, static dims "
+                            "with -1 where any size fits).")
+      .def(py::init<const py::bytes&, std::vector<PlainLaneCall::InputKind>, size_t, bool>(),
+           py::arg("function_id"), py::arg("inputs"), py::arg("n_outputs"), py::arg("single"))
+      .def_property_readonly("output_bytes", &PlainLaneCall::output_bytes,
+                             "The last call's outputs' bytes, 64 more per output.")
+      .def("call", &PlainLaneCall::Call, py::arg("ring"), py::arg("args"), py::arg("spin"),
+           py::arg("timeout"), py::arg("region_bytes"),
+           "One call: its outputs; the answer's bytes when it holds more than outputs; "
+           "NotImplemented (nothing sent) for arguments it does not take; False (nothing "
+           "sent) when the server has closed the connection.");
+}
+
+}  // namespace kiln
