@@ -34,6 +34,9 @@ namespace {
 
 using K = ScalarOpKind;
 
+// A tensor without a buffer, to ask another whether it has one.
+const Tensor kNoBuffer;
+
 // Elements per block: the live registers of a block stay in L1/L2.
 constexpr int64_t kBlock = 512;
 
@@ -615,16 +618,21 @@ namespace {
 template <typename T>
 void RunSimple(K k, int64_t n, std::span<const Tensor> inputs, Tensor& out) {
   Small<const T*> args;
-  T* splat = nullptr;  // the broadcast one-element inputs, each filled to n (rare: n > 1)
+  // The one-element inputs of another dtype, or broadcast, each converted and filled to n.
+  T* splat = nullptr;
   for (size_t j = 0; j < inputs.size(); ++j) {
-    const T* data = inputs[j].data<T>();
-    if (inputs[j].size() != n) {
-      if (splat == nullptr) splat = BlockScratch<T>(n * static_cast<int64_t>(inputs.size()));
-      T* b = splat + n * static_cast<int64_t>(j);
-      Fill(b, data[0], n);
-      data = b;
+    const Tensor& in = inputs[j];
+    if (in.dtype() == out.dtype() && in.size() == n) {
+      args.push_back(in.data<T>());
+      continue;
     }
-    args.push_back(data);
+    if (splat == nullptr) splat = BlockScratch<T>(n * static_cast<int64_t>(inputs.size()));
+    T* b = splat + n * static_cast<int64_t>(j);
+    // (As AsType converts: float32 to float64 exactly, float64 to float32 rounded once.)
+    Fill(b, in.dtype() == DType::kFloat64 ? static_cast<T>(in.data<double>()[0])
+                                          : static_cast<T>(in.data<float>()[0]),
+         n);
+    args.push_back(b);
   }
   if constexpr (std::is_same_v<T, double>) {
     StepD(k, args, out.data<T>(), n);
@@ -644,12 +652,14 @@ bool RunSimpleElemwise(ScalarOpKind kind, DType dtype, const Shape& shape,
   const int64_t n = ShapeSize(shape);
   if (n > kMaxSimpleElements || n == 0) return false;
   for (const Tensor& in : inputs) {
-    if (in.dtype() != dtype || !in.is_contiguous() || (in.size() != 1 && in.shape() != shape)) {
+    const bool one = in.size() == 1 &&
+                     (in.dtype() == DType::kFloat64 || in.dtype() == DType::kFloat32);
+    if (!one && (in.dtype() != dtype || !in.is_contiguous() || in.shape() != shape)) {
       return false;
     }
   }
   if (!(out.dtype() == dtype && out.shape() == shape && out.is_contiguous() &&
-        !out.SharesBufferWith(Tensor()))) {
+        !out.SharesBufferWith(kNoBuffer))) {
     out = Tensor::Empty(dtype, shape);
   }
   if (dtype == DType::kFloat64) {

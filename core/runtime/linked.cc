@@ -14,6 +14,10 @@
 namespace kiln {
 namespace {
 
+// A tensor without a buffer, to ask another whether it has one (made once: a Tensor is not free
+// to make on every step).
+const Tensor kNoBuffer;
+
 // The first element of a float tensor that is NaN or infinite, or -1.
 int64_t FirstNonFinite(const Tensor& t) {
   if (!IsFloat(t.dtype()) && !IsComplex(t.dtype())) return -1;
@@ -154,7 +158,11 @@ std::vector<Tensor> LinkedProgram::NewSlots() const {
 
 void LinkedProgram::RecycleSlots(std::vector<Tensor> slots) const {
   constexpr size_t kSpareSets = 4;  // enough for the threads that call one function at once
-  for (int s : value_slots_) slots[s] = Tensor();
+  // (A slot without a buffer already holds no value: Run released it, or never wrote it; every
+  // value it writes has a buffer.)
+  for (int s : value_slots_) {
+    if (!slots[s].SharesBufferWith(kNoBuffer)) slots[s] = Tensor();
+  }
   absl::MutexLock lock(&spare_mu_);
   if (spare_slots_.size() < kSpareSets) spare_slots_.push_back(std::move(slots));
 }
@@ -206,7 +214,7 @@ absl::Status LinkedProgram::Run(std::vector<Tensor>& slots, CallContext& ctx) co
   auto release = [&](const Step& step) {
     for (int s : step.release) {
       // (No buffer: the value of a branch not chosen, never counted.)
-      bool view = slots[s].SharesBufferWith(Tensor());
+      bool view = slots[s].SharesBufferWith(kNoBuffer);
       for (int other : step.inputs) view |= other != s && slots[other].SharesBufferWith(slots[s]);
       for (int o : step.outputs) view |= slots[o].SharesBufferWith(slots[s]);
       if (!view) live_bytes -= slots[s].nbytes();
@@ -243,7 +251,8 @@ absl::Status LinkedProgram::Run(std::vector<Tensor>& slots, CallContext& ctx) co
       }
       if (shared) in[i] = in[i].AsType(in[i].dtype());
     }
-    out.assign(step.outputs.size(), Tensor());
+    out.clear();  // (its tensors were moved into their slots: nothing to copy)
+    out.resize(step.outputs.size());
     const auto start =
         timed_ ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
     RETURN_IF_ERROR(step.node->op().Perform(*step.node, in, out));

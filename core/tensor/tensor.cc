@@ -191,7 +191,8 @@ Tensor Tensor::Empty(DType dtype, Shape shape) {
   const int64_t size = zero ? 0 : overflow ? std::numeric_limits<int64_t>::max() : stride;
   // The last line of defence for a size no kernel checked: never a wrapped, small buffer.
   const int64_t element = DTypeSize(dtype);
-  if (size > kMaxTensorBytes / element) {
+  int64_t bytes = 0;  // (a multiplication, not kMaxTensorBytes / element: a division per tensor)
+  if (__builtin_mul_overflow(size, element, &bytes) || bytes > kMaxTensorBytes) {
     throw BufferLimitExceeded(size == std::numeric_limits<int64_t>::max()
                                   ? std::numeric_limits<size_t>::max()
                                   : static_cast<size_t>(size) * element,
@@ -199,7 +200,7 @@ Tensor Tensor::Empty(DType dtype, Shape shape) {
   }
   t.dtype_ = dtype;
   t.shape_ = std::move(shape);
-  t.buffer_bytes_ = size * element;
+  t.buffer_bytes_ = bytes;
   t.buffer_ = AllocateBuffer(static_cast<size_t>(t.buffer_bytes_));
   return t;
 }
