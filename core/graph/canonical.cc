@@ -10,6 +10,12 @@
 #include "core/tensor/status_macros.h"
 
 namespace kiln {
+namespace {
+
+// Bytes past which a constant appears in the form by its digest.
+constexpr size_t kConstantBytesInForm = 64;
+
+}  // namespace
 
 std::string Sha256Hex(std::string_view bytes) {
   unsigned char digest[EVP_MAX_MD_SIZE];
@@ -36,9 +42,15 @@ absl::StatusOr<CanonicalGraph> Canonicalize(const std::vector<Var>& inputs,
               "MissingInputError: ", v.ToString(), " is needed but is not among the inputs"));
         }
         const Tensor data = static_cast<const Constant&>(v).data().Contiguous();
+        const std::string_view bytes(static_cast<const char*>(data.raw_data()),
+                                     static_cast<size_t>(data.nbytes()));
+        // A large constant by its bytes' SHA-256 (a model's 2 MB matrix would be 4 MB of hex
+        // to hash, keep and compare on every compile), a small one by its bytes.
         return absl::StrCat("const:", v.type()->ToString(), ":", ShapeToString(data.shape()), ":",
-                            absl::BytesToHexString(absl::string_view(
-                                static_cast<const char*>(data.raw_data()), data.nbytes())));
+                            bytes.size() > kConstantBytesInForm
+                                ? absl::StrCat("sha256:", Sha256Hex(bytes))
+                                : absl::BytesToHexString(absl::string_view(bytes.data(),
+                                                                           bytes.size())));
       },
       [](const Apply& node, std::span<const std::string* const> inputs) {
         std::string def = absl::StrCat(node.op().Key(), "(");

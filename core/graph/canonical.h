@@ -1,7 +1,8 @@
 // The canonical form of a graph and its function id, the compiled-function cache's key: a
 // SHA-256 of a text that names every node by its structure, so it does not depend on variable
 // names, on the order nodes were built in or on duplicated subexpressions, and does depend on
-// ops, props, types, constant bytes (NaN and -0.0 included) and input and output positions.
+// ops, props, types, constant bytes (NaN and -0.0 included; a constant of more than 64 bytes
+// by their SHA-256) and input and output positions.
 #ifndef KILN_CORE_GRAPH_CANONICAL_H_
 #define KILN_CORE_GRAPH_CANONICAL_H_
 
