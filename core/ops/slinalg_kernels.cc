@@ -1,9 +1,12 @@
 // Cholesky, the linear solves and the Hermitian eigenvalues on LAPACK (see slinalg_kernels.h).
 #include "core/ops/slinalg_kernels.h"
 
+#include <cblas.h>
+
 #include <algorithm>
 #include <complex>
 #include <optional>
+#include <type_traits>
 #include <vector>
 
 #include "core/ops/slinalg_lapack.h"
@@ -122,11 +125,61 @@ int LuFactor(MatrixRef<const T> a, MatrixRef<T> lu, int32_t* pivots) {
   return info;
 }
 
+namespace {
+
+// SolveTriangular for a real a with one unit stride and a C-order x (the usual case): b copied
+// into x, solved there by BLAS's trsm reading a where it is (row-major CBLAS, a's transposed
+// view as a^T with the other triangle), without LAPACK's column-major copies of a, b and x (a
+// matrix b, such as Cholesky's gradient's, made two transposing copies and one back). False
+// (nothing done) for other layouts. A zero on a's diagonal is singular, as ?trtrs says.
+template <typename T>
+bool SolveTriangularInPlace(MatrixRef<const T> a, MatrixRef<const T> b, bool lower, int trans,
+                            bool unit_diagonal, MatrixRef<T> x, int* info) {
+  const int64_t n = a.rows, k = b.cols;
+  const bool row_major = a.col_stride == 1 && a.row_stride >= std::max<int64_t>(1, n);
+  const bool col_major = a.row_stride == 1 && a.col_stride >= std::max<int64_t>(1, n);
+  if (!(row_major || col_major) || x.col_stride != 1 || x.row_stride != std::max<int64_t>(1, k)) {
+    return false;
+  }
+  *info = 0;
+  for (int64_t i = 0; i < n && !unit_diagonal; ++i) {
+    if (a(i, i) == T(0)) {
+      *info = static_cast<int>(i + 1);
+      return true;
+    }
+  }
+  internal::CopyMatrix(b.data, b.row_stride, b.col_stride, x.data, x.row_stride, 1, n, k);
+  if (n == 0 || k == 0) return true;
+  // A column-major a is, read row-major, a^T: the other triangle, the other operation.
+  const bool upper = lower == col_major;
+  const bool transposed = (trans != 0) != col_major;
+  const CBLAS_UPLO uplo = upper ? CblasUpper : CblasLower;
+  const CBLAS_TRANSPOSE op = transposed ? CblasTrans : CblasNoTrans;
+  const CBLAS_DIAG diag = unit_diagonal ? CblasUnit : CblasNonUnit;
+  const auto lda = static_cast<blasint>(row_major ? a.row_stride : a.col_stride);
+  if constexpr (std::is_same_v<T, double>) {
+    cblas_dtrsm(CblasRowMajor, CblasLeft, uplo, op, diag, static_cast<blasint>(n),
+                static_cast<blasint>(k), 1.0, a.data, lda, x.data,
+                static_cast<blasint>(x.row_stride));
+  } else {
+    cblas_strsm(CblasRowMajor, CblasLeft, uplo, op, diag, static_cast<blasint>(n),
+                static_cast<blasint>(k), 1.0f, a.data, lda, x.data,
+                static_cast<blasint>(x.row_stride));
+  }
+  return true;
+}
+
+}  // namespace
+
 // With a C-order a, LAPACK gets m = a^T (the other triangle): a x = b is m^T x = b, a^T x = b is
 // m x = b, and a^H x = b is conj(m) x = b, solved as m conj(x) = conj(b).
 template <typename T>
 int SolveTriangular(MatrixRef<const T> a, MatrixRef<const T> b, bool lower, int trans,
                     bool unit_diagonal, MatrixRef<T> x) {
+  if constexpr (std::is_same_v<T, double> || std::is_same_v<T, float>) {
+    int info = 0;
+    if (SolveTriangularInPlace(a, b, lower, trans, unit_diagonal, x, &info)) return info;
+  }
   const bool t = internal::RowMajor(a);
   Work<T> w = LoadAs(a, t);
   Work<T> rhs = Load(b);

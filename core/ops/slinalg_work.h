@@ -46,12 +46,16 @@ bool RowMajor(MatrixRef<T> m) {
 }
 
 // Copies `rows` x `cols` elements from src (strides sr, sc) into dst (strides dr, dc), a whole
-// column at a time when both columns are contiguous, else by 32 x 32 tiles.
+// column (or row) at a time when both columns (or rows) are contiguous, else by 32 x 32 tiles.
 template <typename T>
 void CopyMatrix(const T* src, int64_t sr, int64_t sc, T* dst, int64_t dr, int64_t dc, int64_t rows,
                 int64_t cols) {
   if (sr == 1 && dr == 1) {
     for (int64_t j = 0; j < cols; ++j) std::copy_n(src + j * sc, rows, dst + j * dc);
+    return;
+  }
+  if (sc == 1 && dc == 1) {  // both rows contiguous: a row at a time
+    for (int64_t i = 0; i < rows; ++i) std::copy_n(src + i * sr, cols, dst + i * dr);
     return;
   }
   constexpr int64_t kTile = 32;
