@@ -34,8 +34,13 @@ def route_of(method, request):
     if function_id:
         return function_id
     if method == "Compile":
-        return hashlib.sha256(request.SerializeToString(deterministic=True)).hexdigest()[:32]
+        return route_of_bytes(request.SerializeToString(deterministic=True))
     return None
+
+
+def route_of_bytes(body):
+    """route_of a serialized CompileRequest."""
+    return hashlib.sha256(body).hexdigest()[:32]
 
 
 def _read(path):
@@ -67,6 +72,7 @@ class Client:
         else:
             self._channel = grpc.insecure_channel(address, options=options)
         self._stub = _pb.service_pb2_grpc.KilnStub(self._channel)
+        self._raw_stubs = {}  # per method, its call of serialized requests (call_serialized)
         self._session = None
         self._channel_of_shm = None  # kiln.shm.Channel, made on first use
         self._lock = threading.Lock()
@@ -85,13 +91,14 @@ class Client:
             if resp is not None:
                 return resp
         metadata = list(kwargs.pop("metadata", ()))
+        stub = kwargs.pop("_stub", None) or getattr(self._stub, method)
         route = route or route_of(method, request)
         if route:
             metadata.append(("kiln-route", route))
         metadata.append(("kiln-call-id", os.urandom(16).hex()))
         kwargs["metadata"] = metadata + self._auth
         try:
-            return getattr(self._stub, method)(request, **kwargs)
+            return stub(request, **kwargs)
         except grpc.RpcError as e:
             code = e.code().name if e.code() is not None else "UNKNOWN"
             if code == "UNAVAILABLE":
@@ -99,6 +106,18 @@ class Client:
                                 % (self.address, e.details())) from None
             details = dict(e.trailing_metadata() or ()).get("grpc-status-details-bin")
             raise KilnError.from_status(code, e.details(), details) from None
+
+    def call_serialized(self, method, body, route, **kwargs):
+        """call() of a request already serialized (`body`, bytes), so that a large request
+        (a model's CompileRequest takes milliseconds) is serialized once for its route and the
+        wire."""
+        stub = self._raw_stubs.get(method)
+        if stub is None:
+            response = getattr(_pb.service_pb2, method + "Response")
+            stub = self._raw_stubs[method] = self._channel.unary_unary(
+                "/kiln.v1.Kiln/" + method, request_serializer=None,
+                response_deserializer=response.FromString)
+        return self.call(method, body, route=route, _stub=stub, **kwargs)
 
     def _execute_on_lane(self, request, timeout):
         """Execute over the same-host lane (kiln.lane); None when this thread cannot use it."""

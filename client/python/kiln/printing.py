@@ -117,10 +117,11 @@ class Print(ops.Print):
         return "%s, global_fn=%r}" % (str(self.core_op())[:-1], self.global_fn)
 
 
-def printers(outputs):
-    """{(message, attrs): Print op} of the Print ops in the outputs' graph."""
+def printers(outputs, order=None):
+    """{(message, attrs): Print op} of the Print ops in the outputs' graph (`order`:
+    ancestors(outputs), when the caller has it)."""
     ops = {}
-    for v in ancestors(outputs):
+    for v in ancestors(outputs) if order is None else order:
         if v.owner is not None and isinstance(v.owner.op, Print):
             ops.setdefault((v.owner.op.message, v.owner.op.attrs), v.owner.op)
     return ops

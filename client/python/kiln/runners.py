@@ -8,7 +8,7 @@ import sys
 import numpy as np
 
 from kiln import _core, _pb, printing, wire
-from kiln.client import get_client, route_of
+from kiln.client import get_client, route_of_bytes
 from kiln.compile import functions
 from kiln.config import config
 from kiln.errors import KilnError
@@ -25,8 +25,9 @@ class _Runner:
         self.fn = fn
         self.client = client
         # Every call of this function goes to one replica behind a front (its session's, or
-        # its graph's), which compiled it: it runs even while the replicas share no cache.
-        self.route = route_of("Compile", fn._request)
+        # its graph's: route_of's hash of its CompileRequest, taken at its first compile from
+        # the bytes sent), which compiled it: it runs even while the replicas share no cache.
+        self.route = None
 
     @staticmethod
     def is_resident(value):
@@ -40,7 +41,10 @@ class _Runner:
     def _compile_response(self, return_stored):
         fn = self.fn
         fn._request.return_stored = return_stored
-        resp = self.client.call("Compile", fn._request, route=self.route)
+        body = fn._request.SerializeToString(deterministic=True)
+        if self.route is None:
+            self.route = route_of_bytes(body)
+        resp = self.client.call_serialized("Compile", body, route=self.route)
         fn.function_id, fn.source, fn.signature = resp.function_id, resp.source, resp.signature
         return resp
 
