@@ -15,8 +15,11 @@ namespace {
 // Outputs larger than this stay computed at run time (as Aesara keeps Alloc unfolded).
 constexpr int64_t kMaxFoldedElements = 1 << 16;
 // The memory one folded kernel may take (its outputs and scratch): a kernel that needs more is
-// left to run time, where the call's own budget and interrupt bound it.
-constexpr int64_t kMaxFoldingBytes = int64_t{16} << 20;
+// left to run time, where the call's own budget and interrupt bound it. Outputs of up to
+// kMaxFoldedElements take at most 1 MiB (complex128), and half as much again is left for
+// scratch: a kernel whose output would be too large to keep fails at its allocation, before
+// it computes anything (a model's 500x500 Tri was computed, then thrown away, at every pass).
+constexpr int64_t kMaxFoldingBytes = kMaxFoldedElements * 16 * 3 / 2;
 
 // The node's kernel on constant inputs under the folding budget; false when it fails or needs
 // more memory than folding allows.
