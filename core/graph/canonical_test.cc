@@ -2,6 +2,7 @@
 // ops, constants (by bytes), types, input and output positions and the salt.
 #include "core/graph/canonical.h"
 
+#include "absl/strings/match.h"
 #include "core/kiln.h"
 #include "gtest/gtest.h"
 
@@ -49,6 +50,27 @@ TEST(CanonicalTest, SensitiveToWhatTheFunctionComputes) {
   EXPECT_NE(Id({a, b}, {a, b}), Id({a, b}, {b, a}));                       // output positions
   EXPECT_EQ(Canonicalize({a}, {a + b}).status().message(),
             "MissingInputError: b is needed but is not among the inputs");
+}
+
+// A constant of more than 64 bytes is in the form by its bytes' SHA-256 (a model's 2 MB matrix is
+// not 4 MB of hex): one byte changed changes the id; a small constant stays in hex.
+TEST(CanonicalTest, LargeConstantsByTheirDigest) {
+  Var a = dvector("a");
+  std::vector<double> values(9, 1.5);  // 72 bytes
+  auto big = [&] { return constant(*Tensor::FromValues<double>(DType::kFloat64, {9}, values)); };
+  const absl::StatusOr<CanonicalGraph> g = Canonicalize({a}, {a + big()});
+  ASSERT_TRUE(g.ok()) << g.status();
+  const std::string bytes(reinterpret_cast<const char*>(values.data()), 72);
+  EXPECT_TRUE(absl::StrContains(g->form, "sha256:" + Sha256Hex(bytes))) << g->form;
+  EXPECT_EQ(Id({a}, {a + big()}), g->id);
+  values[8] = -1.5;
+  EXPECT_NE(Id({a}, {a + big()}), g->id);
+  values.resize(8);  // 64 bytes: by their hex
+  const absl::StatusOr<CanonicalGraph> small =
+      Canonicalize({a}, {a + constant(*Tensor::FromValues<double>(DType::kFloat64, {8}, values))});
+  ASSERT_TRUE(small.ok());
+  EXPECT_FALSE(absl::StrContains(small->form, "sha256:"));
+  EXPECT_TRUE(absl::StrContains(small->form, "000000000000f83f")) << small->form;  // 1.5
 }
 
 }  // namespace

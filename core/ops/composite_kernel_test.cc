@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 
 #include "absl/strings/str_cat.h"
 
@@ -197,6 +198,68 @@ TEST(CompositeKernelTest, AnOutputOverABroadcastInputIsNotFused) {
 // Both ways a program is made give it its plan; a program without one (built by hand) gets the
 // same values from a plan made for the call, and one outside the fast path (an integer program)
 // is refused either way.
+// RunSimpleElemwise (up to kMaxSimpleElements) against Elemwise's general kernels (one element
+// more): the same bits for each op it takes, on float64 and float32, with a broadcast one-element
+// float32 input (of the other dtype for float64: Aesara's float32 constants); ops it does not
+// take are left to the general kernels.
+TEST(CompositeKernelTest, SimpleElemwiseGivesTheGeneralKernelsBits) {
+  for (const DType dtype : {DType::kFloat64, DType::kFloat32}) {
+    Var x = tensor(dtype, {std::nullopt}, "x"), y = tensor(dtype, {std::nullopt}, "y");
+    // A one-element constant, float32 in both (for float64, one of the other dtype).
+    const Var one = constant(0.1f);
+    const std::vector<Var> outs = {x + one, x - y, x * one, true_div(x, y), neg(x), sqr(x),
+                                   sqrt(x), abs(y), maximum(x, y), minimum(x, one),
+                                   reciprocal(y), x + y + x};
+    FunctionOptions unoptimized;
+    unoptimized.mode = OptimizerMode::kNone;
+    auto f = function({x, y}, outs, unoptimized);
+    ASSERT_TRUE(f.ok()) << f.status();
+    for (const int64_t n : {kMaxSimpleElements, kMaxSimpleElements + 1}) {
+      SCOPED_TRACE(absl::StrCat(DTypeName(dtype), " n=", n));
+      std::vector<double> xs(n), ys(n);
+      for (int64_t i = 0; i < n; ++i) {
+        xs[i] = 0.37 * static_cast<double>(i % 97) + 0.01;
+        ys[i] = -1.3 + 0.031 * static_cast<double>(i % 89);
+      }
+      auto fast = (*f)({*Tensor::FromValues<double>(dtype, {n}, xs),
+                        *Tensor::FromValues<double>(dtype, {n}, ys)});
+      ASSERT_TRUE(fast.ok()) << fast.status();
+      if (n == kMaxSimpleElements) {
+        // The general kernels on the same values: the first n of a call one element longer.
+        xs.push_back(1.0);
+        ys.push_back(1.0);
+        auto general = (*f)({*Tensor::FromValues<double>(dtype, {n + 1}, xs),
+                             *Tensor::FromValues<double>(dtype, {n + 1}, ys)});
+        ASSERT_TRUE(general.ok()) << general.status();
+        for (size_t o = 0; o < outs.size(); ++o) {
+          const Tensor& a = (*fast)[o];
+          const Tensor b = (*general)[o].View({n}, {1});
+          ASSERT_EQ(a.dtype(), dtype);
+          ASSERT_EQ(b.dtype(), dtype);
+          ASSERT_EQ(std::memcmp(a.raw_data(), b.raw_data(), n * DTypeSize(dtype)), 0)
+              << "output " << o;
+        }
+      }
+    }
+  }
+  // Taken directly: a vector and a one-element float32 input, into a new output.
+  const Tensor ramp =
+      *Tensor::FromValues<double>(DType::kFloat64, {3}, std::vector<double>{1, 2, 3});
+  const Tensor quarter =
+      *Tensor::FromValues<double>(DType::kFloat32, {1}, std::vector<double>{0.25});
+  Tensor sum;
+  ASSERT_TRUE(RunSimpleElemwise(ScalarOpKind::kAdd, DType::kFloat64, {3}, {{ramp, quarter}}, sum));
+  EXPECT_EQ(sum.data<double>()[2], 3.25);
+  // Not its ops: a comparison, an integer op, an input of another shape.
+  const Tensor v = Tensor::Zeros(DType::kFloat64, {4}), w = Tensor::Zeros(DType::kFloat64, {2});
+  const Tensor i = Tensor::Zeros(DType::kInt64, {4});
+  Tensor out;
+  EXPECT_FALSE(RunSimpleElemwise(ScalarOpKind::kLt, DType::kBool, {4}, {{v, v}}, out));
+  EXPECT_FALSE(RunSimpleElemwise(ScalarOpKind::kAdd, DType::kInt64, {4}, {{i, i}}, out));
+  EXPECT_FALSE(RunSimpleElemwise(ScalarOpKind::kAdd, DType::kFloat64, {4}, {{v, w}}, out));
+  EXPECT_FALSE(RunSimpleElemwise(ScalarOpKind::kExp, DType::kFloat64, {4}, {{v}}, out));
+}
+
 TEST(CompositeKernelTest, ProgramsCarryTheirPlan) {
   Var x = dscalar("x"), y = dscalar("y");
   auto program = *ScalarProgram::FromGraph({x, y}, {exp(x) * y + 2.0, lt(x, y)});

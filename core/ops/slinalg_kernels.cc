@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <complex>
+#include <limits>
 #include <optional>
 #include <type_traits>
 #include <vector>
@@ -138,7 +139,10 @@ bool SolveTriangularInPlace(MatrixRef<const T> a, MatrixRef<const T> b, bool low
   const int64_t n = a.rows, k = b.cols;
   const bool row_major = a.col_stride == 1 && a.row_stride >= std::max<int64_t>(1, n);
   const bool col_major = a.row_stride == 1 && a.col_stride >= std::max<int64_t>(1, n);
-  if (!(row_major || col_major) || x.col_stride != 1 || x.row_stride != std::max<int64_t>(1, k)) {
+  const int64_t lda = row_major ? a.row_stride : a.col_stride;
+  constexpr int64_t kMostBlas = std::numeric_limits<blasint>::max();  // BLAS's int
+  if (!(row_major || col_major) || x.col_stride != 1 || x.row_stride != std::max<int64_t>(1, k) ||
+      n > kMostBlas || k > kMostBlas || lda > kMostBlas || x.row_stride > kMostBlas) {
     return false;
   }
   *info = 0;
@@ -156,15 +160,13 @@ bool SolveTriangularInPlace(MatrixRef<const T> a, MatrixRef<const T> b, bool low
   const CBLAS_UPLO uplo = upper ? CblasUpper : CblasLower;
   const CBLAS_TRANSPOSE op = transposed ? CblasTrans : CblasNoTrans;
   const CBLAS_DIAG diag = unit_diagonal ? CblasUnit : CblasNonUnit;
-  const auto lda = static_cast<blasint>(row_major ? a.row_stride : a.col_stride);
+  auto blas = [](int64_t v) { return static_cast<blasint>(v); };  // (each checked above)
   if constexpr (std::is_same_v<T, double>) {
-    cblas_dtrsm(CblasRowMajor, CblasLeft, uplo, op, diag, static_cast<blasint>(n),
-                static_cast<blasint>(k), 1.0, a.data, lda, x.data,
-                static_cast<blasint>(x.row_stride));
+    cblas_dtrsm(CblasRowMajor, CblasLeft, uplo, op, diag, blas(n), blas(k), 1.0, a.data,
+                blas(lda), x.data, blas(x.row_stride));
   } else {
-    cblas_strsm(CblasRowMajor, CblasLeft, uplo, op, diag, static_cast<blasint>(n),
-                static_cast<blasint>(k), 1.0f, a.data, lda, x.data,
-                static_cast<blasint>(x.row_stride));
+    cblas_strsm(CblasRowMajor, CblasLeft, uplo, op, diag, blas(n), blas(k), 1.0f, a.data,
+                blas(lda), x.data, blas(x.row_stride));
   }
   return true;
 }

@@ -12,14 +12,16 @@
 namespace kiln {
 namespace {
 
-// Outputs larger than this stay computed at run time (as Aesara keeps Alloc unfolded).
+// Outputs of more elements, or more bytes, stay computed at run time (as Aesara keeps Alloc
+// unfolded): 2^16 float64 at most (2^15 complex128).
 constexpr int64_t kMaxFoldedElements = 1 << 16;
+constexpr int64_t kMaxFoldedBytes = kMaxFoldedElements * 8;
 // The memory one folded kernel may take (its outputs and scratch): a kernel that needs more is
-// left to run time, where the call's own budget and interrupt bound it. Outputs of up to
-// kMaxFoldedElements take at most 1 MiB (complex128), and half as much again is left for
-// scratch: a kernel whose output would be too large to keep fails at its allocation, before
-// it computes anything (a model's 500x500 Tri was computed, then thrown away, at every pass).
-constexpr int64_t kMaxFoldingBytes = kMaxFoldedElements * 16 * 3 / 2;
+// left to run time, where the call's own budget and interrupt bound it. It is kept under the
+// allocator's large buffers (1 MiB and up, each charged as whole 2 MiB pages), so that a kernel
+// whose output is too large to keep fails at its allocation, before it computes anything (a
+// model's 500x500 Tri was computed, then thrown away, at every pass).
+constexpr int64_t kMaxFoldingBytes = kMaxFoldedBytes * 3;
 
 // The node's kernel on constant inputs under the folding budget; false when it fails or needs
 // more memory than folding allows.
@@ -48,7 +50,9 @@ Replacement Fold(const FunctionGraph&, Apply& node) {
   if (!PerformBounded(node, inputs, outputs)) return std::nullopt;  // fails at run time
   std::vector<VariablePtr> folded;
   for (int o = 0; o < node.num_outputs(); ++o) {
-    if (outputs[o].size() > kMaxFoldedElements) return std::nullopt;
+    if (outputs[o].size() > kMaxFoldedElements || outputs[o].nbytes() > kMaxFoldedBytes) {
+      return std::nullopt;
+    }
     folded.push_back(Constant::Make(node.output_ptr(o)->type(), outputs[o].Contiguous()));
   }
   return folded;

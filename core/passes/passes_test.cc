@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/kiln.h"
+#include "core/ops/diagonal.h"
 #include "gtest/gtest.h"
 #include "tests/testing/golden.h"
 #include "tests/testing/rewrite_check.h"
@@ -470,6 +471,27 @@ TEST(PassesTest, FusedGroupsOutputOnlyWhatIsReadOutside) {
   constexpr int64_t kN = 1 << 16;
   ASSERT_TRUE((*f)({Tensor::Zeros(DType::kFloat64, {kN})}).ok());
   EXPECT_LE(f->stats().peak_bytes, 3 * kN * 8);
+}
+
+// Constant folding keeps outputs of up to 2^16 elements and 512 KiB (2^16 float64, 2^15
+// complex128) under its budget per node; a larger output is left to run time (computed and
+// dropped just past the limit, stopped at its allocation far past it: a 500x500 float64 Tri).
+TEST(PassesTest, ConstantFoldingKeepsOutputsUpToItsLimit) {
+  struct Case {
+    DType dtype;
+    int64_t rows, cols;
+    bool folded;
+  };
+  for (const Case& c : {Case{DType::kFloat64, 256, 256, true},
+                        Case{DType::kFloat64, 257, 256, false},
+                        Case{DType::kComplex128, 128, 256, true},
+                        Case{DType::kComplex128, 129, 256, false},
+                        Case{DType::kFloat64, 500, 500, false}}) {
+    SCOPED_TRACE(absl::StrCat(DTypeName(c.dtype), " ", c.rows, "x", c.cols));
+    const Var t = tri(constant(c.rows), constant(c.cols), constant(int64_t{0}), c.dtype);
+    Optimized o = Optimize({}, {t});
+    EXPECT_EQ(o.fg->outputs()[0]->is_constant(), c.folded);
+  }
 }
 
 }  // namespace

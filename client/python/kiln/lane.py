@@ -157,8 +157,7 @@ class Lane:
                     local.skip = local.backoff
             return _read_frame(sock)
         except (OSError, EOFError) as e:
-            self._drop()
-            raise LaneError("the lane to %s broke during a call: %s" % (self._path, e)) from None
+            raise self._broken(e) from None
         finally:
             local.used = time.monotonic()
 
@@ -172,21 +171,14 @@ class Lane:
         local = self._local
         if sock is None or local.ring is None:
             return NotImplemented
-        spin = _AUTO_SPIN if config.lane_spin is None else config.lane_spin
         try:
-            out = plain.call(local.ring, args, spin, timeout, config.shm_min_bytes)
-        except OSError as e:
-            self._drop()
-            raise LaneError("the lane to %s broke during a call: %s" % (self._path, e)) from None
+            out = plain.call(local.ring, args, _ring_spin(), timeout, config.shm_min_bytes)
+            if out is None:  # the answer came over the socket
+                out = _read_frame(sock)
+        except (OSError, EOFError) as e:
+            raise self._broken(e) from None
         finally:
             local.used = time.monotonic()
-        if out is None:  # the answer came over the socket
-            try:
-                return _read_frame(sock)
-            except (OSError, EOFError) as e:
-                self._drop()
-                raise LaneError("the lane to %s broke during a call: %s"
-                                % (self._path, e)) from None
         if out is False:  # the server is gone (a restart): nothing ran
             self._drop()
             return None
@@ -212,12 +204,10 @@ class Lane:
             self._drop()
             return None
         try:
-            frame = ring.answer(_AUTO_SPIN if config.lane_spin is None else config.lane_spin,
-                                wait)
+            frame = ring.answer(_ring_spin(), wait)
             return _read_frame(sock) if frame is None else frame
         except (OSError, EOFError) as e:
-            self._drop()
-            raise LaneError("the lane to %s broke during a call: %s" % (self._path, e)) from None
+            raise self._broken(e) from None
         finally:
             local.used = time.monotonic()
 
@@ -308,6 +298,11 @@ class Lane:
             sock.close()
             raise
 
+    def _broken(self, error):
+        """The LaneError of a connection that broke during a call (`error`), dropped."""
+        self._drop()
+        return LaneError("the lane to %s broke during a call: %s" % (self._path, error))
+
     def _drop(self):
         # (Only this process's connection comes here: _socket forgets a parent's first.)
         if self._local.ring is not None:
@@ -336,6 +331,12 @@ def _spin():
         _auto[0] = _AUTO_SPIN if os.getloadavg()[0] < cores - 0.5 else 0.0
         _auto[1] = now
     return _auto[0]
+
+
+def _ring_spin():
+    """The seconds a call through the ring polls for its answer: kiln.config.lane_spin, or
+    _AUTO_SPIN (LaneRing backs off after spins that miss)."""
+    return _AUTO_SPIN if config.lane_spin is None else config.lane_spin
 
 
 def parse_response(frame):

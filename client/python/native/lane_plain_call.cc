@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "google/protobuf/io/coded_stream.h"
 #include "client/python/native/lane_ring.h"
 #include "client/python/native/numpy_dtypes.h"
 #include "core/tensor/dtype.h"
@@ -23,6 +25,8 @@ namespace kiln {
 namespace {
 
 namespace py = pybind11;
+using google::protobuf::io::CodedInputStream;
+using google::protobuf::io::CodedOutputStream;
 
 // The wire's tags (field number << 3 | wire type) of the messages written and read here.
 constexpr uint8_t kFunctionIdTag = 0x0A;  // ExecuteRequest.function_id
@@ -37,59 +41,12 @@ constexpr uint8_t kDataTag = 0x1A;        // Tensor.data
 constexpr int kMostDims = 32;             // NumPy's (1.x) most dimensions of an array
 constexpr int kNpyCContiguous = 0x0001;   // NumPy's NPY_ARRAY_C_CONTIGUOUS flag
 
-size_t VarintSize(uint64_t v) {
-  size_t n = 1;
-  for (; v >= 0x80; v >>= 7) ++n;
-  return n;
-}
-
+// A varint's bytes, and it written at `out` (the end of what it wrote).
+size_t VarintSize(uint64_t v) { return CodedOutputStream::VarintSize64(v); }
 char* PutVarint(char* out, uint64_t v) {
-  for (; v >= 0x80; v >>= 7) *out++ = static_cast<char>((v & 0x7F) | 0x80);
-  *out++ = static_cast<char>(v);
-  return out;
+  return reinterpret_cast<char*>(
+      CodedOutputStream::WriteVarint64ToArray(v, reinterpret_cast<uint8_t*>(out)));
 }
-
-// Reads frame bytes without going past their end: a short or malformed field makes `ok` false.
-class Reader {
- public:
-  explicit Reader(std::string_view bytes) : at_(bytes.data()), end_(at_ + bytes.size()) {}
-  bool done() const { return at_ == end_; }
-  bool ok() const { return ok_; }
-  const char* at() const { return at_; }
-  size_t left() const { return static_cast<size_t>(end_ - at_); }
-  // Whether the next byte is `tag` (taken if so).
-  bool Take(uint8_t tag) {
-    if (at_ == end_ || static_cast<uint8_t>(*at_) != tag) return false;
-    ++at_;
-    return true;
-  }
-  uint64_t Varint() {
-    uint64_t v = 0;
-    for (int shift = 0; shift < 64; shift += 7) {
-      if (at_ == end_) break;
-      const auto b = static_cast<uint8_t>(*at_++);
-      v |= static_cast<uint64_t>(b & 0x7F) << shift;
-      if (b < 0x80) return v;
-    }
-    ok_ = false;
-    return 0;
-  }
-  // The next `n` bytes as a reader of their own (skipped here).
-  Reader Sub(uint64_t n) {
-    if (n > left()) {
-      ok_ = false;
-      n = left();
-    }
-    Reader sub(std::string_view(at_, n));
-    at_ += n;
-    return sub;
-  }
-
- private:
-  const char* at_;
-  const char* end_;
-  bool ok_ = true;
-};
 
 // One output read from an answer: its dtype, shape and bytes (in the slot).
 struct Output {
@@ -102,48 +59,56 @@ struct Output {
 // ExecuteResponse of outputs alone, each Tensor's fields in protobuf's order, a known dtype and
 // as many bytes as its shape needs; nullopt for any other answer.
 std::optional<std::vector<Output>> ReadOutputs(std::string_view frame) {
-  if (frame.size() < 5) return std::nullopt;
-  Reader lane(frame.substr(4));
-  if (!lane.Take(kAnswerTag)) return std::nullopt;
-  Reader response = lane.Sub(lane.Varint());
-  if (!lane.ok() || !lane.done()) return std::nullopt;
+  if (frame.size() < 5 || frame.size() > std::numeric_limits<int>::max()) return std::nullopt;
+  const int size = static_cast<int>(frame.size()) - 4;
+  CodedInputStream in(reinterpret_cast<const uint8_t*>(frame.data()) + 4, size);
+  // A length read from the frame, if it fits in what is left of it.
+  auto length = [&](uint32_t* n) {
+    return in.ReadVarint32(n) && static_cast<int64_t>(*n) <= size - in.CurrentPosition();
+  };
+  uint32_t n = 0;
+  if (!in.ExpectTag(kAnswerTag) || !length(&n) ||
+      static_cast<int64_t>(n) != size - in.CurrentPosition()) {
+    return std::nullopt;
+  }
   std::vector<Output> outputs;
-  while (!response.done()) {
-    if (!response.Take(kOutputsTag)) return std::nullopt;
-    Reader tensor = response.Sub(response.Varint());
-    if (!response.ok()) return std::nullopt;
-    uint64_t proto_dtype = 0;
-    if (tensor.Take(kDTypeTag)) proto_dtype = tensor.Varint();
+  while (!in.ExpectAtEnd()) {
+    if (!in.ExpectTag(kOutputsTag) || !length(&n)) return std::nullopt;
+    const CodedInputStream::Limit tensor = in.PushLimit(static_cast<int>(n));
+    uint64_t proto_dtype = 0, elements = 1;
+    if (in.ExpectTag(kDTypeTag) && !in.ReadVarint64(&proto_dtype)) return std::nullopt;
     Output out;
-    uint64_t elements = 1;
-    if (tensor.Take(kShapeTag)) {
-      Reader dims = tensor.Sub(tensor.Varint());
-      while (!dims.done() && dims.ok()) {
-        const uint64_t d = dims.Varint();
-        if (d > frame.size() || out.shape.size() == kMostDims) return std::nullopt;
+    if (in.ExpectTag(kShapeTag)) {
+      if (!length(&n)) return std::nullopt;
+      const CodedInputStream::Limit dims = in.PushLimit(static_cast<int>(n));
+      while (in.BytesUntilLimit() > 0) {
+        uint64_t d = 0;
+        if (!in.ReadVarint64(&d) || d > frame.size() || out.shape.size() == kMostDims) {
+          return std::nullopt;
+        }
         out.shape.push_back(static_cast<py::ssize_t>(d));
         // (Saturated past the frame's size: too many for its bytes, unless a later dim is 0,
         // which the slow path reads.)
         elements = elements > frame.size() ? elements : elements * d;
       }
-      if (!dims.ok()) return std::nullopt;
+      in.PopLimit(dims);
     }
-    uint64_t size = 0;
-    if (tensor.Take(kDataTag)) size = tensor.Varint();
-    if (!tensor.ok() || size != tensor.left()) return std::nullopt;
-    out.data = std::string_view(tensor.at(), size);
-    tensor.Sub(size);
+    uint32_t bytes = 0;
+    if (in.ExpectTag(kDataTag) && !length(&bytes)) return std::nullopt;
+    if (static_cast<int>(bytes) != in.BytesUntilLimit()) return std::nullopt;
+    out.data = frame.substr(4 + in.CurrentPosition(), bytes);
+    if (!in.Skip(static_cast<int>(bytes))) return std::nullopt;
+    in.PopLimit(tensor);
     const absl::StatusOr<DType> dtype =
         proto_dtype == 0 || proto_dtype > 64 ? absl::StatusOr<DType>(absl::UnknownError(""))
                                              : FromProto(static_cast<v1::DType>(proto_dtype));
     if (!dtype.ok() || elements > frame.size() ||
-        elements * static_cast<uint64_t>(DTypeSize(*dtype)) != size) {
+        elements * static_cast<uint64_t>(DTypeSize(*dtype)) != bytes) {
       return std::nullopt;
     }
     out.dtype = *dtype;
     outputs.push_back(std::move(out));
   }
-  if (!response.ok()) return std::nullopt;
   return outputs;
 }
 
