@@ -646,7 +646,8 @@ void RunSimple(K k, int64_t n, std::span<const Tensor> inputs, Tensor& out) {
 bool RunSimpleElemwise(ScalarOpKind kind, DType dtype, const Shape& shape,
                        std::span<const Tensor> inputs, Tensor& out) {
   if ((dtype != DType::kFloat64 && dtype != DType::kFloat32) || !SimpleOp(kind) ||
-      Comparison(kind) || kind == K::kSwitch || inputs.empty()) {
+      Comparison(kind) || kind == K::kSwitch || inputs.empty() ||
+      inputs.size() > kMaxSimpleInputs) {
     return false;
   }
   const int64_t n = ShapeSize(shape);

@@ -27,14 +27,18 @@ bool RunFusedBlocks(const ScalarProgram& program, const Shape& shape,
 // Elements past which RunSimpleElemwise leaves an op to Elemwise's kernels (which split it
 // across cores).
 inline constexpr int64_t kMaxSimpleElements = 4096;
+// Inputs past which it does too (a sum of many terms): its scratch, the one-element inputs each
+// filled to the output's size, stays within 256 KiB.
+inline constexpr size_t kMaxSimpleInputs = 8;
 
 // One arithmetic op (add, sub, mul, true_div, neg, sqr, sqrt, abs, maximum, minimum,
 // reciprocal, identity, second: the ones whose results are exact IEEE operations) giving
 // `dtype` (float32 or float64), over inputs each contiguous of `shape` and `dtype`, or a single
 // float32 or float64 element (converted as AsType does: Aesara makes 0.5 a float32 constant),
-// up to kMaxSimpleElements: computed by the block executor's loops straight into `out` (reused
-// when it already has the shape and dtype: an in-place output), without the general kernel's
-// dispatch. Returns false (doing nothing) for any other op or input. Small nodes' fast path.
+// up to kMaxSimpleElements and kMaxSimpleInputs: computed by the block executor's loops
+// straight into `out` (reused when it already has the shape and dtype: an in-place output),
+// without the general kernel's dispatch. Returns false (doing nothing) for any other op or
+// input. Small nodes' fast path.
 bool RunSimpleElemwise(ScalarOpKind kind, DType dtype, const Shape& shape,
                        std::span<const Tensor> inputs, Tensor& out);
 

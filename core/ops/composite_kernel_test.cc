@@ -258,6 +258,9 @@ TEST(CompositeKernelTest, SimpleElemwiseGivesTheGeneralKernelsBits) {
   EXPECT_FALSE(RunSimpleElemwise(ScalarOpKind::kAdd, DType::kInt64, {4}, {{i, i}}, out));
   EXPECT_FALSE(RunSimpleElemwise(ScalarOpKind::kAdd, DType::kFloat64, {4}, {{v, w}}, out));
   EXPECT_FALSE(RunSimpleElemwise(ScalarOpKind::kExp, DType::kFloat64, {4}, {{v}}, out));
+  // Nor a sum of more than kMaxSimpleInputs terms (each single one would be filled to n).
+  const std::vector<Tensor> terms(kMaxSimpleInputs + 1, quarter);
+  EXPECT_FALSE(RunSimpleElemwise(ScalarOpKind::kAdd, DType::kFloat64, {3}, terms, out));
 }
 
 TEST(CompositeKernelTest, ProgramsCarryTheirPlan) {
