@@ -150,9 +150,10 @@ bool ScopedTo(const std::string& canonical_form, const std::string& tenant) {
 }
 
 std::string RequestKey(const v1::CompileRequest& request, const TenantScope& scope) {
-  std::string bytes = request.SerializeAsString();
-  if (scope.has_value()) bytes.insert(0, absl::StrCat("tenant ", *scope, "\n"));
-  return bytes;
+  std::string bytes;
+  if (scope.has_value()) bytes = absl::StrCat("tenant ", *scope, "\n");
+  request.AppendToString(&bytes);
+  return Sha256Hex(bytes);
 }
 
 }  // namespace kiln::server

@@ -51,7 +51,8 @@ absl::StatusOr<CompileJob> PrepareCompile(const v1::CompileRequest& request,
 // True when a canonical form is one of `tenant`'s scoped functions.
 bool ScopedTo(const std::string& canonical_form, const std::string& tenant);
 
-// The key of the request memo (byte-identical requests): the request's bytes, in the scope.
+// The key of the request memo (byte-identical requests): the SHA-256 of the request's bytes, in
+// the scope (hex).
 std::string RequestKey(const v1::CompileRequest& request, const TenantScope& scope);
 
 }  // namespace kiln::server

@@ -201,31 +201,24 @@ void FunctionCache::AnswerWaiters(const Result& result,
   }
 }
 
-// The request memo is bounded by bytes; when full it starts again (hits then take the
-// canonical path once more).
-constexpr size_t kMaxRequestBytes = size_t{64} << 20;
+// The request memo holds at most this many keys (a few hundred bytes each); when full it starts
+// again (hits then take the canonical path once more).
+constexpr size_t kMaxRequests = size_t{1} << 16;
 
 std::shared_ptr<const CompiledFunction> FunctionCache::FindByRequest(
-    const std::string& request_bytes) {
-  const std::string key = Sha256Hex(request_bytes);
+    const std::string& request_key) {
   absl::MutexLock lock(&mutex_);
-  auto it = requests_.find(key);
-  if (it == requests_.end() || it->second.first != request_bytes) return nullptr;
-  std::shared_ptr<const CompiledFunction> f = memory_->Find(it->second.second);
+  auto it = requests_.find(request_key);
+  if (it == requests_.end()) return nullptr;
+  std::shared_ptr<const CompiledFunction> f = memory_->Find(it->second);
   if (f != nullptr) ++hits_[0];
   return f;
 }
 
-void FunctionCache::RememberRequest(const std::string& request_bytes, const std::string& id) {
-  std::string key = Sha256Hex(request_bytes);
+void FunctionCache::RememberRequest(const std::string& request_key, const std::string& id) {
   absl::MutexLock lock(&mutex_);
-  if (request_bytes_ + request_bytes.size() > kMaxRequestBytes) {
-    requests_.clear();
-    request_bytes_ = 0;
-  }
-  if (requests_.emplace(std::move(key), std::make_pair(request_bytes, id)).second) {
-    request_bytes_ += request_bytes.size();
-  }
+  if (requests_.size() >= kMaxRequests) requests_.clear();
+  requests_.emplace(request_key, id);
 }
 
 absl::StatusOr<std::shared_ptr<const CompiledFunction>> FunctionCache::Find(const std::string& id) {

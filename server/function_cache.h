@@ -55,11 +55,12 @@ class FunctionCache {
   void GetOrCompile(const CompileJob& job, Done done);
 
   // The function in memory that a byte-identical compile request produced before (a client
-  // sending the same graph again pays a hash of its bytes, not a canonicalization); null
-  // otherwise. Counts as a memory hit.
-  std::shared_ptr<const CompiledFunction> FindByRequest(const std::string& request_bytes);
-  // Remembers that these request bytes compile to `id`.
-  void RememberRequest(const std::string& request_bytes, const std::string& id);
+  // sending the same graph again pays a hash of its bytes, not a canonicalization), by the
+  // request's key (RequestKey: the SHA-256 of its bytes, as function ids are of canonical
+  // forms); null otherwise. Counts as a memory hit.
+  std::shared_ptr<const CompiledFunction> FindByRequest(const std::string& request_key);
+  // Remembers that the request of this key compiles to `id`.
+  void RememberRequest(const std::string& request_key, const std::string& id);
 
   // The function of `id` if memory holds it, else null; no I/O, no statistics.
   std::shared_ptr<const CompiledFunction> Peek(const std::string& id) const;
@@ -101,10 +102,8 @@ class FunctionCache {
   // Per id being compiled: the jobs waiting for it and what to call when it ends.
   std::unordered_map<std::string, std::vector<std::pair<const CompileJob*, Done>>> inflight_
       ABSL_GUARDED_BY(mutex_);
-  // SHA-256 of request bytes -> (the bytes, compared on a hit; the function id).
-  std::unordered_map<std::string, std::pair<std::string, std::string>> requests_
-      ABSL_GUARDED_BY(mutex_);
-  size_t request_bytes_ ABSL_GUARDED_BY(mutex_) = 0;
+  // Request key (RequestKey) -> the function id.
+  std::unordered_map<std::string, std::string> requests_ ABSL_GUARDED_BY(mutex_);
   std::vector<uint64_t> hits_ ABSL_GUARDED_BY(mutex_);          // by tier
   std::vector<uint64_t> store_errors_ ABSL_GUARDED_BY(mutex_);  // by tier
   CacheStats stats_ ABSL_GUARDED_BY(mutex_);  // compiles, misses, lease waits, waiting

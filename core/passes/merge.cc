@@ -1,6 +1,8 @@
 // merge: identical subgraphs and equal constants computed once.
+#include <algorithm>
 #include <cstring>
 #include <string>
+#include <string_view>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/hash/hash.h"
@@ -11,12 +13,30 @@
 namespace kiln {
 namespace {
 
-// A key equal for equal constants: the type and the value bits.
-std::string ConstantKey(const Constant& c) {
-  const Tensor t = c.data().Contiguous();
-  return absl::StrCat(c.type()->ToString(), "|", ShapeToString(t.shape()), "|",
-                      std::string(static_cast<const char*>(t.raw_data()), t.nbytes()));
-}
+// Bytes of a constant's value that its hash reads at each end: a large constant is hashed by
+// its ends alone (equal values still hash alike; values that differ only inside are told apart
+// by SameConstant), so that each pass does not read, or copy, megabytes per constant.
+constexpr int64_t kHashedEndBytes = 256;
+
+// Hashes a constant by its type, shape and the bytes at the ends of its value.
+struct ConstantHash {
+  size_t operator()(const Constant* c) const {
+    const Tensor t = c->data().Contiguous();
+    const std::string_view bytes(static_cast<const char*>(t.raw_data()),
+                                 static_cast<size_t>(t.nbytes()));
+    const size_t end = static_cast<size_t>(std::min<int64_t>(t.nbytes(), kHashedEndBytes));
+    return absl::HashOf(c->type()->ToString(), t.shape(), bytes.size(), bytes.substr(0, end),
+                        bytes.substr(bytes.size() - end));
+  }
+};
+
+// Equal constants: the same type, and the same value bit for bit.
+struct SameConstant {
+  bool operator()(const Constant* a, const Constant* b) const {
+    return a == b ||
+           (a->type()->ToString() == b->type()->ToString() && a->data().BitwiseEquals(b->data()));
+  }
+};
 
 }  // namespace
 
@@ -25,12 +45,12 @@ absl::StatusOr<bool> MergePass(FunctionGraph& fg, RewriteContext& ctx) {
   std::vector<Apply*> order = fg.Toposort();
   bool changed = false;
   // Constants first: every use of an equal constant goes to the first one seen.
-  absl::flat_hash_map<std::string, VariablePtr> constants;
+  absl::flat_hash_map<const Constant*, VariablePtr, ConstantHash, SameConstant> constants;
   for (Apply* node : order) {
     for (int i = 0; i < node->num_inputs(); ++i) {
       const VariablePtr& in = node->inputs()[i];
       if (!in->is_constant()) continue;
-      auto [it, inserted] = constants.emplace(ConstantKey(static_cast<const Constant&>(*in)), in);
+      auto [it, inserted] = constants.emplace(static_cast<const Constant*>(in.get()), in);
       if (!inserted && it->second != in) {
         RETURN_IF_ERROR(fg.Replace(in.get(), it->second, "merge"));
         changed = true;

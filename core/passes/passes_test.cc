@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdio>
 #include <random>
+#include <set>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -492,6 +493,32 @@ TEST(PassesTest, ConstantFoldingKeepsOutputsUpToItsLimit) {
     Optimized o = Optimize({}, {t});
     EXPECT_EQ(o.fg->outputs()[0]->is_constant(), c.folded);
   }
+}
+
+// Merge hashes a large constant by its ends alone: equal values still merge, and values that
+// differ only in the middle stay apart.
+TEST(PassesTest, MergeTellsLargeConstantsApartByEveryByte) {
+  constexpr int64_t n = 100000;
+  std::vector<double> values(n);
+  for (int64_t i = 0; i < n; ++i) values[i] = static_cast<double>(i);
+  const Tensor a = *Tensor::FromValues<double>(DType::kFloat64, {n}, values);
+  values[n / 2] += 1.0;
+  const Tensor b = *Tensor::FromValues<double>(DType::kFloat64, {n}, values);
+  const Var x = tensor(DType::kFloat64, {n}, "x");
+  const Var ca = constant(a), same = constant(a.AsType(DType::kFloat64)), cb = constant(b);
+  RewriteOptions options;
+  options.mode = OptimizerMode::kNone;
+  options.include = {"merge"};
+  Optimized o = Optimize({x}, {x + ca, x * same, x - cb}, options);
+  ASSERT_NE(o.fg, nullptr);
+  EXPECT_EQ(o.report.rules["merge"].count, 1);
+  std::set<const Variable*> constants;
+  for (Apply* node : o.fg->Toposort()) {
+    for (const VariablePtr& in : node->inputs()) {
+      if (in->is_constant()) constants.insert(in.get());
+    }
+  }
+  EXPECT_EQ(constants.size(), 2u);
 }
 
 }  // namespace

@@ -421,6 +421,102 @@ def test_plain_calls_through_the_ring_are_framed_and_read_in_cpp(server, monkeyp
     assert_bitwise(f(v, mat), want)
 
 
+def test_plain_calls_are_taken_whole_in_cpp_once_one_went_through_the_ring(server, monkeypatch):
+    """After one plain call through a thread's ring, that thread's next calls are taken whole in
+    C++ (kiln._core.LaneFastCall: Lane.plain_call is not called) with the general path's bits.
+    Whatever the Python path would look at sends the call back to it: another thread, a changed
+    function id (FUNCTION_NOT_FOUND: compiled again), a dropped connection; the server's
+    errors and kiln.config.timeout still reach the caller."""
+    x, m = at.dvector("x"), at.dmatrix("m")
+    f = kiln.function([x, m], [at.dot(m, x), (x ** 2).sum()])
+    g = kiln.function([x, m], [at.dot(m, x), (x ** 2).sum()])
+    g._runner.fast = None
+    rng = np.random.default_rng(4)
+    v, mat = rng.standard_normal(4), rng.standard_normal((3, 4))
+    want = g(v, mat)
+    lane = f._runner.client._lane
+    in_python = []
+    real_plain_call = Lane.plain_call
+    monkeypatch.setattr(Lane, "plain_call",
+                        lambda *a, **k: in_python.append(1) or real_plain_call(*a, **k))
+    assert type(f._runner.fast).__name__ == "LaneFastCall"
+    for _ in range(5):
+        assert_bitwise(f(v, mat), want)
+    assert len(in_python) == 1  # the first call armed it
+    # Another thread takes the Python path, then its own ring.
+    out, errors = [], []
+
+    def work():
+        try:
+            for _ in range(5):
+                out.append(f(v, mat))
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+    t = threading.Thread(target=work)
+    t.start()
+    t.join()
+    assert not errors and len(out) == 5 and len(in_python) == 2
+    for o in out:
+        assert_bitwise(o, want)
+    # The function's id changed: the Python path, which recompiles on FUNCTION_NOT_FOUND.
+    real_id = f.function_id
+    f.function_id = "0" * 64
+    assert_bitwise(f(v, mat), want)
+    assert f.function_id == real_id and len(in_python) == 3
+    # A dropped connection: the Python path connects again.
+    lane._drop()
+    assert_bitwise(f(v, mat), want)
+    assert len(in_python) == 4 and lane._local.ring is not None
+    assert_bitwise(f(v, mat), want)
+    assert len(in_python) == 4
+    with pytest.raises(KilnError) as e:  # the server's error, from the answer's bytes
+        f(v, np.zeros((2, 5)))
+    assert e.value.code == "INVALID_ARGUMENT"
+    assert_bitwise(f(v, mat), want)  # (armed again by the Python path)
+    n = len(in_python)
+    y = at.outer(x, x)
+    for _ in range(6):
+        y = at.tanh(at.dot(y, y) * 1e-3)
+    slow = kiln.function([x], y.sum())
+    a = np.full(600, 0.5)
+    slow(a)
+    kiln.config.timeout = 1e-3
+    try:
+        with pytest.raises(KilnError) as e:
+            slow(a)
+        assert e.value.code == "DEADLINE_EXCEEDED", e.value
+    finally:
+        kiln.config.timeout = None
+    assert len(in_python) == n + 1  # slow's first call alone
+
+
+def test_a_server_killed_mid_call_taken_whole_in_cpp_is_unavailable(server, monkeypatch):
+    """A call taken whole in C++ when the server is SIGKILLed under it ends with UNAVAILABLE
+    saying the lane broke, as on the Python path; nothing waits forever."""
+    with running_server() as address:
+        kiln.config.server = address
+        try:
+            x = at.dvector("x")
+            y = at.outer(x, x)
+            for _ in range(40):  # about a second of products at 1024x1024
+                y = at.tanh(at.dot(y, y) * 1e-3)
+            f = kiln.function([x], y.sum())
+            a = np.full(1024, 0.5)
+            f(a)  # through the Python path, which arms the C++ one
+            in_python = []
+            monkeypatch.setattr(Lane, "plain_call", lambda *a, **k: in_python.append(1))
+            lane = get_client(address)._lane
+            killer = threading.Timer(0.3, os.kill, (lane._pid, signal.SIGKILL))
+            killer.start()
+            with pytest.raises(KilnError) as e:
+                f(a)
+            killer.join()
+            assert e.value.code == "UNAVAILABLE" and "broke during a call" in e.value.message
+            assert in_python == []
+        finally:
+            kiln.config.server = server
+
+
 def test_fast_path_leaves_regions_shared_variables_and_lost_functions_to_the_general_path(
         server):
     """A call that moves kiln.config.shm_min_bytes goes through the region; a function with a

@@ -173,16 +173,31 @@ class Lane:
             return NotImplemented
         try:
             out = plain.call(local.ring, args, _ring_spin(), timeout, config.shm_min_bytes)
-            if out is None:  # the answer came over the socket
-                out = _read_frame(sock)
         except (OSError, EOFError) as e:
             raise self._broken(e) from None
         finally:
             local.used = time.monotonic()
-        if out is False:  # the server is gone (a restart): nothing ran
+        return self.plain_answer(out)
+
+    def plain_answer(self, out):
+        """What plain_call returns for what plain.call gave, `out`, after the call was sent:
+        the answer's frame read from the socket when `out` is None; None, with the connection
+        dropped, when `out` is False (the server is gone: nothing ran); else `out`."""
+        if out is None:  # the answer comes over the socket
+            try:
+                out = _read_frame(self._local.sock)
+            except (OSError, EOFError) as e:
+                raise self._broken(e) from None
+            finally:
+                self._local.used = time.monotonic()
+        elif out is False:
             self._drop()
             return None
         return out
+
+    def thread_ring(self):
+        """This thread's LaneRing (None without one)."""
+        return getattr(self._local, "ring", None)
 
     def _ring_exchange(self, sock, local, parts, frame_bytes, wait):
         """exchange() through this connection's shared-memory ring: the frame goes in its slot

@@ -8,6 +8,7 @@ import sys
 import numpy as np
 
 from kiln import _core, _pb, printing, wire
+from kiln import lane as lane_module
 from kiln.client import get_client, route_of_bytes
 from kiln.compile import functions
 from kiln.config import config
@@ -254,9 +255,26 @@ def _lane_call(runner):
                 frame = send(args)
             elif frame is not None and type(frame) is not bytes:
                 runner.output_bytes = plain[1].output_bytes
+                # The next calls from this thread go through its ring in C++ alone.
+                whole.arm(plain[1], lane.thread_ring(), plain[0])
                 return frame  # the outputs, read in C++
         except LaneError as e:
             raise KilnError("UNAVAILABLE", str(e)) from None
+        return finish_frame(frame)
+
+    def finish(out):
+        """The end of a call `whole` sent whose answer is not plain outputs (see plain_answer)."""
+        try:
+            frame = runner.client._lane.plain_answer(out)
+        except LaneError as e:
+            raise KilnError("UNAVAILABLE", str(e)) from None
+        return finish_frame(frame)
+
+    def broken(error):
+        """Raises for a connection that broke during a call `whole` sent (OSError `error`)."""
+        raise KilnError("UNAVAILABLE", str(runner.client._lane._broken(error))) from None
+
+    def finish_frame(frame):
         if frame is None or frame is NotImplemented:
             return NotImplemented
         return answer(frame)
@@ -306,7 +324,11 @@ def _lane_call(runner):
             runner.output_bytes = outputs.nbytes
         return out[0] if single else out
 
-    return call
+    # A call takes `call`'s Python path until one goes through the ring; then `whole` takes
+    # that thread's calls in C++ alone, and hands any other to `call`.
+    whole = _core.LaneFastCall(call, finish, broken, fn, runner, config, lane_module._IDLE_LOOK,
+                               lane_module._AUTO_SPIN)
+    return whole
 
 
 def _args_to_messages(req, args):

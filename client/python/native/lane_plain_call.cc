@@ -1,8 +1,11 @@
 #include "client/python/native/lane_plain_call.h"
 
+#include <pthread.h>
 #include <pybind11/numpy.h>
 #include <pybind11/stl.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -252,6 +255,85 @@ class PlainLaneCall {
   std::vector<Argument> arrays_;  // the call's arguments (kept to spare an allocation a call)
 };
 
+// Bumped in a forked child (pthread_atfork): a ring armed before the fork is its parent's.
+std::atomic<uint64_t> forks{0};
+
+// The whole of a function's plain lane calls in C++ once a call through this thread's ring has
+// worked (kiln.runners arms it then): each call checks what kiln.runners' Python path would (the
+// same thread and process as the armed ring, the ring open and used within the idle look, the
+// function's id unchanged, kiln.config read afresh) and sends; a call that fails a check goes
+// to `fallback` (that Python path), an answer that is not plain outputs to `finish`, a broken
+// connection to `broken` (both Python).
+class LaneFastCall {
+ public:
+  LaneFastCall(py::object fallback, py::object finish, py::object broken, py::object fn,
+               py::object runner, py::object config, double idle_look, double auto_spin)
+      : fallback_(std::move(fallback)), finish_(std::move(finish)), broken_(std::move(broken)),
+        fn_(std::move(fn)), runner_(std::move(runner)), config_(std::move(config)),
+        idle_look_(std::chrono::duration_cast<Clock::duration>(
+            std::chrono::duration<double>(idle_look))),
+        auto_spin_(auto_spin) {}
+
+  // Takes the next calls from this thread through `ring` with `plain`, while `function_id`
+  // (a str, compared by identity) is the function's.
+  void Arm(py::object plain, py::object ring, py::object function_id) {
+    plain_ = std::move(plain);
+    ring_ = std::move(ring);
+    function_id_ = std::move(function_id);
+    thread_ = PyThread_get_thread_ident();
+    forks_ = forks.load(std::memory_order_relaxed);
+    used_ = Clock::now();
+  }
+
+  py::object Call(const py::tuple& args) {
+    const Clock::time_point now = Clock::now();
+    if (!plain_ || thread_ != PyThread_get_thread_ident() ||
+        forks_ != forks.load(std::memory_order_relaxed) || now - used_ > idle_look_ ||
+        fn_.attr("function_id").ptr() != function_id_.ptr()) {
+      return fallback_(args);
+    }
+    // (Held here: another thread may arm this object again while this call waits.)
+    const py::object plain = plain_, ring_object = ring_;
+    ClientRing& ring = ring_object.cast<ClientRing&>();
+    if (ring.closed()) return fallback_(args);
+    const py::object spin = config_.attr("lane_spin"), timeout = config_.attr("timeout");
+    PlainLaneCall& call = plain.cast<PlainLaneCall&>();
+    py::object out;
+    try {
+      out = call.Call(ring, args, spin.is_none() ? auto_spin_ : spin.cast<double>(),
+                      timeout.is_none() ? std::nullopt : std::optional(timeout.cast<double>()),
+                      config_.attr("shm_min_bytes").cast<int64_t>());
+    } catch (py::error_already_set& e) {
+      if (!e.matches(PyExc_OSError) && !e.matches(PyExc_EOFError)) throw;
+      plain_ = py::object();
+      return broken_(e.value());
+    }
+    if (out.ptr() == Py_NotImplemented) return fallback_(args);
+    if (out.is_none() || out.ptr() == Py_False || PyBytes_Check(out.ptr())) {
+      plain_ = py::object();
+      return finish_(out);
+    }
+    used_ = now;
+    if (call.output_bytes() != output_bytes_) {
+      output_bytes_ = call.output_bytes();
+      runner_.attr("output_bytes") = output_bytes_;
+    }
+    return out;
+  }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+
+  const py::object fallback_, finish_, broken_, fn_, runner_, config_;
+  const Clock::duration idle_look_;  // kiln.lane's: past it, the Python path looks at the socket
+  const double auto_spin_;            // the spin when kiln.config.lane_spin is None
+  py::object plain_, ring_, function_id_;  // what Arm gave (plain_ empty: not armed)
+  unsigned long thread_ = 0;               // NOLINT(runtime/int): PyThread's ident
+  uint64_t forks_ = 0;
+  Clock::time_point used_;
+  int64_t output_bytes_ = -1;
+};
+
 }  // namespace
 
 void DefinePlainLaneCall(py::module_& m) {
@@ -269,6 +351,22 @@ void DefinePlainLaneCall(py::module_& m) {
            "One call: its outputs; the answer's bytes when it holds more than outputs; "
            "NotImplemented (nothing sent) for arguments it does not take; False (nothing "
            "sent) when the server has closed the connection.");
+  static const int registered =
+      pthread_atfork(nullptr, nullptr, [] { forks.fetch_add(1, std::memory_order_relaxed); });
+  (void)registered;
+  py::class_<LaneFastCall>(m, "LaneFastCall",
+                           "A function's plain lane calls taken whole in C++ once armed: "
+                           "LaneFastCall(fallback, finish, broken, fn, runner, config, "
+                           "idle_look, auto_spin); see kiln.runners.")
+      .def(py::init<py::object, py::object, py::object, py::object, py::object, py::object,
+                    double, double>(),
+           py::arg("fallback"), py::arg("finish"), py::arg("broken"), py::arg("fn"),
+           py::arg("runner"), py::arg("config"), py::arg("idle_look"), py::arg("auto_spin"))
+      .def("arm", &LaneFastCall::Arm, py::arg("plain"), py::arg("ring"), py::arg("function_id"),
+           "Takes this thread's next calls through `ring` (a LaneRing) with `plain` (a "
+           "PlainLaneCall) while the function's id is `function_id`.")
+      .def("__call__", &LaneFastCall::Call, py::arg("args"),
+           "One call of the tuple `args`: its outputs, or what fallback or finish gave.");
 }
 
 }  // namespace kiln
