@@ -165,7 +165,7 @@ absl::Status PutOutputs(const std::vector<Tensor>& outputs, const OutputSlice& s
       msg->set_dtype(ToProto(t.dtype()));
       for (int64_t d : t.shape()) msg->add_shape(d);
     } else {
-      *resp->add_outputs() = ToProto(t);
+      ToProto(t, resp->add_outputs());
     }
     if (slice.region != nullptr) resp->add_output_offsets(offsets[i]);
   }

@@ -288,22 +288,28 @@ LaneCalls::LaneCalls(Calls& calls, std::function<bool()> peer_gone)
       peer_gone_(std::move(peer_gone)),
       first_block_(new char[kFirstBlockBytes]) {}
 
-v1::LaneResponse LaneCalls::Handle(absl::string_view frame, bool* close) {
-  *close = false;
-  // The request's messages and bytes come from a block this connection keeps (a larger request
-  // takes more blocks, given back at the end of the call): a small call allocates nothing here.
+google::protobuf::ArenaOptions LaneCalls::ArenaOptions() const {
+  // The messages and bytes of a call come from a block this connection keeps (a larger call
+  // takes more blocks, given back at its end): a small call allocates nothing for them.
   google::protobuf::ArenaOptions options;
   options.initial_block = first_block_.get();
   options.initial_block_size = kFirstBlockBytes;
-  google::protobuf::Arena arena(options);
+  return options;
+}
+
+v1::LaneResponse* LaneCalls::Handle(absl::string_view frame, bool* close,
+                                    google::protobuf::Arena& arena) {
+  *close = false;
   auto* req = google::protobuf::Arena::CreateMessage<v1::LaneRequest>(&arena);
+  auto* resp = google::protobuf::Arena::CreateMessage<v1::LaneResponse>(&arena);
   if (!req->ParseFromArray(frame.data(), static_cast<int>(frame.size()))) {
-    return ErrorResponse(absl::InvalidArgumentError("the lane frame is not a kiln.v1.LaneRequest"));
+    *resp = ErrorResponse(absl::InvalidArgumentError("the lane frame is not a kiln.v1.LaneRequest"));
+    return resp;
   }
-  v1::LaneResponse resp;
-  auto call = [&] { return Call(*req, &resp, close); };
-  const absl::Status status = Guarded("LaneExecute", call);
-  if (!status.ok()) return ErrorResponse(status);
+  auto call = [&] { return Call(*req, resp, close); };
+  if (const absl::Status status = Guarded("LaneExecute", call); !status.ok()) {
+    *resp = ErrorResponse(status);
+  }
   return resp;
 }
 
@@ -521,7 +527,8 @@ void LocalLane::Serve(int fd, State& state) {
       }
       last_look = Clock::now();
       bool close_after = false;
-      v1::LaneResponse resp = calls.Handle(frame, &close_after);
+      google::protobuf::Arena arena(calls.ArenaOptions());
+      v1::LaneResponse& resp = *calls.Handle(frame, &close_after, arena);
       size_t size = resp.ByteSizeLong();
       if (static_cast<int64_t>(size) > options_.max_frame_bytes) {
         // As gRPC refuses a reply over --max_message_bytes.

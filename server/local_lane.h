@@ -48,8 +48,12 @@ class LaneCalls {
  public:
   // `peer_gone` is polled during an execution: true cancels it.
   LaneCalls(Calls& calls, std::function<bool()> peer_gone);
-  // The answer to one frame's bytes. Sets `close` when the connection must end after it.
-  v1::LaneResponse Handle(absl::string_view frame, bool* close);
+  // The answer to one frame's bytes, made on `arena` with the request's messages (an arena of
+  // ArenaOptions: no allocation for a small call). Sets `close` when the connection must end
+  // after it.
+  v1::LaneResponse* Handle(absl::string_view frame, bool* close, google::protobuf::Arena& arena);
+  // The options of each call's arena: its first block is this connection's, kept across calls.
+  google::protobuf::ArenaOptions ArenaOptions() const;
   // Whether the hello just answered asked for the ring (true once).
   bool TakeRingRequest() { return std::exchange(ring_requested_, false); }
 

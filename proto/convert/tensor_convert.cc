@@ -59,11 +59,15 @@ absl::StatusOr<TensorTypePtr> FromProto(const v1::TensorType& type) {
 
 v1::Tensor ToProto(const Tensor& tensor) {
   v1::Tensor msg;
-  msg.set_dtype(ToProto(tensor.dtype()));
-  for (int64_t d : tensor.shape()) msg.add_shape(d);
-  const Tensor c = tensor.Contiguous();
-  msg.set_data(c.raw_data(), c.nbytes());
+  ToProto(tensor, &msg);
   return msg;
+}
+
+void ToProto(const Tensor& tensor, v1::Tensor* out) {
+  out->set_dtype(ToProto(tensor.dtype()));
+  for (int64_t d : tensor.shape()) out->add_shape(d);
+  const Tensor c = tensor.Contiguous();
+  out->set_data(c.raw_data(), c.nbytes());
 }
 
 absl::StatusOr<Tensor> FromProto(const v1::Tensor& msg, int64_t max_bytes) {

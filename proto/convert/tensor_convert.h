@@ -26,6 +26,8 @@ absl::StatusOr<TensorTypePtr> FromProto(const v1::TensorType& type);
 // Tensor <-> message (raw little-endian bytes, C order). A byte count that does not match the
 // dtype and shape, a negative dim or more than `max_bytes` of data is INVALID_ARGUMENT.
 v1::Tensor ToProto(const Tensor& tensor);
+// The same, written into `out` (a message on an arena stays there: no copy of the bytes).
+void ToProto(const Tensor& tensor, v1::Tensor* out);
 absl::StatusOr<Tensor> FromProto(const v1::Tensor& tensor, int64_t max_bytes = int64_t{1} << 40);
 // Every tensor of a list (an Execute's outputs); the first error.
 absl::StatusOr<std::vector<Tensor>> FromProto(

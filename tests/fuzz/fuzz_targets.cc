@@ -456,7 +456,8 @@ void LaneFramesTarget(std::string_view bytes) {
       frame = request.SerializeAsString();
     }
     bool close = false;
-    const v1::LaneResponse response = calls.Handle(frame, &close);
+    google::protobuf::Arena arena(calls.ArenaOptions());
+    const v1::LaneResponse& response = *calls.Handle(frame, &close, arena);
     KILN_CHECK(response.code() >= 0 && response.code() <= 16) << response.code();
     Ok("LaneCalls",
        absl::Status(static_cast<absl::StatusCode>(response.code()), response.message()));

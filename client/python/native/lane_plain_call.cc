@@ -175,7 +175,7 @@ class PlainLaneCall {
     if (static_cast<int64_t>(moved) >= region_bytes || 4 + message > ring.slot_bytes()) {
       return not_implemented;
     }
-    if (ring.ServerLeft()) return py::bool_(false);
+    if (ring.MayHaveLeft()) return py::bool_(false);
     Frame(ring.RequestSlot(), message, request, timeout_ms);
     ring.PostRequest(4 + message);
     const std::optional<std::string_view> frame =
@@ -277,6 +277,8 @@ class LaneFastCall {
   // Takes the next calls from this thread through `ring` with `plain`, while `function_id`
   // (a str, compared by identity) is the function's.
   void Arm(py::object plain, py::object ring, py::object function_id) {
+    call_ = &plain.cast<PlainLaneCall&>();
+    ring_ptr_ = &ring.cast<ClientRing&>();
     plain_ = std::move(plain);
     ring_ = std::move(ring);
     function_id_ = std::move(function_id);
@@ -289,20 +291,19 @@ class LaneFastCall {
     const Clock::time_point now = Clock::now();
     if (!plain_ || thread_ != PyThread_get_thread_ident() ||
         forks_ != forks.load(std::memory_order_relaxed) || now - used_ > idle_look_ ||
-        fn_.attr("function_id").ptr() != function_id_.ptr()) {
+        fn_.attr(names_.function_id).ptr() != function_id_.ptr() || ring_ptr_->closed()) {
       return fallback_(args);
     }
     // (Held here: another thread may arm this object again while this call waits.)
     const py::object plain = plain_, ring_object = ring_;
-    ClientRing& ring = ring_object.cast<ClientRing&>();
-    if (ring.closed()) return fallback_(args);
-    const py::object spin = config_.attr("lane_spin"), timeout = config_.attr("timeout");
-    PlainLaneCall& call = plain.cast<PlainLaneCall&>();
+    ClientRing& ring = *ring_ptr_;
+    PlainLaneCall& call = *call_;
+    const py::object spin = config_.attr(names_.lane_spin), timeout = config_.attr(names_.timeout);
     py::object out;
     try {
       out = call.Call(ring, args, spin.is_none() ? auto_spin_ : spin.cast<double>(),
                       timeout.is_none() ? std::nullopt : std::optional(timeout.cast<double>()),
-                      config_.attr("shm_min_bytes").cast<int64_t>());
+                      config_.attr(names_.shm_min_bytes).cast<int64_t>());
     } catch (py::error_already_set& e) {
       if (!e.matches(PyExc_OSError) && !e.matches(PyExc_EOFError)) throw;
       plain_ = py::object();
@@ -316,7 +317,7 @@ class LaneFastCall {
     used_ = now;
     if (call.output_bytes() != output_bytes_) {
       output_bytes_ = call.output_bytes();
-      runner_.attr("output_bytes") = output_bytes_;
+      runner_.attr(names_.output_bytes) = output_bytes_;
     }
     return out;
   }
@@ -327,7 +328,14 @@ class LaneFastCall {
   const py::object fallback_, finish_, broken_, fn_, runner_, config_;
   const Clock::duration idle_look_;  // kiln.lane's: past it, the Python path looks at the socket
   const double auto_spin_;            // the spin when kiln.config.lane_spin is None
+  // The attributes read on each call, by names made once.
+  struct Names {
+    py::str function_id{"function_id"}, lane_spin{"lane_spin"}, timeout{"timeout"},
+        shm_min_bytes{"shm_min_bytes"}, output_bytes{"output_bytes"};
+  } names_;
   py::object plain_, ring_, function_id_;  // what Arm gave (plain_ empty: not armed)
+  PlainLaneCall* call_ = nullptr;          // plain_'s and ring_'s C++ objects
+  ClientRing* ring_ptr_ = nullptr;
   unsigned long thread_ = 0;               // NOLINT(runtime/int): PyThread's ident
   uint64_t forks_ = 0;
   Clock::time_point used_;

@@ -5,6 +5,7 @@
 
 #include <pybind11/pybind11.h>
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -42,8 +43,14 @@ class ClientRing {
   pybind11::object Answer(double spin, std::optional<double> timeout);
 
   // The pieces of those calls, for a caller that writes its frame in place (PlainLaneCall):
-  // whether the server has closed the connection (or written to it: an error before closing);
+  // whether the server has closed the connection (or written to it: an error before closing),
+  // a look at the socket (a system call);
   bool ServerLeft() const;
+  // whether it may have left since its last answer: false when the call before this one was
+  // posted less than kAnsweredLately ago and answered (a server gone in that moment fails this
+  // call as one gone under it would), else ServerLeft (call it just before posting);
+  bool MayHaveLeft();
+  static constexpr std::chrono::milliseconds kAnsweredLately{1};
   // the slot a request is written into, then posted with its size;
   char* RequestSlot() { return ring_->OutSlot(lane::Side::kClient); }
   void PostRequest(uint64_t size) { ring_->Post(lane::Side::kClient, size); }
@@ -56,6 +63,8 @@ class ClientRing {
   lane::SpinPolicy policy_;
   const int sock_;
   bool closed_ = false;
+  std::chrono::steady_clock::time_point last_post_;  // when MayHaveLeft last ran
+  bool answered_ = false;                              // whether that call was answered
 };
 
 // Adds LaneRing to the module.
