@@ -2,6 +2,7 @@
 as over gRPC, with shared variables, regions and resident tensors; it is used by itself on this
 host, never with a socket of another process, per thread and per forked process; a client
 killed while connected leaves no connection behind; a restarted server is found again."""
+import gc
 import multiprocessing
 import os
 import signal
@@ -12,6 +13,7 @@ import tempfile
 import threading
 import time
 import types
+import weakref
 
 import numpy as np
 import pytest
@@ -384,18 +386,43 @@ def test_plain_calls_take_the_fast_path_with_the_same_bits(server):
         lane.usable = True
 
 
+def _slow_sum(x):
+    """The function of sum(y), y six products from outer(x, x): a dozen long steps."""
+    y = at.outer(x, x)
+    for _ in range(6):
+        y = at.tanh(at.dot(y, y) * 1e-3)
+    return kiln.function([x], y.sum())
+
+
+def _deadline_passes(f, a):
+    """f(a) under kiln.config.timeout = 1 ms ends with the server's DEADLINE_EXCEEDED."""
+    kiln.config.timeout = 1e-3
+    try:
+        with pytest.raises(KilnError) as e:
+            f(a)
+        assert e.value.code == "DEADLINE_EXCEEDED", e.value
+    finally:
+        kiln.config.timeout = None
+
+
+def _fast_and_general(seed):
+    """(f, g, args, g(*args)): f and g compute [m @ x, sum(x ** 2)], g without a fast path."""
+    x, m = at.dvector("x"), at.dmatrix("m")
+    f = kiln.function([x, m], [at.dot(m, x), (x ** 2).sum()])
+    g = kiln.function([x, m], [at.dot(m, x), (x ** 2).sum()])
+    g._runner.fast = None
+    rng = np.random.default_rng(seed)
+    args = rng.standard_normal(4), rng.standard_normal((3, 4))
+    return f, g, args, g(*args)
+
+
 def test_plain_calls_through_the_ring_are_framed_and_read_in_cpp(server, monkeypatch):
     """A call of C-ordered arrays whose frame fits the ring's slot is written into the slot and
     read from it by kiln._core.PlainLaneCall: no frame is built in Python (Lane.exchange is not
     called); a Fortran-ordered argument, or one too large for the slot, is framed in Python.
     Both give the general path's bits, and the server's errors still reach Python."""
-    x, m = at.dvector("x"), at.dmatrix("m")
-    f = kiln.function([x, m], [at.dot(m, x), (x ** 2).sum()])
-    g = kiln.function([x, m], [at.dot(m, x), (x ** 2).sum()])
-    g._runner.fast = None
+    f, g, (v, mat), want = _fast_and_general(3)
     rng = np.random.default_rng(3)
-    v, mat = rng.standard_normal(4), rng.standard_normal((3, 4))
-    want = g(v, mat)
     lane = f._runner.client._lane
     f(v, mat)  # (the connection and its ring, made)
     slot = lane._local.ring.slot_bytes
@@ -427,13 +454,8 @@ def test_plain_calls_are_taken_whole_in_cpp_once_one_went_through_the_ring(serve
     Whatever the Python path would look at sends the call back to it: another thread, a changed
     function id (FUNCTION_NOT_FOUND: compiled again), a dropped connection; the server's
     errors and kiln.config.timeout still reach the caller."""
-    x, m = at.dvector("x"), at.dmatrix("m")
-    f = kiln.function([x, m], [at.dot(m, x), (x ** 2).sum()])
-    g = kiln.function([x, m], [at.dot(m, x), (x ** 2).sum()])
-    g._runner.fast = None
-    rng = np.random.default_rng(4)
-    v, mat = rng.standard_normal(4), rng.standard_normal((3, 4))
-    want = g(v, mat)
+    f, _, (v, mat), want = _fast_and_general(4)
+    x = f.inputs[0].variable
     lane = f._runner.client._lane
     in_python = []
     real_plain_call = Lane.plain_call
@@ -473,21 +495,28 @@ def test_plain_calls_are_taken_whole_in_cpp_once_one_went_through_the_ring(serve
         f(v, np.zeros((2, 5)))
     assert e.value.code == "INVALID_ARGUMENT"
     assert_bitwise(f(v, mat), want)  # (armed again by the Python path)
+    # A lane made unusable: gRPC takes the call.
+    lane.usable = False
+    went_over_grpc = []
+    real_stub = f._runner.client._stub
+    monkeypatch.setattr(f._runner.client, "_stub", types.SimpleNamespace(
+        Execute=lambda *a, **k: went_over_grpc.append(1) or real_stub.Execute(*a, **k)))
+    try:
+        assert_bitwise(f(v, mat), want)
+    finally:
+        lane.usable = True
+    assert went_over_grpc == [1]
     n = len(in_python)
-    y = at.outer(x, x)
-    for _ in range(6):
-        y = at.tanh(at.dot(y, y) * 1e-3)
-    slow = kiln.function([x], y.sum())
+    slow = _slow_sum(x)
     a = np.full(600, 0.5)
     slow(a)
-    kiln.config.timeout = 1e-3
-    try:
-        with pytest.raises(KilnError) as e:
-            slow(a)
-        assert e.value.code == "DEADLINE_EXCEEDED", e.value
-    finally:
-        kiln.config.timeout = None
+    _deadline_passes(slow, a)
     assert len(in_python) == n + 1  # slow's first call alone
+    # The function, its runner and its LaneFastCall hold one another: the collector frees them.
+    gone = weakref.ref(f)
+    del f, e  # (the error's traceback holds the call's frames)
+    gc.collect()
+    assert gone() is None
 
 
 def test_a_server_killed_mid_call_taken_whole_in_cpp_is_unavailable(server, monkeypatch):
@@ -546,19 +575,10 @@ def test_fast_path_calls_keep_their_deadline(server):
     past it ends with DEADLINE_EXCEEDED from the server (a program of a dozen long steps polls
     its deadline between them), and the next call (no timeout) runs."""
     x = at.dvector("x")
-    y = at.outer(x, x)
-    for _ in range(6):
-        y = at.tanh(at.dot(y, y) * 1e-3)
-    f = kiln.function([x], y.sum())
+    f = _slow_sum(x)
     answered = _fast_answers(f._runner)
     a = np.full(600, 0.5)
-    kiln.config.timeout = 1e-3
-    try:
-        with pytest.raises(KilnError) as e:
-            f(a)
-        assert e.value.code == "DEADLINE_EXCEEDED", e.value
-    finally:
-        kiln.config.timeout = None
+    _deadline_passes(f, a)
     assert np.isfinite(f(a)) and answered == ["raised", True]
 
 

@@ -256,7 +256,7 @@ def _lane_call(runner):
             elif frame is not None and type(frame) is not bytes:
                 runner.output_bytes = plain[1].output_bytes
                 # The next calls from this thread go through its ring in C++ alone.
-                whole.arm(plain[1], lane.thread_ring(), plain[0])
+                whole.arm(plain[1], lane.thread_ring(), plain[0], lane)
                 return frame  # the outputs, read in C++
         except LaneError as e:
             raise KilnError("UNAVAILABLE", str(e)) from None

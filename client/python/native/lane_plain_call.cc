@@ -260,10 +260,11 @@ std::atomic<uint64_t> forks{0};
 
 // The whole of a function's plain lane calls in C++ once a call through this thread's ring has
 // worked (kiln.runners arms it then): each call checks what kiln.runners' Python path would (the
-// same thread and process as the armed ring, the ring open and used within the idle look, the
-// function's id unchanged, kiln.config read afresh) and sends; a call that fails a check goes
-// to `fallback` (that Python path), an answer that is not plain outputs to `finish`, a broken
-// connection to `broken` (both Python).
+// armed ring this thread's and process's, open and used within the idle look, the
+// function's id unchanged, the runner's client's lane the armed one and usable, kiln.config read
+// afresh) and sends; a call that fails a check goes to `fallback` (that Python path), an answer
+// that is not plain outputs to `finish`, a broken connection to `broken` (both Python). It holds
+// its function and runner, which hold it: the type takes part in Python's garbage collection.
 class LaneFastCall {
  public:
   LaneFastCall(py::object fallback, py::object finish, py::object broken, py::object fn,
@@ -274,24 +275,31 @@ class LaneFastCall {
             std::chrono::duration<double>(idle_look))),
         auto_spin_(auto_spin) {}
 
-  // Takes the next calls from this thread through `ring` with `plain`, while `function_id`
-  // (a str, compared by identity) is the function's.
-  void Arm(py::object plain, py::object ring, py::object function_id) {
+  // Takes the next calls from this thread through `ring` (of the kiln.lane.Lane `lane`) with
+  // `plain`, while `function_id` (a str, compared by identity) is the function's and `lane`
+  // its runner's client's, usable.
+  void Arm(py::object plain, py::object ring, py::object function_id, py::object lane) {
+    local_ = lane.attr("_local");
+    lane_ = std::move(lane);
     call_ = &plain.cast<PlainLaneCall&>();
     ring_ptr_ = &ring.cast<ClientRing&>();
     plain_ = std::move(plain);
     ring_ = std::move(ring);
     function_id_ = std::move(function_id);
-    thread_ = PyThread_get_thread_ident();
     forks_ = forks.load(std::memory_order_relaxed);
     used_ = Clock::now();
   }
 
   py::object Call(const py::tuple& args) {
+    if (!fallback_) throw py::type_error("LaneFastCall: called after the garbage collector cleared it");
     const Clock::time_point now = Clock::now();
-    if (!plain_ || thread_ != PyThread_get_thread_ident() ||
-        forks_ != forks.load(std::memory_order_relaxed) || now - used_ > idle_look_ ||
-        fn_.attr(names_.function_id).ptr() != function_id_.ptr() || ring_ptr_->closed()) {
+    if (!plain_ || forks_ != forks.load(std::memory_order_relaxed) || now - used_ > idle_look_ ||
+        fn_.attr(names_.function_id).ptr() != function_id_.ptr() || ring_ptr_->closed() ||
+        !IsThisThreadsRing()) {
+      return fallback_(args);
+    }
+    const py::object lane = runner_.attr(names_.client).attr(names_.lane);
+    if (lane.ptr() != lane_.ptr() || !PyObject_IsTrue(lane.attr(names_.usable).ptr())) {
       return fallback_(args);
     }
     // (Held here: another thread may arm this object again while this call waits.)
@@ -322,21 +330,49 @@ class LaneFastCall {
     return out;
   }
 
+  // Whether the armed ring is this thread's (kiln.lane keeps one per thread in Lane._local; a
+  // thread's ident may be a finished one's).
+  bool IsThisThreadsRing() const {
+    PyObject* ring = PyObject_GetAttr(local_.ptr(), names_.ring.ptr());
+    if (ring == nullptr) {
+      PyErr_Clear();  // (a thread that has not connected yet)
+      return false;
+    }
+    Py_DECREF(ring);  // (only compared)
+    return ring == ring_.ptr();
+  }
+
+  // Python's garbage collection: the objects held, visited and let go.
+  int Traverse(visitproc visit, void* arg) const {
+    for (const py::object* o : {&fallback_, &finish_, &broken_, &fn_, &runner_, &config_,
+                                &plain_, &ring_, &function_id_, &lane_, &local_}) {
+      Py_VISIT(o->ptr());
+    }
+    return 0;
+  }
+  void Clear() {
+    for (py::object* o : {&fallback_, &finish_, &broken_, &fn_, &runner_, &config_, &plain_,
+                          &ring_, &function_id_, &lane_, &local_}) {
+      *o = py::object();
+    }
+  }
+
  private:
   using Clock = std::chrono::steady_clock;
 
-  const py::object fallback_, finish_, broken_, fn_, runner_, config_;
+  py::object fallback_, finish_, broken_, fn_, runner_, config_;
   const Clock::duration idle_look_;  // kiln.lane's: past it, the Python path looks at the socket
   const double auto_spin_;            // the spin when kiln.config.lane_spin is None
   // The attributes read on each call, by names made once.
   struct Names {
     py::str function_id{"function_id"}, lane_spin{"lane_spin"}, timeout{"timeout"},
-        shm_min_bytes{"shm_min_bytes"}, output_bytes{"output_bytes"};
+        shm_min_bytes{"shm_min_bytes"}, output_bytes{"output_bytes"}, client{"client"},
+        lane{"_lane"}, usable{"usable"}, ring{"ring"};
   } names_;
-  py::object plain_, ring_, function_id_;  // what Arm gave (plain_ empty: not armed)
+  py::object plain_, ring_, function_id_, lane_;  // what Arm gave (plain_ empty: not armed)
+  py::object local_;                              // lane_'s per-thread state
   PlainLaneCall* call_ = nullptr;          // plain_'s and ring_'s C++ objects
   ClientRing* ring_ptr_ = nullptr;
-  unsigned long thread_ = 0;               // NOLINT(runtime/int): PyThread's ident
   uint64_t forks_ = 0;
   Clock::time_point used_;
   int64_t output_bytes_ = -1;
@@ -362,7 +398,20 @@ void DefinePlainLaneCall(py::module_& m) {
   static const int registered =
       pthread_atfork(nullptr, nullptr, [] { forks.fetch_add(1, std::memory_order_relaxed); });
   (void)registered;
+  auto collected = [](PyHeapTypeObject* heap_type) {
+    PyTypeObject* type = &heap_type->ht_type;
+    type->tp_flags |= Py_TPFLAGS_HAVE_GC;
+    type->tp_traverse = [](PyObject* self, visitproc visit, void* arg) {
+      Py_VISIT(Py_TYPE(self));  // (a heap type's instances visit it)
+      return py::cast<const LaneFastCall&>(py::handle(self)).Traverse(visit, arg);
+    };
+    type->tp_clear = [](PyObject* self) {
+      py::cast<LaneFastCall&>(py::handle(self)).Clear();
+      return 0;
+    };
+  };
   py::class_<LaneFastCall>(m, "LaneFastCall",
+                           py::custom_type_setup(collected),
                            "A function's plain lane calls taken whole in C++ once armed: "
                            "LaneFastCall(fallback, finish, broken, fn, runner, config, "
                            "idle_look, auto_spin); see kiln.runners.")
@@ -371,8 +420,10 @@ void DefinePlainLaneCall(py::module_& m) {
            py::arg("fallback"), py::arg("finish"), py::arg("broken"), py::arg("fn"),
            py::arg("runner"), py::arg("config"), py::arg("idle_look"), py::arg("auto_spin"))
       .def("arm", &LaneFastCall::Arm, py::arg("plain"), py::arg("ring"), py::arg("function_id"),
-           "Takes this thread's next calls through `ring` (a LaneRing) with `plain` (a "
-           "PlainLaneCall) while the function's id is `function_id`.")
+           py::arg("lane"),
+           "Takes this thread's next calls through `ring` (a LaneRing of the kiln.lane.Lane "
+           "`lane`) with `plain` (a PlainLaneCall) while the function's id is `function_id` and "
+           "`lane` its runner's client's, usable.")
       .def("__call__", &LaneFastCall::Call, py::arg("args"),
            "One call of the tuple `args`: its outputs, or what fallback or finish gave.");
 }
