@@ -519,6 +519,21 @@ def test_plain_calls_are_taken_whole_in_cpp_once_one_went_through_the_ring(serve
     assert gone() is None
 
 
+def test_the_collector_may_run_while_functions_are_made_and_called(server):
+    """With a collection at nearly every allocation, making and calling functions (each with its
+    kiln._core.LaneFastCall, which the collector looks at, made or not) is safe."""
+    x = at.dvector("x")
+    thresholds = gc.get_threshold()
+    gc.set_threshold(1, 1, 1)
+    try:
+        for i in range(20):
+            f = kiln.function([x], x + float(i))
+            for _ in range(3):
+                assert f(np.zeros(2))[0] == i
+    finally:
+        gc.set_threshold(*thresholds)
+
+
 def test_a_server_killed_mid_call_taken_whole_in_cpp_is_unavailable(server, monkeypatch):
     """A call taken whole in C++ when the server is SIGKILLed under it ends with UNAVAILABLE
     saying the lane broke, as on the Python path; nothing waits forever."""

@@ -398,15 +398,22 @@ void DefinePlainLaneCall(py::module_& m) {
   static const int registered =
       pthread_atfork(nullptr, nullptr, [] { forks.fetch_add(1, std::memory_order_relaxed); });
   (void)registered;
+  // (The collector may look at an instance before its __init__ has made the C++ object.)
+  static constexpr auto made = [](PyObject* self) -> LaneFastCall* {
+    const py::detail::value_and_holder held =
+        reinterpret_cast<py::detail::instance*>(self)->get_value_and_holder();
+    return held.holder_constructed() ? held.value_ptr<LaneFastCall>() : nullptr;
+  };
   auto collected = [](PyHeapTypeObject* heap_type) {
     PyTypeObject* type = &heap_type->ht_type;
     type->tp_flags |= Py_TPFLAGS_HAVE_GC;
     type->tp_traverse = [](PyObject* self, visitproc visit, void* arg) {
       Py_VISIT(Py_TYPE(self));  // (a heap type's instances visit it)
-      return py::cast<const LaneFastCall&>(py::handle(self)).Traverse(visit, arg);
+      const LaneFastCall* call = made(self);
+      return call == nullptr ? 0 : call->Traverse(visit, arg);
     };
     type->tp_clear = [](PyObject* self) {
-      py::cast<LaneFastCall&>(py::handle(self)).Clear();
+      if (LaneFastCall* call = made(self)) call->Clear();
       return 0;
     };
   };
