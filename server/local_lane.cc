@@ -303,7 +303,8 @@ v1::LaneResponse* LaneCalls::Handle(absl::string_view frame, bool* close,
   auto* req = google::protobuf::Arena::CreateMessage<v1::LaneRequest>(&arena);
   auto* resp = google::protobuf::Arena::CreateMessage<v1::LaneResponse>(&arena);
   if (!req->ParseFromArray(frame.data(), static_cast<int>(frame.size()))) {
-    *resp = ErrorResponse(absl::InvalidArgumentError("the lane frame is not a kiln.v1.LaneRequest"));
+    *resp =
+        ErrorResponse(absl::InvalidArgumentError("the lane frame is not a kiln.v1.LaneRequest"));
     return resp;
   }
   auto call = [&] { return Call(*req, resp, close); };

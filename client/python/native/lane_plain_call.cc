@@ -291,7 +291,7 @@ class LaneFastCall {
   }
 
   py::object Call(const py::tuple& args) {
-    if (!fallback_) throw py::type_error("LaneFastCall: called after the garbage collector cleared it");
+    if (!fallback_) throw py::type_error("LaneFastCall: called after the collector cleared it");
     const Clock::time_point now = Clock::now();
     if (!plain_ || forks_ != forks.load(std::memory_order_relaxed) || now - used_ > idle_look_ ||
         fn_.attr(names_.function_id).ptr() != function_id_.ptr() || ring_ptr_->closed() ||
@@ -299,7 +299,7 @@ class LaneFastCall {
       return fallback_(args);
     }
     const py::object lane = runner_.attr(names_.client).attr(names_.lane);
-    if (lane.ptr() != lane_.ptr() || !PyObject_IsTrue(lane.attr(names_.usable).ptr())) {
+    if (lane.ptr() != lane_.ptr() || PyObject_IsTrue(lane.attr(names_.usable).ptr()) != 1) {
       return fallback_(args);
     }
     // (Held here: another thread may arm this object again while this call waits.)
