@@ -195,9 +195,6 @@ TEST(CompositeKernelTest, AnOutputOverABroadcastInputIsNotFused) {
   EXPECT_FALSE(RunFusedBlocks(*program, {100, 3}, inputs, outputs));
 }
 
-// Both ways a program is made give it its plan; a program without one (built by hand) gets the
-// same values from a plan made for the call, and one outside the fast path (an integer program)
-// is refused either way.
 // RunSimpleElemwise (up to kMaxSimpleElements) against Elemwise's general kernels (one element
 // more): the same bits for each op it takes, on float64 and float32, with a broadcast one-element
 // float32 input (of the other dtype for float64: Aesara's float32 constants); ops it does not
@@ -263,6 +260,9 @@ TEST(CompositeKernelTest, SimpleElemwiseGivesTheGeneralKernelsBits) {
   EXPECT_FALSE(RunSimpleElemwise(ScalarOpKind::kAdd, DType::kFloat64, {3}, terms, out));
 }
 
+// Both ways a program is made give it its plan; a program without one (built by hand) gets the
+// same values from a plan made for the call, and one outside the fast path (an integer program)
+// is refused either way.
 TEST(CompositeKernelTest, ProgramsCarryTheirPlan) {
   Var x = dscalar("x"), y = dscalar("y");
   auto program = *ScalarProgram::FromGraph({x, y}, {exp(x) * y + 2.0, lt(x, y)});

@@ -294,8 +294,7 @@ class LaneFastCall {
     if (!fallback_) throw py::type_error("LaneFastCall: called after the collector cleared it");
     const Clock::time_point now = Clock::now();
     if (!plain_ || forks_ != forks.load(std::memory_order_relaxed) || now - used_ > idle_look_ ||
-        fn_.attr(names_.function_id).ptr() != function_id_.ptr() || ring_ptr_->closed() ||
-        !IsThisThreadsRing()) {
+        fn_.attr(names_.function_id).ptr() != function_id_.ptr() || !IsThisThreadsRing()) {
       return fallback_(args);
     }
     const py::object lane = runner_.attr(names_.client).attr(names_.lane);
@@ -331,7 +330,7 @@ class LaneFastCall {
   }
 
   // Whether the armed ring is this thread's (kiln.lane keeps one per thread in Lane._local; a
-  // thread's ident may be a finished one's).
+  // thread's ident may be a finished one's) and still open (Lane._drop forgets a closed one).
   bool IsThisThreadsRing() const {
     PyObject* ring = PyObject_GetAttr(local_.ptr(), names_.ring.ptr());
     if (ring == nullptr) {

@@ -29,12 +29,7 @@ class ClientRing {
   bool Post(const pybind11::list& parts);
   // Says goodbye before the socket closes (see lane::kOnSocket). Only the process that made the
   // connection may: a forked child's copy is its parent's.
-  void Close() {
-    ring_->Post(lane::Side::kClient, lane::kOnSocket);
-    closed_ = true;
-  }
-  // Whether Close was called (the socket may be closed too, its descriptor reused).
-  bool closed() const { return closed_; }
+  void Close() { ring_->Post(lane::Side::kClient, lane::kOnSocket); }
   // Tells the server that the next frame comes over the socket; False as Post.
   bool PostOnSocket();
   // The answer's frame (bytes), or None when it comes over the socket. Spins up to `spin`
@@ -62,7 +57,6 @@ class ClientRing {
   std::unique_ptr<lane::Ring> ring_;
   lane::SpinPolicy policy_;
   const int sock_;
-  bool closed_ = false;
   std::chrono::steady_clock::time_point last_post_;  // when MayHaveLeft last ran
   bool answered_ = false;                              // whether that call was answered
 };
