@@ -3,9 +3,12 @@
 #include <set>
 #include <vector>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "google/protobuf/io/zero_copy_stream.h"
+#include "openssl/evp.h"
 #include "core/graph/canonical.h"
 #include "core/rewrite/mode.h"
 #include "core/tensor/status_macros.h"
@@ -15,6 +18,50 @@
 
 namespace kiln::server {
 namespace {
+
+// A stream that SHA-256s what is written to it through one small buffer: a request's hash
+// without its serialized copy (a 2 MB constant would otherwise be copied into fresh memory).
+class Sha256Stream : public google::protobuf::io::ZeroCopyOutputStream {
+ public:
+  Sha256Stream() : ctx_(EVP_MD_CTX_new()) { EVP_DigestInit_ex(ctx_, EVP_sha256(), nullptr); }
+  ~Sha256Stream() override { EVP_MD_CTX_free(ctx_); }
+
+  bool Next(void** data, int* size) override {
+    Flush();
+    *data = buffer_;
+    *size = pending_ = sizeof(buffer_);
+    return true;
+  }
+  void BackUp(int count) override { pending_ -= count; }
+  int64_t ByteCount() const override { return hashed_ + pending_; }
+
+  void Write(std::string_view bytes) {
+    Flush();
+    EVP_DigestUpdate(ctx_, bytes.data(), bytes.size());
+    hashed_ += static_cast<int64_t>(bytes.size());
+  }
+  // The hex digest of all that was written.
+  std::string HexDigest() {
+    Flush();
+    unsigned char digest[EVP_MAX_MD_SIZE];
+    unsigned int size = 0;
+    EVP_DigestFinal_ex(ctx_, digest, &size);
+    return absl::BytesToHexString(
+        absl::string_view(reinterpret_cast<const char*>(digest), size));
+  }
+
+ private:
+  void Flush() {
+    EVP_DigestUpdate(ctx_, buffer_, static_cast<size_t>(pending_));
+    hashed_ += pending_;
+    pending_ = 0;
+  }
+
+  EVP_MD_CTX* ctx_;
+  char buffer_[1 << 16];
+  int pending_ = 0;  // bytes of buffer_ written and not yet hashed
+  int64_t hashed_ = 0;
+};
 
 // Decode: the request's options; an unknown value is INVALID_ARGUMENT naming its field.
 absl::Status DecodeOptions(const v1::CompileRequest& request, CompileJob& job) {
@@ -150,10 +197,10 @@ bool ScopedTo(const std::string& canonical_form, const std::string& tenant) {
 }
 
 std::string RequestKey(const v1::CompileRequest& request, const TenantScope& scope) {
-  std::string bytes;
-  if (scope.has_value()) bytes = absl::StrCat("tenant ", *scope, "\n");
-  request.AppendToString(&bytes);
-  return Sha256Hex(bytes);
+  auto stream = std::make_unique<Sha256Stream>();  // its 64 KB buffer off the stack
+  if (scope.has_value()) stream->Write(absl::StrCat("tenant ", *scope, "\n"));
+  request.SerializeToZeroCopyStream(stream.get());
+  return stream->HexDigest();
 }
 
 }  // namespace kiln::server

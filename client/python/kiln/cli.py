@@ -108,7 +108,7 @@ def cmd_print(args):
         if args.optimized:
             req.function_id = kiln.function(inputs, outputs, mode=args.mode).function_id
         else:
-            req.graph.CopyFrom(wire.graph_to_proto(inputs, outputs))
+            wire.graph_to_proto(inputs, outputs, into=req.graph)
         sys.stdout.write(kiln.client.get_client().call("Print", req).text)
     else:
         kiln.dprint(outputs)

@@ -56,11 +56,13 @@ def tensor_from_proto(msg):
         _NATIVE[msg.dtype])
 
 
-def graph_to_proto(inputs, outputs, shared_names=None):
+def graph_to_proto(inputs, outputs, shared_names=None, into=None):
     """The kiln.v1.Graph computing outputs from inputs, as core writes it (one wire encoding for
     every client); shared_names maps an input to its session variable. Every leaf must be an
-    input or a constant (MissingInputError)."""
-    g = _pb.graph_pb2.Graph.FromString(_core.graph_to_proto(
+    input or a constant (MissingInputError). `into`, an empty Graph message (a request's field),
+    is filled in place: a graph's large constants are then parsed once and never copied."""
+    g = _pb.graph_pb2.Graph() if into is None else into
+    g.MergeFromString(_core.graph_to_proto(
         [core_variable(v) for v in inputs], [core_variable(o) for o in outputs]))
     for msg, v in zip(g.inputs, inputs):
         if shared_names and id(v) in shared_names:

@@ -494,7 +494,7 @@ def function(inputs, outputs=None, mode=None, updates=None, givens=None,
         mode=optimizer, check=check, profile=bool(profile),
         on_unused_input=wire.unused_to_proto(on_unused_input, "on_unused_input"))
     names = {id(s): s.session_name() for s in shared_vars}
-    req.graph.CopyFrom(wire.graph_to_proto(all_ins, outs + [u for _, u in updates], names))
+    wire.graph_to_proto(all_ins, outs + [u for _, u in updates], names, into=req.graph)
     for k, (s, _) in enumerate(updates):
         up = req.updates.add()
         up.input = all_ins.index(s)
