@@ -25,6 +25,8 @@ PACKAGES=(
   python3-pip python3-setuptools python3-dev pybind11-dev
   # pictures of graphs
   graphviz
+  # the console's browser tests (tests/console): headless Chromium driven by selenium
+  chromium chromium-driver python3-selenium
   # coverage-guided fuzzing (tests/fuzz/run): clang's libFuzzer and sanitizers
   clang libclang-rt-14-dev
 )

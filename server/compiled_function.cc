@@ -1,5 +1,8 @@
 #include "server/compiled_function.h"
 
+#include <time.h>
+
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <limits>
@@ -9,6 +12,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
+#include "core/compile/compile_report.h"
 #include "core/tensor/status_macros.h"
 #include "core/ops/print.h"
 #include "kiln/v1/stored.pb.h"
@@ -19,6 +24,20 @@
 #include "proto/version.h"
 
 namespace kiln::server {
+
+namespace {
+
+double UnixNow() { return absl::ToDoubleSeconds(absl::Now() - absl::UnixEpoch()); }
+
+}  // namespace
+
+// The coarse clock (a few ns, to the kernel's tick): every call reads it.
+void LastUse::Touch() {
+  timespec now{};
+  clock_gettime(CLOCK_REALTIME_COARSE, &now);
+  unix_.store(static_cast<double>(now.tv_sec) + 1e-9 * static_cast<double>(now.tv_nsec),
+              std::memory_order_relaxed);
+}
 
 int64_t CompiledFunction::bytes() const {
   return static_cast<int64_t>(stored.size() + canonical_form.size() + id.size()) + 4096;
@@ -35,15 +54,26 @@ absl::StatusOr<std::shared_ptr<const CompiledFunction>> CompileOrThrow(const Com
   options.check = job.check;
   options.profile = job.profile;
   options.interrupt = job.interrupt;
+  const absl::Time start = absl::Now();
+  CompileReportCapture captured;
   ASSIGN_OR_RETURN(Function f, Function::Make(job.graph.inputs, job.graph.outputs, options));
+  FunctionFacts facts;
+  facts.created_unix = UnixNow();
+  facts.compile_seconds = absl::ToDoubleSeconds(absl::Now() - start);
+  facts.nodes_before = captured.report().nodes_before;
+  facts.rewrites.assign(captured.report().rule_counts.begin(),
+                        captured.report().rule_counts.end());
+  std::sort(facts.rewrites.begin(), facts.rewrites.end(),
+            [](const auto& a, const auto& b) { return a.second > b.second; });
   v1::StoredFunction stored;
   stored.set_format(kStoredFunctionFormat);
   stored.set_id(job.id);
   stored.set_canonical_form(job.canonical_form);
   *stored.mutable_signature() = job.signature;
   ASSIGN_OR_RETURN(*stored.mutable_optimized(), OptimizedGraphToProto(f));
-  return std::make_shared<const CompiledFunction>(CompiledFunction{
-      job.id, job.canonical_form, job.signature, std::move(f), stored.SerializeAsString()});
+  return std::make_shared<const CompiledFunction>(
+      CompiledFunction{job.id, job.canonical_form, job.signature, std::move(f),
+                       stored.SerializeAsString(), std::move(facts)});
 }
 
 }  // namespace
@@ -58,12 +88,16 @@ absl::StatusOr<std::shared_ptr<const CompiledFunction>> Compile(const CompileJob
   }
 }
 
-absl::StatusOr<std::shared_ptr<const CompiledFunction>> DecodeCompiled(std::string_view bytes) {
+absl::StatusOr<std::shared_ptr<const CompiledFunction>> DecodeCompiled(std::string_view bytes,
+                                                                      const char* source) {
   ASSIGN_OR_RETURN(StoredFunction loaded, LoadStoredFunction(bytes, kStoredFunctionFormat));
+  FunctionFacts facts;
+  facts.created_unix = UnixNow();
+  facts.source = source;
   return std::make_shared<const CompiledFunction>(
       CompiledFunction{loaded.stored.id(), loaded.stored.canonical_form(),
                        loaded.stored.signature(), std::move(loaded.function),
-                       std::string(bytes)});
+                       std::string(bytes), std::move(facts)});
 }
 
 namespace {
@@ -114,6 +148,7 @@ absl::StatusOr<std::vector<Tensor>> Execute(const CompiledFunction& f, std::vect
                                             Session* session,
                                             const std::function<absl::Status()>& interrupt,
                                             const CallId& call) {
+  f.last_use.Touch();
   const auto& inputs = f.signature.inputs();
   std::vector<std::string> shared;
   for (const v1::Input& in : inputs) {

@@ -4,9 +4,11 @@
 #ifndef KILN_SERVER_COMPILED_FUNCTION_H_
 #define KILN_SERVER_COMPILED_FUNCTION_H_
 
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -18,11 +20,34 @@
 
 namespace kiln::server {
 
+// How this server came to hold a function (what the console shows of it).
+struct FunctionFacts {
+  double created_unix = 0;     // when this server compiled or loaded it
+  double compile_seconds = 0;  // optimizing and linking it here; 0 when loaded
+  int nodes_before = -1;       // the graph as built; -1 when loaded (not known)
+  std::string source = "compiled";  // or the tier it was loaded from ("disk", "redis")
+  std::vector<std::pair<std::string, int>> rewrites;  // the rules that fired, and how often
+};
+
+// The wall-clock time (unix seconds) of a function's last call; 0 before the first.
+class LastUse {
+ public:
+  LastUse() = default;
+  LastUse(const LastUse& other) : unix_(other.get()) {}
+  double get() const { return unix_.load(std::memory_order_relaxed); }
+  void Touch();
+
+ private:
+  std::atomic<double> unix_{0};
+};
+
 struct CompiledFunction {
   std::string id, canonical_form;
   v1::FunctionSignature signature;
   Function function;       // every graph input in order; outputs, then the updates' new values
   std::string stored;      // its kiln.v1.StoredFunction: what the disk tier and Redis keep
+  FunctionFacts facts;
+  mutable LastUse last_use;  // set by Execute
   int64_t bytes() const;   // what the function holds in memory, for the cache's byte budget
 };
 
@@ -31,7 +56,9 @@ absl::StatusOr<std::shared_ptr<const CompiledFunction>> Compile(const CompileJob
 
 // The function from its stored bytes (CompiledFunction::stored), without optimizing again;
 // DATA_LOSS when they are not a stored function of this server's format or do not load.
-absl::StatusOr<std::shared_ptr<const CompiledFunction>> DecodeCompiled(std::string_view bytes);
+// `source` names the tier the bytes came from (FunctionFacts::source).
+absl::StatusOr<std::shared_ptr<const CompiledFunction>> DecodeCompiled(
+    std::string_view bytes, const char* source = "stored");
 
 // Runs f on the explicit arguments, binding shared inputs from `session` (may be null when f
 // has none) and applying f's updates there atomically: computed again when another replica

@@ -64,6 +64,8 @@ class FunctionCache {
 
   // The function of `id` if memory holds it, else null; no I/O, no statistics.
   std::shared_ptr<const CompiledFunction> Peek(const std::string& id) const;
+  // Every function the memory tier holds, most recently used first (MemoryTier::Held).
+  std::vector<std::shared_ptr<const CompiledFunction>> Held() const { return memory_->Held(); }
   // The function of `id` from the first tier holding it; NOT_FOUND when none has it.
   absl::StatusOr<std::shared_ptr<const CompiledFunction>> Find(const std::string& id);
 

@@ -7,6 +7,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -38,6 +39,14 @@ std::string DefaultCacheDir() {
   return "";
 }
 
+// The console's built page beside the binary: <its directory>/../console (build/console for
+// build/server/kiln-server); "" when /proc/self/exe cannot be read.
+std::string DefaultConsoleDir() {
+  std::error_code error;
+  const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", error);
+  return error ? "" : (exe.parent_path().parent_path() / "console").string();
+}
+
 }  // namespace
 
 KILN_FLAG(std::string, host, "127.0.0.1", "address to listen on; beyond loopback, give TLS too");
@@ -60,6 +69,13 @@ KILN_FLAG(int64_t, quota_session_bytes, int64_t{0},
           "bytes in each tenant's sessions together; 0: none");
 KILN_FLAG(std::string, metrics_host, "127.0.0.1", "address of /metrics and /healthz");
 KILN_FLAG(std::string, metrics_token, "", "when set, /metrics needs `Authorization: Bearer <it>`");
+KILN_FLAG(bool, console, true,
+          "serve the console (/console/ and its JSON under /api/) on the metrics port, behind "
+          "--metrics_token and scoped to a tenant's token with --auth_tokens");
+KILN_FLAG(std::string, console_dir, "",
+          "the console's built page (npm's output); empty: <binary's directory>/../console");
+KILN_FLAG(absl::Duration, console_interval, absl::Seconds(5),
+          "between the console history's samples (an hour's worth at 5s is kept)");
 KILN_FLAG(int, port, 50051, "gRPC port; 0 picks a free one");
 KILN_FLAG(int, metrics_port, 9464, "Prometheus /metrics port; -1 disables it");
 KILN_FLAG(int, threads, 0, "workers compiling and executing; 0: one per core");
@@ -214,6 +230,10 @@ int main(int argc, char** argv) {
                    absl::GetFlag(FLAGS_quota_session_bytes)};
   options.metrics_host = absl::GetFlag(FLAGS_metrics_host);
   options.metrics_token = absl::GetFlag(FLAGS_metrics_token);
+  options.console = absl::GetFlag(FLAGS_console);
+  options.console_dir = absl::GetFlag(FLAGS_console_dir);
+  if (options.console_dir.empty()) options.console_dir = DefaultConsoleDir();
+  options.console_interval = absl::GetFlag(FLAGS_console_interval);
   options.redis = absl::GetFlag(FLAGS_redis);
   options.redis_sessions = absl::GetFlag(FLAGS_redis_sessions);
   options.redis_ttl = absl::GetFlag(FLAGS_redis_ttl);

@@ -37,6 +37,14 @@ std::shared_ptr<const CompiledFunction> MemoryTier::Peek(const std::string& id) 
   return it == entries_.end() ? nullptr : it->second.function;
 }
 
+std::vector<std::shared_ptr<const CompiledFunction>> MemoryTier::Held() const {
+  absl::MutexLock lock(&mutex_);
+  std::vector<std::shared_ptr<const CompiledFunction>> held;
+  held.reserve(lru_.size());
+  for (const std::string& id : lru_) held.push_back(entries_.at(id).function);
+  return held;
+}
+
 MemoryTier::Usage MemoryTier::usage() const {
   absl::MutexLock lock(&mutex_);
   return usage_;

@@ -7,6 +7,7 @@
 #include <list>
 #include <memory>
 #include <string>
+#include <vector>
 #include <unordered_map>
 
 #include "absl/synchronization/mutex.h"
@@ -35,6 +36,8 @@ class MemoryTier final : public FunctionTier {
   std::shared_ptr<const CompiledFunction> Peek(const std::string& id) const;
   // What the tier holds and has evicted.
   Usage usage() const;
+  // Every function it holds, most recently used first; recency untouched.
+  std::vector<std::shared_ptr<const CompiledFunction>> Held() const;
 
  private:
   struct Entry {

@@ -37,6 +37,26 @@ void Metrics::CountRequest(const std::string& method, absl::StatusCode code,
   if (!tenant.empty()) ++tenant_requests_[{tenant, static_cast<int>(code)}];
 }
 
+MetricsSnapshot Metrics::Snapshot() const {
+  absl::MutexLock lock(&mutex_);
+  MetricsSnapshot snap;
+  for (const auto& [method, count] : requests_) {
+    uint64_t failed = 0;
+    for (auto it = errors_.lower_bound({method, 0}); it != errors_.end() && it->first.first == method;
+         ++it) {
+      snap.requests[{method, static_cast<absl::StatusCode>(it->first.second)}] = it->second;
+      failed += it->second;
+    }
+    if (count > failed) snap.requests[{method, absl::StatusCode::kOk}] = count - failed;
+  }
+  for (const auto& [source, histogram] : compile_) {
+    snap.compiles[CacheSourceName(source)] = histogram.count();
+  }
+  snap.execute_buckets = execute_.buckets();
+  snap.executions = execute_.count();
+  return snap;
+}
+
 void Metrics::ObserveCompile(double seconds, CacheSource source) {
   absl::MutexLock lock(&mutex_);
   compile_[source].Observe(seconds);

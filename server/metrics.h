@@ -24,11 +24,21 @@ class Histogram {
   // The histogram's lines for metric `name`, labels `labels` ("" or `tier="memory"`).
   std::string Render(const std::string& name, const std::string& labels) const;
   uint64_t count() const { return count_; }
+  // Observations per bucket (not cumulative): the last counts those above every bound.
+  const std::array<uint64_t, kBounds.size() + 1>& buckets() const { return counts_; }
 
  private:
   std::array<uint64_t, kBounds.size() + 1> counts_{};
   double sum_ = 0;
   uint64_t count_ = 0;
+};
+
+// The counters as they stand (since the start): what the console's history samples.
+struct MetricsSnapshot {
+  std::map<std::pair<std::string, absl::StatusCode>, uint64_t> requests;  // by method and code
+  std::map<std::string, uint64_t> compiles;  // by source (compiled, memory, disk, redis)
+  std::array<uint64_t, Histogram::kBounds.size() + 1> execute_buckets{};
+  uint64_t executions = 0;
 };
 
 class Metrics {
@@ -47,6 +57,7 @@ class Metrics {
   uint64_t errors() const;
   uint64_t executions() const;
   uint64_t bytes_received() const;
+  MetricsSnapshot Snapshot() const;
   // Every metric, the cache's and the sessions' included.
   std::string Render(const CacheStats& cache, const SessionStore& sessions) const;
 

@@ -12,6 +12,8 @@
 #include "absl/strings/str_cat.h"
 #include "core/tensor/status_macros.h"
 #include "core/tensor/allocator.h"
+#include "proto/version.h"
+#include "server/console/console.h"
 #include "server/log.h"
 #include "server/redis_cache.h"
 #include "server/redis_sessions.h"
@@ -175,6 +177,10 @@ absl::Status Server::StartHttp(const ServerOptions& options) {
     res.status = self->serving() ? 200 : 503;
     res.set_content(self->HealthText(), "text/plain");
   });
+  if (options.console) {
+    console_ = std::make_unique<Console>(ConsoleOptionsOf(options), ConsoleSourcesOf(options));
+    console_->Mount(http->server);
+  }
   const char* metrics_host = options.metrics_host.c_str();
   metrics_port_ =
       options.metrics_port == 0
@@ -190,6 +196,44 @@ absl::Status Server::StartHttp(const ServerOptions& options) {
   http->thread = std::thread([h] { h->server.listen_after_bind(); });
   http_ = std::move(http);
   return absl::OkStatus();
+}
+
+ConsoleOptions Server::ConsoleOptionsOf(const ServerOptions& options) const {
+  ConsoleOptions console;
+  console.metrics_token = options.metrics_token;
+  console.page_dir = options.console_dir;
+  console.interval = options.console_interval;
+  return console;
+}
+
+ConsoleSources Server::ConsoleSourcesOf(const ServerOptions& options) const {
+  ConsoleSources sources;
+  sources.metrics = &metrics_;
+  sources.cache = cache_.get();
+  sources.sessions = sessions_.get();
+  sources.auth = auth_.get();
+  const KilnService* service = service_.get();
+  sources.sees = [service](const Tenant& t, const CompiledFunction& f) {
+    return service->Sees(t, f);
+  };
+  sources.health = [this] {
+    return std::string(serving_ ? "serving" : stopping_ ? "draining" : "warming");
+  };
+  const bool disk = !options.cache_dir.empty();
+  sources.tiers = [this, disk] {
+    std::vector<std::pair<std::string, std::string>> tiers{{"disk", disk ? "up" : "off"}};
+    for (const char* role : {"cache", "sessions"}) {
+      std::string state = "off";
+      for (const auto& [r, redis] : RedisRoles()) {
+        if (std::string_view(r) == role) state = redis->up() ? "up" : "down";
+      }
+      tiers.emplace_back(absl::StrCat("redis ", role), state);
+    }
+    return tiers;
+  };
+  sources.version = kServerVersion;
+  sources.instance = service_->instance();
+  return sources;
 }
 
 absl::Status Server::StartLane(const ServerOptions& options) {

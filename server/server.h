@@ -25,6 +25,10 @@
 
 namespace kiln::server {
 
+class Console;
+struct ConsoleOptions;
+struct ConsoleSources;
+
 struct ServerOptions {
   std::string host = "127.0.0.1";
   int port = 50051;     // 0: any free port (see Server::port)
@@ -51,6 +55,11 @@ struct ServerOptions {
   int metrics_port = -1;  // -1: no HTTP endpoint; 0: any free port
   std::string metrics_host = "127.0.0.1";
   std::string metrics_token;  // when set, GET /metrics needs `Authorization: Bearer <it>`
+  // The console on the metrics port (/console/ and /api/, server/console/API.md): on or off,
+  // the directory of its built page, and the interval between its history's samples.
+  bool console = true;
+  std::string console_dir;
+  absl::Duration console_interval = absl::Seconds(5);
   TlsFiles tls;               // no certificate: plaintext
   std::string auth_tokens;    // the tokens file; empty: every call is the anonymous tenant
   TenantQuota quota;          // every tenant's quotas unless its line in the tokens file says
@@ -114,6 +123,9 @@ class Server {
                          std::shared_ptr<grpc::ServerCredentials> credentials);
   // GET /metrics and /healthz on options.metrics_port, unless it is negative.
   absl::Status StartHttp(const ServerOptions& options);
+  // What the console is given of the options and of this server.
+  ConsoleOptions ConsoleOptionsOf(const ServerOptions& options) const;
+  ConsoleSources ConsoleSourcesOf(const ServerOptions& options) const;
   // Loads the functions a warm replica holds, then says SERVING.
   void WarmUp(const ServerOptions& options);
   // The Redis servers in use, by role ("cache", "sessions").
@@ -133,6 +145,7 @@ class Server {
   std::unique_ptr<ThreadPool> pool_;
   std::unique_ptr<grpc::Server> grpc_;
   std::unique_ptr<LocalLane> lane_;
+  std::unique_ptr<Console> console_;  // read by http_'s handlers: declared before it
   std::unique_ptr<Http> http_;
   int port_ = 0, metrics_port_ = -1;
   bool stopped_ = false;

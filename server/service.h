@@ -95,6 +95,8 @@ class KilnService final : public v1::Kiln::CallbackService, public Calls {
   void Record(const char* method, const absl::Status& status, const std::string& tenant) override;
   // This process's random id, on GetVersion and the lane's hello.
   const std::string& instance() const override { return instance_; }
+  // True when `tenant` may see `f`: a tenant-scoped function only its own tenant.
+  bool Sees(const Tenant& tenant, const CompiledFunction& f) const;
   // The same-host lane, said on GetVersion and counted on GetStats; set before the service takes
   // calls.
   void set_lane(const LocalLane* lane) { lane_ = lane; }
@@ -156,8 +158,6 @@ class KilnService final : public v1::Kiln::CallbackService, public Calls {
   // True for a call worth no thread hop (see service.cc).
   bool RunsInline(const std::shared_ptr<const CompiledFunction>& f,
                   const v1::ExecuteRequest& req) const;
-  // True when `tenant` may see `f`: a tenant-scoped function only its own tenant.
-  bool Sees(const Tenant& tenant, const CompiledFunction& f) const;
   // The function of `id` if the tenant may see it: a tenant-scoped function only by its tenant.
   absl::StatusOr<std::shared_ptr<const CompiledFunction>> FindFor(
       const Tenant& tenant, const std::string& id,

@@ -116,6 +116,22 @@ absl::StatusOr<std::map<std::string, Tensor>> MemorySession::List() const {
   return values_;
 }
 
+std::vector<std::pair<std::string, std::map<std::string, Tensor>>> MemorySessionStore::Contents()
+    const {
+  std::vector<std::pair<std::string, std::shared_ptr<MemorySession>>> sessions;
+  {
+    absl::MutexLock lock(&mutex_);
+    sessions.assign(sessions_.begin(), sessions_.end());
+  }
+  std::vector<std::pair<std::string, std::map<std::string, Tensor>>> contents;
+  contents.reserve(sessions.size());
+  for (const auto& [key, session] : sessions) {
+    absl::MutexLock lock(&session->mutex_);
+    contents.emplace_back(key, session->values_);
+  }
+  return contents;
+}
+
 MemorySession::~MemorySession() {
   if (store_ != nullptr) store_->Release(owner_, bytes_);
 }

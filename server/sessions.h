@@ -104,6 +104,11 @@ class SessionStore {
   virtual uint64_t expired() const = 0;
   // True when sessions live in this process's memory (a read or write is a lock away).
   virtual bool in_memory() const = 0;
+  // Every session this process holds, by key, with its variables, their last use untouched;
+  // empty for a store that keeps them elsewhere (Redis).
+  virtual std::vector<std::pair<std::string, std::map<std::string, Tensor>>> Contents() const {
+    return {};
+  }
 };
 
 // 128 bits from the kernel's cryptographic generator, as 32 hex digits.
@@ -155,6 +160,7 @@ class MemorySessionStore final : public SessionStore {
   int64_t bytes() const override { return total_bytes_.load(); }
   uint64_t expired() const override { return expired_count_.load(); }
   bool in_memory() const override { return true; }
+  std::vector<std::pair<std::string, std::map<std::string, Tensor>>> Contents() const override;
   const SessionLimits& limits() const { return limits_; }
 
  private:

@@ -7,9 +7,11 @@ namespace {
 
 // The function a tier's entry for `id` holds; null when absent or unusable.
 std::shared_ptr<const CompiledFunction> Decoded(const std::string& id,
-                                                const absl::StatusOr<std::string>& bytes) {
+                                                const absl::StatusOr<std::string>& bytes,
+                                                CacheSource source) {
   if (!bytes.ok()) return nullptr;
-  absl::StatusOr<std::shared_ptr<const CompiledFunction>> f = DecodeCompiled(*bytes);
+  absl::StatusOr<std::shared_ptr<const CompiledFunction>> f =
+      DecodeCompiled(*bytes, CacheSourceName(source));
   if (!f.ok() || (*f)->id != id) return nullptr;
   return *std::move(f);
 }
@@ -17,7 +19,7 @@ std::shared_ptr<const CompiledFunction> Decoded(const std::string& id,
 }  // namespace
 
 std::shared_ptr<const CompiledFunction> SharedFunctionTier::Find(const std::string& id) {
-  std::shared_ptr<const CompiledFunction> f = Decoded(id, shared_->Load(id));
+  std::shared_ptr<const CompiledFunction> f = Decoded(id, shared_->Load(id), source());
   if (f != nullptr) shared_->Touch(id);
   return f;
 }
@@ -29,7 +31,7 @@ absl::Status SharedFunctionTier::Store(const std::shared_ptr<const CompiledFunct
 }
 
 std::shared_ptr<const CompiledFunction> DiskTier::Find(const std::string& id) {
-  return Decoded(id, disk_.Load(id));
+  return Decoded(id, disk_.Load(id), source());
 }
 
 absl::Status DiskTier::Store(const std::shared_ptr<const CompiledFunction>& f) {

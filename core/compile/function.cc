@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/synchronization/mutex.h"
+#include "core/compile/compile_report.h"
 #include "core/graph/op.h"
 #include "core/tensor/status_macros.h"
 #include "core/graph/traversal.h"
@@ -108,6 +109,7 @@ void WithAllLocked(std::vector<std::shared_ptr<SharedContainer>> containers,
 absl::StatusOr<Function> Function::Make(const std::vector<Var>& inputs,
                                         const std::vector<Var>& outputs,
                                         const FunctionOptions& options) {
+  CompileReport* const report = CompileReportCapture::Take();
   ASSIGN_OR_RETURN(std::vector<VariablePtr> ins, UnwrapAll(inputs));
   absl::StatusOr<std::vector<VariablePtr>> outs = UnwrapAll(outputs);
   if (!outs.ok()) return outs.status();
@@ -210,10 +212,18 @@ absl::StatusOr<Function> Function::Make(const std::vector<Var>& inputs,
   rewrite.trace = false;
   rewrite.profile = options.profile;
   rewrite.interrupt = options.interrupt;
+  if (report != nullptr) report->nodes_before = (*fg)->num_nodes();
   {
     // Kernels that constant folding runs poll the compile's interrupt too.
     InterruptScope folding(&options.interrupt);
-    if (absl::StatusOr<RewriteReport> r = optimize(**fg, rewrite); !r.ok()) return r.status();
+    absl::StatusOr<RewriteReport> r = optimize(**fg, rewrite);
+    if (!r.ok()) return r.status();
+    if (report != nullptr) {
+      report->nodes_after = (*fg)->num_nodes();
+      for (const auto& [rule, stats] : r->rules) {
+        if (stats.count > 0) report->rule_counts[rule] = stats.count;
+      }
+    }
   }
   const double optimize_seconds = Seconds(compile_start);
   const auto link_start = std::chrono::steady_clock::now();
