@@ -8,6 +8,7 @@
 #include "core/tensor/status_macros.h"
 #include "core/text/dot.h"
 #include "core/text/dprint.h"
+#include "core/text/graph_json.h"
 #include "core/text/pp.h"
 #include "proto/convert/options_convert.h"
 #include "proto/convert/tensor_convert.h"
@@ -168,8 +169,14 @@ absl::Status ExportOnnxGraph(const v1::ExportOnnxRequest& request, const GraphLi
 }
 
 absl::StatusOr<std::string> PrintGraph(const std::vector<Var>& outputs,
-                                       v1::PrintRequest::Format format, bool compiled) {
+                                       v1::PrintRequest::Format format, bool compiled,
+                                       const std::vector<VariablePtr>& inputs) {
   if (format == v1::PrintRequest::DOT) return ToDot(outputs);
+  if (format == v1::PrintRequest::GRAPH_JSON) {
+    std::vector<VariablePtr> outs;
+    for (const Var& v : outputs) outs.push_back(v.ptr());
+    return GraphJson(inputs, outs);
+  }
   if (format != v1::PrintRequest::PP) return DebugPrint(outputs, {.print_order = compiled});
   // One budget for all the lines: pp's 1 MiB is the limit of the whole text.
   PpOptions options;

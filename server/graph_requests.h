@@ -43,10 +43,12 @@ absl::Status ImportOnnxGraph(const v1::ImportOnnxRequest& request, const GraphLi
 absl::Status ExportOnnxGraph(const v1::ExportOnnxRequest& request, const GraphLimits& limits,
                              v1::ExportOnnxResponse* response);
 
-// dprint text, Graphviz DOT or pp text of the outputs; a compiled function's dprint numbers its
-// nodes in toposort order. RESOURCE_EXHAUSTED when pp's text is too long.
+// dprint text, Graphviz DOT, pp text or the console's JSON of the outputs; a compiled
+// function's dprint numbers its nodes in toposort order, and its JSON lists `inputs` first.
+// RESOURCE_EXHAUSTED when pp's text is too long.
 absl::StatusOr<std::string> PrintGraph(const std::vector<Var>& outputs,
-                                       v1::PrintRequest::Format format, bool compiled);
+                                       v1::PrintRequest::Format format, bool compiled,
+                                       const std::vector<VariablePtr>& inputs = {});
 
 }  // namespace kiln::server
 

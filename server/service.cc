@@ -421,7 +421,8 @@ KilnService::Reactor* KilnService::Print(Ctx* ctx, const v1::PrintRequest* req,
     }
     const auto& outs = f->function.fgraph().outputs();
     ASSIGN_OR_RETURN(std::string text,
-                     PrintGraph(std::vector<Var>(outs.begin(), outs.end()), req->format(), true));
+                     PrintGraph(std::vector<Var>(outs.begin(), outs.end()), req->format(), true,
+                                f->function.fgraph().inputs()));
     resp->set_text(std::move(text));
     return absl::OkStatus();
   });

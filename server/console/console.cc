@@ -10,8 +10,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "core/tensor/dtype.h"
-#include "server/console/graph_json.h"
-#include "server/console/json.h"
+#include "core/text/graph_json.h"
+#include "core/text/json.h"
 #include "server/graph_requests.h"
 
 namespace kiln::server {

@@ -35,7 +35,7 @@ __all__ = ["resident", "config", "tensor", "function", "shared", "grad", "In", "
            "pprint", "scan", "map", "reduce", "foldl", "foldr", "OpFromGraph"]
 
 # Aesara's other top-level names, and its module tree (aesara.graph, aesara.scalar...).
-from kiln import graph, onnx, scalar, sparse  # noqa: E402,F401
+from kiln import d3viz, graph, onnx, scalar, sparse  # noqa: E402,F401
 from kiln.gradient import Lop, Rop  # noqa: E402,F401
 from kiln.graph import Variable, clone_replace  # noqa: E402,F401
 from kiln.scan.basic import OrderedUpdates  # noqa: E402,F401

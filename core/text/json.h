@@ -1,14 +1,14 @@
 // A small streaming JSON writer for the console's answers: objects, arrays, strings escaped,
 // numbers (non-finite ones as null). Commas are placed by the writer.
-#ifndef KILN_SERVER_CONSOLE_JSON_H_
-#define KILN_SERVER_CONSOLE_JSON_H_
+#ifndef KILN_CORE_TEXT_JSON_H_
+#define KILN_CORE_TEXT_JSON_H_
 
 #include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
 
-namespace kiln::server {
+namespace kiln {
 
 class Json {
  public:
@@ -35,6 +35,6 @@ class Json {
   bool after_key_ = false;
 };
 
-}  // namespace kiln::server
+}  // namespace kiln
 
-#endif  // KILN_SERVER_CONSOLE_JSON_H_
+#endif  // KILN_CORE_TEXT_JSON_H_

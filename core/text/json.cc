@@ -1,11 +1,11 @@
-#include "server/console/json.h"
+#include "core/text/json.h"
 
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 
-namespace kiln::server {
+namespace kiln {
 
 void Json::BeforeValue() {
   if (after_key_) {
@@ -104,4 +104,4 @@ Json& Json::Raw(std::string_view json) {
   return *this;
 }
 
-}  // namespace kiln::server
+}  // namespace kiln

@@ -1,4 +1,4 @@
-#include "server/console/graph_json.h"
+#include "core/text/graph_json.h"
 
 #include <algorithm>
 #include <span>
@@ -13,7 +13,7 @@
 #include "core/graph/traversal.h"
 #include "core/graph/type.h"
 
-namespace kiln::server {
+namespace kiln {
 namespace {
 
 constexpr size_t kMaxConstantLabel = 48;  // characters of a constant's text shown as its label
@@ -105,7 +105,8 @@ class GraphWriter {
     out_.BeginObject().Key("id").Int(id).Key("kind").String("apply");
     out_.Key("label").String(op.Name()).Key("op").String(std::string(op.type_name()));
     out_.Key("props").BeginObject();
-    for (const auto& [key, value] : op.Attrs().values()) {
+    const OpAttrs attrs = op.Attrs();  // (values() is a view into it)
+    for (const auto& [key, value] : attrs.values()) {
       out_.Key(key);
       WriteAttr(value, out_);
     }
@@ -155,4 +156,11 @@ void WriteGraphJson(const std::vector<VariablePtr>& inputs,
   GraphWriter(out, 0).Write(inputs, outputs);
 }
 
-}  // namespace kiln::server
+std::string GraphJson(const std::vector<VariablePtr>& inputs,
+                      const std::vector<VariablePtr>& outputs) {
+  Json out;
+  WriteGraphJson(inputs, outputs, out);
+  return out.text();
+}
+
+}  // namespace kiln
