@@ -35,6 +35,7 @@
 #include "core/scan/scan.h"
 #include "core/text/dot.h"
 #include "core/text/dprint.h"
+#include "core/text/graph_json.h"
 #include "core/text/pp.h"
 #include "kiln/v1/graph.pb.h"
 #include "proto/convert/graph_convert.h"
@@ -416,6 +417,11 @@ PYBIND11_MODULE(_core, m) {
       },
       py::arg("outputs"), py::arg("compact") = true, py::arg("var_with_name_simple") = false,
       "pydotprint's DOT text of the outputs' graph, for graphviz.");
+  m.def(
+      "graph_json",
+      [](const std::vector<VariablePtr>& outputs) { return GraphJson({}, outputs); },
+      py::arg("outputs"),
+      "The outputs' graph as the console and kiln.d3viz draw it (server/console/API.md).");
   m.def(
       "pp", [](const VariablePtr& output) { return ValueOrThrow(PrettyPrint(Var(output))); },
       py::arg("output"), "Aesara's pp text of the output's expression.");
