@@ -24,22 +24,31 @@ SERVER = os.environ.get("KILN_SERVER_BIN", os.path.join(HERE, "..", "..", "build
 class ConsoleServer:
     """kiln-server on 127.0.0.1 (gRPC and metrics ports picked by it), stopped by stop()."""
 
-    def __init__(self, *flags):
+    def __init__(self, *flags, wait_serving=True):
         self.log = tempfile.NamedTemporaryFile(prefix="kiln-console-", suffix=".log", delete=False)
         self.proc = subprocess.Popen(
             [SERVER, "--host", "127.0.0.1", "--port", "0", "--metrics_port", "0", "--cache_dir=",
              "--console_interval=1s", *flags], stderr=self.log, stdout=subprocess.DEVNULL)
-        for _ in range(500):
-            text = self.text()
-            m = re.search(r'"msg":"serving","address":"[^"]*:(\d+)"', text)
+        m = self._wait_for(r'"msg":"listening","address":"[^"]*:(\d+)".*?"metrics_port":"(\d+)"')
+        self.address = "127.0.0.1:" + m.group(1)
+        self.metrics_port = int(m.group(2))
+        self.url = "http://127.0.0.1:%d" % self.metrics_port
+        if wait_serving:
+            self.wait_serving()
+
+    def wait_serving(self):
+        """Returns once the server says it is serving (warm)."""
+        self._wait_for(r'"msg":"serving"', seconds=90)
+
+    def _wait_for(self, pattern, seconds=20):
+        deadline = time.time() + seconds
+        while time.time() < deadline:
+            m = re.search(pattern, self.text())
             if m:
-                self.address = "127.0.0.1:" + m.group(1)
-                self.metrics_port = int(re.search(r'"metrics_port":"(\d+)"', text).group(1))
-                self.url = "http://127.0.0.1:%d" % self.metrics_port
-                return
-            assert self.proc.poll() is None, text
+                return m
+            assert self.proc.poll() is None, self.text()
             time.sleep(0.02)
-        raise RuntimeError("kiln-server did not start:\n" + self.text())
+        raise RuntimeError("kiln-server did not log %r:\n%s" % (pattern, self.text()))
 
     def text(self):
         with open(self.log.name) as f:
@@ -56,9 +65,12 @@ class ConsoleServer:
         return status, json.loads(body) if kind.startswith("application/json") else body
 
     def stop(self):
-        self.proc.terminate()
-        self.proc.wait(20)
-        os.unlink(self.log.name)
+        """Stops the server (again: nothing)."""
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            self.proc.wait(30)
+        if os.path.exists(self.log.name):
+            os.unlink(self.log.name)
 
 
 def tokens_file(directory, tenants):
