@@ -66,6 +66,8 @@ class FunctionCache {
   std::shared_ptr<const CompiledFunction> Peek(const std::string& id) const;
   // Every function the memory tier holds, most recently used first (MemoryTier::Held).
   std::vector<std::shared_ptr<const CompiledFunction>> Held() const { return memory_->Held(); }
+  // Drops the function of `id` from memory (the lower tiers keep theirs); false when absent.
+  bool Evict(const std::string& id) { return memory_->Remove(id); }
   // The function of `id` from the first tier holding it; NOT_FOUND when none has it.
   absl::StatusOr<std::shared_ptr<const CompiledFunction>> Find(const std::string& id);
 

@@ -37,6 +37,17 @@ std::shared_ptr<const CompiledFunction> MemoryTier::Peek(const std::string& id) 
   return it == entries_.end() ? nullptr : it->second.function;
 }
 
+bool MemoryTier::Remove(const std::string& id) {
+  absl::MutexLock lock(&mutex_);
+  auto it = entries_.find(id);
+  if (it == entries_.end()) return false;
+  usage_.bytes -= it->second.function->bytes();
+  lru_.erase(it->second.lru);
+  entries_.erase(it);
+  usage_.entries = entries_.size();
+  return true;
+}
+
 std::vector<std::shared_ptr<const CompiledFunction>> MemoryTier::Held() const {
   absl::MutexLock lock(&mutex_);
   std::vector<std::shared_ptr<const CompiledFunction>> held;

@@ -36,6 +36,8 @@ class MemoryTier final : public FunctionTier {
   std::shared_ptr<const CompiledFunction> Peek(const std::string& id) const;
   // What the tier holds and has evicted.
   Usage usage() const;
+  // Drops the function of `id` (an operator's eviction); false when it is not held.
+  bool Remove(const std::string& id);
   // Every function it holds, most recently used first; recency untouched.
   std::vector<std::shared_ptr<const CompiledFunction>> Held() const;
 

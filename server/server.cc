@@ -216,6 +216,11 @@ ConsoleSources Server::ConsoleSourcesOf(const ServerOptions& options) const {
   sources.sees = [service](const Tenant& t, const CompiledFunction& f) {
     return service->Sees(t, f);
   };
+  sources.evict = [this](const std::string& id) { return cache_->Evict(id); };
+  sources.delete_session = [this](const std::string& key) {
+    regions_->DropSession(key);
+    return sessions_->Delete(key);
+  };
   sources.health = [this] {
     return std::string(serving_ ? "serving" : stopping_ ? "draining" : "warming");
   };

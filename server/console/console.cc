@@ -13,6 +13,7 @@
 #include "core/text/graph_json.h"
 #include "core/text/json.h"
 #include "server/graph_requests.h"
+#include "server/log.h"
 
 namespace kiln::server {
 namespace {
@@ -271,6 +272,24 @@ std::string Console::SessionsJson(const Tenant* tenant) const {
   return out.EndArray().EndObject().text();
 }
 
+std::string Console::Evict(const Tenant* tenant, const std::string& id) const {
+  std::shared_ptr<const CompiledFunction> f = sources_.cache->Peek(id);
+  if (f == nullptr || (tenant != nullptr && !sources_.sees(*tenant, *f))) return "";
+  f.reset();
+  if (!sources_.evict(id)) return "";
+  Log(LogLevel::kInfo, "console: function evicted",
+      {{"function_id", id}, {"tenant", tenant != nullptr ? tenant->name : ""}});
+  return Json().BeginObject().Key("evicted").String(id).EndObject().text();
+}
+
+std::string Console::DeleteSession(const Tenant* tenant, const std::string& id) const {
+  const std::string key = SessionKey(tenant != nullptr ? tenant->name : "", id);
+  if (key.empty() || !sources_.delete_session(key).ok()) return "";
+  Log(LogLevel::kInfo, "console: session deleted",
+      {{"session", id}, {"tenant", tenant != nullptr ? tenant->name : ""}});
+  return Json().BeginObject().Key("deleted").String(id).EndObject().text();
+}
+
 void Console::Mount(httplib::Server& http) {
   const std::string expected =
       options_.metrics_token.empty() ? "" : absl::StrCat("Bearer ", options_.metrics_token);
@@ -297,15 +316,23 @@ void Console::Mount(httplib::Server& http) {
     *tenant = *std::move(found);
     return true;
   };
+  // not_found: the 404's message when the answer is empty.
   const auto json = [admit](std::function<std::string(const Tenant*, const httplib::Request&)>
-                                answer) {
-    return [admit, answer](const httplib::Request& req, httplib::Response& res) {
+                                answer,
+                            std::string not_found = "no such function") {
+    return [admit, answer, not_found](const httplib::Request& req, httplib::Response& res) {
       std::shared_ptr<const Tenant> tenant;
       if (!admit(req, res, &tenant)) return;
+      if (req.method == "POST" && !req.has_header("X-Kiln-Action")) {
+        res.status = 403;
+        res.set_content(ErrorJson("an action needs the `X-Kiln-Action: 1` header"),
+                        "application/json");
+        return;
+      }
       std::string body = answer(tenant.get(), req);
       if (body.empty()) {
         res.status = 404;
-        body = ErrorJson("no such function");
+        body = ErrorJson(not_found);
       }
       res.set_header("Cache-Control", "no-store");
       res.set_content(body, "application/json");
@@ -324,6 +351,14 @@ void Console::Mount(httplib::Server& http) {
   http.Get("/api/sessions", json([this](const Tenant* t, const httplib::Request&) {
              return SessionsJson(t);
            }));
+  http.Post(R"(/api/functions/([0-9a-zA-Z_.-]{1,200})/evict)",
+            json([this](const Tenant* t, const httplib::Request& req) {
+              return Evict(t, req.matches[1]);
+            }));
+  http.Post(R"(/api/sessions/([0-9a-zA-Z_.-]{1,200})/delete)",
+            json([this](const Tenant* t, const httplib::Request& req) {
+              return DeleteSession(t, req.matches[1]);
+            }, "no such session"));
   http.Get(R"(/api/.*)", [](const httplib::Request&, httplib::Response& res) {
     res.status = 404;
     res.set_content(ErrorJson("no such console endpoint (server/console/API.md)"),

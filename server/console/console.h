@@ -1,6 +1,7 @@
 // The Kiln console on the server's HTTP port: the page under /console/ (files the npm build
 // made) and the JSON it reads under /api/ (server/console/API.md), behind the metrics token and,
-// with tenants, scoped to the caller's tenant. Read-only: nothing here changes the server.
+// with tenants, scoped to the caller's tenant. Reading changes nothing; the two actions (evict a
+// function, delete a session) are POSTs that carry `X-Kiln-Action` (no cross-site form can).
 #ifndef KILN_SERVER_CONSOLE_CONSOLE_H_
 #define KILN_SERVER_CONSOLE_CONSOLE_H_
 
@@ -33,6 +34,9 @@ struct ConsoleSources {
   // Whether a tenant may see a function (the gRPC calls' scoping).
   std::function<bool(const Tenant&, const CompiledFunction&)> sees;
   std::function<std::string()> health;  // "serving", "warming" or "draining"
+  // The two actions: drop a function from memory (false: not held), delete a session by key.
+  std::function<bool(const std::string& id)> evict;
+  std::function<absl::Status(const std::string& key)> delete_session;
   // The tiers below memory: (name, "up" / "down" / "off").
   std::function<std::vector<std::pair<std::string, std::string>>()> tiers;
   std::string version, instance;
@@ -57,6 +61,9 @@ class Console {
   // Empty when the function is not held or not the tenant's.
   std::string FunctionJson(const Tenant* tenant, const std::string& id) const;
   std::string SessionsJson(const Tenant* tenant) const;
+  // The actions: an empty string when the function or session is not the tenant's or unknown.
+  std::string Evict(const Tenant* tenant, const std::string& id) const;
+  std::string DeleteSession(const Tenant* tenant, const std::string& id) const;
 
  private:
   std::vector<std::shared_ptr<const CompiledFunction>> Visible(const Tenant* tenant) const;

@@ -54,15 +54,19 @@ class ConsoleServer:
         with open(self.log.name) as f:
             return f.read()
 
-    def get(self, path, headers=None):
+    def get(self, path, headers=None, method="GET"):
         """(HTTP status, body parsed as JSON when it is JSON) of GET path."""
-        req = urllib.request.Request(self.url + path, headers=headers or {})
+        req = urllib.request.Request(self.url + path, headers=headers or {}, method=method)
         try:
             with urllib.request.urlopen(req, timeout=10) as r:
                 status, body, kind = r.status, r.read(), r.headers.get("Content-Type", "")
         except urllib.error.HTTPError as e:
             status, body, kind = e.code, e.read(), e.headers.get("Content-Type", "")
         return status, json.loads(body) if kind.startswith("application/json") else body
+
+    def post(self, path, headers=None):
+        """post(path): an action, with its X-Kiln-Action header unless `headers` are given."""
+        return self.get(path, {"X-Kiln-Action": "1"} if headers is None else headers, "POST")
 
     def stop(self):
         """Stops the server (again: nothing)."""

@@ -103,6 +103,9 @@ def test_a_tenant_sees_only_its_own_functions_and_sessions():
             assert len(s.get("/api/sessions", as_alpha)[1]["sessions"]) == 1
             assert s.get("/api/sessions", {"X-Kiln-Token": "b-token"})[1]["sessions"] == []
             assert s.get("/api/overview", as_alpha)[1]["tenant"] == "alpha"
+            as_beta = {"X-Kiln-Token": "b-token", "X-Kiln-Action": "1"}
+            assert s.post("/api/functions/%s/evict" % mine, as_beta)[0] == 404
+            assert s.get("/api/functions/" + mine, as_alpha)[0] == 200
         finally:
             s.stop()
 
@@ -115,3 +118,22 @@ def test_console_false_turns_it_off():
         assert s.get("/healthz")[0] == 200
     finally:
         s.stop()
+
+
+def test_the_actions_evict_and_delete_need_their_header_and_the_tenant(server):
+    x = T.dvector("x")
+    f = kiln.function([x], T.exp(x))
+    w = kiln.shared(np.ones(2), name="w")
+    kiln.function([x], x + w, updates=[(w, w + 1)])(np.ones(2))
+    session = server.get("/api/sessions")[1]["sessions"][0]["name"]
+    evict = "/api/functions/%s/evict" % f.function_id
+    assert server.post(evict, {})[0] == 403  # no X-Kiln-Action: a cross-site form, refused
+    assert server.get("/api/functions/" + f.function_id)[0] == 200
+    assert server.post(evict) == (200, {"evicted": f.function_id})
+    assert server.get("/api/functions/" + f.function_id)[0] == 404
+    assert server.post(evict)[0] == 404
+    np.testing.assert_allclose(f(np.zeros(2)), [1.0, 1.0])  # compiled again on its next call
+    delete = "/api/sessions/%s/delete" % session
+    assert server.post(delete) == (200, {"deleted": session})
+    assert server.get("/api/sessions")[1]["sessions"] == []
+    assert server.post(delete) == (404, {"error": "no such session"})
