@@ -124,10 +124,15 @@ std::string ErrorJson(const std::string& message, const char* needs = nullptr) {
   return out.EndObject().text();
 }
 
+// httplib compresses an answer whose type is exactly "application/json", or text/*, with brotli
+// at its slowest quality when the browser accepts it (a 70 MB graph took minutes): the JSON and
+// the scripts are typed with their charset, which it leaves alone.
+constexpr char kJson[] = "application/json; charset=utf-8";
+
 // The content type of a page file, by its extension.
 const char* ContentType(const std::string& path) {
   if (absl::EndsWith(path, ".html")) return "text/html; charset=utf-8";
-  if (absl::EndsWith(path, ".js")) return "text/javascript; charset=utf-8";
+  if (absl::EndsWith(path, ".js")) return "application/javascript; charset=utf-8";
   if (absl::EndsWith(path, ".css")) return "text/css; charset=utf-8";
   if (absl::EndsWith(path, ".svg")) return "image/svg+xml";
   if (absl::EndsWith(path, ".png")) return "image/png";
@@ -142,6 +147,8 @@ bool SafeName(const std::string& name) {
            c == '/';
   });
 }
+
+constexpr size_t kMaxDprintBytes = size_t{2} << 20;  // of a function's dprint in its JSON
 
 constexpr char kNotBuilt[] =
     "<!doctype html><meta charset=utf-8><title>Kiln console</title>"
@@ -244,7 +251,13 @@ std::string Console::FunctionJson(const Tenant* tenant, const std::string& id) c
   absl::StatusOr<std::string> dprint =
       PrintGraph(std::vector<Var>(fg.outputs().begin(), fg.outputs().end()),
                  v1::PrintRequest::DPRINT, true);
-  out.Key("dprint").String(dprint.ok() ? *dprint : dprint.status().ToString());
+  std::string text = dprint.ok() ? *std::move(dprint) : dprint.status().ToString();
+  if (text.size() > kMaxDprintBytes) {
+    const size_t cut = text.rfind('\n', kMaxDprintBytes);
+    text = absl::StrCat(text.substr(0, cut == std::string::npos ? kMaxDprintBytes : cut + 1),
+                        "... (", text.size(), " bytes in all: kiln.dprint(f) prints the whole)\n");
+  }
+  out.Key("dprint").String(text);
   out.Key("rewrites").BeginArray();
   for (const auto& [rule, count] : f->facts.rewrites) {
     out.BeginObject().Key("rule").String(rule).Key("count").Int(count).EndObject();
@@ -300,7 +313,7 @@ void Console::Mount(httplib::Server& http) {
       res.status = 401;
       res.set_content(ErrorJson("/api/ needs `Authorization: Bearer <--metrics_token>`",
                                 "metrics_token"),
-                      "application/json");
+                      kJson);
       return false;
     }
     if (!sources_.auth->requires_token()) return true;
@@ -310,7 +323,7 @@ void Console::Mount(httplib::Server& http) {
     if (!found.ok()) {
       res.status = 401;
       res.set_content(ErrorJson("/api/ needs a tenant's token in `X-Kiln-Token`", "tenant_token"),
-                      "application/json");
+                      kJson);
       return false;
     }
     *tenant = *std::move(found);
@@ -326,7 +339,7 @@ void Console::Mount(httplib::Server& http) {
       if (req.method == "POST" && !req.has_header("X-Kiln-Action")) {
         res.status = 403;
         res.set_content(ErrorJson("an action needs the `X-Kiln-Action: 1` header"),
-                        "application/json");
+                        kJson);
         return;
       }
       std::string body = answer(tenant.get(), req);
@@ -335,7 +348,7 @@ void Console::Mount(httplib::Server& http) {
         body = ErrorJson(not_found);
       }
       res.set_header("Cache-Control", "no-store");
-      res.set_content(body, "application/json");
+      res.set_content(body, kJson);
     };
   };
   http.Get("/api/overview", json([this](const Tenant* t, const httplib::Request&) {
@@ -362,7 +375,7 @@ void Console::Mount(httplib::Server& http) {
   http.Get(R"(/api/.*)", [](const httplib::Request&, httplib::Response& res) {
     res.status = 404;
     res.set_content(ErrorJson("no such console endpoint (server/console/API.md)"),
-                    "application/json");
+                    kJson);
   });
   http.Get("/console", [](const httplib::Request&, httplib::Response& res) {
     res.set_redirect("/console/");
