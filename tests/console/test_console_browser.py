@@ -90,14 +90,21 @@ def test_overview_functions_and_a_functions_graph(server, browser):
     assert len(nodes) == len(graph["nodes"])
     count = browser.wait_for("[data-test=node-count]")[0].text
     assert str(len(graph["nodes"])) in count
-    apply = next(n for n in graph["nodes"] if n["op"] == "OpFromGraph") if any(
-        n.get("op") == "OpFromGraph" for n in graph["nodes"]) else next(
-        n for n in graph["nodes"] if n["kind"] == "apply")
+    applies = [n for n in graph["nodes"] if n["kind"] == "apply"]
+    apply = next(n for n in applies if n["op"] == "OpFromGraph")
     browser.all("[data-test=graph-node][data-node-id='%d']" % apply["id"])[0].click()
     props = browser.wait(lambda: browser.all("[data-test=node-props]")[0].text.strip(),
                          message="the node's props")
     assert apply["label"] in props
     browser.shot("function")
+    # Its inner graph opens in place: the node becomes a frame holding the inner nodes.
+    browser.all("[data-test=graph-node][data-node-id='%d'] [data-test=graph-expand]"
+                % apply["id"])[0].click()
+    drawn = len(graph["nodes"]) - 1 + len(apply["inner"]["nodes"])
+    browser.wait(lambda: len(browser.all("[data-test=graph-node]")) == drawn,
+                 message="the inner graph's nodes drawn")
+    assert browser.all("[data-test=graph-cluster][data-node-id='%d']" % apply["id"])
+    browser.shot("function_inner_open")
     assert "[id A]" in browser.all("[data-test=dprint]")[0].text
 
 
@@ -126,12 +133,13 @@ def test_the_token_form_when_the_api_needs_one(browser):
     s = ConsoleServer("--metrics_token=sesame")
     try:
         require_page(s)
+        browser.allow(401)
         browser.open(s.url + "/console/#/overview")
         form = browser.wait_for("[data-test=token-form]")[0]
+        assert form.get_attribute("data-needs") == "metrics_token"
         browser.shot("token_form")
-        field = form.find_element("css selector", "input")
-        field.send_keys("sesame")
-        field.submit()
+        form.find_element("css selector", "input").send_keys("sesame")
+        browser.all("[data-test=token-submit]")[0].click()
         assert browser.wait_for("[data-test=health]")[0].text == "serving"
     finally:
         s.stop()

@@ -38,8 +38,8 @@ def _graph_and_text(fct):
 
 
 def _inline(text):
-    """Text safe inside a <script> or <style> element: no closing tag can appear in it."""
-    return text.replace("</", "<\\/")
+    """Script or style text safe inside its element: no closing tag or comment opening."""
+    return text.replace("</", "<\\/").replace("<!--", "<\\!--")
 
 
 def d3viz(fct, outfile, copy_deps=True, title=None):
@@ -54,12 +54,12 @@ def d3viz(fct, outfile, copy_deps=True, title=None):
     with open(os.path.join(viewer, "viewer.css"), encoding="utf-8") as f:
         style = f.read()
     title = title or getattr(fct, "name", None) or "Kiln graph"
-    data = {"title": title, "graph": graph, "dprint": dprint, "rewrites": []}
+    data = json.dumps({"title": title, "graph": graph, "dprint": dprint, "rewrites": []})
     page = ("<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>%s</title>\n"
             "<style>%s</style></head>\n<body><div id=\"kiln-viewer\"></div>\n"
             "<script id=\"kiln-graph\" type=\"application/json\">%s</script>\n"
             "<script>%s</script></body></html>\n"
-            % (_html(title), _inline(style), _inline(json.dumps(data)), _inline(script)))
+            % (_html(title), _inline(style), data.replace("<", "\\u003c"), _inline(script)))
     directory = os.path.dirname(os.path.abspath(outfile))
     os.makedirs(directory, exist_ok=True)
     with open(outfile, "w", encoding="utf-8") as f:
