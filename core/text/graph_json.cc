@@ -12,6 +12,8 @@
 #include "core/graph/op.h"
 #include "core/graph/traversal.h"
 #include "core/graph/type.h"
+#include "core/ops/composite.h"
+#include "core/ops/elemwise.h"
 
 namespace kiln {
 namespace {
@@ -44,6 +46,44 @@ void WriteType(const Variable& v, Json& out) {
     for (const StaticDim& d : t->shape()) d.has_value() ? out.Int(*d) : out.Null();
     out.EndArray();
   }
+}
+
+// A Composite's scalar program as an inner graph: its inputs, constants and instructions as
+// nodes, each register's use an edge.
+void WriteScalarProgram(const ScalarProgram& p, Json& out) {
+  const int inputs = p.num_inputs(), constants = static_cast<int>(p.constants.size());
+  const auto scalar = [](DType dtype) { return "Scalar(" + DTypeName(dtype) + ")"; };
+  const auto leaf = [&](int id, const char* kind, const std::string& label, DType dtype) {
+    out.BeginObject().Key("id").Int(id).Key("kind").String(kind).Key("label").String(label);
+    out.Key("type").String(scalar(dtype)).Key("shape").BeginArray().EndArray().EndObject();
+  };
+  out.BeginObject().Key("nodes").BeginArray();
+  for (int i = 0; i < inputs; ++i) leaf(i, "input", "i" + std::to_string(i), p.input_dtypes[i]);
+  for (int c = 0; c < constants; ++c) {
+    leaf(inputs + c, "constant", p.constants[c].ToString(), p.constants[c].dtype());
+  }
+  for (size_t k = 0; k < p.instrs.size(); ++k) {
+    const ScalarProgram::Instr& instr = p.instrs[k];
+    out.BeginObject().Key("id").Int(inputs + constants + static_cast<int64_t>(k));
+    out.Key("kind").String("apply").Key("label").String(instr.op.Name());
+    out.Key("op").String("ScalarOp").Key("props").BeginObject().EndObject();
+    out.Key("outputs").BeginArray().BeginObject().Key("name").String("");
+    out.Key("type").String(scalar(instr.dtype)).Key("shape").BeginArray().EndArray();
+    out.EndObject().EndArray().Key("inner").Null().EndObject();
+  }
+  out.EndArray().Key("edges").BeginArray();
+  for (size_t k = 0; k < p.instrs.size(); ++k) {
+    const std::vector<int>& args = p.instrs[k].args;
+    for (size_t a = 0; a < args.size(); ++a) {
+      out.BeginObject().Key("from").Int(args[a]).Key("output").Int(0);
+      out.Key("to").Int(inputs + constants + static_cast<int64_t>(k));
+      out.Key("input").Int(static_cast<int64_t>(a)).Key("destroyed").Bool(false);
+      out.Key("view").Bool(false).EndObject();
+    }
+  }
+  out.EndArray().Key("outputs").BeginArray();
+  for (int r : p.outputs) out.BeginObject().Key("from").Int(r).Key("output").Int(0).EndObject();
+  out.EndArray().EndObject();
 }
 
 // Where each variable of the graph comes from: a node id and its output index.
@@ -120,8 +160,11 @@ class GraphWriter {
     }
     out_.EndArray().Key("inner");
     const HasInnerGraph* inner = InnerGraphOf(op);
+    const Elemwise* elemwise = op.As<Elemwise>();
     if (inner != nullptr && depth_ < kMaxInnerGraphDepth) {
       GraphWriter(out_, depth_ + 1).Write(inner->inner().inputs, inner->inner().outputs);
+    } else if (elemwise != nullptr && elemwise->scalar_op().program != nullptr) {
+      WriteScalarProgram(*elemwise->scalar_op().program, out_);
     } else {
       out_.Null();
     }

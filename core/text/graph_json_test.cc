@@ -47,5 +47,18 @@ TEST(GraphJsonTest, NestsAnOpFromGraphsInnerGraphAndEscapesText) {
   EXPECT_NE(json.find("\"label\":\"x \\\"quoted\\\"\\n\""), std::string::npos) << json;
 }
 
+TEST(GraphJsonTest, DrawsACompositesScalarProgramAsItsInnerGraph) {
+  Var x = dvector("x");
+  absl::StatusOr<Function> f = function({x}, {exp(x) * 2.0 + x});
+  ASSERT_TRUE(f.ok()) << f.status();
+  const std::string json = GraphJson(f->fgraph().inputs(), f->fgraph().outputs());
+  // The Composite's inner graph: its input i0 first, then its constant and instructions.
+  EXPECT_NE(json.find("\"inner\":{\"nodes\":[{\"id\":0,\"kind\":\"input\",\"label\":\"i0\","
+                      "\"type\":\"Scalar(float64)\""),
+            std::string::npos)
+      << json;
+  EXPECT_NE(json.find("\"label\":\"exp\""), std::string::npos) << json;
+}
+
 }  // namespace
 }  // namespace kiln
