@@ -40,7 +40,9 @@ void LastUse::Touch() {
 }
 
 int64_t CompiledFunction::bytes() const {
-  return static_cast<int64_t>(stored.size() + canonical_form.size() + id.size()) + 4096;
+  constexpr int64_t kBytesPerBuiltNode = 512;  // about, for the graph as built (kept for the console)
+  return static_cast<int64_t>(stored.size() + canonical_form.size() + id.size()) + 4096 +
+         kBytesPerBuiltNode * std::max(facts.nodes_before, 0);
 }
 
 namespace {
@@ -73,7 +75,7 @@ absl::StatusOr<std::shared_ptr<const CompiledFunction>> CompileOrThrow(const Com
   ASSIGN_OR_RETURN(*stored.mutable_optimized(), OptimizedGraphToProto(f));
   return std::make_shared<const CompiledFunction>(
       CompiledFunction{job.id, job.canonical_form, job.signature, std::move(f),
-                       stored.SerializeAsString(), std::move(facts)});
+                       stored.SerializeAsString(), std::move(facts), {}, job.graph});
 }
 
 }  // namespace

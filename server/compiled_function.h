@@ -48,6 +48,7 @@ struct CompiledFunction {
   std::string stored;      // its kiln.v1.StoredFunction: what the disk tier and Redis keep
   FunctionFacts facts;
   mutable LastUse last_use;  // set by Execute
+  ProtoGraph built;          // the graph as the client built it; empty when loaded from a tier
   int64_t bytes() const;   // what the function holds in memory, for the cache's byte budget
 };
 

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 #include "core/tensor/status_macros.h"
 #include "core/tensor/allocator.h"
 #include "proto/version.h"
@@ -236,7 +237,7 @@ ConsoleSources Server::ConsoleSourcesOf(const ServerOptions& options) const {
     }
     return tiers;
   };
-  sources.version = kServerVersion;
+  sources.version = std::string(absl::StripPrefix(kServerVersion, "kiln-server "));
   sources.instance = service_->instance();
   return sources;
 }

@@ -239,18 +239,21 @@ std::string Console::FunctionsJson(const Tenant* tenant) const {
   return out.EndArray().EndObject().text();
 }
 
-std::string Console::FunctionJson(const Tenant* tenant, const std::string& id) const {
+std::shared_ptr<const CompiledFunction> Console::Find(const Tenant* tenant,
+                                                      const std::string& id) const {
   std::shared_ptr<const CompiledFunction> f = sources_.cache->Peek(id);
-  if (f == nullptr || (tenant != nullptr && !sources_.sees(*tenant, *f))) return "";
-  const FunctionGraph& fg = f->function.fgraph();
-  Json out;
-  out.BeginObject();
-  WriteFunctionFacts(*f, out);
+  return f != nullptr && (tenant == nullptr || sources_.sees(*tenant, *f)) ? f : nullptr;
+}
+
+namespace {
+
+// A graph's "graph" and "dprint" (cut at kMaxDprintBytes) into an open object.
+void WriteGraphAndText(const std::vector<VariablePtr>& inputs,
+                       const std::vector<VariablePtr>& outputs, bool compiled, Json& out) {
   out.Key("graph");
-  WriteGraphJson(fg.inputs(), fg.outputs(), out);
-  absl::StatusOr<std::string> dprint =
-      PrintGraph(std::vector<Var>(fg.outputs().begin(), fg.outputs().end()),
-                 v1::PrintRequest::DPRINT, true);
+  WriteGraphJson(inputs, outputs, out);
+  absl::StatusOr<std::string> dprint = PrintGraph(
+      std::vector<Var>(outputs.begin(), outputs.end()), v1::PrintRequest::DPRINT, compiled);
   std::string text = dprint.ok() ? *std::move(dprint) : dprint.status().ToString();
   if (text.size() > kMaxDprintBytes) {
     const size_t cut = text.rfind('\n', kMaxDprintBytes);
@@ -258,11 +261,40 @@ std::string Console::FunctionJson(const Tenant* tenant, const std::string& id) c
                         "... (", text.size(), " bytes in all: kiln.dprint(f) prints the whole)\n");
   }
   out.Key("dprint").String(text);
+}
+
+std::vector<VariablePtr> Ptrs(const std::vector<Var>& vars) {
+  std::vector<VariablePtr> out;
+  out.reserve(vars.size());
+  for (const Var& v : vars) out.push_back(v.ptr());
+  return out;
+}
+
+}  // namespace
+
+std::string Console::FunctionJson(const Tenant* tenant, const std::string& id) const {
+  std::shared_ptr<const CompiledFunction> f = Find(tenant, id);
+  if (f == nullptr) return "";
+  const FunctionGraph& fg = f->function.fgraph();
+  Json out;
+  out.BeginObject();
+  WriteFunctionFacts(*f, out);
+  out.Key("has_built").Bool(!f->built.outputs.empty());
+  WriteGraphAndText(fg.inputs(), fg.outputs(), true, out);
   out.Key("rewrites").BeginArray();
   for (const auto& [rule, count] : f->facts.rewrites) {
     out.BeginObject().Key("rule").String(rule).Key("count").Int(count).EndObject();
   }
   return out.EndArray().EndObject().text();
+}
+
+std::string Console::BuiltJson(const Tenant* tenant, const std::string& id) const {
+  std::shared_ptr<const CompiledFunction> f = Find(tenant, id);
+  if (f == nullptr || f->built.outputs.empty()) return "";
+  Json out;
+  out.BeginObject();
+  WriteGraphAndText(Ptrs(f->built.inputs), Ptrs(f->built.outputs), false, out);
+  return out.EndObject().text();
 }
 
 std::string Console::SessionsJson(const Tenant* tenant) const {
@@ -286,10 +318,7 @@ std::string Console::SessionsJson(const Tenant* tenant) const {
 }
 
 std::string Console::Evict(const Tenant* tenant, const std::string& id) const {
-  std::shared_ptr<const CompiledFunction> f = sources_.cache->Peek(id);
-  if (f == nullptr || (tenant != nullptr && !sources_.sees(*tenant, *f))) return "";
-  f.reset();
-  if (!sources_.evict(id)) return "";
+  if (Find(tenant, id) == nullptr || !sources_.evict(id)) return "";
   Log(LogLevel::kInfo, "console: function evicted",
       {{"function_id", id}, {"tenant", tenant != nullptr ? tenant->name : ""}});
   return Json().BeginObject().Key("evicted").String(id).EndObject().text();
@@ -364,6 +393,10 @@ void Console::Mount(httplib::Server& http) {
   http.Get("/api/sessions", json([this](const Tenant* t, const httplib::Request&) {
              return SessionsJson(t);
            }));
+  http.Get(R"(/api/functions/([0-9a-zA-Z_.-]{1,200})/built)",
+           json([this](const Tenant* t, const httplib::Request& req) {
+             return BuiltJson(t, req.matches[1]);
+           }, "no such function, or it has no graph as built here"));
   http.Post(R"(/api/functions/([0-9a-zA-Z_.-]{1,200})/evict)",
             json([this](const Tenant* t, const httplib::Request& req) {
               return Evict(t, req.matches[1]);

@@ -60,6 +60,9 @@ class Console {
   std::string FunctionsJson(const Tenant* tenant) const;
   // Empty when the function is not held or not the tenant's.
   std::string FunctionJson(const Tenant* tenant, const std::string& id) const;
+  // Its graph as the client built it, and that graph's dprint; empty also when the server
+  // loaded the function from a tier (it then has only the optimized graph).
+  std::string BuiltJson(const Tenant* tenant, const std::string& id) const;
   std::string SessionsJson(const Tenant* tenant) const;
   // The actions: an empty string when the function or session is not the tenant's or unknown.
   std::string Evict(const Tenant* tenant, const std::string& id) const;
@@ -67,6 +70,8 @@ class Console {
 
  private:
   std::vector<std::shared_ptr<const CompiledFunction>> Visible(const Tenant* tenant) const;
+  // The function of `id` when the tenant may see it, else null.
+  std::shared_ptr<const CompiledFunction> Find(const Tenant* tenant, const std::string& id) const;
 
   const ConsoleOptions options_;
   const ConsoleSources sources_;

@@ -47,6 +47,13 @@ def test_functions_sessions_and_history_show_what_the_server_did(server):
     assert [o["from"] for o in graph["outputs"]] == [2, 3]
     assert "Sum{acc_dtype=float64} [id A]" in detail["dprint"]
     assert any(r["rule"] and r["count"] > 0 for r in detail["rewrites"])
+    # The graph as the client built it: before fusion, as many nodes as nodes_before.
+    assert detail["has_built"]
+    status, built = server.get("/api/functions/%s/built" % f.function_id)
+    assert status == 200
+    applies = [n for n in built["graph"]["nodes"] if n["kind"] == "apply"]
+    assert len(applies) == row["nodes_before"]
+    assert "Elemwise{mul,no_inplace}" in built["dprint"]
 
     status, sessions = server.get("/api/sessions")
     (session,) = sessions["sessions"]
