@@ -97,6 +97,7 @@ def test_overview_functions_and_a_functions_graph(server, browser):
                          message="the node's props")
     assert apply["label"] in props
     browser.shot("function")
+    assert "[id A]" in browser.all("[data-test=dprint]")[0].text
     # Its inner graph opens in place: the node becomes a frame holding the inner nodes.
     browser.all("[data-test=graph-node][data-node-id='%d'] [data-test=graph-expand]"
                 % apply["id"])[0].click()
@@ -105,7 +106,37 @@ def test_overview_functions_and_a_functions_graph(server, browser):
                  message="the inner graph's nodes drawn")
     assert browser.all("[data-test=graph-cluster][data-node-id='%d']" % apply["id"])
     browser.shot("function_inner_open")
-    assert "[id A]" in browser.all("[data-test=dprint]")[0].text
+    # The graph as the client built it, then back.
+    built = server.get("/api/functions/%s/built" % f.function_id)[1]["graph"]
+    browser.all("[data-test=graph-built]")[0].click()
+    browser.wait(lambda: len(browser.all("[data-test=graph-node]")) == len(built["nodes"]),
+                 message="the graph as built drawn")
+    browser.shot("function_as_built")
+    browser.all("[data-test=graph-optimized]")[0].click()
+    browser.wait(lambda: len(browser.all("[data-test=graph-node]")) == len(graph["nodes"]),
+                 message="the optimized graph drawn again")
+    # Evict: the first click arms the button, the second acts; the list no longer has it.
+    for _ in range(2):
+        browser.all("[data-test=evict]")[0].click()
+    browser.wait(lambda: "#/functions" in browser.driver.current_url and browser.all(
+        "[data-test=function-row]"), message="back to the list")
+    assert f.function_id not in {r.get_attribute("data-id")
+                                 for r in browser.all("[data-test=function-row]")}
+
+
+def test_a_session_is_shown_and_deleted(server, browser):
+    w = kiln.shared(np.zeros((2, 3)), name="w")
+    x = T.dmatrix("x")
+    kiln.function([x], (x + w).sum(), updates=[(w, w + x)])(np.ones((2, 3)))
+    browser.open(server.url + "/console/#/sessions")
+    (card,) = browser.wait_for("[data-test=session-row]")
+    (row,) = browser.all("[data-test=variable-row]")
+    assert "float64" in row.text and "(2, 3)" in row.text
+    browser.shot("sessions")
+    for _ in range(2):
+        browser.all("[data-test=delete-session]")[0].click()
+    browser.wait_for("[data-test=empty]")
+    assert server.get("/api/sessions")[1]["sessions"] == []
 
 
 def test_a_graph_of_100000_nodes_becomes_interactive(server, browser):

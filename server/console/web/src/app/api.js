@@ -31,11 +31,22 @@ export class ApiError extends Error {
 }
 
 /** GETs api/<path> (relative to the page) as JSON; asks for a token and retries on 401; throws ApiError otherwise. */
-export async function apiGet(path) {
+export function apiGet(path) {
+  return call(path, 'GET');
+}
+
+/** POSTs an action to api/<path> (with the X-Kiln-Action header the server asks of actions), as apiGet. */
+export function apiAction(path) {
+  return call(path, 'POST');
+}
+
+async function call(path, method) {
   for (;;) {
     let res;
     try {
-      res = await fetch(`../api/${path}`, { headers: headers(), cache: 'no-store' });
+      const hd = headers();
+      if (method === 'POST') hd['X-Kiln-Action'] = '1';
+      res = await fetch(`../api/${path}`, { method, headers: hd, cache: 'no-store' });
     } catch (e) {
       throw new ApiError(0, `cannot reach the server (${e.message})`);
     }

@@ -2,7 +2,7 @@
 
 import { h, replace } from '../util/dom.js';
 import { fmtBytes, fmtInt, fmtNum, fmtTime } from '../util/format.js';
-import { apiGet } from '../app/api.js';
+import { apiAction, apiGet } from '../app/api.js';
 import { mountGraphView } from '../graph/view.js';
 import { dprintBlock, rewritesTable } from '../graph/details.js';
 import { errorBox, loading } from './common.js';
@@ -39,6 +39,39 @@ function capped(items) {
   return h('div', {}, ul, more);
 }
 
+/** A button asking once more before it acts: the first click arms it, the second runs act(). */
+export function confirmButton(label, testId, act) {
+  const button = h('button', { type: 'button', class: 'gv-button danger', 'data-test': testId });
+  button.textContent = label;
+  button.onclick = () => {
+    if (button.dataset.armed !== 'true') {
+      button.dataset.armed = 'true';
+      button.textContent = `${label}: click again to confirm`;
+      return;
+    }
+    button.disabled = true;
+    act().catch(e => { button.disabled = false; button.textContent = `${label} failed: ${e.message}`; });
+  };
+  return button;
+}
+
+/** The two views of the graph: as optimized (what runs) and as the client built it. */
+function graphSwitch(id, f, show) {
+  const tabs = [['optimized', 'as optimized (what runs)'], ['built', 'as built']];
+  const bar = h('span', { class: 'graph-switch' });
+  const select = which => {
+    for (const b of bar.children) b.classList.toggle('active', b.dataset.graph === which);
+    if (which === 'optimized') return show(f.graph, f.dprint);
+    return apiGet(`functions/${encodeURIComponent(id)}/built`).then(b => show(b.graph, b.dprint));
+  };
+  for (const [which, label] of tabs) {
+    if (which === 'built' && !f.has_built) continue;
+    bar.append(h('button', { type: 'button', class: `gv-link small${which === 'optimized' ? ' active' : ''}`,
+      'data-test': `graph-${which}`, 'data-graph': which, onclick: () => select(which) }, label));
+  }
+  return bar;
+}
+
 /** Renders one function into main; ctx: {alive()}; returns a cleanup function. */
 export function functionView(main, ctx, id) {
   let graphView = null;
@@ -49,11 +82,20 @@ export function functionView(main, ctx, id) {
   apiGet(`functions/${encodeURIComponent(id)}`).then(f => {
     if (!ctx.alive()) return;
     main.lastChild.remove();
-    const graphBox = h('section', { class: 'card graph-card' }, h('h2', {}, 'Graph ', h('span', { class: 'muted small' }, 'as optimized (what runs)')));
-    main.append(facts(f), graphBox,
-      h('section', { class: 'card' }, h('h2', {}, 'dprint'), dprintBlock(f.dprint)),
+    const graphHolder = h('div', {}), dprintHolder = h('div', {});
+    const show = (graph, dprint) => {
+      if (graphView) graphView.destroy();
+      replace(graphHolder);
+      graphView = mountGraphView(graphHolder, graph || { nodes: [], edges: [] });
+      replace(dprintHolder, dprintBlock(dprint));
+    };
+    const evict = confirmButton('Evict from memory', 'evict', () =>
+      apiAction(`functions/${encodeURIComponent(id)}/evict`).then(() => { location.hash = '#/functions'; }));
+    main.append(facts(f), h('div', { class: 'actions' }, evict),
+      h('section', { class: 'card graph-card' }, h('h2', {}, 'Graph ', graphSwitch(id, f, show)), graphHolder),
+      h('section', { class: 'card' }, h('h2', {}, 'dprint'), dprintHolder),
       h('section', { class: 'card' }, h('h2', {}, 'Rewrites'), rewritesTable(f.rewrites)));
-    graphView = mountGraphView(graphBox, f.graph || { nodes: [], edges: [] });
+    show(f.graph, f.dprint);
   }, e => {
     if (!ctx.alive()) return;
     main.lastChild.remove();

@@ -2,7 +2,8 @@
 
 import { h, replace } from '../util/dom.js';
 import { fmtBytes, fmtInt, fmtShape } from '../util/format.js';
-import { apiGet } from '../app/api.js';
+import { apiAction, apiGet } from '../app/api.js';
+import { confirmButton } from './function.js';
 import { errorBox, loading } from './common.js';
 
 function sessionCard(s) {
@@ -12,7 +13,9 @@ function sessionCard(s) {
     h('div', { class: 'session-head' },
       h('h2', { class: 'mono' }, s.name),
       s.tenant ? h('span', { class: 'badge' }, `tenant ${s.tenant}`) : null,
-      h('span', { class: 'muted small' }, `${fmtInt(vars.length)} variable${vars.length === 1 ? '' : 's'} · ${fmtBytes(total)}`)),
+      h('span', { class: 'muted small' }, `${fmtInt(vars.length)} variable${vars.length === 1 ? '' : 's'} · ${fmtBytes(total)}`),
+      confirmButton('Delete', 'delete-session', () =>
+        apiAction(`sessions/${encodeURIComponent(s.name)}/delete`).then(() => { location.reload(); }))),
     vars.length ? h('table', { class: 'table table-compact' },
       h('thead', {}, h('tr', {}, h('th', {}, 'name'), h('th', {}, 'dtype'), h('th', {}, 'shape'), h('th', { class: 'num' }, 'bytes'))),
       h('tbody', {}, vars.map(v => h('tr', { 'data-test': 'variable-row' },
