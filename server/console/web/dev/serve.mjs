@@ -1,8 +1,10 @@
 // Dev server: the built console at /console/, the fixtures at /api/ (shaped as ../../API.md).
 //   node dev/serve.mjs [--port 8765] [--dist DIR] [--fixtures DIR] [--metrics-token T] [--tenant-token T]
+//                      [--graph ID=FILE ...]
 // With --metrics-token, /api/ answers 401 {"needs": "metrics_token"} unless "Authorization: Bearer T";
 // with --tenant-token, 401 {"needs": "tenant_token"} unless "X-Kiln-Token: T".
-// /api/functions/<id> serves fixtures/function-<id>.json, or a generated graph for the ids in GENERATED.
+// /api/functions/<id> serves fixtures/function-<id>.json, or a generated graph for the ids in GENERATED,
+// or FILE for an id given by --graph ID=FILE (repeatable; for big real answers kept out of git).
 
 import http from 'node:http';
 import { readFile } from 'node:fs/promises';
@@ -21,11 +23,21 @@ const fixtures = path.resolve(arg('fixtures', path.join(here, 'fixtures')));
 const metricsToken = arg('metrics-token', '');
 const tenantToken = arg('tenant-token', '');
 const started = Date.now() / 1000;
+const files = new Map();
+process.argv.forEach((a, i) => {
+  if (a !== '--graph') return;
+  const [id, ...file] = String(process.argv[i + 1]).split('=');
+  files.set(id, path.resolve(file.join('=')));
+});
 
-/** Function ids answered with a generated graph of that many nodes. */
+/** Function ids answered with a generated graph: [size, shape] (dev/gen-graph.mjs). */
 export const GENERATED = {
-  b16b16b16b16b16b16b16b16b16b16b16b16b16b16b16b16b16b16b16b16b16b: 100000,
-  '5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e': 3000,
+  b16b16b16b16b16b16b16b16b16b16b16b16b16b16b16b16b16b16b16b16b16b: [100000, 'blocks'],
+  '5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e': [3000, 'blocks'],
+  // 100,000 steps deep: 200,001 nodes
+  c4a1c4a1c4a1c4a1c4a1c4a1c4a1c4a1c4a1c4a1c4a1c4a1c4a1c4a1c4a1c4a1: [100000, 'chain'],
+  // 20,000 branches: 120,002 nodes
+  '3d1e3d1e3d1e3d1e3d1e3d1e3d1e3d1e3d1e3d1e3d1e3d1e3d1e3d1e3d1e3d1e': [20000, 'wide'],
 };
 const generated = new Map();
 
@@ -56,8 +68,9 @@ async function api(res, route) {
   const m = /^functions\/([^/]+)$/.exec(route);
   if (!m) return send(res, 404, { error: `no such API: /api/${route}` });
   const id = decodeURIComponent(m[1]);
+  if (files.has(id)) return send(res, 200, await readFile(files.get(id)));
   if (GENERATED[id]) {
-    if (!generated.has(id)) generated.set(id, JSON.stringify(generateFunction(GENERATED[id], id)));
+    if (!generated.has(id)) generated.set(id, JSON.stringify(generateFunction(GENERATED[id][0], id, GENERATED[id][1])));
     return send(res, 200, generated.get(id));
   }
   if (!/^[0-9a-f]+$/.test(id)) return send(res, 404, { error: 'no such function' });

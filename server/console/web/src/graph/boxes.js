@@ -39,8 +39,8 @@ function firstType(node) {
 
 /** The kind ('input', 'constant', 'apply', 'chain', 'group') and texts of a unit's box. */
 export function boxContent(u) {
-  if (u.type === 'chain') return { kind: 'chain', title: u.label, sub: u.sub || '', expandable: true };
-  if (u.type === 'group') return { kind: 'group', title: u.label, sub: `${fmtInt(u.size)} nodes`, expandable: true };
+  if (u.type === 'chain') return { kind: 'chain', title: u.label, sub: u.sub || '', expandable: true, output: !!u.output };
+  if (u.type === 'group') return { kind: 'group', title: u.label, sub: `${fmtInt(u.size)} nodes`, expandable: true, output: !!u.output };
   const n = u.node;
   const kind = ['input', 'constant'].includes(n.kind) ? n.kind : 'apply';
   return { kind, title: n.label, sub: firstType(n), expandable: u.children.length > 0, output: n.outputOf.length > 0 };

@@ -10,6 +10,17 @@ import { graphlib, layout } from '@dagrejs/dagre';
 
 /** Above this many boxes the faster 'tight-tree' ranker replaces 'network-simplex'. */
 export const SIMPLEX_MAX = 250;
+/**
+ * The same, when a chain or group is open: the frames of open chains and groups add nodes and
+ * edges that make network-simplex cost seconds from about a hundred boxes on.
+ */
+export const SIMPLEX_MAX_GROUPED = 60;
+
+/** The dagre ranker for vis. */
+export function rankerFor(vis) {
+  const grouped = vis.clusters.some(c => c.type !== 'node');
+  return vis.boxes.length > (grouped ? SIMPLEX_MAX_GROUPED : SIMPLEX_MAX) ? 'tight-tree' : 'network-simplex';
+}
 /** Room at the top of a cluster frame for its title. */
 export const CLUSTER_HEADER = 22;
 /** From this many boxes on, long edges are left out of the layout. */
@@ -21,10 +32,18 @@ export const DENSE_KEEP = 4;
 /** The longest edge (in ranks) routed by dagre in a pruned layout. */
 export const LONG_SPAN = 4;
 
+/** True when vis shows chains or groups (a view of a grouped graph). */
+export function isGrouped(vis) {
+  return vis.boxes.some(b => b.type !== 'node') || vis.clusters.some(c => c.type !== 'node');
+}
+
 /** The edges of vis routed by dagre (a Set), the others being drawn directly. */
 export function routedEdges(vis) {
   const all = new Set(vis.edges);
-  if (vis.boxes.length < PRUNE_MIN_BOXES && vis.edges.length <= DENSE * vis.boxes.length) return all;
+  const small = vis.boxes.length < PRUNE_MIN_BOXES && vis.edges.length <= DENSE * vis.boxes.length;
+  // A small view of a grouped graph is pruned too when dagre would need more dummies than boxes
+  // (an input read by every piece of an open chain): a graph not grouped is kept as it was drawn.
+  if (small && !isGrouped(vis)) return all;
   const outs = new Map(vis.boxes.map(b => [b.key, []]));
   for (const e of vis.edges) if (outs.has(e.from.key) && outs.has(e.to.key)) outs.get(e.from.key).push(e);
   // Topological order by iterative DFS; edges closing a cycle are ignored for ranking.
@@ -54,6 +73,11 @@ export function routedEdges(vis) {
     for (const e of outs.get(v)) if (!back.has(e)) r = Math.min(r, rank.get(e.to.key) - 1);
     rank.set(v, r);
   }
+  if (small) {
+    let dummies = 0;
+    for (const [v, list] of outs) for (const e of list) dummies += Math.max(0, Math.abs(rank.get(e.to.key) - rank.get(v)) - 1);
+    if (dummies <= vis.boxes.length) return all;
+  }
   const keep = new Set(), short = [];
   for (const [v, list] of outs) {
     let best = null;
@@ -82,9 +106,44 @@ export function routedEdges(vis) {
 /** Up to this many boxes, the sources of an apply's inputs are ordered left to right by input index. */
 export const ORDER_MAX_BOXES = 400;
 
+/**
+ * In a view of a grouped graph, constraints are dropped when their number times the number of
+ * ranks passes this: dagre goes through all of them at every rank of every sweep (321 boxes of
+ * the 3,000-node graph, 800 ranks: 1.5 s).
+ */
+export const ORDER_MAX_WORK = 20000;
+
+// The number of ranks of the boxes joined by edges (longest path; edges closing a cycle ignored).
+function rankCount(vis, edges) {
+  const outs = new Map(vis.boxes.map(b => [b.key, []])), indeg = new Map(vis.boxes.map(b => [b.key, 0]));
+  for (const e of edges) {
+    if (!outs.has(e.from.key) || !outs.has(e.to.key) || e.from === e.to) continue;
+    outs.get(e.from.key).push(e.to.key);
+    indeg.set(e.to.key, indeg.get(e.to.key) + 1);
+  }
+  const rank = new Map(), queue = [];
+  for (const [k, d] of indeg) if (!d) { queue.push(k); rank.set(k, 0); }
+  let most = 0;
+  for (let i = 0; i < queue.length; i++) {
+    const r = rank.get(queue[i]) + 1;
+    for (const w of outs.get(queue[i])) {
+      if (!(rank.get(w) >= r)) rank.set(w, r);
+      most = Math.max(most, r);
+      indeg.set(w, indeg.get(w) - 1);
+      if (!indeg.get(w)) queue.push(w);
+    }
+  }
+  return most + 1;
+}
+
 /** dagre order constraints putting the sources of each box's inputs left to right by input index (acyclic). */
 export function inputOrder(vis, routed) {
   if (vis.boxes.length > ORDER_MAX_BOXES) return [];
+  const out = inputConstraints(vis, routed);
+  return isGrouped(vis) && out.length * rankCount(vis, routed) > ORDER_MAX_WORK ? [] : out;
+}
+
+function inputConstraints(vis, routed) {
   const isBox = new Set(vis.boxes.map(b => b.key));
   const ins = new Map();
   for (const e of routed) {
@@ -125,8 +184,11 @@ export function layoutGraph(vis, size) {
   const g = new graphlib.Graph({ compound: true, multigraph: false });
   g.setGraph({
     rankdir: 'TB', nodesep: 22, ranksep: 38, edgesep: 12, marginx: 24, marginy: 24,
-    ranker: vis.boxes.length > SIMPLEX_MAX ? 'tight-tree' : 'network-simplex',
+    ranker: rankerFor(vis),
   });
+  // An open chain: its steps in one straight column (dagre's balanced alignment would make a
+  // staircase of a chain with a constant beside every step); others as before.
+  if (vis.clusters.some(c => c.type === 'chain')) g.graph().align = 'UL';
   g.setDefaultEdgeLabel(() => ({}));
   const clusterKeys = new Set(vis.clusters.map(c => c.key));
   for (const c of vis.clusters) g.setNode(c.key, {});

@@ -11,25 +11,42 @@ export function buildModel(graph) {
   return model;
 }
 
+// The outputOf of the nodes that are no graph output (most): one shared empty list.
+const NONE = Object.freeze([]);
+
 function addScope(model, g, prefix, owner) {
   const scope = { key: prefix, owner, nodes: [], inputs: [], outputs: [], edges: [] };
-  const keyOf = id => (prefix ? `${prefix}/${id}` : String(id));
+  // This scope's nodes by API id (edges name nodes by id): an array for the usual ids
+  // 0, 1, 2, ... (5 and "5" alike), a Map for any other.
+  const byIndex = [], byOther = new Map();
+  const slot = id => (typeof id === 'number' ? (Number.isInteger(id) && id >= 0 ? id : -1)
+    : typeof id === 'string' && /^\d{1,9}$/.test(id) ? Number(id) : -1);
+  const find = id => {
+    const k = slot(id);
+    return k >= 0 ? byIndex[k] : byOther.get(String(id));
+  };
   const nodes = Array.isArray(g.nodes) ? g.nodes : [];
-  nodes.forEach((data, index) => {
-    if (!data || data.id === undefined || data.id === null) return;
+  for (let index = 0; index < nodes.length; index++) {
+    const data = nodes[index];
+    if (!data || data.id === undefined || data.id === null || find(data.id)) continue;
     const kind = data.kind || 'apply';
     const node = {
-      key: keyOf(data.id), id: data.id, data, kind, index, scope,
+      key: prefix ? `${prefix}/${data.id}` : String(data.id), id: data.id, data, kind, index, scope,
+      at: scope.nodes.length,   // position in scope.nodes
       label: data.label === undefined || data.label === null ? String(data.id) : String(data.label),
-      op: data.op || '', ins: [], outs: [], inner: null, outputOf: [],
+      op: data.op || '', ins: [], outs: [], inner: null, outputOf: NONE,
+      unit: null, _visit: 0, _shown: null,   // its leaf unit (group.js); visible.js's memo
     };
+    const k = slot(data.id);
+    if (k >= 0) byIndex[k] = node;
+    else byOther.set(String(data.id), node);
     model.nodes.set(node.key, node);
     scope.nodes.push(node);
     if (kind === 'input') scope.inputs.push(node);
-  });
+  }
   for (const e of Array.isArray(g.edges) ? g.edges : []) {
-    const from = model.nodes.get(keyOf(e.from)), to = model.nodes.get(keyOf(e.to));
-    if (!from || !to || from.scope !== scope || to.scope !== scope) continue;
+    const from = find(e.from), to = find(e.to);
+    if (!from || !to) continue;
     const edge = { from, to, output: e.output || 0, input: e.input || 0, destroyed: !!e.destroyed, view: !!e.view };
     from.outs.push(edge);
     to.ins.push(edge);
@@ -39,15 +56,17 @@ function addScope(model, g, prefix, owner) {
   for (const n of scope.nodes) if (n.ins.length > 1) n.ins.sort((a, b) => a.input - b.input);
   if (Array.isArray(g.outputs)) {
     g.outputs.forEach((o, k) => {
-      const node = model.nodes.get(keyOf(o.from));
-      if (!node || node.scope !== scope) return;
+      const node = o && find(o.from);
+      if (!node) return;
       scope.outputs.push({ node, output: o.output || 0 });
+      if (node.outputOf === NONE) node.outputOf = [];
       node.outputOf.push(k);
     });
   } else {
     // No outputs listed: take the applies nobody reads, in order.
     for (const n of scope.nodes) if (n.kind === 'apply' && !n.outs.length) scope.outputs.push({ node: n, output: 0 });
   }
+  // Recursion along the nesting of inner graphs (a few levels), not along the graph.
   for (const n of scope.nodes) {
     const inner = n.data.inner;
     if (inner && Array.isArray(inner.nodes) && inner.nodes.length) n.inner = addScope(model, inner, n.key, n);

@@ -62,9 +62,13 @@ function nodePanel(u, ctx) {
 }
 
 function groupPanel(u, ctx) {
-  const members = [];
-  const walk = x => { if (members.length < MAX_LINKS) (x.type === 'node' ? members.push(x.node) : x.children.forEach(walk)); };
-  walk(u);
+  // The first MAX_LINKS nodes, depth first (without recursion: chains nest in chains).
+  const members = [], stack = [u];
+  while (stack.length && members.length < MAX_LINKS) {
+    const x = stack.pop();
+    if (x.type === 'node') members.push(x.node);
+    else for (let i = x.children.length - 1; i >= 0; i--) stack.push(x.children[i]);
+  }
   return [
     h('dl', { class: 'gv-facts' }, row('kind', 'kind', u.type), row('label', 'label', u.label), row('size', 'nodes', fmtInt(u.size))),
     section('members', members.map(m => link(m, m.label, ctx.goto)).concat(u.size > members.length ? [`… ${fmtInt(u.size - members.length)} more`] : [])),

@@ -62,7 +62,7 @@ function drawNode(u, b) {
     transform: `translate(${b.x - w / 2},${b.y - hgt / 2})`,
   });
   const tip = c.sub ? `${c.title}\n${c.sub}` : c.title;
-  g.appendChild(s('title', { text: c.output ? `${tip}\n(graph output)` : tip }));
+  g.appendChild(s('title', { text: c.output ? `${tip}\n(${u.type === 'node' ? 'graph output' : 'holds a graph output'})` : tip }));
   if (c.kind === 'chain' || c.kind === 'group') g.appendChild(s('rect', { class: 'gv-stack', x: 4, y: 4, width: w, height: hgt, rx: 6 }));
   const rx = c.kind === 'input' ? hgt / 2 : c.kind === 'constant' ? 2 : 6;
   g.appendChild(s('rect', { class: 'gv-shape', width: w, height: hgt, rx }));
