@@ -46,6 +46,10 @@ class Browser:
     def open(self, url):
         self.driver.get(url)
 
+    def leave(self):
+        """Leaves the page (about:blank), so that its refreshes stop before its server does."""
+        self.driver.get("about:blank")
+
     def all(self, selector):
         return self.driver.find_elements(By.CSS_SELECTOR, selector)
 

@@ -173,6 +173,7 @@ def test_the_token_form_when_the_api_needs_one(browser):
         browser.all("[data-test=token-submit]")[0].click()
         assert browser.wait_for("[data-test=health]")[0].text == "serving"
     finally:
+        browser.leave()
         s.stop()
 
 
@@ -223,6 +224,7 @@ def test_warming_and_draining_states(browser):
                                 10, "the page saying draining")
             browser.shot("draining")
         finally:
+            browser.leave()
             s.stop()
     finally:
         stop.set()
