@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "core/text/json.h"
 
 namespace kiln::server {
 namespace {
@@ -25,25 +26,8 @@ const char* LevelName(LogLevel level) {
   }
 }
 
-// s as a JSON string literal.
-std::string Quote(std::string_view s) {
-  std::string out = "\"";
-  for (unsigned char c : s) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += static_cast<char>(c);
-    } else if (c == '\n') {
-      out += "\\n";
-    } else if (c < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof(buf), "\\u%04x", c);
-      out += buf;
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  return out + "\"";
-}
+// s as a JSON string literal (core's JSON writer escapes it).
+std::string Quote(std::string_view s) { return Json().String(s).text(); }
 
 }  // namespace
 
